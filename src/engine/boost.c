@@ -1,0 +1,437 @@
+/* boost.c: the boosting loop state: scores, gradients, bagging, feature
+ * sampling, one round per call, evaluation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "boost.h"
+#include "grow.h"
+#include "metric.h"
+#include "objective.h"
+#include "error.h"
+#include "rng.h"
+#include "threads.h"
+#include "split.h"
+#include "cuda.h"
+
+struct hb_booster {
+  hb_config_t cfg;
+  const hb_dataset_t *train;
+  hb_model_t *model;
+  int n, K;
+  double *score;                   /* n x K, column-major */
+  double *gh;                      /* n x K (gradient, hessian) pairs, class-major */
+  int nvalid, cap_valid;
+  const hb_dataset_t **valid;
+  double **vscore;                 /* per validation set: nrow x K */
+  hb_grow_ws_t *ws;
+  int *bag;                        /* in-bag rows (increasing) or NULL */
+  int bag_n;
+  uint8_t *in_bag;                 /* n flags, with bagging */
+  uint8_t *active;                 /* nfeat flags for the current tree */
+  int iter;
+  /* device = cuda: the GPU learner holds the data and the scores; score and
+   * vscore are copies refreshed when a data set's stale flag says so. */
+  hb_cuda_learner_t *gpu;
+  uint8_t *usable;                 /* K x nfeat: features each tree of a GPU round may split on */
+  uint8_t *stale;                  /* 1 + nvalid: the host copy of the scores is behind */
+  int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
+};
+
+void hb_booster_free(hb_booster_t *b) {
+  if (!b) return;
+  hb_model_free(b->model);
+  hb_free(b->score); hb_free(b->gh);
+  for (int v = 0; v < b->nvalid; v++) hb_free(b->vscore[v]);
+  hb_free(b->vscore);
+  hb_free(b->valid);
+  hb_grow_ws_free(b->ws);
+  hb_free(b->bag);
+  hb_free(b->in_bag);
+  hb_free(b->active);
+  hb_cuda_learner_free(b->gpu);
+  hb_free(b->q);
+  hb_free(b->usable);
+  hb_free(b->stale);
+  hb_free(b);
+}
+
+/* Pack rows of d for the GPU and upload them as data set `data`, a block of
+ * rows at a time, so the host never holds a second copy of the bins. */
+static int gpu_upload(hb_booster_t *b, const hb_dataset_t *d, int data) {
+  const int block = 1 << 20, stride = hb_cuda_row_stride(d->nfeat);
+  int n0 = d->nrow < block ? d->nrow : block;
+  uint32_t *words = hb_malloc(sizeof(uint32_t) * (size_t)stride * (size_t)(n0 > 0 ? n0 : 1));
+  if (!words) return hb_error_set(HB_ERR_NOMEM, "out of memory packing rows for the GPU");
+  int st = HB_OK;
+  for (int r0 = 0; r0 < d->nrow && st == HB_OK; r0 += block) {
+    int n = d->nrow - r0 < block ? d->nrow - r0 : block;
+    st = hb_dataset_pack_rows(d, r0, n, stride, words, b->cfg.nthreads);
+    if (st == HB_OK) st = hb_cuda_learner_upload(b->gpu, data, r0, n, words);
+  }
+  hb_free(words);
+  return st;
+}
+
+/* Bring the host copy of data set `data`'s scores up to date with the GPU. */
+static int gpu_sync_scores(hb_booster_t *b, int data) {
+  if (!b->gpu || !b->stale[data]) return HB_OK;
+  int st = hb_cuda_learner_scores(b->gpu, data, data == 0 ? b->score : b->vscore[data - 1]);
+  if (st == HB_OK) b->stale[data] = 0;
+  return st;
+}
+
+int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
+                      const hb_schema_t *schema, hb_booster_t **out) {
+  *out = NULL;
+  int st = hb_config_check(cfg);
+  if (st != HB_OK) return st;
+  if (!train || train->nrow < 1) return hb_error_set(HB_ERR_INPUT, "the training data has no rows");
+  if (!schema || schema->nfeat != train->nfeat)
+    return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d features)",
+                        schema ? schema->nfeat : -1, train->nfeat);
+  if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
+  hb_booster_t *b = hb_calloc(1, sizeof *b);
+  if (!b) return HB_ERR_NOMEM;
+  b->cfg = *cfg;
+  b->train = train;
+  b->n = train->nrow;
+  b->K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  size_t nk = (size_t)b->n * (size_t)b->K;
+  int gpu = cfg->device == HB_DEVICE_CUDA;
+  b->model = hb_model_create();
+  b->score = hb_malloc(sizeof(double) * nk);
+  b->active = hb_malloc((size_t)train->nfeat);
+  if (!b->model || !b->score || !b->active) goto nomem;
+  if (gpu) {
+    /* The GPU learner keeps gradients, the partition and the bag itself. */
+    b->usable = hb_malloc((size_t)b->K * (size_t)train->nfeat);
+    b->stale = hb_calloc(1, 1);
+    if (!b->usable || !b->stale) goto nomem;
+  } else {
+    b->gh = hb_malloc(2 * sizeof(double) * nk);
+    if (!b->gh) goto nomem;
+    if (cfg->quantized && !(b->q = hb_malloc(sizeof(int32_t) * (size_t)b->n))) goto nomem;
+    if (!(b->ws = hb_grow_ws_create(cfg, train))) goto nomem;
+  }
+  if (!gpu && cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) {
+    b->bag = hb_malloc(sizeof(int) * (size_t)b->n);
+    b->in_bag = hb_malloc((size_t)b->n);
+    if (!b->bag || !b->in_bag) goto nomem;
+  }
+  hb_model_t *m = b->model;
+  m->config = *cfg;
+  m->num_class = b->K;
+  m->trees_per_iter = b->K;
+  if ((st = hb_schema_copy(schema, &m->schema)) != HB_OK) { hb_booster_free(b); return st; }
+  m->init_score = hb_calloc((size_t)b->K, sizeof(double));
+  if (!m->init_score) goto nomem;
+  hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score);
+  for (int k = 0; k < b->K; k++)
+    for (int i = 0; i < b->n; i++) b->score[(size_t)k * b->n + i] = m->init_score[k];
+  if (gpu) {
+    if ((st = hb_cuda_learner_create(cfg, train, m->init_score, &b->gpu)) != HB_OK ||
+        (st = gpu_upload(b, train, 0)) != HB_OK) {
+      hb_booster_free(b);
+      return st;
+    }
+  }
+  *out = b;
+  return HB_OK;
+nomem:
+  hb_booster_free(b);
+  return hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster (%d rows)", train->nrow);
+}
+
+int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
+  if (!valid || valid->nfeat != b->train->nfeat)
+    return hb_error_set(HB_ERR_INPUT, "a validation set must have the training set's %d features",
+                        b->train->nfeat);
+  if (b->nvalid == b->cap_valid) {
+    int cap = b->cap_valid ? 2 * b->cap_valid : 4;
+    const hb_dataset_t **nv = hb_realloc(b->valid, sizeof(*nv) * (size_t)cap);
+    if (!nv) return HB_ERR_NOMEM;
+    b->valid = nv;
+    double **ns = hb_realloc(b->vscore, sizeof(*ns) * (size_t)cap);
+    if (!ns) return HB_ERR_NOMEM;
+    b->vscore = ns;
+    b->cap_valid = cap;
+  }
+  size_t nk = (size_t)valid->nrow * (size_t)b->K;
+  double *s = hb_malloc(sizeof(double) * nk);
+  if (!s) return HB_ERR_NOMEM;
+  /* Bring the new set up to date with the trees grown so far. */
+  const hb_model_t *m = b->model;
+  for (int k = 0; k < b->K; k++)
+    for (int i = 0; i < valid->nrow; i++) s[(size_t)k * valid->nrow + i] = m->init_score[k];
+  for (int t = 0; t < m->num_trees; t++) {
+    const hb_tree_t *tr = m->trees[t];
+    double *sk = s + (size_t)(t % b->K) * valid->nrow;
+    for (int i = 0; i < valid->nrow; i++) sk[i] += tr->leaf_value[hb_tree_leaf_binned(tr, valid, i)];
+  }
+  b->valid[b->nvalid] = valid;
+  b->vscore[b->nvalid] = s;
+  b->nvalid++;
+  if (b->gpu) {
+    uint8_t *ns = hb_realloc(b->stale, (size_t)b->nvalid + 1);
+    if (!ns) return HB_ERR_NOMEM;
+    b->stale = ns;
+    b->stale[b->nvalid] = 0;
+    int data = 0, st = hb_cuda_learner_add_valid(b->gpu, valid->nrow, s, &data);
+    if (st == HB_OK) st = gpu_upload(b, valid, data);
+    if (st != HB_OK) {  /* keep the booster consistent: the set is not added */
+      b->nvalid--;
+      hb_free(s);
+      return st;
+    }
+  }
+  return HB_OK;
+}
+
+/* In-bag rows for this round: a row is in when its draw for (seed, bagging
+ * round, row) is below the fraction, so the bag is thread-independent. */
+static void resample_bag(hb_booster_t *b) {
+  uint64_t round = (uint64_t)(b->iter / b->cfg.bagging_freq);
+  int n = b->n, m = 0;
+  for (int i = 0; i < n; i++) {
+    int in = hb_rng_unif(b->cfg.seed, HB_RNG_BAGGING, round, (uint64_t)i) < b->cfg.bagging_fraction;
+    b->in_bag[i] = (uint8_t)in;
+    if (in) b->bag[m++] = i;
+  }
+  if (m == 0) {   /* an empty bag cannot grow a tree: keep every row this round */
+    for (int i = 0; i < n; i++) { b->in_bag[i] = 1; b->bag[i] = i; }
+    m = n;
+  }
+  b->bag_n = m;
+}
+
+typedef struct { double u; int f; } feat_draw;
+
+static int feat_draw_cmp(const void *a, const void *b) {
+  const feat_draw *x = a, *y = b;
+  if (x->u != y->u) return x->u < y->u ? -1 : 1;
+  return (x->f > y->f) - (x->f < y->f);
+}
+
+/* Features tree `tree_id` may use: round(feature_fraction x splittable
+ * features), at least one, taken as those with the smallest draws for
+ * (seed, tree, feature), so the choice is thread- and platform-independent. */
+static int sample_features(hb_booster_t *b, uint64_t tree_id) {
+  const hb_dataset_t *d = b->train;
+  int nf = d->nfeat, usable = 0;
+  for (int f = 0; f < nf; f++) {
+    b->active[f] = (uint8_t)!d->mappers[f].trivial;
+    usable += b->active[f];
+  }
+  if (b->cfg.feature_fraction >= 1.0 || usable <= 1) return HB_OK;
+  int keep = (int)floor(usable * b->cfg.feature_fraction + 0.5);
+  if (keep < 1) keep = 1;
+  if (keep >= usable) return HB_OK;
+  feat_draw *dr = hb_malloc(sizeof(feat_draw) * (size_t)usable);
+  if (!dr) return HB_ERR_NOMEM;
+  int m = 0;
+  for (int f = 0; f < nf; f++)
+    if (b->active[f]) {
+      dr[m].u = hb_rng_unif(b->cfg.seed, HB_RNG_FEATURE, tree_id, (uint64_t)f);
+      dr[m].f = f;
+      m++;
+    }
+  qsort(dr, (size_t)m, sizeof(feat_draw), feat_draw_cmp);
+  memset(b->active, 0, (size_t)nf);
+  for (int k = 0; k < keep; k++) b->active[dr[k].f] = 1;
+  hb_free(dr);
+  return HB_OK;
+}
+
+/* Turn the GPU's split records into tree t: the splits replayed in order
+ * through hb_tree_split_leaf (as the CPU grower records them), then the leaf
+ * values refit on the device. */
+static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tree_t *t) {
+  const hb_config_t *cfg = &b->cfg;
+  double lr = cfg->learning_rate;
+  t->num_leaves = 1;
+  t->cat_nbits_words = 0;
+  t->leaf_parent[0] = -1;
+  t->leaf_depth[0] = 0;
+  if (g->num_leaves > 1) {  /* the root before its split, as the CPU grower has it */
+    const hb_cuda_split_t *r = &g->splits[0];
+    t->leaf_value[0] = lr * hb_split_leaf_output(cfg, r->parent_g, r->parent_h);
+    t->leaf_hess[0] = r->parent_h;
+    t->leaf_count[0] = r->left_count + r->right_count;
+  }
+  for (int i = 0; i < g->num_leaves - 1; i++) {
+    const hb_cuda_split_t *r = &g->splits[i];
+    if (r->feature < 0 || r->feature >= b->train->nfeat || r->leaf < 0 || r->leaf >= t->num_leaves)
+      return hb_error_set(HB_ERR_INTERNAL, "histboost bug: the GPU returned split %d on feature %d of leaf %d", i,
+                          r->feature, r->leaf);
+    hb_tree_split_t ts;
+    ts.feature = r->feature;
+    ts.is_cat = r->is_cat;
+    ts.threshold_bin = r->threshold;
+    ts.default_left = r->default_left;
+    ts.left_bins = r->left_bins;
+    ts.gain = r->gain;
+    ts.value[0] = lr * hb_split_leaf_output(cfg, r->left_g, r->left_h);
+    ts.value[1] = lr * hb_split_leaf_output(cfg, r->right_g, r->right_h);
+    ts.hess[0] = r->left_h;
+    ts.hess[1] = r->right_h;
+    ts.count[0] = r->left_count;
+    ts.count[1] = r->right_count;
+    int st = hb_tree_split_leaf(t, r->leaf, &b->train->mappers[r->feature], &ts);
+    if (st != HB_OK) return st;
+  }
+  for (int l = 0; l < g->num_leaves; l++) {
+    t->leaf_value[l] = g->leaves[l].value;
+    t->leaf_hess[l] = g->leaves[l].h;
+    t->leaf_count[l] = g->leaves[l].count;
+  }
+  return HB_OK;
+}
+
+
+/* One round on the GPU: the feature samples of the K trees, the round on
+ * the device, the trees built from its records. */
+static int update_gpu(hb_booster_t *b, int *finished) {
+  int K = b->K, nf = b->train->nfeat, st = HB_OK, single = 0;
+  for (int k = 0; k < K; k++) {
+    if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) return st;
+    memcpy(b->usable + (size_t)k * nf, b->active, (size_t)nf);
+  }
+  hb_cuda_tree_t gtrees[256];
+  hb_cuda_tree_t *gt = K <= 256 ? gtrees : hb_malloc(sizeof(hb_cuda_tree_t) * (size_t)K);
+  hb_tree_t *trees[256];
+  hb_tree_t **tr = K <= 256 ? trees : hb_calloc((size_t)K, sizeof(hb_tree_t *));
+  if (!gt || !tr) {
+    if (gt != gtrees) hb_free(gt);
+    if (tr != trees) hb_free(tr);
+    return HB_ERR_NOMEM;
+  }
+  for (int k = 0; k < K; k++) tr[k] = NULL;
+  st = hb_cuda_learner_round(b->gpu, b->iter, b->usable, gt);
+  for (int k = 0; k < K && st == HB_OK; k++) {
+    if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) { st = HB_ERR_NOMEM; break; }
+    st = gpu_build_tree(b, &gt[k], tr[k]);
+    if (st == HB_OK && tr[k]->num_leaves == 1) single++;
+  }
+  for (int k = 0; k < K && st == HB_OK; k++) {
+    if ((st = hb_model_push_tree(b->model, tr[k])) != HB_OK) break;
+    tr[k] = NULL;
+  }
+  for (int k = 0; k < K; k++) hb_tree_free(tr[k]);
+  if (gt != gtrees) hb_free(gt);
+  if (tr != trees) hb_free(tr);
+  if (st != HB_OK) return st;
+  memset(b->stale, 1, (size_t)b->nvalid + 1);
+  b->iter++;
+  *finished = single == K;
+  return HB_OK;
+}
+
+int hb_booster_update(hb_booster_t *b, int *finished) {
+  if (b->gpu) return update_gpu(b, finished);
+  const hb_dataset_t *d = b->train;
+  hb_config_t *cfg = &b->cfg;
+  int n = b->n, K = b->K, st = HB_OK, nth = hb_threads_use(cfg->nthreads);
+  (void)nth;
+  *finished = 0;
+  hb_objective_gradients(cfg, n, d->label, d->weight, b->score, b->gh, cfg->nthreads);
+  if (b->bag && b->iter % cfg->bagging_freq == 0) resample_bag(b);
+  int single = 0;
+  hb_tree_t *trees[256];
+  hb_tree_t **tr = K <= 256 ? trees : hb_calloc((size_t)K, sizeof(hb_tree_t *));
+  if (!tr) return HB_ERR_NOMEM;
+  for (int k = 0; k < K; k++) tr[k] = NULL;
+  for (int k = 0; k < K; k++) {
+    if (!(tr[k] = hb_tree_create(cfg->num_leaves))) { st = HB_ERR_NOMEM; break; }
+    if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) break;
+    const double *ghk = b->gh + 2 * (size_t)k * n;
+    hb_qtree_t qt;
+    if (cfg->quantized &&
+        (st = hb_quantize_tree(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, b->q, &qt,
+                               cfg->nthreads)) != HB_OK)
+      break;
+    st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, b->bag, b->bag_n, b->active, tr[k]);
+    if (st != HB_OK) break;
+    hb_tree_t *t = tr[k];
+    if (t->num_leaves == 1) single++;
+    double *sk = b->score + (size_t)k * n;
+    /* in-bag rows: from the partition (leaves in parallel: their rows are
+     * disjoint); out-of-bag rows: walk the tree */
+    int nleaf = t->num_leaves;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (n > 65536)
+    for (int leaf = 0; leaf < nleaf; leaf++) {
+      int cnt;
+      const int *rows = hb_grow_leaf_rows(b->ws, leaf, &cnt);
+      double v = t->leaf_value[leaf];
+      for (int i = 0; i < cnt; i++) sk[rows[i]] += v;
+    }
+    if (b->bag) {
+#pragma omp parallel for num_threads(nth) schedule(static)
+      for (int i = 0; i < n; i++)
+        if (!b->in_bag[i]) sk[i] += t->leaf_value[hb_tree_leaf_binned(t, d, i)];
+    }
+    for (int v = 0; v < b->nvalid; v++) {
+      const hb_dataset_t *vd = b->valid[v];
+      double *vs = b->vscore[v] + (size_t)k * vd->nrow;
+      int vn = vd->nrow;
+#pragma omp parallel for num_threads(nth) schedule(static)
+      for (int i = 0; i < vn; i++) vs[i] += t->leaf_value[hb_tree_leaf_binned(t, vd, i)];
+    }
+  }
+  if (st == HB_OK) {
+    for (int k = 0; k < K; k++) {
+      if ((st = hb_model_push_tree(b->model, tr[k])) != HB_OK) break;
+      tr[k] = NULL;
+    }
+  }
+  for (int k = 0; k < K; k++) hb_tree_free(tr[k]);
+  if (tr != trees) hb_free(tr);
+  if (st != HB_OK) return st;
+  b->iter++;
+  *finished = single == K;
+  return HB_OK;
+}
+
+int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
+  if (data < 0 || data > b->nvalid)
+    return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
+  int st = gpu_sync_scores(b, data);
+  if (st != HB_OK) return st;
+  const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  const double *s = data == 0 ? b->score : b->vscore[data - 1];
+  if (!d->label) return hb_error_set(HB_ERR_INPUT, "data set %d has no labels to evaluate against", data);
+  return hb_metric_eval(metric, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);
+}
+
+const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow) {
+  if (data < 0 || data > b->nvalid || gpu_sync_scores(b, data) != HB_OK) { *nrow = 0; return NULL; }
+  *nrow = data == 0 ? b->n : b->valid[data - 1]->nrow;
+  return data == 0 ? b->score : b->vscore[data - 1];
+}
+
+hb_model_t *hb_booster_model(hb_booster_t *b) { return b->model; }
+
+int hb_booster_on_gpu(const hb_booster_t *b) { return b->gpu != NULL; }
+
+void hb_booster_profile(hb_booster_t *b, int on) {
+  if (b->gpu) hb_cuda_learner_profile(b->gpu, on);
+}
+
+int hb_booster_get_profile(const hb_booster_t *b, double out[7]) {
+  if (!b->gpu) return 0;
+  hb_cuda_profile_t p;
+  hb_cuda_learner_get_profile(b->gpu, &p);
+  out[0] = p.round_ms;
+  out[1] = p.partition_ms;
+  out[2] = p.hist_ms;
+  out[3] = p.split_ms;
+  out[4] = p.hist_bytes;
+  out[5] = (double)p.splits;
+  out[6] = (double)p.rounds;
+  return 1;
+}
+
+hb_model_t *hb_booster_release_model(hb_booster_t *b) {
+  hb_model_t *m = b->model;
+  b->model = NULL;
+  return m;
+}

@@ -1,0 +1,47 @@
+/* boost.h: the booster: configuration, the model being grown and the
+ * per-round training state (scores, gradients, bagging). One call of
+ * hb_booster_update() is one boosting round (num_class trees), so the R loop
+ * can honour interrupts and evaluate between rounds. */
+#ifndef HB_BOOST_H
+#define HB_BOOST_H
+#include "config.h"
+#include "dataset.h"
+#include "model.h"
+
+typedef struct hb_booster hb_booster_t;
+
+/* Create a booster for `train` (borrowed: it must outlive the booster; it
+ * must carry labels). `schema` is copied into the model. */
+int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
+                      const hb_schema_t *schema, hb_booster_t **out);
+void hb_booster_free(hb_booster_t *b);
+
+/* Add a validation set binned with the training mappers (borrowed); its
+ * scores are kept up to date every round. Returns HB_OK or an error. */
+int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid);
+
+/* One round. *finished is set to 1 when no tree could split (every tree of
+ * the round is a single leaf), as LightGBM stops then. */
+int hb_booster_update(hb_booster_t *b, int *finished);
+
+/* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
+int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);
+
+/* Raw scores of dataset `data` (0 train, 1.. valid): nrow x num_class
+ * column-major, borrowed (NULL when a GPU copy fails). */
+const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow);
+
+/* 1 when the booster trains on the GPU. */
+int hb_booster_on_gpu(const hb_booster_t *b);
+/* GPU profiling on or off; hb_booster_get_profile fills out[7] = (round ms,
+ * partition ms, histogram ms, split-search ms, histogram bytes read,
+ * splits, rounds) and returns 1, or returns 0 on the CPU. */
+void hb_booster_profile(hb_booster_t *b, int on);
+int hb_booster_get_profile(const hb_booster_t *b, double out[7]);
+
+/* The model grown so far (borrowed; still owned by the booster). */
+hb_model_t *hb_booster_model(hb_booster_t *b);
+/* Detach the model: the caller owns it and the booster may only be freed. */
+hb_model_t *hb_booster_release_model(hb_booster_t *b);
+
+#endif

@@ -1,0 +1,98 @@
+/* config.c: training parameters: LightGBM-like defaults and range checks. */
+#include <math.h>
+#include "config.h"
+#include "error.h"
+
+/* Fill cfg with the defaults documented in config.h. */
+void hb_config_default(hb_config_t *cfg) {
+  cfg->objective = HB_OBJ_REGRESSION;
+  cfg->num_class = 1;
+  cfg->learning_rate = 0.1;
+  cfg->num_leaves = 31;
+  cfg->max_depth = 0;
+  cfg->min_data_in_leaf = 20;
+  cfg->min_sum_hessian_in_leaf = 1e-3;
+  cfg->lambda_l1 = 0.0;
+  cfg->lambda_l2 = 0.0;
+  cfg->min_gain_to_split = 0.0;
+  cfg->max_cat_threshold = 32;
+  cfg->cat_smooth = 10.0;
+  cfg->cat_l2 = 10.0;
+  cfg->min_data_per_group = 100;
+  cfg->bagging_fraction = 1.0;
+  cfg->bagging_freq = 0;
+  cfg->feature_fraction = 1.0;
+  cfg->boost_from_average = 1;
+  cfg->seed = 0;
+  cfg->nthreads = 0;
+  cfg->device = HB_DEVICE_CPU;
+  cfg->quantized = 0;
+  cfg->grad_bits = 4;
+  cfg->stochastic_rounding = 1;
+  cfg->refit_leaves = 1;
+}
+
+/* A finite, non-negative double (NaN fails). */
+static int nonneg(double x) { return x >= 0.0 && isfinite(x); }
+/* A fraction in (0, 1] (NaN fails). */
+static int fraction(double x) { return x > 0.0 && x <= 1.0; }
+
+/* 0 when every field is in range, else HB_ERR_INPUT naming the parameter as R spells it. */
+int hb_config_check(const hb_config_t *c) {
+  if (!c) return hb_error_set(HB_ERR_INPUT, "no configuration given");
+  if (c->objective != HB_OBJ_REGRESSION && c->objective != HB_OBJ_BINARY &&
+      c->objective != HB_OBJ_MULTICLASS)
+    return hb_error_set(HB_ERR_INPUT, "objective must be one of regression, binary, multiclass");
+  if (c->objective == HB_OBJ_MULTICLASS) {
+    if (c->num_class < 3 || c->num_class > 1000000)
+      return hb_error_set(HB_ERR_INPUT,
+                          "num_class must be between 3 and 1000000 for the multiclass objective (got %d)",
+                          c->num_class);
+  } else if (c->num_class != 1) {
+    return hb_error_set(HB_ERR_INPUT, "num_class must be 1 unless the objective is multiclass (got %d)",
+                        c->num_class);
+  }
+  if (!(c->learning_rate > 0.0) || !isfinite(c->learning_rate))
+    return hb_error_set(HB_ERR_INPUT, "learning_rate must be positive and finite");
+  if (c->num_leaves < 2 || c->num_leaves > 131072)
+    return hb_error_set(HB_ERR_INPUT, "num_leaves must be between 2 and 131072 (got %d)", c->num_leaves);
+  if (c->min_data_in_leaf < 0)
+    return hb_error_set(HB_ERR_INPUT, "min_data_in_leaf must be >= 0 (got %d)", c->min_data_in_leaf);
+  if (!nonneg(c->min_sum_hessian_in_leaf))
+    return hb_error_set(HB_ERR_INPUT, "min_sum_hessian_in_leaf must be >= 0 and finite");
+  if (!nonneg(c->lambda_l1))
+    return hb_error_set(HB_ERR_INPUT, "lambda_l1 must be >= 0 and finite");
+  if (!nonneg(c->lambda_l2))
+    return hb_error_set(HB_ERR_INPUT, "lambda_l2 must be >= 0 and finite");
+  if (!nonneg(c->min_gain_to_split))
+    return hb_error_set(HB_ERR_INPUT, "min_gain_to_split must be >= 0 and finite");
+  if (c->max_cat_threshold < 1)
+    return hb_error_set(HB_ERR_INPUT, "max_cat_threshold must be >= 1 (got %d)", c->max_cat_threshold);
+  if (!nonneg(c->cat_smooth))
+    return hb_error_set(HB_ERR_INPUT, "cat_smooth must be >= 0 and finite");
+  if (!nonneg(c->cat_l2))
+    return hb_error_set(HB_ERR_INPUT, "cat_l2 must be >= 0 and finite");
+  if (c->min_data_per_group < 1)
+    return hb_error_set(HB_ERR_INPUT, "min_data_per_group must be >= 1 (got %d)", c->min_data_per_group);
+  if (!fraction(c->bagging_fraction))
+    return hb_error_set(HB_ERR_INPUT, "bagging_fraction must be in (0, 1]");
+  if (c->bagging_freq < 0)
+    return hb_error_set(HB_ERR_INPUT, "bagging_freq must be >= 0 (got %d)", c->bagging_freq);
+  if (!fraction(c->feature_fraction))
+    return hb_error_set(HB_ERR_INPUT, "feature_fraction must be in (0, 1]");
+  if (c->boost_from_average != 0 && c->boost_from_average != 1)
+    return hb_error_set(HB_ERR_INPUT, "boost_from_average must be TRUE or FALSE");
+  if (c->quantized != 0 && c->quantized != 1)
+    return hb_error_set(HB_ERR_INPUT, "quantized must be TRUE or FALSE");
+  if (c->grad_bits < 2 || c->grad_bits > 8)
+    return hb_error_set(HB_ERR_INPUT, "grad_bits must be in 2..8 (got %d)", c->grad_bits);
+  if (c->stochastic_rounding != 0 && c->stochastic_rounding != 1)
+    return hb_error_set(HB_ERR_INPUT, "stochastic_rounding must be TRUE or FALSE");
+  if (c->refit_leaves != 0 && c->refit_leaves != 1)
+    return hb_error_set(HB_ERR_INPUT, "refit_leaves must be TRUE or FALSE");
+  if (c->device != HB_DEVICE_CPU && c->device != HB_DEVICE_CUDA)
+    return hb_error_set(HB_ERR_INPUT, "device must be \"cpu\" or \"cuda\"");
+  /* max_depth <= 0 means no limit and nthreads <= 0 the default, so every int is valid;
+     every uint64 is a valid seed. */
+  return HB_OK;
+}

@@ -1,0 +1,42 @@
+/* config.h: everything that shapes training, with LightGBM-like defaults. */
+#ifndef HB_CONFIG_H
+#define HB_CONFIG_H
+#include <stdint.h>
+
+enum { HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2 };
+enum { HB_DEVICE_CPU = 0, HB_DEVICE_CUDA = 1 };
+
+typedef struct {
+  int objective;              /* HB_OBJ_* */
+  int num_class;              /* 1 unless multiclass */
+  double learning_rate;       /* 0.1 */
+  int num_leaves;             /* 31 */
+  int max_depth;              /* <= 0: no limit */
+  int min_data_in_leaf;       /* 20 */
+  double min_sum_hessian_in_leaf; /* 1e-3 */
+  double lambda_l1;           /* 0 */
+  double lambda_l2;           /* 0 */
+  double min_gain_to_split;   /* 0 */
+  int max_cat_threshold;      /* 32: most levels on the scanned side of a categorical split */
+  double cat_smooth;          /* 10: added to the hessian when ordering levels */
+  double cat_l2;              /* 10: extra L2 for categorical splits */
+  int min_data_per_group;     /* 100: fewest rows per level to take part in a categorical split */
+  double bagging_fraction;    /* 1 */
+  int bagging_freq;           /* 0: no bagging */
+  double feature_fraction;    /* 1: share of features each tree may use */
+  int boost_from_average;     /* 1: start from the label mean / log-odds / class priors */
+  uint64_t seed;
+  int nthreads;               /* <= 0: default */
+  int device;                 /* HB_DEVICE_CPU, or HB_DEVICE_CUDA: grow trees on the GPU (not saved with a model) */
+  /* Quantized training (quantize.h); not saved with a model either. */
+  int quantized;              /* 0: full-precision gradients */
+  int grad_bits;              /* 4: bits of a quantized gradient (2..8) */
+  int stochastic_rounding;    /* 1: unbiased random rounding; 0: to nearest */
+  int refit_leaves;           /* 1: leaf values from the full-precision gradients */
+} hb_config_t;
+
+void hb_config_default(hb_config_t *cfg);
+/* 0 when valid, else HB_ERR_INPUT with a message naming the parameter. */
+int hb_config_check(const hb_config_t *cfg);
+
+#endif

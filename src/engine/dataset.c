@@ -1,0 +1,832 @@
+/* dataset.c: bins input columns (dense or CSC) into 8-bit per-feature storage:
+ * LightGBM-like numeric boundaries from a row sample, frequency-ordered
+ * categorical bins, dense or sparse storage per feature, and binning of new
+ * data with a reference dataset's mappers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dataset.h"
+#include "error.h"
+#include "threads.h"
+#include "rng.h"
+
+#define HB_MAX_LEVELS (1 << 30)
+/* Sparse storage when at least SPARSE_NUM/SPARSE_DEN of the rows sit in default_bin. */
+#define SPARSE_NUM 4
+#define SPARSE_DEN 5
+
+void hb_binparams_default(hb_binparams_t *bp) {
+  bp->max_bin = 255;
+  bp->bin_sample_rows = 200000;
+  bp->min_data_in_bin = 3;
+  bp->min_data_per_level = 1;
+  bp->seed = 0;
+  bp->nthreads = 0;
+}
+
+/* ---------------------------------------------------------------- mappers */
+
+/* Bin of a value for a numeric mapper: the first b with v <= upper[b]. A
+ * branch-free lower bound: the comparisons are unpredictable, so a
+ * conditional move beats a branch several times over when binning every row. */
+static inline int numeric_bin(const double *upper, int num_bin, double v) {
+  if (isnan(v) || num_bin < 2) return num_bin - 1;
+  const double *base = upper;
+  int len = num_bin - 1;  /* upper[num_bin-2] is +Inf, so some bound always qualifies */
+  while (len > 1) {
+    int half = len >> 1;
+    base = base[half - 1] < v ? base + half : base;
+    len -= half;
+  }
+  return (int)(base - upper);
+}
+
+static inline int factor_bin(const hb_binmapper_t *m, int code) {
+  if (code < 1 || code > m->nlevels) return m->num_bin - 1;  /* HB_NA_INT included */
+  return m->level_bin[code - 1];
+}
+
+/* Bin n values into out and add them to cnt. The searches of a block of
+ * rows run in lockstep: each is a chain of dependent loads, and interleaving
+ * independent chains hides their latency (several times faster than one
+ * search after another). */
+#define HB_LANES 8
+static void numeric_bin_many(const double *upper, int num_bin, const double *v, int n,
+                             uint8_t *out, long long *cnt) {
+  int r = 0;
+  if (num_bin >= 2) {
+    for (; r + HB_LANES <= n; r += HB_LANES) {
+      int idx[HB_LANES] = {0};
+      int len = num_bin - 1;
+      while (len > 1) {
+        int half = len >> 1;
+        for (int k = 0; k < HB_LANES; k++) idx[k] += half * (upper[idx[k] + half - 1] < v[r + k]);
+        len -= half;
+      }
+      for (int k = 0; k < HB_LANES; k++) {
+        int b = isnan(v[r + k]) ? num_bin - 1 : idx[k];
+        out[r + k] = (uint8_t)b;
+        cnt[b]++;
+      }
+    }
+  }
+  for (; r < n; r++) {
+    int b = numeric_bin(upper, num_bin, v[r]);
+    out[r] = (uint8_t)b;
+    cnt[b]++;
+  }
+}
+
+/* Bin of a raw value (numeric value, or level code as a double) for one feature. */
+int hb_binmapper_bin(const hb_binmapper_t *m, double v) {
+  if (m->type == HB_FEAT_NUMERIC) return numeric_bin(m->upper, m->num_bin, v);
+  if (!(v >= 1.0 && v <= (double)m->nlevels) || v != floor(v)) return m->num_bin - 1;
+  return m->level_bin[(int)v - 1];
+}
+
+/* Free a mapper's arrays and zero it (safe on a zeroed mapper). */
+void hb_binmapper_clear(hb_binmapper_t *m) {
+  if (!m) return;
+  hb_free(m->upper);
+  hb_free(m->level_bin);
+  hb_free(m->bin_level);
+  memset(m, 0, sizeof *m);
+}
+
+/* Deep copy src into dst (dst owns nothing on entry); on failure dst is zeroed. */
+int hb_binmapper_copy(const hb_binmapper_t *src, hb_binmapper_t *dst) {
+  memset(dst, 0, sizeof *dst);
+  dst->type = src->type;
+  dst->num_bin = src->num_bin;
+  dst->trivial = src->trivial;
+  dst->default_bin = src->default_bin;
+  dst->nlevels = src->nlevels;
+  int nval = src->num_bin > 0 ? src->num_bin - 1 : 0;
+  if (src->upper) {
+    dst->upper = hb_malloc((size_t)nval * sizeof(double));
+    if (!dst->upper) goto fail;
+    memcpy(dst->upper, src->upper, (size_t)nval * sizeof(double));
+  }
+  if (src->level_bin) {
+    dst->level_bin = hb_malloc((size_t)src->nlevels * sizeof(int));
+    if (!dst->level_bin) goto fail;
+    memcpy(dst->level_bin, src->level_bin, (size_t)src->nlevels * sizeof(int));
+  }
+  if (src->bin_level) {
+    dst->bin_level = hb_malloc((size_t)nval * sizeof(int));
+    if (!dst->bin_level) goto fail;
+    memcpy(dst->bin_level, src->bin_level, (size_t)nval * sizeof(int));
+  }
+  return HB_OK;
+fail:
+  hb_binmapper_clear(dst);
+  return HB_ERR_NOMEM;
+}
+
+/* ------------------------------------------------------ numeric boundaries */
+
+/* An upper bound u with a <= u < b for a < b: the midpoint when it lands
+ * there (halving first so huge values cannot overflow), else a itself
+ * (adjacent doubles, infinities). */
+static double upper_between(double a, double b) {
+  double m = a / 2 + b / 2;
+  if (!(m >= a && m < b)) m = a;
+  return m;
+}
+
+/* LightGBM's GreedyFindBin over distinct increasing values v with counts c
+ * (n >= 1). Writes at most max_bin increasing bounds to out, the last +Inf;
+ * returns how many. `big` is scratch of n bytes. */
+static int greedy_find_bin(const double *v, const int *c, int n, int max_bin,
+                           long long total, int min_data_in_bin, unsigned char *big,
+                           double *out) {
+  int nb = 0;
+  if (max_bin <= 1) {
+    out[0] = INFINITY;
+    return 1;
+  }
+  if (n <= max_bin) {
+    /* Few values: a bin per value, but merge leading values until a bin holds min_data_in_bin. */
+    long long cur = 0;
+    for (int i = 0; i < n - 1; i++) {
+      cur += c[i];
+      if (cur >= min_data_in_bin) {
+        out[nb++] = upper_between(v[i], v[i + 1]);
+        cur = 0;
+      }
+    }
+    out[nb++] = INFINITY;
+    return nb;
+  }
+  if (min_data_in_bin > 0) {
+    long long cap = total / min_data_in_bin;
+    if (cap < max_bin) max_bin = (int)cap;
+    if (max_bin <= 1) {
+      out[0] = INFINITY;
+      return 1;
+    }
+  }
+  /* Values at least as frequent as an average bin get a bin of their own; the
+   * rest are cut at (re-estimated) equal cumulative counts. */
+  double mean = (double)total / max_bin;
+  int rest_bins = max_bin;
+  long long rest_cnt = total;
+  for (int i = 0; i < n; i++) {
+    big[i] = (double)c[i] >= mean;
+    if (big[i]) {
+      rest_bins--;
+      rest_cnt -= c[i];
+    }
+  }
+  mean = rest_bins > 0 ? (double)rest_cnt / rest_bins : INFINITY;
+  double ub[HB_MAX_BIN], lb[HB_MAX_BIN];
+  int bc = 0;
+  lb[0] = v[0];
+  long long cur = 0;
+  for (int i = 0; i < n - 1; i++) {
+    if (!big[i]) rest_cnt -= c[i];
+    cur += c[i];
+    double half = mean * 0.5 > 1.0 ? mean * 0.5 : 1.0;
+    if (big[i] || (double)cur >= mean || (big[i + 1] && (double)cur >= half)) {
+      ub[bc] = v[i];
+      bc++;
+      lb[bc] = v[i + 1];
+      if (bc >= max_bin - 1) break;
+      cur = 0;
+      if (!big[i]) {
+        rest_bins--;
+        mean = rest_bins > 0 ? (double)rest_cnt / rest_bins : INFINITY;
+      }
+    }
+  }
+  bc++;
+  for (int i = 0; i < bc - 1; i++) out[nb++] = upper_between(ub[i], lb[i + 1]);
+  out[nb++] = INFINITY;
+  return nb;
+}
+
+/* Bounds for a numeric feature from distinct increasing values v (counts c,
+ * n of them, `total` values in all) into out (capacity max_bin); returns how
+ * many. Few values: one bin each with midpoint bounds. Many: greedy
+ * equal-frequency bins, with 0.0 alone in a bin when present (bounds just below
+ * zero and at zero), since sparse data keep every implicit zero in that bin. */
+static int numeric_bounds(const double *v, const int *c, int n, long long total,
+                          const hb_binparams_t *bp, unsigned char *big, double *out) {
+  int max_bin = bp->max_bin;
+  if (n == 0) {
+    out[0] = INFINITY;
+    return 1;
+  }
+  if (n <= max_bin) {
+    for (int i = 0; i < n - 1; i++) out[i] = upper_between(v[i], v[i + 1]);
+    out[n - 1] = INFINITY;
+    return n;
+  }
+  int z = -1;
+  for (int i = 0; i < n; i++) {
+    if (v[i] == 0.0) { z = i; break; }
+    if (v[i] > 0.0) break;
+  }
+  if (z < 0) return greedy_find_bin(v, c, n, max_bin, total, bp->min_data_in_bin, big, out);
+
+  long long left = 0, right = 0, zeros = c[z];
+  for (int i = 0; i < z; i++) left += c[i];
+  for (int i = z + 1; i < n; i++) right += c[i];
+  int nb = 0;
+  if (z > 0) {
+    /* The negative side gets bins in proportion to its share of non-zero values. */
+    int lmax = (int)((double)left / (double)(total - zeros) * (max_bin - 1));
+    if (lmax < 1) lmax = 1;
+    nb = greedy_find_bin(v, c, z, lmax, left, bp->min_data_in_bin, big, out);
+    out[nb - 1] = nextafter(0.0, -1.0);  /* the largest double below zero */
+  }
+  int rmax = max_bin - 1 - nb;
+  if (z + 1 < n && rmax > 0) {
+    out[nb++] = 0.0;
+    nb += greedy_find_bin(v + z + 1, c + z + 1, n - z - 1, rmax, right,
+                          bp->min_data_in_bin, big, out + nb);
+  } else {
+    out[nb++] = INFINITY;
+  }
+  return nb;
+}
+
+/* ------------------------------------------------------------ radix sort */
+
+/* Order-preserving map of a (non-NaN) double to an unsigned key. */
+static inline uint64_t dkey(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return (u >> 63) ? ~u : (u | (1ULL << 63));
+}
+
+static inline double dval(uint64_t u) {
+  u = (u >> 63) ? (u ^ (1ULL << 63)) : ~u;
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* LSD radix sort of n keys (8-bit digits, skipping digits all keys share);
+ * tmp holds n keys. The result ends in a. One pass counts all eight digits
+ * (the counts do not change as the keys move), so each digit that varies
+ * costs one scatter pass. */
+static void radix_sort(uint64_t *a, uint64_t *tmp, int n) {
+  if (n < 64) {
+    for (int i = 1; i < n; i++) {
+      uint64_t k = a[i];
+      int j = i - 1;
+      while (j >= 0 && a[j] > k) { a[j + 1] = a[j]; j--; }
+      a[j + 1] = k;
+    }
+    return;
+  }
+  size_t cnt[8][256];
+  memset(cnt, 0, sizeof cnt);
+  for (int i = 0; i < n; i++) {
+    uint64_t k = a[i];
+    for (int d = 0; d < 8; d++) cnt[d][(k >> (8 * d)) & 0xFF]++;
+  }
+  uint64_t *src = a, *dst = tmp;
+  for (int d = 0; d < 8; d++) {
+    size_t *c = cnt[d], acc = 0;
+    int skip = 0;
+    for (int b = 0; b < 256; b++) if (c[b] == (size_t)n) { skip = 1; break; }
+    if (skip) continue;
+    for (int b = 0; b < 256; b++) { size_t t = c[b]; c[b] = acc; acc += t; }
+    int shift = 8 * d;
+    for (int i = 0; i < n; i++) dst[c[(src[i] >> shift) & 0xFF]++] = src[i];
+    uint64_t *t = src; src = dst; dst = t;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* ------------------------------------------------------- per-feature work */
+
+/* The row sample used to place numeric boundaries (shared, read-only). */
+typedef struct {
+  int all;             /* 1: every row is in the sample */
+  int n;               /* rows in the sample */
+  int *rows;           /* increasing sampled rows (when !all) */
+  unsigned char *flag; /* nrow: 1 when sampled (when !all) */
+} sample_t;
+
+/* Per-thread scratch, grown lazily. Worker threads allocate with plain
+ * malloc: hb_malloc would write the shared error message, which only the
+ * main thread may do; failures are reported after the parallel region. */
+typedef struct {
+  uint64_t *keys, *tmp;
+  double *dv;
+  int *dc;
+  unsigned char *big;
+  uint8_t *bins;  /* nrow bins of the current feature; handed to dense storage */
+} scratch_t;
+
+static void *wmalloc(size_t n) { return malloc(n ? n : 1); }
+
+static void scratch_free(scratch_t *sc) {
+  free(sc->keys); free(sc->tmp); free(sc->dv); free(sc->dc); free(sc->big); free(sc->bins);
+  memset(sc, 0, sizeof *sc);
+}
+
+static int scratch_sample(scratch_t *sc, int n) {
+  if (sc->keys) return HB_OK;
+  size_t m = (size_t)n + 1;  /* + the implicit zeros of a CSC column */
+  sc->keys = wmalloc(m * sizeof(uint64_t));
+  sc->tmp = wmalloc(m * sizeof(uint64_t));
+  sc->dv = wmalloc(m * sizeof(double));
+  sc->dc = wmalloc(m * sizeof(int));
+  sc->big = wmalloc(m);
+  if (!sc->keys || !sc->tmp || !sc->dv || !sc->dc || !sc->big) return HB_ERR_NOMEM;
+  return HB_OK;
+}
+
+static inline double col_value(const hb_column_t *col, int r) {
+  if (col->type == HB_COL_DOUBLE) return col->dbl[r];
+  int x = col->i32[r];
+  return x == HB_NA_INT ? NAN : (double)x;
+}
+
+/* Distinct values with counts from n sorted keys plus `zextra` implicit
+ * zeros (merged with explicit zeros); returns the number of distinct values. */
+static int distinct_counts(const uint64_t *keys, int n, long long zextra, double *dv, int *dc) {
+  int nd = 0, zdone = zextra == 0;
+  for (int i = 0; i < n; i++) {
+    double x = dval(keys[i]);
+    if (!zdone && x > 0.0) {
+      dv[nd] = 0.0; dc[nd] = (int)zextra; nd++;
+      zdone = 1;
+    }
+    if (nd > 0 && dv[nd - 1] == x) dc[nd - 1]++;
+    else { dv[nd] = x; dc[nd] = 1; nd++; }
+    if (!zdone && x == 0.0) { dc[nd - 1] += (int)zextra; zdone = 1; }
+  }
+  if (!zdone) { dv[nd] = 0.0; dc[nd] = (int)zextra; nd++; }
+  return nd;
+}
+
+/* Place the numeric boundaries of feature f from the sample. */
+static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
+                                const sample_t *smp, int f, hb_binmapper_t *m,
+                                scratch_t *sc) {
+  if (scratch_sample(sc, smp->n) != HB_OK) return HB_ERR_NOMEM;
+  int n = 0;
+  long long zextra = 0;
+  if (in->csc) {
+    const hb_csc_t *x = in->csc;
+    int seen = 0;
+    for (int k = x->p[f]; k < x->p[f + 1]; k++) {
+      if (!smp->all && !smp->flag[x->i[k]]) continue;
+      seen++;
+      if (!isnan(x->x[k])) sc->keys[n++] = dkey(x->x[k]);
+    }
+    zextra = smp->n - seen;
+  } else {
+    const hb_column_t *col = &in->cols[f];
+    for (int s = 0; s < smp->n; s++) {
+      double v = col_value(col, smp->all ? s : smp->rows[s]);
+      if (!isnan(v)) sc->keys[n++] = dkey(v);
+    }
+  }
+  radix_sort(sc->keys, sc->tmp, n);
+  int nd = distinct_counts(sc->keys, n, zextra, sc->dv, sc->dc);
+  double out[HB_MAX_BIN];
+  int nb = numeric_bounds(sc->dv, sc->dc, nd, (long long)n + zextra, bp, sc->big, out);
+  if (nb < 1 || nb > bp->max_bin || out[nb - 1] != INFINITY) return HB_ERR_INTERNAL;
+  m->type = HB_FEAT_NUMERIC;
+  m->num_bin = nb + 1;
+  m->upper = wmalloc((size_t)nb * sizeof(double));
+  if (!m->upper) return HB_ERR_NOMEM;
+  memcpy(m->upper, out, (size_t)nb * sizeof(double));
+  m->default_bin = numeric_bin(m->upper, m->num_bin, 0.0);
+  return HB_OK;
+}
+
+typedef struct { int count, code; } level_count_t;
+
+/* Most frequent first; ties: lower level code first (a total order, so qsort is deterministic). */
+static int cmp_level(const void *a, const void *b) {
+  const level_count_t *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return (x->code > y->code) - (x->code < y->code);
+}
+
+/* Map the levels of factor column f, counted over all rows. */
+static int build_factor_mapper(const hb_input_t *in, const hb_binparams_t *bp, int f,
+                               hb_binmapper_t *m) {
+  const hb_column_t *col = &in->cols[f];
+  int nlev = col->nlevels;
+  int *cnt = calloc((size_t)nlev + 1, sizeof(int));
+  if (!cnt) return HB_ERR_NOMEM;
+  for (int r = 0; r < in->nrow; r++) {
+    int c = col->i32[r];
+    if (c >= 1 && c <= nlev) cnt[c]++;
+  }
+  int thr = bp->min_data_per_level > 1 ? bp->min_data_per_level : 1;
+  int nkeep = 0;
+  for (int c = 1; c <= nlev; c++) nkeep += cnt[c] >= thr;
+  level_count_t *kept = wmalloc((size_t)nkeep * sizeof *kept);
+  if (!kept) { free(cnt); return HB_ERR_NOMEM; }
+  int k = 0;
+  for (int c = 1; c <= nlev; c++)
+    if (cnt[c] >= thr) { kept[k].count = cnt[c]; kept[k].code = c; k++; }
+  free(cnt);
+  qsort(kept, (size_t)nkeep, sizeof *kept, cmp_level);
+  if (nkeep > bp->max_bin) nkeep = bp->max_bin;
+  m->type = HB_FEAT_CATEGORICAL;
+  m->num_bin = nkeep + 1;
+  m->nlevels = nlev;
+  m->default_bin = 0;
+  m->level_bin = wmalloc((size_t)nlev * sizeof(int));
+  m->bin_level = wmalloc((size_t)nkeep * sizeof(int));
+  if (!m->level_bin || !m->bin_level) { free(kept); return HB_ERR_NOMEM; }
+  for (int c = 0; c < nlev; c++) m->level_bin[c] = nkeep;  /* the missing bin */
+  for (int b = 0; b < nkeep; b++) {
+    m->bin_level[b] = kept[b].code;
+    m->level_bin[kept[b].code - 1] = b;
+  }
+  free(kept);
+  return HB_OK;
+}
+
+/* Store a feature whose nrow bins are in sc->bins, with bin counts cnt:
+ * sparse when most rows sit in default_bin, else take the buffer as dense. */
+static int store_bins(scratch_t *sc, int nrow, const long long *cnt, int db,
+                      hb_featstore_t *st) {
+  long long nnz = nrow - cnt[db];
+  if ((long long)SPARSE_DEN * cnt[db] >= (long long)SPARSE_NUM * nrow) {
+    st->sparse = 1;
+    st->nnz = (int)nnz;
+    st->rows = wmalloc((size_t)nnz * sizeof(int));
+    st->vals = wmalloc((size_t)nnz);
+    if (!st->rows || !st->vals) return HB_ERR_NOMEM;
+    int k = 0;
+    for (int r = 0; r < nrow; r++)
+      if (sc->bins[r] != db) { st->rows[k] = r; st->vals[k] = sc->bins[r]; k++; }
+  } else {
+    st->sparse = 0;
+    st->bins = sc->bins;
+    sc->bins = NULL;
+  }
+  return HB_OK;
+}
+
+/* Bin feature f of a CSC matrix without densifying it: implicit zeros all
+ * sit in the bin of 0.0, so only explicit entries are binned. */
+static int bin_csc_feature(const hb_input_t *in, int f, const hb_binmapper_t *m,
+                           hb_featstore_t *st, long long *cnt, scratch_t *sc) {
+  const hb_csc_t *x = in->csc;
+  int nrow = in->nrow, p0 = x->p[f], ne = x->p[f + 1] - p0;
+  int zb = numeric_bin(m->upper, m->num_bin, 0.0), db = m->default_bin;
+  uint8_t *eb = sc->bins;  /* explicit entries' bins (ne <= nrow) */
+  cnt[zb] += nrow - ne;
+  numeric_bin_many(m->upper, m->num_bin, x->x + p0, ne, eb, cnt);
+  if ((long long)SPARSE_DEN * cnt[db] >= (long long)SPARSE_NUM * nrow) {
+    long long nnz = nrow - cnt[db];
+    st->sparse = 1;
+    st->nnz = (int)nnz;
+    st->rows = wmalloc((size_t)nnz * sizeof(int));
+    st->vals = wmalloc((size_t)nnz);
+    if (!st->rows || !st->vals) return HB_ERR_NOMEM;
+    int j = 0;
+    if (zb != db) {
+      /* Only reachable with a reference whose default bin is not 0.0's bin: merge implicit rows. */
+      int k = 0;
+      for (int r = 0; r < nrow; r++) {
+        int b = (k < ne && x->i[p0 + k] == r) ? eb[k++] : zb;
+        if (b != db) { st->rows[j] = r; st->vals[j] = (uint8_t)b; j++; }
+      }
+    } else {
+      for (int k = 0; k < ne; k++)
+        if (eb[k] != db) { st->rows[j] = x->i[p0 + k]; st->vals[j] = eb[k]; j++; }
+    }
+  } else {
+    st->sparse = 0;
+    st->bins = wmalloc((size_t)nrow);
+    if (!st->bins) return HB_ERR_NOMEM;
+    memset(st->bins, zb, (size_t)nrow);
+    for (int k = 0; k < ne; k++) st->bins[x->i[p0 + k]] = eb[k];
+  }
+  return HB_OK;
+}
+
+/* Build (unless a reference supplied it) the mapper of feature f, then bin
+ * every row into its storage. Runs on a worker thread: no hb_error_set. */
+static int bin_feature(const hb_input_t *in, const hb_binparams_t *bp, const sample_t *smp,
+                       int f, int have_ref, hb_binmapper_t *m, hb_featstore_t *st,
+                       scratch_t *sc) {
+  int nrow = in->nrow, status;
+  const hb_column_t *col = in->cols ? &in->cols[f] : NULL;
+  if (!have_ref) {
+    if (col && col->type == HB_COL_FACTOR) status = build_factor_mapper(in, bp, f, m);
+    else status = build_numeric_mapper(in, bp, smp, f, m, sc);
+    if (status != HB_OK) return status;
+  }
+  if (!sc->bins) {
+    sc->bins = wmalloc((size_t)nrow);
+    if (!sc->bins) return HB_ERR_NOMEM;
+  }
+  long long cnt[HB_MAX_NUM_BIN];
+  memset(cnt, 0, sizeof cnt);
+  if (in->csc) {
+    status = bin_csc_feature(in, f, m, st, cnt, sc);
+  } else {
+    uint8_t *bins = sc->bins;
+    if (col->type == HB_COL_FACTOR) {
+      for (int r = 0; r < nrow; r++) {
+        int b = factor_bin(m, col->i32[r]);
+        bins[r] = (uint8_t)b;
+        cnt[b]++;
+      }
+    } else if (col->type == HB_COL_DOUBLE) {
+      numeric_bin_many(m->upper, m->num_bin, col->dbl, nrow, bins, cnt);
+    } else {
+      double buf[256];
+      for (int r0 = 0; r0 < nrow; r0 += 256) {
+        int len = nrow - r0 < 256 ? nrow - r0 : 256;
+        for (int k = 0; k < len; k++) buf[k] = col_value(col, r0 + k);
+        numeric_bin_many(m->upper, m->num_bin, buf, len, bins + r0, cnt);
+      }
+    }
+    status = store_bins(sc, nrow, cnt, m->default_bin, st);
+  }
+  if (status != HB_OK) return status;
+  if (!have_ref) {
+    /* Trivial: all training rows share one bin (the missing bin counts), so no split separates them. */
+    int nonempty = 0;
+    for (int b = 0; b < m->num_bin; b++) nonempty += cnt[b] > 0;
+    m->trivial = nonempty <= 1;
+  }
+  return HB_OK;
+}
+
+/* ------------------------------------------------------------- validation */
+
+static int validate_input(const hb_input_t *in, const hb_binparams_t *bp,
+                          const hb_dataset_t *ref) {
+  if (!in) return hb_error_set(HB_ERR_INPUT, "dataset: no input given");
+  if (in->nrow < 1) return hb_error_set(HB_ERR_INPUT, "dataset: nrow must be >= 1 (got %d)", in->nrow);
+  if (in->ncol < 1) return hb_error_set(HB_ERR_INPUT, "dataset: ncol must be >= 1 (got %d)", in->ncol);
+  if ((in->cols == NULL) == (in->csc == NULL))
+    return hb_error_set(HB_ERR_INPUT, "dataset: exactly one of dense columns or a CSC matrix must be given");
+  if (bp->max_bin < 2 || bp->max_bin > HB_MAX_BIN)
+    return hb_error_set(HB_ERR_INPUT, "dataset: max_bin must be in 2..%d (got %d)", HB_MAX_BIN, bp->max_bin);
+  if (in->weight) {
+    for (int r = 0; r < in->nrow; r++)
+      if (!(in->weight[r] >= 0.0) || isinf(in->weight[r]))
+        return hb_error_set(HB_ERR_INPUT, "dataset: weight of row %d is negative, infinite or missing", r + 1);
+  }
+  if (in->cols) {
+    for (int j = 0; j < in->ncol; j++) {
+      const hb_column_t *c = &in->cols[j];
+      if (c->type == HB_COL_DOUBLE) {
+        if (!c->dbl) return hb_error_set(HB_ERR_INPUT, "dataset: column %d (double) has no values", j + 1);
+      } else if (c->type == HB_COL_INT || c->type == HB_COL_FACTOR) {
+        if (!c->i32) return hb_error_set(HB_ERR_INPUT, "dataset: column %d (%s) has no values", j + 1,
+                                         c->type == HB_COL_INT ? "integer" : "factor");
+        if (c->type == HB_COL_FACTOR && (c->nlevels < 1 || c->nlevels > HB_MAX_LEVELS))
+          return hb_error_set(HB_ERR_INPUT, "dataset: column %d is a factor with %d levels (must be 1..%d)",
+                              j + 1, c->nlevels, HB_MAX_LEVELS);
+      } else {
+        return hb_error_set(HB_ERR_INPUT, "dataset: column %d has unknown type %d", j + 1, c->type);
+      }
+    }
+  } else {
+    const hb_csc_t *x = in->csc;
+    if (!x->p) return hb_error_set(HB_ERR_INPUT, "dataset: CSC matrix has no column pointers");
+    if (x->p[0] != 0) return hb_error_set(HB_ERR_INPUT, "dataset: CSC column pointers must start at 0 (got %d)", x->p[0]);
+    for (int j = 0; j < in->ncol; j++)
+      if (x->p[j + 1] < x->p[j])
+        return hb_error_set(HB_ERR_INPUT, "dataset: CSC column pointers decrease at column %d", j + 1);
+    if (x->p[in->ncol] > 0 && (!x->i || !x->x))
+      return hb_error_set(HB_ERR_INPUT, "dataset: CSC matrix has entries but no row indices or values");
+    for (int j = 0; j < in->ncol; j++) {
+      for (int k = x->p[j]; k < x->p[j + 1]; k++) {
+        if (x->i[k] < 0 || x->i[k] >= in->nrow)
+          return hb_error_set(HB_ERR_INPUT, "dataset: CSC row index %d out of range 0..%d in column %d",
+                              x->i[k], in->nrow - 1, j + 1);
+        if (k > x->p[j] && x->i[k] <= x->i[k - 1])
+          return hb_error_set(HB_ERR_INPUT, "dataset: CSC row indices not increasing in column %d", j + 1);
+      }
+    }
+  }
+  if (ref) {
+    if (in->ncol != ref->nfeat)
+      return hb_error_set(HB_ERR_INPUT, "dataset: %d columns given but the reference has %d features",
+                          in->ncol, ref->nfeat);
+    for (int j = 0; j < in->ncol; j++) {
+      const hb_binmapper_t *m = &ref->mappers[j];
+      int is_factor = in->cols ? in->cols[j].type == HB_COL_FACTOR : 0;
+      if (is_factor && m->type != HB_FEAT_CATEGORICAL)
+        return hb_error_set(HB_ERR_INPUT, "dataset: column %d is a factor but numeric in the reference", j + 1);
+      if (!is_factor && m->type == HB_FEAT_CATEGORICAL)
+        return hb_error_set(HB_ERR_INPUT, "dataset: column %d is numeric but a factor in the reference", j + 1);
+      if (is_factor && in->cols[j].nlevels != m->nlevels)
+        return hb_error_set(HB_ERR_INPUT, "dataset: column %d has %d levels but the reference has %d",
+                            j + 1, in->cols[j].nlevels, m->nlevels);
+    }
+  }
+  return HB_OK;
+}
+
+/* -------------------------------------------------------------- dataset */
+
+/* Free a dataset and everything it owns (NULL-safe, also for partial builds). */
+void hb_dataset_free(hb_dataset_t *d) {
+  if (!d) return;
+  if (d->mappers)
+    for (int f = 0; f < d->nfeat; f++) hb_binmapper_clear(&d->mappers[f]);
+  if (d->store)
+    for (int f = 0; f < d->nfeat; f++) {
+      hb_free(d->store[f].bins);
+      hb_free(d->store[f].rows);
+      hb_free(d->store[f].vals);
+    }
+  hb_free(d->mappers);
+  hb_free(d->store);
+  hb_free(d->hist_offset);
+  hb_free(d->label);
+  hb_free(d->weight);
+  hb_free(d);
+}
+
+/* Draw the boundary sample: row r is in it when its uniform draw for
+ * (seed, HB_RNG_BINNING, 0, r) falls below bin_sample_rows/nrow, so the
+ * choice depends on nothing but the seed and the row. */
+static int make_sample(int nrow, const hb_binparams_t *bp, int need_flag, sample_t *s) {
+  memset(s, 0, sizeof *s);
+  if (bp->bin_sample_rows <= 0 || nrow <= bp->bin_sample_rows) {
+    s->all = 1;
+    s->n = nrow;
+    return HB_OK;
+  }
+  double frac = (double)bp->bin_sample_rows / nrow;
+  int n = 0;
+  for (int r = 0; r < nrow; r++) n += hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)r) < frac;
+  s->rows = hb_malloc((size_t)n * sizeof(int));
+  if (!s->rows) return HB_ERR_NOMEM;
+  if (need_flag) {
+    s->flag = hb_calloc((size_t)nrow, 1);
+    if (!s->flag) { hb_free(s->rows); s->rows = NULL; return HB_ERR_NOMEM; }
+  }
+  for (int r = 0, k = 0; r < nrow; r++)
+    if (hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)r) < frac) {
+      s->rows[k++] = r;
+      if (s->flag) s->flag[r] = 1;
+    }
+  s->n = n;
+  return HB_OK;
+}
+
+/* Bin `in` into a new dataset (boundaries from the data, or the reference's
+ * mappers); *out owns copies of labels and weights. On failure returns a
+ * status with a message set, *out is NULL and nothing leaks. */
+int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
+                      const hb_dataset_t *reference, hb_dataset_t **out) {
+  if (!out) return hb_error_set(HB_ERR_INPUT, "dataset: no output pointer given");
+  *out = NULL;
+  hb_binparams_t bp;
+  if (bp_in) bp = *bp_in; else hb_binparams_default(&bp);
+  int status = validate_input(in, &bp, reference);
+  if (status != HB_OK) return status;
+
+  int nrow = in->nrow, nfeat = in->ncol;
+  hb_dataset_t *d = hb_calloc(1, sizeof *d);
+  if (!d) return HB_ERR_NOMEM;
+  d->nrow = nrow;
+  d->nfeat = nfeat;
+  d->mappers = hb_calloc((size_t)nfeat, sizeof *d->mappers);
+  d->store = hb_calloc((size_t)nfeat, sizeof *d->store);
+  d->hist_offset = hb_calloc((size_t)nfeat + 1, sizeof *d->hist_offset);
+  if (!d->mappers || !d->store || !d->hist_offset) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+  if (in->label) {
+    d->label = hb_malloc((size_t)nrow * sizeof(double));
+    if (!d->label) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+    memcpy(d->label, in->label, (size_t)nrow * sizeof(double));
+  }
+  if (in->weight) {
+    d->weight = hb_malloc((size_t)nrow * sizeof(double));
+    if (!d->weight) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+    memcpy(d->weight, in->weight, (size_t)nrow * sizeof(double));
+  }
+  if (reference) {
+    for (int f = 0; f < nfeat; f++) {
+      if (hb_binmapper_copy(&reference->mappers[f], &d->mappers[f]) != HB_OK) {
+        hb_dataset_free(d);
+        return HB_ERR_NOMEM;
+      }
+    }
+  }
+  sample_t smp;
+  memset(&smp, 0, sizeof smp);
+  if (!reference && make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
+    hb_dataset_free(d);
+    return HB_ERR_NOMEM;
+  }
+
+  int err_f = -1, err_code = HB_OK, have_ref = reference != NULL;
+  int nt = hb_threads_use(bp.nthreads);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+  {
+    scratch_t sc;
+    memset(&sc, 0, sizeof sc);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int f = 0; f < nfeat; f++) {
+      int st = bin_feature(in, &bp, &smp, f, have_ref, &d->mappers[f], &d->store[f], &sc);
+      if (st != HB_OK) {
+#ifdef _OPENMP
+#pragma omp critical(hb_dataset_error)
+#endif
+        {
+          if (err_f < 0 || f < err_f) { err_f = f; err_code = st; }
+        }
+      }
+    }
+    scratch_free(&sc);
+  }
+  (void)nt;
+  hb_free(smp.rows);
+  hb_free(smp.flag);
+  if (err_f >= 0) {
+    hb_dataset_free(d);
+    if (err_code == HB_ERR_NOMEM)
+      return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory binning column %d", err_f + 1);
+    return hb_error_set(err_code, "dataset: internal error binning column %d", err_f + 1);
+  }
+
+  long long off = 0;
+  for (int f = 0; f < nfeat; f++) {
+    d->hist_offset[f] = (int)off;
+    off += d->mappers[f].num_bin;
+    if (off > INT_MAX) {
+      hb_dataset_free(d);
+      return hb_error_set(HB_ERR_INPUT, "dataset: too many histogram bins (%d features)", nfeat);
+    }
+  }
+  d->hist_offset[nfeat] = (int)off;
+  d->total_bins = (int)off;
+  *out = d;
+  return HB_OK;
+}
+
+/* Bin of row `row` of feature f (sparse: binary search over the stored rows). */
+int hb_dataset_bin(const hb_dataset_t *d, int f, int row) {
+  const hb_featstore_t *st = &d->store[f];
+  if (!st->sparse) return st->bins[row];
+  int lo = 0, hi = st->nnz;
+  while (lo < hi) {
+    int mid = lo + ((hi - lo) >> 1);
+    if (st->rows[mid] < row) lo = mid + 1; else hi = mid;
+  }
+  if (lo < st->nnz && st->rows[lo] == row) return st->vals[lo];
+  return d->mappers[f].default_bin;
+}
+
+/* Bins of feature f for rows [row0, row0 + n): a copy for dense storage, the
+ * default bin with the stored entries of the range written over it for sparse. */
+void hb_dataset_feature_bins(const hb_dataset_t *d, int f, int row0, int n, uint8_t *out) {
+  const hb_featstore_t *st = &d->store[f];
+  if (!st->sparse) {
+    memcpy(out, st->bins + row0, (size_t)n);
+    return;
+  }
+  memset(out, d->mappers[f].default_bin, (size_t)n);
+  int lo = 0, hi = st->nnz;
+  while (lo < hi) {
+    int mid = lo + ((hi - lo) >> 1);
+    if (st->rows[mid] < row0) lo = mid + 1; else hi = mid;
+  }
+  for (int k = lo; k < st->nnz && st->rows[k] < row0 + n; k++) out[st->rows[k] - row0] = st->vals[k];
+}
+
+int hb_dataset_pack_rows(const hb_dataset_t *d, int row0, int n, int stride, uint32_t *out, int nthreads) {
+  int nw = (d->nfeat + 3) / 4, err = 0;
+  if (stride < nw) return hb_error_set(HB_ERR_INPUT, "dataset: %d words per row cannot hold %d features", stride,
+                                       d->nfeat);
+  int nt = hb_threads_use(nthreads);
+  (void)nt;
+  /* Each thread fills whole word columns, so no two write the same word. */
+#pragma omp parallel num_threads(nt)
+  {
+    uint8_t *tmp = malloc((size_t)(n > 0 ? n : 1));
+    if (!tmp) {
+#pragma omp atomic write
+      err = 1;
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int w = 0; w < stride; w++) {
+      if (!tmp) continue;
+      for (int i = 0; i < n; i++) out[(size_t)i * stride + w] = 0;
+      for (int k = 0; k < 4 && w < nw && 4 * w + k < d->nfeat; k++) {
+        hb_dataset_feature_bins(d, 4 * w + k, row0, n, tmp);
+        for (int i = 0; i < n; i++) out[(size_t)i * stride + w] |= (uint32_t)tmp[i] << (8 * k);
+      }
+    }
+    free(tmp);
+  }
+  return err ? hb_error_set(HB_ERR_NOMEM, "out of memory packing rows for the GPU") : HB_OK;
+}

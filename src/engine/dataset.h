@@ -1,0 +1,125 @@
+/* dataset.h: the binned dataset. Input columns (dense doubles, integers,
+ * factor codes, or a compressed sparse column matrix) are binned once into
+ * 8-bit bins per feature; a validation set is binned with the training set's
+ * mappers. Immutable once built.
+ *
+ * Bin layout of one feature with num_bin bins:
+ *   bins 0 .. num_bin-2  value bins (numeric: ordered by value; categorical:
+ *                        one bin per kept level, most frequent first)
+ *   bin  num_bin-1       the missing bin: NA/NaN, and for categoricals the
+ *                        levels merged away (too rare, beyond max_bin) or
+ *                        unseen in training.
+ * So num_bin <= max_bin + 1 <= 256 and every bin fits in a uint8_t. */
+#ifndef HB_DATASET_H
+#define HB_DATASET_H
+#include <stdint.h>
+#include <limits.h>
+
+#define HB_NA_INT INT_MIN   /* R's NA_integer_ */
+#define HB_MAX_BIN 255      /* value bins per feature at most */
+#define HB_MAX_NUM_BIN 256  /* value bins + the missing bin */
+
+enum { HB_FEAT_NUMERIC = 0, HB_FEAT_CATEGORICAL = 1 };
+enum { HB_COL_DOUBLE = 0, HB_COL_INT = 1, HB_COL_FACTOR = 2 };
+
+/* One dense input column, borrowed (never modified). */
+typedef struct {
+  int type;           /* HB_COL_DOUBLE, HB_COL_INT or HB_COL_FACTOR */
+  const double *dbl;  /* HB_COL_DOUBLE: nrow values, NaN = missing, +-Inf allowed */
+  const int *i32;     /* HB_COL_INT / HB_COL_FACTOR: nrow values, HB_NA_INT = missing;
+                         factor codes are 1..nlevels, anything else is treated as missing */
+  int nlevels;        /* HB_COL_FACTOR only */
+} hb_column_t;
+
+/* A sparse input matrix in compressed sparse column form, borrowed.
+ * Implicit entries are 0.0 (not missing); an explicit NaN is missing. */
+typedef struct {
+  const int *p;       /* ncol + 1 column pointers */
+  const int *i;       /* row indices, 0-based, increasing within a column */
+  const double *x;    /* values */
+} hb_csc_t;
+
+/* What a dataset (or a prediction) is made from. Exactly one of cols / csc is set. */
+typedef struct {
+  int nrow, ncol;
+  const hb_column_t *cols;  /* ncol columns, or NULL */
+  const hb_csc_t *csc;      /* or NULL */
+  const double *label;      /* nrow labels or NULL (classes as 0..K-1) */
+  const double *weight;     /* nrow non-negative weights or NULL */
+} hb_input_t;
+
+typedef struct {
+  int max_bin;          /* value bins per feature, 2..255 (default 255) */
+  int bin_sample_rows;  /* rows sampled to place boundaries (default 200000; <= 0: all) */
+  int min_data_in_bin;  /* fewest sampled rows per numeric bin (default 3) */
+  int min_data_per_level; /* categorical levels rarer than this go to the missing bin (default 1) */
+  uint64_t seed;        /* for the row sample */
+  int nthreads;
+} hb_binparams_t;
+
+void hb_binparams_default(hb_binparams_t *bp);
+
+/* How values of one feature become bins. */
+typedef struct {
+  int type;           /* HB_FEAT_NUMERIC or HB_FEAT_CATEGORICAL */
+  int num_bin;        /* value bins + 1; the missing bin is num_bin - 1 */
+  int trivial;        /* 1 when no split is possible (one value bin and no missing seen) */
+  int default_bin;    /* the bin of 0.0 (numeric) or of the most frequent level; sparse storage omits it */
+  double *upper;      /* numeric: num_bin-1 upper bounds, increasing; value v goes to the first
+                         bin b with v <= upper[b]; upper[num_bin-2] = +Inf */
+  int nlevels;        /* categorical: levels of the factor */
+  int *level_bin;     /* categorical: nlevels entries, level code c -> level_bin[c-1] */
+  int *bin_level;     /* categorical: num_bin-1 entries, value bin -> level code */
+} hb_binmapper_t;
+
+/* Bin of a raw value for one feature (numeric: v may be NaN; categorical: v is
+ * the level code as a double, NaN or out of range -> missing bin). */
+int hb_binmapper_bin(const hb_binmapper_t *m, double v);
+
+/* The binned values of one feature. Dense: one byte per row. Sparse (chosen
+ * when most rows sit in default_bin): the increasing rows whose bin differs
+ * from default_bin, with their bins. */
+typedef struct {
+  int sparse;
+  uint8_t *bins;      /* dense: nrow bins */
+  int nnz;            /* sparse: entries */
+  int *rows;          /* sparse: nnz increasing row indices */
+  uint8_t *vals;      /* sparse: nnz bins */
+} hb_featstore_t;
+
+typedef struct hb_dataset {
+  int nrow, nfeat;
+  hb_binmapper_t *mappers;   /* nfeat */
+  hb_featstore_t *store;     /* nfeat */
+  int *hist_offset;          /* nfeat + 1: first histogram slot of each feature */
+  int total_bins;            /* hist_offset[nfeat] */
+  double *label;             /* nrow or NULL */
+  double *weight;            /* nrow or NULL */
+} hb_dataset_t;
+
+/* Bin `in` into a new dataset. With `reference` (a training set), reuse its
+ * mappers (in->ncol must equal reference->nfeat and column types must agree);
+ * otherwise place boundaries from the data. Labels and weights are copied.
+ * On failure returns a status, records a message and *out is NULL. */
+int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp,
+                      const hb_dataset_t *reference, hb_dataset_t **out);
+void hb_dataset_free(hb_dataset_t *d);
+
+/* Bin of row `row` of feature `f` (dense: direct; sparse: binary search). */
+int hb_dataset_bin(const hb_dataset_t *d, int f, int row);
+
+/* Bins of feature f for rows row0 .. row0+n-1 into out[0..n), whatever the
+ * storage (for uploads to the GPU and other bulk readers). */
+void hb_dataset_feature_bins(const hb_dataset_t *d, int f, int row0, int n, uint8_t *out);
+
+/* Rows row0 .. row0+n-1 packed four features to a 32-bit word (feature f in
+ * byte f % 4 of word f / 4), `stride` >= (nfeat + 3) / 4 words per row, the
+ * unused bytes zero: the layout the GPU learner uploads. HB_OK or
+ * HB_ERR_NOMEM. */
+int hb_dataset_pack_rows(const hb_dataset_t *d, int row0, int n, int stride, uint32_t *out, int nthreads);
+
+/* Deep copy of a mapper (for references and models). */
+int hb_binmapper_copy(const hb_binmapper_t *src, hb_binmapper_t *dst);
+void hb_binmapper_clear(hb_binmapper_t *m);
+
+#endif

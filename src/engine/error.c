@@ -1,0 +1,39 @@
+/* error.c: the engine's last-error message and checked allocation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "error.h"
+
+static char hb_errbuf[1024];
+
+int hb_error_set(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(hb_errbuf, sizeof hb_errbuf, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *hb_error_message(void) { return hb_errbuf; }
+
+void hb_error_clear(void) { hb_errbuf[0] = '\0'; }
+
+void *hb_malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) hb_error_set(HB_ERR_NOMEM, "out of memory allocating %zu bytes", n);
+  return p;
+}
+
+void *hb_calloc(size_t count, size_t size) {
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) hb_error_set(HB_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", count, size);
+  return p;
+}
+
+void *hb_realloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) hb_error_set(HB_ERR_NOMEM, "out of memory growing a buffer to %zu bytes", n);
+  return q;
+}
+
+void hb_free(void *p) { free(p); }

@@ -1,0 +1,36 @@
+/* error.h: status codes and the engine's last-error message.
+ * The engine never calls R, exit or printf: a failing function records a
+ * message with hb_error_set() and returns its status; the R glue turns that
+ * into a classed R condition after freeing what it owns. */
+#ifndef HB_ERROR_H
+#define HB_ERROR_H
+#include <stddef.h>
+
+enum {
+  HB_OK = 0,
+  HB_ERR_NOMEM = 1,    /* an allocation failed */
+  HB_ERR_INPUT = 2,    /* the caller passed data the engine cannot use */
+  HB_ERR_FORMAT = 3,   /* a model text is malformed or fails its checksum */
+  HB_ERR_STATE = 4,    /* an object is used out of order (e.g. no trees) */
+  HB_ERR_INTERNAL = 5  /* a broken invariant: a bug in histboost */
+};
+
+/* Record a printf-style message for `code` and return `code`. Main thread only. */
+int hb_error_set(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+/* The last message recorded (never NULL; "" when none). */
+const char *hb_error_message(void);
+/* Forget the last message. */
+void hb_error_clear(void);
+
+/* Allocation helpers that record HB_ERR_NOMEM on failure; size 0 returns a
+ * valid unique pointer so callers need no special case. */
+void *hb_malloc(size_t n);
+void *hb_calloc(size_t count, size_t size);
+void *hb_realloc(void *p, size_t n);
+void hb_free(void *p);
+
+#endif

@@ -1,0 +1,551 @@
+/* grow.c: leaf-wise tree growth with histogram subtraction (CPU learner).
+ *
+ * Every leaf owns a contiguous segment of one row-index array; splitting a
+ * leaf stably partitions its segment, so a leaf's rows stay increasing (the
+ * sparse histogram merge relies on it). The left child keeps the parent's
+ * leaf index and the right child takes the next free index, as in LightGBM.
+ * Only the smaller child's histogram is built; the larger one is the parent's
+ * minus it, computed in the parent's slot.
+ *
+ * Parallel work per split: the partition of a large leaf (fixed chunks of
+ * rows), the smaller child's histogram (hist.c), and one pass over the
+ * features that subtracts the larger child's bins and scans both children.
+ * None of them changes a floating-point sum's order with the thread count. */
+#include <math.h>
+#include <string.h>
+#include "grow.h"
+#include "hist.h"
+#include "hist_quant.h"
+#include "split.h"
+#include "split_quant.h"
+#include "split_rules.h"
+#include "error.h"
+#include "threads.h"
+
+/* Fewest rows per partition chunk (leaves of fewer than two chunks are
+ * partitioned by one thread) and most chunks. */
+#define PART_CHUNK 4096
+#define PART_MAX_CHUNKS 256
+
+/* Histogram bins (both children) below which the subtract-and-scan pass
+ * runs on one thread. */
+#define SCAN_PAR_MIN_BINS 4096
+
+struct hb_grow_ws {
+  int nrow, max_leaves, total_bins, nfeat;
+  int *idx;               /* nrow: the partition of rows into leaves */
+  int *tmp;               /* nrow: scratch of a partition */
+  int *chunk_left;        /* left rows per partition chunk, then their prefix sums */
+  const double *gh;       /* this tree's (gradient, hessian) of row r at 2r, 2r+1 (borrowed) */
+  hb_rowblock_t *rb;      /* row-major bins of the dense features, or NULL */
+  int *begin, *count;     /* per leaf */
+  hb_leafsum_t *sum;      /* per leaf */
+  hb_split_t *best;       /* per leaf */
+  hb_split_t *per;        /* 2 nfeat: per-feature bests of the two children being scanned */
+  int *slot;              /* per leaf: histogram slot or -1 */
+  hb_histbin_t **pool;    /* max_leaves slots, allocated on first use */
+  int *free_slots;        /* stack of free slot indices */
+  int nfree;
+  /* quantized training: the tree's quantization, integer sums per leaf and
+   * the integer left sums of each leaf's best split (slots then hold
+   * hb_qbin_t pairs, the same 16 bytes as hb_histbin_t) */
+  const hb_qtree_t *qt;
+  int64_t *qg, *qh, *qlg, *qlh;
+};
+
+hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
+  hb_grow_ws_t *ws = hb_calloc(1, sizeof *ws);
+  if (!ws) return NULL;
+  int L = cfg->num_leaves;
+  size_t n = (size_t)d->nrow;
+  ws->nrow = d->nrow;
+  ws->max_leaves = L;
+  ws->total_bins = d->total_bins;
+  ws->nfeat = d->nfeat;
+  ws->idx = hb_malloc(sizeof(int) * n);
+  ws->tmp = hb_malloc(sizeof(int) * n);
+  ws->chunk_left = hb_malloc(sizeof(int) * (PART_MAX_CHUNKS + 1));
+  ws->begin = hb_malloc(sizeof(int) * (size_t)L);
+  ws->count = hb_malloc(sizeof(int) * (size_t)L);
+  ws->sum = hb_malloc(sizeof(hb_leafsum_t) * (size_t)L);
+  ws->best = hb_malloc(sizeof(hb_split_t) * (size_t)L);
+  ws->per = hb_malloc(2 * sizeof(hb_split_t) * (size_t)d->nfeat);
+  ws->slot = hb_malloc(sizeof(int) * (size_t)L);
+  ws->pool = hb_calloc((size_t)L, sizeof(hb_histbin_t *));
+  ws->free_slots = hb_malloc(sizeof(int) * (size_t)L);
+  if (cfg->quantized) {
+    ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
+    ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
+    ws->qlg = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
+    ws->qlh = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
+  }
+  if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin ||
+      !ws->count || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
+      (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh))) {
+    hb_grow_ws_free(ws);
+    hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner's buffers");
+    return NULL;
+  }
+  /* Trivial features never split, so they stay out of the row block. */
+  uint8_t *use = hb_malloc((size_t)d->nfeat);
+  if (!use) { hb_grow_ws_free(ws); return NULL; }
+  for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
+  int st = hb_rowblock_create(d, use, cfg->nthreads, &ws->rb);
+  hb_free(use);
+  if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
+  return ws;
+}
+
+void hb_grow_ws_free(hb_grow_ws_t *ws) {
+  if (!ws) return;
+  if (ws->pool)
+    for (int s = 0; s < ws->max_leaves; s++) hb_free(ws->pool[s]);
+  hb_free(ws->pool);
+  hb_free(ws->free_slots);
+  hb_rowblock_free(ws->rb);
+  hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->chunk_left);
+  hb_free(ws->begin); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
+  hb_free(ws->slot);
+  hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh);
+  hb_free(ws);
+}
+
+const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count) {
+  *count = ws->count[leaf];
+  return ws->idx + ws->begin[leaf];
+}
+
+/* A free histogram slot, allocating the slot's memory on first use; -1 on no memory. */
+static int slot_take(hb_grow_ws_t *ws) {
+  if (ws->nfree == 0) return -1;
+  int s = ws->free_slots[--ws->nfree];
+  if (!ws->pool[s]) {
+    ws->pool[s] = hb_malloc(sizeof(hb_histbin_t) * (size_t)ws->total_bins);
+    if (!ws->pool[s]) { ws->free_slots[ws->nfree++] = s; return -1; }
+  }
+  return s;
+}
+
+static void slot_give(hb_grow_ws_t *ws, int leaf) {
+  if (ws->slot[leaf] >= 0) ws->free_slots[ws->nfree++] = ws->slot[leaf];
+  ws->slot[leaf] = -1;
+}
+
+/* Histogram of leaf `leaf` into slot s (rows == NULL: the leaf is every row, in order). */
+static void build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, int s,
+                            const uint8_t *active, int whole, int nthreads) {
+  const int *rows = whole ? NULL : ws->idx + ws->begin[leaf];
+  if (ws->qt) {
+    hb_qhist_build(d, ws->rb, rows, ws->count[leaf], ws->qt->q, ws->qt->rows16, ws->qg[leaf], ws->qh[leaf],
+                   active, (hb_qbin_t *)ws->pool[s], nthreads);
+    return;
+  }
+  hb_hist_build(d, ws->rb, rows, ws->count[leaf], ws->gh, ws->sum[leaf].g, ws->sum[leaf].h,
+                active, ws->pool[s], nthreads);
+  hb_hist_reduce(d, active, ws->pool[s]);
+}
+
+static int can_split(const hb_config_t *cfg, const hb_tree_t *t, const hb_grow_ws_t *ws, int leaf) {
+  if (cfg->max_depth > 0 && t->leaf_depth[leaf] >= cfg->max_depth) return 0;
+  return hb_rule_splittable(ws->count[leaf], ws->sum[leaf].h, cfg->min_data_in_leaf,
+                            cfg->min_sum_hessian_in_leaf);
+}
+
+/* Which rows of rows[0..n) go left: side[i] = 1 for left; returns how many. */
+static int decide(const hb_dataset_t *d, int f, const uint8_t *goleft, const int *rows, int n,
+                  uint8_t *side) {
+  const hb_featstore_t *st = &d->store[f];
+  int nl = 0;
+  if (!st->sparse) {
+    const uint8_t *bins = st->bins;
+    for (int i = 0; i < n; i++) {
+      uint8_t s = goleft[bins[rows[i]]];
+      side[i] = s;
+      nl += s;
+    }
+    return nl;
+  }
+  int dflt = goleft[d->mappers[f].default_bin];
+  /* first stored entry at or after rows[0] */
+  int lo = 0, hi = st->nnz;
+  while (n > 0 && lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (st->rows[mid] < rows[0]) lo = mid + 1; else hi = mid;
+  }
+  int k = lo;
+  for (int i = 0; i < n; i++) {
+    int row = rows[i];
+    while (k < st->nnz && st->rows[k] < row) k++;
+    uint8_t s = (uint8_t)((k < st->nnz && st->rows[k] == row) ? goleft[st->vals[k]] : dflt);
+    side[i] = s;
+    nl += s;
+  }
+  return nl;
+}
+
+/* Stable partition of rows[0..n) by the split (goleft per bin of feature
+ * f): left rows to out[0..nl) in order, right rows to out[nl..n) in reverse
+ * order (so that one write per row, to a position chosen without a branch,
+ * does it); returns nl. Sides are decided a block at a time into a small
+ * buffer on the stack. */
+#define SIDE_BLOCK 2048
+static int split_rows(const hb_dataset_t *d, int f, const uint8_t *goleft, const int *rows, int n,
+                      int *out) {
+  uint8_t side[SIDE_BLOCK];
+  int pl = 0, pr = n - 1;
+  for (int i0 = 0; i0 < n; i0 += SIDE_BLOCK) {
+    int m = n - i0 < SIDE_BLOCK ? n - i0 : SIDE_BLOCK;
+    decide(d, f, goleft, rows + i0, m, side);
+    for (int i = 0; i < m; i++) {
+      int s = side[i];
+      out[pr ^ ((pl ^ pr) & -s)] = rows[i0 + i];   /* s ? pl : pr, without a branch to mispredict */
+      pl += s;
+      pr -= 1 - s;
+    }
+  }
+  return pl;
+}
+
+/* Stable partition of leaf l's rows: left stays in l, right moves to leaf r.
+ * Large leaves are cut into chunks (a stable partition has one result, so
+ * the chunking only affects speed): each chunk splits its rows into its own
+ * stretch of tmp, and once every chunk's left count is known, the chunks are
+ * copied to their places. */
+static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *sp, int l, int r,
+                     int nthreads) {
+  int f = sp->feature;
+  const hb_binmapper_t *m = &d->mappers[f];
+  uint8_t goleft[HB_MAX_NUM_BIN];
+  for (int b = 0; b < m->num_bin; b++) goleft[b] = (uint8_t)hb_split_bin_left(sp, b);
+  int begin = ws->begin[l], cnt = ws->count[l];
+  int *rows = ws->idx + begin, *tmp = ws->tmp;
+  int nl = 0;
+  int nth = hb_threads_use(nthreads);
+  if (nth < 2 || cnt < 2 * PART_CHUNK) {
+    nl = split_rows(d, f, goleft, rows, cnt, tmp);
+    memcpy(rows, tmp, sizeof(int) * (size_t)nl);
+    for (int i = nl, j = cnt - 1; i < cnt; i++, j--) rows[i] = tmp[j];
+  } else {
+    /* a few chunks per thread, for balance */
+    int nchunk = 4 * nth;
+    if (nchunk > cnt / PART_CHUNK) nchunk = cnt / PART_CHUNK;
+    if (nchunk > PART_MAX_CHUNKS) nchunk = PART_MAX_CHUNKS;
+    int *cl = ws->chunk_left;
+#pragma omp parallel num_threads(nth)
+    {
+#pragma omp for schedule(static)
+      for (int c = 0; c < nchunk; c++) {
+        int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
+        cl[c] = split_rows(d, f, goleft, rows + i0, i1 - i0, tmp + i0);
+      }
+#pragma omp single
+      {
+        int acc = 0;
+        for (int c = 0; c < nchunk; c++) { int t = cl[c]; cl[c] = acc; acc += t; }
+        cl[nchunk] = acc;
+      }
+      int total_left = cl[nchunk];
+#pragma omp for schedule(static)
+      for (int c = 0; c < nchunk; c++) {
+        int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
+        int nlc = cl[c + 1] - cl[c];
+        memcpy(rows + cl[c], tmp + i0, sizeof(int) * (size_t)nlc);
+        int *dst = rows + total_left + (i0 - cl[c]);
+        for (int j = i1 - 1; j >= i0 + nlc; j--) *dst++ = tmp[j];
+      }
+    }
+    nl = cl[nchunk];
+  }
+  /* The split's counts were estimates (split_rules.h); from here on exact. */
+  ws->count[l] = nl;
+  ws->begin[r] = begin + nl;
+  ws->count[r] = cnt - nl;
+  return HB_OK;
+}
+
+/* After a split of a leaf into `small` (histogram built in slot ss) and
+ * `large`: when large_slot >= 0 turn it (the parent's histogram) into the
+ * larger child's by subtracting the smaller's, and find the best split of
+ * each child that may split. One pass over the features does all of it,
+ * each feature's bests kept apart and merged in feature order afterwards,
+ * so the winner is the sequential scan's whatever the thread count. */
+static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                              const uint8_t *active, int small, int scan_small,
+                              int large, int large_slot, int scan_large, int nthreads) {
+  hb_split_leaf_t cs, cb;
+  hb_split_leaf_init(&cs, cfg, ws->sum[small]);
+  hb_split_leaf_init(&cb, cfg, ws->sum[large]);
+  scan_small = scan_small && cs.splittable;
+  scan_large = scan_large && large_slot >= 0 && cb.splittable;
+  hb_histbin_t *hs = ws->pool[ws->slot[small]];
+  hb_histbin_t *hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
+  int nf = d->nfeat;
+  hb_split_t *ps = ws->per, *pb = ws->per + nf;
+  int nth = hb_threads_use(nthreads);
+  if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 2) if (nth > 1)
+  for (int f = 0; f < nf; f++) {
+    ps[f].feature = -1; ps[f].gain = -INFINITY;
+    pb[f].feature = -1; pb[f].gain = -INFINITY;
+    if (active && !active[f]) continue;
+    if (hl) {
+      hb_histbin_t *a = hl + d->hist_offset[f];
+      const hb_histbin_t *b = hs + d->hist_offset[f];
+      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
+      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
+    }
+    if (scan_small) hb_split_feature(&cs, d, hs, f, &ps[f]);
+    if (scan_large) hb_split_feature(&cb, d, hl, f, &pb[f]);
+  }
+  hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
+  bs->feature = -1; bs->gain = -INFINITY;
+  bb->feature = -1; bb->gain = -INFINITY;
+  for (int f = 0; f < nf; f++) {
+    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) *bs = ps[f];
+    if (pb[f].feature >= 0 && pb[f].gain > bb->gain) *bb = pb[f];
+  }
+}
+
+/* subtract_and_scan for integer histograms (quantized training): the
+ * same pass with exact subtraction and the GPU's integer search. The
+ * winners' integer left sums go to qlg / qlh of their leaves. */
+static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                                const uint8_t *active, int small, int scan_small,
+                                int large, int large_slot, int scan_large, int nthreads) {
+  const hb_qtree_t *qt = ws->qt;
+  hb_qsplit_leaf_t cs, cb;
+  hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->count[small], qt->sg, qt->sh);
+  hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->count[large], qt->sg, qt->sh);
+  scan_small = scan_small && cs.splittable;
+  scan_large = scan_large && large_slot >= 0 && cb.splittable;
+  hb_qbin_t *hs = (hb_qbin_t *)ws->pool[ws->slot[small]];
+  hb_qbin_t *hl = large_slot >= 0 ? (hb_qbin_t *)ws->pool[large_slot] : NULL;
+  int nf = d->nfeat;
+  hb_split_t *ps = ws->per, *pb = ws->per + nf;
+  int64_t *lgs = ws->qlg + ws->max_leaves, *lhs = ws->qlh + ws->max_leaves;  /* scratch: 2 per feature */
+  int nth = hb_threads_use(nthreads);
+  if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 2) if (nth > 1)
+  for (int f = 0; f < nf; f++) {
+    ps[f].feature = -1; ps[f].gain = -INFINITY;
+    pb[f].feature = -1; pb[f].gain = -INFINITY;
+    if (active && !active[f]) continue;
+    if (hl) {
+      hb_qbin_t *a = hl + d->hist_offset[f];
+      const hb_qbin_t *b = hs + d->hist_offset[f];
+      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
+      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
+    }
+    if (scan_small) hb_qsplit_feature(&cs, d, hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
+    if (scan_large) hb_qsplit_feature(&cb, d, hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
+  }
+  hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
+  bs->feature = -1; bs->gain = -INFINITY;
+  bb->feature = -1; bb->gain = -INFINITY;
+  for (int f = 0; f < nf; f++) {
+    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) { *bs = ps[f]; ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
+    if (pb[f].feature >= 0 && pb[f].gain > bb->gain) {
+      *bb = pb[f]; ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1];
+    }
+  }
+}
+
+/* The root's search over integer histograms (features in increasing order). */
+static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
+                        int slot) {
+  hb_qsplit_leaf_t c;
+  hb_qsplit_leaf_init(&c, cfg, ws->qg[0], ws->qh[0], ws->count[0], ws->qt->sg, ws->qt->sh);
+  hb_split_t *best = &ws->best[0];
+  best->feature = -1;
+  best->gain = -INFINITY;
+  for (int f = 0; f < d->nfeat; f++)
+    if (!active || active[f])
+      hb_qsplit_feature(&c, d, (const hb_qbin_t *)ws->pool[slot], f, best, &ws->qlg[0], &ws->qlh[0]);
+}
+
+/* Leaf values of a finished quantized tree, as the GPU computes them
+ * (src/cuda/score.cu): sums over each leaf's rows of the full-precision
+ * gradients in 64-bit fixed point (exact whatever the order), or of the
+ * quantized values; then the shared leaf rule. */
+static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree) {
+  const hb_qtree_t *qt = ws->qt;
+  for (int l = 0; l < tree->num_leaves; l++) {
+    const int *rows = ws->idx + ws->begin[l];
+    int n = ws->count[l];
+    double G, H;
+    if (qt->refit) {
+      long long sg = 0, sh = 0;
+      for (int i = 0; i < n; i++) {
+        size_t r = (size_t)rows[i];
+        sg += llrint(ldexp(gh[2 * r], qt->fg));
+        sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
+      }
+      G = ldexp((double)sg, -qt->fg);
+      H = ldexp((double)sh, -qt->fh);
+    } else {
+      long long sg = 0, sh = 0;
+      for (int i = 0; i < n; i++) {
+        int32_t p = qt->q[rows[i]];
+        sg += hb_qpack_g(p);
+        sh += hb_qpack_h(p);
+      }
+      G = (double)sg * qt->sg;
+      H = (double)sh * qt->sh;
+    }
+    tree->leaf_value[l] = n > 0 ? cfg->learning_rate * hb_split_leaf_output(cfg, G, H) : 0.0;
+    tree->leaf_hess[l] = H;
+    tree->leaf_count[l] = n;
+  }
+}
+
+/* With `remaining` splits left in the tree, only the `remaining` best
+ * pending leaves (by gain, ties to the lower index, as the growth loop picks
+ * them) can still be split: a leaf's gain never changes and every leaf
+ * ranked above it must be split first. Forget the others' splits and give
+ * back their histograms. The tree is unchanged; at most about half the
+ * leaves hold a histogram at once instead of nearly all of them, which
+ * halves the pool's memory. */
+static void drop_unreachable(hb_grow_ws_t *ws, int num_leaves, int remaining) {
+  int pending = 0;
+  for (int k = 0; k < num_leaves; k++) pending += ws->best[k].feature >= 0;
+  while (pending > remaining) {
+    int w = -1;   /* the worst-ranked pending leaf */
+    for (int k = 0; k < num_leaves; k++) {
+      if (ws->best[k].feature < 0) continue;
+      if (w < 0 || ws->best[k].gain < ws->best[w].gain ||
+          (ws->best[k].gain == ws->best[w].gain && k > w)) w = k;
+    }
+    ws->best[w].feature = -1;
+    slot_give(ws, w);
+    pending--;
+  }
+}
+
+/* Record split sp of leaf l in the tree (l stays left, the right child is the next leaf). */
+static int record_split(hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t *d,
+                        const hb_split_t *sp, int l) {
+  hb_tree_split_t ts;
+  ts.feature = sp->feature;
+  ts.is_cat = sp->is_cat;
+  ts.threshold_bin = sp->threshold_bin;
+  ts.default_left = sp->default_left;
+  ts.left_bins = sp->left_bins;
+  ts.gain = sp->gain;
+  ts.value[0] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->left_g, sp->left_h);
+  ts.value[1] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->right_g, sp->right_h);
+  ts.hess[0] = sp->left_h;
+  ts.hess[1] = sp->right_h;
+  ts.count[0] = sp->left_n;
+  ts.count[1] = sp->right_n;
+  return hb_tree_split_leaf(t, l, &d->mappers[sp->feature], &ts);
+}
+
+int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                 const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
+                 const uint8_t *active, hb_tree_t *tree) {
+  int nth = cfg->nthreads;
+  int n = bag ? bag_n : d->nrow;
+  int L = ws->max_leaves;
+  int status = HB_OK;
+  ws->nfree = 0;
+  for (int s = L - 1; s >= 0; s--) ws->free_slots[ws->nfree++] = s;
+  for (int l = 0; l < L; l++) { ws->slot[l] = -1; ws->best[l].feature = -1; }
+
+  if (bag) memcpy(ws->idx, bag, sizeof(int) * (size_t)n);
+  else for (int i = 0; i < n; i++) ws->idx[i] = i;
+  ws->begin[0] = 0;
+  ws->count[0] = n;
+  ws->gh = gh;
+  ws->qt = qt;
+  double G = 0, H = 0;   /* sequential: the same sums for any thread count */
+  if (qt) {
+    int64_t qg = 0, qh = 0;
+    for (int i = 0; i < n; i++) { int32_t p = qt->q[ws->idx[i]]; qg += hb_qpack_g(p); qh += hb_qpack_h(p); }
+    ws->qg[0] = qg;
+    ws->qh[0] = qh;
+    G = (double)qg * qt->sg;
+    H = (double)qh * qt->sh;
+  } else {
+    for (int i = 0; i < n; i++) { size_t r = (size_t)ws->idx[i]; G += gh[2 * r]; H += gh[2 * r + 1]; }
+  }
+  ws->sum[0].g = G; ws->sum[0].h = H; ws->sum[0].n = n;
+
+  tree->num_leaves = 1;
+  tree->cat_nbits_words = 0;
+  tree->leaf_value[0] = n > 0 ? cfg->learning_rate * hb_split_leaf_output(cfg, G, H) : 0.0;
+  tree->leaf_hess[0] = H;
+  tree->leaf_count[0] = n;
+  tree->leaf_parent[0] = -1;
+  tree->leaf_depth[0] = 0;
+  if (L < 2 || !can_split(cfg, tree, ws, 0)) {
+    if (qt) refit_leaves_q(ws, cfg, gh, tree);
+    return HB_OK;
+  }
+
+  int s0 = slot_take(ws);
+  if (s0 < 0) return HB_ERR_NOMEM;
+  ws->slot[0] = s0;
+  build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth);
+  if (qt)
+    scan_root_q(ws, cfg, d, active, s0);
+  else
+    hb_split_find(cfg, d, ws->pool[s0], active, ws->sum[0], &ws->best[0], nth);
+  if (ws->best[0].feature < 0) slot_give(ws, 0);
+
+  while (tree->num_leaves < L) {
+    int l = -1;
+    double bestg = -INFINITY;
+    for (int k = 0; k < tree->num_leaves; k++)
+      if (ws->best[k].feature >= 0 && ws->best[k].gain > bestg) { bestg = ws->best[k].gain; l = k; }
+    if (l < 0) break;
+    hb_split_t sp = ws->best[l];
+    int r = tree->num_leaves;
+    if ((status = partition(ws, d, &sp, l, r, nth)) != HB_OK) break;
+    sp.left_n = ws->count[l];
+    sp.right_n = ws->count[r];
+    if ((status = record_split(tree, cfg, d, &sp, l)) != HB_OK) break;
+    ws->sum[l].g = sp.left_g; ws->sum[l].h = sp.left_h; ws->sum[l].n = sp.left_n;
+    ws->sum[r].g = sp.right_g; ws->sum[r].h = sp.right_h; ws->sum[r].n = sp.right_n;
+    if (qt) {
+      ws->qg[r] = ws->qg[l] - ws->qlg[l];
+      ws->qh[r] = ws->qh[l] - ws->qlh[l];
+      ws->qg[l] = ws->qlg[l];
+      ws->qh[l] = ws->qlh[l];
+    }
+    ws->best[l].feature = -1;
+    ws->best[r].feature = -1;
+    ws->slot[r] = -1;
+    if (tree->num_leaves >= L) break;
+
+    int cl = can_split(cfg, tree, ws, l), cr = can_split(cfg, tree, ws, r);
+    if (!cl && !cr) { slot_give(ws, l); continue; }
+    int small = ws->count[l] <= ws->count[r] ? l : r;
+    int large = small == l ? r : l;
+    int parent_slot = ws->slot[l];
+    ws->slot[l] = -1;
+    int ss = slot_take(ws);
+    if (ss < 0) { status = HB_ERR_NOMEM; ws->free_slots[ws->nfree++] = parent_slot; break; }
+    build_leaf_hist(ws, d, small, ss, active, 0, nth);
+    ws->slot[small] = ss;
+    int large_ok = can_split(cfg, tree, ws, large);
+    if (large_ok) {
+      ws->slot[large] = parent_slot;
+    } else {
+      ws->free_slots[ws->nfree++] = parent_slot;
+    }
+    if (qt)
+      subtract_and_scan_q(ws, cfg, d, active, small, small == l ? cl : cr, large,
+                          large_ok ? parent_slot : -1, large_ok, nth);
+    else
+      subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
+                        large_ok ? parent_slot : -1, large_ok, nth);
+    if (ws->best[small].feature < 0) slot_give(ws, small);
+    if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
+    drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
+  }
+  if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
+  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree);
+  return status;
+}

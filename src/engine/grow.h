@@ -1,0 +1,34 @@
+/* grow.h: leaf-wise (best-first) growth of one tree on the CPU: the
+ * histogram pool, the row partition and the growth order. The rules are in
+ * /split.c (gain) and here (order, depth, subtraction). */
+#ifndef HB_GROW_H
+#define HB_GROW_H
+#include <stdint.h>
+#include "config.h"
+#include "dataset.h"
+#include "tree.h"
+#include "quantize.h"
+
+typedef struct hb_grow_ws hb_grow_ws_t;
+
+/* Workspace for trees of up to cfg->num_leaves leaves on dataset d (buffers
+ * reused from tree to tree). NULL on failure (message recorded). */
+hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d);
+void hb_grow_ws_free(hb_grow_ws_t *ws);
+
+/* Grow one tree from row-indexed (gradient, hessian) pairs gh (row r's at
+ * gh[2r], gh[2r+1]; 2 d->nrow values) over the rows
+ * bag[0..bag_n) (increasing), or all rows when bag is NULL, using only the
+ * features with active[f] != 0. `tree` must have room for cfg->num_leaves
+ * leaves; it is overwritten. Leaf values include the learning rate.
+ * With qt (quantized training) the tree grows from qt's integer values as
+ * the GPU grows it (split_quant.h), and its leaf values are refit from gh
+ * (or taken from the quantized sums) in 64-bit fixed point as on the GPU. */
+int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                 const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
+                 const uint8_t *active, hb_tree_t *tree);
+
+/* Rows that ended in leaf `leaf` of the last grown tree (increasing). */
+const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count);
+
+#endif

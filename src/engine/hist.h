@@ -1,0 +1,58 @@
+/* hist.h: gradient histograms of one leaf, in double precision (CPU).
+ * Slot hist_offset[f] + b of a leaf histogram holds the sums over the leaf's
+ * rows whose feature f falls in bin b. */
+#ifndef HB_HIST_H
+#define HB_HIST_H
+#include <stdint.h>
+#include "dataset.h"
+
+/* No row count: split_rules.h estimates counts from hessian sums. */
+typedef struct {
+  double g;   /* sum of gradients */
+  double h;   /* sum of hessians */
+} hb_histbin_t;
+
+/* A row-major copy of some dense features' bins (the CPU learner's own
+ * layout, built from the dataset's columns): row r's bins for the block's
+ * columns are the ncol bytes at bins + r * ncol, so a leaf's histogram reads
+ * one or two cache lines per row instead of one per feature. */
+typedef struct {
+  int nrow, ncol;
+  int nfeat;        /* the dataset's feature count */
+  int *feat;        /* ncol: the dataset feature held in each column, increasing */
+  int *col_of;      /* nfeat: the column holding feature f, or -1 */
+  uint8_t *bins;    /* nrow * ncol bins, row-major */
+} hb_rowblock_t;
+
+/* Row block of the dense features f with use[f] != 0 (use == NULL: every
+ * dense feature). *out is NULL (and HB_OK returned) when fewer than two
+ * features qualify: one column gains nothing over the column store. On
+ * failure returns a status with a message set and *out is NULL. */
+int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
+                       hb_rowblock_t **out);
+void hb_rowblock_free(hb_rowblock_t *rb);
+
+/* Build the histogram of the rows rows[0..nrows) (increasing), row r
+ * having gradient gh[2r] and hessian gh[2r+1] (interleaved, so one load
+ * brings both), for every feature with active[f] != 0 (active == NULL: all).
+ * rows == NULL means rows 0..nrows-1 (nrows must then be d->nrow). tot_g,
+ * tot_h are the leaf's sums: a sparse feature's default bin is derived from
+ * them. Features in the row block rb (may be NULL) are read row-wise, the
+ * others from their column store. Every bin is summed in row order by one
+ * thread, so the result does not depend on the thread count (and equals the
+ * column-wise sums bit for bit). */
+void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                   const double *gh, double tot_g, double tot_h,
+                   const uint8_t *active, hb_histbin_t *hist, int nthreads);
+
+/* a -= b over the active features' bins: the larger child from the parent
+ * and the smaller child. */
+void hb_hist_subtract(const hb_dataset_t *d, const uint8_t *active,
+                      hb_histbin_t *a, const hb_histbin_t *b, int nthreads);
+
+/* Reduce a leaf's local histogram across workers (DESIGN.md section 6). A
+ * no-op in one process; data-parallel training makes it an allreduce, and
+ * everything after it (split choice, leaf values) depends only on its result. */
+void hb_hist_reduce(const hb_dataset_t *d, const uint8_t *active, hb_histbin_t *hist);
+
+#endif

@@ -1,0 +1,209 @@
+/* hist_quant.c: integer histograms of quantized gradients on the CPU, the
+ * paper's hierarchical buffers: a tile of columns accumulates each row's
+ * packed value (one 32-bit add per feature instead of two 64-bit ones) into
+ * 16-bit halves, and every rows16 rows, before a half could overflow, adds
+ * them into the 64-bit pairs of the histogram. Tiles of the row block are
+ * split between threads as in hist.c; integer sums make any split exact. */
+#include <stdlib.h>
+#include <string.h>
+#include "hist_quant.h"
+#include "threads.h"
+
+#define QTILE_MAX 64        /* columns of a tile: its accumulators (64 x 256 x 4 bytes) stay in L2 */
+#define QPAR_MIN_UPDATES 65536
+
+/* Add the accumulators acc[0..nb) into the pairs h[0..nb) and clear them. */
+static void flush(int32_t *acc, hb_qbin_t *h, int nb) {
+  for (int b = 0; b < nb; b++) {
+    int32_t p = acc[b];
+    if (!p) continue;
+    h[b].g += hb_qpack_g(p);
+    h[b].h += hb_qpack_h(p);
+    acc[b] = 0;
+  }
+}
+
+/* A tile's accumulators: column k's at acc + k * QSTRIDE, whatever its
+ * number of bins, so that every address below is a row's byte plus a
+ * constant. */
+#define QSTRIDE HB_MAX_NUM_BIN
+
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define QWORDS 1            /* a row's bins read eight (or four) at a time */
+#else
+#define QWORDS 0
+#endif
+
+/* Add v to accumulator p[k] of column k for k < nc. The histogram is bound
+ * by loads, not by the adds: eight bins come in one 64-bit read and each
+ * accumulator's address is its byte plus a constant (no per-column pointer
+ * to load). Columns never share an accumulator, so each block loads all its
+ * accumulators before storing any: one add after another, every load would
+ * wait to be sure the store before it went elsewhere (as in hist.c). */
+#define QADDR(j, w) int32_t *a##j = acc + (j) * QSTRIDE + (int)(((w) >> (8 * (j))) & 255); int32_t t##j = *a##j;
+#define QSTORE(j) *a##j = t##j + v;
+static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) {
+  int k = 0;
+#if QWORDS
+  for (; k + 8 <= nc; k += 8, acc += 8 * QSTRIDE) {
+    uint64_t w;
+    memcpy(&w, p + k, 8);
+    QADDR(0, w) QADDR(1, w) QADDR(2, w) QADDR(3, w) QADDR(4, w) QADDR(5, w) QADDR(6, w) QADDR(7, w)
+    QSTORE(0) QSTORE(1) QSTORE(2) QSTORE(3) QSTORE(4) QSTORE(5) QSTORE(6) QSTORE(7)
+  }
+  if (k + 4 <= nc) {
+    uint32_t w;
+    memcpy(&w, p + k, 4);
+    QADDR(0, w) QADDR(1, w) QADDR(2, w) QADDR(3, w)
+    QSTORE(0) QSTORE(1) QSTORE(2) QSTORE(3)
+    k += 4;
+    acc += 4 * QSTRIDE;
+  }
+#endif
+  for (; k < nc; k++, acc += QSTRIDE) acc[p[k]] += v;
+}
+#undef QADDR
+#undef QSTORE
+
+/* nc columns of the row block (col[k]; their histograms hp[k] of nb[k]
+ * bins) over the rows, accumulated in acc. */
+static void tile_rows(const hb_rowblock_t *rb, const int *rows, int nrows, const int32_t *q, int rows16,
+                      const int *col, hb_qbin_t *const *hp, const int *nb, int nc, int32_t *acc) {
+  const size_t stride = (size_t)rb->ncol;
+  const int contiguous = col[nc - 1] - col[0] == nc - 1;
+  const uint8_t *base = rb->bins + (contiguous ? col[0] : 0);
+  uint8_t pick[QTILE_MAX];
+  for (int i0 = 0; i0 < nrows; i0 += rows16) {
+    int i1 = i0 + rows16 < nrows ? i0 + rows16 : nrows;
+    for (int i = i0; i < i1; i++) {
+      size_t r = rows ? (size_t)rows[i] : (size_t)i;
+      if (rows && i + 16 < nrows) {
+        size_t ra = (size_t)rows[i + 16];
+#if defined(__GNUC__)
+        __builtin_prefetch(base + ra * stride);
+        __builtin_prefetch(q + ra);
+#endif
+      }
+      const uint8_t *p = base + r * stride;
+      if (!contiguous) {
+        for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
+        p = pick;
+      }
+      row_add_q(acc, p, nc, q[r]);
+    }
+    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, hp[k], nb[k]);
+  }
+}
+
+/* Tile t of ntile over the row block's n_act active columns (as hist.c). */
+static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int t, int ntile,
+                     int n_act, const int *rows, int nrows, const int32_t *q, int rows16, hb_qbin_t *hist,
+                     int32_t *acc) {
+  int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
+  int col[QTILE_MAX], nb[QTILE_MAX];
+  hb_qbin_t *hp[QTILE_MAX];
+  int nc = 0;
+  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
+    int f = rb->feat[c];
+    if (active && !active[f]) continue;
+    if (rank >= lo) {
+      col[nc] = c;
+      nb[nc] = d->mappers[f].num_bin;
+      hp[nc] = hist + d->hist_offset[f];
+      memset(hp[nc], 0, sizeof(hb_qbin_t) * (size_t)nb[nc]);
+      memset(acc + (size_t)nc * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[nc]);
+      nc++;
+    }
+    rank++;
+  }
+  if (nc > 0) tile_rows(rb, rows, nrows, q, rows16, col, hp, nb, nc, acc);
+}
+
+/* First k >= lo with a[k] >= key in the increasing array a[0..n). */
+static int lower_bound(const int *a, int lo, int n, int key) {
+  int hi = n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (a[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/* One feature from its column store; a sparse one's default bin is the
+ * rest of the totals. */
+static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const int32_t *q, int rows16,
+                       int64_t tot_g, int64_t tot_h, hb_qbin_t *hist, int32_t *acc) {
+  const hb_binmapper_t *m = &d->mappers[f];
+  const hb_featstore_t *s = &d->store[f];
+  hb_qbin_t *h = hist + d->hist_offset[f];
+  int nb = m->num_bin, since = 0;
+  memset(h, 0, sizeof(hb_qbin_t) * (size_t)nb);
+  memset(acc, 0, sizeof(int32_t) * (size_t)nb);
+#define QADD(bin, r)                                  \
+  do {                                                \
+    acc[bin] += q[r];                                 \
+    if (++since == rows16) { flush(acc, h, nb); since = 0; } \
+  } while (0)
+  if (!s->sparse) {
+    for (int i = 0; i < nrows; i++) {
+      int r = rows ? rows[i] : i;
+      QADD(s->bins[r], r);
+    }
+  } else if (!rows) {
+    for (int k = 0; k < s->nnz; k++) QADD(s->vals[k], s->rows[k]);
+  } else {
+    int i = 0, k = 0;
+    while (i < nrows && k < s->nnz) {
+      if ((long long)(nrows - i) * 16 < (long long)(s->nnz - k)) {  /* far fewer leaf rows: gallop */
+        k = lower_bound(s->rows, k, s->nnz, rows[i]);
+        if (k < s->nnz && s->rows[k] == rows[i]) { QADD(s->vals[k], rows[i]); k++; }
+        i++;
+      } else if (rows[i] < s->rows[k]) {
+        i++;
+      } else if (s->rows[k] < rows[i]) {
+        k++;
+      } else {
+        QADD(s->vals[k], rows[i]);
+        i++;
+        k++;
+      }
+    }
+  }
+#undef QADD
+  flush(acc, h, nb);
+  if (s->sparse) {
+    int64_t g = tot_g, hh = tot_h;
+    for (int b = 0; b < nb; b++)
+      if (b != m->default_bin) { g -= h[b].g; hh -= h[b].h; }
+    h[m->default_bin].g = g;
+    h[m->default_bin].h = hh;
+  }
+}
+
+void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                    const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
+                    hb_qbin_t *hist, int nthreads) {
+  int n_act = 0, n_col = 0;
+  if (rb)
+    for (int c = 0; c < rb->ncol; c++) n_act += !active || active[rb->feat[c]];
+  for (int f = 0; f < d->nfeat; f++) n_col += (!rb || rb->col_of[f] < 0) && (!active || active[f]);
+  int nth = hb_threads_use(nthreads);
+  if ((long long)nrows * (n_act + n_col) < QPAR_MIN_UPDATES) nth = 1;
+  int ntile = (n_act + QTILE_MAX - 1) / QTILE_MAX;
+  if (n_act > 0 && nth > 1) {
+    int want = ((ntile + nth - 1) / nth) * nth;
+    if (want > n_act) want = n_act;
+    ntile = want > ntile ? want : ntile;
+  }
+  (void)nth;
+#pragma omp parallel num_threads(nth)
+  {
+    int32_t acc[QTILE_MAX * HB_MAX_NUM_BIN];
+#pragma omp for schedule(static) nowait
+    for (int t = 0; t < ntile; t++) run_tile(d, rb, active, t, ntile, n_act, rows, nrows, q, rows16, hist, acc);
+#pragma omp for schedule(dynamic, 1)
+    for (int f = 0; f < d->nfeat; f++)
+      if ((!rb || rb->col_of[f] < 0) && (!active || active[f]))
+        run_column(d, f, rows, nrows, q, rows16, tot_g, tot_h, hist, acc);
+  }
+}

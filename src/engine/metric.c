@@ -1,0 +1,155 @@
+/* metric.c: evaluation metrics on raw scores. Sums run over fixed chunks of
+ * CHUNK rows, merged in chunk order, so the value never depends on the thread count. */
+#include <math.h>
+#include <stdlib.h>
+#include "metric.h"
+#include "error.h"
+#include "threads.h"
+
+#define CHUNK 8192
+#define PROB_EPS 1e-15
+
+/* 1 when larger is better (auc), else 0. */
+int hb_metric_higher_better(int metric) { return metric == HB_METRIC_AUC; }
+
+/* Loss of row i (weight not applied). */
+static inline double row_loss(int metric, int n, int K, const double *s, const double *y, int i) {
+  switch (metric) {
+    case HB_METRIC_RMSE: {
+      double d = s[i] - y[i];
+      return d * d;
+    }
+    case HB_METRIC_MAE:
+      return fabs(s[i] - y[i]);
+    case HB_METRIC_LOGLOSS: {
+      double p = 1.0 / (1.0 + exp(-s[i]));
+      if (p < PROB_EPS) p = PROB_EPS;
+      if (p > 1.0 - PROB_EPS) p = 1.0 - PROB_EPS;
+      return y[i] > 0.5 ? -log(p) : -log(1.0 - p);
+    }
+    case HB_METRIC_ERROR:
+      return (double)((s[i] > 0.0) != (y[i] > 0.5));
+    case HB_METRIC_MULTI_LOGLOSS: {
+      size_t N = (size_t)n;
+      double mx = s[i];
+      for (int k = 1; k < K; k++)
+        if (s[k * N + i] > mx) mx = s[k * N + i];
+      double z = 0.0;
+      for (int k = 0; k < K; k++) z += exp(s[k * N + i] - mx);
+      double p = exp(s[(size_t)y[i] * N + i] - mx) / z;
+      if (p < PROB_EPS) p = PROB_EPS;
+      return -log(p);
+    }
+    default: { /* multi_error: argmax, first maximum wins */
+      size_t N = (size_t)n;
+      int best = 0;
+      for (int k = 1; k < K; k++)
+        if (s[k * N + i] > s[best * N + i]) best = k;
+      return (double)(best != (int)y[i]);
+    }
+  }
+}
+
+/* A row's score and index: sorting these needs no global state for the comparator. */
+typedef struct {
+  double s;
+  int i;
+} scored_t;
+
+/* Score ascending with NaN first (a total order qsort can rely on), then row index,
+ * so the order, and hence the sum, is the same on every run. */
+static int cmp_scored(const void *a, const void *b) {
+  const scored_t *p = a, *q = b;
+  int nx = p->s != p->s, ny = q->s != q->s;
+  if (nx != ny) return nx ? -1 : 1;
+  if (!nx && p->s < q->s) return -1;
+  if (!nx && p->s > q->s) return 1;
+  return (p->i > q->i) - (p->i < q->i);
+}
+
+static int same_score(double x, double y) { return (x != x && y != y) || x == y; }
+
+/* Weighted AUC: P(score_pos > score_neg) + 0.5 P(tie), the Mann-Whitney statistic.
+ * With only one class present it is 1, as LightGBM reports. */
+static int auc(int n, const double *s, const double *y, const double *w, double *out) {
+  scored_t *r = hb_malloc((size_t)n * sizeof(scored_t));
+  if (!r) return HB_ERR_NOMEM;
+  for (int i = 0; i < n; i++) {
+    r[i].s = s[i];
+    r[i].i = i;
+  }
+  qsort(r, (size_t)n, sizeof(scored_t), cmp_scored);
+  double num = 0.0, neg_below = 0.0, wpos = 0.0, wneg = 0.0;
+  for (int a = 0; a < n;) {
+    int b = a;
+    double gp = 0.0, gn = 0.0;
+    while (b < n && same_score(r[b].s, r[a].s)) {
+      int i = r[b].i;
+      double wi = w ? w[i] : 1.0;
+      if (y[i] > 0.5) gp += wi;
+      else gn += wi;
+      b++;
+    }
+    num += gp * neg_below + 0.5 * gp * gn;
+    neg_below += gn;
+    wpos += gp;
+    wneg += gn;
+    a = b;
+  }
+  hb_free(r);
+  *out = (wpos > 0.0 && wneg > 0.0) ? num / (wpos * wneg) : 1.0;
+  return HB_OK;
+}
+
+/* Metric of raw scores against labels; see metric.h. */
+int hb_metric_eval(int metric, int n, int num_class, const double *score, const double *label,
+                   const double *weight, int nthreads, double *out) {
+  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_MULTI_ERROR)
+    return hb_error_set(HB_ERR_INPUT, "unknown metric %d", metric);
+  if (n < 1) return hb_error_set(HB_ERR_INPUT, "a metric needs at least one row");
+  if (!score || !label || !out) return hb_error_set(HB_ERR_INPUT, "metric: no scores, labels or output given");
+  int multi = metric == HB_METRIC_MULTI_LOGLOSS || metric == HB_METRIC_MULTI_ERROR;
+  if (multi ? num_class < 2 : num_class != 1)
+    return hb_error_set(HB_ERR_INPUT, "this metric needs %s (num_class is %d)",
+                        multi ? "num_class >= 2" : "one score per row", num_class);
+  int binary = metric == HB_METRIC_LOGLOSS || metric == HB_METRIC_AUC || metric == HB_METRIC_ERROR;
+  for (int i = 0; i < n; i++) {
+    if (binary && label[i] != 0.0 && label[i] != 1.0)
+      return hb_error_set(HB_ERR_INPUT, "binary metrics need labels 0 or 1 (row %d has %g)", i + 1, label[i]);
+    if (multi && !(label[i] >= 0.0 && label[i] < num_class && label[i] == floor(label[i])))
+      return hb_error_set(HB_ERR_INPUT, "multiclass metrics need labels 0..%d (row %d has %g)", num_class - 1,
+                          i + 1, label[i]);
+    if (weight && !(weight[i] >= 0.0 && isfinite(weight[i])))
+      return hb_error_set(HB_ERR_INPUT, "weights must be finite and non-negative (row %d)", i + 1);
+  }
+  if (metric == HB_METRIC_AUC) return auc(n, score, label, weight, out);
+
+  int nchunk = (n + CHUNK - 1) / CHUNK;
+  double *part = hb_calloc((size_t)nchunk * 2, sizeof(double));
+  if (!part) return HB_ERR_NOMEM;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(hb_threads_use(nthreads)) schedule(static)
+#endif
+  for (int c = 0; c < nchunk; c++) {
+    int lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
+    double sl = 0.0, sw = 0.0;
+    for (int i = lo; i < hi; i++) {
+      double wi = weight ? weight[i] : 1.0;
+      sl += wi * row_loss(metric, n, num_class, score, label, i);
+      sw += wi;
+    }
+    part[2 * c] = sl;
+    part[2 * c + 1] = sw;
+  }
+  double sl = 0.0, sw = 0.0;
+  for (int c = 0; c < nchunk; c++) {
+    sl += part[2 * c];
+    sw += part[2 * c + 1];
+  }
+  hb_free(part);
+  (void)nthreads;
+  if (!(sw > 0.0)) return hb_error_set(HB_ERR_INPUT, "the weights sum to zero");
+  double v = sl / sw;
+  *out = metric == HB_METRIC_RMSE ? sqrt(v) : v;
+  return HB_OK;
+}

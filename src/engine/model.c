@@ -1,0 +1,184 @@
+/* model.c: the feature schema and the trained model's container (trees, init
+ * scores, label levels, free-form metadata). */
+#include <string.h>
+#include "model.h"
+#include "error.h"
+
+/* A copy of s from hb_malloc, or NULL (NULL input gives NULL without error). */
+static char *dup_str(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s);
+  char *d = hb_malloc(n + 1);
+  if (d) memcpy(d, s, n + 1);
+  return d;
+}
+
+/* An empty schema (no features). */
+void hb_schema_init(hb_schema_t *s) {
+  s->nfeat = 0;
+  s->names = NULL;
+  s->types = NULL;
+  s->nlevels = NULL;
+  s->levels = NULL;
+}
+
+/* Free everything s holds (NULL entries allowed, so a half-built schema clears) and re-init it. */
+void hb_schema_clear(hb_schema_t *s) {
+  if (!s) return;
+  for (int f = 0; f < s->nfeat; f++) {
+    if (s->names) hb_free(s->names[f]);
+    if (s->levels && s->levels[f]) {
+      int nl = s->nlevels ? s->nlevels[f] : 0;
+      for (int j = 0; j < nl; j++) hb_free(s->levels[f][j]);
+      hb_free(s->levels[f]);
+    }
+  }
+  hb_free(s->names);
+  hb_free(s->types);
+  hb_free(s->nlevels);
+  hb_free(s->levels);
+  hb_schema_init(s);
+}
+
+/* Deep copy src into dst. dst is overwritten without being freed (clear it first if it
+ * holds data); on failure dst is left empty and the status returned. */
+int hb_schema_copy(const hb_schema_t *src, hb_schema_t *dst) {
+  hb_schema_t s;
+  hb_schema_init(&s);
+  hb_schema_init(dst);
+  int n = src->nfeat;
+  if (n < 0) return hb_error_set(HB_ERR_INPUT, "schema has a negative feature count");
+  s.names = hb_calloc((size_t)n, sizeof(char *));
+  s.types = hb_calloc((size_t)n, sizeof(int));
+  s.nlevels = hb_calloc((size_t)n, sizeof(int));
+  s.levels = hb_calloc((size_t)n, sizeof(char **));
+  if (!s.names || !s.types || !s.nlevels || !s.levels) goto nomem;
+  s.nfeat = n;
+  for (int f = 0; f < n; f++) {
+    s.types[f] = src->types[f];
+    if (src->names && src->names[f] && !(s.names[f] = dup_str(src->names[f]))) goto nomem;
+    int nl = src->nlevels ? src->nlevels[f] : 0;
+    if (nl > 0 && src->levels && src->levels[f]) {
+      s.levels[f] = hb_calloc((size_t)nl, sizeof(char *));
+      if (!s.levels[f]) goto nomem;
+      s.nlevels[f] = nl;
+      for (int j = 0; j < nl; j++)
+        if (src->levels[f][j] && !(s.levels[f][j] = dup_str(src->levels[f][j]))) goto nomem;
+    }
+  }
+  *dst = s;
+  return HB_OK;
+nomem:
+  hb_schema_clear(&s);
+  return HB_ERR_NOMEM;
+}
+
+/* An empty model: default config, no features, one class, no trees. init_score is NULL
+ * (read as zeros) until the booster or the reader stores trees_per_iter values from
+ * hb_malloc/hb_calloc there. NULL on failure. */
+hb_model_t *hb_model_create(void) {
+  hb_model_t *m = hb_calloc(1, sizeof *m);
+  if (!m) return NULL;
+  hb_config_default(&m->config);
+  hb_schema_init(&m->schema);
+  m->num_class = 1;
+  m->trees_per_iter = 1;
+  m->init_score = NULL;
+  return m;
+}
+
+/* Free m and everything it owns (NULL-safe; tolerates a half-built model). */
+void hb_model_free(hb_model_t *m) {
+  if (!m) return;
+  hb_schema_clear(&m->schema);
+  hb_free(m->init_score);
+  if (m->trees)
+    for (int i = 0; i < m->num_trees; i++) hb_tree_free(m->trees[i]);
+  hb_free(m->trees);
+  if (m->label_levels)
+    for (int i = 0; i < m->nlabel_levels; i++) hb_free(m->label_levels[i]);
+  hb_free(m->label_levels);
+  for (int i = 0; i < m->nmeta; i++) {
+    if (m->meta_keys) hb_free(m->meta_keys[i]);
+    if (m->meta_values) hb_free(m->meta_values[i]);
+  }
+  hb_free(m->meta_keys);
+  hb_free(m->meta_values);
+  hb_free(m);
+}
+
+/* Append t (the model owns it from then on). On failure the caller still owns t. */
+int hb_model_push_tree(hb_model_t *m, hb_tree_t *t) {
+  if (!m || !t) return hb_error_set(HB_ERR_INPUT, "no model or tree given");
+  if (m->num_trees == m->cap_trees) {
+    if (m->cap_trees > (1 << 29)) return hb_error_set(HB_ERR_NOMEM, "too many trees");
+    int cap = m->cap_trees ? 2 * m->cap_trees : 16;
+    hb_tree_t **p = hb_realloc(m->trees, (size_t)cap * sizeof *p);
+    if (!p) return HB_ERR_NOMEM;
+    m->trees = p;
+    m->cap_trees = cap;
+  }
+  m->trees[m->num_trees++] = t;
+  return HB_OK;
+}
+
+/* Set (or replace) key's value; both strings are copied. */
+int hb_model_set_meta(hb_model_t *m, const char *key, const char *value) {
+  if (!m || !key || !value) return hb_error_set(HB_ERR_INPUT, "meta key and value must be strings");
+  char *v = dup_str(value);
+  if (!v) return HB_ERR_NOMEM;
+  for (int i = 0; i < m->nmeta; i++) {
+    if (strcmp(m->meta_keys[i], key) == 0) {
+      hb_free(m->meta_values[i]);
+      m->meta_values[i] = v;
+      return HB_OK;
+    }
+  }
+  char *k = dup_str(key);
+  char **nk = k ? hb_realloc(m->meta_keys, (size_t)(m->nmeta + 1) * sizeof(char *)) : NULL;
+  if (nk) m->meta_keys = nk;
+  char **nv = nk ? hb_realloc(m->meta_values, (size_t)(m->nmeta + 1) * sizeof(char *)) : NULL;
+  if (nv) m->meta_values = nv;
+  if (!nv) {
+    hb_free(k);
+    hb_free(v);
+    return HB_ERR_NOMEM;
+  }
+  m->meta_keys[m->nmeta] = k;
+  m->meta_values[m->nmeta] = v;
+  m->nmeta++;
+  return HB_OK;
+}
+
+/* The value stored for key (borrowed), or NULL when absent. */
+const char *hb_model_get_meta(const hb_model_t *m, const char *key) {
+  if (!m || !key) return NULL;
+  for (int i = 0; i < m->nmeta; i++)
+    if (strcmp(m->meta_keys[i], key) == 0) return m->meta_values[i];
+  return NULL;
+}
+
+/* Replace the class labels with copies of levels[0..n-1]; on failure the old ones stay. */
+int hb_model_set_label_levels(hb_model_t *m, int n, const char *const *levels) {
+  if (!m || n < 0 || (n > 0 && !levels)) return hb_error_set(HB_ERR_INPUT, "invalid label levels");
+  char **L = hb_calloc((size_t)n, sizeof(char *));
+  if (!L) return HB_ERR_NOMEM;
+  for (int i = 0; i < n; i++) {
+    if (!(L[i] = dup_str(levels[i] ? levels[i] : ""))) {
+      for (int j = 0; j < i; j++) hb_free(L[j]);
+      hb_free(L);
+      return HB_ERR_NOMEM;
+    }
+  }
+  for (int i = 0; i < m->nlabel_levels; i++) hb_free(m->label_levels[i]);
+  hb_free(m->label_levels);
+  m->label_levels = L;
+  m->nlabel_levels = n;
+  return HB_OK;
+}
+
+/* Complete iterations: num_trees / trees_per_iter (0 for a NULL model). */
+int hb_model_num_iterations(const hb_model_t *m) {
+  if (!m || m->trees_per_iter < 1) return 0;
+  return m->num_trees / m->trees_per_iter;
+}

@@ -1,0 +1,100 @@
+/* objective.c: squared error, logistic and softmax losses. */
+#include <math.h>
+#include "objective.h"
+#include "error.h"
+#include "threads.h"
+#include "math_rules.h"
+
+int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label) {
+  if (!label) return hb_error_set(HB_ERR_INPUT, "the training data has no labels");
+  for (int i = 0; i < n; i++) {
+    double y = label[i];
+    if (!isfinite(y))
+      return hb_error_set(HB_ERR_INPUT, "label %d is missing or not finite", i + 1);
+    if (cfg->objective == HB_OBJ_BINARY && y != 0.0 && y != 1.0)
+      return hb_error_set(HB_ERR_INPUT, "binary labels must be 0 or 1 (label %d is %g)", i + 1, y);
+    if (cfg->objective == HB_OBJ_MULTICLASS &&
+        (y < 0 || y >= cfg->num_class || y != floor(y)))
+      return hb_error_set(HB_ERR_INPUT, "multiclass labels must be integers 0..%d (label %d is %g)",
+                          cfg->num_class - 1, i + 1, y);
+  }
+  return HB_OK;
+}
+
+void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
+                             const double *weight, double *init) {
+  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  for (int k = 0; k < K; k++) init[k] = 0.0;
+  if (!cfg->boost_from_average) return;
+  /* Sequential sums: the order is fixed, so the start never depends on threads. */
+  double sw = 0.0, swy = 0.0;
+  if (cfg->objective == HB_OBJ_MULTICLASS) {
+    for (int i = 0; i < n; i++) {
+      double w = weight ? weight[i] : 1.0;
+      sw += w;
+      init[(int)label[i]] += w;
+    }
+    for (int k = 0; k < K; k++) {
+      double p = sw > 0 ? init[k] / sw : 1.0 / K;
+      init[k] = log(p > 1e-15 ? p : 1e-15);
+    }
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    double w = weight ? weight[i] : 1.0;
+    sw += w;
+    swy += w * label[i];
+  }
+  double mean = sw > 0 ? swy / sw : 0.0;
+  if (cfg->objective == HB_OBJ_BINARY) {
+    if (mean < 1e-15) mean = 1e-15;
+    if (mean > 1 - 1e-15) mean = 1 - 1e-15;
+    init[0] = log(mean / (1 - mean));
+  } else {
+    init[0] = mean;
+  }
+}
+
+void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
+                            const double *weight, const double *score,
+                            double *gh, int nthreads) {
+  int nth = hb_threads_use(nthreads);
+  (void)nth;
+  if (cfg->objective == HB_OBJ_REGRESSION) {
+#pragma omp parallel for num_threads(nth) schedule(static)
+    for (int i = 0; i < n; i++) {
+      double w = weight ? weight[i] : 1.0;
+      gh[2 * (size_t)i] = w * (score[i] - label[i]);
+      gh[2 * (size_t)i + 1] = w;
+    }
+  } else if (cfg->objective == HB_OBJ_BINARY) {
+#pragma omp parallel for num_threads(nth) schedule(static)
+    for (int i = 0; i < n; i++) {
+      double w = weight ? weight[i] : 1.0;
+      double p = 1.0 / (1.0 + hb_exp(-score[i]));
+      gh[2 * (size_t)i] = w * (p - label[i]);
+      gh[2 * (size_t)i + 1] = w * p * (1.0 - p);
+    }
+  } else {
+    int K = cfg->num_class;
+    double factor = (double)K / (K - 1);
+#pragma omp parallel for num_threads(nth) schedule(static)
+    for (int i = 0; i < n; i++) {
+      double w = weight ? weight[i] : 1.0;
+      double mx = score[i];
+      for (int k = 1; k < K; k++) {
+        double s = score[(size_t)k * n + i];
+        if (s > mx) mx = s;
+      }
+      double sum = 0.0;
+      for (int k = 0; k < K; k++) sum += hb_exp(score[(size_t)k * n + i] - mx);
+      int y = (int)label[i];
+      for (int k = 0; k < K; k++) {
+        size_t j = (size_t)k * n + i;
+        double p = hb_exp(score[j] - mx) / sum;
+        gh[2 * j] = w * (p - (k == y ? 1.0 : 0.0));
+        gh[2 * j + 1] = w * factor * p * (1.0 - p);
+      }
+    }
+  }
+}

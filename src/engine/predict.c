@@ -1,0 +1,192 @@
+/* predict.c: prediction from raw values (dense columns or a CSC matrix) by
+ * walking the trees with hb_tree_goes_left. Each row is independent and sums
+ * its trees in iteration order, so results never depend on the thread count. */
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "predict.h"
+#include "error.h"
+#include "threads.h"
+
+/* Value of feature f in `row` of dense input: INT NA and out-of-range factor codes are NaN. */
+static inline double dense_value(const hb_column_t *c, int row) {
+  switch (c->type) {
+    case HB_COL_DOUBLE:
+      return c->dbl[row];
+    case HB_COL_INT: {
+      int v = c->i32[row];
+      return v == HB_NA_INT ? NAN : (double)v;
+    }
+    default: {
+      int v = c->i32[row];
+      return (v < 1 || v > c->nlevels) ? NAN : (double)v;
+    }
+  }
+}
+
+/* Leaf of tree t for one row: features from rowbuf when given (sparse input), else
+ * from the dense columns. */
+static inline int tree_leaf(const hb_tree_t *t, const hb_column_t *cols, const double *rowbuf, int row) {
+  if (t->num_leaves <= 1) return 0;
+  int node = 0;
+  while (node >= 0) {
+    int f = t->split_feature[node];
+    double v = rowbuf ? rowbuf[f] : dense_value(&cols[f], row);
+    node = hb_tree_goes_left(t, node, v) ? t->left[node] : t->right[node];
+  }
+  return ~node;
+}
+
+/* Row-major copy of a CSC matrix (column indices increase within each row). */
+typedef struct {
+  int *p;     /* nrow + 1 */
+  int *j;
+  double *x;
+} csr_t;
+
+static void csr_free(csr_t *r) {
+  hb_free(r->p);
+  hb_free(r->j);
+  hb_free(r->x);
+}
+
+/* Check the CSC arrays (so a bad matrix cannot make us write out of bounds) and transpose. */
+static int csc_to_csr(const hb_csc_t *c, int nrow, int ncol, csr_t *r) {
+  memset(r, 0, sizeof *r);
+  if (!c->p || c->p[0] != 0) return hb_error_set(HB_ERR_INPUT, "sparse matrix: column pointers must start at 0");
+  for (int k = 0; k < ncol; k++)
+    if (c->p[k + 1] < c->p[k])
+      return hb_error_set(HB_ERR_INPUT, "sparse matrix: column pointers decrease at column %d", k + 1);
+  int nnz = c->p[ncol];
+  if (nnz > 0 && (!c->i || !c->x)) return hb_error_set(HB_ERR_INPUT, "sparse matrix: missing row indices or values");
+  for (int k = 0; k < ncol; k++)
+    for (int e = c->p[k]; e < c->p[k + 1]; e++)
+      if (c->i[e] < 0 || c->i[e] >= nrow || (e > c->p[k] && c->i[e] <= c->i[e - 1]))
+        return hb_error_set(HB_ERR_INPUT,
+                            "sparse matrix: row indices of column %d must be increasing and in 0..%d", k + 1,
+                            nrow - 1);
+  r->p = hb_calloc((size_t)nrow + 1, sizeof(int));
+  r->j = hb_malloc((size_t)nnz * sizeof(int));
+  r->x = hb_malloc((size_t)nnz * sizeof(double));
+  if (!r->p || !r->j || !r->x) {
+    csr_free(r);
+    return HB_ERR_NOMEM;
+  }
+  for (int e = 0; e < nnz; e++) r->p[c->i[e] + 1]++;
+  for (int i = 0; i < nrow; i++) r->p[i + 1] += r->p[i];
+  int *fill = hb_malloc((size_t)nrow * sizeof(int));
+  if (!fill) {
+    csr_free(r);
+    return HB_ERR_NOMEM;
+  }
+  memcpy(fill, r->p, (size_t)nrow * sizeof(int));
+  for (int k = 0; k < ncol; k++)
+    for (int e = c->p[k]; e < c->p[k + 1]; e++) {
+      int d = fill[c->i[e]]++;
+      r->j[d] = k;
+      r->x[d] = c->x[e];
+    }
+  hb_free(fill);
+  return HB_OK;
+}
+
+/* Turn the raw scores of one row (K values, stride nrow) into the response. */
+static inline void response(int objective, int K, double *o, size_t stride) {
+  if (objective == HB_OBJ_BINARY) {
+    o[0] = 1.0 / (1.0 + exp(-o[0]));
+  } else if (objective == HB_OBJ_MULTICLASS) {
+    double mx = o[0], s = 0.0;
+    for (int k = 1; k < K; k++)
+      if (o[k * stride] > mx) mx = o[k * stride];
+    for (int k = 0; k < K; k++) {
+      o[k * stride] = exp(o[k * stride] - mx);
+      s += o[k * stride];
+    }
+    for (int k = 0; k < K; k++) o[k * stride] /= s;
+  }
+}
+
+/* Predict rows of `in` into out (column-major); see predict.h. */
+int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
+               double *out) {
+  if (!m || !in) return hb_error_set(HB_ERR_INPUT, "no model or data given");
+  if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF)
+    return hb_error_set(HB_ERR_INPUT, "type must be raw, response or leaf (got %d)", type);
+  if (in->nrow < 0) return hb_error_set(HB_ERR_INPUT, "negative row count");
+  if (in->ncol != m->schema.nfeat)
+    return hb_error_set(HB_ERR_INPUT, "newdata has %d columns but the model was trained on %d features",
+                        in->ncol, m->schema.nfeat);
+  if ((in->cols == NULL) == (in->csc == NULL))
+    return hb_error_set(HB_ERR_INPUT, "give exactly one of dense columns or a sparse matrix");
+  int niter = hb_model_num_iterations(m);
+  if (start_iter < 0 || start_iter > niter)
+    return hb_error_set(HB_ERR_INPUT, "start_iteration must be between 0 and %d (got %d)", niter, start_iter);
+  if (num_iter <= 0) num_iter = niter - start_iter;
+  if (num_iter > niter - start_iter)
+    return hb_error_set(HB_ERR_INPUT,
+                        "start_iteration + num_iteration (%d + %d) exceeds the model's %d iterations", start_iter,
+                        num_iter, niter);
+  if (!out) return hb_error_set(HB_ERR_INPUT, "no output buffer given");
+  if (in->cols) {
+    for (int f = 0; f < in->ncol; f++) {
+      const hb_column_t *c = &in->cols[f];
+      if (c->type == HB_COL_DOUBLE ? !c->dbl : (c->type == HB_COL_INT || c->type == HB_COL_FACTOR) ? !c->i32 : 1)
+        if (in->nrow > 0) return hb_error_set(HB_ERR_INPUT, "column %d has no data or an unknown type", f + 1);
+    }
+  }
+  int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
+  if (nrow == 0) return HB_OK;
+  int t0 = start_iter * K, t1 = (start_iter + num_iter) * K;
+  size_t N = (size_t)nrow;
+  int nth = hb_threads_use(nthreads);
+
+  csr_t csr;
+  double *rowbufs = NULL;
+  memset(&csr, 0, sizeof csr);
+  if (in->csc) {
+    int st = csc_to_csr(in->csc, nrow, nfeat, &csr);
+    if (st) return st;
+    /* One zeroed row of nfeat values per thread; each row sets its entries and resets them after. */
+    rowbufs = hb_calloc((size_t)nth * (size_t)(nfeat > 0 ? nfeat : 1), sizeof(double));
+    if (!rowbufs) {
+      csr_free(&csr);
+      return HB_ERR_NOMEM;
+    }
+  }
+  const hb_column_t *cols = in->cols;
+  hb_tree_t *const *trees = m->trees;
+  const double *init = m->init_score;
+  int objective = m->config.objective;
+
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static)
+#endif
+  for (int i = 0; i < nrow; i++) {
+    double *buf = NULL;
+    if (rowbufs) {
+#ifdef _OPENMP
+      buf = rowbufs + (size_t)omp_get_thread_num() * (size_t)nfeat;
+#else
+      buf = rowbufs;
+#endif
+      for (int e = csr.p[i]; e < csr.p[i + 1]; e++) buf[csr.j[e]] = csr.x[e];
+    }
+    if (type == HB_PRED_LEAF) {
+      for (int t = t0; t < t1; t++) out[(size_t)(t - t0) * N + i] = (double)tree_leaf(trees[t], cols, buf, i);
+    } else {
+      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = init ? init[k] : 0.0;
+      for (int t = t0; t < t1; t++) {
+        const hb_tree_t *tr = trees[t];
+        out[(size_t)(t % K) * N + i] += tr->leaf_value[tree_leaf(tr, cols, buf, i)];
+      }
+      if (type == HB_PRED_RESPONSE) response(objective, K, out + i, N);
+    }
+    if (buf)
+      for (int e = csr.p[i]; e < csr.p[i + 1]; e++) buf[csr.j[e]] = 0.0;
+  }
+  hb_free(rowbufs);
+  csr_free(&csr);
+  return HB_OK;
+}

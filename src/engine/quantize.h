@@ -1,0 +1,80 @@
+/* quantize.h: gradient quantization (Shi et al., "Quantized Training of
+ * Gradient Boosting Decision Trees"), written once for the CPU and the GPU
+ * learner so that both round every gradient to the same integer.
+ *
+ * A tree's gradients become integers in [-Lg, Lg] and its hessians in
+ * [0, Lh], with Lg = 2^(bits-1) - 1 and Lh = 2^bits - 1: value / scale,
+ * scale = the largest magnitude / L, rounded to an integer either
+ * stochastically (floor(x + u), u uniform in [0, 1) drawn for (seed, tree,
+ * row): unbiased, E = x) or to nearest (floor(x + 0.5)). A hessian that is the
+ * same for every row (squared error without weights) is not quantized: every
+ * row gets 1 and the scale is that hessian, so its sums stay exact.
+ *
+ * Sums of quantized values are integers, exact in any order: histograms,
+ * their subtraction and the split search give the same result on any number
+ * of threads and on the GPU. Only IEEE operations that every device rounds
+ * the same way appear here (a division, an addition, floor). */
+#ifndef HB_QUANTIZE_H
+#define HB_QUANTIZE_H
+#include <math.h>
+#include <stdint.h>
+#include "config.h"
+#include "rng.h"
+
+#ifdef __CUDACC__
+#define HB_QFN static inline __host__ __device__
+#else
+#define HB_QFN static inline
+#endif
+
+/* Largest quantized gradient magnitude and hessian for `bits` bits. */
+HB_QFN int hb_quant_grad_levels(int bits) { return (1 << (bits - 1)) - 1; }
+HB_QFN int hb_quant_hess_levels(int bits) { return (1 << bits) - 1; }
+
+/* The scale of values whose largest magnitude is `maxabs`, on `levels`
+ * levels (a positive number even when every value is 0). */
+HB_QFN double hb_quant_scale(double maxabs, int levels) { return maxabs > 0 ? maxabs / levels : 1.0; }
+
+/* v / scale rounded, stochastically with u in [0, 1) or to nearest, and
+ * kept within [lo, hi] (v / scale can land a rounding error past the largest
+ * level). */
+HB_QFN int hb_quant_round(double v, double scale, double u, int stochastic, int lo, int hi) {
+  double x = floor(v / scale + (stochastic ? u : 0.5));
+  return x < lo ? lo : x > hi ? hi : (int)x;
+}
+
+/* The uniform draw that rounds the gradient (which = 0) or hessian (1) of
+ * row `row` in tree `tree` (tree = round * num_class + class, as for feature
+ * sampling): independent draws for the two. */
+HB_QFN double hb_quant_uniform(uint64_t seed, uint64_t tree, uint64_t row, int which) {
+  return hb_rng_key_unif(seed, HB_RNG_QUANTIZE, tree, 2 * row + (uint64_t)which);
+}
+
+/* Rows one 16-bit packed accumulator may sum before its gradient half
+ * (signed, |sum| < 2^15) or hessian half (unsigned, < 2^16) could overflow. */
+HB_QFN int hb_quant_rows16(int grad_levels, int hess_levels) {
+  int a = 32767 / (grad_levels > 0 ? grad_levels : 1), b = 65535 / (hess_levels > 0 ? hess_levels : 1);
+  return a < b ? a : b;
+}
+
+/* ---- the CPU's rounding pass (quantize.c) ---- */
+#ifndef __CUDACC__
+/* One tree's quantization: packed row values q[r] = g * 65536 + h, the
+ * scales, and what refitting its leaves needs. */
+typedef struct {
+  const int32_t *q;       /* n packed values */
+  double sg, sh;          /* value of one unit of g, of h */
+  int rows16;             /* rows a 16-bit accumulator may sum */
+  int refit;              /* leaf values from full precision (1) or from the quantized sums */
+  int fg, fh;             /* refit sums: int64 fixed point with these exponents */
+} hb_qtree_t;
+
+/* Quantize the n rows' interleaved (g, h) pairs gh for tree `tree` of
+ * cfg into q (n values) and describe the result in *out; scales come from
+ * every row (as on the GPU). HB_ERR_INPUT when a gradient or hessian is not
+ * finite. */
+int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
+                     int nthreads);
+#endif
+
+#endif

@@ -1,0 +1,50 @@
+/* rng.h: counter-based random numbers. A draw is a pure function of
+ * (seed, stream, a, b), e.g. (seed, HB_RNG_BAGGING, round, row): results do
+ * not depend on the thread count or on the order draws are made, and the GPU
+ * reproduces every draw: the mixing is defined here once, as inline integer
+ * arithmetic that nvcc compiles for the device as well. */
+#ifndef HB_RNG_H
+#define HB_RNG_H
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define HB_RNG_FN static inline __host__ __device__
+#else
+#define HB_RNG_FN static inline
+#endif
+
+enum {
+  HB_RNG_BAGGING = 1,
+  HB_RNG_FEATURE = 2,
+  HB_RNG_GOSS = 3,
+  HB_RNG_QUANTIZE = 4,
+  HB_RNG_BINNING = 5
+};
+
+/* splitmix64's finalizer. */
+HB_RNG_FN uint64_t hb_rng_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* 64 well-mixed bits for the key (seed, stream, a, b). */
+HB_RNG_FN uint64_t hb_rng_key(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
+  uint64_t h = hb_rng_mix64(seed + 0x9e3779b97f4a7c15ULL);
+  h = hb_rng_mix64(h ^ (stream * 0xd1b54a32d192ed03ULL));
+  h = hb_rng_mix64(h ^ (a + 0x9e3779b97f4a7c15ULL));
+  h = hb_rng_mix64(h ^ (b * 0xaef17502108ef2d9ULL + 0x632be59bd9b4e019ULL));
+  return h;
+}
+
+/* A uniform double in [0, 1) with 53 random bits for the same key (exact on
+ * any IEEE device: an integer times a power of two). */
+HB_RNG_FN double hb_rng_key_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
+  return (double)(hb_rng_key(seed, stream, a, b) >> 11) * 0x1.0p-53;
+}
+
+/* The same, as linkable functions for callers that prefer them. */
+uint64_t hb_rng_bits(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b);
+double hb_rng_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b);
+
+#endif

@@ -1,0 +1,196 @@
+/* split.c: split search on a leaf histogram.
+ *
+ * gain = L(GL,HL) + L(GR,HR) - L(G,H), L(G,H) = T(G)^2 / (H + l2), T the L1
+ * soft threshold (split_rules.h). A candidate needs min_data_in_leaf rows
+ * (estimated from hessian sums, bin by bin, as split_rules.h says) and
+ * min_sum_hessian_in_leaf hessian on both sides and gain > min_gain_to_split
+ * (and > 0). Numeric features scan thresholds with the missing bin on either
+ * side (and "missing alone on the right"); with no missing rows in the leaf
+ * the missing direction follows the larger child. Categorical features order
+ * their levels by G/(H + cat_smooth) and scan prefixes from both ends
+ * (LightGBM's many-vs-many rule), skipping from the second end the sets
+ * whose complement the first end already gave (the same partition). Ties keep the first candidate in scan
+ * order, then the lower feature index, so the result is deterministic. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "split.h"
+#include "split_rules.h"
+#include "threads.h"
+
+double hb_split_leaf_output(const hb_config_t *cfg, double g, double h) {
+  return hb_rule_leaf_output(g, h, cfg->lambda_l1, cfg->lambda_l2);
+}
+
+typedef hb_split_leaf_t scan_ctx;
+
+static void bits_clear(uint32_t *b) { memset(b, 0, sizeof(uint32_t) * (HB_MAX_NUM_BIN / 32)); }
+static void bits_set(uint32_t *b, int k) { b[k >> 5] |= 1u << (k & 31); }
+
+/* Gain of left = (gl, hl, nl), or -1 when invalid (valid gains are > 0). */
+static inline double candidate(const scan_ctx *c, double gl, double hl, int nl,
+                               double l2, double parent_gain) {
+  const hb_config_t *cfg = c->cfg;
+  return hb_rule_split_gain(gl, hl, nl, c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, l2,
+                            parent_gain, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf,
+                            c->min_gain);
+}
+
+static void finish(const scan_ctx *c, hb_split_t *s, double gl, double hl, int nl) {
+  s->left_g = gl; s->left_h = hl; s->left_n = nl;
+  s->right_g = c->tot.g - gl; s->right_h = c->tot.h - hl; s->right_n = c->tot.n - nl;
+}
+
+static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
+                         const hb_histbin_t *h, hb_split_t *best) {
+  int M = m->num_bin - 1;     /* the missing bin; value bins 0..M-1 */
+  const hb_histbin_t *na = h + M;
+  double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
+  double best_gain = 0.0, bgl = 0, bhl = 0;
+  int bt = -1, bdl = 0, bnl = 0;
+  double gl = 0, hl = 0;
+  int nl = 0, na_n = hb_rule_count(na->h, cf);
+  if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
+    for (int t = 0; t < M - 1; t++) {
+      gl += h[t].g; hl += h[t].h; nl += hb_rule_count(h[t].h, cf);
+      double g1 = candidate(c, gl, hl, nl, l2, c->parent_gain);
+      if (g1 > best_gain) { best_gain = g1; bt = t; bdl = 0; bgl = gl; bhl = hl; bnl = nl; }
+      double g2 = candidate(c, gl + na->g, hl + na->h, nl + na_n, l2, c->parent_gain);
+      if (g2 > best_gain) {
+        best_gain = g2; bt = t; bdl = 1;
+        bgl = gl + na->g; bhl = hl + na->h; bnl = nl + na_n;
+      }
+    }
+    /* every value left, missing alone right */
+    double g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain);
+    if (g3 > best_gain) {
+      best_gain = g3; bt = M - 1; bdl = 0;
+      bgl = c->tot.g - na->g; bhl = c->tot.h - na->h; bnl = c->tot.n - na_n;
+    }
+  } else {
+    for (int t = 0; t < M - 1; t++) {
+      gl += h[t].g; hl += h[t].h; nl += hb_rule_count(h[t].h, cf);
+      double g1 = candidate(c, gl, hl, nl, l2, c->parent_gain);
+      if (g1 > best_gain) {
+        best_gain = g1; bt = t; bgl = gl; bhl = hl; bnl = nl;
+        bdl = nl >= c->tot.n - nl;
+      }
+    }
+  }
+  if (bt < 0 || !(best_gain > best->gain)) return;
+  best->feature = f;
+  best->gain = best_gain;
+  best->is_cat = 0;
+  best->threshold_bin = bt;
+  best->default_left = bdl;
+  bits_clear(best->left_bins);
+  for (int b = 0; b <= bt; b++) bits_set(best->left_bins, b);
+  if (bdl) bits_set(best->left_bins, M);
+  finish(c, best, bgl, bhl, bnl);
+}
+
+typedef struct { double key; int bin; } cat_key;
+
+static int cat_key_cmp(const void *a, const void *b) {
+  const cat_key *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->bin > y->bin) - (x->bin < y->bin);
+}
+
+static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
+                             const hb_histbin_t *h, hb_split_t *best) {
+  const hb_config_t *cfg = c->cfg;
+  int nb = m->num_bin;
+  double cf = c->cnt_factor;
+  cat_key keys[HB_MAX_NUM_BIN];
+  int cnt[HB_MAX_NUM_BIN];
+  int mcat = 0, dropped = 0;
+  for (int b = 0; b < nb; b++) {
+    cnt[b] = hb_rule_count(h[b].h, cf);
+    if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
+    if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
+    keys[mcat].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
+    keys[mcat].bin = b;
+    mcat++;
+  }
+  if (mcat < 2) return;
+  qsort(keys, (size_t)mcat, sizeof(cat_key), cat_key_cmp);
+  double l2 = cfg->lambda_l2 + cfg->cat_l2;
+  double parent_gain = hb_rule_leaf_gain(c->tot.g, c->tot.h, cfg->lambda_l1, l2);
+  int kmax = mcat - 1;
+  if (cfg->max_cat_threshold < kmax) kmax = cfg->max_cat_threshold;
+  double best_gain = 0.0, bgl = 0, bhl = 0;
+  int bk = 0, bdir = 0, bnl = 0;
+  for (int dir = 0; dir < 2; dir++) {
+    double gl = 0, hl = 0;
+    int nl = 0;
+    for (int k = 1; k <= kmax; k++) {
+      int b = keys[dir == 0 ? k - 1 : mcat - k].bin;
+      gl += h[b].g; hl += h[b].h; nl += cnt[b];
+      /* With no category left out, the last k from this end are the
+       * complement of the first mcat - k: a partition already scanned. */
+      if (dir == 1 && dropped == 0 && mcat - k <= kmax) continue;
+      double g = candidate(c, gl, hl, nl, l2, parent_gain);
+      if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
+    }
+  }
+  if (bk == 0 || !(best_gain > best->gain)) return;
+  best->feature = f;
+  best->gain = best_gain;
+  best->is_cat = 1;
+  best->threshold_bin = -1;
+  bits_clear(best->left_bins);
+  for (int k = 1; k <= bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k - 1 : mcat - k].bin);
+  best->default_left = hb_split_bin_left(best, nb - 1);
+  finish(c, best, bgl, bhl, bnl);
+}
+
+void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t tot) {
+  c->cfg = cfg;
+  c->tot = tot;
+  c->splittable = hb_rule_splittable(tot.n, tot.h, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf);
+  c->cnt_factor = hb_rule_count_factor(tot.n, tot.h);
+  c->parent_gain = hb_rule_leaf_gain(tot.g, tot.h, cfg->lambda_l1, cfg->lambda_l2);
+  c->min_gain = cfg->min_gain_to_split > 0 ? cfg->min_gain_to_split : 0.0;
+}
+
+void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
+                      int f, hb_split_t *best) {
+  const hb_binmapper_t *m = &d->mappers[f];
+  if (!c->splittable || m->trivial) return;
+  const hb_histbin_t *h = hist + d->hist_offset[f];
+  if (m->type == HB_FEAT_CATEGORICAL) scan_categorical(c, f, m, h, best);
+  else scan_numeric(c, f, m, h, best);
+}
+
+void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
+                   const uint8_t *active, hb_leafsum_t tot, hb_split_t *best, int nthreads) {
+  best->feature = -1;
+  best->gain = -INFINITY;
+  scan_ctx c;
+  hb_split_leaf_init(&c, cfg, tot);
+  if (!c.splittable) return;
+  int nf = d->nfeat;
+  int nth = hb_threads_use(nthreads);
+  /* Few features: the scan is cheaper than starting threads. */
+  if (nf < 64) nth = 1;
+  hb_split_t *per = NULL;
+  if (nth > 1) per = malloc(sizeof(hb_split_t) * (size_t)nf);
+  if (!per) {
+    for (int f = 0; f < nf; f++)
+      if (!active || active[f]) hb_split_feature(&c, d, hist, f, best);
+    return;
+  }
+  /* Each feature's best is found alone, then merged in feature order: the
+   * same winner as the sequential loop whatever the thread count. */
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 4)
+  for (int f = 0; f < nf; f++) {
+    per[f].feature = -1;
+    per[f].gain = -INFINITY;
+    if (!active || active[f]) hb_split_feature(&c, d, hist, f, &per[f]);
+  }
+  for (int f = 0; f < nf; f++)
+    if (per[f].feature >= 0 && per[f].gain > best->gain) *best = per[f];
+  free(per);
+}

@@ -1,0 +1,58 @@
+/* split.h: the best split of one leaf from its histogram. One gain formula,
+ * one missing-value rule and one categorical rule (see the top of split.c). */
+#ifndef HB_SPLIT_H
+#define HB_SPLIT_H
+#include <stdint.h>
+#include "config.h"
+#include "dataset.h"
+#include "hist.h"
+
+typedef struct {
+  int feature;          /* -1: no valid split */
+  double gain;
+  int is_cat;
+  int threshold_bin;    /* numeric: value bins <= threshold_bin go left */
+  int default_left;     /* the missing bin goes left */
+  uint32_t left_bins[HB_MAX_NUM_BIN / 32];  /* bins going left, the missing bin included when default_left */
+  double left_g, left_h, right_g, right_h;
+  int left_n, right_n;
+} hb_split_t;
+
+/* Sums of one leaf. */
+typedef struct { double g, h; int n; } hb_leafsum_t;
+
+/* -T(G)/(H + l2) with T the L1 soft threshold: the unshrunk leaf output. */
+double hb_split_leaf_output(const hb_config_t *cfg, double g, double h);
+
+/* What the scan of one leaf needs besides its histogram (set by
+ * hb_split_leaf_init; read-only afterwards, so threads may share it). */
+typedef struct {
+  const hb_config_t *cfg;
+  hb_leafsum_t tot;
+  int splittable;       /* 0: no split of this leaf passes the constraints */
+  double cnt_factor;    /* estimated rows per unit of hessian in this leaf */
+  double parent_gain;   /* with lambda_l2 */
+  double min_gain;
+} hb_split_leaf_t;
+
+void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t tot);
+
+/* Best split of the leaf on feature f alone (f's bins at hist +
+ * hist_offset[f]) into *best, which the caller set to feature = -1, gain =
+ * -INFINITY or to the best of the features before f: *best changes only
+ * when f's best gain is strictly larger, so calling this for every feature
+ * in increasing order gives hb_split_find's result. */
+void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
+                      int f, hb_split_t *best);
+
+/* Best split over the active features of a leaf with sums `tot` and
+ * histogram `hist`. best->feature = -1 when nothing passes the constraints. */
+void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
+                   const uint8_t *active, hb_leafsum_t tot, hb_split_t *best, int nthreads);
+
+/* 1 when bin `bin` goes left under split s. */
+static inline int hb_split_bin_left(const hb_split_t *s, int bin) {
+  return (s->left_bins[bin >> 5] >> (bin & 31)) & 1u;
+}
+
+#endif

@@ -1,0 +1,173 @@
+/* split_quant.c: split search over an integer (quantized) histogram, the
+ * CPU twin of the GPU's search (src/cuda/split.cu): for each candidate the
+ * left sums are exact integer prefix sums, turned into doubles once with the
+ * scales, and the gain, count estimate and missing-value rule come from
+ * split_rules.h. Candidates are taken in the GPU's index order (numeric: at
+ * each threshold missing-right then missing-left, then missing alone;
+ * categorical: the first k from one end for every k, then the last k), a
+ * later one winning only with a strictly larger gain. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "split_quant.h"
+#include "split_rules.h"
+
+void hb_qsplit_leaf_init(hb_qsplit_leaf_t *c, const hb_config_t *cfg, int64_t G, int64_t H, int n, double sg,
+                         double sh) {
+  c->cfg = cfg;
+  c->G = G;
+  c->H = H;
+  c->n = n;
+  c->sg = sg;
+  c->sh = sh;
+  c->Gd = (double)G * sg;
+  c->Hd = (double)H * sh;
+  c->splittable = hb_rule_splittable(n, c->Hd, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf);
+  c->cnt_factor = hb_rule_count_factor(n, c->Hd);
+  c->parent_gain = hb_rule_leaf_gain(c->Gd, c->Hd, cfg->lambda_l1, cfg->lambda_l2);
+  c->min_gain = cfg->min_gain_to_split > 0 ? cfg->min_gain_to_split : 0.0;
+}
+
+static inline double cand(const hb_qsplit_leaf_t *c, int64_t gl, int64_t hl, int nl, double l2, double parent) {
+  const hb_config_t *cfg = c->cfg;
+  return hb_rule_split_gain((double)gl * c->sg, (double)hl * c->sh, nl, c->Gd, c->Hd, c->n, cfg->lambda_l1, l2,
+                            parent, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain);
+}
+
+/* Record the winner of feature f in *best when strictly better. */
+static void take(const hb_qsplit_leaf_t *c, int f, double gain, int is_cat, int thr, int dl, const uint32_t *bins,
+                 int64_t lg, int64_t lh, int ln, hb_split_t *best, int64_t *olg, int64_t *olh) {
+  if (!(gain > best->gain)) return;
+  best->feature = f;
+  best->gain = gain;
+  best->is_cat = is_cat;
+  best->threshold_bin = thr;
+  best->default_left = dl;
+  memcpy(best->left_bins, bins, sizeof best->left_bins);
+  best->left_g = (double)lg * c->sg;
+  best->left_h = (double)lh * c->sh;
+  best->right_g = (double)(c->G - lg) * c->sg;
+  best->right_h = (double)(c->H - lh) * c->sh;
+  best->left_n = ln;
+  best->right_n = c->n - ln;
+  if (olg) *olg = lg;
+  if (olh) *olh = lh;
+}
+
+typedef struct {
+  double key;
+  int bin;
+} qcat_t;
+
+static int qcat_cmp(const void *a, const void *b) {
+  const qcat_t *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->bin > y->bin) - (x->bin < y->bin);
+}
+
+void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const hb_qbin_t *hist, int f,
+                       hb_split_t *best, int64_t *olg, int64_t *olh) {
+  const hb_config_t *cfg = c->cfg;
+  const hb_binmapper_t *m = &d->mappers[f];
+  const hb_qbin_t *h = hist + d->hist_offset[f];
+  const int nb = m->num_bin;
+  if (!c->splittable || nb < 2 || nb > HB_MAX_NUM_BIN) return;
+  int64_t bg[HB_MAX_NUM_BIN], bh[HB_MAX_NUM_BIN];
+  int cnt[HB_MAX_NUM_BIN];
+  for (int b = 0; b < nb; b++) {
+    bg[b] = h[b].g;
+    bh[b] = h[b].h;
+    cnt[b] = hb_rule_count((double)bh[b] * c->sh, c->cnt_factor);
+  }
+  uint32_t bits[HB_MAX_NUM_BIN / 32];
+  if (m->type != HB_FEAT_CATEGORICAL) {
+    const int M = nb - 1;
+    const int64_t na_g = bg[M], na_h = bh[M];
+    const int na_n = cnt[M];
+    const int has_na = hb_rule_has_missing(na_n, (double)na_h * c->sh, c->Hd);
+    const double l2 = cfg->lambda_l2, parent = c->parent_gain;
+    double bgain = -1.0;
+    int bt = -1, bdl = 0, bln = 0;
+    int64_t blg = 0, blh = 0, pg = 0, ph = 0;
+    int pc = 0;
+    for (int t = 0; t < M - 1; t++) {
+      pg += bg[t];
+      ph += bh[t];
+      pc += cnt[t];
+      double g1 = cand(c, pg, ph, pc, l2, parent);
+      if (g1 > bgain) {
+        bgain = g1; bt = t; blg = pg; blh = ph; bln = pc;
+        bdl = has_na ? 0 : pc >= c->n - pc;
+      }
+      if (has_na) {
+        double g2 = cand(c, pg + na_g, ph + na_h, pc + na_n, l2, parent);
+        if (g2 > bgain) { bgain = g2; bt = t; bdl = 1; blg = pg + na_g; blh = ph + na_h; bln = pc + na_n; }
+      }
+    }
+    if (has_na) {  /* every value left, missing alone right */
+      double g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent);
+      if (g3 > bgain) { bgain = g3; bt = M - 1; bdl = 0; blg = c->G - na_g; blh = c->H - na_h; bln = c->n - na_n; }
+    }
+    if (!(bgain > 0)) return;
+    memset(bits, 0, sizeof bits);
+    for (int b = 0; b <= bt; b++) bits[b >> 5] |= 1u << (b & 31);
+    if (bdl) bits[M >> 5] |= 1u << (M & 31);
+    take(c, f, bgain, 0, bt, bdl, bits, blg, blh, bln, best, olg, olh);
+    return;
+  }
+  /* Categorical: bins with enough rows ordered by G / (H + cat_smooth), ties by bin. */
+  qcat_t keys[HB_MAX_NUM_BIN];
+  int mcat = 0, dropped = 0;
+  for (int b = 0; b < nb; b++) {
+    if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
+    if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
+    keys[mcat].key = hb_rule_cat_key((double)bg[b] * c->sg, (double)bh[b] * c->sh, cfg->cat_smooth);
+    keys[mcat].bin = b;
+    mcat++;
+  }
+  if (mcat < 2) return;
+  qsort(keys, (size_t)mcat, sizeof(qcat_t), qcat_cmp);
+  int kmax = mcat - 1;
+  if (cfg->max_cat_threshold < kmax) kmax = cfg->max_cat_threshold;
+  int64_t pg[HB_MAX_NUM_BIN], ph[HB_MAX_NUM_BIN];
+  int pc[HB_MAX_NUM_BIN];
+  int64_t sg = 0, sh = 0;
+  int sc = 0;
+  for (int p = 0; p < mcat; p++) {
+    int b = keys[p].bin;
+    sg += bg[b];
+    sh += bh[b];
+    sc += cnt[b];
+    pg[p] = sg;
+    ph[p] = sh;
+    pc[p] = sc;
+  }
+  const double l2c = cfg->lambda_l2 + cfg->cat_l2;
+  const double parent = hb_rule_leaf_gain(c->Gd, c->Hd, cfg->lambda_l1, l2c);
+  double bgain = -1.0;
+  int bk = 0, bdir = 0, bln = 0;
+  int64_t blg = 0, blh = 0;
+  for (int p = 0; p < kmax; p++) {  /* the first p + 1 */
+    double g0 = cand(c, pg[p], ph[p], pc[p], l2c, parent);
+    if (g0 > bgain) { bgain = g0; bk = p + 1; bdir = 0; blg = pg[p]; blh = ph[p]; bln = pc[p]; }
+  }
+  for (int p = 0; p < kmax; p++) {  /* the last p + 1 */
+    /* With no category left out, the complement of the first mcat-p-1: a
+     * partition already scanned (split.c). */
+    if (dropped == 0 && mcat - (p + 1) <= kmax) continue;
+    int q = mcat - 2 - p;
+    int64_t lg = sg - (q >= 0 ? pg[q] : 0), lh = sh - (q >= 0 ? ph[q] : 0);
+    int ln = sc - (q >= 0 ? pc[q] : 0);
+    double g1 = cand(c, lg, lh, ln, l2c, parent);
+    if (g1 > bgain) { bgain = g1; bk = p + 1; bdir = 1; blg = lg; blh = lh; bln = ln; }
+  }
+  if (!(bgain > 0)) return;
+  memset(bits, 0, sizeof bits);
+  for (int k = 0; k < bk; k++) {
+    int b = keys[bdir ? mcat - 1 - k : k].bin;
+    bits[b >> 5] |= 1u << (b & 31);
+  }
+  int dl = (bits[(nb - 1) >> 5] >> ((nb - 1) & 31)) & 1u;
+  take(c, f, bgain, 1, -1, dl, bits, blg, blh, bln, best, olg, olh);
+}

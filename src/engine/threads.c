@@ -1,0 +1,64 @@
+/* threads.c: the package's own thread count (never omp_set_num_threads). */
+#include <limits.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "threads.h"
+
+int hb_threads_have_openmp(void) {
+#ifdef _OPENMP
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+int hb_threads_cores(void) {
+#ifdef _OPENMP
+  int n = omp_get_num_procs();
+  return n > 0 ? n : 1;
+#else
+  return 1;
+#endif
+}
+
+static int thread_limit(void) {
+#ifdef _OPENMP
+  int lim = omp_get_thread_limit();
+  const char *env = getenv("OMP_THREAD_LIMIT");
+  if (env) {
+    int e = atoi(env);
+    if (e > 0 && e < lim) lim = e;
+  }
+  return lim > 0 ? lim : 1;
+#else
+  return 1;
+#endif
+}
+
+int hb_threads_default(void) {
+  int n = hb_threads_cores() / 2;
+  if (n < 1) n = 1;
+  int lim = thread_limit();
+  return n < lim ? n : lim;
+}
+
+/* Oversubscription beyond a few threads per core only adds overhead, and a
+ * huge request (nthreads = 1e6) makes the OpenMP runtime exhaust memory and
+ * stacks creating threads: R crashes. So a request is capped here, once, for
+ * every parallel region. */
+#define HB_THREADS_PER_CORE 4
+
+int hb_threads_max(void) {
+  int cores = hb_threads_cores();
+  int n = cores > INT_MAX / HB_THREADS_PER_CORE ? INT_MAX : HB_THREADS_PER_CORE * cores;
+  int lim = thread_limit();
+  return n < lim ? n : lim;
+}
+
+int hb_threads_use(int requested) {
+  if (requested <= 0) return hb_threads_default();
+  int max = hb_threads_max();
+  return requested < max ? requested : max;
+}

@@ -1,0 +1,17 @@
+/* threads.h: the package's own thread count. omp_set_num_threads is never
+ * called; every parallel region says num_threads(hb_threads_use(n)). */
+#ifndef HB_THREADS_H
+#define HB_THREADS_H
+
+/* Cores available to OpenMP (1 when built without OpenMP). */
+int hb_threads_cores(void);
+/* Default: half the cores (at least 1), capped by OMP_THREAD_LIMIT. */
+int hb_threads_default(void);
+/* The most threads a request gets: 4 x cores, capped by OMP_THREAD_LIMIT. */
+int hb_threads_max(void);
+/* A request clamped to [1, hb_threads_max()]; requested <= 0 means default. */
+int hb_threads_use(int requested);
+/* 1 when compiled with OpenMP. */
+int hb_threads_have_openmp(void);
+
+#endif

@@ -1,0 +1,273 @@
+/* test_hist.c: engine tests of the CPU learner's fast paths on data large
+ * enough to take them: the row block (row-major bins) against the column
+ * store, row-wise histograms against column-wise ones (bit for bit) and
+ * naive sums, for all rows, leaf subsets and sampled features, on 1, 2 and
+ * 3 threads; the chunked parallel partition and the fused subtract-and-scan
+ * through whole trees, whose leaves must hold exactly the rows their bins
+ * lead to and which must not depend on the thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dataset.h"
+#include "error.h"
+#include "grow.h"
+#include "hist.h"
+#include "rng.h"
+#include "tree.h"
+
+static int npass = 0, nfail = 0;
+#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* Enough rows for parallel histograms and partitions (two 16384-row chunks),
+ * enough dense features for several 64-column tiles. */
+enum { N = 40000, PD = 70, P = PD + 5 };
+
+static double *xcol[P];
+static int *xfac;
+static double y[N];
+
+/* Dense numeric columns (some with few values, one with NaN), then: two
+ * mostly-zero columns (sparse), a factor, a constant column, a NaN-heavy one. */
+static void make_data(void) {
+  for (int f = 0; f < P; f++) xcol[f] = malloc(sizeof(double) * N);
+  xfac = malloc(sizeof(int) * N);
+  for (int i = 0; i < N; i++) {
+    for (int f = 0; f < PD; f++) {
+      double u = hb_rng_unif(11, 1, (uint64_t)f, (uint64_t)i);
+      xcol[f][i] = f % 7 == 3 ? floor(u * 5) : u;
+    }
+    xcol[5][i] = hb_rng_unif(11, 2, 0, i) < 0.1 ? NAN : xcol[5][i];
+    double w = hb_rng_unif(11, 3, 0, i), v = hb_rng_unif(11, 3, 1, i);
+    xcol[PD][i] = w < 0.9 ? 0.0 : w;
+    xcol[PD + 1][i] = v < 0.97 ? 0.0 : v;
+    xfac[i] = (i % 17 == 0) ? HB_NA_INT : 1 + (int)(hb_rng_unif(11, 4, 0, i) * 9);
+    xcol[PD + 3][i] = 2.0;
+    xcol[PD + 4][i] = hb_rng_unif(11, 5, 0, i) < 0.5 ? NAN : hb_rng_unif(11, 5, 1, i);
+    y[i] = sin(6 * xcol[0][i]) + xcol[1][i] * xcol[2][i] + (isnan(xcol[5][i]) ? 1 : xcol[5][i]) +
+           3 * xcol[PD][i] + (xfac[i] == HB_NA_INT ? 0 : xfac[i] % 4) * 0.5 +
+           0.2 * hb_rng_unif(11, 6, 0, i);
+  }
+}
+
+static hb_dataset_t *make_dataset(void) {
+  hb_column_t cols[P];
+  for (int f = 0; f < P; f++) {
+    cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xcol[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
+  }
+  cols[PD + 2].type = HB_COL_FACTOR; cols[PD + 2].dbl = NULL; cols[PD + 2].i32 = xfac; cols[PD + 2].nlevels = 9;
+  hb_input_t in = { N, P, cols, NULL, y, NULL };
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.nthreads = 2;
+  hb_dataset_t *d = NULL;
+  if (hb_dataset_create(&in, &bp, NULL, &d) != HB_OK) printf("dataset: %s\n", hb_error_message());
+  return d;
+}
+
+static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
+  int dense = 0;
+  for (int f = 0; f < d->nfeat; f++) dense += !d->store[f].sparse;
+  CHECK(rb && rb->ncol == dense && rb->nrow == N, "row block holds every dense feature (%d of %d)",
+        rb ? rb->ncol : -1, dense);
+  if (!rb) return;
+  int bad = 0;
+  for (int c = 0; c < rb->ncol; c++) {
+    int f = rb->feat[c];
+    if (rb->col_of[f] != c || (c > 0 && rb->feat[c - 1] >= f)) bad++;
+    for (int r = 0; r < N; r++)
+      if (rb->bins[(size_t)r * rb->ncol + c] != hb_dataset_bin(d, f, r)) bad++;
+  }
+  for (int f = 0; f < d->nfeat; f++)
+    if (d->store[f].sparse && rb->col_of[f] != -1) bad++;
+  CHECK(bad == 0, "row block disagrees with the column store in %d places", bad);
+  /* one column is not worth a row block */
+  uint8_t *use = calloc((size_t)d->nfeat, 1);
+  use[0] = 1;
+  hb_rowblock_t *one = NULL;
+  CHECK(hb_rowblock_create(d, use, 2, &one) == HB_OK && one == NULL, "a single column gives no row block");
+  free(use);
+}
+
+static void naive_hist(const hb_dataset_t *d, const int *rows, int m, const double *gh,
+                       const uint8_t *active, hb_histbin_t *out) {
+  memset(out, 0, sizeof(hb_histbin_t) * (size_t)d->total_bins);
+  for (int k = 0; k < m; k++) {
+    int r = rows ? rows[k] : k;
+    for (int f = 0; f < d->nfeat; f++) {
+      if (active && !active[f]) continue;
+      hb_histbin_t *b = out + d->hist_offset[f] + hb_dataset_bin(d, f, r);
+      b->g += gh[2 * r]; b->h += gh[2 * r + 1];
+    }
+  }
+}
+
+/* Bins of active features equal bit for bit (a, b) and within tol of the naive sums. */
+static int compare(const hb_dataset_t *d, const uint8_t *active, const hb_histbin_t *a,
+                   const hb_histbin_t *b, const hb_histbin_t *naive, double *err) {
+  int differ = 0;
+  *err = 0;
+  for (int f = 0; f < d->nfeat; f++) {
+    if (active && !active[f]) continue;
+    for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) {
+      if (memcmp(&a[k], &b[k], sizeof a[k]) != 0) differ++;
+      *err = fmax(*err, fabs(a[k].g - naive[k].g) + fabs(a[k].h - naive[k].h));
+    }
+  }
+  return differ;
+}
+
+static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
+  double *gh = malloc(2 * sizeof(double) * N);
+  int *rows = malloc(sizeof(int) * N);
+  uint8_t *half = malloc((size_t)d->nfeat);
+  for (int i = 0; i < N; i++) {
+    gh[2 * i] = hb_rng_unif(12, 1, 0, i) - 0.5;
+    gh[2 * i + 1] = 0.05 + hb_rng_unif(12, 1, 1, i);
+  }
+  /* every other feature, and a few more, so tiles are not contiguous */
+  for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 9 == 1);
+  size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
+  hb_histbin_t *col = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
+  double fracs[3] = { 1.0, 0.3, 0.002 };
+  for (int q = 0; q < 3; q++) {
+    int m = 0;
+    double G = 0, H = 0;
+    for (int i = 0; i < N; i++)
+      if (fracs[q] == 1.0 || hb_rng_unif(12, 2, (uint64_t)q, i) < fracs[q]) {
+        rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
+      }
+    const int *rr = fracs[q] == 1.0 ? NULL : rows;
+    for (int a = 0; a < 2; a++) {
+      const uint8_t *active = a ? half : NULL;
+      naive_hist(d, rr, m, gh, active, naive);
+      hb_hist_build(d, NULL, rr, m, gh, G, H, active, col, 1);
+      for (int th = 1; th <= 3; th++) {
+        memset(row, 0xff, hb);   /* stale contents must be overwritten */
+        hb_hist_build(d, rb, rr, m, gh, G, H, active, row, th);
+        double err;
+        int differ = compare(d, active, row, col, naive, &err);
+        CHECK(differ == 0, "row-wise histogram differs from column-wise in %d bins (rows %d, active %d, %d threads)",
+              differ, m, a, th);
+        CHECK(err < 1e-8, "row-wise histogram off the naive sums by %g (rows %d, active %d, %d threads)",
+              err, m, a, th);
+      }
+    }
+  }
+  free(col); free(row); free(naive); free(gh); free(rows); free(half);
+}
+
+/* Grow one tree; copy each leaf's rows into leafrows (leaf-major) and the
+ * leaf of every row into leaf_of. */
+static hb_tree_t *grow(const hb_dataset_t *d, int nthreads, const int *bag, int bag_n,
+                       const uint8_t *active, int *leaf_of, int *leafrows) {
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.num_leaves = 63;
+  cfg.min_data_in_leaf = 20;
+  cfg.min_data_per_group = 20;
+  cfg.nthreads = nthreads;
+  double *gh = malloc(2 * sizeof(double) * N);
+  for (int i = 0; i < N; i++) { gh[2 * i] = -y[i] + 1.5; gh[2 * i + 1] = 0.5 + hb_rng_unif(13, 1, 0, i); }
+  hb_grow_ws_t *ws = hb_grow_ws_create(&cfg, d);
+  hb_tree_t *t = hb_tree_create(cfg.num_leaves);
+  if (!ws || !t || hb_grow_tree(ws, &cfg, d, gh, NULL, bag, bag_n, active, t) != HB_OK) {
+    printf("grow: %s\n", hb_error_message());
+    hb_tree_free(t);
+    t = NULL;
+  } else {
+    for (int i = 0; i < N; i++) leaf_of[i] = -1;
+    int at = 0;
+    for (int l = 0; l < t->num_leaves; l++) {
+      int cnt;
+      const int *r = hb_grow_leaf_rows(ws, l, &cnt);
+      memcpy(leafrows + at, r, sizeof(int) * (size_t)cnt);
+      at += cnt;
+      for (int k = 0; k < cnt; k++) leaf_of[r[k]] = leaf_of[r[k]] == -1 ? l : -2;
+    }
+  }
+  hb_grow_ws_free(ws);
+  free(gh);
+  return t;
+}
+
+static int same_tree(const hb_tree_t *a, const hb_tree_t *b) {
+  if (a->num_leaves != b->num_leaves) return 0;
+  for (int k = 0; k < a->num_leaves - 1; k++)
+    if (a->split_feature[k] != b->split_feature[k] || a->threshold_bin[k] != b->threshold_bin[k] ||
+        a->split_gain[k] != b->split_gain[k] || a->decision[k] != b->decision[k] ||
+        a->left[k] != b->left[k] || a->right[k] != b->right[k]) return 0;
+  for (int l = 0; l < a->num_leaves; l++)
+    if (a->leaf_value[l] != b->leaf_value[l] || a->leaf_count[l] != b->leaf_count[l]) return 0;
+  return 1;
+}
+
+static void test_trees(const hb_dataset_t *d) {
+  int *bag = malloc(sizeof(int) * N), bag_n = 0;
+  for (int i = 0; i < N; i++) if (hb_rng_unif(14, 1, 0, i) < 0.8) bag[bag_n++] = i;
+  uint8_t *active = malloc((size_t)d->nfeat);
+  for (int f = 0; f < d->nfeat; f++) active[f] = (uint8_t)(hb_rng_unif(14, 2, 0, f) < 0.6);
+  active[0] = active[PD] = active[PD + 2] = 1;
+  int *leaf_of[3], *leafrows[3];
+  for (int v = 0; v < 3; v++) {   /* all rows and features; a bag; sampled features */
+    const int *bg = v == 1 ? bag : NULL;
+    int n = v == 1 ? bag_n : N;
+    const uint8_t *act = v == 2 ? active : NULL;
+    hb_tree_t *t[3];
+    for (int th = 0; th < 3; th++) {
+      leaf_of[th] = malloc(sizeof(int) * N);
+      leafrows[th] = malloc(sizeof(int) * N);
+      t[th] = grow(d, th + 1, bg, n, act, leaf_of[th], leafrows[th]);
+    }
+    CHECK(t[0] && t[0]->num_leaves == 63, "tree of 63 leaves (variant %d, got %d)", v, t[0] ? t[0]->num_leaves : -1);
+    if (t[0]) {
+      /* every in-bag row in exactly one leaf, the one its bins lead to; leaves' rows increasing */
+      int bad = 0, at = 0;
+      for (int i = 0, k = 0; i < N; i++) {
+        int in = bg ? (k < n && bg[k] == i) : 1;
+        if (in) k++;
+        if (in ? leaf_of[0][i] != hb_tree_leaf_binned(t[0], d, i) : leaf_of[0][i] != -1) bad++;
+      }
+      for (int l = 0; l < t[0]->num_leaves; l++) {
+        for (int k = 1; k < t[0]->leaf_count[l]; k++)
+          if (leafrows[0][at + k] <= leafrows[0][at + k - 1]) bad++;
+        at += t[0]->leaf_count[l];
+      }
+      CHECK(bad == 0 && at == n, "partition: %d rows misplaced or out of order (variant %d)", bad, v);
+      if (act) {
+        int off = 0;
+        for (int k = 0; k < t[0]->num_leaves - 1; k++) off += !act[t[0]->split_feature[k]];
+        CHECK(off == 0, "%d splits on features outside the sample", off);
+      }
+    }
+    for (int th = 1; th < 3; th++) {
+      CHECK(t[0] && t[th] && same_tree(t[0], t[th]) &&
+            memcmp(leafrows[0], leafrows[th], sizeof(int) * (size_t)n) == 0,
+            "1 and %d threads grew different trees or partitions (variant %d)", th + 1, v);
+    }
+    for (int th = 0; th < 3; th++) { hb_tree_free(t[th]); free(leaf_of[th]); free(leafrows[th]); }
+  }
+  free(bag); free(active);
+}
+
+int main(void) {
+  make_data();
+  hb_dataset_t *d = make_dataset();
+  CHECK(d != NULL, "dataset creation failed");
+  if (d) {
+    CHECK(d->store[PD].sparse && d->store[PD + 1].sparse && !d->store[PD + 4].sparse,
+          "columns stored as planned (sparse %d %d, dense %d)", d->store[PD].sparse,
+          d->store[PD + 1].sparse, !d->store[PD + 4].sparse);
+    hb_rowblock_t *rb = NULL;
+    CHECK(hb_rowblock_create(d, NULL, 3, &rb) == HB_OK, "row block: %s", hb_error_message());
+    test_rowblock(d, rb);
+    if (rb) test_hist(d, rb);
+    hb_rowblock_free(rb);
+    test_trees(d);
+  }
+  hb_dataset_free(d);
+  for (int f = 0; f < P; f++) free(xcol[f]);
+  free(xfac);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail != 0;
+}

@@ -1,0 +1,202 @@
+/* test_learner.c: engine tests of the CPU learner: histograms against naive
+ * sums, subtraction, dense vs sparse storage, thread independence of whole
+ * models, and that every row lands in the leaf its bins lead to. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "boost.h"
+#include "dataset.h"
+#include "error.h"
+#include "grow.h"
+#include "hist.h"
+#include "rng.h"
+#include "split.h"
+
+static int npass = 0, nfail = 0;
+#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+enum { N = 3000, P = 6 };
+
+/* Columns: 0 numeric with NaN, 1 few distinct ints, 2 mostly zero (sparse),
+ * 3 factor with 7 levels and NA, 4 constant, 5 uniform. */
+static double xd[P][N];
+static int xf[N];
+static double y[N];
+
+static void make_data(void) {
+  for (int i = 0; i < N; i++) {
+    double u = hb_rng_unif(1, 9, 0, i), v = hb_rng_unif(1, 9, 1, i), w = hb_rng_unif(1, 9, 2, i);
+    xd[0][i] = u < 0.1 ? NAN : u * 10;
+    xd[1][i] = floor(v * 5);
+    xd[2][i] = w < 0.9 ? 0.0 : w;
+    xf[i] = (i % 13 == 0) ? HB_NA_INT : 1 + (int)(hb_rng_unif(1, 9, 3, i) * 7);
+    xd[4][i] = 3.0;
+    xd[5][i] = hb_rng_unif(1, 9, 5, i);
+    y[i] = (isnan(xd[0][i]) ? 2 : xd[0][i] / 3) + xd[1][i] + (xf[i] == HB_NA_INT ? 0 : xf[i] % 3) +
+           5 * xd[2][i] + 0.1 * hb_rng_unif(1, 9, 6, i);
+  }
+}
+
+static hb_dataset_t *make_dataset(int nthreads) {
+  hb_column_t cols[P];
+  for (int f = 0; f < P; f++) {
+    cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xd[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
+  }
+  cols[3].type = HB_COL_FACTOR; cols[3].dbl = NULL; cols[3].i32 = xf; cols[3].nlevels = 7;
+  hb_input_t in = { N, P, cols, NULL, y, NULL };
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.max_bin = 63;
+  bp.nthreads = nthreads;
+  hb_dataset_t *d = NULL;
+  int st = hb_dataset_create(&in, &bp, NULL, &d);
+  if (st != HB_OK) printf("dataset: %s\n", hb_error_message());
+  return d;
+}
+
+static void test_hist(hb_dataset_t *d) {
+  double g[N], h[N];
+  for (int i = 0; i < N; i++) { g[i] = hb_rng_unif(2, 1, 0, i) - 0.5; h[i] = 0.1 + hb_rng_unif(2, 1, 1, i); }
+  /* a subset of rows, increasing */
+  int rows[N], m = 0;
+  double gh[2 * N], G = 0, H = 0;
+  for (int i = 0; i < N; i++) { gh[2 * i] = g[i]; gh[2 * i + 1] = h[i]; }
+  for (int i = 0; i < N; i++)
+    if (hb_rng_unif(2, 2, 0, i) < 0.3) { rows[m] = i; G += g[i]; H += h[i]; m++; }
+  hb_histbin_t *hist = calloc((size_t)d->total_bins, sizeof *hist);
+  hb_histbin_t *full = calloc((size_t)d->total_bins, sizeof *full);
+  hb_histbin_t *naive = calloc((size_t)d->total_bins, sizeof *naive);
+  hb_hist_build(d, NULL, rows, m, gh, G, H, NULL, hist, 2);
+  for (int k = 0; k < m; k++)
+    for (int f = 0; f < d->nfeat; f++) {
+      hb_histbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, rows[k]);
+      b->g += g[rows[k]]; b->h += h[rows[k]];
+    }
+  double maxerr = 0;
+  for (int k = 0; k < d->total_bins; k++)
+    maxerr = fmax(maxerr, fabs(hist[k].g - naive[k].g) + fabs(hist[k].h - naive[k].h));
+  CHECK(maxerr < 1e-9, "subset histogram differs from naive sums (g/h err %g)", maxerr);
+  CHECK(d->store[2].sparse == 1, "mostly-zero feature should be stored sparse");
+  /* whole-data histogram minus the subset equals the complement's naive sums */
+  double GA = 0, HA = 0;
+  for (int i = 0; i < N; i++) { GA += g[i]; HA += h[i]; }
+  hb_hist_build(d, NULL, NULL, N, gh, GA, HA, NULL, full, 1);
+  hb_hist_subtract(d, NULL, full, hist, 2);
+  memset(naive, 0, sizeof(hb_histbin_t) * (size_t)d->total_bins);
+  for (int i = 0, k = 0; i < N; i++) {
+    if (k < m && rows[k] == i) { k++; continue; }
+    for (int f = 0; f < d->nfeat; f++) {
+      hb_histbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, i);
+      b->g += g[i]; b->h += h[i];
+    }
+  }
+  maxerr = 0;
+  for (int k = 0; k < d->total_bins; k++)
+    maxerr = fmax(maxerr, fabs(full[k].g - naive[k].g) + fabs(full[k].h - naive[k].h));
+  CHECK(maxerr < 1e-9, "subtracted histogram differs from the complement (err %g)", maxerr);
+  free(hist); free(full); free(naive);
+}
+
+static hb_model_t *train(hb_dataset_t *d, int nthreads, int bagging, int rounds) {
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.num_leaves = 15;
+  cfg.min_data_in_leaf = 5;
+  cfg.nthreads = nthreads;
+  cfg.seed = 42;
+  cfg.min_data_per_group = 10;
+  if (bagging) { cfg.bagging_fraction = 0.7; cfg.bagging_freq = 1; cfg.feature_fraction = 0.6; }
+  hb_schema_t sc;
+  hb_schema_init(&sc);
+  sc.nfeat = P;
+  char *names[P] = { "a", "b", "c", "d", "e", "f" };
+  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
+  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
+  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
+  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  hb_booster_t *b = NULL;
+  if (hb_booster_create(&cfg, d, &sc, &b) != HB_OK) { printf("booster: %s\n", hb_error_message()); return NULL; }
+  double prev = INFINITY;
+  int rising = 0;
+  for (int r = 0; r < rounds; r++) {
+    int fin;
+    if (hb_booster_update(b, &fin) != HB_OK) { printf("update: %s\n", hb_error_message()); break; }
+    double rmse;
+    hb_booster_eval(b, 0, 0, &rmse);
+    if (!bagging && rmse > prev + 1e-12) rising++;
+    prev = rmse;
+  }
+  CHECK(rising == 0, "training rmse rose %d times", rising);
+  /* every training row's score is init + the leaves its bins lead to, out-of-bag rows included */
+  int nrow;
+  const double *strain = hb_booster_scores(b, 0, &nrow);
+  hb_model_t *m = hb_booster_model(b);
+  double maxerr = 0;
+  for (int i = 0; i < nrow; i++) {
+    double s = m->init_score[0];
+    for (int t = 0; t < m->num_trees; t++) s += m->trees[t]->leaf_value[hb_tree_leaf_binned(m->trees[t], d, i)];
+    maxerr = fmax(maxerr, fabs(s - strain[i]));
+  }
+  CHECK(nrow == N && maxerr < 1e-9, "training scores differ from tree walks by %g (bagging %d)", maxerr, bagging);
+  m = hb_booster_release_model(b);
+  hb_booster_free(b);
+  return m;
+}
+
+static int same_model(const hb_model_t *a, const hb_model_t *b) {
+  if (a->num_trees != b->num_trees) return 0;
+  for (int t = 0; t < a->num_trees; t++) {
+    const hb_tree_t *x = a->trees[t], *y2 = b->trees[t];
+    if (x->num_leaves != y2->num_leaves) return 0;
+    for (int k = 0; k < x->num_leaves - 1; k++)
+      if (x->split_feature[k] != y2->split_feature[k] || x->threshold_bin[k] != y2->threshold_bin[k] ||
+          x->split_gain[k] != y2->split_gain[k] || x->decision[k] != y2->decision[k]) return 0;
+    for (int l = 0; l < x->num_leaves; l++)
+      if (x->leaf_value[l] != y2->leaf_value[l] || x->leaf_count[l] != y2->leaf_count[l]) return 0;
+  }
+  return 1;
+}
+
+static void test_models(hb_dataset_t *d) {
+  for (int bag = 0; bag < 2; bag++) {
+    hb_model_t *m1 = train(d, 1, bag, 20), *m2 = train(d, 2, bag, 20);
+    CHECK(m1 && m2 && same_model(m1, m2), "1 and 2 threads grew different models (bagging %d)", bag);
+    if (m1) {
+      /* leaf counts of every tree add up to the rows it was grown on */
+      int ok = 1;
+      for (int t = 0; t < m1->num_trees; t++) {
+        long s = 0;
+        for (int l = 0; l < m1->trees[t]->num_leaves; l++) s += m1->trees[t]->leaf_count[l];
+        if (!bag && s != N) ok = 0;
+        /* each internal node's count is its children's */
+        const hb_tree_t *tr = m1->trees[t];
+        for (int k = 0; k < tr->num_leaves - 1; k++) {
+          int cl = tr->left[k] >= 0 ? tr->internal_count[tr->left[k]] : tr->leaf_count[~tr->left[k]];
+          int cr = tr->right[k] >= 0 ? tr->internal_count[tr->right[k]] : tr->leaf_count[~tr->right[k]];
+          if (cl + cr != tr->internal_count[k]) ok = 0;
+        }
+      }
+      CHECK(ok, "leaf/node counts inconsistent (bagging %d)", bag);
+      CHECK(m1->num_trees == 20 && m1->trees[0]->num_leaves == 15, "expected 20 trees of 15 leaves, got %d / %d",
+            m1->num_trees, m1->num_trees ? m1->trees[0]->num_leaves : 0);
+    }
+    hb_model_free(m1);
+    hb_model_free(m2);
+  }
+}
+
+int main(void) {
+  make_data();
+  hb_dataset_t *d = make_dataset(2), *d1 = make_dataset(1);
+  CHECK(d != NULL && d1 != NULL, "dataset creation failed");
+  if (d) {
+    CHECK(d->mappers[4].trivial == 1, "constant feature must be trivial");
+    test_hist(d);
+    test_models(d);
+  }
+  hb_dataset_free(d);
+  hb_dataset_free(d1);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail != 0;
+}

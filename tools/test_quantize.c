@@ -1,0 +1,127 @@
+/* test_quantize.c: engine-only checks of gradient quantization (quantize.h):
+ * stochastic rounding is unbiased and stays in range, rounding to nearest is
+ * nearest, the draws depend on (seed, tree, row) only, and the packed
+ * 32-bit and 64-bit sums the histogram kernels use unpack exactly, negative
+ * gradients included. Run by tools/Makefile. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "quantize.h"
+#include "rng.h"
+
+static int failures = 0, checks = 0;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    checks++;                                                \
+    if (!(cond)) {                                           \
+      failures++;                                            \
+      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);        \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, "\n");                                 \
+    }                                                        \
+  } while (0)
+
+static void test_levels(void) {
+  CHECK(hb_quant_grad_levels(2) == 1 && hb_quant_hess_levels(2) == 3, "2 bits");
+  CHECK(hb_quant_grad_levels(4) == 7 && hb_quant_hess_levels(4) == 15, "4 bits");
+  CHECK(hb_quant_grad_levels(8) == 127 && hb_quant_hess_levels(8) == 255, "8 bits");
+  CHECK(hb_quant_scale(0.0, 7) == 1.0, "a zero range still has a scale");
+  /* rows16: the most rows whose sums fit the 16-bit halves */
+  for (int b = 2; b <= 8; b++) {
+    int lg = hb_quant_grad_levels(b), lh = hb_quant_hess_levels(b), r = hb_quant_rows16(lg, lh);
+    CHECK((long)r * lg <= 32767 && (long)r * lh <= 65535 && ((long)(r + 1) * lg > 32767 || (long)(r + 1) * lh > 65535),
+          "rows16 for %d bits is %d", b, r);
+  }
+}
+
+/* The mean of many stochastic roundings of one value is that value (within
+ * four standard errors), and every rounding is floor or ceiling of it. */
+static void test_unbiased(void) {
+  const double scale = 0.37;
+  const double values[] = {0.0, 0.1, -0.1, 1.234, -2.5, 2.59, -2.59};
+  const int draws = 200000;
+  for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+    double v = values[k], x = v / scale, sum = 0, sumsq = 0;
+    int in_range = 1;
+    for (int i = 0; i < draws; i++) {
+      int q = hb_quant_round(v, scale, hb_quant_uniform(11, 3, (uint64_t)i, 0), 1, -7, 7);
+      in_range = in_range && (q == (int)floor(x) || q == (int)ceil(x));
+      sum += q;
+      sumsq += (double)q * q;
+    }
+    double mean = sum / draws, var = sumsq / draws - mean * mean, se = sqrt(var / draws) + 1e-12;
+    CHECK(in_range, "value %g: a rounding is neither floor nor ceiling of %g", v, x);
+    CHECK(fabs(mean - x) <= 4 * se + 1e-12, "value %g: mean %.6f of the roundings, expected %.6f (se %.2g)", v, mean, x,
+          se);
+  }
+}
+
+static void test_range_and_nearest(void) {
+  /* the largest magnitude itself, and values a rounding error beyond it */
+  const double mx = 0.3, scale = hb_quant_scale(mx, 7);
+  for (int i = 0; i < 1000; i++) {
+    double u = hb_quant_uniform(5, 1, (uint64_t)i, 0);
+    int a = hb_quant_round(mx, scale, u, 1, -7, 7), b = hb_quant_round(-mx, scale, u, 1, -7, 7);
+    int c = hb_quant_round(nextafter(mx, 1.0), scale, u, 1, -7, 7);
+    CHECK(a == 7 && b == -7 && c == 7, "extremes: %d %d %d", a, b, c);
+  }
+  CHECK(hb_quant_round(1.26, 0.5, 0.99, 0, -7, 7) == 3, "nearest: 2.52 -> 3");
+  CHECK(hb_quant_round(1.24, 0.5, 0.99, 0, -7, 7) == 2, "nearest: 2.48 -> 2");
+  CHECK(hb_quant_round(-1.24, 0.5, 0.0, 0, -7, 7) == -2, "nearest: -2.48 -> -2");
+  CHECK(hb_quant_round(3.0, 0.1, 0.5, 0, 0, 15) == 15, "a hessian beyond the range is clamped");
+  CHECK(hb_quant_round(-0.01, 0.1, 0.99, 1, 0, 15) == 0, "a hessian never goes below zero");
+}
+
+static void test_draws(void) {
+  /* A pure function of (seed, tree, row, which): the same call, the same draw. */
+  CHECK(hb_quant_uniform(1, 2, 3, 0) == hb_quant_uniform(1, 2, 3, 0), "repeatable");
+  CHECK(hb_quant_uniform(1, 2, 3, 0) != hb_quant_uniform(1, 2, 3, 1), "gradient and hessian draws differ");
+  CHECK(hb_quant_uniform(1, 2, 3, 0) != hb_quant_uniform(1, 3, 3, 0), "trees differ");
+  CHECK(hb_quant_uniform(1, 2, 3, 0) != hb_quant_uniform(2, 2, 3, 0), "seeds differ");
+  double lo = 1, hi = 0;
+  for (int i = 0; i < 100000; i++) {
+    double u = hb_quant_uniform(9, 0, (uint64_t)i, i & 1);
+    lo = u < lo ? u : lo;
+    hi = u > hi ? u : hi;
+  }
+  CHECK(lo >= 0 && hi < 1 && lo < 1e-3 && hi > 1 - 1e-3, "draws in [0, 1): %g .. %g", lo, hi);
+}
+
+/* Packed sums unpack exactly: 16-bit halves in an int32 (as the GPU's shared
+ * accumulators), 32-bit halves in an int64 (the flushed sums). */
+static void test_packing(void) {
+  for (int b = 2; b <= 8; b++) {
+    int lg = hb_quant_grad_levels(b), lh = hb_quant_hess_levels(b), rows = hb_quant_rows16(lg, lh);
+    for (int trial = 0; trial < 4; trial++) {
+      int32_t p32 = 0;
+      long long g = 0, h = 0, p64 = 0;
+      for (int i = 0; i < rows; i++) {
+        /* extremes on purpose: all most negative, all largest, or random */
+        uint64_t bits = hb_rng_bits(7, (uint64_t)b, (uint64_t)trial, (uint64_t)i);
+        int gq = trial == 0 ? -lg : trial == 1 ? lg : (int)(bits % (uint64_t)(2 * lg + 1)) - lg;
+        int hq = trial == 0 ? lh : trial == 1 ? lh : (int)((bits >> 20) % (uint64_t)(lh + 1));
+        p32 += gq * 65536 + hq;
+        g += gq;
+        h += hq;
+      }
+      int32_t uh = p32 & 0xffff, ug = (p32 - uh) / 65536;  /* exact: no shift of a negative */
+      CHECK(ug == g && uh == h, "%d bits, trial %d: packed 32 -> (%d, %d), sums (%lld, %lld)", b, trial, ug, uh, g, h);
+      p64 = (long long)ug * 4294967296LL + uh;  /* flush */
+      p64 += (long long)ug * 4294967296LL + uh;  /* and a second block's */
+      long long vh = p64 & 0xffffffffLL, vg = (p64 - vh) / 4294967296LL;
+      CHECK(vg == 2 * g && vh == 2 * h, "%d bits, trial %d: packed 64 -> (%lld, %lld)", b, trial, vg, vh);
+    }
+  }
+}
+
+int main(void) {
+  test_levels();
+  test_unbiased();
+  test_range_and_nearest();
+  test_draws();
+  test_packing();
+  printf("test_quantize: %d checks, %d failed\n", checks, failures);
+  return failures != 0;
+}

@@ -1,0 +1,135 @@
+/* test_util.c: engine-only checks of the shared utilities (error buffer,
+ * checked allocation, thread count, counter-based RNG). Run by tools/Makefile. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include "error.h"
+#include "rng.h"
+#include "threads.h"
+#include "math_rules.h"
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    checks++;                                                         \
+    if (!(cond)) {                                                    \
+      failures++;                                                     \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                 \
+  } while (0)
+
+static void test_error(void) {
+  hb_error_clear();
+  CHECK(strcmp(hb_error_message(), "") == 0);
+  CHECK(hb_error_set(HB_ERR_INPUT, "`%s` is %d", "x", 3) == HB_ERR_INPUT);
+  CHECK(strcmp(hb_error_message(), "`x` is 3") == 0);
+  hb_error_clear();
+  CHECK(hb_error_message()[0] == '\0');
+}
+
+static void test_alloc(void) {
+  /* Size 0 must still give a unique, freeable pointer. */
+  void *a = hb_malloc(0), *b = hb_calloc(0, 8);
+  CHECK(a != NULL && b != NULL && a != b);
+  hb_free(a);
+  hb_free(b);
+  double *v = hb_calloc(10, sizeof *v);
+  CHECK(v != NULL);
+  if (v) CHECK(v[9] == 0.0);
+  double *w = hb_realloc(v, 1000 * sizeof *w);
+  CHECK(w != NULL);
+  if (w) {
+    CHECK(w[9] == 0.0); /* realloc keeps the old contents */
+    w[999] = 1.0;
+    hb_free(w);
+  } else {
+    hb_free(v);
+  }
+}
+
+static void test_threads(void) {
+  int d = hb_threads_default();
+  CHECK(d >= 1);
+  CHECK(d <= hb_threads_cores());
+  CHECK(hb_threads_use(0) == d);
+  CHECK(hb_threads_use(-3) == d);
+  CHECK(hb_threads_use(1) == 1);
+  if (!hb_threads_have_openmp()) CHECK(hb_threads_use(8) == 1);
+  /* An absurd request is capped at 4 per core (and the OpenMP limit), and a
+   * parallel region with it really runs that many threads, not a million. */
+  int mx = hb_threads_max();
+  CHECK(mx >= 1);
+  CHECK(mx <= 4 * hb_threads_cores());
+  CHECK(hb_threads_use(1000000) == mx);
+  CHECK(hb_threads_use(2147483647) == mx);
+  CHECK(hb_threads_use(mx) == mx);
+  CHECK(hb_threads_use(mx + 1) == mx);
+  if (hb_threads_have_openmp()) CHECK(mx == 4 * hb_threads_cores() || getenv("OMP_THREAD_LIMIT"));
+  int team = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(hb_threads_use(1000000))
+  {
+#pragma omp atomic
+    team++;
+  }
+#else
+  team = hb_threads_use(1000000);
+#endif
+  CHECK(team == mx);
+}
+
+static void test_rng(void) {
+  /* A pure function of its key: same key, same bits; any key change, new bits. */
+  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) == hb_rng_bits(1, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(2, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_FEATURE, 2, 3));
+  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_BAGGING, 3, 2));
+  enum { N = 100000 };
+  static double serial[N], parallel[N];
+  double sum = 0.0;
+  for (int i = 0; i < N; i++) {
+    serial[i] = hb_rng_unif(42, HB_RNG_BAGGING, 7, (uint64_t)i);
+    sum += serial[i];
+  }
+  int in_range = 1;
+  for (int i = 0; i < N; i++) in_range &= serial[i] >= 0.0 && serial[i] < 1.0;
+  CHECK(in_range);
+  /* Mean of N uniforms: sd is 1/sqrt(12 N) ~ 0.0009; 5 sd is a safe bound. */
+  CHECK(sum / N > 0.5 - 0.0046 && sum / N < 0.5 + 0.0046);
+  /* Draws made in a parallel loop, in any order, are the same numbers. */
+#pragma omp parallel for num_threads(hb_threads_use(2)) schedule(dynamic, 97)
+  for (int i = N - 1; i >= 0; i--) parallel[i] = hb_rng_unif(42, HB_RNG_BAGGING, 7, (uint64_t)i);
+  CHECK(memcmp(serial, parallel, sizeof serial) == 0);
+}
+
+/* hb_exp (math_rules.h) is within 2 ulps of the library's exp over the range
+ * gradients use, and exact at 0 and at the limits. */
+static void test_exp(void) {
+  double worst = 0;
+  for (int i = -200000; i <= 200000; i++) {
+    double x = i * 0.00373;   /* -746 .. 746 */
+    double a = hb_exp(x), b = exp(x);
+    if (b == 0 || isinf(b)) { CHECK(a == b || (b == 0 && a < 1e-300)); continue; }
+    double ulp = nextafter(b, INFINITY) - b;
+    double e = fabs(a - b) / ulp;
+    if (e > worst) worst = e;
+  }
+  CHECK(worst <= 2.0);
+  CHECK(hb_exp(0.0) == 1.0);
+  CHECK(isnan(hb_exp(NAN)));
+  CHECK(hb_exp(1000) == HUGE_VAL && hb_exp(-1000) == 0.0);
+}
+
+int main(void) {
+  test_error();
+  test_alloc();
+  test_exp();
+  test_threads();
+  test_rng();
+  printf("test_util: %d checks, %d failed\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
