@@ -1,0 +1,496 @@
+# dataset.R: every check and conversion of user data lives here.
+# data.frame / matrix / dgCMatrix -> the input description the C glue reads
+# (src/r_util.c, hb_r_input): data.frame columns are passed one by one (double
+# as is, integer and logical as integer, factors as their codes plus levels),
+# matrices as a whole, sparse matrices as their p/i/x slots; nothing is
+# densified and the user's objects are never modified.
+
+.HB_COL_DOUBLE <- 0L
+.HB_COL_INT <- 1L
+.HB_COL_FACTOR <- 2L
+.HB_FEAT_TYPES <- c("numeric", "categorical") # engine codes 0, 1
+
+# "double", "integer", "logical", "factor" or NA (unsupported column).
+.hb_column_kind <- function(col) {
+  if (is.factor(col)) return("factor")
+  if (!is.null(dim(col))) return(NA_character_)
+  cls <- oldClass(col)
+  if (!is.null(cls) && !identical(cls, "AsIs")) return(NA_character_)
+  switch(typeof(col), double = "double", integer = "integer", logical = "logical", NA_character_)
+}
+
+.hb_describe <- function(col) {
+  if (!is.null(dim(col)) && !is.data.frame(col)) return("a matrix column")
+  if (is.object(col)) return(paste0("of class ", paste(class(col), collapse = "/")))
+  paste0("of type ", typeof(col))
+}
+
+.hb_column_hint <- function(col) {
+  if (is.character(col)) return("convert it with factor() (categories) or as.numeric() (numbers)")
+  if (inherits(col, c("Date", "POSIXt", "difftime"))) return("convert it with as.numeric() first")
+  if (is.data.frame(col) || !is.null(dim(col))) return("split it into plain columns")
+  if (is.list(col)) return("flatten it into atomic columns or drop it")
+  if (is.complex(col)) return("use Re(), Im() or Mod() as numeric columns")
+  "convert it to a numeric, integer, logical or factor column"
+}
+
+.hb_check_names <- function(nms, arg) {
+  empty <- which(is.na(nms) | nms == "")
+  if (length(empty)) {
+    .hb_abort("`", arg, "` has empty column names (column ", paste(utils::head(empty, 10L), collapse = ", "),
+              "); give every column a unique name.")
+  }
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup)) {
+    .hb_abort("`", arg, "` has duplicated column names: ", .hb_and(dup),
+              "; make them unique, e.g. with make.unique().")
+  }
+}
+
+# Any sparse Matrix -> dgCMatrix (column-compressed, general, double), never dense.
+.hb_as_dgc <- function(x, arg) {
+  if (methods::is(x, "dgCMatrix")) return(x)
+  y <- tryCatch({
+    y <- methods::as(x, "CsparseMatrix")
+    y <- methods::as(y, "generalMatrix")
+    methods::as(y, "dMatrix")
+  }, error = function(e) NULL)
+  if (is.null(y) || !methods::is(y, "dgCMatrix")) {
+    .hb_abort("`", arg, "` is a sparse matrix of class ", class(x)[1L],
+              " that could not be converted; convert it with as(x, \"dgCMatrix\").")
+  }
+  y
+}
+
+.hb_not_data <- function(x, arg) {
+  .hb_abort("`", arg, "` must be a data.frame, a numeric matrix or a dgCMatrix, not ",
+            if (is.object(x)) paste0("an object of class ", class(x)[1L]) else if (is.list(x)) "a list"
+            else paste0("a ", typeof(x), if (is.null(dim(x))) " vector" else " array"), ".")
+}
+
+# Dense Matrix objects (dgeMatrix ...) are already dense: use the base matrix.
+.hb_unwrap_matrix <- function(x) {
+  if (inherits(x, "Matrix") && !methods::is(x, "sparseMatrix")) as.matrix(x) else x
+}
+
+# Training features: list(spec, nrow, names, types, levels).
+.hb_features <- function(x, arg = "x") {
+  x <- .hb_unwrap_matrix(x)
+  if (is.data.frame(x)) {
+    n <- nrow(x)
+    p <- length(x)
+    nms <- names(x)
+    if (p > 0L) .hb_check_names(nms, arg)
+    cols <- vector("list", p)
+    types <- integer(p)
+    nlev <- integer(p)
+    ftypes <- rep("numeric", p)
+    flev <- vector("list", p)
+    for (j in seq_len(p)) {
+      col <- x[[j]]
+      kind <- .hb_column_kind(col)
+      if (is.na(kind)) {
+        .hb_abort("`", arg, "` column `", nms[j], "` is ", .hb_describe(col), "; ",
+                  .hb_column_hint(col), ".")
+      }
+      if (kind == "double") {
+        cols[[j]] <- col
+        types[j] <- .HB_COL_DOUBLE
+      } else if (kind == "integer") {
+        cols[[j]] <- col
+        types[j] <- .HB_COL_INT
+      } else if (kind == "logical") {
+        cols[[j]] <- as.integer(col)
+        types[j] <- .HB_COL_INT
+      } else {
+        # An NA level (factor(exclude = NULL)) cannot be stored by label: its rows are missing.
+        if (anyNA(levels(col))) col <- factor(col, exclude = NA)
+        if (nlevels(col) == 0L) {
+          # Nothing to learn from, and the engine needs at least one level.
+          .hb_abort("`", arg, "` column `", nms[j], "` is a factor with no levels (all ", n,
+                    " values are missing); drop the column, or give it its levels, e.g. ",
+                    "factor(values, levels = c(...)).")
+        }
+        cols[[j]] <- col
+        types[j] <- .HB_COL_FACTOR
+        nlev[j] <- nlevels(col)
+        ftypes[j] <- "categorical"
+        flev[[j]] <- levels(col)
+      }
+    }
+    spec <- list(kind = 0L, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
+  } else if (is.matrix(x)) {
+    if (!(is.numeric(x) || is.logical(x))) {
+      .hb_abort("`", arg, "` is a ", typeof(x), " matrix; give a numeric matrix, or a data.frame ",
+                "with factor columns for categories.")
+    }
+    n <- nrow(x)
+    p <- ncol(x)
+    nms <- colnames(x)
+    if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
+    if (is.logical(x)) storage.mode(x) <- "integer" # a local copy, not the user's matrix
+    spec <- list(kind = 1L, nrow = n, ncol = p, mat = x)
+    ftypes <- rep("numeric", p)
+    flev <- vector("list", p)
+  } else if (methods::is(x, "sparseMatrix")) {
+    x <- .hb_as_dgc(x, arg)
+    n <- nrow(x)
+    p <- ncol(x)
+    nms <- colnames(x)
+    if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
+    spec <- list(kind = 2L, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+    ftypes <- rep("numeric", p)
+    flev <- vector("list", p)
+  } else {
+    .hb_not_data(x, arg)
+  }
+  if (n == 0L) .hb_abort("`", arg, "` has zero rows; there is nothing to learn from.")
+  if (p == 0L) .hb_abort("`", arg, "` has no columns; give at least one feature.")
+  names(flev) <- nms
+  list(spec = spec, nrow = n, names = nms, types = ftypes, levels = flev)
+}
+
+# Features of new data (validation, prediction) aligned to a schema
+# list(names, types, levels): columns matched by name (by position when a
+# matrix has no column names), factor levels by label (unseen -> missing).
+# `source` says where the schema came from, for messages: "model" (predict),
+# "reference" (hb_dataset(reference =)) or "training" (validation sets).
+.hb_features_like <- function(x, schema, arg = "newdata", allow_empty = TRUE,
+                              source = c("model", "reference", "training")) {
+  source <- match.arg(source)
+  who <- switch(source, model = "the model", reference = "the reference dataset",
+                training = "the training data")
+  lacks <- switch(source, model = " that the model was trained on.",
+                  reference = " that the reference dataset has.", training = " that the training data has.")
+  as_in <- switch(source, model = "in training", reference = "in the reference dataset",
+                  training = "in the training data")
+  x <- .hb_unwrap_matrix(x)
+  fn <- schema$names
+  p <- length(fn)
+  is_cat <- schema$types == "categorical"
+  if (is.data.frame(x)) {
+    n <- nrow(x)
+    nms <- names(x)
+    if (length(nms)) .hb_check_names(nms, arg)
+    miss <- setdiff(fn, nms)
+    if (length(miss)) {
+      .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+                lacks)
+    }
+    cols <- vector("list", p)
+    types <- integer(p)
+    nlev <- integer(p)
+    for (j in seq_len(p)) {
+      col <- x[[fn[j]]]
+      if (is_cat[j]) {
+        if (!is.factor(col)) {
+          .hb_abort("`", arg, "` column `", fn[j], "` must be a factor, as ", as_in, ", but it is ",
+                    .hb_describe(col), ".")
+        }
+        lv <- schema$levels[[j]]
+        # Levels are matched by label; an unseen level is missing, and so is
+        # every value of a factor without levels (all NA).
+        if (!identical(levels(col), lv)) col <- match(levels(col), lv)[as.integer(col)]
+        cols[[j]] <- col
+        types[j] <- .HB_COL_FACTOR
+        nlev[j] <- length(lv)
+      } else {
+        kind <- .hb_column_kind(col)
+        if (identical(kind, "factor")) {
+          .hb_abort("`", arg, "` column `", fn[j], "` is a factor but was numeric ", as_in, "; ",
+                    "convert it with as.numeric(as.character()) if it holds numbers.")
+        }
+        if (is.na(kind)) {
+          .hb_abort("`", arg, "` column `", fn[j], "` is ", .hb_describe(col), "; ",
+                    .hb_column_hint(col), ".")
+        }
+        cols[[j]] <- if (kind == "logical") as.integer(col) else col
+        types[j] <- if (kind == "double") .HB_COL_DOUBLE else .HB_COL_INT
+      }
+    }
+    spec <- list(kind = 0L, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
+  } else if (is.matrix(x) || methods::is(x, "sparseMatrix")) {
+    sparse <- !is.matrix(x)
+    if (any(is_cat)) {
+      .hb_abort("`", arg, "` is a matrix but ", who, " has factor features (", .hb_and(fn[is_cat]),
+                "); give a data.frame with those columns as factors.")
+    }
+    if (!sparse && !(is.numeric(x) || is.logical(x))) {
+      .hb_abort("`", arg, "` is a ", typeof(x), " matrix; give a numeric matrix.")
+    }
+    if (sparse) x <- .hb_as_dgc(x, arg)
+    nms <- colnames(x)
+    if (is.null(nms)) {
+      if (ncol(x) != p) {
+        .hb_abort("`", arg, "` has ", ncol(x), " columns and no column names; ", who, " has ", p,
+                  " columns: give them in its order, or name them.")
+      }
+    } else {
+      .hb_check_names(nms, arg)
+      idx <- match(fn, nms)
+      if (anyNA(idx)) {
+        miss <- fn[is.na(idx)]
+        .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+                  lacks)
+      }
+      if (ncol(x) != p || !identical(idx, seq_len(p))) x <- x[, idx, drop = FALSE]
+    }
+    n <- nrow(x)
+    if (sparse) {
+      spec <- list(kind = 2L, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+    } else {
+      if (is.logical(x)) storage.mode(x) <- "integer"
+      spec <- list(kind = 1L, nrow = n, ncol = p, mat = x)
+    }
+  } else {
+    .hb_not_data(x, arg)
+  }
+  if (!allow_empty && n == 0L) .hb_abort("`", arg, "` has zero rows.")
+  list(spec = spec, nrow = n)
+}
+
+# "`y` contains 3 missing or non-finite values (first at position 7); ..."
+.hb_check_finite <- function(v, arg, what = "missing or non-finite values") {
+  bad <- which(!is.finite(v))
+  if (length(bad)) {
+    .hb_abort("`", arg, "` contains ", length(bad), " ", what, " (first at position ", bad[1L],
+              "); remove those rows or impute them.")
+  }
+}
+
+.hb_vector_arg <- function(y, n, arg, nrow_arg = "x") {
+  if (is.data.frame(y)) {
+    .hb_abort("`", arg, "` is a data.frame; give a vector, e.g. df$column or df[[\"column\"]].")
+  }
+  if (!is.null(dim(y))) {
+    if (length(dim(y)) == 2L && ncol(y) == 1L) {
+      y <- if (is.factor(y)) y else y[, 1L]
+    } else {
+      .hb_abort("`", arg, "` must be a vector, not an array with dimensions ",
+                paste(dim(y), collapse = " x "), ".")
+    }
+  }
+  if (length(y) != n) {
+    .hb_abort("`", arg, "` has ", length(y), " values but `", nrow_arg, "` has ", n, " rows.")
+  }
+  y
+}
+
+# Training labels: list(label (double; classes as 0..K-1), task_hint, classes,
+# binary_ok). Levels of a factor with no rows are dropped with a warning.
+.hb_label <- function(y, n, arg = "y") {
+  if (is.null(y)) return(NULL)
+  y <- .hb_vector_arg(y, n, arg)
+  if (is.character(y)) {
+    .hb_abort("`", arg, "` is a character vector; use factor(", arg, ") for classification or ",
+              "as.numeric(", arg, ") for regression.")
+  }
+  if (is.factor(y)) {
+    codes <- as.integer(y)
+    .hb_check_finite(codes, arg, "missing values")
+    counts <- tabulate(codes, nlevels(y))
+    present <- levels(y)[counts > 0L]
+    dropped <- levels(y)[counts == 0L]
+    if (length(present) < 2L) {
+      .hb_abort("`", arg, "` has only one class (\"", present, "\"); classification needs at least two.")
+    }
+    if (length(dropped)) {
+      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
+    }
+    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
+    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
+                classes = present, binary_ok = length(present) == 2L))
+  }
+  if (is.logical(y) && !is.object(y)) {
+    .hb_check_finite(as.integer(y), arg, "missing values")
+    if (all(y) || !any(y)) {
+      .hb_abort("`", arg, "` has only one class (", y[1L], "); classification needs at least two.")
+    }
+    return(list(label = as.double(y), task_hint = "binary", classes = c("FALSE", "TRUE"),
+                binary_ok = TRUE))
+  }
+  if (is.numeric(y) && !is.object(y)) {
+    .hb_check_finite(y, arg)
+    label <- as.double(y)
+    return(list(label = label, task_hint = "regression", classes = NULL,
+                binary_ok = all(label == 0 | label == 1) && any(label == 0) && any(label == 1)))
+  }
+  .hb_abort("`", arg, "` must be a numeric vector (regression), a factor or a logical vector ",
+            "(classification), not ", .hb_describe(y), ".")
+}
+
+# Labels of validation data, coded like the training labels (`info`).
+.hb_label_like <- function(y, n, info, arg) {
+  y <- .hb_vector_arg(y, n, arg)
+  if (!is.null(info$classes) && info$task_hint != "regression") {
+    if (!(is.factor(y) || is.logical(y) || is.character(y))) {
+      .hb_abort("`", arg, "` must be a factor (or logical) with the training classes ",
+                .hb_and(info$classes), ".")
+    }
+    lab <- as.character(y)
+    .hb_check_finite(ifelse(is.na(lab), NA, 0), arg, "missing values")
+    code <- match(lab, info$classes)
+    if (anyNA(code)) {
+      .hb_abort("`", arg, "` has classes not seen in training: ", .hb_and(unique(lab[is.na(code)])), ".")
+    }
+    return(list(label = as.double(code - 1L)))
+  }
+  if (!is.numeric(y) || is.object(y)) {
+    .hb_abort("`", arg, "` must be numeric, like the training labels, not ", .hb_describe(y), ".")
+  }
+  .hb_check_finite(y, arg)
+  list(label = as.double(y))
+}
+
+.hb_weights <- function(w, n, arg = "weights") {
+  if (is.null(w)) return(NULL)
+  if (!is.numeric(w) || is.object(w)) {
+    .hb_abort("`", arg, "` must be a numeric vector, not ", .hb_describe(w), ".")
+  }
+  w <- .hb_vector_arg(w, n, arg)
+  bad <- which(!is.finite(w))
+  if (length(bad)) {
+    .hb_abort("`", arg, "` contains ", length(bad), " missing or non-finite values (first at position ",
+              bad[1L], "); weights must be finite numbers >= 0.")
+  }
+  neg <- which(w < 0)
+  if (length(neg)) {
+    .hb_abort("`", arg, "` contains ", length(neg), " negative values (first at position ", neg[1L],
+              "); weights must be >= 0.")
+  }
+  if (!any(w > 0)) .hb_abort("`", arg, "` are all zero; at least one row needs a positive weight.")
+  as.double(w)
+}
+
+.hb_state <- new.env(parent = emptyenv())
+.hb_state$counter <- 0L
+
+# An identifier for a dataset, unique across sessions without touching R's RNG.
+.hb_new_id <- function() {
+  .hb_state$counter <- .hb_state$counter + 1L
+  paste(Sys.getpid(), format(as.numeric(Sys.time()), nsmall = 6), .hb_state$counter, sep = "-")
+}
+
+.hb_check_dataset <- function(d, arg) {
+  if (!inherits(d, "hb_dataset")) .hb_abort("`", arg, "` must be an hb_dataset made by hb_dataset().")
+  if (!isTRUE(.Call(C_hb_ptr_valid, d$ptr))) {
+    .hb_abort("`", arg, "` is an hb_dataset whose binned data no longer exists (it was saved and ",
+              "reloaded); re-create it with hb_dataset().")
+  }
+  invisible(d)
+}
+
+#' Bin data once for training
+#'
+#' `hb_dataset()` checks and bins a data.frame, matrix or sparse matrix once,
+#' so several models (or a model and its validation sets) can share one binning.
+#' A validation set must be binned with the training set's bin boundaries:
+#' pass the training dataset as `reference`; its columns are then matched by
+#' name and factor levels by label.
+#'
+#' @param x A data.frame (numeric, integer, logical or factor columns), a
+#'   numeric or logical matrix, or a sparse `Matrix::dgCMatrix`. Missing values
+#'   (`NA`, `NaN`) are allowed in features.
+#' @param y Labels: numeric (regression), a factor or logical vector
+#'   (classification); `NULL` for a dataset without labels.
+#' @param weights `NULL` or non-negative row weights.
+#' @param max_bin Most bins per numeric feature, 2 to 255. Ignored with a
+#'   `reference` (its bins are used).
+#' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
+#' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
+#'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
+#' @param ... Not used; unknown arguments are an error.
+#' @return An object of class `"hb_dataset"`: a list with the external pointer
+#'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
+#'   `label_info`, `has_label`, `max_bin` and identifiers. It cannot be saved:
+#'   after `saveRDS()`/`readRDS()` it must be re-created.
+#' @examples
+#' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
+#' d <- hb_dataset(df, y = c(1, 2, 3, 4, 5, 6), nthreads = 1)
+#' d
+#' v <- hb_dataset(df[1:3, ], y = c(1, 2, 3), reference = d, nthreads = 1)
+#' dim(v)
+#' @export
+hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
+                       nthreads = NULL, ...) {
+  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads"), "hb_dataset")
+  if (!is.null(reference) && !missing(max_bin)) {
+    .hb_check_dataset(reference, "reference")
+    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+    if (max_bin != reference$max_bin) {
+      .hb_abort("`max_bin` (", max_bin, ") differs from the reference dataset's (", reference$max_bin,
+                "); a dataset with a reference reuses its bins.")
+    }
+  }
+  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads)
+}
+
+# The work of hb_dataset(), with argument names for messages; `source` names
+# the reference in messages (see .hb_features_like).
+.hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
+                              arg = "x", yarg = "y", warg = "weights", source = "reference") {
+  nthreads <- .hb_nthreads(nthreads)
+  if (!is.null(reference)) {
+    .hb_check_dataset(reference, "reference")
+    schema <- list(names = reference$feature_names, types = reference$feature_types,
+                   levels = reference$feature_levels)
+    feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
+    feat$names <- schema$names
+    feat$types <- schema$types
+    feat$levels <- schema$levels
+    lab <- if (!is.null(y)) .hb_label_like(y, feat$nrow, reference$label_info, yarg)
+    label_info <- reference$label_info
+    max_bin <- reference$max_bin
+  } else {
+    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+    feat <- .hb_features(x, arg)
+    lab <- .hb_label(y, feat$nrow, yarg)
+    label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
+  }
+  w <- .hb_weights(weights, feat$nrow, warg)
+  ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
+               if (!is.null(reference)) reference$ptr)
+  structure(list(
+    ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
+    feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
+    has_label = !is.null(lab), has_weights = !is.null(w), max_bin = max_bin,
+    id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
+  ), class = "hb_dataset")
+}
+
+#' @method print hb_dataset
+#' @export
+print.hb_dataset <- function(x, ...) {
+  ncat <- sum(x$feature_types == "categorical")
+  alive <- isTRUE(.Call(C_hb_ptr_valid, x$ptr))
+  cat(sprintf("<hb_dataset> %d rows x %d features (%d categorical)%s\n", x$nrow, x$ncol, ncat,
+              if (alive) "" else " [binned data gone: re-create it]"))
+  if (x$has_label) {
+    info <- x$label_info
+    cat("  labels: ", if (is.null(info$classes)) "numeric" else
+      paste0(length(info$classes), " classes (", paste(utils::head(info$classes, 5L), collapse = ", "),
+             if (length(info$classes) > 5L) ", ..." else "", ")"),
+      if (x$has_weights) ", weighted" else "", "\n", sep = "")
+  }
+  if (!is.null(x$reference_id)) cat("  binned with a reference dataset\n")
+  invisible(x)
+}
+
+#' @export
+dim.hb_dataset <- function(x) c(x$nrow, x$ncol)
+
+# The CPU's integer histogram of quantized levels gq, hq (one per row) over
+# `rows` (increasing, 1-based; NULL: all) and the features where `active`
+# (logical, one per feature; NULL: all), for tests.
+.hb_qhist <- function(x, gq, hq, bits, rows = NULL, active = NULL, nthreads = 2L) {
+  .hb_check_dataset(x, "x")
+  .Call(C_hb_qhist_check, x$ptr, if (is.null(rows)) NULL else as.integer(rows), as.integer(gq), as.integer(hq),
+        as.integer(bits), if (is.null(active)) NULL else as.logical(active), as.integer(nthreads))
+}
+
+# The dataset's bins (rows x features, 0-based; a feature's last bin is its
+# missing bin), for tests that compute histograms in plain R.
+.hb_dataset_bins <- function(x) {
+  .hb_check_dataset(x, "x")
+  .Call(C_hb_dataset_bins, x$ptr)
+}

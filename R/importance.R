@@ -1,0 +1,92 @@
+# importance.R: inspection of the trees: one row per node (hb_trees) and
+# feature importance by total gain or split count (hb_importance).
+
+#' The trees of a model as a table
+#'
+#' @param model A `"histboost"` model.
+#' @return A data.frame with one row per node: `tree` (1-based), `id`
+#'   (`"N<k>"` for internal node k, `"L<k>"` for leaf k; k is 0-based),
+#'   `is_leaf`, `depth` (root 0), `feature`, `split_type` (`"numeric"` or
+#'   `"categorical"`), `threshold` (numeric splits send values `<= threshold`
+#'   left), `categories` (categorical splits: the levels sent left, joined by
+#'   `"||"`), `default_left` (where missing values go), `left`, `right` (child
+#'   ids), `gain`, `value` (leaf value, or the internal node's value), `hessian`
+#'   and `count`. Trees are in iteration order; a multiclass model has one
+#'   tree per class per iteration.
+#' @examples
+#' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 3, num_leaves = 4,
+#'                  min_data_in_leaf = 5, nthreads = 1, verbose = 0)
+#' hb_trees(fit)
+#' @export
+hb_trees <- function(model) {
+  .hb_check_model(model, "model")
+  nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
+  leaf <- nd$is_leaf
+  child_id <- function(c) ifelse(is.na(c), NA_character_, ifelse(c >= 0L, paste0("N", c), paste0("L", -c - 1L)))
+  fname <- model$feature_names[nd$feature]
+  categories <- rep(NA_character_, length(leaf))
+  cat_rows <- which(!leaf & nd$categorical %in% TRUE)
+  for (r in cat_rows) {
+    lv <- model$feature_levels[[nd$feature[r]]]
+    codes <- nd$cat_codes[[r]]
+    codes <- codes[codes >= 1L & codes <= length(lv)] # bit c <-> level code c (1-based)
+    categories[r] <- paste(lv[codes], collapse = "||")
+  }
+  data.frame(
+    tree = nd$tree,
+    id = paste0(ifelse(leaf, "L", "N"), nd$index),
+    is_leaf = leaf,
+    depth = nd$depth,
+    feature = fname,
+    split_type = ifelse(leaf, NA_character_, ifelse(nd$categorical, "categorical", "numeric")),
+    threshold = nd$threshold,
+    categories = categories,
+    default_left = nd$default_left,
+    left = child_id(nd$left),
+    right = child_id(nd$right),
+    gain = nd$gain,
+    value = nd$value,
+    hessian = nd$hessian,
+    count = nd$count,
+    stringsAsFactors = FALSE
+  )
+}
+
+#' Feature importance
+#'
+#' Total split gain and number of splits of each feature over all trees.
+#'
+#' @param model A `"histboost"` model.
+#' @param type Sort by `"gain"` (total gain of the feature's splits) or
+#'   `"split"` (number of splits).
+#' @return A data.frame with columns `feature`, `gain`, `splits` and
+#'   `fraction` (the feature's share of the total of `type`), sorted by `type`
+#'   in decreasing order. Features never used in a split are omitted.
+#' @examples
+#' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 10, min_data_in_leaf = 5,
+#'                  nthreads = 1, verbose = 0)
+#' hb_importance(fit)
+#' hb_importance(fit, type = "split")
+#' @export
+hb_importance <- function(model, type = c("gain", "split")) {
+  .hb_check_model(model, "model")
+  type <- .hb_choice(type, c("gain", "split"), "type")
+  nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
+  internal <- !nd$is_leaf
+  f <- nd$feature[internal]
+  nf <- length(model$feature_names)
+  gain <- vapply(split(nd$gain[internal], factor(f, levels = seq_len(nf))), sum, 0)
+  splits <- tabulate(f, nf)
+  used <- which(splits > 0L)
+  key <- if (type == "gain") gain[used] else splits[used]
+  ord <- used[order(-key, used)]
+  total <- sum(if (type == "gain") gain[used] else splits[used])
+  data.frame(
+    feature = model$feature_names[ord],
+    gain = unname(gain[ord]),
+    splits = splits[ord],
+    fraction = if (total > 0) unname((if (type == "gain") gain[ord] else splits[ord]) / total) else
+      rep(NA_real_, length(ord)),
+    stringsAsFactors = FALSE
+  )
+}

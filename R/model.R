@@ -1,0 +1,270 @@
+# model.R: the "histboost" S3 object. Its one source of truth is model_text
+# (the engine's serialized model, carrying the R-side fields as meta pairs);
+# every other field is derived from it here, after training and after
+# hb_load() alike. The native model behind .ptr is a cache, rebuilt from
+# model_text whenever it is missing or dead (e.g. after readRDS()).
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Doubles written so that they read back bit for bit.
+.hb_num_text <- function(x) ifelse(is.na(x), "NA", sprintf("%.17g", x))
+
+.hb_csv_quote <- function(x) paste0("\"", gsub("\"", "\"\"", x, fixed = TRUE), "\"")
+
+# R-side extras as the meta pairs stored in the model text.
+.hb_meta_encode <- function(task, r_params, evaluation_log, best_score) {
+  meta <- c(
+    r.task = task,
+    r.nrounds = as.character(r_params$nrounds),
+    r.objective = r_params$objective,
+    r.max_bin = as.character(r_params$max_bin),
+    r.eval_metric = paste(r_params$eval_metric, collapse = ","),
+    r.device = r_params$device,
+    r.quantized = as.character(isTRUE(r_params$quantized)),
+    r.grad_bits = as.character(r_params$grad_bits %||% 4L),
+    r.stochastic_rounding = as.character(!isFALSE(r_params$stochastic_rounding)),
+    r.refit_leaves = as.character(!isFALSE(r_params$refit_leaves)),
+    r.package_version = as.character(utils::packageVersion("histboost"))
+  )
+  if (!is.null(r_params$early_stopping_rounds)) {
+    meta[["r.early_stopping_rounds"]] <- as.character(r_params$early_stopping_rounds)
+  }
+  if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
+  if (!is.null(evaluation_log)) {
+    rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
+    rows <- paste(evaluation_log$iter, rows, sep = ",")
+    meta[["r.evaluation_log"]] <- paste(c(paste(.hb_csv_quote(names(evaluation_log)), collapse = ","),
+                                          rows), collapse = "\n")
+  }
+  meta
+}
+
+.hb_format_error <- function(...) .hb_throw("format", paste0(...))
+
+# Decode one meta value with `fun`, turning any failure into a format error.
+.hb_meta_value <- function(meta, key, fun = identity) {
+  if (!key %in% names(meta)) return(NULL)
+  v <- meta[[key]]
+  out <- tryCatch(fun(v), error = function(e) NULL, warning = function(w) NULL)
+  if (is.null(out)) .hb_format_error("`model_text`: the value of \"", key, "\" is malformed.")
+  out
+}
+
+.hb_meta_int <- function(v) {
+  n <- as.integer(v)
+  if (length(n) != 1L || is.na(n)) stop("bad")
+  n
+}
+
+.hb_meta_bool <- function(v) {
+  if (!v %in% c("TRUE", "FALSE")) stop("bad")
+  v == "TRUE"
+}
+
+.hb_meta_log <- function(v) {
+  log <- utils::read.csv(text = v, check.names = FALSE, colClasses = "numeric",
+                         stringsAsFactors = FALSE)
+  if (!ncol(log) || names(log)[1L] != "iter") stop("bad")
+  log$iter <- as.integer(log$iter)
+  log
+}
+
+.hb_meta_formula <- function(v) {
+  # Parsed, never evaluated beyond the `~` that builds the formula object.
+  expr <- str2lang(v)
+  if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) stop("bad")
+  stats::terms(eval(expr, baseenv()))
+}
+
+# Build the "histboost" object from a model text (training, hb_load, edits).
+.hb_model_from_text <- function(text, call = NULL) {
+  if (!is.character(text) || length(text) != 1L || is.na(text)) {
+    .hb_format_error("`model_text` must be a single string holding a histboost model.")
+  }
+  ptr <- .Call(C_hb_model_load, text)
+  info <- .Call(C_hb_model_info, ptr)
+  meta <- info$meta
+  tasks <- names(.HB_OBJECTIVES)
+  task <- .hb_meta_value(meta, "r.task", function(v) if (v %in% tasks) v else stop("bad"))
+  if (is.null(task)) {
+    if (!info$objective %in% .HB_OBJECTIVES) .hb_format_error("`model_text`: unknown objective.")
+    task <- tasks[info$objective + 1L]
+  }
+  classes <- info$label_levels
+  if (task != "regression" && length(classes) < 2L) {
+    classes <- if (task == "binary") c("0", "1") else as.character(seq_len(info$num_class) - 1L)
+  }
+  if (task == "regression") classes <- NULL
+  fnames <- info$feature_names
+  if (any(!info$feature_types %in% c(0L, 1L))) .hb_format_error("`model_text`: unknown feature type.")
+  ftypes <- .HB_FEAT_TYPES[info$feature_types + 1L]
+  flevels <- info$feature_levels
+  names(flevels) <- fnames
+  cfg <- info$config
+  eval_metric <- .hb_meta_value(meta, "r.eval_metric", function(v) {
+    m <- strsplit(v, ",", fixed = TRUE)[[1L]]
+    if (!all(m %in% names(.HB_METRICS))) stop("bad")
+    m
+  })
+  params <- list(
+    nrounds = .hb_meta_value(meta, "r.nrounds", .hb_meta_int) %||% info$niter,
+    objective = task,
+    learning_rate = cfg$learning_rate, num_leaves = cfg$num_leaves, max_depth = cfg$max_depth,
+    min_data_in_leaf = cfg$min_data_in_leaf, min_sum_hessian_in_leaf = cfg$min_sum_hessian_in_leaf,
+    lambda_l1 = cfg$lambda_l1, lambda_l2 = cfg$lambda_l2, min_gain_to_split = cfg$min_gain_to_split,
+    max_bin = .hb_meta_value(meta, "r.max_bin", .hb_meta_int),
+    max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
+    min_data_per_group = cfg$min_data_per_group, bagging_fraction = cfg$bagging_fraction,
+    bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
+    early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),
+    eval_metric = eval_metric,
+    seed = cfg$seed,
+    device = .hb_meta_value(meta, "r.device") %||% "cpu",
+    quantized = .hb_meta_value(meta, "r.quantized", .hb_meta_bool) %||% FALSE,
+    grad_bits = .hb_meta_value(meta, "r.grad_bits", .hb_meta_int) %||% 4L,
+    stochastic_rounding = .hb_meta_value(meta, "r.stochastic_rounding", .hb_meta_bool) %||% TRUE,
+    refit_leaves = .hb_meta_value(meta, "r.refit_leaves", .hb_meta_bool) %||% TRUE
+  )
+  env <- new.env(parent = emptyenv())
+  env$ptr <- ptr
+  structure(list(
+    model_text = text,
+    .ptr = env,
+    task = task,
+    classes = classes,
+    feature_names = fnames,
+    feature_types = ftypes,
+    feature_levels = flevels,
+    params = params,
+    niter = info$niter,
+    best_iteration = if (info$best_iteration > 0L) info$best_iteration else NULL,
+    best_score = .hb_meta_value(meta, "r.best_score", function(v) {
+      x <- as.numeric(v)
+      if (length(x) != 1L) stop("bad")
+      x
+    }),
+    evaluation_log = .hb_meta_value(meta, "r.evaluation_log", .hb_meta_log),
+    call = call,
+    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula)
+  ), class = "histboost")
+}
+
+.hb_check_model <- function(object, arg = "object") {
+  if (!inherits(object, "histboost") || !is.character(object$model_text) ||
+      length(object$model_text) != 1L) {
+    .hb_abort("`", arg, "` must be a histboost model made by histboost() or hb_load().")
+  }
+  invisible(object)
+}
+
+# The native model, reloaded from model_text when the cached pointer is
+# missing or dead (after readRDS(), or in a forked worker).
+.hb_model_ptr <- function(object) {
+  .hb_check_model(object)
+  env <- object$.ptr
+  p <- if (is.environment(env)) env$ptr
+  if (is.null(p) || !isTRUE(.Call(C_hb_ptr_valid, p))) {
+    p <- .Call(C_hb_model_load, object$model_text)
+    if (is.environment(env)) env$ptr <- p
+  }
+  p
+}
+
+# Add meta pairs to a model's text and rebuild the object from it.
+.hb_model_add_meta <- function(object, meta) {
+  p <- .Call(C_hb_model_load, object$model_text) # a private copy: the cache stays as it was
+  .Call(C_hb_model_set_meta, p, meta)
+  text <- .Call(C_hb_model_to_text, p)
+  .hb_model_from_text(text, call = object$call)
+}
+
+.hb_class_line <- function(object) {
+  if (is.null(object$classes)) return("")
+  k <- length(object$classes)
+  shown <- utils::head(object$classes, 6L)
+  sprintf(" (%d classes: %s%s)", k, paste(shown, collapse = ", "), if (k > 6L) ", ..." else "")
+}
+
+#' @method print histboost
+#' @export
+print.histboost <- function(x, ...) {
+  cat("<histboost model>\n")
+  cat("  task:       ", x$task, .hb_class_line(x), "\n", sep = "")
+  ncat <- sum(x$feature_types == "categorical")
+  cat(sprintf("  features:   %d (%d categorical)\n", length(x$feature_names), ncat))
+  it <- sprintf("  iterations: %d", x$niter)
+  if (!is.null(x$best_iteration)) {
+    it <- paste0(it, sprintf(" (best: %d", x$best_iteration),
+                 if (!is.null(x$best_score)) sprintf(", score %.6g", x$best_score) else "", ")")
+  }
+  cat(it, "\n", sep = "")
+  p <- x$params
+  cat(sprintf("  params:     learning_rate = %g, num_leaves = %d, max_depth = %d, min_data_in_leaf = %d,\n",
+              p$learning_rate, p$num_leaves, p$max_depth, p$min_data_in_leaf))
+  cat(sprintf("              lambda_l2 = %g, max_bin = %s, seed = %.0f\n", p$lambda_l2,
+              format(p$max_bin %||% NA), p$seed))
+  if (!is.null(x$evaluation_log) && nrow(x$evaluation_log)) {
+    last <- x$evaluation_log[nrow(x$evaluation_log), -1L, drop = FALSE]
+    cat("  last eval:  ", paste(sprintf("%s = %.6g", names(last), unlist(last)), collapse = ", "),
+        "\n", sep = "")
+  }
+  invisible(x)
+}
+
+#' Summarize a histboost model
+#'
+#' @param object A `"histboost"` model.
+#' @param ... Not used.
+#' @return An object of class `"summary.histboost"`: a list with `task`,
+#'   `classes`, `niter`, `best_iteration`, `best_score`, `nfeatures`,
+#'   `ncategorical`, `ntrees`, `nleaves` (leaves per tree: min, mean, max),
+#'   `importance` (the ten most important features by gain), `evaluation`
+#'   (the last row of the evaluation log, or `NULL`) and `params`.
+#' @examples
+#' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 5, min_data_in_leaf = 5,
+#'                  nthreads = 1, verbose = 0)
+#' summary(fit)
+#' @method summary histboost
+#' @export
+summary.histboost <- function(object, ...) {
+  tr <- hb_trees(object)
+  leaves <- tabulate(tr$tree[tr$is_leaf], max(c(0L, tr$tree)))
+  ev <- object$evaluation_log
+  structure(list(
+    task = object$task, classes = object$classes, niter = object$niter,
+    best_iteration = object$best_iteration, best_score = object$best_score,
+    nfeatures = length(object$feature_names),
+    ncategorical = sum(object$feature_types == "categorical"),
+    ntrees = length(leaves),
+    nleaves = if (length(leaves)) c(min = min(leaves), mean = mean(leaves), max = max(leaves)),
+    importance = utils::head(hb_importance(object), 10L),
+    evaluation = if (!is.null(ev) && nrow(ev)) ev[nrow(ev), , drop = FALSE],
+    params = object$params
+  ), class = "summary.histboost")
+}
+
+#' @method print summary.histboost
+#' @export
+print.summary.histboost <- function(x, ...) {
+  cat("histboost model summary\n")
+  cat("  task:        ", x$task, if (!is.null(x$classes)) paste0(" (", length(x$classes), " classes)"),
+      "\n", sep = "")
+  cat(sprintf("  iterations:  %d%s\n", x$niter,
+              if (!is.null(x$best_iteration)) sprintf(" (best %d)", x$best_iteration) else ""))
+  cat(sprintf("  trees:       %d", x$ntrees))
+  if (!is.null(x$nleaves)) {
+    cat(sprintf(", leaves per tree %d to %d (mean %.1f)", as.integer(x$nleaves[["min"]]),
+                as.integer(x$nleaves[["max"]]), x$nleaves[["mean"]]))
+  }
+  cat("\n")
+  cat(sprintf("  features:    %d (%d categorical)\n", x$nfeatures, x$ncategorical))
+  if (!is.null(x$evaluation)) {
+    cat("  last evaluation:\n")
+    print(x$evaluation, row.names = FALSE)
+  }
+  if (nrow(x$importance)) {
+    cat("  top features by gain:\n")
+    print(x$importance, row.names = FALSE, digits = 4)
+  }
+  invisible(x)
+}

@@ -1,0 +1,85 @@
+# predict.R: predictions from a histboost model on new data (raw values, no
+# bins: any data with the training columns works, dense or sparse).
+
+#' Predict with a histboost model
+#'
+#' @param object A `"histboost"` model.
+#' @param newdata A data.frame, matrix or `dgCMatrix` with the training
+#'   columns. Columns are matched by name when `newdata` has names (extra
+#'   columns are ignored); without names there must be exactly the training
+#'   columns, in order. Factor columns are matched by level label; a level
+#'   unseen in training is treated as missing (so a factor without levels,
+#'   all `NA`, is all missing). A model fitted with a formula
+#'   takes the variables of the formula.
+#' @param type `"response"` (regression: the prediction; binary: the
+#'   probability of the second class, `object$classes[2]`; multiclass: an
+#'   n x K matrix of probabilities), `"class"` (a factor; classification
+#'   only), `"raw"` (scores before the link function) or `"leaf"` (an integer
+#'   matrix of 0-based leaf indices, one column per tree).
+#' @param iteration `NULL` (the best iteration when early stopping chose one,
+#'   else all) or the number of first iterations to use.
+#' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
+#'   [hb_threads()]); `NULL` uses [hb_threads()].
+#' @param ... Not used; unknown arguments are an error.
+#' @return A numeric vector, a matrix or a factor, as described under `type`.
+#' @examples
+#' fit <- histboost(iris[, 1:4], iris$Species, nrounds = 10, min_data_in_leaf = 5,
+#'                  nthreads = 1, verbose = 0)
+#' head(predict(fit, iris))
+#' table(predict(fit, iris, type = "class"), iris$Species)
+#' dim(predict(fit, iris, type = "leaf"))
+#' @export
+predict.histboost <- function(object, newdata, type = c("response", "class", "raw", "leaf"),
+                              iteration = NULL, nthreads = NULL, ...) {
+  .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads"), "predict")
+  .hb_check_model(object)
+  type <- .hb_choice(type, c("response", "class", "raw", "leaf"), "type")
+  if (missing(newdata) || is.null(newdata)) {
+    .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
+  }
+  if (type == "class" && object$task == "regression") {
+    .hb_abort("`type` = \"class\" needs a classification model; this one is a regression.")
+  }
+  niter <- object$niter
+  if (is.null(iteration)) {
+    iteration <- object$best_iteration %||% niter
+  } else {
+    iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1, upper = max(1L, niter))
+    iteration <- min(iteration, niter)
+  }
+  nthreads <- .hb_nthreads(nthreads)
+  if (!is.null(object$terms) && is.data.frame(newdata)) newdata <- .hb_formula_frame(object$terms, newdata)
+  schema <- list(names = object$feature_names, types = object$feature_types,
+                 levels = object$feature_levels)
+  feat <- .hb_features_like(newdata, schema, "newdata")
+  ptr <- .hb_model_ptr(object)
+  code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L)
+  # iteration 0 (a model without iterations) means "all" = none to the engine.
+  out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads)
+  if (type == "leaf") return(out)
+  classes <- object$classes
+  if (object$task == "multiclass") {
+    if (type == "class") {
+      return(factor(classes[max.col(out, ties.method = "first")], levels = classes))
+    }
+    colnames(out) <- classes
+    return(out)
+  }
+  out <- out[, 1L]
+  if (type == "class") return(factor(classes[(out > 0.5) + 1L], levels = classes))
+  out
+}
+
+# The predictors of a formula model, evaluated on newdata (missing values kept).
+.hb_formula_frame <- function(terms, newdata) {
+  vars <- all.vars(terms)
+  miss <- setdiff(vars, names(newdata))
+  if (length(miss)) {
+    .hb_abort("`newdata` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+              " used in the model's formula.")
+  }
+  mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
+                 error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
+                                               conditionMessage(e)))
+  mf[attr(terms, "term.labels")]
+}

@@ -1,0 +1,60 @@
+# threads.R: the package's own thread count (the engine never calls
+# omp_set_num_threads, so R and other packages are unaffected).
+
+#' Default number of threads
+#'
+#' The number of threads histboost uses when a function's `nthreads` is
+#' `NULL`: the option `histboost.nthreads` if set, else the environment
+#' variable `HISTBOOST_NUM_THREADS` if set, else half the available cores (at
+#' least one, capped by `OMP_THREAD_LIMIT`). Without OpenMP it is always 1.
+#'
+#' A thread count, whether given as `nthreads`, the option or the
+#' environment variable, must be a whole number >= 1; anything else is an
+#' error of class `histboost_error_input` that names where the value came
+#' from. A count above the number of cores is allowed but capped at four
+#' threads per core (and at `OMP_THREAD_LIMIT`): more threads than that only
+#' slow the work down, and asking the OpenMP runtime for, say, a million
+#' threads would exhaust memory. The capped count is what is used and what
+#' `hb_threads()` returns.
+#'
+#' @return An integer, the default thread count.
+#' @examples
+#' hb_threads()
+#' old <- options(histboost.nthreads = 1)
+#' hb_threads()
+#' options(old)
+#' @export
+hb_threads <- function() {
+  opt <- getOption("histboost.nthreads")
+  if (!is.null(opt)) {
+    n <- .hb_thread_count(opt, "options(histboost.nthreads)",
+                          " Set it to a thread count, or to NULL for the default.")
+    return(.Call(C_hb_threads_use, n))
+  }
+  env <- trimws(Sys.getenv("HISTBOOST_NUM_THREADS", ""))
+  if (nzchar(env)) {
+    v <- suppressWarnings(as.numeric(env))
+    if (is.na(v) || !is.finite(v) || v < 1 || v != round(v) || v > .Machine$integer.max) {
+      .hb_abort("The environment variable `HISTBOOST_NUM_THREADS` must be a whole number >= 1, not \"",
+                env, "\"; set it to a thread count or unset it with ",
+                "Sys.unsetenv(\"HISTBOOST_NUM_THREADS\").")
+    }
+    return(.Call(C_hb_threads_use, as.integer(v)))
+  }
+  .Call(C_hb_threads_default)
+}
+
+# A thread count from `name` (an argument or the option): a whole number >= 1
+# that fits an int; `hint` is appended to the error.
+.hb_thread_count <- function(value, name, hint = "") {
+  tryCatch(
+    .hb_number(value, name, integer = TRUE, lower = 1, upper = .Machine$integer.max),
+    histboost_error_input = function(e) .hb_abort(conditionMessage(e), hint))
+}
+
+# A user's `nthreads` argument: NULL -> hb_threads(), else a whole number >= 1,
+# capped by the engine at 4 threads per core and OMP_THREAD_LIMIT.
+.hb_nthreads <- function(nthreads, arg = "nthreads") {
+  if (is.null(nthreads)) return(hb_threads())
+  .Call(C_hb_threads_use, .hb_thread_count(nthreads, arg, " Give a thread count, or NULL for hb_threads()."))
+}

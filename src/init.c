@@ -1,0 +1,71 @@
+/* init.c: the one registration table of the package's .Call entry points. */
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include "r_util.h"
+
+SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_dataset_info(SEXP);
+SEXP C_hb_ptr_valid(SEXP);
+SEXP C_hb_dataset_bins(SEXP);
+SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_booster_add_valid(SEXP, SEXP);
+SEXP C_hb_booster_update(SEXP);
+SEXP C_hb_booster_eval(SEXP, SEXP, SEXP);
+SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP);
+SEXP C_hb_booster_free(SEXP);
+SEXP C_hb_model_load(SEXP);
+SEXP C_hb_model_to_text(SEXP);
+SEXP C_hb_model_info(SEXP);
+SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_model_trees(SEXP);
+SEXP C_hb_model_set_meta(SEXP, SEXP);
+SEXP C_hb_threads_default(void);
+SEXP C_hb_threads_use(SEXP);
+SEXP C_hb_has_openmp(void);
+SEXP C_hb_booster_profile(SEXP, SEXP);
+SEXP C_hb_cuda_info(void);
+SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
+
+/* Through void (*)(void), the one function type that converts to any other
+ * without a -Wcast-function-type warning. */
+#define ENTRY(name, n) {#name, (DL_FUNC)(void (*)(void))&name, n}
+static const R_CallMethodDef call_methods[] = {
+  ENTRY(C_hb_dataset_create, 6),
+  ENTRY(C_hb_dataset_info, 1),
+  ENTRY(C_hb_ptr_valid, 1),
+  ENTRY(C_hb_dataset_bins, 1),
+  ENTRY(C_hb_qhist_check, 7),
+  ENTRY(C_hb_hist_time, 9),
+  ENTRY(C_hb_booster_create, 4),
+  ENTRY(C_hb_booster_add_valid, 2),
+  ENTRY(C_hb_booster_update, 1),
+  ENTRY(C_hb_booster_eval, 3),
+  ENTRY(C_hb_booster_model_text, 3),
+  ENTRY(C_hb_booster_free, 1),
+  ENTRY(C_hb_model_load, 1),
+  ENTRY(C_hb_model_to_text, 1),
+  ENTRY(C_hb_model_info, 1),
+  ENTRY(C_hb_model_predict, 6),
+  ENTRY(C_hb_model_trees, 1),
+  ENTRY(C_hb_model_set_meta, 2),
+  ENTRY(C_hb_threads_default, 0),
+  ENTRY(C_hb_threads_use, 1),
+  ENTRY(C_hb_has_openmp, 0),
+  ENTRY(C_hb_booster_profile, 2),
+  ENTRY(C_hb_cuda_info, 0),
+  ENTRY(C_hb_cuda_hist_check, 8),
+  ENTRY(C_hb_cuda_copy_bandwidth, 2),
+  {NULL, NULL, 0}
+};
+
+void R_init_histboost(DllInfo *dll) {
+  R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+  hb_r_init_symbols();
+}

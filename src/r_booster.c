@@ -1,0 +1,307 @@
+/* r_booster.c: .Call glue for training: a booster behind an external pointer
+ * (its protected slot keeps the training and validation datasets alive), one
+ * call per boosting round so R can honour interrupts between rounds. */
+#include <stddef.h>
+#include <string.h>
+#include <limits.h>
+#include "r_util.h"
+#include "engine/error.h"
+#include "engine/boost.h"
+#include "engine/model_io.h"
+#include "engine/metric.h"
+
+static void booster_finalize(SEXP ptr) {
+  hb_booster_t *b = (hb_booster_t *)R_ExternalPtrAddr(ptr);
+  if (b) {
+    hb_booster_free(b);
+    R_ClearExternalPtr(ptr);
+  }
+}
+
+/* How each named R parameter maps onto hb_config_t. */
+enum { P_INT, P_DBL, P_SEED };
+typedef struct { const char *name; int kind; size_t off; } param_t;
+static const param_t params_table[] = {
+  {"objective", P_INT, offsetof(hb_config_t, objective)},
+  {"num_class", P_INT, offsetof(hb_config_t, num_class)},
+  {"learning_rate", P_DBL, offsetof(hb_config_t, learning_rate)},
+  {"num_leaves", P_INT, offsetof(hb_config_t, num_leaves)},
+  {"max_depth", P_INT, offsetof(hb_config_t, max_depth)},
+  {"min_data_in_leaf", P_INT, offsetof(hb_config_t, min_data_in_leaf)},
+  {"min_sum_hessian_in_leaf", P_DBL, offsetof(hb_config_t, min_sum_hessian_in_leaf)},
+  {"lambda_l1", P_DBL, offsetof(hb_config_t, lambda_l1)},
+  {"lambda_l2", P_DBL, offsetof(hb_config_t, lambda_l2)},
+  {"min_gain_to_split", P_DBL, offsetof(hb_config_t, min_gain_to_split)},
+  {"max_cat_threshold", P_INT, offsetof(hb_config_t, max_cat_threshold)},
+  {"cat_smooth", P_DBL, offsetof(hb_config_t, cat_smooth)},
+  {"cat_l2", P_DBL, offsetof(hb_config_t, cat_l2)},
+  {"min_data_per_group", P_INT, offsetof(hb_config_t, min_data_per_group)},
+  {"bagging_fraction", P_DBL, offsetof(hb_config_t, bagging_fraction)},
+  {"bagging_freq", P_INT, offsetof(hb_config_t, bagging_freq)},
+  {"feature_fraction", P_DBL, offsetof(hb_config_t, feature_fraction)},
+  {"boost_from_average", P_INT, offsetof(hb_config_t, boost_from_average)},
+  {"seed", P_SEED, offsetof(hb_config_t, seed)},
+  {"nthreads", P_INT, offsetof(hb_config_t, nthreads)},
+  /* how it trains, not part of a model (R keeps them in the model's params) */
+  {"device", P_INT, offsetof(hb_config_t, device)},
+  {"quantized", P_INT, offsetof(hb_config_t, quantized)},
+  {"grad_bits", P_INT, offsetof(hb_config_t, grad_bits)},
+  {"stochastic_rounding", P_INT, offsetof(hb_config_t, stochastic_rounding)},
+  {"refit_leaves", P_INT, offsetof(hb_config_t, refit_leaves)},
+};
+#define N_TRAINING_ONLY 5  /* the last entries above */
+
+/* Fill cfg from a named list; unknown names are an input error. */
+static void config_from_list(SEXP params, hb_config_t *cfg) {
+  hb_config_default(cfg);
+  if (Rf_isNull(params)) return;
+  SEXP nms = Rf_getAttrib(params, R_NamesSymbol);
+  if (TYPEOF(params) != VECSXP || TYPEOF(nms) != STRSXP)
+    hb_r_throw("input", "`params` must be a named list.");
+  R_xlen_t n = XLENGTH(params);
+  size_t np = sizeof params_table / sizeof params_table[0];
+  for (R_xlen_t k = 0; k < n; k++) {
+    const char *nm = CHAR(STRING_ELT(nms, k));
+    const param_t *p = NULL;
+    for (size_t q = 0; q < np; q++)
+      if (strcmp(params_table[q].name, nm) == 0) p = &params_table[q];
+    if (!p) hb_r_throw("input", "`%s` is not a parameter of the histboost engine.", nm);
+    SEXP v = VECTOR_ELT(params, k);
+    char *base = (char *)cfg + p->off;
+    if (p->kind == P_INT) {
+      int iv = hb_r_int(v, nm);
+      memcpy(base, &iv, sizeof iv);
+    } else if (p->kind == P_DBL) {
+      double dv = hb_r_dbl(v, nm);
+      memcpy(base, &dv, sizeof dv);
+    } else {
+      double dv = hb_r_dbl(v, nm);
+      /* The seed travels from R as a double holding a whole number. */
+      if (!(dv >= 0.0) || dv > 9007199254740992.0 || dv != (double)(uint64_t)dv)
+        hb_r_throw("input", "`seed` must be a whole number between 0 and 2^53.");
+      uint64_t sv = (uint64_t)dv;
+      memcpy(base, &sv, sizeof sv);
+    }
+  }
+}
+
+/* The schema (names, HB_FEAT_* types, levels) from list(names, types, levels);
+ * all memory from R_alloc (the booster copies it). */
+static void schema_from_list(SEXP s, int nfeat, hb_schema_t *out) {
+  SEXP names = hb_r_get(s, "names"), types = hb_r_get(s, "types"), levels = hb_r_get(s, "levels");
+  if (TYPEOF(names) != STRSXP || XLENGTH(names) != nfeat || TYPEOF(types) != INTSXP ||
+      XLENGTH(types) != nfeat || TYPEOF(levels) != VECSXP || XLENGTH(levels) != nfeat)
+    hb_r_throw("input", "`schema`: names, types and levels must describe the %d features.", nfeat);
+  size_t nf = nfeat > 0 ? (size_t)nfeat : 1;
+  out->nfeat = nfeat;
+  out->names = (char **)R_alloc(nf, sizeof(char *));
+  out->types = (int *)R_alloc(nf, sizeof(int));
+  out->nlevels = (int *)R_alloc(nf, sizeof(int));
+  out->levels = (char ***)R_alloc(nf, sizeof(char **));
+  for (int f = 0; f < nfeat; f++) {
+    const char *nm = Rf_translateCharUTF8(STRING_ELT(names, f));
+    out->names[f] = strcpy(R_alloc(strlen(nm) + 1, 1), nm);
+    out->types[f] = INTEGER(types)[f];
+    SEXP lv = VECTOR_ELT(levels, f);
+    if (out->types[f] == HB_FEAT_CATEGORICAL) {
+      if (TYPEOF(lv) != STRSXP) hb_r_throw("input", "`schema`: feature %d has no levels.", f + 1);
+      int nl = (int)XLENGTH(lv);
+      out->nlevels[f] = nl;
+      out->levels[f] = (char **)R_alloc(nl > 0 ? (size_t)nl : 1, sizeof(char *));
+      for (int l = 0; l < nl; l++) {
+        const char *s2 = Rf_translateCharUTF8(STRING_ELT(lv, l));
+        out->levels[f][l] = strcpy(R_alloc(strlen(s2) + 1, 1), s2);
+      }
+    } else if (out->types[f] == HB_FEAT_NUMERIC) {
+      out->nlevels[f] = 0;
+      out->levels[f] = NULL;
+    } else {
+      hb_r_throw("input", "`schema`: feature %d has an unknown type.", f + 1);
+    }
+  }
+}
+
+/* Create a booster on the training dataset `train` with parameters `params`
+ * (named list mapped onto hb_config_t), feature `schema` and class labels
+ * `label_levels` (character or NULL). */
+SEXP C_hb_booster_create(SEXP train, SEXP params, SEXP schema, SEXP label_levels) {
+  const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(train, hb_r_tag_dataset, "x");
+  if (!d->label) hb_r_throw("input", "`y` is required: the training dataset has no labels.");
+  hb_config_t cfg;
+  config_from_list(params, &cfg);
+  hb_schema_t sch;
+  schema_from_list(schema, d->nfeat, &sch);
+  int nlab = 0;
+  const char **labs = NULL;
+  if (!Rf_isNull(label_levels)) {
+    if (TYPEOF(label_levels) != STRSXP) hb_r_throw("input", "`label_levels` must be character.");
+    nlab = (int)XLENGTH(label_levels);
+    labs = (const char **)R_alloc(nlab > 0 ? (size_t)nlab : 1, sizeof(char *));
+    for (int k = 0; k < nlab; k++) labs[k] = Rf_translateCharUTF8(STRING_ELT(label_levels, k));
+  }
+  hb_error_clear();
+  int st = hb_config_check(&cfg);
+  if (st != HB_OK) hb_r_throw_status(st, "parameters");
+  hb_booster_t *b = NULL;
+  st = hb_booster_create(&cfg, d, &sch, &b);
+  if (st != HB_OK || !b) {
+    if (b) hb_booster_free(b);
+    /* A failure of the GPU (no device, out of its memory) is a device error. */
+    if (cfg.device == HB_DEVICE_CUDA && st != HB_ERR_INPUT)
+      hb_r_throw("device", "training on the GPU: %s", hb_error_message());
+    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "training");
+  }
+  int nprot = 0;
+  SEXP keep = PROTECT(Rf_cons(train, R_NilValue)); nprot++;
+  SEXP ptr = PROTECT(R_MakeExternalPtr(b, hb_r_tag_booster, keep)); nprot++;
+  R_RegisterCFinalizerEx(ptr, booster_finalize, TRUE);
+  if (nlab > 0) {
+    st = hb_model_set_label_levels(hb_booster_model(b), nlab, labs);
+    if (st != HB_OK) hb_r_throw_status(st, "training"); /* the finalizer frees b */
+  }
+  UNPROTECT(nprot);
+  return ptr;
+}
+
+/* Add a validation dataset (binned with the training set as reference). */
+SEXP C_hb_booster_add_valid(SEXP booster, SEXP valid) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const hb_dataset_t *v = (const hb_dataset_t *)hb_r_ptr(valid, hb_r_tag_dataset, "valid");
+  if (!v->label) hb_r_throw("input", "`valid`: a validation set needs labels.");
+  hb_error_clear();
+  int st = hb_booster_add_valid(b, v);
+  if (st != HB_OK && hb_booster_on_gpu(b) && st != HB_ERR_INPUT)
+    hb_r_throw("device", "`valid` on the GPU: %s", hb_error_message());
+  if (st != HB_OK) hb_r_throw_status(st, "`valid`");
+  /* The booster borrows v: keep its R handle reachable from the booster's. */
+  SEXP keep = PROTECT(Rf_cons(valid, R_ExternalPtrProtected(booster)));
+  R_SetExternalPtrProtected(booster, keep);
+  UNPROTECT(1);
+  return R_NilValue;
+}
+
+/* One boosting round: integer c(finished, iterations in the model). */
+SEXP C_hb_booster_update(SEXP booster) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  int finished = 0;
+  hb_error_clear();
+  int st = hb_booster_update(b, &finished);
+  if (st != HB_OK && hb_booster_on_gpu(b) && st != HB_ERR_INPUT)
+    hb_r_throw("device", "training on the GPU: %s", hb_error_message());
+  if (st != HB_OK) hb_r_throw_status(st, "training");
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, 2));
+  INTEGER(out)[0] = finished;
+  INTEGER(out)[1] = hb_model_num_iterations(hb_booster_model(b));
+  UNPROTECT(1);
+  return out;
+}
+
+/* Metrics: for each k, metric[k] (HB_METRIC_*) on dataset data[k] (0 train, 1.. valid). */
+SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  if (TYPEOF(data) != INTSXP || TYPEOF(metric) != INTSXP || XLENGTH(data) != XLENGTH(metric))
+    hb_r_throw("input", "`data` and `metric` must be integer vectors of the same length.");
+  R_xlen_t n = XLENGTH(data);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  for (R_xlen_t k = 0; k < n; k++) {
+    hb_error_clear();
+    int st = hb_booster_eval(b, INTEGER(data)[k], INTEGER(metric)[k], REAL(out) + k);
+    if (st != HB_OK) hb_r_throw_status(st, "`eval_metric`");
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Store R-side extras (named character `meta`) and the best iteration
+ * (0: none) in the booster's model, then serialize it: character(1). */
+SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  hb_model_t *m = hb_booster_model(b);
+  int best = hb_r_int(best_iteration, "best_iteration");
+  if (best < 0 || best > hb_model_num_iterations(m))
+    hb_r_throw("input", "`best_iteration` (%d) is outside the model's iterations.", best);
+  if (!Rf_isNull(meta)) {
+    SEXP nms = Rf_getAttrib(meta, R_NamesSymbol);
+    if (TYPEOF(meta) != STRSXP || TYPEOF(nms) != STRSXP)
+      hb_r_throw("input", "`meta` must be a named character vector.");
+    for (R_xlen_t k = 0; k < XLENGTH(meta); k++) {
+      if (STRING_ELT(meta, k) == NA_STRING) continue;
+      hb_error_clear();
+      int st = hb_model_set_meta(m, Rf_translateCharUTF8(STRING_ELT(nms, k)),
+                                 Rf_translateCharUTF8(STRING_ELT(meta, k)));
+      if (st != HB_OK) hb_r_throw_status(st, "saving the model");
+    }
+  }
+  m->best_iteration = best;
+  char *buf = NULL;
+  size_t len = 0;
+  hb_error_clear();
+  int st = hb_model_to_string(m, &buf, &len);
+  if (st != HB_OK || !buf) {
+    hb_free(buf);
+    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "saving the model");
+  }
+  if (len > INT_MAX) {
+    hb_free(buf);
+    hb_r_throw("engine", "the model text (%zu bytes) is too large for an R string.", len);
+  }
+  SEXP out = PROTECT(Rf_allocVector(STRSXP, 1));
+  SET_STRING_ELT(out, 0, Rf_mkCharLenCE(buf, (int)len, CE_UTF8));
+  hb_free(buf);
+  UNPROTECT(1);
+  return out;
+}
+
+/* GPU profiling: `on` (integer or NULL) switches it; returns the counts so
+ * far, c(round_ms, partition_ms, hist_ms, split_ms, hist_bytes, splits,
+ * rounds), or NULL on the CPU. */
+SEXP C_hb_booster_profile(SEXP booster, SEXP on) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  if (!Rf_isNull(on)) hb_booster_profile(b, hb_r_int(on, "on"));
+  double v[7];
+  if (!hb_booster_get_profile(b, v)) return R_NilValue;
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 7));
+  memcpy(REAL(out), v, sizeof v);
+  UNPROTECT(1);
+  return out;
+}
+
+/* Free the booster now (the model text has been taken); later use errors. */
+SEXP C_hb_booster_free(SEXP booster) {
+  if (TYPEOF(booster) == EXTPTRSXP && R_ExternalPtrTag(booster) == hb_r_tag_booster) {
+    booster_finalize(booster);
+    R_SetExternalPtrProtected(booster, R_NilValue);
+  }
+  return R_NilValue;
+}
+
+/* The configuration as a named list (names as in params_table). */
+SEXP hb_r_config_list(const hb_config_t *cfg) {
+  size_t np = sizeof params_table / sizeof params_table[0];
+  R_xlen_t nout = (R_xlen_t)np - N_TRAINING_ONLY;
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, nout)); nprot++;
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, nout)); nprot++;
+  R_xlen_t at = 0;
+  for (size_t q = 0; q + N_TRAINING_ONLY < np; q++) {
+    const char *base = (const char *)cfg + params_table[q].off;
+    SET_STRING_ELT(nms, at, Rf_mkChar(params_table[q].name));
+    if (params_table[q].kind == P_INT) {
+      int iv;
+      memcpy(&iv, base, sizeof iv);
+      SET_VECTOR_ELT(out, at, Rf_ScalarInteger(iv));
+    } else if (params_table[q].kind == P_DBL) {
+      double dv;
+      memcpy(&dv, base, sizeof dv);
+      SET_VECTOR_ELT(out, at, Rf_ScalarReal(dv));
+    } else {
+      uint64_t sv;
+      memcpy(&sv, base, sizeof sv);
+      SET_VECTOR_ELT(out, at, Rf_ScalarReal((double)sv));
+    }
+    at++;
+  }
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  UNPROTECT(nprot);
+  return out;
+}

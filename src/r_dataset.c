@@ -1,0 +1,103 @@
+/* r_dataset.c: .Call glue for binned datasets (hb_dataset_t behind an
+ * external pointer with a finalizer). */
+#include "r_util.h"
+#include "engine/error.h"
+
+static void dataset_finalize(SEXP ptr) {
+  hb_dataset_t *d = (hb_dataset_t *)R_ExternalPtrAddr(ptr);
+  if (d) {
+    hb_dataset_free(d);
+    R_ClearExternalPtr(ptr);
+  }
+}
+
+/* Optional per-row double vector (labels, weights): NULL or a double vector of nrow. */
+static const double *row_vector(SEXP x, int nrow, const char *what) {
+  if (Rf_isNull(x)) return NULL;
+  if (TYPEOF(x) != REALSXP || XLENGTH(x) != nrow)
+    hb_r_throw("input", "`%s` must be a double vector with one value per row (%d).", what, nrow);
+  return REAL(x);
+}
+
+/* Bin the input described by `spec` (see .hb_input() in R/dataset.R).
+ * label, weight: NULL or double vectors; reference: NULL or a dataset pointer
+ * whose mappers are reused. Returns an external pointer (tag hb_dataset)
+ * whose protected slot keeps the reference alive. */
+SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
+                         SEXP reference) {
+  hb_input_t in;
+  hb_r_input(spec, &in);
+  in.label = row_vector(label, in.nrow, "y");
+  in.weight = row_vector(weight, in.nrow, "weights");
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.max_bin = hb_r_int(max_bin, "max_bin");
+  bp.nthreads = hb_r_int(nthreads, "nthreads");
+  bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */
+  const hb_dataset_t *ref = NULL;
+  if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
+  if (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN)
+    hb_r_throw("input", "`max_bin` must be between 2 and %d, not %d.", HB_MAX_BIN, bp.max_bin);
+  if (ref && in.ncol != ref->nfeat)
+    hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->nfeat);
+  hb_error_clear();
+  hb_dataset_t *d = NULL;
+  int st = hb_dataset_create(&in, &bp, ref, &d);
+  if (st != HB_OK || !d) {
+    if (d) hb_dataset_free(d);
+    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "`x`");
+  }
+  /* Wrap at once so the finalizer owns d from here on. */
+  SEXP ptr = PROTECT(R_MakeExternalPtr(d, hb_r_tag_dataset, Rf_isNull(reference) ? R_NilValue : reference));
+  R_RegisterCFinalizerEx(ptr, dataset_finalize, TRUE);
+  UNPROTECT(1);
+  return ptr;
+}
+
+/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight). */
+SEXP C_hb_dataset_info(SEXP ptr) {
+  const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
+  int nprot = 0;
+  const char *names[] = {"nrow", "nfeat", "types", "num_bin", "trivial", "has_label", "has_weight"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 7)); nprot++;
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 7)); nprot++;
+  for (int k = 0; k < 7; k++) SET_STRING_ELT(nms, k, Rf_mkChar(names[k]));
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(d->nrow));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(d->nfeat));
+  SEXP types = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
+  SEXP nbin = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
+  SEXP triv = PROTECT(Rf_allocVector(LGLSXP, d->nfeat)); nprot++;
+  for (int f = 0; f < d->nfeat; f++) {
+    INTEGER(types)[f] = d->mappers[f].type;
+    INTEGER(nbin)[f] = d->mappers[f].num_bin;
+    LOGICAL(triv)[f] = d->mappers[f].trivial != 0;
+  }
+  SET_VECTOR_ELT(out, 2, types);
+  SET_VECTOR_ELT(out, 3, nbin);
+  SET_VECTOR_ELT(out, 4, triv);
+  SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(d->label != NULL));
+  SET_VECTOR_ELT(out, 6, Rf_ScalarLogical(d->weight != NULL));
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* TRUE when x is an external pointer whose native object still exists. */
+SEXP C_hb_ptr_valid(SEXP x) {
+  return Rf_ScalarLogical(TYPEOF(x) == EXTPTRSXP && R_ExternalPtrAddr(x) != NULL);
+}
+
+/* The bins of a dataset as an integer matrix (rows x features, 0-based
+ * bins; the last bin of a feature is its missing bin), for tests. */
+SEXP C_hb_dataset_bins(SEXP ptr) {
+  const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
+  SEXP out = PROTECT(Rf_allocMatrix(INTSXP, d->nrow, d->nfeat));
+  uint8_t *buf = (uint8_t *)R_alloc(d->nrow > 0 ? (size_t)d->nrow : 1, 1);
+  for (int f = 0; f < d->nfeat; f++) {
+    hb_dataset_feature_bins(d, f, 0, d->nrow, buf);
+    int *col = INTEGER(out) + (R_xlen_t)f * d->nrow;
+    for (int i = 0; i < d->nrow; i++) col[i] = buf[i];
+  }
+  UNPROTECT(1);
+  return out;
+}

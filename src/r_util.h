@@ -1,0 +1,55 @@
+/* r_util.h: helpers shared by the .Call glue (r_dataset.c, r_booster.c,
+ * r_model.c): classed R errors, argument checks, external pointers, and the
+ * conversion of the R-side input description into an hb_input_t. */
+#ifndef HB_R_UTIL_H
+#define HB_R_UTIL_H
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include "engine/dataset.h"
+
+/* Raise an R condition of class "histboost_error_<kind>" (kind: "input",
+ * "format", "engine", "device") by calling the package's R function
+ * .hb_throw(). Never returns. Free native memory BEFORE calling it. */
+void hb_r_throw(const char *kind, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3), noreturn))
+#endif
+  ;
+/* Raise the R error matching an engine status, with the engine's last
+ * message after `context` (e.g. "`x`"). Never returns. */
+void hb_r_throw_status(int status, const char *context)
+#if defined(__GNUC__)
+  __attribute__((noreturn))
+#endif
+  ;
+
+/* Scalar arguments, checked (type, length 1, not NA); errors name `what`. */
+int hb_r_int(SEXP x, const char *what);
+double hb_r_dbl(SEXP x, const char *what);
+
+/* The address behind an external pointer with tag `tag`; an input error
+ * naming `what` when x is not such a pointer or it is dead (e.g. after
+ * saveRDS/readRDS). */
+void *hb_r_ptr(SEXP x, SEXP tag, const char *what);
+/* Element `name` of the list x, or R_NilValue. */
+SEXP hb_r_get(SEXP x, const char *name);
+
+/* An hb_input_t built from the list made by R's .hb_input(): kind (0 column
+ * list, 1 dense matrix, 2 dgCMatrix slots), nrow, ncol, and cols/types/nlevels,
+ * mat, or p/i/x. Every array is borrowed from R or allocated with R_alloc, so
+ * nothing needs freeing, even after an R error. Validates everything. */
+void hb_r_input(SEXP spec, hb_input_t *in);
+
+/* Wall-clock seconds (monotonic), for timing kernels. */
+double hb_r_wall_seconds(void);
+
+/* The engine configuration as a named R list (r_booster.c). */
+#include "engine/config.h"
+SEXP hb_r_config_list(const hb_config_t *cfg);
+
+/* Tags of the package's external pointers (installed at load). */
+extern SEXP hb_r_tag_dataset, hb_r_tag_booster, hb_r_tag_model;
+void hb_r_init_symbols(void);
+
+#endif
