@@ -1,0 +1,136 @@
+/* cuda.h: the one C interface between the engine/glue and the GPU learner.
+ * Pure C (extern "C" when compiled as C++/CUDA); no R headers. Built from
+ * the .cu files of this folder when configure found a working nvcc
+ * (HB_WITH_CUDA), from cuda_stub.c otherwise; the stub answers every call
+ * with "built without CUDA", so callers need no #ifdef.
+ *
+ * The learner keeps everything a round needs on the device: the binned
+ * training (and validation) rows, uploaded once; scores, gradients and
+ * hessians; the row partition and histograms. A round computes gradients,
+ * grows num_class trees leaf by leaf without returning to the host, updates
+ * the scores, and then copies the finished trees back as split records that
+ * the engine turns into trees (src/engine/boost.c): nothing here calls the
+ * engine's learner, only its error and allocation utilities. */
+#ifndef HB_CUDA_H
+#define HB_CUDA_H
+#include <stdint.h>
+#include "config.h"
+#include "dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build has the GPU learner and a usable GPU is present. */
+int hb_cuda_available(void);
+/* A human-readable line saying why CUDA is (not) available; never NULL.
+ * Static storage, refreshed by each call (main thread only). */
+const char *hb_cuda_status(void);
+/* 1 when the package was compiled with CUDA (whether or not a GPU is present). */
+int hb_cuda_built(void);
+
+/* What the GPU is: name, compute capability, multiprocessors, memory (bytes,
+ * total and free), CUDA runtime and driver versions. HB_OK, or an error
+ * (no GPU, built without CUDA) with a message. */
+typedef struct {
+  char name[256];
+  int major, minor, sms;
+  double total_mem, free_mem;
+  int runtime_version, driver_version;
+} hb_cuda_info_t;
+int hb_cuda_device_info(hb_cuda_info_t *out);
+
+typedef struct hb_cuda_learner hb_cuda_learner_t;
+
+/* Words per row of the packed bins the device takes for nfeat features:
+ * feature f in byte f % 4 of word f / 4, rows padded to whole 16- or
+ * 32-byte sectors so that a row's bins are read in one go. */
+int hb_cuda_row_stride(int nfeat);
+
+/* A learner for cfg on the training set d (its shape, bin counts, feature
+ * types, labels and weights are read and copied; d may go after this call).
+ * Its bins are uploaded with hb_cuda_learner_upload(L, 0, ...). The scores
+ * start at init_score[k] for class k. Out of device memory is HB_ERR_NOMEM,
+ * with everything freed. */
+int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+                           hb_cuda_learner_t **out);
+void hb_cuda_learner_free(hb_cuda_learner_t *L);
+
+/* A validation set of nrow rows (binned with the training mappers), whose
+ * scores start at start[k * nrow + i]; returns its number (1, 2, ...) in
+ * *data. Its bins follow with hb_cuda_learner_upload(L, *data, ...). */
+int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const double *start, int *data);
+
+/* Rows row0 .. row0 + n - 1 of data set `data` (0 train), packed as
+ * hb_cuda_row_stride() words per row. */
+int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, const uint32_t *words);
+
+/* A grown tree as the device made it: split i made internal node i by
+ * splitting leaf `leaf` (which stays the left child; the right child is leaf
+ * i + 1), as hb_tree_split_leaf() numbers them. */
+typedef struct {
+  int leaf, feature, threshold, default_left, is_cat;
+  double gain;
+  double left_g, left_h, right_g, right_h;  /* children's sums as the search saw them */
+  double parent_g, parent_h;                /* the leaf's sums (its integer sums times the scales) */
+  int left_count, right_count;              /* exact */
+  uint32_t left_bins[8];                    /* bins going left (the missing bin when default_left) */
+} hb_cuda_split_t;
+typedef struct {
+  double value;   /* shrunk output, from the refit sums */
+  double g, h;    /* the leaf's in-bag rows' gradient and hessian sums */
+  int count;
+} hb_cuda_leaf_t;
+typedef struct {
+  int num_leaves;
+  const hb_cuda_split_t *splits;   /* num_leaves - 1 */
+  const hb_cuda_leaf_t *leaves;    /* num_leaves */
+} hb_cuda_tree_t;
+
+/* One boosting round `iter` (0-based): gradients, the in-bag rows, and
+ * num_class trees grown on the device (usable[k * nfeat + f] != 0 when tree
+ * k may split on feature f), scores of every data set updated. trees[k]
+ * points into the learner's memory until the next round. */
+int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees);
+
+/* Copy the current scores of data set `data` (0 train, 1.. validation) to
+ * out (nrow x K, column-major). */
+int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out);
+
+/* Accumulated device time (milliseconds) of whole rounds and, within them,
+ * of the partition, histogram and split-search kernels of every split; the
+ * bytes the histogram kernels read (bins, row indices and fixed-point
+ * gradients of the rows they summed). Counted after hb_cuda_learner_profile(L, 1). */
+typedef struct {
+  double round_ms, partition_ms, hist_ms, split_ms, hist_bytes;
+  long long splits, rounds;
+} hb_cuda_profile_t;
+void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on);
+void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out);
+
+/* ---- checks of single kernels, for the tests and the benchmark ---- */
+
+/* Histogram on the device, as the learner builds it, of the rows
+ * rows[0..nrows) (NULL: 0..nrows-1) of nrow rows packed as `words` (host,
+ * hb_cuda_row_stride(nfeat) words per row) with features of num_bin[f] bins
+ * at slots hist_offset[f]: sums out_g[k], out_h[k] (k < total_bins) over the
+ * rows, g and h given per row (nrow each). With quant_bits 0: fixed-point
+ * sums of round(g * 2^exp_g), round(h * 2^exp_h), the exponents returned;
+ * with quant_bits in 2..8, g and h are quantized levels (whole numbers within
+ * that many bits' range) summed by the packed quantized kernel. mode 0: the
+ * learner's choice, 1: the shared-memory kernel, 2: the global-memory kernel
+ * (not quantized). smem_limit > 0 caps the shared memory of a block (forcing
+ * feature groups). reps > 0 also times the launch: *ms the median. */
+int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const int *hist_offset, int total_bins,
+                       const uint32_t *words, const int *rows, int nrows, const double *g, const double *h,
+                       int quant_bits, int mode, int smem_limit, int reps, int64_t *out_g, int64_t *out_h,
+                       int *exp_g, int *exp_h, double *ms);
+
+/* Device-to-device copy bandwidth (GB/s, bytes read plus written) over a
+ * buffer of `bytes` bytes, the median of `reps` timed copies. */
+int hb_cuda_copy_bandwidth(double bytes, int reps, double *gbps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

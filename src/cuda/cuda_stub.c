@@ -1,0 +1,66 @@
+/* cuda_stub.c: the CUDA interface for builds without the CUDA toolkit, so
+ * the engine and glue can ask for the GPU learner and get a clear "no". */
+#include <string.h>
+#include "cuda.h"
+#include "error.h"
+
+static const char *const NO_CUDA =
+    "histboost was built without CUDA (no nvcc was found when it was installed): reinstall it on a "
+    "machine with the CUDA toolkit (set NVCC or CUDA_HOME if nvcc is not on the PATH), or use device = \"cpu\"";
+
+static int no_cuda(void) { return hb_error_set(HB_ERR_INPUT, "%s", NO_CUDA); }
+
+int hb_cuda_available(void) { return 0; }
+const char *hb_cuda_status(void) { return NO_CUDA; }
+int hb_cuda_built(void) { return 0; }
+
+int hb_cuda_device_info(hb_cuda_info_t *out) {
+  memset(out, 0, sizeof *out);
+  return no_cuda();
+}
+
+int hb_cuda_row_stride(int nfeat) { return (nfeat + 3) / 4; }
+
+int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+                           hb_cuda_learner_t **out) {
+  (void)cfg; (void)d; (void)init_score;
+  *out = NULL;
+  return no_cuda();
+}
+void hb_cuda_learner_free(hb_cuda_learner_t *L) { (void)L; }
+int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const double *start, int *data) {
+  (void)L; (void)nrow; (void)start; (void)data;
+  return no_cuda();
+}
+int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, const uint32_t *words) {
+  (void)L; (void)data; (void)row0; (void)n; (void)words;
+  return no_cuda();
+}
+int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees) {
+  (void)L; (void)iter; (void)usable; (void)trees;
+  return no_cuda();
+}
+int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
+  (void)L; (void)data; (void)out;
+  return no_cuda();
+}
+void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on) { (void)L; (void)on; }
+void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out) {
+  (void)L;
+  memset(out, 0, sizeof *out);
+}
+int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const int *hist_offset, int total_bins,
+                       const uint32_t *words, const int *rows, int nrows, const double *g, const double *h,
+                       int quant_bits, int mode, int smem_limit, int reps, int64_t *out_g, int64_t *out_h,
+                       int *exp_g, int *exp_h, double *ms) {
+  (void)quant_bits;
+  (void)nrow; (void)nfeat; (void)num_bin; (void)hist_offset; (void)total_bins; (void)words; (void)rows;
+  (void)nrows; (void)g; (void)h; (void)mode; (void)smem_limit; (void)reps; (void)out_g; (void)out_h;
+  (void)exp_g; (void)exp_h; (void)ms;
+  return no_cuda();
+}
+int hb_cuda_copy_bandwidth(double bytes, int reps, double *gbps) {
+  (void)bytes; (void)reps;
+  *gbps = 0;
+  return no_cuda();
+}

@@ -1,0 +1,239 @@
+// gradient.cu: what a tree starts from on the device: gradients and
+// hessians of the loss (the CPU's formulas, src/engine/objective.c), the
+// in-bag rows (the CPU's counter-based draws, rng.h), and the root: its rows
+// in the first row buffer with their fixed-point (g, h), the scales of this
+// tree, and a fresh control block.
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include "learner.cuh"
+extern "C" {
+#include "rng.h"
+#include "quantize.h"
+#include "math_rules.h"
+}
+
+namespace hbc {
+
+// g, h (K x n, column-major) of every row for the round's scores.
+__global__ void k_gradients(int objective, int n, int K, const double *__restrict__ label,
+                            const double *__restrict__ weight, const double *__restrict__ score,
+                            double *__restrict__ g, double *__restrict__ h) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double w = weight ? weight[i] : 1.0;
+    if (objective == HB_OBJ_REGRESSION) {
+      g[i] = w * (score[i] - label[i]);
+      h[i] = w;
+    } else if (objective == HB_OBJ_BINARY) {
+      const double p = 1.0 / (1.0 + hb_exp(-score[i]));
+      g[i] = w * (p - label[i]);
+      h[i] = w * p * (1.0 - p);
+    } else {
+      double mx = score[i];
+      for (int k = 1; k < K; k++) mx = fmax(mx, score[(size_t)k * n + i]);
+      double sum = 0.0;
+      for (int k = 0; k < K; k++) sum += hb_exp(score[(size_t)k * n + i] - mx);
+      const int y = (int)label[i];
+      const double factor = (double)K / (K - 1);
+      for (int k = 0; k < K; k++) {
+        const size_t j = (size_t)k * n + i;
+        const double p = hb_exp(score[j] - mx) / sum;
+        g[j] = w * (p - (k == y ? 1.0 : 0.0));
+        h[j] = w * factor * p * (1.0 - p);
+      }
+    }
+  }
+}
+
+// Largest |g| and |h|: non-negative doubles order like their bit patterns;
+// NaN counts as infinite, so it is reported rather than lost.
+__global__ void k_absmax(const double *__restrict__ g, const double *__restrict__ h, int n,
+                         unsigned long long *out) {
+  double mg = 0, mh = 0, lh = INFINITY;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double ag = fabs(g[i]), ah = fabs(h[i]);
+    mg = fmax(mg, ag == ag ? ag : INFINITY);
+    mh = fmax(mh, ah == ah ? ah : INFINITY);
+    lh = fmin(lh, ah);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    mg = fmax(mg, __shfl_xor_sync(0xffffffffu, mg, o));
+    mh = fmax(mh, __shfl_xor_sync(0xffffffffu, mh, o));
+    lh = fmin(lh, __shfl_xor_sync(0xffffffffu, lh, o));
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(&out[0], (unsigned long long)__double_as_longlong(mg));
+    atomicMax(&out[1], (unsigned long long)__double_as_longlong(mh));
+    atomicMin(&out[2], (unsigned long long)__double_as_longlong(lh));
+  }
+}
+
+// In-bag flag of each row for bagging round `round`: the CPU's draw.
+__global__ void k_bag_flags(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    inbag[i] = hb_rng_key_unif(seed, HB_RNG_BAGGING, round, (uint64_t)i) < fraction;
+}
+
+// An empty bag cannot grow a tree: then every row is in (as on the CPU).
+__global__ void k_bag_fix(int n, int *nbag, int *bag_all) { *bag_all = *nbag == 0; }
+__global__ void k_bag_fill(int n, const int *bag_all, uint8_t *inbag) {
+  if (!*bag_all) return;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) inbag[i] = 1;
+}
+
+// The largest e with m * 2^e * rows <= 2^bits (0 for m == 0).
+__device__ __forceinline__ int fixed_exponent(double m, double rows, int bits) {
+  if (!(m > 0)) return 0;
+  return ilogb(ldexp(1.0, bits) / (m * rows));
+}
+
+// One thread: this tree's scales, and a fresh tree: the root holds the
+// in-bag rows (or all), every slot but the root's is free.
+__global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int n, int block_rows,
+                               const int *nbag, const int *bag_all, int *err, RoundScales *rs, QuantArgs q,
+                               const int *tree) {
+  Ctl *c = a.ctl;
+  const double mg = __longlong_as_double((long long)absmax[0]), mh = __longlong_as_double((long long)absmax[1]);
+  const double lh = __longlong_as_double((long long)absmax[2]);
+  const int nroot = nbag && !*bag_all ? *nbag : n;
+  if (threadIdx.x == 0) {
+    c->done = 0;
+    if (!(mg <= 1e300) || !(mh <= 1e300)) {  // NaN or infinite: training diverged
+      *err = 1;
+      c->done = 1;
+    }
+    // A block adds at most block_rows values into one int32 counter.
+    const int eg = fixed_exponent(mg, block_rows, 30), eh = fixed_exponent(mh, block_rows, 30);
+    c->scale_g = ldexp(1.0, -eg);
+    c->scale_h = ldexp(1.0, -eh);
+    rs->eg = eg;
+    rs->eh = eh;
+    // Refit sums: int64 with room for every row at the largest magnitude.
+    rs->fg = fixed_exponent(mg, (double)n, 62);
+    rs->fh = fixed_exponent(mh, (double)n, 62);
+    rs->tree = *tree;
+    if (q.on) {
+      // Quantized: the search sees integer sums times these scales.
+      const int lgl = hb_quant_grad_levels(q.bits);
+      const int lhl = lh == mh ? 0 : hb_quant_hess_levels(q.bits);  // a constant hessian stays exact
+      rs->qlevels_g = lgl;
+      rs->qlevels_h = lhl;
+      rs->qscale_g = hb_quant_scale(mg, lgl);
+      rs->qscale_h = lhl ? hb_quant_scale(mh, lhl) : (mh > 0 ? mh : 1.0);
+      rs->rows16 = hb_quant_rows16(lgl, lhl ? lhl : 1);
+      c->scale_g = rs->qscale_g;
+      c->scale_h = rs->qscale_h;
+    }
+    c->num_leaves = 1;
+    c->cur_leaf = c->new_leaf = -1;
+    c->small = 0;
+    c->large = -1;
+    c->find_small = 1;
+    c->find_large = 0;
+    c->build = 1;
+    c->nfree = 0;
+    for (int s = a.max_leaves - 1; s >= 1; s--) a.free_slots[c->nfree++] = s;
+    c->small_slot = 0;
+    c->parent_slot = -1;
+    c->ticket = c->ticket2 = 0;
+    Leaf root;
+    root.begin = 0;
+    root.count = nroot;
+    root.side = 0;
+    root.depth = 0;
+    root.slot = 0;
+    root.splittable = 1;
+    root.g = root.h = 0;
+    a.leaves[0] = root;
+    a.splits[0].feature = -1;
+    a.splits[0].gain = -1.0;
+    a.leaf_parent[0] = -1;
+    if (nroot < 1 || a.max_leaves < 2) {
+      c->build = 0;
+      c->find_small = 0;
+      c->small = -1;
+    }
+  }
+  for (int k = threadIdx.x; k < a.total_bins; k += blockDim.x) a.hist[k] = Bin{0, 0};
+}
+
+// A row's quantized (g, h) in tree rs->tree (quantize.h; the CPU rounds the
+// same values with the same draws).
+__device__ __forceinline__ int2 quant_row(const QuantArgs &q, const RoundScales *rs, double g, double h, int r) {
+  const uint64_t tree = (uint64_t)rs->tree;
+  const int gq = hb_quant_round(g, rs->qscale_g, hb_quant_uniform(q.seed, tree, (uint64_t)r, 0), q.stochastic,
+                                -rs->qlevels_g, rs->qlevels_g);
+  const int hq = rs->qlevels_h ? hb_quant_round(h, rs->qscale_h, hb_quant_uniform(q.seed, tree, (uint64_t)r, 1),
+                                                q.stochastic, 0, rs->qlevels_h)
+                               : 1;
+  return make_int2(gq, hq);
+}
+
+// The root's rows (in-bag list, or 0..n-1) and their fixed-point (g, h).
+__global__ void k_root_rows(TreeArgs a, const double *__restrict__ g, const double *__restrict__ h, int n,
+                            const int *bag, const int *nbag, const int *bag_all, const RoundScales *rs, QuantArgs q) {
+  const int nroot = nbag && !*bag_all ? *nbag : n;
+  const int eg = rs->eg, eh = rs->eh;
+  const bool use_bag = nbag && !*bag_all;
+  for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < nroot; p += gridDim.x * blockDim.x) {
+    const int r = use_bag ? bag[p] : p;
+    a.idx[0][p] = r;
+    if (q.on)
+      a.gh[0][p] = quant_row(q, rs, g[r], h[r], r);
+    else
+      a.gh[0][p] = make_int2(__double2int_rn(ldexp(g[r], eg)), __double2int_rn(ldexp(h[r], eh)));
+  }
+}
+
+int gradients_launch(int objective, int n, int K, const double *label, const double *weight, const double *score,
+                     double *g, double *h, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_gradients);
+  k_gradients<<<grid, 256, 0, st>>>(objective, n, K, label, weight, score, g, h);
+  HB_CUDA_TRY(cudaGetLastError(), "the gradient kernel");
+  return HB_OK;
+}
+
+int absmax_launch(const double *g, const double *h, int n, unsigned long long *out, int grid, cudaStream_t st) {
+  HB_CUDA_TRY(cudaMemsetAsync(out, 0, 2 * sizeof(unsigned long long), st), "clearing the gradient range");
+  HB_CUDA_TRY(cudaMemsetAsync(out + 2, 0x7f, sizeof(unsigned long long), st), "clearing the gradient range");
+  HB_SAME_CARVEOUT(k_absmax);
+  k_absmax<<<grid, 256, 0, st>>>(g, h, n, out);
+  HB_CUDA_TRY(cudaGetLastError(), "the gradient range kernel");
+  return HB_OK;
+}
+
+// Bytes of temporary storage the bag compaction needs for n rows.
+int bag_temp_bytes(int n, size_t *bytes) {
+  *bytes = 0;
+  thrust::counting_iterator<int> rows(0);
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(NULL, *bytes, rows, (const uint8_t *)NULL, (int *)NULL, (int *)NULL, n),
+              "sizing the bagging buffers");
+  return HB_OK;
+}
+
+int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag, int *bag, int *nbag,
+               int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_bag_flags);
+  k_bag_flags<<<grid, 256, 0, st>>>(seed, round, fraction, n, inbag);
+  HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
+  thrust::counting_iterator<int> rows(0);
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, temp_bytes, rows, inbag, bag, nbag, n, st), "the bagging selection");
+  k_bag_fix<<<1, 1, 0, st>>>(n, nbag, bag_all);
+  k_bag_fill<<<grid, 256, 0, st>>>(n, bag_all, inbag);
+  HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
+  return HB_OK;
+}
+
+int root_launch(const TreeArgs &a, const double *g, const double *h, const unsigned long long *absmax, int n,
+                int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
+                QuantArgs q, const int *tree, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_root_prepare);
+  k_root_prepare<<<1, 256, 0, st>>>(a, absmax, n, block_rows, nbag, bag_all, err, rs, q, tree);
+  HB_CUDA_TRY(cudaGetLastError(), "the root kernel");
+  HB_SAME_CARVEOUT(k_root_rows);
+  k_root_rows<<<grid, 256, 0, st>>>(a, g, h, n, bag, nbag, bag_all, rs, q);
+  HB_CUDA_TRY(cudaGetLastError(), "the root rows kernel");
+  return HB_OK;
+}
+
+}  // namespace hbc

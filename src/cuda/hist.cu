@@ -1,0 +1,541 @@
+// hist.cu: gradient histograms on the device (DESIGN.md sections 2-3; the
+// kernel of Zhang, Si and Hsieh, "GPU-acceleration for large-scale tree
+// boosting", adapted to integer sums).
+//
+// Bins sit on the device row-major, four 8-bit features to a 32-bit word.
+// Gradients and hessians arrive as fixed-point int32 (g * 2^exp_g, h *
+// 2^exp_h, the exponents chosen each tree so that kRowsPerBlock rows of the
+// largest magnitude stay within 2^30), so a block sums its rows in shared
+// memory with 32-bit integer atomics (five times faster than float atomics on
+// the H100, and exact) and merges its sums into the 64-bit global histogram
+// with one atomic per nonzero bin. Integer sums do not depend on the order
+// of the additions: the histogram is the same whatever the schedule, and
+// histogram subtraction is exact.
+//
+// Conflicts between threads of a warp are what cost: (1) neighbouring lanes
+// start at different features of a word (the paper's interleaving), so a
+// warp's 32 updates of one step spread over four features; (2) a feature
+// with few bins gets several copies of its histogram ("banks", the paper's
+// banked counters), lane i updating copy i mod banks, so that 32 lanes
+// adding to a three-valued feature do not pile onto three counters; the
+// banks are summed when the block merges. Rows are split between blocks
+// (grid.x), and feature words between blocks (grid.y) when one block's
+// shared memory cannot hold every feature. A global-memory kernel serves
+// when even one word's histograms do not fit.
+#include <cstdlib>
+#include <cstring>
+#include "learner.cuh"
+
+namespace hbc {
+
+namespace {
+constexpr int kThreads = 512;
+constexpr int kMinRows = 1024;  // fewest rows a block takes: small leaves use few blocks
+}  // namespace
+
+struct HistPlan {
+  int nfeat, words, total_bins;
+  int quant;                // quantized gradients: packed accumulators (12 bytes a slot, else 8)
+  int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
+  int *d_meta;     // per feature: shared base | log2(banks) << 24
+  int3 *d_groups;  // per group: first word, end word, shared slots
+  int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24, output slot)
+  int *d_merge_off;  // per word + 1: where its bins start in d_merge
+  int2 *d_wslot;     // per word: its shared slots [begin, end) within its group
+  int *d_hoff, *d_nbin;
+};
+
+// Which rows a histogram launch sums: the learner's smaller child (read from
+// device memory when the kernel starts) or a list given by the caller.
+struct RowSrc {
+  const Ctl *ctl;          // non-null: leaf ctl->small of `leaves`, into slot ctl->small_slot
+  const Leaf *leaves;
+  int *idx[2];             // the learner's two row buffers
+  int2 *gh[2];
+  Bin *hist;               // the learner's slots
+  int total_bins;
+  unsigned long long *rows_seen;  // profiling: rows summed (may be null)
+  const int *rows;         // caller's rows (null: 0..count-1) when ctl is null
+  const int2 *rows_gh;     // caller's fixed-point (g, h) by position
+  int count;
+  Bin *out;
+  const RoundScales *rs;   // quantized: rows a 16-bit accumulator may take
+};
+
+// Resolves a RowSrc on the device: returns false when nothing is to be built.
+__device__ __forceinline__ bool resolve_rows(const RowSrc &s, const int *&idx, const int2 *&gh, int &n,
+                                             Bin *&out) {
+  if (s.ctl) {
+    const Ctl *c = s.ctl;
+    if (c->done || !c->build) return false;
+    const Leaf lf = s.leaves[c->small];
+    idx = (lf.side ? s.idx[1] : s.idx[0]) + lf.begin;
+    gh = (lf.side ? s.gh[1] : s.gh[0]) + lf.begin;
+    n = lf.count;
+    out = s.hist + (size_t)c->small_slot * s.total_bins;
+  } else {
+    idx = s.rows;
+    gh = s.rows_gh;
+    n = s.count;
+    out = s.out;
+  }
+  return n > 0;
+}
+
+// The rows [begin, end) block `b` of `nb` takes out of n: contiguous chunks
+// of at least kMinRows rows (at most kRowsPerBlock, guaranteed by the grid).
+__device__ __forceinline__ void block_chunk(int n, int b, int nb, int &begin, int &end) {
+  int chunk = (n + nb - 1) / nb;
+  if (chunk < kMinRows) chunk = kMinRows;
+  chunk = (chunk + 31) & ~31;
+  long long b0 = (long long)b * chunk;
+  begin = b0 < n ? (int)b0 : n;
+  end = b0 + chunk < n ? (int)(b0 + chunk) : n;
+}
+
+// The rows [begin, end) and feature words [wa, wb) of this block in group
+// grp; false when it has none. A large leaf gives each block a chunk of rows
+// and all the group's words; a leaf too small to fill the grid that way
+// gives each block kMinRows rows and ONE word.
+__device__ __forceinline__ bool block_work(int n, int3 grp, int &begin, int &end, int &wa, int &wb) {
+  const int nwg = grp.y - grp.x;
+  const long long small_chunks = ((long long)n + kMinRows - 1) / kMinRows;
+  if (nwg > 1 && small_chunks * nwg <= gridDim.x) {
+    const int u = blockIdx.x;
+    if (u >= small_chunks * nwg) return false;
+    begin = (u / nwg) * kMinRows;
+    end = begin + kMinRows < n ? begin + kMinRows : n;
+    wa = grp.x + u % nwg;
+    wb = wa + 1;
+    return true;
+  }
+  block_chunk(n, blockIdx.x, gridDim.x, begin, end);
+  wa = grp.x;
+  wb = grp.y;
+  return begin < end;
+}
+
+// Shared-memory kernel. Blocks of grid row y take the feature words of group
+// y. A large leaf gives each block a chunk of rows and all the group's
+// words. A leaf too small to fill the grid that way gives each block a chunk
+// of kMinRows rows and ONE word: seven times the blocks for 28 features, each
+// clearing and merging only its word's bins, so small leaves (most of a
+// tree's splits) spread over the device instead of a few multiprocessors.
+__global__ void __launch_bounds__(kThreads)
+k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
+              const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
+              const int2 *__restrict__ wslot) {
+  HB_WAIT_PREVIOUS();
+  extern __shared__ int smem[];
+  const int *idx;
+  const int2 *gh;
+  int n;
+  Bin *out;
+  if (!resolve_rows(src, idx, gh, n, out)) return;
+  const int3 grp = groups[blockIdx.y];
+  const int S = grp.z;
+  int begin, end, wa, wb;
+  if (!block_work(n, grp, begin, end, wa, wb)) return;
+  if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
+    atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
+  const int nw = wb - wa, s_lo = wslot[wa].x, s_hi = wslot[wb - 1].y;
+  int *sg = smem, *sh = smem + S;
+  __shared__ int smeta[64];
+  const bool meta_in_smem = nw * 4 <= 64;
+  for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
+    sg[i] = 0;
+    sh[i] = 0;
+  }
+  if (meta_in_smem)
+    for (int i = threadIdx.x; i < nw * 4; i += blockDim.x) smeta[i] = wa * 4 + i < F ? meta[wa * 4 + i] : 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  // Rows whose words start on a 16-byte boundary are read 16 bytes at a time.
+  const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const int r = idx ? idx[i] : i;
+    const int2 v = gh[i];
+    const uint32_t *rb = bins + (size_t)r * W + wa;
+    for (int w4 = 0; w4 < nw; w4 += 4) {
+      uint32_t q4[4];
+      if (vec) {
+        const uint4 u = *(const uint4 *)(rb + w4);
+        q4[0] = u.x; q4[1] = u.y; q4[2] = u.z; q4[3] = u.w;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const int w = w4 + j;
+        if (w >= nw) break;
+        const uint32_t q = q4[j];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const int kk = (k + lane) & 3;  // neighbouring lanes start at different features
+          const int fi = w * 4 + kk;
+          if (wa * 4 + fi >= F) continue;
+          const int m = meta_in_smem ? smeta[fi] : meta[wa * 4 + fi];
+          const int lg = m >> 24;
+          const int slot = (m & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1));
+          atomicAdd(&sg[slot], v.x);
+          atomicAdd(&sh[slot], v.y);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  // Merge, every thread taking bins of the block's words: the banks of each
+  // bin, then one 64-bit atomic per nonzero sum.
+  const int m1 = merge_off[wb];
+  for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
+    const int2 it = merge[k];
+    const int base = it.x & 0xffffff, nbank = 1 << (it.x >> 24);
+    long long g = 0, h = 0;
+    for (int b = 0; b < nbank; b++) {
+      g += sg[base + b];
+      h += sh[base + b];
+    }
+    Bin *o = out + it.y;
+    if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
+    if (h) atomicAdd((unsigned long long *)&o->h, (unsigned long long)h);
+  }
+}
+
+// Quantized gradients: one 32-bit atomic per row and feature, the gradient
+// in the high 16 bits (signed) and the hessian in the low 16 (quantize.h).
+// Every rs->rows16 rows, before a half could overflow, the block adds its
+// packed 16-bit sums into packed 64-bit ones (gradient high, hessian low 32
+// bits) and clears them; at the end it merges those into the histogram.
+__global__ void __launch_bounds__(kThreads)
+k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
+             const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
+             const int2 *__restrict__ wslot) {
+  HB_WAIT_PREVIOUS();
+  extern __shared__ int smem[];
+  const int *idx;
+  const int2 *gh;
+  int n;
+  Bin *out;
+  if (!resolve_rows(src, idx, gh, n, out)) return;
+  const int3 grp = groups[blockIdx.y];
+  const int S = grp.z;  // even: the 64-bit sums after S ints stay aligned
+  int begin, end, wa, wb;
+  if (!block_work(n, grp, begin, end, wa, wb)) return;
+  if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
+    atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
+  const int nw = wb - wa, s_lo = wslot[wa].x, s_hi = wslot[wb - 1].y;
+  int *p32 = smem;
+  long long *p64 = (long long *)(smem + S);
+  __shared__ int smeta[64];
+  const bool meta_in_smem = nw * 4 <= 64;
+  for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
+    p32[i] = 0;
+    p64[i] = 0;
+  }
+  if (meta_in_smem)
+    for (int i = threadIdx.x; i < nw * 4; i += blockDim.x) smeta[i] = wa * 4 + i < F ? meta[wa * 4 + i] : 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31, step = src.rs->rows16;
+  const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
+  for (int sub = begin; sub < end; sub += step) {
+    const int sub_end = sub + step < end ? sub + step : end;
+    for (int i = sub + threadIdx.x; i < sub_end; i += blockDim.x) {
+      const int r = idx ? idx[i] : i;
+      const int2 v = gh[i];
+      const int packed = v.x * 65536 + v.y;
+      const uint32_t *rb = bins + (size_t)r * W + wa;
+      for (int w4 = 0; w4 < nw; w4 += 4) {
+        uint32_t q4[4];
+        if (vec) {
+          const uint4 u = *(const uint4 *)(rb + w4);
+          q4[0] = u.x; q4[1] = u.y; q4[2] = u.z; q4[3] = u.w;
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const int w = w4 + j;
+          if (w >= nw) break;
+          const uint32_t q = q4[j];
+#pragma unroll
+          for (int k = 0; k < 4; k++) {
+            const int kk = (k + lane) & 3;
+            const int fi = w * 4 + kk;
+            if (wa * 4 + fi >= F) continue;
+            const int m = meta_in_smem ? smeta[fi] : meta[wa * 4 + fi];
+            const int lg = m >> 24;
+            const int slot = (m & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1));
+            atomicAdd(&p32[slot], packed);
+          }
+        }
+      }
+    }
+    __syncthreads();
+    for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
+      const int p = p32[i];
+      if (p) {
+        const int h = p & 0xffff, g = (p - h) / 65536;  // exact division: no shift of a negative
+        p64[i] += (long long)g * 4294967296LL + h;
+        p32[i] = 0;
+      }
+    }
+    __syncthreads();
+  }
+  const int m1 = merge_off[wb];
+  for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
+    const int2 it = merge[k];
+    const int base = it.x & 0xffffff, nbank = 1 << (it.x >> 24);
+    long long p = 0;
+    for (int b = 0; b < nbank; b++) p += p64[base + b];
+    const long long h = p & 0xffffffffLL, g = (p - h) / 4294967296LL;
+    Bin *o = out + it.y;
+    if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
+    if (h) atomicAdd((unsigned long long *)&o->h, (unsigned long long)h);
+  }
+}
+
+// Fallback when a word's histograms do not fit in shared memory: 64-bit
+// atomics straight into the global histogram.
+__global__ void __launch_bounds__(kThreads)
+k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ hoff) {
+  HB_WAIT_PREVIOUS();
+  const int *idx;
+  const int2 *gh;
+  int n;
+  Bin *out;
+  if (!resolve_rows(src, idx, gh, n, out)) return;
+  int begin, end;
+  block_chunk(n, blockIdx.x, gridDim.x, begin, end);
+  if (src.rows_seen && threadIdx.x == 0 && begin < end) atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
+  const int lane = threadIdx.x & 31;
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const int r = idx ? idx[i] : i;
+    const int2 v = gh[i];
+    const uint32_t *rb = bins + (size_t)r * W;
+    for (int w = 0; w < (F + 3) / 4; w++) {
+      const uint32_t q = rb[w];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        const int kk = (k + lane) & 3;
+        const int f = w * 4 + kk;
+        if (f >= F) continue;
+        Bin *o = out + hoff[f] + (int)((q >> (8 * kk)) & 255u);
+        atomicAdd((unsigned long long *)&o->g, (unsigned long long)(long long)v.x);
+        atomicAdd((unsigned long long *)&o->h, (unsigned long long)(long long)v.y);
+      }
+    }
+  }
+}
+
+// Banks of a feature with nb bins: the most powers of two (up to 32, one
+// per lane) that keep it within the 256 slots a full 8-bit feature takes.
+static int log2_banks(int nb) {
+  int lg = 0;
+  while (lg < 5 && (nb << (lg + 1)) <= 256) lg++;
+  return lg;
+}
+
+void hist_plan_free(HistPlan *p) {
+  if (!p) return;
+  cudaFree(p->d_meta);
+  cudaFree(p->d_groups);
+  cudaFree(p->d_merge);
+  cudaFree(p->d_merge_off);
+  cudaFree(p->d_wslot);
+  cudaFree(p->d_hoff);
+  cudaFree(p->d_nbin);
+  hb_free(p);
+}
+
+int hist_plan_grid(const HistPlan *p) { return p->grid_x; }
+
+// Most rows one block sums for a histogram of up to nrow rows (block_chunk's
+// largest chunk): the bound the fixed-point exponents are chosen for.
+int hist_plan_block_rows(const HistPlan *p, int nrow) {
+  long long chunk = ((long long)nrow + p->grid_x - 1) / p->grid_x;
+  if (chunk < kMinRows) chunk = kMinRows;
+  chunk = (chunk + 31) & ~31LL;
+  return (int)(chunk < kRowsPerBlock ? chunk : kRowsPerBlock);
+}
+
+// Group the feature words so each group's banked histograms fit in the
+// shared memory a block may use (two int32 per slot), and size the row grid:
+// enough blocks to fill the device twice over, and enough that no block sums
+// more than kRowsPerBlock of nrow rows (the bound the fixed-point scale is
+// chosen for).
+int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int total_bins, int smem_limit,
+                     int quant, HistPlan **out) {
+  *out = NULL;
+  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  HB_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+  HB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "device query");
+  HB_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "device query");
+  HB_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev),
+              "device query");
+  int limit = per_sm / 2 - 2048;  // two blocks per multiprocessor keep the memory system busy
+  if (limit > optin) limit = optin;
+  if (smem_limit > 0 && smem_limit < limit) limit = smem_limit;
+  HistPlan *p = (HistPlan *)hb_calloc(1, sizeof *p);
+  if (!p) return HB_ERR_NOMEM;
+  p->nfeat = nfeat;
+  p->words = (nfeat + 3) / 4;
+  p->total_bins = total_bins;
+  p->quant = quant;
+  const int W = p->words;
+  int *meta = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
+  int3 *groups = (int3 *)hb_malloc(sizeof(int3) * (size_t)W);
+  int2 *merge = NULL, *wslot = NULL;
+  int *merge_off = NULL;
+  int nmerge = 0;
+  int st = HB_OK;
+  cudaError_t e = cudaSuccess;
+  if (!meta || !groups) {
+    st = HB_ERR_NOMEM;
+    goto done;
+  }
+  {
+    const int slot_bytes = quant ? 12 : 8, max_slots = (limit / slot_bytes) & ~1;
+    int w = 0;
+    p->ok = 1;
+    while (w < W) {
+      int3 g = make_int3(w, w, 0);
+      while (g.y < W) {
+        int add = 0;
+        for (int k = 0; k < 4 && g.y * 4 + k < nfeat; k++) add += nbin[g.y * 4 + k] << log2_banks(nbin[g.y * 4 + k]);
+        if (g.z + add > max_slots && g.y > g.x) break;
+        if (add > max_slots) p->ok = 0;  // one word alone does not fit: the global kernel serves
+        for (int k = 0; k < 4 && g.y * 4 + k < nfeat; k++) {
+          const int f = g.y * 4 + k;
+          meta[f] = g.z | (log2_banks(nbin[f]) << 24);
+          g.z += nbin[f] << log2_banks(nbin[f]);
+        }
+        g.y++;
+      }
+      g.z = (g.z + 1) & ~1;  // even: 64-bit sums after the group's ints stay aligned
+      groups[p->ngroups++] = g;
+      if (g.z > p->max_slots) p->max_slots = g.z;
+      w = g.y;
+    }
+  }
+  {
+    long long need = ((long long)nrow + kRowsPerBlock - 1) / kRowsPerBlock;
+    p->grid_x = 2 * sms > need ? 2 * sms : (int)need;
+  }
+  // The merge table: word by word, its features' bins in output order, with
+  // where the first bank of each sits in shared memory; and each word's
+  // shared slots.
+  merge = (int2 *)hb_malloc(sizeof(int2) * (size_t)(total_bins > 0 ? total_bins : 1));
+  merge_off = (int *)hb_malloc(sizeof(int) * (size_t)(W + 1));
+  wslot = (int2 *)hb_malloc(sizeof(int2) * (size_t)W);
+  if (!merge || !merge_off || !wslot) {
+    st = HB_ERR_NOMEM;
+    goto done;
+  }
+  {
+    int k = 0;
+    for (int w = 0; w < W; w++) {
+      merge_off[w] = k;
+      int lo = -1, hi = 0;
+      for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++) {
+        const int lg = meta[f] >> 24, base = meta[f] & 0xffffff;
+        if (lo < 0) lo = base;
+        hi = base + (nbin[f] << lg);
+        for (int b = 0; b < nbin[f]; b++) merge[k++] = make_int2((base + (b << lg)) | (lg << 24), hoff[f] + b);
+      }
+      wslot[w] = make_int2(lo < 0 ? 0 : lo, hi);
+    }
+    merge_off[W] = k;
+    nmerge = k;
+  }
+  if ((e = cudaMalloc(&p->d_meta, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_groups, sizeof(int3) * (size_t)p->ngroups)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_hoff, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_nbin, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_meta, meta, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_groups, groups, sizeof(int3) * (size_t)p->ngroups, cudaMemcpyHostToDevice)) !=
+          cudaSuccess ||
+      (e = cudaMemcpy(p->d_hoff, hoff, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_nbin, nbin, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_merge, sizeof(int2) * (size_t)(nmerge > 0 ? nmerge : 1))) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_merge_off, sizeof(int) * (size_t)(W + 1))) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_wslot, sizeof(int2) * (size_t)W)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_merge, merge, sizeof(int2) * (size_t)nmerge, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_merge_off, merge_off, sizeof(int) * (size_t)(W + 1), cudaMemcpyHostToDevice)) !=
+          cudaSuccess ||
+      (e = cudaMemcpy(p->d_wslot, wslot, sizeof(int2) * (size_t)W, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaFuncSetAttribute(k_hist_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) !=
+          cudaSuccess ||
+      (e = cudaFuncSetAttribute(k_hist_quant, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) != cudaSuccess) {
+    st = hb_cuda_fail(e, "setting up the histogram kernel");
+    goto done;
+  }
+done:
+  hb_free(meta);
+  hb_free(groups);
+  hb_free(merge);
+  hb_free(merge_off);
+  hb_free(wslot);
+  if (st != HB_OK) {
+    hist_plan_free(p);
+    return st;
+  }
+  *out = p;
+  return HB_OK;
+}
+
+static int launch(const HistPlan *p, const RowSrc &src, const uint32_t *bins, int stride, int mode,
+                  cudaStream_t st) {
+  if (mode == 0) mode = p->ok ? 1 : 2;
+  if (mode == 1 && !p->ok)
+    return hb_error_set(HB_ERR_INPUT, "a feature word's histograms exceed the shared memory of a block");
+  if (mode == 2 && p->quant) return hb_error_set(HB_ERR_INPUT, "quantized histograms have no global-memory kernel");
+  if (mode == 2) {
+    HB_SAME_CARVEOUT(k_hist_global);
+    return launch_pdl(k_hist_global, dim3(p->grid_x), dim3(kThreads), 0, st, "the global-memory histogram kernel", src,
+                      bins, stride, p->nfeat, (const int *)p->d_hoff);
+  }
+  if (p->quant) {
+    HB_SAME_CARVEOUT(k_hist_quant);
+    return launch_pdl(k_hist_quant, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
+                      (size_t)12 * p->max_slots, st, "the quantized histogram kernel", src, bins, stride, p->nfeat,
+                      (const int *)p->d_meta, (const int3 *)p->d_groups, (const int2 *)p->d_merge,
+                      (const int *)p->d_merge_off, (const int2 *)p->d_wslot);
+  }
+  HB_SAME_CARVEOUT(k_hist_shared);
+  return launch_pdl(k_hist_shared, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
+                    (size_t)8 * p->max_slots, st, "the histogram kernel", src, bins, stride, p->nfeat,
+                    (const int *)p->d_meta, (const int3 *)p->d_groups, (const int2 *)p->d_merge,
+                    (const int *)p->d_merge_off, (const int2 *)p->d_wslot);
+}
+
+int hist_launch(const HistPlan *p, const TreeArgs &a, int mode, cudaStream_t st) {
+  RowSrc src;
+  memset(&src, 0, sizeof src);
+  src.ctl = a.ctl;
+  src.leaves = a.leaves;
+  src.idx[0] = a.idx[0];
+  src.idx[1] = a.idx[1];
+  src.gh[0] = a.gh[0];
+  src.gh[1] = a.gh[1];
+  src.hist = a.hist;
+  src.total_bins = a.total_bins;
+  src.rows_seen = a.rows_seen;
+  src.rs = a.rs;
+  return launch(p, src, a.bins, a.stride, mode, st);
+}
+
+int hist_launch_rows(const HistPlan *p, const uint32_t *bins, int stride, const int *idx, const int2 *gh,
+                     int count, Bin *out, const RoundScales *rs, int mode, cudaStream_t st) {
+  RowSrc src;
+  memset(&src, 0, sizeof src);
+  src.rs = rs;
+  src.rows = idx;
+  src.rows_gh = gh;
+  src.count = count;
+  src.out = out;
+  return launch(p, src, bins, stride, mode, st);
+}
+
+}  // namespace hbc

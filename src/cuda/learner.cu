@@ -1,0 +1,667 @@
+// learner.cu: the GPU learner's host side: device memory for one training
+// run, the launch sequence of a round, and the finished trees handed back
+// as split records (cuda.h). The kernels are in gradient.cu (gradients,
+// bagging, the root), hist.cu, partition.cu, split.cu and score.cu.
+//
+// A round enqueues everything on one stream and waits once: gradients; then
+// per class the root, num_leaves - 1 fixed sequences of split kernels
+// (learner.cuh says how they steer themselves), the routing of every row and
+// the score updates; then one copy of the trees to pinned host memory.
+#include <cstdlib>
+#include <cstring>
+#include "learner.cuh"
+extern "C" {
+#include "quantize.h"
+}
+
+using namespace hbc;
+
+namespace {
+constexpr int kGrid1D = 1024;  // blocks of the row-wise kernels (grid-stride loops)
+
+struct Valid {
+  int n;
+  uint32_t *d_bins;
+  double *d_score;  // n x K
+};
+}  // namespace
+
+struct hb_cuda_learner {
+  hb_config_t cfg;
+  int n, nfeat, K, L, stride, total_bins, part_grid;
+  cudaStream_t st;
+  HistPlan *plan;
+  // training rows
+  uint32_t *d_bins;
+  double *d_label, *d_weight, *d_score, *d_grad, *d_hess;
+  // per feature
+  int *d_hoff, *d_nbin, *d_iscat;
+  uint8_t *d_usable;  // K x nfeat
+  // growing
+  int *d_idx[2];
+  int2 *d_gh[2];
+  uint8_t *d_flags;
+  int *d_blockcnt;
+  Bin *d_hist;
+  Leaf *d_leaves;
+  Split *d_splits, *d_fbest;
+  int *d_free, *d_leaf_parent;
+  Ctl *d_ctl;           // K
+  NodeOut *d_nodes;     // K x (L - 1)
+  NodeRoute *d_route;   // K x (L - 1)
+  LeafOut *d_leafout;   // K x L
+  RoundScales *d_rs;    // K
+  int *d_leaf_of_row;
+  unsigned long long *d_sums, *d_absmax, *d_rows_seen;
+  int *d_err;
+  int *d_tree, *h_tree;  // K: the number of each class's tree this round (read by the captured graph)
+  QuantArgs q;
+  // bagging
+  uint8_t *d_inbag;
+  int *d_bag, *d_nbag, *d_bag_all;
+  void *d_cub;
+  size_t cub_bytes;
+  // pinned host copies of the round's output
+  Ctl *h_ctl;
+  NodeOut *h_nodes;
+  LeafOut *h_leafout;
+  int *h_err;
+  unsigned long long *h_rows_seen;
+  uint8_t *h_usable;
+  hb_cuda_split_t *splits;  // K x (L - 1), the records handed out
+  hb_cuda_leaf_t *leaves;   // K x L
+  // validation sets
+  int nvalid;
+  Valid *valid;
+  // profiling
+  int profile;
+  cudaEvent_t *ev;  // 2 per histogram launch of a round
+  int nev;
+  cudaEvent_t round_ev[2];
+  hb_cuda_profile_t prof;
+  // The trees of a round (roots to copies back) as one CUDA graph, captured
+  // at the first round and replayed: its launches read every changing
+  // quantity from device memory, so the same graph serves every round.
+  cudaGraphExec_t graph;
+  int graph_profile;  // whether it was captured with profiling events
+  int no_graph;       // capture failed: launch directly
+};
+
+int hb_cuda_fail(cudaError_t e, const char *what) {
+  cudaGetLastError();
+  return hb_error_set(e == cudaErrorMemoryAllocation ? HB_ERR_NOMEM : HB_ERR_INTERNAL, "CUDA error in %s: %s",
+                      what, cudaGetErrorString(e));
+}
+
+extern "C" int hb_cuda_row_stride(int nfeat) {
+  int w = (nfeat + 3) / 4;
+  if (w <= 2) return w;
+  if (w <= 4) return 4;
+  return (w + 7) & ~7;
+}
+
+extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
+  if (!L) return;
+  if (L->st) cudaStreamSynchronize(L->st);
+  hist_plan_free(L->plan);
+  void *dev[] = {L->d_bins, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
+                 L->d_iscat, L->d_usable, L->d_idx[0], L->d_idx[1], L->d_gh[0], L->d_gh[1], L->d_flags,
+                 L->d_blockcnt, L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
+                 L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
+                 L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
+                 L->d_tree};
+  for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
+  void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree};
+  for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++) cudaFreeHost(pinned[k]);
+  for (int v = 0; v < L->nvalid; v++) {
+    cudaFree(L->valid[v].d_bins);
+    cudaFree(L->valid[v].d_score);
+  }
+  hb_free(L->valid);
+  hb_free(L->splits);
+  hb_free(L->leaves);
+  if (L->ev) {
+    for (int k = 0; k < L->nev; k++) cudaEventDestroy(L->ev[k]);
+    hb_free(L->ev);
+  }
+  if (L->graph) cudaGraphExecDestroy(L->graph);
+  if (L->round_ev[0]) cudaEventDestroy(L->round_ev[0]);
+  if (L->round_ev[1]) cudaEventDestroy(L->round_ev[1]);
+  if (L->st) cudaStreamDestroy(L->st);
+  cudaGetLastError();
+  hb_free(L);
+}
+
+#define TRY(call, what)                          \
+  do {                                           \
+    cudaError_t e_ = (call);                     \
+    if (e_ != cudaSuccess) {                     \
+      st = hb_cuda_fail(e_, what);               \
+      goto fail;                                 \
+    }                                            \
+  } while (0)
+#define DALLOC(ptr, count) TRY(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating device memory")
+#define HALLOC(ptr, count) TRY(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating pinned memory")
+
+extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+                                      hb_cuda_learner_t **out) {
+  *out = NULL;
+  if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
+  if (!d || d->nrow < 1 || d->nfeat < 1 || !d->label)
+    return hb_error_set(HB_ERR_INPUT, "the GPU learner needs a labelled training set with rows and features");
+  hb_cuda_learner_t *L = (hb_cuda_learner_t *)hb_calloc(1, sizeof *L);
+  if (!L) return HB_ERR_NOMEM;
+  int st = HB_OK;
+  const int n = d->nrow, F = d->nfeat;
+  int *nbin = NULL, *iscat = NULL;
+  L->cfg = *cfg;
+  L->n = n;
+  L->nfeat = F;
+  L->K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  L->L = cfg->num_leaves;
+  L->stride = hb_cuda_row_stride(F);
+  L->total_bins = d->total_bins;
+  L->q.on = cfg->quantized;
+  L->q.bits = cfg->grad_bits;
+  L->q.stochastic = cfg->stochastic_rounding;
+  L->q.refit = cfg->refit_leaves;
+  L->q.seed = cfg->seed;
+  const int K = L->K, NL = L->L;
+  nbin = (int *)hb_malloc(sizeof(int) * (size_t)F);
+  iscat = (int *)hb_malloc(sizeof(int) * (size_t)F);
+  L->splits = (hb_cuda_split_t *)hb_malloc(sizeof(hb_cuda_split_t) * (size_t)K * (NL > 1 ? NL - 1 : 1));
+  L->leaves = (hb_cuda_leaf_t *)hb_malloc(sizeof(hb_cuda_leaf_t) * (size_t)K * NL);
+  if (!nbin || !iscat || !L->splits || !L->leaves) {
+    st = hb_error_set(HB_ERR_NOMEM, "out of memory setting up the GPU learner");
+    goto fail;
+  }
+  for (int f = 0; f < F; f++) {
+    nbin[f] = d->mappers[f].num_bin;
+    iscat[f] = d->mappers[f].type == HB_FEAT_CATEGORICAL;
+  }
+  TRY(cudaStreamCreateWithFlags(&L->st, cudaStreamNonBlocking), "creating a stream");
+  if ((st = hist_plan_create(n, F, nbin, d->hist_offset, d->total_bins, 0, cfg->quantized, &L->plan)) != HB_OK)
+    goto fail;
+  L->part_grid = partition_grid();
+  DALLOC(L->d_bins, (size_t)n * L->stride);
+  DALLOC(L->d_label, n);
+  if (d->weight) DALLOC(L->d_weight, n);
+  DALLOC(L->d_score, (size_t)n * K);
+  DALLOC(L->d_grad, (size_t)n * K);
+  DALLOC(L->d_hess, (size_t)n * K);
+  DALLOC(L->d_hoff, F);
+  DALLOC(L->d_nbin, F);
+  DALLOC(L->d_iscat, F);
+  DALLOC(L->d_usable, (size_t)K * F);
+  for (int s = 0; s < 2; s++) {
+    DALLOC(L->d_idx[s], n);
+    DALLOC(L->d_gh[s], n);
+  }
+  DALLOC(L->d_flags, n);
+  DALLOC(L->d_blockcnt, L->part_grid);
+  DALLOC(L->d_hist, (size_t)NL * d->total_bins);
+  DALLOC(L->d_leaves, NL);
+  DALLOC(L->d_splits, NL);
+  DALLOC(L->d_fbest, 2 * F);
+  DALLOC(L->d_free, NL);
+  DALLOC(L->d_leaf_parent, NL);
+  DALLOC(L->d_ctl, K);
+  DALLOC(L->d_nodes, (size_t)K * (NL > 1 ? NL - 1 : 1));
+  DALLOC(L->d_route, (size_t)K * (NL > 1 ? NL - 1 : 1));
+  DALLOC(L->d_leafout, (size_t)K * NL);
+  DALLOC(L->d_rs, K);
+  DALLOC(L->d_leaf_of_row, n);
+  DALLOC(L->d_sums, 2 * NL);
+  DALLOC(L->d_absmax, 3);
+  DALLOC(L->d_tree, K);
+  HALLOC(L->h_tree, K);
+  DALLOC(L->d_rows_seen, 1);
+  DALLOC(L->d_err, 1);
+  HALLOC(L->h_ctl, K);
+  HALLOC(L->h_nodes, (size_t)K * (NL > 1 ? NL - 1 : 1));
+  HALLOC(L->h_leafout, (size_t)K * NL);
+  HALLOC(L->h_err, 1);
+  HALLOC(L->h_rows_seen, 1);
+  HALLOC(L->h_usable, (size_t)K * F);
+  if (cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) {
+    DALLOC(L->d_inbag, n);
+    DALLOC(L->d_bag, n);
+    DALLOC(L->d_nbag, 1);
+    DALLOC(L->d_bag_all, 1);
+    if ((st = bag_temp_bytes(n, &L->cub_bytes)) != HB_OK) goto fail;
+    TRY(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
+  }
+  TRY(cudaMemcpy(L->d_label, d->label, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading labels");
+  if (d->weight)
+    TRY(cudaMemcpy(L->d_weight, d->weight, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading weights");
+  TRY(cudaMemcpy(L->d_hoff, d->hist_offset, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+  TRY(cudaMemcpy(L->d_nbin, nbin, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+  TRY(cudaMemcpy(L->d_iscat, iscat, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+  {
+    // Scores start at the initial score of each class.
+    double *h_init = (double *)hb_malloc(sizeof(double) * (size_t)n);
+    if (!h_init) {
+      st = HB_ERR_NOMEM;
+      goto fail;
+    }
+    for (int k = 0; k < K && st == HB_OK; k++) {
+      for (int i = 0; i < n; i++) h_init[i] = init_score[k];
+      cudaError_t e = cudaMemcpy(L->d_score + (size_t)k * n, h_init, sizeof(double) * (size_t)n,
+                                 cudaMemcpyHostToDevice);
+      if (e != cudaSuccess) st = hb_cuda_fail(e, "uploading scores");
+    }
+    hb_free(h_init);
+    if (st != HB_OK) goto fail;
+  }
+  TRY(cudaEventCreate(&L->round_ev[0]), "creating events");
+  TRY(cudaEventCreate(&L->round_ev[1]), "creating events");
+  hb_free(nbin);
+  hb_free(iscat);
+  *out = L;
+  return HB_OK;
+fail:
+  hb_free(nbin);
+  hb_free(iscat);
+  hb_cuda_learner_free(L);
+  return st;
+}
+
+extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const double *start, int *data) {
+  int st = HB_OK;
+  Valid v;
+  memset(&v, 0, sizeof v);
+  v.n = nrow;
+  Valid *nv = (Valid *)hb_realloc(L->valid, sizeof(Valid) * (size_t)(L->nvalid + 1));
+  if (!nv) return HB_ERR_NOMEM;
+  L->valid = nv;
+  if (nrow > 0) {
+    DALLOC(v.d_bins, (size_t)nrow * L->stride);
+    DALLOC(v.d_score, (size_t)nrow * L->K);
+    TRY(cudaMemcpy(v.d_score, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
+        "uploading validation scores");
+  }
+  L->valid[L->nvalid++] = v;
+  *data = L->nvalid;
+  return HB_OK;
+fail:
+  cudaFree(v.d_bins);
+  cudaFree(v.d_score);
+  return st;
+}
+
+extern "C" int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, const uint32_t *words) {
+  if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);
+  const int nrow = data == 0 ? L->n : L->valid[data - 1].n;
+  if (row0 < 0 || n < 0 || row0 > nrow - n)
+    return hb_error_set(HB_ERR_INPUT, "rows %d..%d are outside the %d rows of data set %d", row0, row0 + n - 1,
+                        nrow, data);
+  uint32_t *dst = (data == 0 ? L->d_bins : L->valid[data - 1].d_bins) + (size_t)row0 * L->stride;
+  HB_CUDA_TRY(cudaMemcpy(dst, words, sizeof(uint32_t) * (size_t)n * L->stride, cudaMemcpyHostToDevice),
+              "uploading bins");
+  return HB_OK;
+}
+
+extern "C" void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on) { L->profile = on; }
+
+extern "C" void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out) { *out = L->prof; }
+
+// Events for profiling the histogram launches of a round (2 per launch).
+static int ensure_events(hb_cuda_learner_t *L, int need) {
+  if (L->nev >= need) return HB_OK;
+  cudaEvent_t *ev = (cudaEvent_t *)hb_realloc(L->ev, sizeof(cudaEvent_t) * (size_t)need);
+  if (!ev) return HB_ERR_NOMEM;
+  L->ev = ev;
+  for (; L->nev < need; L->nev++) HB_CUDA_TRY(cudaEventCreate(&L->ev[L->nev]), "creating events");
+  return HB_OK;
+}
+
+static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
+  TreeArgs a;
+  memset(&a, 0, sizeof a);
+  const hb_config_t *c = &L->cfg;
+  a.bins = L->d_bins;
+  a.stride = L->stride;
+  a.nfeat = L->nfeat;
+  a.hoff = L->d_hoff;
+  a.nbin = L->d_nbin;
+  a.is_cat = L->d_iscat;
+  a.usable = L->d_usable + (size_t)k * L->nfeat;
+  a.idx[0] = L->d_idx[0];
+  a.idx[1] = L->d_idx[1];
+  a.gh[0] = L->d_gh[0];
+  a.gh[1] = L->d_gh[1];
+  a.hist = L->d_hist;
+  a.total_bins = L->total_bins;
+  a.leaves = L->d_leaves;
+  a.splits = L->d_splits;
+  a.fbest = L->d_fbest;
+  a.free_slots = L->d_free;
+  a.blockcnt = L->d_blockcnt;
+  a.flags = L->d_flags;
+  a.ctl = L->d_ctl + k;
+  const size_t nn = L->L > 1 ? (size_t)L->L - 1 : 1;
+  a.nodes = L->d_nodes + (size_t)k * nn;
+  a.route = L->d_route + (size_t)k * nn;
+  a.leaf_parent = L->d_leaf_parent;
+  a.rows_seen = L->profile ? L->d_rows_seen : NULL;
+  a.rs = L->d_rs + k;
+  a.max_leaves = L->L;
+  a.l1 = c->lambda_l1;
+  a.l2 = c->lambda_l2;
+  a.cat_l2 = c->cat_l2;
+  a.cat_smooth = c->cat_smooth;
+  a.min_hess = c->min_sum_hessian_in_leaf;
+  a.min_gain = c->min_gain_to_split > 0 ? c->min_gain_to_split : 0.0;
+  a.min_data = c->min_data_in_leaf;
+  a.max_depth = c->max_depth;
+  a.max_cat_threshold = c->max_cat_threshold;
+  a.min_data_per_group = c->min_data_per_group;
+  return a;
+}
+
+// Enqueue the K trees of a round on stream s, from the roots to the copies
+// of the trees back to pinned memory. *ev_used counts profiling events.
+static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int capturing) {
+  const hb_config_t *cfg = &L->cfg;
+  const int n = L->n, K = L->K, NL = L->L;
+  const size_t nn = NL > 1 ? (size_t)NL - 1 : 1;
+  const int bagging = L->d_inbag != NULL;
+  int st = HB_OK;
+  *ev_used = 0;
+  if (L->profile) HB_CUDA_TRY(cudaMemsetAsync(L->d_rows_seen, 0, sizeof(unsigned long long), s), "clearing a counter");
+  for (int k = 0; k < K; k++) {
+    TreeArgs a = tree_args(L, k);
+    const double *g = L->d_grad + (size_t)k * n, *h = L->d_hess + (size_t)k * n;
+    if ((st = absmax_launch(g, h, n, L->d_absmax, kGrid1D, s)) != HB_OK) return st;
+    st = root_launch(a, g, h, L->d_absmax, n, hist_plan_block_rows(L->plan, n), bagging ? L->d_bag : NULL,
+                     bagging ? L->d_nbag : NULL, bagging ? L->d_bag_all : NULL, L->d_err, L->d_rs + k, L->q,
+                     L->d_tree + k, kGrid1D, s);
+    if (st != HB_OK) return st;
+    // Profiling: four events per split: before the partition, before the
+    // histogram, before the split search, after it.
+// (cudaEventRecordExternal: under stream capture a plain record is only a
+// dependency, and the event would never be timed.)
+#define HB_MARK()                                                                                 \
+  if (L->profile)                                                                                 \
+  HB_CUDA_TRY(cudaEventRecordWithFlags(L->ev[(*ev_used)++], s, capturing ? cudaEventRecordExternal : 0), \
+              "recording an event")
+    for (int step = 0; step < NL; step++) {
+      HB_MARK();
+      if (step > 0 && (st = partition_launch(a, L->part_grid, s)) != HB_OK) return st;
+      HB_MARK();
+      if ((st = hist_launch(L->plan, a, 0, s)) != HB_OK) return st;
+      HB_MARK();
+      if ((st = split_launch(a, s)) != HB_OK) return st;
+      HB_MARK();
+    }
+#undef HB_MARK
+    st = score_train_launch(a, L->d_bins, L->stride, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
+                            L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
+                            L->d_score + (size_t)k * n, kGrid1D, s);
+    if (st != HB_OK) return st;
+    for (int v = 0; v < L->nvalid; v++) {
+      const Valid &vs = L->valid[v];
+      if (vs.n < 1) continue;
+      st = score_valid_launch(a, L->d_leafout + (size_t)k * NL, vs.d_bins, L->stride, vs.n,
+                              vs.d_score + (size_t)k * vs.n, kGrid1D, s);
+      if (st != HB_OK) return st;
+    }
+  }
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_ctl, L->d_ctl, sizeof(Ctl) * (size_t)K, cudaMemcpyDeviceToHost, s),
+              "copying the trees back");
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_nodes, L->d_nodes, sizeof(NodeOut) * nn * K, cudaMemcpyDeviceToHost, s),
+              "copying the trees back");
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_leafout, L->d_leafout, sizeof(LeafOut) * (size_t)NL * K,
+                              cudaMemcpyDeviceToHost, s),
+              "copying the trees back");
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_err, L->d_err, sizeof(int), cudaMemcpyDeviceToHost, s), "copying a flag back");
+  if (L->profile)
+    HB_CUDA_TRY(cudaMemcpyAsync(L->h_rows_seen, L->d_rows_seen, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+                "copying a counter back");
+  return HB_OK;
+}
+
+// Capture the round's trees as a graph (once, or again when profiling was
+// switched); on any failure of capture, fall back to direct launches.
+static int run_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used) {
+  int st = HB_OK;
+  if (L->graph && L->graph_profile != L->profile) {
+    cudaGraphExecDestroy(L->graph);
+    L->graph = NULL;
+  }
+  if (!L->graph && !L->no_graph) {
+    cudaGraph_t g = NULL;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      st = enqueue_trees(L, s, ev_used, 1);
+      cudaError_t e = cudaStreamEndCapture(s, &g);
+      if (st == HB_OK && e == cudaSuccess && g && cudaGraphInstantiateWithFlags(&L->graph, g, 0) == cudaSuccess) {
+        L->graph_profile = L->profile;
+      } else {
+        L->graph = NULL;
+        L->no_graph = 1;
+      }
+      if (g) cudaGraphDestroy(g);
+    } else {
+      L->no_graph = 1;
+    }
+    cudaGetLastError();
+    hb_error_clear();
+    st = HB_OK;
+  }
+  if (L->graph) {
+    HB_CUDA_TRY(cudaGraphLaunch(L->graph, s), "launching a training round");
+    return HB_OK;
+  }
+  return enqueue_trees(L, s, ev_used, 0);
+}
+
+extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees) {
+  const hb_config_t *cfg = &L->cfg;
+  const int n = L->n, K = L->K, NL = L->L, F = L->nfeat;
+  const size_t nn = NL > 1 ? (size_t)NL - 1 : 1;  // split records per tree
+  cudaStream_t s = L->st;
+  int st = HB_OK, ev_used = 0;
+  if (L->profile) {
+    if ((st = ensure_events(L, 4 * NL * K)) != HB_OK) return st;
+    HB_CUDA_TRY(cudaEventRecord(L->round_ev[0], s), "recording an event");
+  }
+  HB_CUDA_TRY(cudaMemsetAsync(L->d_err, 0, sizeof(int), s), "clearing the error flag");
+  if ((st = gradients_launch(cfg->objective, n, K, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess,
+                             kGrid1D, s)) != HB_OK)
+    return st;
+  if (L->d_inbag && iter % cfg->bagging_freq == 0) {
+    st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->d_inbag, L->d_bag,
+                    L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
+    if (st != HB_OK) return st;
+  }
+  memcpy(L->h_usable, usable, (size_t)K * F);
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_usable, L->h_usable, (size_t)K * F, cudaMemcpyHostToDevice, s),
+              "uploading the feature sample");
+  for (int k = 0; k < K; k++) L->h_tree[k] = iter * K + k;
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_tree, L->h_tree, sizeof(int) * (size_t)K, cudaMemcpyHostToDevice, s),
+              "uploading the tree numbers");
+  if ((st = run_trees(L, s, &ev_used)) != HB_OK) return st;
+  if (L->profile) HB_CUDA_TRY(cudaEventRecord(L->round_ev[1], s), "recording an event");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "a training round");
+  if (*L->h_err)
+    return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite in round %d: training diverged",
+                        iter + 1);
+  if (L->profile) {
+    float ms = 0;
+    if (ev_used == 0) ev_used = L->graph ? 4 * NL * K : 0;  // a replayed graph records the same events
+    for (int e = 0; e + 3 < ev_used; e += 4) {
+      HB_CUDA_TRY(cudaEventElapsedTime(&ms, L->ev[e], L->ev[e + 1]), "reading an event");
+      L->prof.partition_ms += ms;
+      HB_CUDA_TRY(cudaEventElapsedTime(&ms, L->ev[e + 1], L->ev[e + 2]), "reading an event");
+      L->prof.hist_ms += ms;
+      HB_CUDA_TRY(cudaEventElapsedTime(&ms, L->ev[e + 2], L->ev[e + 3]), "reading an event");
+      L->prof.split_ms += ms;
+      L->prof.splits++;
+    }
+    HB_CUDA_TRY(cudaEventElapsedTime(&ms, L->round_ev[0], L->round_ev[1]), "reading an event");
+    L->prof.round_ms += ms;
+    L->prof.rounds++;
+    // Bytes a histogram reads per row: its bins (the words of its features),
+    // its row index and its fixed-point gradient pair.
+    const double row_bytes = 4.0 * ((F + 3) / 4) + 4.0 + 8.0;
+    L->prof.hist_bytes += (double)*L->h_rows_seen * row_bytes;
+  }
+  // Hand the trees out as split records.
+  for (int k = 0; k < K; k++) {
+    const Ctl &c = L->h_ctl[k];
+    const int nl = c.num_leaves;
+    hb_cuda_split_t *sp = L->splits + (size_t)k * nn;
+    hb_cuda_leaf_t *lf = L->leaves + (size_t)k * NL;
+    for (int i = 0; i < nl - 1; i++) {
+      const NodeOut &o = L->h_nodes[(size_t)k * nn + i];
+      hb_cuda_split_t &r = sp[i];
+      r.leaf = o.leaf;
+      r.feature = o.feature;
+      r.threshold = o.threshold;
+      r.default_left = o.flags & 1;
+      r.is_cat = (o.flags >> 1) & 1;
+      r.gain = o.gain;
+      r.left_g = (double)o.lg * c.scale_g;
+      r.left_h = (double)o.lh * c.scale_h;
+      r.right_g = (double)o.rg * c.scale_g;
+      r.right_h = (double)o.rh * c.scale_h;
+      r.parent_g = (double)(o.lg + o.rg) * c.scale_g;
+      r.parent_h = (double)(o.lh + o.rh) * c.scale_h;
+      r.left_count = o.ln;
+      r.right_count = o.rn;
+      memcpy(r.left_bins, o.bins, sizeof r.left_bins);
+    }
+    for (int l = 0; l < nl; l++) {
+      const LeafOut &o = L->h_leafout[(size_t)k * NL + l];
+      lf[l].value = o.value;
+      lf[l].g = o.g;
+      lf[l].h = o.h;
+      lf[l].count = o.count;
+    }
+    trees[k].num_leaves = nl;
+    trees[k].splits = sp;
+    trees[k].leaves = lf;
+  }
+  return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
+  if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);
+  const int nrow = data == 0 ? L->n : L->valid[data - 1].n;
+  const double *src = data == 0 ? L->d_score : L->valid[data - 1].d_score;
+  if (nrow < 1) return HB_OK;
+  HB_CUDA_TRY(cudaMemcpyAsync(out, src, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyDeviceToHost, L->st),
+              "copying scores back");
+  HB_CUDA_TRY(cudaStreamSynchronize(L->st), "copying scores back");
+  return HB_OK;
+}
+
+// ---- kernel checks for tests and benchmarks ----
+
+extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const int *hist_offset, int total_bins,
+                                  const uint32_t *words, const int *rows, int nrows, const double *g, const double *h,
+                                  int quant_bits, int mode, int smem_limit, int reps, int64_t *out_g, int64_t *out_h,
+                                  int *exp_g, int *exp_h, double *ms) {
+  if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
+  const int stride = hb_cuda_row_stride(nfeat);
+  HistPlan *plan = NULL;
+  uint32_t *d_bins = NULL;
+  int *d_rows = NULL;
+  int2 *d_gh = NULL, *h_gh = NULL;
+  Bin *d_out = NULL, *h_out = NULL;
+  RoundScales *d_rs = NULL, h_rs;
+  memset(&h_rs, 0, sizeof h_rs);
+  cudaEvent_t *evs = NULL;
+  float *times = NULL;
+  int st = HB_OK;
+  double mg = 0, mh = 0;
+  for (int i = 0; i < nrow; i++) {
+    if (fabs(g[i]) > mg) mg = fabs(g[i]);
+    if (fabs(h[i]) > mh) mh = fabs(h[i]);
+  }
+  int eg = 0, eh = 0;
+  if ((st = hist_plan_create(nrow, nfeat, num_bin, hist_offset, total_bins, smem_limit, quant_bits > 0, &plan)) !=
+      HB_OK)
+    goto fail;
+  if (quant_bits > 0) {
+    // g and h are quantized levels already (integers in range): summed as they are.
+    h_rs.rows16 = hb_quant_rows16(hb_quant_grad_levels(quant_bits), hb_quant_hess_levels(quant_bits));
+  } else {
+    // Exponents as the learner picks them: the most rows a block sums, at
+    // the largest magnitude, within 2^30.
+    const double rows_bound = hist_plan_block_rows(plan, nrow);
+    eg = mg > 0 ? ilogb(1073741824.0 / (mg * rows_bound)) : 0;
+    eh = mh > 0 ? ilogb(1073741824.0 / (mh * rows_bound)) : 0;
+  }
+  *exp_g = eg;
+  *exp_h = eh;
+  h_gh = (int2 *)hb_malloc(sizeof(int2) * (size_t)(nrows > 0 ? nrows : 1));
+  h_out = (Bin *)hb_malloc(sizeof(Bin) * (size_t)total_bins);
+  if (!h_gh || !h_out) {
+    st = HB_ERR_NOMEM;
+    goto fail;
+  }
+  // The learner keeps (g, h) in segment order: position i holds row rows[i]'s.
+  for (int i = 0; i < nrows; i++) {
+    const int r = rows ? rows[i] : i;
+    h_gh[i] = make_int2((int)nearbyint(ldexp(g[r], eg)), (int)nearbyint(ldexp(h[r], eh)));
+  }
+  DALLOC(d_bins, (size_t)nrow * stride);
+  DALLOC(d_gh, nrows > 0 ? nrows : 1);
+  DALLOC(d_out, total_bins);
+  DALLOC(d_rs, 1);
+  TRY(cudaMemcpy(d_rs, &h_rs, sizeof h_rs, cudaMemcpyHostToDevice), "uploading");
+  if (rows) DALLOC(d_rows, nrows > 0 ? nrows : 1);
+  TRY(cudaMemcpy(d_bins, words, sizeof(uint32_t) * (size_t)nrow * stride, cudaMemcpyHostToDevice), "uploading bins");
+  TRY(cudaMemcpy(d_gh, h_gh, sizeof(int2) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading gradients");
+  if (rows) TRY(cudaMemcpy(d_rows, rows, sizeof(int) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading rows");
+  TRY(cudaMemset(d_out, 0, sizeof(Bin) * (size_t)total_bins), "clearing the histogram");
+  if ((st = hist_launch_rows(plan, d_bins, stride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
+  TRY(cudaDeviceSynchronize(), "the histogram kernel");
+  TRY(cudaMemcpy(h_out, d_out, sizeof(Bin) * (size_t)total_bins, cudaMemcpyDeviceToHost), "copying the histogram");
+  for (int k = 0; k < total_bins; k++) {
+    out_g[k] = h_out[k].g;
+    out_h[k] = h_out[k].h;
+  }
+  if (reps > 0 && ms) {
+    // Back to back, no waiting in between: an idle GPU lowers its clocks,
+    // which would make small launches look slower than they are in training.
+    times = (float *)hb_malloc(sizeof(float) * (size_t)reps);
+    evs = (cudaEvent_t *)hb_calloc(2 * (size_t)reps, sizeof(cudaEvent_t));
+    if (!times || !evs) {
+      st = HB_ERR_NOMEM;
+      goto fail;
+    }
+    for (int r = 0; r < 2 * reps; r++) TRY(cudaEventCreate(&evs[r]), "creating events");
+    for (int r = 0; r < reps; r++) {
+      TRY(cudaMemsetAsync(d_out, 0, sizeof(Bin) * (size_t)total_bins, 0), "clearing the histogram");
+      TRY(cudaEventRecord(evs[2 * r], 0), "recording an event");
+      if ((st = hist_launch_rows(plan, d_bins, stride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
+      TRY(cudaEventRecord(evs[2 * r + 1], 0), "recording an event");
+    }
+    TRY(cudaDeviceSynchronize(), "timing the histogram kernel");
+    for (int r = 0; r < reps; r++) TRY(cudaEventElapsedTime(&times[r], evs[2 * r], evs[2 * r + 1]), "reading an event");
+    qsort(times, (size_t)reps, sizeof(float), [](const void *x, const void *y) {
+      const float a = *(const float *)x, b = *(const float *)y;
+      return (a > b) - (a < b);
+    });
+    *ms = times[reps / 2];
+  }
+fail:
+  if (evs) {
+    for (int r = 0; r < 2 * reps; r++)
+      if (evs[r]) cudaEventDestroy(evs[r]);
+    hb_free(evs);
+  }
+  hb_free(times);
+  cudaFree(d_bins);
+  cudaFree(d_rows);
+  cudaFree(d_gh);
+  cudaFree(d_out);
+  cudaFree(d_rs);
+  hist_plan_free(plan);
+  hb_free(h_gh);
+  hb_free(h_out);
+  cudaGetLastError();
+  return st;
+}

@@ -1,0 +1,242 @@
+// learner.cuh: what the .cu files of the GPU learner share: device-side
+// state of one tree (leaves, splits, the control block that the kernels of a
+// split read instead of asking the host), error handling, and the launchers
+// each file exports. Internal to src/cuda; the outside sees only cuda.h.
+//
+// How a tree grows without the host: every split is the same fixed sequence
+// of launches (count and scatter the partition of the leaf being split;
+// build the smaller child's histogram; subtract for the larger one, search
+// both children's splits and pick the leaf to split next). Each kernel reads what to do from the
+// control block `Ctl` in device memory, which the previous kernel wrote, and
+// returns at once when the tree is finished. So the host enqueues
+// num_leaves - 1 such sequences and waits once, for the finished tree.
+#ifndef HB_CUDA_LEARNER_CUH
+#define HB_CUDA_LEARNER_CUH
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <cuda_runtime.h>
+extern "C" {
+#include "error.h"
+#include "config.h"
+#include "dataset.h"
+#include "tree.h"
+#include "split_rules.h"
+}
+#include "cuda.h"
+
+// Records a CUDA failure as an engine error (out of memory: HB_ERR_NOMEM) and
+// returns the status; clears the runtime's error so later calls start clean.
+int hb_cuda_fail(cudaError_t e, const char *what);
+#define HB_CUDA_TRY(call, what)                                   \
+  do {                                                            \
+    cudaError_t e_ = (call);                                      \
+    if (e_ != cudaSuccess) return hb_cuda_fail(e_, what);         \
+  } while (0)
+
+// Every kernel asks for the same L1/shared-memory split, the largest share
+// for shared memory: consecutive kernels with different preferences make the
+// multiprocessors drain and reconfigure between launches. Called once per
+// kernel, at its first launch.
+#define HB_SAME_CARVEOUT(kernel)                                                                       \
+  do {                                                                                                 \
+    static int set_ = 0;                                                                               \
+    if (!set_) {                                                                                       \
+      HB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,         \
+                                       cudaSharedmemCarveoutMaxShared),                                \
+                  "setting a kernel's shared memory");                                                \
+      set_ = 1;                                                                                        \
+    }                                                                                                  \
+  } while (0)
+
+// Programmatic dependent launch (Hopper and later): a kernel of a split may
+// be launched while its predecessor drains, overlapping the launch latency;
+// it waits here, before reading anything its predecessor wrote.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define HB_WAIT_PREVIOUS() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define HB_WAIT_PREVIOUS() ((void)0)
+#endif
+
+namespace hbc {
+
+// 1 when the device supports programmatic dependent launch (compute >= 9.0).
+int pdl_supported();
+
+// Launch `kernel` on stream st, as a programmatic dependent of the previous
+// kernel when the device supports it.
+template <typename... Params, typename... Args>
+int launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, const char *what,
+               Args &&...args) {
+  cudaLaunchConfig_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl_supported() ? 1 : 0;
+  HB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...), what);
+  return HB_OK;
+}
+
+constexpr int kBinWords = 8;        // 256-bit bin sets (uint32 words)
+constexpr int kRowsPerBlock = 65536;  // most rows one histogram block sums (the grid guarantees it)
+
+// Fixed-point histogram bin: sum of round(g * 2^exp_g), round(h * 2^exp_h).
+struct Bin {
+  long long g, h;
+};
+
+// A leaf's best split, in bin space.
+struct Split {
+  double gain;           // > 0 when valid
+  int feature;           // -1: no valid split
+  int threshold;         // numeric: value bins <= threshold go left
+  int default_left;
+  int is_cat;
+  long long lg, lh;      // left child's fixed-point sums
+  int ln;                // left child's estimated rows
+  uint32_t bins[kBinWords];  // bins going left (missing bin included when default_left)
+  long long tg, th;      // the leaf's totals (scratch of the search)
+};
+
+// Exponents of this tree's fixed point: histogram sums (eg, eh: int32 per
+// block) and the leaf refit sums (fg, fh: int64 over all rows); with
+// quantized training, the quantization instead (quantize.h).
+struct RoundScales {
+  int eg, eh, fg, fh;
+  double qscale_g, qscale_h;  // quantized: value per unit
+  int qlevels_g, qlevels_h;   // quantized: largest magnitudes (qlevels_h 0: hessian constant, every row 1)
+  int rows16;                 // quantized: rows a 16-bit packed accumulator may sum
+  int tree;                   // the tree's number (round * num_class + class), for the rounding draws
+};
+
+// Quantization of a training run (constant across its rounds).
+struct QuantArgs {
+  int on, bits, stochastic, refit;
+  uint64_t seed;
+};
+
+struct Leaf {
+  int begin, count, side;  // segment [begin, begin + count) of the row buffers `side`
+  int depth, slot;         // slot: histogram slot or -1
+  int splittable;
+  long long g, h;          // fixed-point sums (set when its histogram is scanned)
+};
+
+// Control of the tree being grown (one per learner, in device memory).
+struct Ctl {
+  int done;               // no further split this tree
+  int num_leaves;
+  int cur_leaf, new_leaf; // the split being made
+  Split cur;
+  int small, large;       // children: which is histogrammed, which subtracted (-1: none)
+  int small_slot, parent_slot;
+  int build;              // small's histogram is needed
+  int find_small, find_large;
+  int nfree;
+  int part_fast;          // this split's partition was done by one block
+  int next_slot;          // histogram slot taken when the leaf was picked, cleared by the partition
+  unsigned int ticket;    // last-block-done counters (reset by the last block)
+  unsigned int ticket2;
+  double scale_g, scale_h;  // 2^-exp: fixed point back to double (this tree)
+};
+
+// What the host needs of each split (node i of the tree is made by the i-th
+// split) and of each leaf, copied back once the tree is finished.
+struct NodeOut {
+  int leaf, feature, threshold, flags;  // flags: 1 default left, 2 categorical
+  double gain;
+  long long lg, lh, rg, rh;             // children's fixed-point sums
+  int ln, rn;                           // children's exact row counts
+  uint32_t bins[kBinWords];             // bins going left
+};
+struct LeafOut {
+  double value;      // shrunk output
+  double g, h;       // sums of the leaf's rows' gradients and hessians (refit, full precision)
+  int count, depth;
+};
+// Routing of the tree on the device (training and validation score updates).
+struct NodeRoute {
+  int feature, left, right;  // children: >= 0 node, < 0 leaf ~c
+  uint32_t bins[kBinWords];
+};
+
+// Everything one tree's kernels need, passed by value.
+struct TreeArgs {
+  const uint32_t *bins;    // nrow x stride words (row-major, 4 features per word)
+  int stride, nfeat;
+  const int *hoff, *nbin;  // per feature: first histogram slot, bins (missing bin last)
+  const int *is_cat;       // per feature
+  const uint8_t *usable;   // per feature: may be split on in this tree (active, not trivial)
+  int *idx[2];             // row buffers (ping-pong by leaf side)
+  int2 *gh[2];             // fixed-point (g, h) of the rows, in segment order
+  Bin *hist;               // slots x total_bins
+  int total_bins;
+  Leaf *leaves;
+  Split *splits;           // per leaf
+  Split *fbest;            // 2 x nfeat: per child, per feature
+  int *free_slots;
+  int *blockcnt;           // partition: per block
+  uint8_t *flags;          // partition: per position, 1 = goes left
+  Ctl *ctl;
+  NodeOut *nodes;          // max_leaves - 1
+  NodeRoute *route;        // max_leaves - 1
+  int *leaf_parent;        // max_leaves
+  unsigned long long *rows_seen;  // profiling: rows the histogram kernels summed
+  const RoundScales *rs;   // this tree's scales
+  int max_leaves;
+  // configuration
+  double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
+  int min_data, max_depth, max_cat_threshold, min_data_per_group;
+};
+
+// ---- launchers (each .cu exports its own) ----
+
+// hist.cu
+struct HistPlan;  // shared-memory layout of the histogram kernel
+int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int total_bins, int smem_limit,
+                     int quant, HistPlan **out);
+void hist_plan_free(HistPlan *p);
+int hist_plan_grid(const HistPlan *p);
+int hist_plan_block_rows(const HistPlan *p, int nrow);
+// Histogram of leaf ctl->small (or of rows given explicitly when leaf < 0:
+// idx/gh/count from `rows_*`) into slot ctl->small_slot. mode: 0 auto, 1 shared, 2 global.
+int hist_launch(const HistPlan *p, const TreeArgs &a, int mode, cudaStream_t st);
+int hist_launch_rows(const HistPlan *p, const uint32_t *bins, int stride, const int *idx, const int2 *gh,
+                     int count, Bin *out, const RoundScales *rs, int mode, cudaStream_t st);
+
+// gradient.cu
+int gradients_launch(int objective, int n, int K, const double *label, const double *weight, const double *score,
+                     double *g, double *h, int grid, cudaStream_t st);
+// out[0..2]: largest |g|, largest |h|, smallest |h| (as the bits of non-negative doubles).
+int absmax_launch(const double *g, const double *h, int n, unsigned long long *out, int grid, cudaStream_t st);
+int bag_temp_bytes(int n, size_t *bytes);
+int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag, int *bag, int *nbag,
+               int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
+int root_launch(const TreeArgs &a, const double *g, const double *h, const unsigned long long *absmax, int n,
+                int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
+                QuantArgs q, const int *tree, int grid, cudaStream_t st);
+
+// score.cu
+int score_train_launch(const TreeArgs &a, const uint32_t *bins, int stride, int n, const uint8_t *inbag,
+                       const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
+                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
+                       cudaStream_t st);
+int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
+                       double *score, int grid, cudaStream_t st);
+
+// partition.cu
+int partition_grid();
+int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
+
+// split.cu: the split search of both children, then the choice of the next split
+int split_launch(const TreeArgs &a, cudaStream_t st);
+
+}  // namespace hbc
+
+#endif

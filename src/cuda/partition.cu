@@ -1,0 +1,277 @@
+// partition.cu: splitting a leaf's rows between its two children on the
+// device.
+//
+// A leaf owns the segment [begin, begin + count) of one of two row buffers
+// (its "side"); each position holds a row index and the row's fixed-point
+// (g, h), so a histogram reads a leaf's gradients contiguously. Splitting the
+// leaf scatters its segment into the other buffer at the same place, left
+// rows first, each side in the order it had (a stable partition: two passes,
+// count then scatter, over contiguous chunks of the segment). The other
+// leaves' segments stay where they are, in whichever buffer holds them, so
+// nothing is copied back.
+//
+// The last block of the scatter pass then lays out the children: exact
+// counts and sums, which child's histogram is built (the smaller) and which
+// is derived by subtraction, histogram slots, and whether each child may be
+// split further.
+#include "learner.cuh"
+
+namespace hbc {
+
+namespace {
+constexpr int kPartThreads = 512;
+constexpr int kFastPer = 8;                          // rows per thread of the one-block path
+constexpr int kFastRows = kFastPer * kPartThreads;   // leaves up to this many rows take it
+
+__device__ __forceinline__ void chunk_of(int n, int b, int nb, int &begin, int &end) {
+  int chunk = (n + nb - 1) / nb;
+  if (chunk < kPartThreads) chunk = kPartThreads;
+  long long b0 = (long long)b * chunk;
+  begin = b0 < n ? (int)b0 : n;
+  end = b0 + chunk < n ? (int)(b0 + chunk) : n;
+}
+
+__device__ __forceinline__ int goes_left(const uint32_t *sbits, int bin) { return (sbits[bin >> 5] >> (bin & 31)) & 1u; }
+
+__device__ __forceinline__ int block_count(int v, int *tmp) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (lane == 0) tmp[w] = v;
+  __syncthreads();
+  int s = 0;
+  for (int k = 0; k < nw; k++) s += tmp[k];
+  __syncthreads();
+  return s;
+}
+
+// Exclusive rank of each thread's flag among the block's flags, and the total.
+__device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const unsigned m = __ballot_sync(0xffffffffu, flag);
+  const int in_warp = __popc(m & ((1u << lane) - 1u));
+  if (lane == 0) tmp[w] = __popc(m);
+  __syncthreads();
+  int before = 0;
+  total = 0;
+  for (int k = 0; k < nw; k++) {
+    if (k < w) before += tmp[k];
+    total += tmp[k];
+  }
+  __syncthreads();
+  return before + in_warp;
+}
+}  // namespace
+
+// Lay out the two children of leaf l (segment lf, total_left rows going
+// left) once its rows are scattered: exact counts and sums, which child's
+// histogram is built and which derived, slots, and whether each may split.
+// Run by one whole block.
+__device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, const Leaf &lf, int total_left) {
+  const int n = lf.count;
+  if (threadIdx.x == 0) {
+    const int cl = total_left, cr = n - total_left;
+    const int depth = lf.depth + 1;
+    Leaf L = lf, R = lf;
+    L.count = cl;
+    L.side = R.side = 1 - lf.side;
+    R.begin = lf.begin + cl;
+    R.count = cr;
+    L.depth = R.depth = depth;
+    L.g = c->cur.lg;
+    L.h = c->cur.lh;
+    R.g = lf.g - c->cur.lg;
+    R.h = lf.h - c->cur.lh;
+    L.slot = R.slot = -1;
+    const int node = r - 1;
+    a.nodes[node].ln = cl;
+    a.nodes[node].rn = cr;
+    const int full = c->num_leaves >= a.max_leaves;
+    const int depth_ok = a.max_depth <= 0 || depth < a.max_depth;
+    L.splittable = !full && depth_ok && hb_rule_splittable(cl, (double)L.h * c->scale_h, a.min_data, a.min_hess);
+    R.splittable = !full && depth_ok && hb_rule_splittable(cr, (double)R.h * c->scale_h, a.min_data, a.min_hess);
+    const int parent_slot = lf.slot;
+    if (!L.splittable && !R.splittable) {
+      if (parent_slot >= 0) a.free_slots[c->nfree++] = parent_slot;
+      a.free_slots[c->nfree++] = c->next_slot;
+      c->build = 0;
+      c->small = c->large = -1;
+      c->find_small = c->find_large = 0;
+      c->small_slot = c->parent_slot = -1;
+    } else {
+      const int small = cl <= cr ? l : r;
+      const Leaf &S = small == l ? L : R;
+      const Leaf &B = small == l ? R : L;
+      c->small = small;
+      c->large = small == l ? r : l;
+      c->find_small = S.splittable;
+      c->find_large = B.splittable;
+      c->small_slot = c->next_slot;
+      c->parent_slot = parent_slot;
+      c->build = 1;
+      if (!B.splittable) {  // the larger child needs no histogram: the parent's slot is free now
+        a.free_slots[c->nfree++] = parent_slot;
+        c->parent_slot = -1;
+      }
+    }
+    a.leaves[l] = L;
+    a.leaves[r] = R;
+    c->ticket2 = 0;
+  }
+  __syncthreads();
+}
+
+// Clear this block's share of the slot the smaller child's histogram will
+// sum into (the histogram kernel adds with atomics).
+__device__ __forceinline__ void clear_slot_share(const TreeArgs &a, const Ctl *c) {
+  const int per = (a.total_bins + gridDim.x - 1) / gridDim.x;
+  const int k0 = blockIdx.x * per, k1 = k0 + per < a.total_bins ? k0 + per : a.total_bins;
+  Bin *h = a.hist + (size_t)c->next_slot * a.total_bins;
+  for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) h[k] = Bin{0, 0};
+}
+
+// Pass 1: each block counts the left-going rows of its chunk and keeps the
+// per-row decisions for pass 2.
+__global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
+  HB_WAIT_PREVIOUS();
+  Ctl *c = a.ctl;
+  if (c->done) return;
+  __shared__ uint32_t sbits[kBinWords];
+  __shared__ int tmp[32];
+  const Leaf lf = a.leaves[c->cur_leaf];
+  const int f = c->cur.feature, word = f >> 2, shift = 8 * (f & 3);
+  if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
+  clear_slot_share(a, c);
+  __syncthreads();
+  const int *idx = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
+  if (lf.count <= kFastRows) {
+    // A small leaf: block 0 does the whole partition and the layout; the
+    // scatter kernel has nothing left to do.
+    if (blockIdx.x != 0) return;
+    const int n = lf.count, l = c->cur_leaf, r = c->new_leaf;
+    int fl[kFastPer], mine = 0;
+#pragma unroll
+    for (int k = 0; k < kFastPer; k++) {
+      const int i = threadIdx.x + k * kPartThreads;
+      fl[k] = 0;
+      if (i < n) {
+        const int bin = (int)((a.bins[(size_t)idx[i] * a.stride + word] >> shift) & 255u);
+        fl[k] = goes_left(sbits, bin);
+      }
+      mine += fl[k];
+    }
+    const int total_left = block_count(mine, tmp);
+    const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
+    int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
+    int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
+    int before = 0;
+#pragma unroll
+    for (int k = 0; k < kFastPer; k++) {
+      if (k * kPartThreads >= n) break;
+      const int i = threadIdx.x + k * kPartThreads;
+      int tile_left;
+      const int rank = block_rank(fl[k], tmp, tile_left);
+      if (i < n) {
+        const int lefts_before = before + rank;
+        const int dst = fl[k] ? lefts_before : total_left + (i - lefts_before);
+        idx_out[dst] = idx[i];
+        gh_out[dst] = gh_in[i];
+      }
+      before += tile_left;
+    }
+    if (threadIdx.x == 0) c->part_fast = 1;
+    layout_children(a, c, l, r, lf, total_left);
+    return;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) c->part_fast = 0;
+  int begin, end;
+  chunk_of(lf.count, blockIdx.x, gridDim.x, begin, end);
+  uint8_t *flags = a.flags + lf.begin;
+  int mine = 0;
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const int r = idx[i];
+    const int bin = (int)((a.bins[(size_t)r * a.stride + word] >> shift) & 255u);
+    const int fl = goes_left(sbits, bin);
+    flags[i] = (uint8_t)fl;
+    mine += fl;
+  }
+  const int total = block_count(mine, tmp);
+  if (threadIdx.x == 0) a.blockcnt[blockIdx.x] = total;
+}
+
+// Pass 2: scatter each chunk into the other buffer (left rows from begin,
+// right rows after all left rows), then the last block lays out the children.
+__global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
+  HB_WAIT_PREVIOUS();
+  Ctl *c = a.ctl;
+  if (c->done || c->part_fast) return;
+  __shared__ int tmp[32];
+  __shared__ int s_total_left, s_before;
+  const int l = c->cur_leaf, r = c->new_leaf;
+  const Leaf lf = a.leaves[l];
+  const int n = lf.count;
+  // Left rows of the whole segment and of the chunks before this one.
+  int tl = 0, bf = 0;
+  for (int k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
+    const int v = a.blockcnt[k];
+    tl += v;
+    if (k < blockIdx.x) bf += v;
+  }
+  tl = block_count(tl, tmp);
+  bf = block_count(bf, tmp);
+  if (threadIdx.x == 0) {
+    s_total_left = tl;
+    s_before = bf;
+  }
+  __syncthreads();
+  const int total_left = s_total_left;
+  int before = s_before;  // left rows before the current tile
+  int begin, end;
+  chunk_of(n, blockIdx.x, gridDim.x, begin, end);
+  const int *idx_in = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
+  const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
+  int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
+  int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
+  const uint8_t *flags = a.flags + lf.begin;
+  for (int s = begin; s < end; s += blockDim.x) {
+    const int i = s + threadIdx.x;
+    const int fl = i < end ? flags[i] : 0;
+    int tile_left;
+    const int rank = block_rank(fl, tmp, tile_left);
+    if (i < end) {
+      const int lefts_before = before + rank;
+      const int dst = fl ? lefts_before : total_left + (i - lefts_before);
+      idx_out[dst] = idx_in[i];
+      gh_out[dst] = gh_in[i];
+    }
+    before += tile_left;
+  }
+  // The last block to finish lays out the two children.
+  __threadfence();
+  __shared__ int last;
+  if (threadIdx.x == 0) last = atomicAdd(&c->ticket2, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  layout_children(a, c, l, r, lf, total_left);
+}
+
+int partition_grid() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 128;
+  }
+  return 2 * sms;
+}
+
+int partition_launch(const TreeArgs &a, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_part_count);
+  HB_SAME_CARVEOUT(k_part_scatter);
+  int r = launch_pdl(k_part_count, dim3(grid), dim3(kPartThreads), 0, st, "the partition count kernel", a);
+  if (r == HB_OK) r = launch_pdl(k_part_scatter, dim3(grid), dim3(kPartThreads), 0, st, "the partition scatter kernel", a);
+  return r;
+}
+
+}  // namespace hbc

@@ -1,0 +1,152 @@
+// score.cu: what follows a finished tree on the device. Every training row
+// is routed through the tree on its bins; the in-bag rows' full-precision
+// gradients and hessians are summed per leaf as 64-bit fixed point (exact,
+// so the sums do not depend on the order of the additions, with about 2^-38
+// of the largest value as resolution), the leaf values follow from the
+// shared rule, and the scores of training and validation rows are updated.
+#include "learner.cuh"
+extern "C" {
+#include "quantize.h"
+}
+
+namespace hbc {
+
+namespace {
+constexpr int kRouteThreads = 256;
+constexpr int kMaxSharedNodes = 512;   // trees up to this many nodes are routed from shared memory (22 KB)
+constexpr int kMaxSharedLeaves = 1024;  // leaf sums staged in shared memory up to this many leaves (16 KB)
+
+__device__ __forceinline__ int route_row(const NodeRoute *nodes, int nl, const uint32_t *row) {
+  if (nl <= 1) return 0;
+  int node = 0;
+  while (node >= 0) {
+    const NodeRoute &nd = nodes[node];
+    const int f = nd.feature;
+    const int bin = (int)((row[f >> 2] >> (8 * (f & 3))) & 255u);
+    node = (nd.bins[bin >> 5] >> (bin & 31)) & 1u ? nd.left : nd.right;
+  }
+  return ~node;
+}
+
+// The tree's routing nodes, from shared memory when they fit.
+__device__ __forceinline__ const NodeRoute *stage_nodes(const NodeRoute *route, int nl, NodeRoute *sh) {
+  if (nl - 1 > kMaxSharedNodes) return route;
+  for (int k = threadIdx.x; k < nl - 1; k += blockDim.x) sh[k] = route[k];
+  __syncthreads();
+  return sh;
+}
+}  // namespace
+
+// Leaf of every training row, and the in-bag rows' sums per leaf: the
+// fixed-point refit sums, or (quantized training without refit) the sums of
+// the rows' quantized values, rounded again exactly as the tree saw them.
+__global__ void __launch_bounds__(kRouteThreads)
+k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint32_t *__restrict__ bins, int stride,
+              int n, const uint8_t *__restrict__ inbag, const double *__restrict__ g,
+              const double *__restrict__ h, const RoundScales *rs, QuantArgs q, int *__restrict__ leaf_of_row,
+              unsigned long long *__restrict__ sums) {
+  __shared__ NodeRoute snodes[kMaxSharedNodes];
+  __shared__ unsigned long long ssum[2 * kMaxSharedLeaves];
+  const int nl = c->num_leaves;
+  const NodeRoute *nodes = stage_nodes(route, nl, snodes);
+  const bool stage = nl <= kMaxSharedLeaves;
+  if (stage) {
+    for (int k = threadIdx.x; k < 2 * nl; k += blockDim.x) ssum[k] = 0;
+    __syncthreads();
+  }
+  unsigned long long *acc = stage ? ssum : sums;
+  const int fg = rs->fg, fh = rs->fh;
+  const bool quant_sums = q.on && !q.refit;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int leaf = route_row(nodes, nl, bins + (size_t)i * stride);
+    leaf_of_row[i] = leaf;
+    if (!inbag || inbag[i]) {
+      long long sg, sh;
+      if (quant_sums) {
+        const uint64_t tree = (uint64_t)rs->tree;
+        sg = hb_quant_round(g[i], rs->qscale_g, hb_quant_uniform(q.seed, tree, (uint64_t)i, 0), q.stochastic,
+                            -rs->qlevels_g, rs->qlevels_g);
+        sh = rs->qlevels_h ? hb_quant_round(h[i], rs->qscale_h, hb_quant_uniform(q.seed, tree, (uint64_t)i, 1),
+                                            q.stochastic, 0, rs->qlevels_h)
+                           : 1;
+      } else {
+        sg = __double2ll_rn(ldexp(g[i], fg));
+        sh = __double2ll_rn(ldexp(h[i], fh));
+      }
+      atomicAdd(&acc[2 * leaf], (unsigned long long)sg);
+      atomicAdd(&acc[2 * leaf + 1], (unsigned long long)sh);
+    }
+  }
+  if (stage) {
+    __syncthreads();
+    for (int k = threadIdx.x; k < 2 * nl; k += blockDim.x)
+      if (ssum[k]) atomicAdd(&sums[k], ssum[k]);
+  }
+}
+
+// Leaf values from the leaf sums (one thread per leaf).
+__global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, const unsigned long long *sums,
+                              const RoundScales *rs, QuantArgs q, double l1, double l2, double learning_rate,
+                              LeafOut *__restrict__ out) {
+  const int nl = c->num_leaves;
+  const bool quant_sums = q.on && !q.refit;
+  for (int l = blockIdx.x * blockDim.x + threadIdx.x; l < nl; l += gridDim.x * blockDim.x) {
+    const long long sg = (long long)sums[2 * l], sh = (long long)sums[2 * l + 1];
+    const double G = quant_sums ? (double)sg * rs->qscale_g : ldexp((double)sg, -rs->fg);
+    const double H = quant_sums ? (double)sh * rs->qscale_h : ldexp((double)sh, -rs->fh);
+    LeafOut o;
+    o.g = G;
+    o.h = H;
+    o.count = leaves[l].count;
+    o.depth = leaves[l].depth;
+    o.value = leaves[l].count > 0 ? learning_rate * hb_rule_leaf_output(G, H, l1, l2) : 0.0;
+    out[l] = o;
+  }
+}
+
+__global__ void k_add_train(const int *__restrict__ leaf_of_row, const LeafOut *__restrict__ leaves, int n,
+                            double *__restrict__ score) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    score[i] += leaves[leaf_of_row[i]].value;
+}
+
+// Validation rows: route and add in one pass.
+__global__ void __launch_bounds__(kRouteThreads)
+k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__restrict__ leaves,
+            const uint32_t *__restrict__ bins, int stride, int n, double *__restrict__ score) {
+  __shared__ NodeRoute snodes[kMaxSharedNodes];
+  const int nl = c->num_leaves;
+  const NodeRoute *nodes = stage_nodes(route, nl, snodes);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    score[i] += leaves[route_row(nodes, nl, bins + (size_t)i * stride)].value;
+}
+
+int score_train_launch(const TreeArgs &a, const uint32_t *bins, int stride, int n, const uint8_t *inbag,
+                       const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
+                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
+                       cudaStream_t st) {
+  HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
+              "clearing the leaf sums");
+  HB_SAME_CARVEOUT(k_route_train);
+  k_route_train<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, bins, stride, n, inbag, g, h, rs, q, leaf_of_row,
+                                                sums);
+  HB_CUDA_TRY(cudaGetLastError(), "the routing kernel");
+  HB_SAME_CARVEOUT(k_leaf_values);
+  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, a.l2,
+                                                           learning_rate, leaf_out);
+  HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
+  HB_SAME_CARVEOUT(k_add_train);
+  k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, score);
+  HB_CUDA_TRY(cudaGetLastError(), "the score kernel");
+  return HB_OK;
+}
+
+int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
+                       double *score, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_route_add);
+  k_route_add<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, leaf_out, bins, stride, n, score);
+  HB_CUDA_TRY(cudaGetLastError(), "the validation routing kernel");
+  return HB_OK;
+}
+
+}  // namespace hbc

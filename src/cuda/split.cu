@@ -1,0 +1,474 @@
+// split.cu: split search on the device, and the choice of the next leaf.
+//
+// The rules are the CPU's (split_rules.h, src/engine/split.c): the same
+// candidates in the same order, the same gain and count estimate, ties
+// resolved the same way (the first candidate in scan order, then the lowest
+// feature, then the lowest leaf). Prefix sums are taken over the integer
+// histogram, so they are exact whatever order the threads add in, and each
+// candidate's gain is evaluated in double by one thread.
+//
+// One block of 256 threads searches one (child, feature) pair, a thread per
+// bin (a feature has at most 256): a candidate's gain costs a few double
+// divisions, and spreading the candidates over many threads and blocks
+// hides their latency (a warp per feature, eight bins a lane, was measured
+// three times slower). A categorical feature's bins are sorted in shared
+// memory by a bitonic network. The last block to finish reduces over
+// features, records each child's best split, and picks the leaf the next
+// split takes.
+#include <climits>
+#include "learner.cuh"
+
+namespace hbc {
+
+namespace {
+
+constexpr int kThreads = 256;  // = the most bins of a feature
+constexpr int kWarps = kThreads / 32;
+
+// A candidate: larger gain wins, then the smaller index (scan order).
+struct Cand {
+  double gain;
+  int idx;
+};
+
+__device__ __forceinline__ bool better(const Cand &a, const Cand &b) {
+  return a.gain > b.gain || (a.gain == b.gain && a.idx < b.idx);
+}
+
+__device__ __forceinline__ Cand warp_best(Cand c) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    Cand u;
+    u.gain = __shfl_xor_sync(0xffffffffu, c.gain, o);
+    u.idx = __shfl_xor_sync(0xffffffffu, c.idx, o);
+    if (better(u, c)) c = u;
+  }
+  return c;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_incl_scan(T v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    T u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += u;
+  }
+  return v;
+}
+
+// The block's best candidate, the same in every thread (two barriers).
+__device__ Cand block_best(Cand c, Cand *tmp) {
+  c = warp_best(c);
+  if ((threadIdx.x & 31) == 0) tmp[threadIdx.x >> 5] = c;
+  __syncthreads();
+  Cand b = tmp[0];
+  for (int k = 1; k < (int)(blockDim.x >> 5); k++)
+    if (better(tmp[k], b)) b = tmp[k];
+  __syncthreads();
+  return b;
+}
+
+// Inclusive prefix over the block of three sums (one barrier); `tg`, `th`,
+// `tc` hold kWarps values each.
+__device__ void block_scan3(long long &g, long long &h, int &c, long long *tg, long long *th, int *tc) {
+  const int w = threadIdx.x >> 5;
+  g = warp_incl_scan(g);
+  h = warp_incl_scan(h);
+  c = warp_incl_scan(c);
+  if ((threadIdx.x & 31) == 31) {
+    tg[w] = g;
+    th[w] = h;
+    tc[w] = c;
+  }
+  __syncthreads();
+  for (int k = 0; k < w; k++) {
+    g += tg[k];
+    h += th[k];
+    c += tc[k];
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ double cand_gain(const TreeArgs &a, const Ctl *c, long long gl, long long hl, int nl,
+                                            double Gd, double Hd, int n, double l2, double parent) {
+  return hb_rule_split_gain((double)gl * c->scale_g, (double)hl * c->scale_h, nl, Gd, Hd, n, a.l1, l2, parent,
+                            a.min_data, a.min_hess, a.min_gain);
+}
+
+// Copy a split record with a warp's lanes, a word each.
+__device__ __forceinline__ void copy_split(Split *dst, const Split *src) {
+  const uint32_t *s = (const uint32_t *)src;
+  uint32_t *d = (uint32_t *)dst;
+  for (int k = threadIdx.x; k < (int)(sizeof(Split) / 4); k += blockDim.x) d[k] = s[k];
+}
+
+__device__ __forceinline__ void push_slot(Ctl *c, int *free_slots, int s) {
+  if (s >= 0) free_slots[c->nfree++] = s;
+}
+
+struct Shared {
+  long long tg[kWarps], th[kWarps];
+  int tc[kWarps];
+  Cand cand[kWarps];
+  long long na_g, na_h;
+  // categorical: per bin, then per sorted position
+  double key[kThreads];
+  int bin[kThreads];
+  long long g[kThreads], h[kThreads];
+  int cnt[kThreads];
+};
+
+// The search of feature f by the block: thread t holds bin t's sums (bg, bh).
+// On return `res` (shared) holds the best split, or feature -1.
+__device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, long long bg, long long bh, int n,
+                       Split &res, Shared &sm) {
+  const int t = threadIdx.x, w = t >> 5;
+  const long long wg = warp_sum(bg), wh = warp_sum(bh);
+  if ((t & 31) == 0) {
+    sm.tg[w] = wg;
+    sm.th[w] = wh;
+  }
+  if (t == nb - 1) {  // the missing bin of a numeric feature
+    sm.na_g = bg;
+    sm.na_h = bh;
+  }
+  if (t == 0) {
+    res.feature = -1;
+    res.gain = -1.0;
+  }
+  __syncthreads();
+  long long G = 0, H = 0;
+  for (int k = 0; k < kWarps; k++) {
+    G += sm.tg[k];
+    H += sm.th[k];
+  }
+  const long long na_g0 = sm.na_g, na_h0 = sm.na_h;
+  __syncthreads();
+  if (t == 0) {
+    res.tg = G;
+    res.th = H;
+  }
+  const double Gd = (double)G * c->scale_g, Hd = (double)H * c->scale_h;
+  if (!hb_rule_splittable(n, Hd, a.min_data, a.min_hess)) return;
+  const double cf = hb_rule_count_factor(n, Hd);
+  const int cnt = t < nb ? hb_rule_count((double)bh * c->scale_h, cf) : 0;
+  if (!a.is_cat[f]) {
+    // Numeric: value bins 0..M-1, missing bin M; thresholds t in [0, M-1).
+    const int M = nb - 1;
+    const long long na_g = na_g0, na_h = na_h0;
+    const int na_n = hb_rule_count((double)na_h * c->scale_h, cf);
+    const bool has_na = hb_rule_has_missing(na_n, (double)na_h * c->scale_h, Hd);
+    const bool in = t < M - 1;
+    long long pg = in ? bg : 0, ph = in ? bh : 0;
+    int pc = in ? cnt : 0;
+    block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
+    const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+    Cand best = {-1.0, INT_MAX};
+    int dl = 0;
+    long long lg = 0, lh = 0;
+    int ln = 0;
+    if (in) {
+      best.gain = cand_gain(a, c, pg, ph, pc, Gd, Hd, n, a.l2, parent);
+      best.idx = 2 * t;
+      dl = has_na ? 0 : pc >= n - pc;
+      lg = pg;
+      lh = ph;
+      ln = pc;
+      if (has_na) {
+        Cand c2 = {cand_gain(a, c, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
+        if (better(c2, best)) {
+          best = c2;
+          dl = 1;
+          lg = pg + na_g;
+          lh = ph + na_h;
+          ln = pc + na_n;
+        }
+      }
+    }
+    Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
+    if (t == 0 && has_na) {
+      c3.gain = cand_gain(a, c, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
+      c3.idx = 2 * (M - 1);
+    }
+    const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
+    if (!(win.gain > 0)) return;
+    if (win.idx == 2 * (M - 1)) {
+      if (t == 0) {
+        res.threshold = M - 1;
+        res.default_left = 0;
+        res.lg = G - na_g;
+        res.lh = H - na_h;
+        res.ln = n - na_n;
+      }
+    } else if (win.idx == best.idx) {
+      res.threshold = t;
+      res.default_left = dl;
+      res.lg = lg;
+      res.lh = lh;
+      res.ln = ln;
+    }
+    __syncthreads();
+    if (t < kBinWords) {
+      uint32_t word = 0;
+      for (int k = 0; k < 32; k++) {
+        const int b = 32 * t + k;
+        if (b <= res.threshold || (res.default_left && b == M)) word |= 1u << k;
+      }
+      res.bins[t] = word;
+    }
+    if (t == 0) {
+      res.gain = win.gain;
+      res.feature = f;
+      res.is_cat = 0;
+    }
+    __syncthreads();
+    return;
+  }
+  // Categorical: bins (the missing bin among them) with enough rows, ordered
+  // by G / (H + cat_smooth), ties by bin; prefixes from both ends.
+  const bool keep = t < nb && cnt > 0 && cnt >= a.min_data_per_group;
+  sm.key[t] = keep ? hb_rule_cat_key((double)bg * c->scale_g, (double)bh * c->scale_h, a.cat_smooth) : 0.0;
+  sm.bin[t] = keep ? t : kThreads + t;  // not kept: after every kept bin, in bin order
+  sm.g[t] = bg;
+  sm.h[t] = bh;
+  sm.cnt[t] = cnt;
+  const int mcat = __syncthreads_count(keep);
+  const int dropped = __syncthreads_count(t < nb && cnt > 0 && cnt < a.min_data_per_group);
+  if (mcat < 2) return;
+  // Bitonic sort of the (kept, key, bin) entries, ascending; a thread per pair.
+  for (int size = 2; size <= kThreads; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      if (t < kThreads / 2) {
+        const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+        const bool up = (lo & size) == 0;
+        const int bl = sm.bin[lo], bhi = sm.bin[hi];
+        const bool kl = bl < kThreads, kh = bhi < kThreads;
+        bool gt;  // lo after hi: kept before not kept; kept by (key, bin); the rest by bin
+        if (kl != kh) gt = !kl;
+        else if (kl) gt = sm.key[lo] > sm.key[hi] || (sm.key[lo] == sm.key[hi] && bl > bhi);
+        else gt = bl > bhi;
+        if (gt == up) {
+          const double tk = sm.key[lo];
+          sm.key[lo] = sm.key[hi];
+          sm.key[hi] = tk;
+          sm.bin[lo] = bhi;
+          sm.bin[hi] = bl;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  int kmax = mcat - 1;
+  if (a.max_cat_threshold < kmax) kmax = a.max_cat_threshold;
+  // Prefix sums in sorted order (position t), kept in shared memory.
+  const int sb = sm.bin[t];
+  long long pg = t < mcat ? sm.g[sb] : 0, ph = t < mcat ? sm.h[sb] : 0;
+  int pc = t < mcat ? sm.cnt[sb] : 0;
+  block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
+  sm.g[t] = pg;  // every read of the per-bin sums happened before block_scan3's barriers
+  sm.h[t] = ph;
+  sm.cnt[t] = pc;
+  __syncthreads();
+  const long long KG = sm.g[mcat - 1], KH = sm.h[mcat - 1];
+  const int KC = sm.cnt[mcat - 1];
+  const double l2c = a.l2 + a.cat_l2;
+  const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, l2c);
+  Cand best = {-1.0, INT_MAX};
+  long long lg = 0, lh = 0;
+  int ln = 0;
+  if (t < kmax) {  // candidate k = t + 1 from each end
+    best.gain = cand_gain(a, c, pg, ph, pc, Gd, Hd, n, l2c, parent);
+    best.idx = t;
+    lg = pg;
+    lh = ph;
+    ln = pc;
+    // With no category left out, the last t+1 are the complement of the
+    // first mcat-t-1: a partition the first end already gives (split.c).
+    if (!(dropped == 0 && mcat - (t + 1) <= kmax)) {
+      const int q = mcat - 2 - t;  // the last t+1 = kept total minus the prefix through q
+      const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
+      const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
+      Cand c1 = {cand_gain(a, c, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
+      if (better(c1, best)) {
+        best = c1;
+        lg = g1;
+        lh = h1;
+        ln = n1;
+      }
+    }
+  }
+  const Cand win = block_best(best, sm.cand);
+  if (!(win.gain > 0)) return;
+  const int dir = win.idx >= kmax, k = (dir ? win.idx - kmax : win.idx) + 1;
+  if (win.idx == best.idx) {
+    res.lg = lg;
+    res.lh = lh;
+    res.ln = ln;
+  }
+  if (t < kBinWords) res.bins[t] = 0;
+  __syncthreads();
+  if (t < mcat && (dir ? t >= mcat - k : t < k)) atomicOr(&res.bins[sm.bin[t] >> 5], 1u << (sm.bin[t] & 31));
+  __syncthreads();
+  if (t == 0) {
+    res.gain = win.gain;
+    res.feature = f;
+    res.is_cat = 1;
+    res.threshold = -1;
+    res.default_left = (res.bins[(nb - 1) >> 5] >> ((nb - 1) & 31)) & 1u;
+  }
+  __syncthreads();
+}
+
+}  // namespace
+
+// The leaf with the best pending split (ties: the lowest leaf) is split
+// next: its split is recorded as the next internal node, and the control
+// block says which leaf the partition kernels take. Run by one whole block.
+__device__ void pick_next(const TreeArgs &a, Cand *tmp) {
+  Ctl *c = a.ctl;
+  const int nl = c->num_leaves;
+  Cand best = {-1.0, INT_MAX};
+  for (int l = threadIdx.x; l < nl; l += blockDim.x) {
+    if (a.splits[l].feature >= 0) {
+      Cand cl = {a.splits[l].gain, l};
+      if (better(cl, best)) best = cl;
+    }
+  }
+  const Cand win = block_best(best, tmp);
+  if (!(win.gain > 0) || nl >= a.max_leaves) {
+    if (threadIdx.x == 0) c->done = 1;
+    return;
+  }
+  const int l = win.idx, r = nl, node = nl - 1;
+  const Split &s = a.splits[l];
+  copy_split(&c->cur, &s);
+  NodeOut &o = a.nodes[node];
+  NodeRoute &rt = a.route[node];
+  if (threadIdx.x < kBinWords) rt.bins[threadIdx.x] = o.bins[threadIdx.x] = s.bins[threadIdx.x];
+  if (threadIdx.x == 0) {
+    c->cur_leaf = l;
+    c->new_leaf = r;
+    o.leaf = l;
+    o.feature = s.feature;
+    o.threshold = s.threshold;
+    o.flags = (s.default_left ? 1 : 0) | (s.is_cat ? 2 : 0);
+    o.gain = s.gain;
+    o.lg = s.lg;
+    o.lh = s.lh;
+    o.rg = a.leaves[l].g - s.lg;
+    o.rh = a.leaves[l].h - s.lh;
+    rt.feature = s.feature;
+    const int p = a.leaf_parent[l];
+    if (p >= 0) {
+      if (a.route[p].left == ~l) a.route[p].left = node;
+      else a.route[p].right = node;
+    }
+    rt.left = ~l;
+    rt.right = ~r;
+    a.leaf_parent[l] = node;
+    a.leaf_parent[r] = node;
+  }
+  __syncthreads();  // everyone has read splits[l] before it is cleared
+  if (threadIdx.x == 0) {
+    a.splits[l].feature = -1;
+    a.splits[r].feature = -1;
+    c->num_leaves = nl + 1;
+    // A slot for the smaller child's histogram, cleared by the partition's
+    // blocks (a free one exists: at most num_leaves < max_leaves are held).
+    c->next_slot = a.free_slots[--c->nfree];
+  }
+}
+
+// Block `pair` = child * nfeat + feature (child 0 the smaller, whose
+// histogram was just built; child 1 the larger, whose histogram is first
+// made as parent minus smaller, in the parent's slot).
+__global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
+  HB_WAIT_PREVIOUS();
+  Ctl *c = a.ctl;
+  if (c->done) return;
+  const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
+  const int y = pair >= F, f = y ? pair - F : pair;
+  __shared__ Split res;
+  __shared__ Shared sm;
+  const int child = y ? c->large : c->small;
+  const int find = child >= 0 && (y ? c->find_large : c->find_small);
+  if (find && a.usable[f]) {
+    const int nb = a.nbin[f];
+    long long bg = 0, bh = 0;
+    if (t < nb) {
+      Bin *hb = a.hist + (size_t)(y ? c->parent_slot : c->small_slot) * a.total_bins + a.hoff[f];
+      Bin v = hb[t];
+      if (y) {  // larger child = parent - smaller child, kept in the parent's slot
+        const Bin s = a.hist[(size_t)c->small_slot * a.total_bins + a.hoff[f] + t];
+        v.g -= s.g;
+        v.h -= s.h;
+        hb[t] = v;
+      }
+      bg = v.g;
+      bh = v.h;
+    }
+    search(a, c, f, nb, bg, bh, a.leaves[child].count, res, sm);
+    __syncthreads();
+    copy_split(&a.fbest[pair], &res);
+  } else if (t == 0) {
+    a.fbest[pair].feature = -1;
+    a.fbest[pair].gain = -1.0;
+  }
+  // The last block to finish records the children's splits and picks the next.
+  __threadfence();
+  __syncthreads();
+  __shared__ int last;
+  if (t == 0) last = atomicAdd(&c->ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int yy = 0; yy < 2; yy++) {
+    const int ch = yy ? c->large : c->small;
+    if (ch < 0) continue;
+    Cand best = {-1.0, INT_MAX};
+    for (int ff = t; ff < F; ff += blockDim.x) {
+      const Split &s = a.fbest[yy * F + ff];
+      if (s.feature >= 0) {
+        Cand cf = {s.gain, ff};
+        if (better(cf, best)) best = cf;
+      }
+    }
+    const Cand win = block_best(best, sm.cand);
+    const int fnd = yy ? c->find_large : c->find_small;
+    const int slot = yy ? c->parent_slot : c->small_slot;
+    if (win.gain > 0) {
+      copy_split(&a.splits[ch], &a.fbest[yy * F + win.idx]);
+      if (t == 0) {
+        a.leaves[ch].g = a.fbest[yy * F + win.idx].tg;
+        a.leaves[ch].h = a.fbest[yy * F + win.idx].th;
+        a.leaves[ch].slot = slot;
+      }
+    } else if (t == 0) {
+      a.splits[ch].feature = -1;
+      a.splits[ch].gain = -1.0;
+      // the smaller child's slot is free once the larger one is derived;
+      // the larger child's slot only when it was searched (else the
+      // partition freed the parent's slot already)
+      if (yy == 0 || fnd) push_slot(c, a.free_slots, slot);
+      a.leaves[ch].slot = -1;
+    }
+    __syncthreads();
+  }
+  if (t == 0) c->ticket = 0;
+  pick_next(a, sm.cand);
+}
+
+int split_launch(const TreeArgs &a, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_split);
+  return launch_pdl(k_split, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
+}
+
+}  // namespace hbc
