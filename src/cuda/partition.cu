@@ -67,7 +67,7 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 // left) once its rows are scattered: exact counts and sums, which child's
 // histogram is built and which derived, slots, and whether each may split.
 // Run by one whole block.
-__device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, const Leaf &lf, int total_left) {
+static __device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, const Leaf &lf, int total_left) {
   const int n = lf.count;
   if (threadIdx.x == 0) {
     const int cl = total_left, cr = n - total_left;

@@ -65,7 +65,7 @@ __device__ __forceinline__ T warp_incl_scan(T v) {
 }
 
 // The block's best candidate, the same in every thread (two barriers).
-__device__ Cand block_best(Cand c, Cand *tmp) {
+static __device__ Cand block_best(Cand c, Cand *tmp) {
   c = warp_best(c);
   if ((threadIdx.x & 31) == 0) tmp[threadIdx.x >> 5] = c;
   __syncthreads();
@@ -78,7 +78,7 @@ __device__ Cand block_best(Cand c, Cand *tmp) {
 
 // Inclusive prefix over the block of three sums (one barrier); `tg`, `th`,
 // `tc` hold kWarps values each.
-__device__ void block_scan3(long long &g, long long &h, int &c, long long *tg, long long *th, int *tc) {
+static __device__ void block_scan3(long long &g, long long &h, int &c, long long *tg, long long *th, int *tc) {
   const int w = threadIdx.x >> 5;
   g = warp_incl_scan(g);
   h = warp_incl_scan(h);
@@ -128,7 +128,7 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
-__device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, long long bg, long long bh, int n,
+static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, long long bg, long long bh, int n,
                        Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
@@ -332,7 +332,7 @@ __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, long long
 // The leaf with the best pending split (ties: the lowest leaf) is split
 // next: its split is recorded as the next internal node, and the control
 // block says which leaf the partition kernels take. Run by one whole block.
-__device__ void pick_next(const TreeArgs &a, Cand *tmp) {
+static __device__ void pick_next(const TreeArgs &a, Cand *tmp) {
   Ctl *c = a.ctl;
   const int nl = c->num_leaves;
   Cand best = {-1.0, INT_MAX};
