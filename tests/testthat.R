@@ -1,0 +1,4 @@
+library(testthat)
+library(histboost)
+
+test_check("histboost")

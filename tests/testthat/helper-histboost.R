@@ -1,0 +1,484 @@
+# Shared test setup: two threads, tolerances, small seeded data generators,
+# and plain-R reference implementations of the learner rules in
+# notes/ALGORITHM.md (a brute-force split search and a greedy leaf-wise
+# grower). The references know nothing about the package; tests compare the
+# package's numbers with theirs.
+
+options(histboost.nthreads = 2L)
+
+# ---- tolerances (one place) -------------------------------------------------
+TOL <- list(
+  exact = 1e-10,   # same algorithm, same data: only summation order differs
+  split = 1e-9,    # gains and leaf values of a single split
+  mono  = 1e-10,   # allowed rise of training loss between rounds (rounding only)
+  prob  = 1e-12,   # probabilities recomputed from raw scores in R
+  metric = 1e-8,   # evaluation-log metrics recomputed in R
+  lgb_rmse = 0.02, lgb_auc = 0.01, lgb_logloss = 0.02, lgb_mlogloss = 0.03
+)
+
+# ---- small helpers -----------------------------------------------------------
+
+# A deep copy: `y <- x` shares memory in R, so it would not reveal in-place
+# modification by C code; a serialize round trip makes a real duplicate.
+deep_copy <- function(x) unserialize(serialize(x, NULL))
+
+hb_quiet <- function(...) histboost(..., verbose = 0L)
+
+sigmoid <- function(s) 1 / (1 + exp(-s))
+softmax_rows <- function(S) {
+  S <- S - apply(S, 1, max)
+  E <- exp(S)
+  E / rowSums(E)
+}
+
+rmse <- function(y, p) sqrt(mean((y - p)^2))
+mae <- function(y, p) mean(abs(y - p))
+logloss <- function(y01, p) {
+  p <- pmin(pmax(p, 1e-15), 1 - 1e-15)
+  -mean(y01 * log(p) + (1 - y01) * log(1 - p))
+}
+multi_logloss <- function(yk, P) {   # yk: 1-based class index
+  p <- P[cbind(seq_along(yk), yk)]
+  -mean(log(pmax(p, 1e-15)))
+}
+# AUC by the Mann-Whitney statistic with average ranks for ties.
+auc <- function(y01, p) {
+  r <- rank(p)
+  n1 <- sum(y01 == 1)
+  n0 <- sum(y01 == 0)
+  (sum(r[y01 == 1]) - n1 * (n1 + 1) / 2) / (n1 * n0)
+}
+binary_error <- function(y01, p) mean((p > 0.5) != (y01 == 1))
+multi_error <- function(yk, P) mean(max.col(P, ties.method = "first") != yk)
+
+# Two leaf-index vectors describe the same partition of the rows.
+same_partition <- function(a, b) {
+  tab <- table(a, b)
+  all(rowSums(tab > 0) == 1) && all(colSums(tab > 0) == 1)
+}
+
+# Rscript of this R installation (for fresh-process tests).
+rscript_path <- function() {
+  exe <- if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript"
+  file.path(R.home("bin"), exe)
+}
+
+# Installed in a library (not just loaded from source by pkgload, whose
+# system.file() shim would answer for the source tree).
+histboost_installed <- function() {
+  length(find.package("histboost", lib.loc = .libPaths(), quiet = TRUE)) > 0
+}
+
+# ---- data generators (fixed seeds) ------------------------------------------
+
+# n rows; `nnum` numeric columns taking `nval` distinct values each, every
+# value repeated at least `minrep` times (so one bin per distinct value), a
+# share `na` of NAs; `ncat` factor columns with `nlev` levels (and NAs).
+# y: continuous (no gain ties). Returns list(x = data.frame, y).
+gen_mixed <- function(seed, n = 80, nnum = 2, ncat = 1, nval = 8, nlev = 5,
+                      na = 0.1, cat_na = 0.1) {
+  set.seed(seed)
+  x <- list()
+  for (j in seq_len(nnum)) {
+    vals <- sort(round(runif(nval, -3, 3), 4))
+    while (anyDuplicated(vals)) vals <- sort(round(runif(nval, -3, 3), 4))
+    v <- sample(rep_len(sample(vals), n))
+    if (na > 0) v[sample.int(n, round(na * n))] <- NA
+    x[[paste0("num", j)]] <- v
+  }
+  for (j in seq_len(ncat)) {
+    lev <- paste0("L", letters[seq_len(nlev)])
+    v <- factor(sample(rep_len(lev, n)), levels = lev)
+    if (cat_na > 0) v[sample.int(n, round(cat_na * n))] <- NA
+    x[[paste0("cat", j)]] <- v
+  }
+  x <- as.data.frame(x)
+  eff <- rnorm(nlev)
+  f <- 0
+  for (j in seq_len(nnum)) f <- f + ifelse(is.na(x[[j]]), 0.7, sin(x[[j]]))
+  for (j in seq_len(ncat)) {
+    cj <- x[[nnum + j]]
+    f <- f + ifelse(is.na(cj), -0.5, eff[as.integer(cj)])
+  }
+  y <- f + rnorm(n, sd = 0.5)
+  list(x = x, y = y, f = f)
+}
+
+# A larger regression / classification problem (for lightgbm, loss, api).
+gen_task <- function(seed, n = 2000, p = 6, task = c("regression", "binary", "multiclass"),
+                     na = 0, factors = 0, nlev = 8, K = 3) {
+  task <- match.arg(task)
+  set.seed(seed)
+  X <- matrix(rnorm(n * p), n, p, dimnames = list(NULL, paste0("x", seq_len(p))))
+  x <- as.data.frame(X)
+  f <- 1.2 * X[, 1] - 0.8 * X[, 2]^2 + sin(2 * X[, 3]) + 0.5 * X[, 4] * X[, 5]
+  if (factors > 0) {
+    for (j in seq_len(factors)) {
+      lev <- paste0("lv", seq_len(nlev))
+      fj <- factor(sample(lev, n, replace = TRUE), levels = lev)
+      x[[paste0("f", j)]] <- fj
+      f <- f + rnorm(nlev)[as.integer(fj)]
+    }
+  }
+  if (na > 0) {
+    for (j in seq_len(p)) x[[j]][sample.int(n, round(na * n))] <- NA
+  }
+  y <- switch(task,
+    regression = f + rnorm(n, sd = 0.5),
+    binary = factor(ifelse(runif(n) < sigmoid(f - mean(f)), "yes", "no"), levels = c("no", "yes")),
+    multiclass = {
+      S <- cbind(f, -f, 1.5 * X[, 6])[, seq_len(min(K, 3)), drop = FALSE]
+      if (K > 3) S <- cbind(S, matrix(rnorm(n * (K - 3)), n))
+      P <- softmax_rows(S + matrix(rnorm(n * K, sd = 0.3), n))
+      cls <- apply(P, 1, function(pr) sample.int(K, 1, prob = pr))
+      factor(paste0("c", cls), levels = paste0("c", seq_len(K)))
+    })
+  list(x = x, y = y)
+}
+
+# ---- reference (a): brute-force best split of one node ----------------------
+
+ref_soft <- function(G, l1) sign(G) * pmax(abs(G) - l1, 0)
+ref_leaf_gain <- function(G, H, l1, l2) ref_soft(G, l1)^2 / (H + l2)
+ref_leaf_output <- function(G, H, l1, l2) -ref_soft(G, l1) / (H + l2)
+
+ref_params <- function(...) {
+  p <- list(learning_rate = 1, num_leaves = 2L, max_depth = -1L,
+            min_data_in_leaf = 1L, min_sum_hessian_in_leaf = 1e-3,
+            lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
+            max_cat_threshold = 32L, cat_smooth = 10, cat_l2 = 10,
+            min_data_per_group = 100L)
+  a <- list(...)
+  p[names(a)] <- a
+  p
+}
+
+# Every partition of the node's rows that a split could make: for a numeric
+# feature every threshold between consecutive distinct values with missing
+# rows on either side, plus "all values vs missing"; for a factor EVERY
+# subset of the categories present (NA being one more category) that may be
+# scanned: categories with fewer than max(1, min_data_per_group) rows stay on
+# the right, and the left side is a non-empty proper subset of the others.
+# max_cat_threshold is not modelled (use one >= the number of categories).
+#
+# counts = "exact" counts the rows of a side. counts = "estimate" counts them
+# the way the engine does (no row counts in histograms): a group's count is
+# round(h * n / H) (half up) from its hessian sum h and the node's n and H,
+# where a group is one numeric value, the missing rows, or one category --
+# the engine's bins when every distinct value is its own bin (each value on
+# >= 3 rows, fewer than 255 values). A numeric threshold's left count is the
+# sum of its values' estimates (plus the missing rows' estimate when they go
+# left) and the right count n minus that; "all values vs missing" counts the
+# missing side by its estimate and the values side as n minus that; a
+# category subset's left count is the sum of its estimates, and a category
+# takes part only if its estimate is >= max(1, min_data_per_group).
+# Returns list(feature, gain, left (logical over `rows`), second) where
+# `second` is the best gain of any other partition (to show there is no tie).
+ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
+                                 counts = c("exact", "estimate")) {
+  counts <- match.arg(counts)
+  g <- g[rows]; h <- h[rows]
+  n <- length(rows)
+  G <- sum(g); H <- sum(h)
+  l1 <- params$lambda_l1
+  factor_nH <- if (H > 0) n / H else 0
+  # rows of each group: exact, or estimated from the group's hessian sums
+  group_n <- function(group, levels) {
+    if (counts == "exact") return(tabulate(match(group, levels), length(levels)))
+    hs <- vapply(levels, function(l) sum(h[which(group == l)]), 0)
+    v <- hs * factor_nH + 0.5
+    unname(ifelse(v >= 1, floor(v), 0))
+  }
+  cands <- list()
+  consider <- function(j, left, l2, nL) {
+    nR <- n - nL
+    HL <- sum(h[left]); HR <- H - HL
+    if (nL < params$min_data_in_leaf || nR < params$min_data_in_leaf) return(NULL)
+    if (HL < params$min_sum_hessian_in_leaf || HR < params$min_sum_hessian_in_leaf) return(NULL)
+    GL <- sum(g[left]); GR <- G - GL
+    gain <- ref_leaf_gain(GL, HL, l1, l2) + ref_leaf_gain(GR, HR, l1, l2) -
+      ref_leaf_gain(G, H, l1, l2)
+    # a partition's key ignores which side is called left
+    canon <- if (left[1]) left else !left
+    list(feature = j, gain = gain, left = left, key = paste(as.integer(canon), collapse = ""))
+  }
+  for (j in seq_along(X)) {
+    x <- X[[j]][rows]
+    if (is.factor(x)) {
+      cat <- as.character(x)
+      cat[is.na(cat)] <- "<NA>"
+      lev <- unique(cat)
+      nc <- group_n(cat, lev)
+      keep <- nc >= max(1, params$min_data_per_group)
+      lev <- lev[keep]; nc <- nc[keep]
+      m <- length(lev)
+      if (m < 2) next
+      l2 <- params$lambda_l2 + params$cat_l2
+      for (mask in seq_len(2^m - 2)) {
+        inset <- bitwAnd(mask, 2^(seq_len(m) - 1)) > 0
+        cands[[length(cands) + 1]] <- consider(j, cat %in% lev[inset], l2, sum(nc[inset]))
+      }
+    } else {
+      miss <- is.na(x)
+      vals <- sort(unique(x[!miss]))
+      nv <- group_n(x, vals)
+      nm <- if (any(miss)) group_n(miss, TRUE) else 0
+      if (any(miss) && nm == 0) {
+        # the engine then treats the feature as having no missing rows in
+        # this node; the reference does not model that case
+        stop("ref_bruteforce_split: feature ", j, " has missing rows whose estimated count is 0")
+      }
+      l2 <- params$lambda_l2
+      for (t in seq_len(length(vals) - 1)) {
+        le <- !miss & x <= vals[t]
+        nL <- sum(nv[seq_len(t)])
+        cands[[length(cands) + 1]] <- consider(j, le, l2, nL)
+        if (any(miss)) cands[[length(cands) + 1]] <- consider(j, le | miss, l2, nL + nm)
+      }
+      if (any(miss) && length(vals) >= 1) cands[[length(cands) + 1]] <- consider(j, !miss, l2, n - nm)
+    }
+  }
+  cands <- Filter(Negate(is.null), cands)
+  if (!length(cands)) return(NULL)
+  gains <- vapply(cands, `[[`, 0, "gain")
+  b <- cands[[which.max(gains)]]
+  keys <- vapply(cands, `[[`, "", "key")
+  other <- gains[keys != b$key]
+  list(feature = b$feature, gain = b$gain, left = b$left,
+       second = if (length(other)) max(other) else -Inf)
+}
+
+# ---- reference (b): greedy leaf-wise grower mirroring ALGORITHM.md ----------
+
+# Dataset-level bin information: numeric -> sorted distinct values;
+# factor -> the levels present, ordered most frequent first (ties: level order).
+ref_bin_info <- function(X) {
+  lapply(X, function(x) {
+    if (is.factor(x)) {
+      tab <- table(x)                       # in level order, NA excluded
+      tab <- tab[tab > 0]
+      list(type = "categorical",
+           levels = names(tab)[order(-as.vector(tab), seq_along(tab))])
+    } else {
+      list(type = "numeric", values = sort(unique(x[!is.na(x)])))
+    }
+  })
+}
+
+# Best split of the rows `rows` by the exact scan rules; NULL if none is taken.
+# Also returns `margin`: best gain minus the best gain of a different
+# candidate partition (ties would make the engine's choice order-dependent).
+ref_find_split <- function(X, info, g, h, rows, params) {
+  gg <- g[rows]; hh <- h[rows]
+  n <- length(rows)
+  G <- sum(gg); H <- sum(hh)
+  l1 <- params$lambda_l1
+  best <- NULL
+  all_gains <- numeric(0); all_keys <- character(0)
+  eval_cand <- function(GL, HL, nL, l2) {
+    GR <- G - GL; HR <- H - HL; nR <- n - nL
+    if (nL < params$min_data_in_leaf || nR < params$min_data_in_leaf) return(NA_real_)
+    if (HL < params$min_sum_hessian_in_leaf || HR < params$min_sum_hessian_in_leaf) return(NA_real_)
+    ref_leaf_gain(GL, HL, l1, l2) + ref_leaf_gain(GR, HR, l1, l2) - ref_leaf_gain(G, H, l1, l2)
+  }
+  offer <- function(gain, split, leftmask) {
+    if (is.na(gain)) return()
+    canon <- if (leftmask[1]) leftmask else !leftmask
+    all_gains <<- c(all_gains, gain)
+    all_keys <<- c(all_keys, paste(as.integer(canon), collapse = ""))
+    if (is.null(best) || gain > best$gain) {
+      split$gain <- gain
+      split$key <- all_keys[length(all_keys)]
+      best <<- split
+    }
+  }
+  for (j in seq_along(X)) {
+    x <- X[[j]][rows]
+    inf <- info[[j]]
+    if (inf$type == "numeric") {
+      vals <- inf$values
+      B <- length(vals)
+      miss <- is.na(x)
+      if (B < 2 && !any(is.na(X[[j]]))) next        # trivial feature
+      bin <- match(x, vals)
+      l2 <- params$lambda_l2
+      has_miss <- any(miss)
+      Gm <- sum(gg[miss]); Hm <- sum(hh[miss]); nm <- sum(miss)
+      for (t in seq_len(B - 1)) {
+        le <- !miss & bin <= t
+        GL <- sum(gg[le]); HL <- sum(hh[le]); nL <- sum(le)
+        thr <- (vals[t] + vals[t + 1]) / 2
+        if (has_miss) {
+          offer(eval_cand(GL, HL, nL, l2),
+                list(feature = j, type = "numeric", threshold = thr, default_left = FALSE), le)
+          offer(eval_cand(GL + Gm, HL + Hm, nL + nm, l2),
+                list(feature = j, type = "numeric", threshold = thr, default_left = TRUE), le | miss)
+        } else {
+          offer(eval_cand(GL, HL, nL, l2),
+                list(feature = j, type = "numeric", threshold = thr,
+                     default_left = nL >= n - nL), le)
+        }
+      }
+      if (has_miss) {
+        le <- !miss
+        offer(eval_cand(G - Gm, H - Hm, n - nm, l2),
+              list(feature = j, type = "numeric", threshold = Inf, default_left = FALSE), le)
+      }
+    } else {
+      lev <- inf$levels
+      if (length(lev) < 2 && !any(is.na(X[[j]]))) next
+      code <- match(as.character(x), lev)            # NA -> missing bin
+      nb <- length(lev) + 1L                         # value bins + missing bin
+      code[is.na(code)] <- nb
+      Gc <- vapply(seq_len(nb), function(b) sum(gg[code == b]), 0)
+      Hc <- vapply(seq_len(nb), function(b) sum(hh[code == b]), 0)
+      nc <- vapply(seq_len(nb), function(b) sum(code == b), 0)
+      cons <- which(nc >= params$min_data_per_group)
+      m <- length(cons)
+      if (m < 2) next
+      ratio <- Gc[cons] / (Hc[cons] + params$cat_smooth)
+      ord <- cons[order(ratio, cons)]
+      kmax <- min(params$max_cat_threshold, m - 1)
+      l2 <- params$lambda_l2 + params$cat_l2
+      for (dirn in 1:2) {
+        o <- if (dirn == 1) ord else rev(ord)
+        for (k in seq_len(kmax)) {
+          lb <- o[seq_len(k)]
+          le <- code %in% lb
+          offer(eval_cand(sum(Gc[lb]), sum(Hc[lb]), sum(nc[lb]), l2),
+                list(feature = j, type = "categorical",
+                     left_levels = lev[lb[lb <= length(lev)]],
+                     trained_levels = lev,
+                     default_left = nb %in% lb), le)
+        }
+      }
+    }
+  }
+  if (is.null(best)) return(NULL)
+  if (!(best$gain > params$min_gain_to_split && best$gain > 0)) return(NULL)
+  other <- all_gains[all_keys != best$key]
+  best$margin <- best$gain - if (length(other)) max(other) else -Inf
+  best
+}
+
+# Which of the values x go left at a reference split.
+ref_goes_left <- function(split, x) {
+  miss <- is.na(x)
+  if (split$type == "numeric") {
+    out <- x <= split$threshold
+  } else {
+    xc <- as.character(x)
+    miss <- miss | !(xc %in% split$trained_levels)
+    out <- xc %in% split$left_levels
+  }
+  out[miss] <- split$default_left
+  out
+}
+
+# Grow one tree on gradients g, hessians h (already weighted).
+ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
+  leaves <- list(rows)
+  depth <- 0L
+  link <- list(NULL)                 # (node, side) each leaf hangs from
+  best <- list(ref_find_split(X, info, g, h, rows, params))
+  nodes <- list()
+  margins <- numeric(0)
+  depth_ok <- function(d) params$max_depth <= 0 || d < params$max_depth
+  while (length(leaves) < params$num_leaves) {
+    gains <- vapply(best, function(b) if (is.null(b)) -Inf else b$gain, 0)
+    if (all(gains == -Inf)) break
+    l <- which.max(gains)
+    fin <- gains[is.finite(gains)]
+    if (length(fin) > 1) margins <- c(margins, gains[l] - max(gains[-l]))
+    s <- best[[l]]
+    margins <- c(margins, s$margin)
+    node <- length(nodes)            # 0-based
+    r <- leaves[[l]]
+    goes <- ref_goes_left(s, X[[s$feature]][r])
+    newleaf <- length(leaves)        # 0-based index of the right child
+    s$left <- -(l - 1L) - 1L         # ~(l-1)
+    s$right <- -newleaf - 1L
+    s$count <- length(r)
+    nodes[[node + 1L]] <- s
+    if (!is.null(link[[l]])) nodes[[link[[l]]$node + 1L]][[link[[l]]$side]] <- node
+    leaves[[l]] <- r[goes]
+    leaves[[newleaf + 1L]] <- r[!goes]
+    d <- depth[l] + 1L
+    depth[c(l, newleaf + 1L)] <- d
+    link[[l]] <- list(node = node, side = "left")
+    link[[newleaf + 1L]] <- list(node = node, side = "right")
+    for (k in c(l, newleaf + 1L)) {
+      best[k] <- list(if (depth_ok(d)) ref_find_split(X, info, g, h, leaves[[k]], params) else NULL)
+    }
+  }
+  values <- vapply(leaves, function(r) {
+    params$learning_rate *
+      ref_leaf_output(sum(g[r]), sum(h[r]), params$lambda_l1, params$lambda_l2)
+  }, 0)
+  list(nodes = nodes, leaf_values = values, leaf_rows = leaves,
+       gains = vapply(nodes, `[[`, 0, "gain"), margins = margins)
+}
+
+# Leaf index (0-based) of each row of X in a reference tree.
+ref_tree_leaf <- function(tree, X) {
+  n <- nrow(X)
+  if (!length(tree$nodes)) return(integer(n))
+  node <- integer(n)           # current internal node of each row (>= 0) or leaf (< 0)
+  repeat {
+    act <- which(node >= 0)
+    if (!length(act)) break
+    for (k in unique(node[act])) {
+      idx <- act[node[act] == k]
+      s <- tree$nodes[[k + 1L]]
+      goes <- ref_goes_left(s, X[[s$feature]][idx])
+      node[idx] <- ifelse(goes, s$left, s$right)
+    }
+  }
+  -node - 1L
+}
+
+ref_tree_predict <- function(tree, X) tree$leaf_values[ref_tree_leaf(tree, X) + 1L]
+
+# Boosting with the reference grower. y: numeric (regression), 0/1 (binary),
+# or 1..K class index (multiclass). Returns init, trees[[round]][[class]].
+ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL) {
+  n <- nrow(X)
+  w <- if (is.null(weights)) rep(1, n) else weights
+  info <- ref_bin_info(X)
+  if (task == "regression") {
+    init <- sum(w * y) / sum(w); K <- 1L
+  } else if (task == "binary") {
+    p <- sum(w * y) / sum(w); init <- log(p / (1 - p)); K <- 1L
+  } else {
+    pk <- vapply(seq_len(K), function(k) sum(w * (y == k)) / sum(w), 0)
+    init <- log(pmax(pk, 1e-15))
+  }
+  S <- matrix(rep(init, each = n), n, K)
+  trees <- list()
+  for (it in seq_len(nrounds)) {
+    trees[[it]] <- list()
+    if (task == "multiclass") P <- softmax_rows(S)
+    for (k in seq_len(K)) {
+      if (task == "regression") {
+        g <- S[, 1] - y; h <- rep(1, n)
+      } else if (task == "binary") {
+        p <- sigmoid(S[, 1]); g <- p - y; h <- p * (1 - p)
+      } else {
+        g <- P[, k] - (y == k); h <- K / (K - 1) * P[, k] * (1 - P[, k])
+      }
+      tr <- ref_grow_tree(X, info, w * g, w * h, params)
+      trees[[it]][[k]] <- tr
+    }
+    for (k in seq_len(K)) S[, k] <- S[, k] + ref_tree_predict(trees[[it]][[k]], X)
+  }
+  list(init = init, trees = trees, K = K)
+}
+
+# Raw scores of new data from a reference ensemble (n x K matrix).
+ref_boost_raw <- function(fit, X) {
+  n <- nrow(X)
+  S <- matrix(rep(fit$init, each = n), n, fit$K)
+  for (it in seq_along(fit$trees))
+    for (k in seq_len(fit$K)) S[, k] <- S[, k] + ref_tree_predict(fit$trees[[it]][[k]], X)
+  S
+}

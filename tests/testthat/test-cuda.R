@@ -1,0 +1,295 @@
+# The GPU learner (device = "cuda"). What does not need a GPU runs
+# everywhere: the device errors and "auto" falling back to the CPU. The rest
+# runs where hb_has_cuda() is TRUE and is skipped elsewhere with the reason
+# the package gives (built without CUDA, or no usable GPU).
+
+gpu_skip_reason <- function() {
+  info <- hb_device_info()
+  if (isTRUE(info$available)) NULL else info$status
+}
+skip_without_gpu <- function() {
+  why <- gpu_skip_reason()
+  if (!is.null(why)) skip(paste("no GPU for the CUDA tests:", why))
+}
+
+# ---- everywhere -------------------------------------------------------------
+
+test_that("hb_has_cuda() and hb_device_info() agree", {
+  info <- hb_device_info()
+  expect_named(info, c("built", "available", "status", "name", "compute_capability", "multiprocessors",
+                       "memory", "free_memory", "cuda_runtime", "cuda_driver"))
+  expect_identical(hb_has_cuda(), info$available)
+  expect_identical(hb_has_cuda(built_only = TRUE), info$built)
+  expect_true(nzchar(info$status))
+  if (!info$built) expect_false(info$available)
+  if (info$available) {
+    expect_gt(info$multiprocessors, 0L)
+    expect_gt(info$memory, 0)
+  } else {
+    expect_true(is.na(info$name) && is.na(info$memory))
+  }
+  expect_error(hb_has_cuda(built_only = NA), class = "histboost_error_input", regexp = "`built_only`")
+})
+
+test_that("device = \"cuda\" without a usable GPU is a device error that says which and how to fix it", {
+  if (hb_has_cuda()) skip("a GPU is available here: the no-GPU error cannot occur")
+  d <- gen_task(1, n = 200)
+  built <- hb_has_cuda(built_only = TRUE)
+  expect_error(hb_quiet(d$x, d$y, nrounds = 2L, device = "cuda"), class = "histboost_error_device",
+               regexp = if (built) "no GPU can be used.*device = \"cpu\"" else "without its CUDA learner.*reinstall")
+})
+
+test_that("device = \"auto\" without a GPU trains on the CPU: the same model", {
+  if (hb_has_cuda()) skip("a GPU is available here: \"auto\" uses it")
+  d <- gen_task(2, n = 500, factors = 1, na = 0.1)
+  a <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, device = "auto")
+  b <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, device = "cpu")
+  expect_identical(a$model_text, b$model_text)
+  expect_identical(a$params$device, "cpu")
+})
+
+test_that("device is checked before any work", {
+  d <- gen_task(3, n = 100)
+  expect_error(hb_quiet(d$x, d$y, device = "gpu"), class = "histboost_error_input", regexp = "`device`")
+})
+
+# ---- on a GPU: the histogram kernel against plain R ---------------------------
+
+# Data for the histogram checks: wide-range numeric columns (255 value bins),
+# a column with three values (banked counters), one with NAs, a factor.
+hist_data <- function(n, seed) {
+  set.seed(seed)
+  x <- data.frame(a = rnorm(n), b = sample(c(-1, 0, 2.5), n, TRUE), c = runif(n),
+                  d = factor(sample(letters[1:7], n, TRUE)), e = rexp(n), f = rnorm(n) * 10)
+  x$c[sample.int(n, n %/% 10)] <- NA
+  list(x = x, g = rnorm(n) * 2, h = runif(n, 0.05, 1))
+}
+
+# The fixed-point histogram in plain R: per feature and bin, the sum of
+# round(g * 2^e) over the rows; the same slot order as the engine.
+ref_fixed_hist <- function(bins, num_bin, q, rows) {
+  unlist(lapply(seq_len(ncol(bins)), function(f) {
+    s <- tapply(q[rows], factor(bins[rows, f], levels = seq_len(num_bin[f]) - 1L), sum)
+    s[is.na(s)] <- 0
+    as.numeric(s)
+  }))
+}
+
+test_that("GPU histograms equal the fixed-point sums computed in plain R (every kernel path)", {
+  skip_without_gpu()
+  for (seed in 1:2) {
+    dd <- hist_data(6000 * seed, seed)
+    ds <- hb_dataset(dd$x, rnorm(nrow(dd$x)))
+    bins <- histboost:::.hb_dataset_bins(ds)
+    num_bin <- .Call(histboost:::C_hb_dataset_info, ds$ptr)$num_bin
+    expect_lte(max(bins[, 2]), 3L)   # the three-valued feature has few bins
+    # 9000 bytes of shared memory hold the first word's banked histograms
+    # (1024 slots of two int32) but not both words': two feature groups.
+    subset <- sample.int(nrow(bins), nrow(bins) %/% 3)  # unsorted, as the learner's segments are
+    for (rows in list(NULL, subset)) {
+      for (cfg in list(list(mode = 1L, lim = 0L), list(mode = 2L, lim = 0L), list(mode = 1L, lim = 9000L),
+                       list(mode = 0L, lim = 0L))) {
+        res <- histboost:::.hb_cuda_hist(ds, dd$g, dd$h, rows = rows, mode = cfg$mode, smem_limit = cfg$lim)
+        r <- if (is.null(rows)) seq_len(nrow(bins)) else rows
+        want_g <- ref_fixed_hist(bins, num_bin, round(dd$g * 2^res$exp_g), r)
+        want_h <- ref_fixed_hist(bins, num_bin, round(dd$h * 2^res$exp_h), r)
+        what <- sprintf("seed %d, %s rows, mode %d, smem %d", seed, if (is.null(rows)) "all" else "some",
+                        cfg$mode, cfg$lim)
+        expect_identical(res$g, want_g, label = paste("g sums,", what))
+        expect_identical(res$h, want_h, label = paste("h sums,", what))
+        # The scale keeps a block's int32 sums safe yet fine: |g| * 2^e well above 1.
+        expect_gt(max(abs(dd$g)) * 2^res$exp_g, 2^10)
+      }
+    }
+  }
+})
+
+# ---- on a GPU: GPU and CPU models agree ----------------------------------------
+
+# Data designed without ties: continuous features with distinct values and a
+# strong signal, so that no two candidate splits have nearly the same gain.
+tiefree <- function(seed, n = 4000, task = "regression") {
+  set.seed(seed)
+  x <- data.frame(x1 = rnorm(n), x2 = runif(n), x3 = rnorm(n), x4 = rexp(n))
+  f <- 3 * sin(2 * x$x1) + 4 * (x$x2 > 0.6) + x$x3 * (x$x4 > 1) + 0.5 * x$x4
+  y <- switch(task,
+              regression = f + rnorm(n, sd = 0.3),
+              binary = factor(ifelse(runif(n) < sigmoid(f - mean(f)), "yes", "no")),
+              multiclass = factor(cut(f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi"))))
+  list(x = x, y = y)
+}
+
+# Trees of two models: same structure (features, thresholds, directions,
+# counts), leaf values within `tol`.
+expect_same_trees <- function(a, b, tol, label) {
+  ta <- hb_trees(a)
+  tb <- hb_trees(b)
+  expect_identical(nrow(ta), nrow(tb), label = paste(label, "node count"))
+  if (nrow(ta) != nrow(tb)) return(invisible())
+  cols <- c("tree", "id", "is_leaf", "depth", "feature", "split_type", "threshold", "categories",
+            "default_left", "left", "right", "count")
+  expect_identical(ta[cols], tb[cols], label = paste(label, "structure"))
+  # leaf values (refit from full-precision gradients) and internal values
+  # (from the search's fixed-point sums)
+  expect_equal(ta$value[ta$is_leaf], tb$value[tb$is_leaf], tolerance = tol, label = paste(label, "leaf values"))
+  expect_equal(ta$value, tb$value, tolerance = 1e-6, label = paste(label, "values"))
+  # gains: the GPU's from fixed-point sums, the CPU's from doubles
+  expect_equal(ta$gain, tb$gain, tolerance = 1e-4, label = paste(label, "gains"))
+}
+
+gpu_params <- list(nrounds = 15L, num_leaves = 15L, min_data_in_leaf = 20L, learning_rate = 0.2, seed = 7)
+
+test_that("GPU and CPU grow the same trees: regression, binary, multiclass on tie-free data", {
+  skip_without_gpu()
+  for (task in c("regression", "binary", "multiclass")) {
+    d <- tiefree(11, task = task)
+    cpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), gpu_params))
+    gpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda"), gpu_params))
+    expect_identical(gpu$params$device, "cuda")
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = task)
+    pc <- predict(cpu, d$x, type = "raw")
+    pg <- predict(gpu, d$x, type = "raw")
+    expect_lt(max(abs(pc - pg)), 1e-6, label = paste(task, "raw predictions"))
+  }
+})
+
+test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and feature sampling", {
+  skip_without_gpu()
+  d <- tiefree(12, n = 5000)
+  d$x$x2[sample.int(5000, 400)] <- NA
+  set.seed(12)
+  d$x$g <- factor(sample(paste0("L", 1:9), 5000, TRUE))
+  d$y <- d$y + c(2, -1, 0.5, 0, 3, -2, 1, -0.5, 1.5)[as.integer(d$x$g)]
+  variants <- list(
+    list(),
+    list(lambda_l1 = 0.5, lambda_l2 = 2, max_depth = 4L),
+    list(bagging_fraction = 0.7, bagging_freq = 2L, feature_fraction = 0.8),
+    list(min_data_per_group = 50L, cat_smooth = 5, max_cat_threshold = 4L)
+  )
+  for (v in variants) {
+    p <- modifyList(gpu_params, v)
+    cpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), p))
+    gpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda"), p))
+    label <- paste(names(v), unlist(v), collapse = ", ")
+    if (!nzchar(label)) label <- "defaults"
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+    expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
+  }
+})
+
+test_that("GPU training is reproducible: two runs give the identical model", {
+  skip_without_gpu()
+  d <- gen_task(21, n = 3000, task = "binary", factors = 2, na = 0.05)
+  a <- hb_quiet(d$x, d$y, nrounds = 20L, seed = 1, bagging_fraction = 0.8, bagging_freq = 1L, device = "cuda")
+  b <- hb_quiet(d$x, d$y, nrounds = 20L, seed = 1, bagging_fraction = 0.8, bagging_freq = 1L, device = "cuda")
+  expect_identical(a$model_text, b$model_text)
+})
+
+test_that("GPU validation scores and early stopping match the CPU's", {
+  skip_without_gpu()
+  d <- tiefree(31, n = 4000, task = "binary")
+  v <- tiefree(32, n = 1500, task = "binary")
+  args <- c(list(d$x, d$y, valid = list(test = list(x = v$x, y = v$y)), eval_metric = c("logloss", "auc"),
+                 early_stopping_rounds = 5L, nrounds = 200L), gpu_params[c("num_leaves", "seed")])
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_identical(gpu$best_iteration, cpu$best_iteration)
+  expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-6)
+  # the validation log equals the metric of the model's own predictions
+  p <- predict(gpu, v$x, iteration = nrow(gpu$evaluation_log))
+  expect_equal(tail(gpu$evaluation_log$test_logloss, 1), logloss(as.integer(v$y) - 1L, p),
+               tolerance = TOL$metric)
+})
+
+test_that("running out of GPU memory is a device error, and the GPU works afterwards", {
+  skip_without_gpu()
+  # 300 features of 256 bins and 131072 leaves: 160 GB of histogram slots.
+  set.seed(41)
+  x <- as.data.frame(matrix(rnorm(2000 * 300), 2000, 300))
+  y <- rnorm(2000)
+  expect_error(hb_quiet(x, y, nrounds = 1L, num_leaves = 131072L, min_data_in_leaf = 1L, device = "cuda"),
+               class = "histboost_error_device", regexp = "memory")
+  d <- tiefree(42, n = 1000)
+  fit <- hb_quiet(d$x, d$y, nrounds = 3L, device = "cuda")
+  expect_identical(fit$niter, 3L)
+})
+
+# ---- on a GPU: quantized training ----------------------------------------------
+
+test_that("GPU quantized histograms equal the integer sums computed in plain R (2, 4 and 8 bits)", {
+  skip_without_gpu()
+  dd <- hist_data(200000, 7)
+  ds <- hb_dataset(dd$x, rnorm(nrow(dd$x)))
+  bins <- histboost:::.hb_dataset_bins(ds)
+  num_bin <- .Call(histboost:::C_hb_dataset_info, ds$ptr)$num_bin
+  n <- nrow(bins)
+  set.seed(8)
+  for (bits in c(2L, 4L, 8L)) {
+    lg <- 2L^(bits - 1L) - 1L
+    lh <- 2L^bits - 1L
+    # levels at the extremes as often as in between: the packed halves and
+    # their 16-bit flushes are stressed (8 bits: a flush every 257 rows)
+    gq <- sample(c(-lg, lg, sample(-lg:lg, 10, TRUE)), n, TRUE)
+    hq <- sample(c(0L, lh, sample(0:lh, 10, TRUE)), n, TRUE)
+    for (rows in list(NULL, sample.int(n, 3000), sample.int(n, 60000))) {
+      res <- histboost:::.hb_cuda_hist(ds, gq, hq, rows = rows, quant_bits = bits)
+      r <- if (is.null(rows)) seq_len(n) else rows
+      what <- sprintf("%d bits, %d rows", bits, length(r))
+      expect_identical(res$g, ref_fixed_hist(bins, num_bin, gq, r), label = paste("g sums,", what))
+      expect_identical(res$h, ref_fixed_hist(bins, num_bin, hq, r), label = paste("h sums,", what))
+    }
+  }
+})
+
+test_that("quantized GPU training is reproducible and as accurate as full precision", {
+  skip_without_gpu()
+  d <- tiefree(51, n = 20000, task = "binary")
+  v <- tiefree(52, n = 10000, task = "binary")
+  args <- list(d$x, d$y, nrounds = 60L, num_leaves = 31L, learning_rate = 0.1, seed = 3, device = "cuda",
+               bagging_fraction = 0.8, bagging_freq = 1L)
+  q1 <- do.call(hb_quiet, c(args, quantized = TRUE))
+  q2 <- do.call(hb_quiet, c(args, quantized = TRUE))
+  expect_identical(q1$model_text, q2$model_text)
+  expect_true(q1$params$quantized)
+  full <- do.call(hb_quiet, args)
+  yv <- as.integer(v$y == "yes")
+  expect_gt(auc(yv, predict(q1, v$x)), auc(yv, predict(full, v$x)) - 0.002)
+  r <- tiefree(53, n = 20000)
+  rv <- tiefree(54, n = 10000)
+  rargs <- list(r$x, r$y, nrounds = 60L, num_leaves = 31L, seed = 3, device = "cuda")
+  qr <- do.call(hb_quiet, c(rargs, quantized = TRUE))
+  fr <- do.call(hb_quiet, rargs)
+  expect_lt(rmse(rv$y, predict(qr, rv$x)), 1.01 * rmse(rv$y, predict(fr, rv$x)))
+  # stochastic rounding draws differ with the seed: the model does too
+  q3 <- do.call(hb_quiet, modifyList(c(args, quantized = TRUE), list(seed = 4)))
+  expect_false(identical(q1$model_text, q3$model_text))
+})
+
+test_that("quantized CPU and GPU models are identical, tree by tree and split by split", {
+  skip_without_gpu()
+  d <- gen_task(71, n = 6000, task = "binary", factors = 2, na = 0.05)
+  r <- gen_task(72, n = 6000, task = "regression", factors = 1, na = 0.05)
+  m <- gen_task(73, n = 6000, task = "multiclass", factors = 1, K = 3)
+  w <- runif(6000, 0.5, 2)
+  cases <- list(
+    list(d, list()),
+    list(d, list(grad_bits = 2L, stochastic_rounding = FALSE)),
+    list(d, list(grad_bits = 8L, refit_leaves = FALSE, bagging_fraction = 0.7, bagging_freq = 1L,
+                 feature_fraction = 0.7)),
+    list(r, list(lambda_l1 = 0.2, lambda_l2 = 1, max_depth = 5L)),
+    list(r, list(weights = w, grad_bits = 5L)),
+    list(m, list(min_data_per_group = 30L, cat_smooth = 5))
+  )
+  for (cs in cases) {
+    data <- cs[[1]]
+    args <- c(list(data$x, data$y, nrounds = 12L, num_leaves = 31L, quantized = TRUE, seed = 9), cs[[2]])
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    label <- paste(names(cs[[2]]), vapply(cs[[2]], function(v) format(v)[1], ""), collapse = ", ")
+    label <- paste("quantized", if (nzchar(label)) label else "defaults")
+    # every node of every tree: features, thresholds, categories, gains,
+    # values, hessians, counts (the model text differs only in the device it records)
+    expect_identical(hb_trees(gpu), hb_trees(cpu), label = label)
+    expect_identical(predict(gpu, data$x, type = "raw"), predict(cpu, data$x, type = "raw"), label = label)
+  }
+})

@@ -1,0 +1,343 @@
+# Bad input gives a classed error naming the argument (issue 2, "Bad input"),
+# the user's objects are never modified, and the different input forms of
+# the same data give the same predictions.
+
+in_data <- local({
+  cache <- NULL
+  function() {
+    if (is.null(cache)) cache <<- gen_task(81, n = 300, task = "regression", na = 0.05, factors = 1)
+    cache
+  }
+})
+
+# expect an input error whose message names `what` (an argument in
+# backticks, or a column name)
+expect_input_error <- function(expr, what) {
+  expect_error(expr, class = "histboost_error_input", regexp = what)
+}
+
+fit_small <- function(x, y, ...) hb_quiet(x, y, nrounds = 3L, num_leaves = 4L, min_data_in_leaf = 5L, ...)
+
+test_that("bad y: missing or non-finite values, wrong length, wrong type, one level", {
+  d <- in_data()
+  for (bad in list(NA_real_, NaN, Inf, -Inf)) {
+    y <- d$y
+    y[7] <- bad
+    expect_input_error(fit_small(d$x, y), "`y`")
+  }
+  expect_input_error(fit_small(d$x, d$y[-1]), "`y`")
+  expect_input_error(fit_small(d$x, c(d$y, 1)), "`y`")
+  expect_error(fit_small(d$x, ifelse(d$y > 0, "pos", "neg")), class = "histboost_error_input",
+               regexp = "`y`.*factor")                    # character labels: hint to use factor()
+  expect_input_error(fit_small(d$x, factor(rep("only", nrow(d$x)))), "`y`")
+  expect_input_error(fit_small(d$x, as.list(d$y)), "`y`")
+  expect_input_error(fit_small(d$x, NULL), "`y`")
+  yf <- factor(ifelse(d$y > 0, "pos", "neg"))
+  yf[3] <- NA
+  expect_input_error(fit_small(d$x, yf), "`y`")
+})
+
+test_that("bad weights: negative, non-finite, wrong length, wrong type", {
+  d <- in_data()
+  n <- nrow(d$x)
+  for (bad in list(-1, NA_real_, Inf, NaN)) {
+    w <- rep(1, n)
+    w[5] <- bad
+    expect_input_error(fit_small(d$x, d$y, weights = w), "`weights`")
+  }
+  expect_input_error(fit_small(d$x, d$y, weights = rep(1, n - 1)), "`weights`")
+  expect_input_error(fit_small(d$x, d$y, weights = rep("1", n)), "`weights`")
+})
+
+test_that("zero rows, and columns that cannot be features", {
+  d <- in_data()
+  expect_input_error(fit_small(d$x[0, ], d$y[0]), "`x`")
+  expect_input_error(fit_small(as.matrix(d$x[0, 1:3]), numeric(0)), "`x`")
+
+  x <- d$x
+  x$chr_col <- sample(letters[1:3], nrow(x), replace = TRUE)
+  expect_input_error(fit_small(x, d$y), "chr_col")
+  expect_input_error(fit_small(x, d$y), "factor")        # the hint to convert
+
+  x <- d$x
+  x$lst_col <- I(as.list(seq_len(nrow(x))))
+  expect_input_error(fit_small(x, d$y), "lst_col")
+
+  x <- d$x
+  x$date_col <- as.Date("2020-01-01") + seq_len(nrow(x))
+  expect_input_error(fit_small(x, d$y), "date_col")
+
+  expect_input_error(fit_small(as.matrix(data.frame(a = letters[1:10], b = "z")), rnorm(10)), "`x`")
+  expect_input_error(fit_small(list(a = 1:10), rnorm(10)), "`x`")
+})
+
+test_that("duplicated or empty column names", {
+  d <- in_data()
+  x <- d$x
+  names(x)[2] <- names(x)[1]
+  expect_input_error(fit_small(x, d$y), "`x`")
+  X <- as.matrix(d$x[, 1:4])
+  colnames(X) <- c("a", "b", "a", "c")
+  expect_input_error(fit_small(X, d$y), "`x`")
+  colnames(X) <- c("a", "", "b", "c")
+  expect_input_error(fit_small(X, d$y), "`x`")
+  colnames(X) <- c("a", NA, "b", "c")
+  expect_input_error(fit_small(X, d$y), "`x`")
+})
+
+test_that("parameters out of range name the parameter", {
+  d <- in_data()
+  bad <- list(
+    num_leaves = 1L, num_leaves = 0L, num_leaves = "many", num_leaves = c(4L, 5L), num_leaves = NA,
+    learning_rate = 0, learning_rate = -0.1, learning_rate = Inf, learning_rate = NA_real_,
+    max_bin = 1L, max_bin = 256L, max_bin = 0L,
+    nrounds = 0L, nrounds = -3L, nrounds = NA_integer_,
+    min_data_in_leaf = -1L, min_sum_hessian_in_leaf = -1,
+    lambda_l1 = -0.5, lambda_l2 = -1, lambda_l2 = NaN, min_gain_to_split = -1,
+    bagging_fraction = 0, bagging_fraction = 1.5, bagging_freq = -1L,
+    feature_fraction = 0, feature_fraction = 2,
+    max_cat_threshold = 0L, cat_smooth = -1, cat_l2 = -1, min_data_per_group = -1L,
+    early_stopping_rounds = 0L, verbose = "loud", seed = "abc"
+  )
+  for (i in seq_along(bad)) {
+    nm <- names(bad)[i]
+    args <- list(x = d$x, y = d$y, verbose = 0L, nrounds = 3L)
+    args[nm] <- bad[i]
+    expect_error(do.call(histboost, args), class = "histboost_error_input",
+                 regexp = paste0("`", nm, "`"), label = paste(nm, "=", deparse(bad[[i]])))
+  }
+})
+
+test_that("logical values are refused for numeric parameters (TRUE is not 1)", {
+  d <- in_data()
+  m <- fit_small(d$x, d$y)
+  params <- c("nrounds", "learning_rate", "num_leaves", "max_depth", "min_data_in_leaf",
+              "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split", "max_bin",
+              "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
+              "bagging_freq", "feature_fraction", "nthreads", "seed")
+  for (nm in params) {
+    for (val in list(TRUE, FALSE, NA)) {
+      args <- list(x = d$x, y = d$y, verbose = 0L, nrounds = 3L, min_data_in_leaf = 5L)
+      args[nm] <- list(val)
+      expect_error(do.call(histboost, args), class = "histboost_error_input",
+                   regexp = paste0("`", nm, "`"), label = paste(nm, "=", val))
+    }
+  }
+  es <- list(x = d$x, y = d$y, verbose = 0L, nrounds = 3L, valid = list(list(x = d$x, y = d$y)),
+             early_stopping_rounds = TRUE)
+  expect_error(do.call(histboost, es), class = "histboost_error_input", regexp = "`early_stopping_rounds`")
+  expect_input_error(predict(m, d$x, iteration = TRUE), "`iteration`")
+  expect_input_error(predict(m, d$x, iteration = FALSE), "`iteration`")
+  expect_input_error(predict(m, d$x, nthreads = TRUE), "`nthreads`")
+  expect_input_error(hb_dataset(d$x, d$y, max_bin = TRUE), "`max_bin`")
+  expect_input_error(hb_dataset(d$x, d$y, nthreads = TRUE), "`nthreads`")
+  old <- options(histboost.nthreads = TRUE)
+  on.exit(options(old))
+  expect_error(hb_threads(), class = "histboost_error_input", regexp = "options(histboost.nthreads)",
+               fixed = TRUE)
+  options(old)
+  # verbose reads as a flag: FALSE and TRUE are its levels 0 and 1
+  v <- list(list(x = d$x, y = d$y))
+  expect_silent(histboost(d$x, d$y, nrounds = 2L, min_data_in_leaf = 5L, valid = v, verbose = FALSE))
+  expect_message(histboost(d$x, d$y, nrounds = 2L, min_data_in_leaf = 5L, valid = v, verbose = TRUE),
+                 "valid_1_rmse")
+})
+
+test_that("objective, metric and validation settings that do not fit", {
+  d <- in_data()
+  yb <- factor(ifelse(d$y > 0, "pos", "neg"))
+  expect_input_error(fit_small(d$x, d$y, objective = "poisson"), "`objective`")
+  expect_input_error(fit_small(d$x, yb, objective = "regression"), "`objective`|`y`")
+  expect_input_error(fit_small(d$x, round(abs(d$y)) %% 3, objective = "binary"), "`objective`|`y`")
+  expect_input_error(fit_small(d$x, d$y, eval_metric = "auc",
+                               valid = list(list(x = d$x, y = d$y))), "`eval_metric`")
+  expect_input_error(fit_small(d$x, d$y, eval_metric = "no_such_metric",
+                               valid = list(list(x = d$x, y = d$y))), "`eval_metric`")
+  expect_input_error(fit_small(d$x, d$y, early_stopping_rounds = 3L), "`early_stopping_rounds`|`valid`")
+  expect_input_error(fit_small(d$x, d$y, valid = list(a = list(x = d$x, y = d$y),
+                                                      a = list(x = d$x, y = d$y))), "`valid`")
+  expect_input_error(fit_small(d$x, d$y, valid = list(list(x = d$x, y = d$y[-1]))), "`valid`|`y`")
+  expect_input_error(fit_small(d$x, d$y, valid = list(list(x = d$x[, -1], y = d$y))), "`valid`|x1")
+  expect_input_error(fit_small(d$x, d$y, valid = "not a list"), "`valid`")
+  ds <- hb_dataset(d$x, d$y)
+  expect_input_error(histboost(ds, d$y, nrounds = 2L, verbose = 0L), "`y`")
+})
+
+test_that("bad newdata and prediction arguments", {
+  d <- in_data()
+  m <- fit_small(d$x, d$y)
+  nd <- d$x
+  expect_input_error(predict(m, nd[, setdiff(names(nd), "x3")]), "x3")
+  nd2 <- nd
+  nd2$f1 <- as.numeric(nd2$f1)
+  expect_input_error(predict(m, nd2), "f1")
+  nd3 <- nd
+  nd3$x2 <- factor(ifelse(nd3$x2 > 0, "a", "b"))
+  expect_input_error(predict(m, nd3), "x2")
+  nd4 <- nd
+  nd4$x1 <- as.character(nd4$x1)
+  expect_input_error(predict(m, nd4), "x1")
+  expect_input_error(predict(m, "a string"), "`newdata`")
+  expect_input_error(predict(m, list(1, 2)), "`newdata`")
+  X <- as.matrix(nd[, 1:6])
+  colnames(X) <- NULL
+  expect_input_error(predict(m, X), "`newdata`")        # 6 unnamed columns, 7 expected
+  expect_input_error(predict(m, nd, type = "class"), "`type`")   # regression has no classes
+  expect_input_error(predict(m, nd, type = "prob"), "`type`")
+  expect_input_error(predict(m, nd, iteration = 0L), "`iteration`")
+  expect_input_error(predict(m, nd, iteration = -1L), "`iteration`")
+  expect_input_error(predict(m, nd, iteration = "a"), "`iteration`")
+})
+
+test_that("missing columns are named against the model, the reference dataset or the training data", {
+  d <- in_data()
+  m <- fit_small(d$x, d$y)
+  expect_input_error(predict(m, d$x[, -1]), "`newdata` lacks column `x1` that the model was trained on")
+  ref <- hb_dataset(d$x, d$y)
+  expect_input_error(hb_dataset(d$x[, -1], d$y, reference = ref),
+                     "`x` lacks column `x1` that the reference dataset has")
+  expect_input_error(hb_dataset(as.matrix(d$x[1:6])[, -2], d$y, reference = hb_dataset(d$x[1:6], d$y)),
+                     "`x` lacks column `x2` that the reference dataset has")
+  expect_input_error(hb_dataset(d$x[, -(1:2)], d$y, reference = ref),
+                     "`x` lacks columns `x1` and `x2` that the reference dataset has")
+  msg <- tryCatch(hb_dataset(d$x[, -1], d$y, reference = ref), error = conditionMessage)
+  expect_false(grepl("model", msg))                          # there is no model here
+  expect_input_error(fit_small(d$x, d$y, valid = list(v = list(x = d$x[, -1], y = d$y))),
+                     "`valid` set \"v\": `x` lacks column `x1` that the training data has")
+  xf <- d$x
+  xf$f1 <- as.character(xf$f1)
+  expect_input_error(hb_dataset(xf, d$y, reference = ref),
+                     "column `f1` must be a factor, as in the reference dataset")
+})
+
+test_that("the user's objects are never modified (data.frame, matrix, dgCMatrix)", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(82, n = 400, task = "binary", na = 0.1, factors = 2)
+  x <- d$x; y <- d$y
+  w <- runif(400, 0.5, 1.5)
+  X <- as.matrix(x[, 1:6])
+  S <- Matrix::Matrix(ifelse(abs(X) < 0.8, 0, X), sparse = TRUE)
+  yr <- rnorm(400)
+  vx <- x[1:100, ]
+  vy <- y[1:100]
+  keep <- deep_copy(list(x = x, y = y, w = w, X = X, S = S, yr = yr, vx = vx, vy = vy))
+
+  m1 <- hb_quiet(x, y, weights = w, nrounds = 5L, valid = list(v = list(x = vx, y = vy)))
+  m2 <- hb_quiet(X, yr, weights = w, nrounds = 5L)
+  m3 <- hb_quiet(S, yr, nrounds = 5L)
+  ds <- hb_dataset(x, y, weights = w)
+  m4 <- histboost(ds, nrounds = 3L, verbose = 0L)
+  for (type in c("response", "raw", "leaf", "class")) invisible(predict(m1, vx, type = type))
+  invisible(predict(m2, X)); invisible(predict(m3, S)); invisible(predict(m4, x))
+  invisible(hb_trees(m1)); invisible(hb_importance(m1))
+
+  expect_identical(list(x = x, y = y, w = w, X = X, S = S, yr = yr, vx = vx, vy = vy), keep)
+})
+
+test_that("data.frame, matrix and dgCMatrix of the same numbers give identical predictions", {
+  skip_if_not_installed("Matrix")
+  set.seed(83)
+  n <- 600
+  X <- matrix(round(rnorm(n * 5), 2), n, 5, dimnames = list(NULL, paste0("v", 1:5)))
+  X[abs(X) < 0.6] <- 0                       # many zeros
+  X[sample.int(n * 5, 100)] <- NA            # and missing values
+  y <- rowSums(sin(X), na.rm = TRUE) + rnorm(n, sd = 0.3)
+  df <- as.data.frame(X)
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  expect_s4_class(S, "dgCMatrix")
+  fit <- function(x) hb_quiet(x, y, nrounds = 15L, num_leaves = 8L, seed = 9L)
+  m_df <- fit(df); m_mat <- fit(X); m_sp <- fit(S)
+  p <- predict(m_df, df, type = "raw")
+  expect_identical(predict(m_mat, X, type = "raw"), p)
+  expect_identical(predict(m_sp, S, type = "raw"), p)
+  # and across input forms at prediction time
+  expect_identical(predict(m_df, X, type = "raw"), p)
+  expect_identical(predict(m_df, S, type = "raw"), p)
+  expect_identical(predict(m_sp, df, type = "raw"), p)
+  # integer and logical columns are their numeric values
+  dfi <- data.frame(a = sample(0:5, n, TRUE), b = sample(c(TRUE, FALSE, NA), n, TRUE))
+  yi <- dfi$a + ifelse(is.na(dfi$b), 0.5, dfi$b) + rnorm(n, sd = 0.1)
+  dfd <- data.frame(a = as.numeric(dfi$a), b = as.numeric(dfi$b))
+  mi <- hb_quiet(dfi, yi, nrounds = 5L, num_leaves = 4L)
+  md <- hb_quiet(dfd, yi, nrounds = 5L, num_leaves = 4L)
+  expect_identical(predict(mi, dfi), predict(md, dfd))
+})
+
+test_that("newdata is matched by column name and by factor level label", {
+  d <- gen_task(84, n = 800, task = "binary", na = 0.05, factors = 2)
+  m <- hb_quiet(d$x, d$y, nrounds = 20L, num_leaves = 8L)
+  x <- d$x
+  p <- predict(m, x, type = "raw")
+  expect_gt(sd(p), 0)
+
+  # factor levels in another order: matched by label
+  xr <- x
+  xr$f1 <- factor(as.character(x$f1), levels = rev(levels(x$f1)))
+  expect_identical(predict(m, xr, type = "raw"), p)
+
+  # an unseen level behaves like NA
+  rows <- which(x$f1 %in% c("lv2", "lv5"))
+  xu <- x
+  xu$f1 <- factor(as.character(x$f1), levels = c(levels(x$f1), "brand_new"))
+  xu$f1[rows] <- "brand_new"
+  xn <- x
+  xn$f1[rows] <- NA
+  pn <- predict(m, xn, type = "raw")
+  expect_false(identical(pn, p))              # the rows do move (else the check is empty)
+  expect_identical(predict(m, xu, type = "raw"), pn)
+
+  # extra columns ignored, columns permuted
+  xe <- cbind(x, extra = rnorm(nrow(x)), another = "txt")
+  expect_identical(predict(m, xe, type = "raw"), p)
+  expect_identical(predict(m, x[, rev(names(x))], type = "raw"), p)
+  # missing column named
+  expect_input_error(predict(m, x[, setdiff(names(x), "f2")]), "f2")
+})
+
+test_that("an unnamed matrix is matched by position", {
+  d <- gen_task(85, n = 500, task = "regression")
+  X <- as.matrix(d$x)
+  m <- hb_quiet(X, d$y, nrounds = 10L, num_leaves = 8L)
+  X0 <- X
+  colnames(X0) <- NULL
+  expect_identical(predict(m, X0), predict(m, X))
+})
+
+test_that("a factor column without levels: an input error naming it in training, all missing elsewhere", {
+  set.seed(85)
+  n <- 300
+  x <- data.frame(a = rnorm(n), b = factor(rep(NA, n)))
+  y <- x$a + rnorm(n)
+  # it used to reach the engine: "`x`: dataset: column 2 is a factor with 0 levels"
+  for (run in list(function() fit_small(x, y), function() hb_dataset(x, y),
+                   function() hb_quiet(y ~ ., data = cbind(x, y = y), nrounds = 2L))) {
+    expect_error(run(), class = "histboost_error_input", regexp = "column `b` is a factor with no levels")
+    expect_error(run(), regexp = "drop the column")
+  }
+  expect_error(fit_small(x, y), regexp = "^`x` column")
+  # an NA level only (factor(exclude = NULL)) is no level either
+  xe <- x
+  xe$b <- factor(rep(NA, n), exclude = NULL)
+  expect_error(fit_small(xe, y), class = "histboost_error_input", regexp = "column `b`")
+  d <- in_data()
+  vx <- d$x
+  vx$f1 <- factor(rep(NA, nrow(vx)))
+
+  # Where training had levels, a level-less factor is all missing, as unseen
+  # levels are: the same predictions, log and dataset as NA with the levels.
+  m <- hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 8L, min_data_in_leaf = 5L, min_data_per_group = 5L)
+  xn <- d$x
+  xn$f1 <- factor(rep(NA, nrow(xn)), levels = levels(d$x$f1))
+  pz <- predict(m, vx, type = "raw")
+  expect_identical(pz, predict(m, xn, type = "raw"))
+  expect_false(identical(pz, predict(m, d$x, type = "raw")))    # f1 matters to this model
+  mv <- hb_quiet(d$x, d$y, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 5L, min_data_per_group = 5L,
+                 seed = 1L, valid = list(z = list(x = vx, y = d$y), n = list(x = xn, y = d$y)))
+  expect_identical(mv$evaluation_log$z_rmse, mv$evaluation_log$n_rmse)
+  expect_equal(mv$evaluation_log$z_rmse[5], rmse(d$y, predict(mv, xn)), tolerance = TOL$metric)
+  dtrain <- hb_dataset(d$x, d$y)
+  dz <- hb_dataset(vx, d$y, reference = dtrain)
+  mz <- hb_quiet(dtrain, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 5L, min_data_per_group = 5L,
+                 seed = 1L, valid = list(z = dz))
+  expect_identical(mz$evaluation_log$z_rmse, mv$evaluation_log$z_rmse)
+})

@@ -1,0 +1,188 @@
+# The model does not depend on the thread count, and the seed (given, or
+# drawn from R's RNG) decides every random choice.
+
+# The whole model text, checksum included: the thread count is not recorded.
+expect_same_model <- function(a, b, x, label) {
+  expect_identical(a$model_text, b$model_text, label = paste(label, "model text"))
+  expect_identical(hb_trees(a), hb_trees(b), label = paste(label, "hb_trees"))
+  expect_identical(predict(a, x, type = "raw"), predict(b, x, type = "raw"),
+                   label = paste(label, "raw predictions"))
+  expect_identical(predict(a, x, type = "leaf"), predict(b, x, type = "leaf"),
+                   label = paste(label, "leaf predictions"))
+}
+
+thr_data <- local({
+  cache <- NULL
+  function() {
+    if (is.null(cache)) {
+      cache <<- list(reg = gen_task(71, n = 3000, task = "regression", na = 0.05, factors = 1),
+                     bin = gen_task(72, n = 3000, task = "binary", na = 0.05, factors = 1),
+                     mc = gen_task(73, n = 2000, task = "multiclass", factors = 1, K = 3))
+    }
+    cache
+  }
+})
+
+test_that("1 and 2 threads give identical models (regression, binary, multiclass)", {
+  for (k in names(thr_data())) {
+    d <- thr_data()[[k]]
+    m1 <- hb_quiet(d$x, d$y, nrounds = 15L, num_leaves = 15L, seed = 5L, nthreads = 1L)
+    m2 <- hb_quiet(d$x, d$y, nrounds = 15L, num_leaves = 15L, seed = 5L, nthreads = 2L)
+    # the configuration block stores the default, not the count used
+    expect_true(grepl("\nnthreads=0\n", m1$model_text, fixed = TRUE), label = paste(k, "nthreads=0 stored"))
+    expect_null(m1$params$nthreads)
+    expect_same_model(m1, m2, d$x, k)
+    # prediction itself with 1 or 2 threads
+    expect_identical(predict(m1, d$x, type = "raw", nthreads = 1L),
+                     predict(m1, d$x, type = "raw", nthreads = 2L), label = paste(k, "predict threads"))
+  }
+})
+
+test_that("1 and 2 threads give identical models with bagging and feature_fraction", {
+  for (k in c("reg", "bin")) {
+    d <- thr_data()[[k]]
+    fit <- function(nt) hb_quiet(d$x, d$y, nrounds = 15L, num_leaves = 15L, seed = 11L,
+                                 bagging_fraction = 0.6, bagging_freq = 1L,
+                                 feature_fraction = 0.7, nthreads = nt)
+    expect_same_model(fit(1L), fit(2L), d$x, paste(k, "bagged"))
+  }
+})
+
+test_that("a dgCMatrix trains the same model with 1 and 2 threads", {
+  skip_if_not_installed("Matrix")
+  d <- thr_data()$reg
+  X <- as.matrix(d$x[, 1:6])
+  X[abs(X) < 0.7] <- 0                 # mostly zeros: the sparse path
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  m1 <- hb_quiet(S, d$y, nrounds = 10L, seed = 3L, nthreads = 1L, bagging_fraction = 0.5, bagging_freq = 2L)
+  m2 <- hb_quiet(S, d$y, nrounds = 10L, seed = 3L, nthreads = 2L, bagging_fraction = 0.5, bagging_freq = 2L)
+  expect_same_model(m1, m2, S, "sparse")
+})
+
+test_that("the same seed twice gives the identical model; another seed a different bagged model", {
+  d <- thr_data()$bin
+  fit <- function(seed) hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 15L, seed = seed,
+                                 bagging_fraction = 0.5, bagging_freq = 1L, feature_fraction = 0.5)
+  a <- fit(123L)
+  b <- fit(123L)
+  expect_identical(a$model_text, b$model_text)
+  expect_identical(predict(a, d$x), predict(b, d$x))
+  c <- fit(124L)
+  expect_false(identical(predict(a, d$x, type = "raw"), predict(c, d$x, type = "raw")))
+  expect_equal(a$params$seed, 123)
+})
+
+test_that("seed = NULL draws the seed from R's RNG (set.seed reproduces the model)", {
+  d <- thr_data()$reg
+  fit <- function() hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 15L,
+                             bagging_fraction = 0.5, bagging_freq = 1L, feature_fraction = 0.6)
+  set.seed(1)
+  expected_seed <- sample.int(.Machine$integer.max, 1)
+  set.seed(1)
+  a <- fit()
+  set.seed(1)
+  b <- fit()
+  set.seed(2)
+  c <- fit()
+  expect_equal(as.numeric(a$params$seed), as.numeric(expected_seed))
+  expect_identical(a$model_text, b$model_text)
+  expect_identical(predict(a, d$x, type = "raw"), predict(b, d$x, type = "raw"))
+  expect_false(isTRUE(all.equal(a$params$seed, c$params$seed)))
+  expect_false(identical(predict(a, d$x, type = "raw"), predict(c, d$x, type = "raw")))
+})
+
+# Run `lines` in a fresh R process (a crash there is a failed test, not a
+# crashed test run); returns the status and output.
+run_fresh <- function(lines) {
+  dir <- tempfile("hbthr")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  script <- file.path(dir, "run.R")
+  writeLines(c("suppressPackageStartupMessages(library(histboost))", lines), script)
+  libs <- paste(normalizePath(.libPaths(), mustWork = FALSE), collapse = .Platform$path.sep)
+  out <- suppressWarnings(system2(rscript_path(), c("--vanilla", shQuote(script)),
+                                  env = paste0("R_LIBS=", shQuote(libs)), stdout = TRUE, stderr = TRUE))
+  list(status = attr(out, "status") %||% 0L, output = paste(out, collapse = "\n"))
+}
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+test_that("a huge thread count is capped at 4 per core and trains the same model (no crash)", {
+  skip_if_not(histboost_installed(), "histboost is not installed, so a fresh R process cannot load it")
+  skip_on_os("windows")
+  # Before the cap, each of these crashed R (a segfault, or "C stack overflow").
+  res <- run_fresh(c(
+    "set.seed(1); x <- data.frame(a = rnorm(200), b = rnorm(200)); y <- x$a + rnorm(200)",
+    "m1 <- histboost(x, y, nrounds = 5, nthreads = 1, seed = 1, verbose = 0)",
+    "mb <- histboost(x, y, nrounds = 5, nthreads = 1e6, seed = 1, verbose = 0)",
+    "d <- hb_dataset(x, y, nthreads = 1e6)",
+    "md <- histboost(d, nrounds = 5, nthreads = 1e5, seed = 1, verbose = 0)",
+    "options(histboost.nthreads = 1e6)",
+    "mo <- histboost(x, y, nrounds = 5, seed = 1, verbose = 0)",
+    "p <- predict(m1, x, nthreads = 1e6)",
+    "stopifnot(identical(m1$model_text, mb$model_text), identical(m1$model_text, md$model_text),",
+    "          identical(m1$model_text, mo$model_text), identical(p, predict(m1, x, nthreads = 1)))",
+    "cat('threads used:', hb_threads(), '\\n')"))
+  expect_equal(res$status, 0L, label = res$output)
+  skip_if(res$status != 0L)
+  used <- as.integer(sub(".*threads used: ([0-9]+).*", "\\1", res$output))
+  expect_gte(used, 1L)
+  expect_lte(used, 4L * parallel::detectCores())
+})
+
+test_that("a large request is capped, a small one kept (hb_threads with the option)", {
+  old <- options(histboost.nthreads = 1e6)
+  on.exit(options(old))
+  big <- hb_threads()
+  expect_gte(big, 1L)
+  expect_lte(big, 4L * parallel::detectCores())
+  options(histboost.nthreads = 1L)
+  expect_identical(hb_threads(), 1L)
+  # the cap is the same whatever the excess
+  options(histboost.nthreads = .Machine$integer.max)
+  expect_identical(hb_threads(), big)
+})
+
+test_that("nonsense thread counts are classed errors naming where they came from", {
+  set.seed(2)
+  x <- data.frame(a = rnorm(60))
+  y <- x$a + rnorm(60)
+  m <- hb_quiet(x, y, nrounds = 2L, min_data_in_leaf = 5L)
+  for (bad in list(0, -1, 2.5, NA, NA_integer_, Inf, 1e10, "2", c(1, 2), list(2))) {
+    lab <- deparse(bad)
+    expect_error(hb_quiet(x, y, nrounds = 2L, nthreads = bad), class = "histboost_error_input",
+                 regexp = "`nthreads`", label = lab)
+    expect_error(predict(m, x, nthreads = bad), class = "histboost_error_input",
+                 regexp = "`nthreads`", label = lab)
+    expect_error(hb_dataset(x, y, nthreads = bad), class = "histboost_error_input",
+                 regexp = "`nthreads`", label = lab)
+  }
+
+  old <- options(histboost.nthreads = 0)
+  on.exit(options(old))
+  for (bad in list(0, -2, 1.5, "4", NA)) {
+    options(histboost.nthreads = bad)
+    expect_error(hb_threads(), class = "histboost_error_input",
+                 regexp = "options(histboost.nthreads)", fixed = TRUE)
+    # nthreads = NULL falls back to the option, and the error says so
+    expect_error(hb_quiet(x, y, nrounds = 2L), class = "histboost_error_input",
+                 regexp = "options(histboost.nthreads)", fixed = TRUE)
+    expect_error(predict(m, x), class = "histboost_error_input",
+                 regexp = "options(histboost.nthreads)", fixed = TRUE)
+  }
+
+  options(histboost.nthreads = NULL)
+  old_env <- Sys.getenv("HISTBOOST_NUM_THREADS", unset = NA)
+  on.exit(if (is.na(old_env)) Sys.unsetenv("HISTBOOST_NUM_THREADS") else
+    Sys.setenv(HISTBOOST_NUM_THREADS = old_env), add = TRUE)
+  for (bad in c("0", "-1", "2.5", "two", "Inf", "1e10")) {
+    Sys.setenv(HISTBOOST_NUM_THREADS = bad)
+    expect_error(hb_threads(), class = "histboost_error_input", regexp = "HISTBOOST_NUM_THREADS",
+                 label = bad)
+    expect_error(hb_dataset(x, y), class = "histboost_error_input", regexp = "HISTBOOST_NUM_THREADS",
+                 label = bad)
+  }
+  Sys.setenv(HISTBOOST_NUM_THREADS = " 1 ")
+  expect_identical(hb_threads(), 1L)
+  Sys.setenv(HISTBOOST_NUM_THREADS = "1000000")
+  expect_lte(hb_threads(), 4L * parallel::detectCores())
+})

@@ -1,0 +1,135 @@
+# A few-leaf tree predicts exactly what the plain-R leaf-wise grower
+# (helper-histboost.R, mirroring notes/ALGORITHM.md) predicts. Toy data with
+# few distinct values per feature, so every distinct value is its own bin.
+
+gen_toy <- function(seed, n = 200) {
+  set.seed(seed)
+  x <- data.frame(
+    a = sample(rep_len(c(-2, -0.5, 0, 1.5, 3), n)),
+    b = sample(rep_len(c(0.1, 0.2, 0.4, 0.8, 1.6, 3.2), n)),
+    c = factor(sample(rep_len(c("p", "q", "r", "s", "t"), n)), levels = c("p", "q", "r", "s", "t")),
+    d = sample(rep_len(1:4, n))
+  )
+  x$b[sample.int(n, 25)] <- NA
+  x$c[sample.int(n, 15)] <- NA
+  eff <- c(p = 2, q = -2, r = 0.6, s = 3, t = -0.5)
+  f <- x$a + ifelse(is.na(x$b), 1, log(x$b)) + ifelse(is.na(x$c), 0.5, eff[as.character(x$c)]) +
+    0.3 * x$d
+  list(x = x, y = f + rnorm(n, sd = 0.7), f = f)
+}
+
+# New rows: every training value, values in between and beyond, NAs, and an
+# unseen factor level (goes where missing values go).
+gen_toy_new <- function(seed, n = 150) {
+  set.seed(seed)
+  pick <- function(v) sample(c(v, runif(6, min(v) - 1, max(v) + 1), NA), n, replace = TRUE)
+  data.frame(
+    a = pick(c(-2, -0.5, 0, 1.5, 3)),
+    b = pick(c(0.1, 0.2, 0.4, 0.8, 1.6, 3.2)),
+    c = factor(sample(c("p", "q", "r", "s", "t", "zz", NA), n, replace = TRUE),
+               levels = c("zz", "t", "s", "r", "q", "p")),
+    d = pick(1:4)
+  )
+}
+
+tree_params <- function(...) {
+  p <- list(learning_rate = 0.3, num_leaves = 5L, max_depth = -1L, min_data_in_leaf = 8L,
+            min_sum_hessian_in_leaf = 1e-3, lambda_l1 = 0, lambda_l2 = 1, min_gain_to_split = 0,
+            max_cat_threshold = 32L, cat_smooth = 10, cat_l2 = 10, min_data_per_group = 5L)
+  a <- list(...)
+  p[names(a)] <- a
+  p
+}
+
+fit_hb <- function(x, y, params, nrounds, weights = NULL) {
+  do.call(histboost, c(list(x = x, y = y, weights = weights, nrounds = nrounds, verbose = 0L),
+                       params))
+}
+
+# Engine vs reference for one model: raw predictions on the training rows and
+# on new rows, leaf partitions and split gains of every tree.
+check_against_ref <- function(m, fit, x, xnew, label) {
+  margins <- unlist(lapply(fit$trees, function(r) lapply(r, `[[`, "margins")))
+  # no near-ties in any decision the reference made (else the order of
+  # floating-point sums could legitimately change the tree)
+  expect_gt(min(margins), 1e-7, label = paste(label, "smallest decision margin"))
+
+  raw <- predict(m, x, type = "raw")
+  expect_equal(unname(as.matrix(raw)), ref_boost_raw(fit, x), tolerance = TOL$exact,
+               label = paste(label, "raw on training rows"))
+  rawn <- predict(m, xnew, type = "raw")
+  expect_equal(unname(as.matrix(rawn)), ref_boost_raw(fit, xnew), tolerance = TOL$exact,
+               label = paste(label, "raw on new rows"))
+
+  leaf <- predict(m, x, type = "leaf")
+  tr <- hb_trees(m)
+  k <- 0
+  for (it in seq_along(fit$trees)) for (cl in seq_len(fit$K)) {
+    k <- k + 1
+    rt <- fit$trees[[it]][[cl]]
+    expect_true(same_partition(leaf[, k], ref_tree_leaf(rt, x)),
+                label = paste(label, "leaf partition of tree", k))
+    eng_gain <- tr$gain[tr$tree == k & !tr$is_leaf]
+    expect_equal(sort(eng_gain), sort(rt$gains), tolerance = TOL$exact,
+                 label = paste(label, "split gains of tree", k))
+    expect_equal(sort(tr$value[tr$tree == k & tr$is_leaf]), sort(rt$leaf_values),
+                 tolerance = TOL$exact, label = paste(label, "leaf values of tree", k))
+  }
+}
+
+test_that("regression trees with 4..6 leaves equal the plain-R grower", {
+  xnew <- gen_toy_new(7)
+  for (nl in 4:6) {
+    d <- gen_toy(10 + nl)
+    p <- tree_params(num_leaves = nl)
+    m <- fit_hb(d$x, d$y, p, nrounds = 1L)
+    fit <- ref_boost(d$x, d$y, "regression", p, nrounds = 1L)
+    expect_length(fit$trees[[1]][[1]]$leaf_values, nl)   # the toy data fill every leaf
+    check_against_ref(m, fit, d$x, xnew, paste("regression, num_leaves", nl))
+  }
+})
+
+test_that("three regression rounds with lambda_l1 and max_depth equal the plain-R grower", {
+  d <- gen_toy(21)
+  p <- tree_params(num_leaves = 6L, lambda_l1 = 0.5, max_depth = 3L, min_data_in_leaf = 10L)
+  m <- fit_hb(d$x, d$y, p, nrounds = 3L)
+  fit <- ref_boost(d$x, d$y, "regression", p, nrounds = 3L)
+  check_against_ref(m, fit, d$x, gen_toy_new(8), "regression, 3 rounds")
+})
+
+test_that("binary: the first tree from the log-odds start equals the plain-R grower", {
+  for (nl in c(4L, 6L)) {
+    d <- gen_toy(30 + nl, n = 300)
+    set.seed(99 + nl)
+    y01 <- as.numeric(runif(300) < sigmoid(d$f - mean(d$f)))
+    p <- tree_params(num_leaves = nl, learning_rate = 0.5, lambda_l2 = 0.5)
+    m <- fit_hb(d$x, factor(y01, levels = c(0, 1)), p, nrounds = 1L)
+    fit <- ref_boost(d$x, y01, "binary", p, nrounds = 1L)
+    expect_equal(fit$init, log(mean(y01) / (1 - mean(y01))))
+    check_against_ref(m, fit, d$x, gen_toy_new(9), paste("binary, num_leaves", nl))
+  }
+})
+
+test_that("weighted binary, two rounds, equals the plain-R grower", {
+  d <- gen_toy(41, n = 300)
+  set.seed(141)
+  y01 <- as.numeric(runif(300) < sigmoid(d$f - mean(d$f)))
+  w <- runif(300, 0.2, 3)
+  p <- tree_params(num_leaves = 5L, learning_rate = 0.4)
+  m <- fit_hb(d$x, factor(y01, levels = c(0, 1)), p, nrounds = 2L, weights = w)
+  fit <- ref_boost(d$x, y01, "binary", p, nrounds = 2L, weights = w)
+  check_against_ref(m, fit, d$x, gen_toy_new(10), "weighted binary")
+})
+
+test_that("multiclass: one round of K trees equals the plain-R grower", {
+  d <- gen_toy(51, n = 300)
+  set.seed(151)
+  S <- cbind(d$f, -d$f, d$x$a * 0.8)
+  P <- softmax_rows(S)
+  yk <- apply(P, 1, function(pr) sample.int(3, 1, prob = pr))
+  p <- tree_params(num_leaves = 4L, learning_rate = 0.5)
+  m <- fit_hb(d$x, factor(c("u", "v", "w")[yk]), p, nrounds = 1L)
+  fit <- ref_boost(d$x, yk, "multiclass", p, nrounds = 1L, K = 3L)
+  expect_equal(fit$init, log(as.vector(table(yk)) / 300))
+  check_against_ref(m, fit, d$x, gen_toy_new(11), "multiclass")
+})
