@@ -1,0 +1,60 @@
+#!/bin/sh
+# tools/gpu/check.sh [STEP ...]: on a GPU machine without R (see
+# ../shared/gpu-host/README.md): install the portable R from gpu-host/,
+# install histboost with its CUDA learner, then run the steps:
+#   tests   the GPU tests (tests/testthat/test-cuda.R)
+#   suite   the whole testthat suite against the CUDA build
+#   bench   Rscript inst/bench/gpu.R with $BENCH_ARGS
+#   time    Rscript tools/gpu/profile.R $PROFILE_ARGS (a timed training)
+#   ncu     the same under Nsight Compute: every kernel's duration, summed by kernel
+#   kernels Rscript tools/gpu/kernels.R (the histogram kernel alone, by rows)
+# Logs go to $OUT when set (the device tool's output folder). Run from the
+# repository root; gpu-host/ holds a copy of ../shared/gpu-host.
+set -eu
+out=${OUT:-/tmp/hb-gpu}
+mkdir -p "${out}"
+sh gpu-host/setup-r.sh gpu-host/r-4.2.2-bundle.txz > "${out}/setup.log" 2>&1 || { cat "${out}/setup.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv > "${out}/gpu.txt" 2>&1 || true
+cat "${out}/gpu.txt"
+MAKEFLAGS=-j$(nproc)
+HISTBOOST_CUDA_ARCHS=${HISTBOOST_CUDA_ARCHS:-90}
+export MAKEFLAGS HISTBOOST_CUDA_ARCHS
+t0=$(date +%s)
+if ! R CMD INSTALL --preclean . > "${out}/install.log" 2>&1; then
+  grep -E "error|Error" "${out}/install.log" | head -40
+  tail -20 "${out}/install.log"
+  exit 1
+fi
+grep "histboost: OpenMP" "${out}/install.log"
+echo "install: $(( $(date +%s) - t0 ))s"
+Rscript -e 'i <- histboost::hb_device_info(); cat(i$status, "\n")'
+for step in "$@"; do
+  t0=$(date +%s)
+  case "${step}" in
+    tests)
+      Rscript -e 'options(warn = 1); r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "${out}/tests.log" | tail -60 ;;
+    suite)
+      HISTBOOST_NUM_THREADS=2 Rscript tools/run-tests.R > "${out}/suite.log" 2>&1 || true
+      grep -E "Failing|^  |histboost tests" "${out}/suite.log" | tail -30 ;;
+    bench)
+      Rscript inst/bench/gpu.R ${BENCH_ARGS:-} 2>&1 | tee "${out}/bench.log" | tail -40 ;;
+    time)
+      Rscript tools/gpu/profile.R ${PROFILE_ARGS:-} 2>&1 | tee -a "${out}/time.log" ;;
+    kernels)
+      Rscript tools/gpu/kernels.R 2>&1 | tee "${out}/kernels.log" ;;
+    ncu-detail)
+      # a window of mid-tree launches at the GPU's own clocks: durations and
+      # where the warps stall
+      ncu --target-processes all --clock-control none --cache-control none --launch-skip ${NCU_SKIP:-600} \
+        --launch-count ${NCU_COUNT:-12} --section SpeedOfLight --section WarpStateStats --section LaunchStats \
+        --section Occupancy Rscript tools/gpu/profile.R ${NCU_ARGS:-2000000 3} > "${out}/ncu-detail.log" 2>&1 || true
+      grep -E "^  k_|Duration|Stall|Warp Cycles Per|Achieved Occupancy|Registers|Block Size|Grid Size|Memory Throughput|Compute \(SM\)" \
+        "${out}/ncu-detail.log" | head -150 ;;
+    ncu)
+      ncu --target-processes all --metrics gpu__time_duration.sum --print-summary per-kernel \
+        Rscript tools/gpu/profile.R ${NCU_ARGS:-2000000 3} > "${out}/ncu.log" 2>&1 || true
+      tail -60 "${out}/ncu.log" ;;
+    *) echo "unknown step ${step}"; exit 2 ;;
+  esac
+  echo "${step}: $(( $(date +%s) - t0 ))s"
+done
