@@ -1,0 +1,156 @@
+# GPU benchmark (issue "GPU training with CUDA"): histboost with device =
+# "cuda" on Higgs-shaped data, against histboost on the CPU of the same
+# machine.
+#
+#   Rscript inst/bench/gpu.R [--rows 10500000] [--test-rows 500000] [--rounds 500]
+#                            [--max-bin 63,255] [--cpu-rounds 100] [--cpu-threads 0]
+#                            [--profile-rounds 100] [--out DIR]
+#
+# For each max_bin: the time to bin the data (hb_dataset, once, not part of
+# training), the training time for --rounds rounds of 255 leaves (learning
+# rate 0.1, min_data_in_leaf 20; the timed run has no profiling), the test
+# AUC; then a profiled run of --profile-rounds rounds for the share of time in
+# the histogram kernels and the bytes they read; the root histogram kernel
+# alone (all rows; median of 20 launches) and its bandwidth beside the
+# device-to-device copy bandwidth measured here; and histboost on the CPU
+# (all cores unless --cpu-threads) for --cpu-rounds rounds, with the GPU
+# model's AUC at the same iteration. Results go to DIR (default
+# inst/bench/results) as gpu-<date>.md and .csv.
+
+suppressPackageStartupMessages(library(histboost))
+options(warn = 1)
+
+args <- commandArgs(trailingOnly = TRUE)
+opt <- list(rows = 10.5e6, test_rows = 5e5, rounds = 500L, max_bin = "63,255", cpu_rounds = 100L,
+            cpu_threads = 0L, profile_rounds = 100L, out = "")
+i <- 1L
+while (i <= length(args)) {
+  key <- gsub("-", "_", sub("^--", "", args[[i]]))
+  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/gpu.R", call. = FALSE)
+  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
+  i <- i + 2L
+}
+max_bins <- as.integer(strsplit(opt$max_bin, ",")[[1]])
+info <- hb_device_info()
+if (!isTRUE(info$available)) stop("no GPU: ", info$status, call. = FALSE)
+
+# Higgs-shaped binary data: 21 low-level kinematic features (momenta, angles,
+# b-tags) and 7 high-level masses derived from them; the label depends on a
+# resonance, b-tag coincidences and angular terms, with noise.
+make_higgs <- function(n, seed) {
+  set.seed(seed)
+  pt <- function() 0.3 + rgamma(n, 2, 2)
+  eta <- function() pmax(pmin(rnorm(n, sd = 1.1), 2.5), -2.5)
+  phi <- function() runif(n, -pi, pi)
+  btag <- function() c(0, 1.09, 2.17)[sample.int(3L, n, TRUE, c(0.6, 0.25, 0.15))]
+  mass <- function(p1, e1, f1, p2, e2, f2) sqrt(pmax(2 * p1 * p2 * (cosh(e1 - e2) - cos(f1 - f2)), 0))
+  x <- matrix(0, n, 28, dimnames = list(NULL, c("lep_pt", "lep_eta", "lep_phi", "met", "met_phi",
+    paste0(rep(paste0("j", 1:4), each = 4), c("_pt", "_eta", "_phi", "_b")),
+    "m_jj", "m_jjj", "m_lv", "m_jlv", "m_bb", "m_wbb", "m_wwbb")))
+  x[, 1] <- pt(); x[, 2] <- eta(); x[, 3] <- phi(); x[, 4] <- 0.2 + rgamma(n, 1.5, 1.8); x[, 5] <- phi()
+  for (k in 0:3) {
+    x[, 6 + 4 * k] <- pt(); x[, 7 + 4 * k] <- eta(); x[, 8 + 4 * k] <- phi(); x[, 9 + 4 * k] <- btag()
+  }
+  x[, 22] <- mass(x[, 6], x[, 7], x[, 8], x[, 10], x[, 11], x[, 12])
+  x[, 26] <- mass(x[, 14], x[, 15], x[, 16], x[, 18], x[, 19], x[, 20])
+  x[, 24] <- mass(x[, 1], x[, 2], x[, 3], x[, 4], 0, x[, 5])
+  x[, 25] <- sqrt(x[, 24]^2 + mass(x[, 1], x[, 2], x[, 3], x[, 6], x[, 7], x[, 8])^2)
+  x[, 23] <- sqrt(x[, 22]^2 + mass(x[, 10], x[, 11], x[, 12], x[, 14], x[, 15], x[, 16])^2)
+  x[, 27] <- sqrt(x[, 26]^2 + x[, 24]^2)
+  x[, 28] <- sqrt(x[, 27]^2 + x[, 22]^2)
+  s <- 1.6 * exp(-((x[, 26] - 1.2) / 0.35)^2) + 0.7 * (x[, 17] > 1) * (x[, 21] > 1) +
+    0.6 * cos(x[, 3] - x[, 5]) * (x[, 4] > 0.9) + 0.8 * tanh(x[, 1] * x[, 6] - 1.2) -
+    0.35 * abs(x[, 2]) + 0.4 * sin(2 * x[, 22]) * (x[, 28] > 2.5) + 0.25 * log(x[, 28] + 0.1) - 0.55
+  x[runif(n * 28) < 0.002] <- NA  # a few missing values, as in the real data
+  y <- factor(runif(n) < plogis(1.3 * s), levels = c(FALSE, TRUE), labels = c("b", "s"))
+  list(x = x, y = y)
+}
+
+auc <- function(y, p) {
+  r <- rank(p)
+  n1 <- as.numeric(sum(y))
+  (sum(r[y]) - n1 * (n1 + 1) / 2) / (n1 * (length(y) - n1))
+}
+
+secs <- function(expr) unname(system.time(expr)[["elapsed"]])
+
+cat(sprintf("device: %s (compute %s, %d SMs, %.0f GiB), CUDA runtime %s, driver %s\n", info$name,
+            info$compute_capability, info$multiprocessors, info$memory / 2^30, info$cuda_runtime, info$cuda_driver))
+t_gen <- secs({
+  tr <- make_higgs(opt$rows, 1)
+  te <- make_higgs(opt$test_rows, 2)
+})
+cat(sprintf("data: %d train x 28, %d test (generated in %.1f s)\n", nrow(tr$x), nrow(te$x), t_gen))
+copy_gbps <- histboost:::.hb_cuda_copy_bandwidth(2^30, 20L)
+cat(sprintf("device-to-device copy: %.0f GB/s (read + write)\n", copy_gbps))
+ytest <- te$y == "s"
+cpu_threads <- if (opt$cpu_threads > 0) opt$cpu_threads else parallel::detectCores()
+
+rows <- list()
+for (mb in max_bins) {
+  t_bin <- secs(ds <- hb_dataset(tr$x, tr$y, max_bin = mb))
+  common <- list(ds, nrounds = opt$rounds, num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
+                 seed = 1, verbose = 0L)
+  invisible(do.call(histboost, modifyList(common, list(nrounds = 2L, device = "cuda"))))  # warm-up
+  t_gpu <- secs(fit <- do.call(histboost, c(common, device = "cuda")))
+  auc_gpu <- auc(ytest, predict(fit, te$x))
+  # the kernel's share and bytes, from a profiled run
+  options(histboost.gpu_profile = TRUE)
+  pfit <- do.call(histboost, modifyList(common, list(nrounds = opt$profile_rounds, device = "cuda")))
+  options(histboost.gpu_profile = NULL)
+  prof <- pfit$gpu_profile
+  # the root histogram kernel alone: all rows, as the first histogram of a tree
+  g <- rnorm(ds$nrow); h <- runif(ds$nrow, 0.1, 0.25)
+  root <- histboost:::.hb_cuda_hist(ds, g, h, reps = 20L)
+  words <- ceiling(28 / 4)
+  root_bytes <- ds$nrow * (4 * words + 8)
+  root_gbps <- root_bytes / (root$ms * 1e-3) / 1e9
+  # the CPU of the same machine
+  t_cpu <- NA_real_; auc_cpu <- NA_real_; auc_gpu_same <- NA_real_
+  if (opt$cpu_rounds > 0) {
+    t_cpu <- secs(cfit <- do.call(histboost, modifyList(common, list(nrounds = opt$cpu_rounds, device = "cpu",
+                                                                  nthreads = cpu_threads))))
+    auc_cpu <- auc(ytest, predict(cfit, te$x))
+    auc_gpu_same <- auc(ytest, predict(fit, te$x, iteration = opt$cpu_rounds))
+  }
+  r <- data.frame(max_bin = mb, rows = ds$nrow, rounds = opt$rounds, bin_s = t_bin, gpu_train_s = t_gpu,
+                  gpu_auc = auc_gpu, prof_rounds = prof$rounds, prof_round_ms = prof$round_ms / prof$rounds,
+                  prof_hist_share = prof$hist_ms / prof$round_ms,
+                  prof_partition_share = prof$partition_ms / prof$round_ms,
+                  prof_split_share = prof$split_ms / prof$round_ms,
+                  hist_gbps = prof$hist_bytes / (prof$hist_ms * 1e-3) / 1e9, root_hist_ms = root$ms,
+                  root_hist_gbps = root_gbps, copy_gbps = copy_gbps, root_vs_copy = root_gbps / copy_gbps,
+                  cpu_threads = cpu_threads, cpu_rounds = opt$cpu_rounds, cpu_train_s = t_cpu,
+                  cpu_s_per_round = t_cpu / opt$cpu_rounds, gpu_s_per_round = t_gpu / opt$rounds,
+                  cpu_auc = auc_cpu, gpu_auc_at_cpu_rounds = auc_gpu_same)
+  rows[[length(rows) + 1L]] <- r
+  print(t(r))
+}
+res <- do.call(rbind, rows)
+
+out <- if (nzchar(opt$out)) opt$out else file.path("inst", "bench", "results")
+dir.create(out, recursive = TRUE, showWarnings = FALSE)
+stamp <- format(Sys.time(), "%Y-%m-%d")
+utils::write.csv(res, file.path(out, sprintf("gpu-%s.csv", stamp)), row.names = FALSE)
+f <- function(x, d = 3) formatC(x, digits = d, format = "fg", flag = "#")
+md <- c(sprintf("# histboost GPU benchmark, %s", stamp), "",
+        sprintf("Device: %s (compute %s, %d SMs, %.0f GiB), CUDA runtime %s, driver %s; %d CPU cores.", info$name,
+                info$compute_capability, info$multiprocessors, info$memory / 2^30, info$cuda_runtime,
+                info$cuda_driver, parallel::detectCores()),
+        sprintf("Data: Higgs-shaped binary, %s train rows x 28 features (0.2%% NA), %s test rows; 255 leaves, learning rate 0.1, min_data_in_leaf 20.",
+                format(opt$rows, big.mark = ","), format(opt$test_rows, big.mark = ",")),
+        sprintf("histboost %s.", as.character(utils::packageVersion("histboost"))), "",
+        "| max_bin | binning s | GPU training s (rounds) | GPU test AUC | ms per round | histogram / partition / split search share | histogram GB/s | root histogram ms | root GB/s | copy GB/s | root / copy | CPU s per round (threads) | CPU AUC | GPU AUC, same rounds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (k in seq_len(nrow(res))) {
+  r <- res[k, ]
+  md <- c(md, sprintf("| %d | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s | %s (%d) | %s | %s |", r$max_bin,
+                      f(r$bin_s), f(r$gpu_train_s), r$rounds, f(r$gpu_auc, 4), f(r$prof_round_ms),
+                      sprintf("%.0f%% / %.0f%% / %.0f%%", 100 * r$prof_hist_share, 100 * r$prof_partition_share,
+                              100 * r$prof_split_share), f(r$hist_gbps), f(r$root_hist_ms),
+                      f(r$root_hist_gbps), f(r$copy_gbps), sprintf("%.0f%%", 100 * r$root_vs_copy),
+                      f(r$cpu_s_per_round), r$cpu_threads, f(r$cpu_auc, 4), f(r$gpu_auc_at_cpu_rounds, 4)))
+}
+md <- c(md, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
+writeLines(md, file.path(out, sprintf("gpu-%s.md", stamp)))
+cat(md, sep = "\n")
