@@ -122,12 +122,12 @@ SEXP C_hb_hist_time(SEXP dataset, SEXP rows, SEXP g, SEXP h, SEXP gq, SEXP hq, S
     qg += INTEGER(gq)[r];
     qh += INTEGER(hq)[r];
   }
+  double *t = (double *)R_alloc(2 * (size_t)rp, sizeof(double));  /* before anything R cannot free */
   hb_rowblock_t *rb = NULL;
   hb_error_clear();
   int st = hb_rowblock_create(d, NULL, nth, &rb);
   if (st != HB_OK) hb_r_throw_status(st, "row block");
   hb_histbin_t *hist = (hb_histbin_t *)hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins + 1));
-  double *t = (double *)R_alloc(2 * (size_t)rp, sizeof(double));
   if (!hist) {
     hb_rowblock_free(rb);
     hb_r_throw("engine", "out of memory for a histogram");
