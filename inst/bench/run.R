@@ -870,4 +870,5 @@ main <- function() {
   if (isTRUE(opt$child)) child_main(opt) else parent_main(opt, argv)
 }
 
-main()
+# Run only as a script (Rscript), not when another benchmark source()s this file for its generators.
+if (sys.nframe() == 0L) main()
