@@ -8,6 +8,23 @@
 #include "engine/hist_quant.h"
 #include "engine/quantize.h"
 
+/* The 0-based rows of a 1-based, strictly increasing integer vector `rows`
+ * (NULL: all of the dataset's rows, returned as NULL with *n = nrow). */
+static int *rows_arg(SEXP rows, const hb_dataset_t *d, int *n) {
+  *n = d->nrow;
+  if (Rf_isNull(rows)) return NULL;
+  if (TYPEOF(rows) != INTSXP) hb_r_throw("input", "`rows` must be an integer vector.");
+  *n = (int)XLENGTH(rows);
+  int *r0 = (int *)R_alloc((size_t)*n + 1, sizeof(int));
+  for (int i = 0; i < *n; i++) {
+    int r = INTEGER(rows)[i];
+    if (r == NA_INTEGER || r < 1 || r > d->nrow || (i > 0 && r <= r0[i - 1] + 1))
+      hb_r_throw("input", "`rows` must be increasing and in 1..%d.", d->nrow);
+    r0[i] = r - 1;
+  }
+  return r0;
+}
+
 /* The CPU's integer histogram of a dataset's rows (1-based `rows`, or NULL
  * for all) with quantized levels gq, hq (whole numbers within `bits` bits'
  * range, one per row), through the learner's kernel (row block and column
@@ -27,19 +44,7 @@ SEXP C_hb_qhist_check(SEXP dataset, SEXP rows, SEXP gq, SEXP hq, SEXP bits, SEXP
       hb_r_throw("input", "row %d: levels (%d, %d) outside %d bits' range.", i + 1, g, h, b);
     q[i] = g * 65536 + h;
   }
-  int nrows = d->nrow;
-  int *r0 = NULL;
-  if (!Rf_isNull(rows)) {
-    if (TYPEOF(rows) != INTSXP) hb_r_throw("input", "`rows` must be an integer vector.");
-    nrows = (int)XLENGTH(rows);
-    r0 = (int *)R_alloc((size_t)nrows + 1, sizeof(int));
-    for (int i = 0; i < nrows; i++) {
-      int r = INTEGER(rows)[i];
-      if (r == NA_INTEGER || r < 1 || r > d->nrow || (i > 0 && r <= r0[i - 1] + 1))
-        hb_r_throw("input", "`rows` must be increasing and in 1..%d.", d->nrow);
-      r0[i] = r - 1;
-    }
-  }
+  int nrows, *r0 = rows_arg(rows, d, &nrows);
   uint8_t *use = NULL;
   if (!Rf_isNull(active)) {
     if (TYPEOF(active) != LGLSXP || XLENGTH(active) != d->nfeat)
@@ -94,18 +99,7 @@ SEXP C_hb_hist_time(SEXP dataset, SEXP rows, SEXP g, SEXP h, SEXP gq, SEXP hq, S
   if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || TYPEOF(gq) != INTSXP || TYPEOF(hq) != INTSXP ||
       XLENGTH(g) != d->nrow || XLENGTH(h) != d->nrow || XLENGTH(gq) != d->nrow || XLENGTH(hq) != d->nrow)
     hb_r_throw("input", "`g`, `h` (double) and `gq`, `hq` (integer) must have the dataset's %d rows.", d->nrow);
-  int nrows = d->nrow, *r0 = NULL;
-  if (!Rf_isNull(rows)) {
-    if (TYPEOF(rows) != INTSXP) hb_r_throw("input", "`rows` must be an integer vector.");
-    nrows = (int)XLENGTH(rows);
-    r0 = (int *)R_alloc((size_t)nrows + 1, sizeof(int));
-    for (int i = 0; i < nrows; i++) {
-      int r = INTEGER(rows)[i];
-      if (r == NA_INTEGER || r < 1 || r > d->nrow || (i > 0 && r <= r0[i - 1] + 1))
-        hb_r_throw("input", "`rows` must be increasing and in 1..%d.", d->nrow);
-      r0[i] = r - 1;
-    }
-  }
+  int nrows, *r0 = rows_arg(rows, d, &nrows);
   double *gh = (double *)R_alloc(2 * (size_t)d->nrow + 1, sizeof(double));
   int32_t *q = (int32_t *)R_alloc((size_t)d->nrow + 1, sizeof(int32_t));
   double tg = 0, th = 0;
