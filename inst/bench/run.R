@@ -279,7 +279,7 @@ generate_workload <- function(w, scale) {
 
 metric_auc <- function(y, p) {
   r <- rank(p)  # average ranks for ties
-  n1 <- sum(y == 1)
+  n1 <- as.numeric(sum(y == 1))  # double: n1 * n0 overflows an integer past ~92,000 rows of each class
   n0 <- length(y) - n1
   (sum(r[y == 1]) - n1 * (n1 + 1) / 2) / (n1 * n0)
 }
