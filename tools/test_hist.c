@@ -81,6 +81,24 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   for (int f = 0; f < d->nfeat; f++)
     if (d->store[f].sparse && rb->col_of[f] != -1) bad++;
   CHECK(bad == 0, "row block disagrees with the column store in %d places", bad);
+  /* the sparse part: row r's entries are its off-default bins of the sparse
+   * features, in feature order, and nothing else */
+  int nsp = 0;
+  for (int f = 0; f < d->nfeat; f++) nsp += d->store[f].sparse;
+  CHECK(nsp > 0 && rb->nsparse == nsp, "row block holds every sparse feature (%d of %d)", rb->nsparse, nsp);
+  bad = 0;
+  for (int r = 0; r < N && rb->nsparse > 0; r++) {
+    int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1];
+    for (int f = 0; f < d->nfeat; f++) {
+      if (!d->store[f].sparse) continue;
+      int b = hb_dataset_bin(d, f, r);
+      if (b == d->mappers[f].default_bin) continue;
+      if (k >= e || rb->sp_feat[k] != f || rb->sp_bin[k] != b) bad++;
+      else k++;
+    }
+    if (k != e) bad++;
+  }
+  CHECK(bad == 0, "row-wise sparse entries disagree with the column store in %d rows", bad);
   /* one column is not worth a row block */
   uint8_t *use = calloc((size_t)d->nfeat, 1);
   use[0] = 1;

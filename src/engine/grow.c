@@ -365,32 +365,60 @@ static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_datas
       hb_qsplit_feature(&c, d, (const hb_qbin_t *)ws->pool[slot], f, best, &ws->qlg[0], &ws->qlh[0]);
 }
 
+/* y rounded to the nearest integer, ties to even (llrint, and the GPU's
+ * __double2ll_rn) without a library call: adding and taking away 1.5 * 2^52
+ * leaves the nearest integer of any |y| < 2^51. */
+static inline long long round_ll(double y) {
+  const double c = 6755399441055744.0;
+  return fabs(y) < 2251799813685248.0 ? (long long)((y + c) - c) : llrint(y);
+}
+
 /* Leaf values of a finished quantized tree, as the GPU computes them
  * (src/cuda/score.cu): sums over each leaf's rows of the full-precision
  * gradients in 64-bit fixed point (exact whatever the order), or of the
- * quantized values; then the shared leaf rule. */
-static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree) {
+ * quantized values; then the shared leaf rule. Leaves in parallel: each
+ * sum is an integer, the same for any thread count. */
+static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree,
+                           int nthreads) {
   const hb_qtree_t *qt = ws->qt;
-  for (int l = 0; l < tree->num_leaves; l++) {
+  /* ldexp(x, e) as x * 2^e: the same double whenever 2^e is one. */
+  const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
+  const double pg = mul ? ldexp(1.0, qt->fg) : 0, ph = mul ? ldexp(1.0, qt->fh) : 0;
+  const int L = tree->num_leaves;
+  int nth = hb_threads_use(nthreads);
+  long long rows_all = 0;
+  for (int l = 0; l < L; l++) rows_all += ws->count[l];
+  if (rows_all < 65536) nth = 1;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
+  for (int l = 0; l < L; l++) {
     const int *rows = ws->idx + ws->begin[l];
     int n = ws->count[l];
     double G, H;
-    if (qt->refit) {
-      long long sg = 0, sh = 0;
+    long long sg = 0, sh = 0;
+    if (qt->refit && mul) {
+      for (int i = 0; i < n; i++) {
+        size_t r = (size_t)rows[i];
+        sg += round_ll(gh[2 * r] * pg);
+        sh += round_ll(gh[2 * r + 1] * ph);
+      }
+    } else if (qt->refit) {
       for (int i = 0; i < n; i++) {
         size_t r = (size_t)rows[i];
         sg += llrint(ldexp(gh[2 * r], qt->fg));
         sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
       }
-      G = ldexp((double)sg, -qt->fg);
-      H = ldexp((double)sh, -qt->fh);
     } else {
-      long long sg = 0, sh = 0;
       for (int i = 0; i < n; i++) {
         int32_t p = qt->q[rows[i]];
         sg += hb_qpack_g(p);
         sh += hb_qpack_h(p);
       }
+    }
+    if (qt->refit) {
+      G = ldexp((double)sg, -qt->fg);
+      H = ldexp((double)sh, -qt->fh);
+    } else {
       G = (double)sg * qt->sg;
       H = (double)sh * qt->sh;
     }
@@ -480,7 +508,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   tree->leaf_parent[0] = -1;
   tree->leaf_depth[0] = 0;
   if (L < 2 || !can_split(cfg, tree, ws, 0)) {
-    if (qt) refit_leaves_q(ws, cfg, gh, tree);
+    if (qt) refit_leaves_q(ws, cfg, gh, tree, nth);
     return HB_OK;
   }
 
@@ -546,6 +574,6 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
-  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree);
+  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree, nth);
   return status;
 }

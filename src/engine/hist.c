@@ -36,31 +36,80 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->feat);
   hb_free(rb->col_of);
   hb_free(rb->bins);
+  hb_free(rb->in_sp);
+  hb_free(rb->sp_ptr);
+  hb_free(rb->sp_feat);
+  hb_free(rb->sp_bin);
   hb_free(rb);
+}
+
+/* The sparse part of a row block: every used sparse feature's entries,
+ * regrouped by row (features in increasing order within a row). */
+static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowblock_t *rb) {
+  int64_t nnz = 0;
+  for (int f = 0; f < d->nfeat; f++)
+    if (d->store[f].sparse && (!use || use[f])) { rb->nsparse++; nnz += d->store[f].nnz; }
+  if (rb->nsparse == 0) return HB_OK;
+  rb->in_sp = hb_calloc((size_t)d->nfeat, 1);
+  rb->sp_ptr = hb_calloc((size_t)d->nrow + 1, sizeof(int64_t));
+  rb->sp_feat = hb_malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
+  rb->sp_bin = hb_malloc((size_t)(nnz > 0 ? nnz : 1));
+  if (!rb->in_sp || !rb->sp_ptr || !rb->sp_feat || !rb->sp_bin)
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise sparse bins (%lld entries)", (long long)nnz);
+  for (int f = 0; f < d->nfeat; f++) {
+    const hb_featstore_t *s = &d->store[f];
+    if (!s->sparse || (use && !use[f])) continue;
+    rb->in_sp[f] = 1;
+    for (int k = 0; k < s->nnz; k++) rb->sp_ptr[s->rows[k] + 1]++;
+  }
+  for (int r = 0; r < d->nrow; r++) rb->sp_ptr[r + 1] += rb->sp_ptr[r];
+  int64_t *pos = hb_malloc(sizeof(int64_t) * (size_t)(d->nrow > 0 ? d->nrow : 1));
+  if (!pos) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise sparse bins");
+  memcpy(pos, rb->sp_ptr, sizeof(int64_t) * (size_t)d->nrow);
+  for (int f = 0; f < d->nfeat; f++) {
+    const hb_featstore_t *s = &d->store[f];
+    if (!rb->in_sp[f]) continue;
+    for (int k = 0; k < s->nnz; k++) {
+      int64_t at = pos[s->rows[k]]++;
+      rb->sp_feat[at] = f;
+      rb->sp_bin[at] = s->vals[k];
+    }
+  }
+  hb_free(pos);
+  return HB_OK;
 }
 
 int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
                        hb_rowblock_t **out) {
   *out = NULL;
-  int ncol = 0;
-  for (int f = 0; f < d->nfeat; f++) ncol += !d->store[f].sparse && (!use || use[f]);
-  if (ncol < 2) return HB_OK;
+  int ncol = 0, nsp = 0;
+  for (int f = 0; f < d->nfeat; f++) {
+    ncol += !d->store[f].sparse && (!use || use[f]);
+    nsp += d->store[f].sparse && (!use || use[f]);
+  }
+  if (ncol < 2) ncol = 0;
+  if (ncol == 0 && nsp == 0) return HB_OK;
   hb_rowblock_t *rb = hb_calloc(1, sizeof *rb);
-  if (!rb) return HB_ERR_NOMEM;
+  if (!rb) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
   rb->nrow = d->nrow;
   rb->ncol = ncol;
   rb->nfeat = d->nfeat;
-  rb->feat = hb_malloc(sizeof(int) * (size_t)ncol);
-  rb->col_of = hb_malloc(sizeof(int) * (size_t)d->nfeat);
-  rb->bins = hb_malloc((size_t)d->nrow * (size_t)ncol);
-  if (!rb->feat || !rb->col_of || !rb->bins) {
+  rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
+  rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
+  rb->bins = ncol > 0 ? hb_malloc((size_t)d->nrow * (size_t)ncol) : NULL;
+  if (!rb->feat || !rb->col_of || (ncol > 0 && !rb->bins)) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
                         d->nrow, ncol);
   }
   for (int f = 0, c = 0; f < d->nfeat; f++) {
     rb->col_of[f] = -1;
-    if (!d->store[f].sparse && (!use || use[f])) { rb->feat[c] = f; rb->col_of[f] = c++; }
+    if (ncol > 0 && !d->store[f].sparse && (!use || use[f])) { rb->feat[c] = f; rb->col_of[f] = c++; }
+  }
+  int st = rowblock_sparse(d, use, rb);
+  if (st != HB_OK) {
+    hb_rowblock_free(rb);
+    return st;
   }
   /* Transpose in blocks of rows, so that each column's slice and the
    * block's rows both stay in cache. */
@@ -169,6 +218,18 @@ static void build_dense(const uint8_t *bins, const int *rows, int nrows,
   }
 }
 
+/* A sparse feature's default bin: the leaf's totals less its other bins
+ * (in bin order). */
+static void sparse_default(hb_histbin_t *h, int default_bin, int num_bin, double tot_g, double tot_h) {
+  double g = tot_g, hh = tot_h;
+  for (int b = 0; b < num_bin; b++) {
+    if (b == default_bin) continue;
+    g -= h[b].g; hh -= h[b].h;
+  }
+  h[default_bin].g = g;
+  h[default_bin].h = hh;
+}
+
 /* Sparse column: only rows off the default bin are stored; the default bin
  * gets the leaf's totals minus everything else. Rows of the leaf and of the
  * column are both increasing, so a merge (or a galloping search when the
@@ -200,13 +261,54 @@ static void build_sparse(const hb_featstore_t *s, int default_bin, const int *ro
       }
     }
   }
-  double g = tot_g, hh = tot_h;
-  for (int b = 0; b < num_bin; b++) {
-    if (b == default_bin) continue;
-    g -= h[b].g; hh -= h[b].h;
+  sparse_default(h, default_bin, num_bin, tot_g, tot_h);
+}
+
+/* Features [f_lo, f_hi) of a row block's sparse part: each active one's
+ * bins summed over the leaf's rows in row order, as build_sparse does. */
+static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f_lo,
+                              int f_hi, const int *rows, int nrows, const double *gh, double tot_g, double tot_h,
+                              hb_histbin_t *hist) {
+  int any = 0;
+  for (int f = f_lo; f < f_hi; f++)
+    if (rb->in_sp[f] && (!active || active[f])) {
+      memset(hist + d->hist_offset[f], 0, sizeof(hb_histbin_t) * (size_t)d->mappers[f].num_bin);
+      any = 1;
+    }
+  if (!any) return;
+  const int *off = d->hist_offset;
+  for (int i = 0; i < nrows; i++) {
+    size_t r = rows ? (size_t)rows[i] : (size_t)i;
+    if (rows && i + PREFETCH_AHEAD < nrows) {
+      size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+      HB_PREFETCH(rb->sp_ptr + ra);
+      HB_PREFETCH(gh + 2 * ra);
+    }
+    const double g = gh[2 * r], h = gh[2 * r + 1];
+    for (int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1]; k < e; k++) {
+      int f = rb->sp_feat[k];
+      if (f < f_lo) continue;
+      if (f >= f_hi) break;
+      if (active && !active[f]) continue;
+      bin_add(hist + off[f] + rb->sp_bin[k], g, h);
+    }
   }
-  h[default_bin].g = g;
-  h[default_bin].h = hh;
+  for (int f = f_lo; f < f_hi; f++)
+    if (rb->in_sp[f] && (!active || active[f]))
+      sparse_default(hist + off[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
+}
+
+/* The first feature of part t of nparts of a row block's sparse part, the
+ * parts holding about equal numbers of entries (part nparts starts at nfeat). */
+static int sparse_part_start(const hb_dataset_t *d, const hb_rowblock_t *rb, int t, int nparts) {
+  if (t <= 0) return 0;
+  if (t >= nparts) return d->nfeat;
+  int64_t total = rb->sp_ptr[rb->nrow], want = total * t / nparts, seen = 0;
+  for (int f = 0; f < d->nfeat; f++) {
+    if (seen >= want) return f;
+    if (rb->in_sp[f]) seen += d->store[f].nnz;
+  }
+  return d->nfeat;
 }
 
 /* ------------------------------------------------------------ driver */
@@ -234,6 +336,11 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
   if (nc > 0) build_tile(rb, rows, nrows, gh, col, hp, nc);
 }
 
+/* Feature f is read from its column store (neither row-wise part holds it). */
+static int column_wise(const hb_rowblock_t *rb, int f) {
+  return !rb || (rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]));
+}
+
 static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const double *gh,
                        double tot_g, double tot_h, hb_histbin_t *hist) {
   const hb_binmapper_t *m = &d->mappers[f];
@@ -253,9 +360,11 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   if (rb)
     for (int c = 0; c < rb->ncol; c++) n_act += !active || active[rb->feat[c]];
   for (int f = 0; f < d->nfeat; f++)
-    n_col += (!rb || rb->col_of[f] < 0) && (!active || active[f]);
+    n_col += column_wise(rb, f) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
-  if ((long long)nrows * (n_act + n_col) < PAR_MIN_UPDATES) nth = 1;
+  if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0)) < PAR_MIN_UPDATES) nth = 1;
+  /* the sparse part: nth parts, each read by one thread over all the rows */
+  int nsp = rb && rb->nsparse > 0 ? nth : 0;
   int ntile = (n_act + TILE_MAX - 1) / TILE_MAX;
   if (n_act > 0 && nth > 1) {
     /* a multiple of the threads, each tile at least a few columns wide */
@@ -265,8 +374,9 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   }
   if (nth == 1) {
     for (int t = 0; t < ntile; t++) run_tile(d, rb, active, t, ntile, n_act, rows, nrows, gh, hist);
+    if (nsp) build_sparse_rows(d, rb, active, 0, d->nfeat, rows, nrows, gh, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
-      if ((!rb || rb->col_of[f] < 0) && (!active || active[f]))
+      if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
     return;
   }
@@ -274,9 +384,13 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   {
 #pragma omp for schedule(static) nowait
     for (int t = 0; t < ntile; t++) run_tile(d, rb, active, t, ntile, n_act, rows, nrows, gh, hist);
+#pragma omp for schedule(static) nowait
+    for (int t = 0; t < nsp; t++)
+      build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t, nsp), sparse_part_start(d, rb, t + 1, nsp),
+                        rows, nrows, gh, tot_g, tot_h, hist);
 #pragma omp for schedule(dynamic, 1)
     for (int f = 0; f < d->nfeat; f++)
-      if ((!rb || rb->col_of[f] < 0) && (!active || active[f]))
+      if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
   }
 }

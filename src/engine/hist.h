@@ -22,12 +22,23 @@ typedef struct {
   int *feat;        /* ncol: the dataset feature held in each column, increasing */
   int *col_of;      /* nfeat: the column holding feature f, or -1 */
   uint8_t *bins;    /* nrow * ncol bins, row-major */
+  /* The sparse features, row-wise (compressed sparse rows): row r's entries
+   * off their default bin are (sp_feat[k], sp_bin[k]) for k in
+   * [sp_ptr[r], sp_ptr[r + 1]), features increasing. A leaf's histogram
+   * then costs its rows' entries, not a pass over the leaf per feature. */
+  int nsparse;      /* sparse features held (0: none, the sp_* are NULL) */
+  uint8_t *in_sp;   /* nfeat: feature f is held here */
+  int64_t *sp_ptr;  /* nrow + 1 */
+  int *sp_feat;     /* the entries' features */
+  uint8_t *sp_bin;  /* the entries' bins */
 } hb_rowblock_t;
 
-/* Row block of the dense features f with use[f] != 0 (use == NULL: every
- * dense feature). *out is NULL (and HB_OK returned) when fewer than two
- * features qualify: one column gains nothing over the column store. On
- * failure returns a status with a message set and *out is NULL. */
+/* Row block of the features f with use[f] != 0 (use == NULL: every
+ * feature): the dense ones row-major when at least two qualify (one column
+ * gains nothing over the column store: ncol is then 0), the sparse ones as
+ * compressed sparse rows. *out is NULL (and HB_OK returned) when neither
+ * part holds anything. On failure returns a status with a message set and
+ * *out is NULL. */
 int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
                        hb_rowblock_t **out);
 void hb_rowblock_free(hb_rowblock_t *rb);

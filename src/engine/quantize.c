@@ -14,13 +14,19 @@ static int fixed_exponent(double m, double rows, int bits) {
 int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
                      int nthreads) {
   double mg = 0, mh = 0, lh = INFINITY;
+  int nan = 0, nth = hb_threads_use(nthreads);
+  (void)nth;
+  /* max and min do not depend on the order: the same scales for any thread count */
+#pragma omp parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(min : lh) \
+    reduction(| : nan) if (n > 65536)
   for (int i = 0; i < n; i++) {
     double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
-    if (ag != ag || ah != ah) { mg = INFINITY; break; }  /* NaN counts as infinite */
+    if (ag != ag || ah != ah) { nan = 1; continue; }
     if (ag > mg) mg = ag;
     if (ah > mh) mh = ah;
     if (ah < lh) lh = ah;
   }
+  if (nan) mg = INFINITY;  /* NaN counts as infinite */
   if (!(mg <= 1e300) || !(mh <= 1e300))
     return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite: training diverged");
   const int lg = hb_quant_grad_levels(cfg->grad_bits);
@@ -28,8 +34,6 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
   const double sg = hb_quant_scale(mg, lg), sh = lhl ? hb_quant_scale(mh, lhl) : (mh > 0 ? mh : 1.0);
   const int stoch = cfg->stochastic_rounding;
   const uint64_t seed = cfg->seed;
-  int nth = hb_threads_use(nthreads);
-  (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int i = 0; i < n; i++) {
     int g = hb_quant_round(gh[2 * (size_t)i], sg, hb_quant_uniform(seed, tree, (uint64_t)i, 0), stoch, -lg, lg);
