@@ -133,3 +133,56 @@ test_that("multiclass: one round of K trees equals the plain-R grower", {
   expect_equal(fit$init, log(as.vector(table(yk)) / 300))
   check_against_ref(m, fit, d$x, gen_toy_new(11), "multiclass")
 })
+
+# A plain-R walk of hb_trees(): for each row, the leaf each tree sends it to
+# (numeric splits only: value <= threshold goes left, NA follows default_left).
+walk_table <- function(tab, x) {
+  trees <- split(tab, tab$tree)
+  lapply(trees, function(t) {
+    rownames(t) <- t$id
+    vapply(seq_len(nrow(x)), function(i) {
+      id <- "N0"
+      if (!("N0" %in% t$id)) return(t$id[1])
+      while (!t[id, "is_leaf"]) {
+        v <- x[i, t[id, "feature"]]
+        id <- if (is.na(v)) { if (t[id, "default_left"]) t[id, "left"] else t[id, "right"] }
+              else if (v <= t[id, "threshold"]) t[id, "left"] else t[id, "right"]
+      }
+      id
+    }, "")
+  })
+}
+
+test_that("predict walks the trees as a plain-R walk of hb_trees() does, across row blocks, dense and sparse, narrow and wide", {
+  set.seed(412)
+  # 1000 + 37 rows: not a whole number of the engine's 64-row blocks; 4500
+  # columns: wide enough that a block holds fewer rows
+  for (p in c(6L, 4500L)) {
+    n <- 1037L
+    x <- matrix(0, n, p, dimnames = list(NULL, paste0("f", seq_len(p))))
+    x[, 1:6] <- rnorm(n * 6)
+    x[sample(n, 300), 1] <- 0  # zeros the sparse input leaves out
+    if (p > 6) {
+      x[cbind(sample(n, 3000, TRUE), sample(7:p, 3000, TRUE))] <- 1
+      x[, 7:9] <- rbinom(n * 3, 1, 0.3)  # sparse columns the trees split on
+    }
+    x[sample(n, 80), 2] <- NA
+    y <- x[, 1] - abs(x[, 3]) + ifelse(is.na(x[, 2]), 1, x[, 2]) + 2 * rowSums(x[, -(1:6), drop = FALSE]) +
+      rnorm(n, sd = 0.1)
+    m <- hb_quiet(x, y, nrounds = 4L, num_leaves = 12L, min_data_in_leaf = 5L, nthreads = 2L)
+    tab <- hb_trees(m)
+    leaves <- walk_table(tab, x)
+    value <- stats::setNames(tab$value, paste(tab$tree, tab$id))
+    sum_r <- Reduce(`+`, lapply(names(leaves), function(k) value[paste(k, leaves[[k]])]))
+    xs <- Matrix::Matrix(x, sparse = TRUE)
+    for (input in list(x, xs)) {
+      raw <- predict(m, input, type = "raw", nthreads = 2L)
+      # raw = initial score + the leaves' values: the difference is one constant
+      expect_lt(diff(range(raw - sum_r)), 1e-9, label = sprintf("raw vs plain-R walk (%d columns, %s)", p, class(input)[1]))
+      lf <- predict(m, input, type = "leaf", nthreads = 2L)
+      expect_identical(as.integer(unname(lf[, 1])), as.integer(sub("^L", "", leaves[[1]])),
+                       label = sprintf("leaf indices of tree 1 (%d columns, %s)", p, class(input)[1]))
+    }
+    expect_identical(predict(m, x, nthreads = 1L), predict(m, xs, nthreads = 2L))
+  }
+})
