@@ -31,62 +31,14 @@ static inline double dense_value(const hb_column_t *c, int row) {
  * 100-tree model is larger than the L2 cache). Each row still adds its trees
  * in iteration order, so the sums are the row-at-a-time ones bit for bit. */
 #define PRED_BLOCK 64
-/* Most values in one thread's block (2 MiB): wide data get fewer rows a block. */
-#define PRED_BLOCK_VALUES 262144
+/* Most values in one thread's block (32 KiB, an L1 cache): wide data get fewer rows a block. */
+#define PRED_BLOCK_VALUES 4096
 
-/* An internal node with what a walk reads, in one place (24 bytes):
- * child[0] left, child[1] right. */
-typedef struct {
-  double threshold;
-  int feature, child[2];
-  uint8_t decision;
-} pnode_t;
-
-/* The trees' internal nodes, flattened: tree t's node j at nodes[off[t] + j]. */
-static int flatten_trees(hb_tree_t *const *trees, int t0, int t1, pnode_t **nodes_out, size_t **off_out) {
-  size_t total = 0;
-  size_t *off = hb_malloc(sizeof(size_t) * (size_t)(t1 - t0 + 1));
-  if (!off) return HB_ERR_NOMEM;
-  for (int t = t0; t < t1; t++) {
-    off[t - t0] = total;
-    if (trees[t]->num_leaves > 1) total += (size_t)trees[t]->num_leaves - 1;
-  }
-  off[t1 - t0] = total;
-  pnode_t *nodes = hb_malloc(sizeof(pnode_t) * (total > 0 ? total : 1));
-  if (!nodes) {
-    hb_free(off);
-    return HB_ERR_NOMEM;
-  }
-  for (int t = t0; t < t1; t++) {
-    const hb_tree_t *tr = trees[t];
-    pnode_t *nd = nodes + off[t - t0];
-    for (int j = 0; j + 1 < tr->num_leaves; j++) {
-      nd[j].threshold = tr->threshold[j];
-      nd[j].feature = tr->split_feature[j];
-      nd[j].child[0] = tr->left[j];
-      nd[j].child[1] = tr->right[j];
-      nd[j].decision = tr->decision[j];
-    }
-  }
-  *nodes_out = nodes;
-  *off_out = off;
-  return HB_OK;
-}
-
-/* Leaf of a tree (flattened nodes nd, the tree itself for categorical
- * sets) for the row of values x: hb_tree_goes_left's rule. */
-static inline int walk(const hb_tree_t *t, const pnode_t *nd, const double *x) {
+/* Leaf of a tree for the row of values x. */
+static inline int walk(const hb_tree_t *t, const double *x) {
   if (t->num_leaves <= 1) return 0;
   int node = 0;
-  while (node >= 0) {
-    const pnode_t *p = nd + node;
-    double v = x[p->feature];
-    int left;
-    if (p->decision & HB_DECISION_CATEGORICAL) left = hb_tree_goes_left(t, node, v);
-    else if (v != v) left = (p->decision & HB_DECISION_DEFAULT_LEFT) != 0;
-    else left = v <= p->threshold;
-    node = left ? p->child[0] : p->child[1];
-  }
+  while (node >= 0) node = hb_tree_goes_left(t, node, x[t->split_feature[node]]) ? t->left[node] : t->right[node];
   return ~node;
 }
 
@@ -199,8 +151,6 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     int st = csc_to_csr(in->csc, nrow, nfeat, &csr);
     if (st) return st;
   }
-  pnode_t *nodes = NULL;
-  size_t *noff = NULL;
   const size_t width = (size_t)(nfeat > 0 ? nfeat : 1);
   const int brow = width * PRED_BLOCK <= PRED_BLOCK_VALUES ? PRED_BLOCK
                    : (int)(PRED_BLOCK_VALUES / width > 0 ? PRED_BLOCK_VALUES / width : 1);
@@ -209,8 +159,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   /* per thread: a block of rows' values, row-major (zeroed: sparse rows set
    * their entries and clear them after) */
   double *blocks = hb_calloc((size_t)nth * (size_t)brow * width, sizeof(double));
-  if (!blocks || flatten_trees(m->trees, t0, t1, &nodes, &noff) != HB_OK) {
-    hb_free(blocks);
+  if (!blocks) {
     csr_free(&csr);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for prediction buffers");
   }
@@ -239,18 +188,16 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     }
     if (type == HB_PRED_LEAF) {
       for (int t = t0; t < t1; t++) {
-        const pnode_t *nd = nodes + noff[t - t0];
         double *o = out + (size_t)(t - t0) * N + i0;
-        for (int r = 0; r < nb; r++) o[r] = (double)walk(trees[t], nd, x + (size_t)r * nfeat);
+        for (int r = 0; r < nb; r++) o[r] = (double)walk(trees[t], x + (size_t)r * nfeat);
       }
     } else {
       for (int k = 0; k < K; k++)
         for (int r = 0; r < nb; r++) out[(size_t)k * N + i0 + r] = init ? init[k] : 0.0;
       for (int t = t0; t < t1; t++) {
         const hb_tree_t *tr = trees[t];
-        const pnode_t *nd = nodes + noff[t - t0];
         double *o = out + (size_t)(t % K) * N + i0;
-        for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[walk(tr, nd, x + (size_t)r * nfeat)];
+        for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[walk(tr, x + (size_t)r * nfeat)];
       }
       if (type == HB_PRED_RESPONSE)
         for (int r = 0; r < nb; r++) response(objective, K, out + i0 + r, N);
@@ -259,8 +206,6 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
       for (int r = 0; r < nb; r++)
         for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = 0.0;
   }
-  hb_free(nodes);
-  hb_free(noff);
   hb_free(blocks);
   csr_free(&csr);
   return HB_OK;
