@@ -1,5 +1,5 @@
-# threads.R: the package's own thread count (the engine never calls
-# omp_set_num_threads, so R and other packages are unaffected).
+# threads.R: the package's own thread count (the engine never sets OpenMP's
+# global thread count, so R and other packages are unaffected).
 
 #' Default number of threads
 #'

@@ -3,7 +3,6 @@
  * call per boosting round so R can honour interrupts between rounds. */
 #include <stddef.h>
 #include <string.h>
-#include <limits.h>
 #include "r_util.h"
 #include "engine/error.h"
 #include "engine/boost.h"
@@ -233,23 +232,7 @@ SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration) {
     }
   }
   m->best_iteration = best;
-  char *buf = NULL;
-  size_t len = 0;
-  hb_error_clear();
-  int st = hb_model_to_string(m, &buf, &len);
-  if (st != HB_OK || !buf) {
-    hb_free(buf);
-    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "saving the model");
-  }
-  if (len > INT_MAX) {
-    hb_free(buf);
-    hb_r_throw("engine", "the model text (%zu bytes) is too large for an R string.", len);
-  }
-  SEXP out = PROTECT(Rf_allocVector(STRSXP, 1));
-  SET_STRING_ELT(out, 0, Rf_mkCharLenCE(buf, (int)len, CE_UTF8));
-  hb_free(buf);
-  UNPROTECT(1);
-  return out;
+  return hb_r_model_text(m);
 }
 
 /* GPU profiling: `on` (integer or NULL) switches it; returns the counts so

@@ -49,9 +49,8 @@ SEXP C_hb_model_load(SEXP text) {
   return ptr;
 }
 
-/* Serialize a loaded model: character(1). */
-SEXP C_hb_model_to_text(SEXP ptr) {
-  const hb_model_t *m = (const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model");
+/* A model's text form as character(1). */
+SEXP hb_r_model_text(const hb_model_t *m) {
   char *buf = NULL;
   size_t len = 0;
   hb_error_clear();
@@ -69,6 +68,11 @@ SEXP C_hb_model_to_text(SEXP ptr) {
   hb_free(buf);
   UNPROTECT(1);
   return out;
+}
+
+/* Serialize a loaded model: character(1). */
+SEXP C_hb_model_to_text(SEXP ptr) {
+  return hb_r_model_text((const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model"));
 }
 
 /* Everything R needs to rebuild the "histboost" object from a model. */

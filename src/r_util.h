@@ -48,6 +48,10 @@ double hb_r_wall_seconds(void);
 #include "engine/config.h"
 SEXP hb_r_config_list(const hb_config_t *cfg);
 
+/* A model's text form as character(1) (r_model.c). */
+#include "engine/model.h"
+SEXP hb_r_model_text(const hb_model_t *m);
+
 /* Tags of the package's external pointers (installed at load). */
 extern SEXP hb_r_tag_dataset, hb_r_tag_booster, hb_r_tag_model;
 void hb_r_init_symbols(void);

@@ -1,4 +1,4 @@
-/* threads.c: the package's own thread count (never omp_set_num_threads). */
+/* threads.c: the package's own thread count (OpenMP's global one is never set). */
 #include <limits.h>
 #include <stdlib.h>
 #ifdef _OPENMP

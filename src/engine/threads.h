@@ -1,5 +1,5 @@
-/* threads.h: the package's own thread count. omp_set_num_threads is never
- * called; every parallel region says num_threads(hb_threads_use(n)). */
+/* threads.h: the package's own thread count. OpenMP's global thread count is
+ * never set; every parallel region says num_threads(hb_threads_use(n)). */
 #ifndef HB_THREADS_H
 #define HB_THREADS_H
 
