@@ -115,6 +115,40 @@ __device__ __forceinline__ bool block_work(int n, int3 grp, int &begin, int &end
   return begin < end;
 }
 
+// One row's bins of the block's words rb[0..nw) (features wa*4 + fi < F):
+// add(slot) for each feature's shared-memory slot, from its meta m[fi]
+// (slot base in the low 24 bits, log2 of its banks above; the lane picks
+// the bank). Rows whose words start on a 16-byte boundary (vec) are read 16
+// bytes at a time; neighbouring lanes start at different features.
+template <typename Add>
+__device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wa, int F, bool vec, int lane,
+                                          const int *m, Add add) {
+  for (int w4 = 0; w4 < nw; w4 += 4) {
+    uint32_t q4[4];
+    if (vec) {
+      const uint4 u = *(const uint4 *)(rb + w4);
+      q4[0] = u.x; q4[1] = u.y; q4[2] = u.z; q4[3] = u.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      const int w = w4 + j;
+      if (w >= nw) break;
+      const uint32_t q = q4[j];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        const int kk = (k + lane) & 3;
+        const int fi = w * 4 + kk;
+        if (wa * 4 + fi >= F) continue;
+        const int mm = m[fi], lg = mm >> 24;
+        add((mm & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1)));
+      }
+    }
+  }
+}
+
 // Shared-memory kernel. Blocks of grid row y take the feature words of group
 // y. A large leaf gives each block a chunk of rows and all the group's
 // words. A leaf too small to fill the grid that way gives each block a chunk
@@ -150,39 +184,15 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
     for (int i = threadIdx.x; i < nw * 4; i += blockDim.x) smeta[i] = wa * 4 + i < F ? meta[wa * 4 + i] : 0;
   __syncthreads();
   const int lane = threadIdx.x & 31;
-  // Rows whose words start on a 16-byte boundary are read 16 bytes at a time.
   const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
   for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const int r = idx ? idx[i] : i;
     const int2 v = gh[i];
-    const uint32_t *rb = bins + (size_t)r * W + wa;
-    for (int w4 = 0; w4 < nw; w4 += 4) {
-      uint32_t q4[4];
-      if (vec) {
-        const uint4 u = *(const uint4 *)(rb + w4);
-        q4[0] = u.x; q4[1] = u.y; q4[2] = u.z; q4[3] = u.w;
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
-      }
-#pragma unroll
-      for (int j = 0; j < 4; j++) {
-        const int w = w4 + j;
-        if (w >= nw) break;
-        const uint32_t q = q4[j];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const int kk = (k + lane) & 3;  // neighbouring lanes start at different features
-          const int fi = w * 4 + kk;
-          if (wa * 4 + fi >= F) continue;
-          const int m = meta_in_smem ? smeta[fi] : meta[wa * 4 + fi];
-          const int lg = m >> 24;
-          const int slot = (m & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1));
-          atomicAdd(&sg[slot], v.x);
-          atomicAdd(&sh[slot], v.y);
-        }
-      }
-    }
+    row_slots(bins + (size_t)r * W + wa, nw, wa, F, vec, lane, meta_in_smem ? smeta : meta + wa * 4,
+              [&](int slot) {
+                atomicAdd(&sg[slot], v.x);
+                atomicAdd(&sh[slot], v.y);
+              });
   }
   __syncthreads();
   // Merge, every thread taking bins of the block's words: the banks of each
@@ -244,33 +254,8 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const 
       const int r = idx ? idx[i] : i;
       const int2 v = gh[i];
       const int packed = v.x * 65536 + v.y;
-      const uint32_t *rb = bins + (size_t)r * W + wa;
-      for (int w4 = 0; w4 < nw; w4 += 4) {
-        uint32_t q4[4];
-        if (vec) {
-          const uint4 u = *(const uint4 *)(rb + w4);
-          q4[0] = u.x; q4[1] = u.y; q4[2] = u.z; q4[3] = u.w;
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
-        }
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-          const int w = w4 + j;
-          if (w >= nw) break;
-          const uint32_t q = q4[j];
-#pragma unroll
-          for (int k = 0; k < 4; k++) {
-            const int kk = (k + lane) & 3;
-            const int fi = w * 4 + kk;
-            if (wa * 4 + fi >= F) continue;
-            const int m = meta_in_smem ? smeta[fi] : meta[wa * 4 + fi];
-            const int lg = m >> 24;
-            const int slot = (m & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1));
-            atomicAdd(&p32[slot], packed);
-          }
-        }
-      }
+      row_slots(bins + (size_t)r * W + wa, nw, wa, F, vec, lane, meta_in_smem ? smeta : meta + wa * 4,
+                [&](int slot) { atomicAdd(&p32[slot], packed); });
     }
     __syncthreads();
     for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
