@@ -33,6 +33,7 @@ struct hb_cuda_learner {
   HistPlan *plan;
   // training rows
   uint32_t *d_bins;
+  uint8_t *d_cols;  // the bins feature by feature, for the partition (partition.cu)
   double *d_label, *d_weight, *d_score, *d_grad, *d_hess;
   // per feature
   int *d_hoff, *d_nbin, *d_iscat;
@@ -104,7 +105,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   if (!L) return;
   if (L->st) cudaStreamSynchronize(L->st);
   hist_plan_free(L->plan);
-  void *dev[] = {L->d_bins, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
+  void *dev[] = {L->d_bins, L->d_cols, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
                  L->d_iscat, L->d_usable, L->d_idx[0], L->d_idx[1], L->d_gh[0], L->d_gh[1], L->d_flags,
                  L->d_blockcnt, L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
@@ -184,6 +185,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     goto fail;
   L->part_grid = partition_grid();
   DALLOC(L->d_bins, (size_t)n * L->stride);
+  DALLOC(L->d_cols, (size_t)n * F);
   DALLOC(L->d_label, n);
   if (d->weight) DALLOC(L->d_weight, n);
   DALLOC(L->d_score, (size_t)n * K);
@@ -298,6 +300,11 @@ extern "C" int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, 
   uint32_t *dst = (data == 0 ? L->d_bins : L->valid[data - 1].d_bins) + (size_t)row0 * L->stride;
   HB_CUDA_TRY(cudaMemcpy(dst, words, sizeof(uint32_t) * (size_t)n * L->stride, cudaMemcpyHostToDevice),
               "uploading bins");
+  if (data == 0) {  // and the training rows' columns
+    const int st = columns_launch(L->d_bins, L->stride, L->nfeat, L->n, row0, n, L->d_cols, 0);
+    if (st != HB_OK) return st;
+    HB_CUDA_TRY(cudaDeviceSynchronize(), "the column copy");
+  }
   return HB_OK;
 }
 
@@ -320,6 +327,8 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   memset(&a, 0, sizeof a);
   const hb_config_t *c = &L->cfg;
   a.bins = L->d_bins;
+  a.cols = L->d_cols;
+  a.nrow = L->n;
   a.stride = L->stride;
   a.nfeat = L->nfeat;
   a.hoff = L->d_hoff;

@@ -169,6 +169,8 @@ struct NodeRoute {
 // Everything one tree's kernels need, passed by value.
 struct TreeArgs {
   const uint32_t *bins;    // nrow x stride words (row-major, 4 features per word)
+  const uint8_t *cols;     // the same bins feature by feature (nfeat x nrow bytes), for the partition
+  int nrow;
   int stride, nfeat;
   const int *hoff, *nbin;  // per feature: first histogram slot, bins (missing bin last)
   const int *is_cat;       // per feature
@@ -232,6 +234,10 @@ int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_
 
 // partition.cu
 int partition_grid();
+// Rows [row0, row0 + n) of row-major bins into the feature-major copy cols
+// (nfeat x nrow bytes).
+int columns_launch(const uint32_t *bins, int stride, int nfeat, int nrow, int row0, int n, uint8_t *cols,
+                   cudaStream_t st);
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
 
 // split.cu: the split search of both children, then the choice of the next split

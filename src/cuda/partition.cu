@@ -10,6 +10,13 @@
 // leaves' segments stay where they are, in whichever buffer holds them, so
 // nothing is copied back.
 //
+// The count pass reads the split feature's bin of each row from a
+// feature-major copy of the bins (one byte per row and feature, made once
+// when the rows are uploaded): the rows of a leaf are in ascending order, so
+// those of a large leaf share 32-byte memory sectors, where the row-major
+// bins cost a sector per row for the one byte wanted. On an H100 at 10.5
+// million rows this took the partition from 28 to 18 us per split.
+//
 // The last block of the scatter pass then lays out the children: exact
 // counts and sums, which child's histogram is built (the smaller) and which
 // is derived by subtraction, histogram slots, and whether each child may be
@@ -22,6 +29,11 @@ namespace {
 constexpr int kPartThreads = 512;
 constexpr int kFastPer = 8;                          // rows per thread of the one-block path
 constexpr int kFastRows = kFastPer * kPartThreads;   // leaves up to this many rows take it
+// Rows a thread has in flight at once in the passes over large leaves: each
+// row's reads (its index, then its bin) wait on memory, so a thread issues
+// those of several rows before it uses any.
+constexpr int kCountBatch = 8;
+constexpr int kScatterBatch = 4;
 
 __device__ __forceinline__ void chunk_of(int n, int b, int nb, int &begin, int &end) {
   int chunk = (n + nb - 1) / nb;
@@ -130,6 +142,20 @@ __device__ __forceinline__ void clear_slot_share(const TreeArgs &a, const Ctl *c
   for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) h[k] = Bin{0, 0};
 }
 
+// A thread per row: its words in, its bytes out to each feature's column
+// (the writes of a warp to one column are contiguous).
+__global__ void k_columns(const uint32_t *__restrict__ bins, int stride, int nfeat, int nrow, int row0, int n,
+                          uint8_t *__restrict__ cols) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int r = row0 + i;
+    const uint32_t *rb = bins + (size_t)r * stride;
+    for (int w = 0; w < (nfeat + 3) / 4; w++) {
+      const uint32_t q = rb[w];
+      for (int k = 0; k < 4 && 4 * w + k < nfeat; k++) cols[(size_t)(4 * w + k) * nrow + r] = (uint8_t)(q >> (8 * k));
+    }
+  }
+}
+
 // Pass 1: each block counts the left-going rows of its chunk and keeps the
 // per-row decisions for pass 2.
 __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
@@ -139,7 +165,10 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
   __shared__ uint32_t sbits[kBinWords];
   __shared__ int tmp[32];
   const Leaf lf = a.leaves[c->cur_leaf];
-  const int f = c->cur.feature, word = f >> 2, shift = 8 * (f & 3);
+  // The split feature's column: the rows of a large leaf (ascending: the
+  // partition is stable) share its 32-byte sectors, where row-major bins
+  // cost a sector per row for one byte.
+  const uint8_t *col = a.cols + (size_t)c->cur.feature * a.nrow;
   if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
   clear_slot_share(a, c);
   __syncthreads();
@@ -155,8 +184,7 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
       const int i = threadIdx.x + k * kPartThreads;
       fl[k] = 0;
       if (i < n) {
-        const int bin = (int)((a.bins[(size_t)idx[i] * a.stride + word] >> shift) & 255u);
-        fl[k] = goes_left(sbits, bin);
+        fl[k] = goes_left(sbits, col[idx[i]]);
       }
       mine += fl[k];
     }
@@ -188,12 +216,22 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
   chunk_of(lf.count, blockIdx.x, gridDim.x, begin, end);
   uint8_t *flags = a.flags + lf.begin;
   int mine = 0;
-  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const int r = idx[i];
-    const int bin = (int)((a.bins[(size_t)r * a.stride + word] >> shift) & 255u);
-    const int fl = goes_left(sbits, bin);
-    flags[i] = (uint8_t)fl;
-    mine += fl;
+  for (int i0 = begin + threadIdx.x; i0 < end; i0 += kCountBatch * kPartThreads) {
+    int r[kCountBatch], q[kCountBatch];
+#pragma unroll
+    for (int u = 0; u < kCountBatch; u++) {
+      const int i = i0 + u * kPartThreads;
+      r[u] = i < end ? idx[i] : -1;
+    }
+#pragma unroll
+    for (int u = 0; u < kCountBatch; u++) q[u] = r[u] >= 0 ? col[r[u]] : 0;
+#pragma unroll
+    for (int u = 0; u < kCountBatch; u++) {
+      if (r[u] < 0) break;
+      const int fl = goes_left(sbits, q[u]);
+      flags[i0 + u * kPartThreads] = (uint8_t)fl;
+      mine += fl;
+    }
   }
   const int total = block_count(mine, tmp);
   if (threadIdx.x == 0) a.blockcnt[blockIdx.x] = total;
@@ -233,18 +271,46 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
   int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
   const uint8_t *flags = a.flags + lf.begin;
-  for (int s = begin; s < end; s += blockDim.x) {
-    const int i = s + threadIdx.x;
-    const int fl = i < end ? flags[i] : 0;
-    int tile_left;
-    const int rank = block_rank(fl, tmp, tile_left);
-    if (i < end) {
-      const int lefts_before = before + rank;
-      const int dst = fl ? lefts_before : total_left + (i - lefts_before);
-      idx_out[dst] = idx_in[i];
-      gh_out[dst] = gh_in[i];
+  // kScatterBatch tiles of a row per thread at once: their reads first, then
+  // one barrier for the ranks of all of them.
+  __shared__ int wcnt[kScatterBatch][kPartThreads / 32];  // left rows per tile and warp
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const unsigned lanes_before = (1u << lane) - 1u;
+  for (int s = begin; s < end; s += kScatterBatch * kPartThreads) {
+    int fl[kScatterBatch], id[kScatterBatch], in_warp[kScatterBatch];
+    int2 v[kScatterBatch];
+#pragma unroll
+    for (int u = 0; u < kScatterBatch; u++) {
+      const int i = s + u * kPartThreads + threadIdx.x;
+      fl[u] = i < end ? flags[i] : 0;
+      id[u] = i < end ? idx_in[i] : 0;
+      v[u] = i < end ? gh_in[i] : make_int2(0, 0);
     }
-    before += tile_left;
+#pragma unroll
+    for (int u = 0; u < kScatterBatch; u++) {
+      const unsigned m = __ballot_sync(0xffffffffu, fl[u]);
+      in_warp[u] = __popc(m & lanes_before);
+      if (lane == 0) wcnt[u][w] = __popc(m);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kScatterBatch; u++) {
+      int wb = 0, tile_left = 0;
+      for (int k = 0; k < kPartThreads / 32; k++) {
+        const int c2 = wcnt[u][k];
+        tile_left += c2;
+        if (k < w) wb += c2;
+      }
+      const int i = s + u * kPartThreads + threadIdx.x;
+      if (i < end) {
+        const int lefts_before = before + wb + in_warp[u];
+        const int dst = fl[u] ? lefts_before : total_left + (i - lefts_before);
+        idx_out[dst] = id[u];
+        gh_out[dst] = v[u];
+      }
+      before += tile_left;
+    }
+    __syncthreads();
   }
   // The last block to finish lays out the two children.
   __threadfence();
@@ -254,6 +320,15 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   if (!last) return;
   __threadfence();
   layout_children(a, c, l, r, lf, total_left);
+}
+
+int columns_launch(const uint32_t *bins, int stride, int nfeat, int nrow, int row0, int n, uint8_t *cols,
+                   cudaStream_t st) {
+  if (n < 1) return HB_OK;
+  const int grid = n / 256 + 1 < 4096 ? n / 256 + 1 : 4096;
+  k_columns<<<grid, 256, 0, st>>>(bins, stride, nfeat, nrow, row0, n, cols);
+  HB_CUDA_TRY(cudaGetLastError(), "the column copy kernel");
+  return HB_OK;
 }
 
 int partition_grid() {
