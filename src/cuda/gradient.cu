@@ -145,6 +145,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     root.splittable = 1;
     root.g = root.h = 0;
     a.leaves[0] = root;
+    c->child_lf[0] = root;
     a.splits[0].feature = -1;
     a.splits[0].gain = -1.0;
     a.leaf_parent[0] = -1;

@@ -48,8 +48,7 @@ struct HistPlan {
 // Which rows a histogram launch sums: the learner's smaller child (read from
 // device memory when the kernel starts) or a list given by the caller.
 struct RowSrc {
-  const Ctl *ctl;          // non-null: leaf ctl->small of `leaves`, into slot ctl->small_slot
-  const Leaf *leaves;
+  const Ctl *ctl;          // non-null: leaf ctl->small (ctl->child_lf[0]), into slot ctl->small_slot
   int *idx[2];             // the learner's two row buffers
   int2 *gh[2];
   Bin *hist;               // the learner's slots
@@ -66,13 +65,15 @@ struct RowSrc {
 __device__ __forceinline__ bool resolve_rows(const RowSrc &s, const int *&idx, const int2 *&gh, int &n,
                                              Bin *&out) {
   if (s.ctl) {
+    // The control block's fields at once (the smaller child is copied into it).
     const Ctl *c = s.ctl;
-    if (c->done || !c->build) return false;
-    const Leaf lf = s.leaves[c->small];
+    const int done = c->done, build = c->build, slot = c->small_slot;
+    const Leaf lf = c->child_lf[0];
+    if (done || !build) return false;
     idx = (lf.side ? s.idx[1] : s.idx[0]) + lf.begin;
     gh = (lf.side ? s.gh[1] : s.gh[0]) + lf.begin;
     n = lf.count;
-    out = s.hist + (size_t)c->small_slot * s.total_bins;
+    out = s.hist + (size_t)slot * s.total_bins;
   } else {
     idx = s.rows;
     gh = s.rows_gh;
@@ -159,6 +160,7 @@ __global__ void __launch_bounds__(kThreads)
 k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
               const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
               const int2 *__restrict__ wslot) {
+  const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
   const int *idx;
@@ -166,7 +168,6 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
   int n;
   Bin *out;
   if (!resolve_rows(src, idx, gh, n, out)) return;
-  const int3 grp = groups[blockIdx.y];
   const int S = grp.z;
   int begin, end, wa, wb;
   if (!block_work(n, grp, begin, end, wa, wb)) return;
@@ -221,6 +222,7 @@ __global__ void __launch_bounds__(kThreads)
 k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
              const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
              const int2 *__restrict__ wslot) {
+  const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
   const int *idx;
@@ -228,7 +230,6 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const 
   int n;
   Bin *out;
   if (!resolve_rows(src, idx, gh, n, out)) return;
-  const int3 grp = groups[blockIdx.y];
   const int S = grp.z;  // even: the 64-bit sums after S ints stay aligned
   int begin, end, wa, wb;
   if (!block_work(n, grp, begin, end, wa, wb)) return;
@@ -499,7 +500,6 @@ int hist_launch(const HistPlan *p, const TreeArgs &a, int mode, cudaStream_t st)
   RowSrc src;
   memset(&src, 0, sizeof src);
   src.ctl = a.ctl;
-  src.leaves = a.leaves;
   src.idx[0] = a.idx[0];
   src.idx[1] = a.idx[1];
   src.gh[0] = a.gh[0];

@@ -128,7 +128,10 @@ struct Leaf {
   long long g, h;          // fixed-point sums (set when its histogram is scanned)
 };
 
-// Control of the tree being grown (one per learner, in device memory).
+// Control of the tree being grown (one per learner, in device memory). The
+// kernels of a split read what they need of it at once, at their start: the
+// leaves they work on are copied in here, so that no kernel reads an index
+// here and then the leaf it names (two dependent memory round trips).
 struct Ctl {
   int done;               // no further split this tree
   int num_leaves;
@@ -139,6 +142,8 @@ struct Ctl {
   int build;              // small's histogram is needed
   int find_small, find_large;
   int nfree;
+  Leaf cur_lf;            // the leaf being split (a copy of leaves[cur_leaf])
+  Leaf child_lf[2];       // copies of leaves[small] and leaves[large] once laid out
   int part_fast;          // this split's partition was done by one block
   int next_slot;          // histogram slot taken when the leaf was picked, cleared by the partition
   unsigned int ticket;    // last-block-done counters (reset by the last block)

@@ -75,37 +75,65 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 }
 }  // namespace
 
-// Lay out the two children of leaf l (segment lf, total_left rows going
-// left) once its rows are scattered: exact counts and sums, which child's
-// histogram is built and which derived, slots, and whether each may split.
-// Run by one whole block.
-static __device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, const Leaf &lf, int total_left) {
-  const int n = lf.count;
+// What the partition kernels read of the control block, all at their start
+// (one round trip): the leaf being split is copied into it (learner.cuh).
+struct PartView {
+  int done, part_fast, l, r, feature, next_slot, num_leaves, nfree;
+  long long lg, lh;  // the split's left sums
+  double scale_h;
+  Leaf lf;
+};
+
+__device__ __forceinline__ PartView part_view(const Ctl *c) {
+  PartView v;
+  v.done = c->done;
+  v.part_fast = c->part_fast;
+  v.l = c->cur_leaf;
+  v.r = c->new_leaf;
+  v.feature = c->cur.feature;
+  v.next_slot = c->next_slot;
+  v.num_leaves = c->num_leaves;
+  v.nfree = c->nfree;
+  v.lg = c->cur.lg;
+  v.lh = c->cur.lh;
+  v.scale_h = c->scale_h;
+  v.lf = c->cur_lf;
+  return v;
+}
+
+// Lay out the two children of the leaf being split (total_left of its rows
+// going left) once its rows are scattered: exact counts and sums, which
+// child's histogram is built and which derived, slots, and whether each may
+// split. Run by one whole block.
+static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView &v, int total_left) {
+  const Leaf &lf = v.lf;
+  const int n = lf.count, l = v.l, r = v.r;
   if (threadIdx.x == 0) {
     const int cl = total_left, cr = n - total_left;
     const int depth = lf.depth + 1;
+    int nfree = v.nfree;
     Leaf L = lf, R = lf;
     L.count = cl;
     L.side = R.side = 1 - lf.side;
     R.begin = lf.begin + cl;
     R.count = cr;
     L.depth = R.depth = depth;
-    L.g = c->cur.lg;
-    L.h = c->cur.lh;
-    R.g = lf.g - c->cur.lg;
-    R.h = lf.h - c->cur.lh;
+    L.g = v.lg;
+    L.h = v.lh;
+    R.g = lf.g - v.lg;
+    R.h = lf.h - v.lh;
     L.slot = R.slot = -1;
     const int node = r - 1;
     a.nodes[node].ln = cl;
     a.nodes[node].rn = cr;
-    const int full = c->num_leaves >= a.max_leaves;
+    const int full = v.num_leaves >= a.max_leaves;
     const int depth_ok = a.max_depth <= 0 || depth < a.max_depth;
-    L.splittable = !full && depth_ok && hb_rule_splittable(cl, (double)L.h * c->scale_h, a.min_data, a.min_hess);
-    R.splittable = !full && depth_ok && hb_rule_splittable(cr, (double)R.h * c->scale_h, a.min_data, a.min_hess);
+    L.splittable = !full && depth_ok && hb_rule_splittable(cl, (double)L.h * v.scale_h, a.min_data, a.min_hess);
+    R.splittable = !full && depth_ok && hb_rule_splittable(cr, (double)R.h * v.scale_h, a.min_data, a.min_hess);
     const int parent_slot = lf.slot;
     if (!L.splittable && !R.splittable) {
-      if (parent_slot >= 0) a.free_slots[c->nfree++] = parent_slot;
-      a.free_slots[c->nfree++] = c->next_slot;
+      if (parent_slot >= 0) a.free_slots[nfree++] = parent_slot;
+      a.free_slots[nfree++] = v.next_slot;
       c->build = 0;
       c->small = c->large = -1;
       c->find_small = c->find_large = 0;
@@ -116,16 +144,19 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, 
       const Leaf &B = small == l ? R : L;
       c->small = small;
       c->large = small == l ? r : l;
+      c->child_lf[0] = S;
+      c->child_lf[1] = B;
       c->find_small = S.splittable;
       c->find_large = B.splittable;
-      c->small_slot = c->next_slot;
+      c->small_slot = v.next_slot;
       c->parent_slot = parent_slot;
       c->build = 1;
       if (!B.splittable) {  // the larger child needs no histogram: the parent's slot is free now
-        a.free_slots[c->nfree++] = parent_slot;
+        a.free_slots[nfree++] = parent_slot;
         c->parent_slot = -1;
       }
     }
+    c->nfree = nfree;
     a.leaves[l] = L;
     a.leaves[r] = R;
     c->ticket2 = 0;
@@ -135,10 +166,10 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, int l, int r, 
 
 // Clear this block's share of the slot the smaller child's histogram will
 // sum into (the histogram kernel adds with atomics).
-__device__ __forceinline__ void clear_slot_share(const TreeArgs &a, const Ctl *c) {
+__device__ __forceinline__ void clear_slot_share(const TreeArgs &a, int slot) {
   const int per = (a.total_bins + gridDim.x - 1) / gridDim.x;
   const int k0 = blockIdx.x * per, k1 = k0 + per < a.total_bins ? k0 + per : a.total_bins;
-  Bin *h = a.hist + (size_t)c->next_slot * a.total_bins;
+  Bin *h = a.hist + (size_t)slot * a.total_bins;
   for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) h[k] = Bin{0, 0};
 }
 
@@ -161,23 +192,24 @@ __global__ void k_columns(const uint32_t *__restrict__ bins, int stride, int nfe
 __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
-  if (c->done) return;
   __shared__ uint32_t sbits[kBinWords];
   __shared__ int tmp[32];
-  const Leaf lf = a.leaves[c->cur_leaf];
+  const PartView v = part_view(c);
+  if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
+  if (v.done) return;
+  const Leaf &lf = v.lf;
   // The split feature's column: the rows of a large leaf (ascending: the
   // partition is stable) share its 32-byte sectors, where row-major bins
   // cost a sector per row for one byte.
-  const uint8_t *col = a.cols + (size_t)c->cur.feature * a.nrow;
-  if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
-  clear_slot_share(a, c);
+  const uint8_t *col = a.cols + (size_t)v.feature * a.nrow;
+  clear_slot_share(a, v.next_slot);
   __syncthreads();
   const int *idx = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
   if (lf.count <= kFastRows) {
     // A small leaf: block 0 does the whole partition and the layout; the
     // scatter kernel has nothing left to do.
     if (blockIdx.x != 0) return;
-    const int n = lf.count, l = c->cur_leaf, r = c->new_leaf;
+    const int n = lf.count;
     int fl[kFastPer], mine = 0;
 #pragma unroll
     for (int k = 0; k < kFastPer; k++) {
@@ -208,7 +240,7 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
       before += tile_left;
     }
     if (threadIdx.x == 0) c->part_fast = 1;
-    layout_children(a, c, l, r, lf, total_left);
+    layout_children(a, c, v, total_left);
     return;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) c->part_fast = 0;
@@ -242,11 +274,11 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
 __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
-  if (c->done || c->part_fast) return;
+  const PartView v = part_view(c);
+  if (v.done || v.part_fast) return;
   __shared__ int tmp[32];
   __shared__ int s_total_left, s_before;
-  const int l = c->cur_leaf, r = c->new_leaf;
-  const Leaf lf = a.leaves[l];
+  const Leaf &lf = v.lf;
   const int n = lf.count;
   // Left rows of the whole segment and of the chunks before this one.
   int tl = 0, bf = 0;
@@ -319,7 +351,7 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   __syncthreads();
   if (!last) return;
   __threadfence();
-  layout_children(a, c, l, r, lf, total_left);
+  layout_children(a, c, v, total_left);
 }
 
 int columns_launch(const uint32_t *bins, int stride, int nfeat, int nrow, int row0, int n, uint8_t *cols,

@@ -97,9 +97,14 @@ static __device__ void block_scan3(long long &g, long long &h, int &c, long long
   __syncthreads();
 }
 
-__device__ __forceinline__ double cand_gain(const TreeArgs &a, const Ctl *c, long long gl, long long hl, int nl,
+// This tree's fixed-point scales (integer sums times these are the sums).
+struct Scales {
+  double g, h;
+};
+
+__device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, long long gl, long long hl, int nl,
                                             double Gd, double Hd, int n, double l2, double parent) {
-  return hb_rule_split_gain((double)gl * c->scale_g, (double)hl * c->scale_h, nl, Gd, Hd, n, a.l1, l2, parent,
+  return hb_rule_split_gain((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent,
                             a.min_data, a.min_hess, a.min_gain);
 }
 
@@ -108,10 +113,6 @@ __device__ __forceinline__ void copy_split(Split *dst, const Split *src) {
   const uint32_t *s = (const uint32_t *)src;
   uint32_t *d = (uint32_t *)dst;
   for (int k = threadIdx.x; k < (int)(sizeof(Split) / 4); k += blockDim.x) d[k] = s[k];
-}
-
-__device__ __forceinline__ void push_slot(Ctl *c, int *free_slots, int s) {
-  if (s >= 0) free_slots[c->nfree++] = s;
 }
 
 struct Shared {
@@ -128,7 +129,7 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
-static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, long long bg, long long bh, int n,
+static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long long bg, long long bh, int n,
                        Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
@@ -156,16 +157,16 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
     res.tg = G;
     res.th = H;
   }
-  const double Gd = (double)G * c->scale_g, Hd = (double)H * c->scale_h;
+  const double Gd = (double)G * sc.g, Hd = (double)H * sc.h;
   if (!hb_rule_splittable(n, Hd, a.min_data, a.min_hess)) return;
   const double cf = hb_rule_count_factor(n, Hd);
-  const int cnt = t < nb ? hb_rule_count((double)bh * c->scale_h, cf) : 0;
+  const int cnt = t < nb ? hb_rule_count((double)bh * sc.h, cf) : 0;
   if (!a.is_cat[f]) {
     // Numeric: value bins 0..M-1, missing bin M; thresholds t in [0, M-1).
     const int M = nb - 1;
     const long long na_g = na_g0, na_h = na_h0;
-    const int na_n = hb_rule_count((double)na_h * c->scale_h, cf);
-    const bool has_na = hb_rule_has_missing(na_n, (double)na_h * c->scale_h, Hd);
+    const int na_n = hb_rule_count((double)na_h * sc.h, cf);
+    const bool has_na = hb_rule_has_missing(na_n, (double)na_h * sc.h, Hd);
     const bool in = t < M - 1;
     long long pg = in ? bg : 0, ph = in ? bh : 0;
     int pc = in ? cnt : 0;
@@ -176,14 +177,14 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
     long long lg = 0, lh = 0;
     int ln = 0;
     if (in) {
-      best.gain = cand_gain(a, c, pg, ph, pc, Gd, Hd, n, a.l2, parent);
+      best.gain = cand_gain(a, sc, pg, ph, pc, Gd, Hd, n, a.l2, parent);
       best.idx = 2 * t;
       dl = has_na ? 0 : pc >= n - pc;
       lg = pg;
       lh = ph;
       ln = pc;
       if (has_na) {
-        Cand c2 = {cand_gain(a, c, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
+        Cand c2 = {cand_gain(a, sc, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
         if (better(c2, best)) {
           best = c2;
           dl = 1;
@@ -195,7 +196,7 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
     }
     Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
     if (t == 0 && has_na) {
-      c3.gain = cand_gain(a, c, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
+      c3.gain = cand_gain(a, sc, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
       c3.idx = 2 * (M - 1);
     }
     const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
@@ -235,7 +236,7 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
   // Categorical: bins (the missing bin among them) with enough rows, ordered
   // by G / (H + cat_smooth), ties by bin; prefixes from both ends.
   const bool keep = t < nb && cnt > 0 && cnt >= a.min_data_per_group;
-  sm.key[t] = keep ? hb_rule_cat_key((double)bg * c->scale_g, (double)bh * c->scale_h, a.cat_smooth) : 0.0;
+  sm.key[t] = keep ? hb_rule_cat_key((double)bg * sc.g, (double)bh * sc.h, a.cat_smooth) : 0.0;
   sm.bin[t] = keep ? t : kThreads + t;  // not kept: after every kept bin, in bin order
   sm.g[t] = bg;
   sm.h[t] = bh;
@@ -285,7 +286,7 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
   long long lg = 0, lh = 0;
   int ln = 0;
   if (t < kmax) {  // candidate k = t + 1 from each end
-    best.gain = cand_gain(a, c, pg, ph, pc, Gd, Hd, n, l2c, parent);
+    best.gain = cand_gain(a, sc, pg, ph, pc, Gd, Hd, n, l2c, parent);
     best.idx = t;
     lg = pg;
     lh = ph;
@@ -296,7 +297,7 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
       const int q = mcat - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
-      Cand c1 = {cand_gain(a, c, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
+      Cand c1 = {cand_gain(a, sc, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
       if (better(c1, best)) {
         best = c1;
         lg = g1;
@@ -329,31 +330,156 @@ static __device__ void search(const TreeArgs &a, const Ctl *c, int f, int nb, lo
 
 }  // namespace
 
-// The leaf with the best pending split (ties: the lowest leaf) is split
-// next: its split is recorded as the next internal node, and the control
-// block says which leaf the partition kernels take. Run by one whole block.
-static __device__ void pick_next(const TreeArgs &a, Cand *tmp) {
+// The three best candidates of the block at once (two barriers): each
+// child's best feature and the best pending split of the other leaves.
+static __device__ void block_best3(Cand &x, Cand &y, Cand &z, Cand (*tmp)[kWarps]) {
+  x = warp_best(x);
+  y = warp_best(y);
+  z = warp_best(z);
+  const int w = threadIdx.x >> 5;
+  if ((threadIdx.x & 31) == 0) {
+    tmp[0][w] = x;
+    tmp[1][w] = y;
+    tmp[2][w] = z;
+  }
+  __syncthreads();
+  x = tmp[0][0];
+  y = tmp[1][0];
+  z = tmp[2][0];
+  for (int k = 1; k < (int)(blockDim.x >> 5); k++) {
+    if (better(tmp[0][k], x)) x = tmp[0][k];
+    if (better(tmp[1][k], y)) y = tmp[1][k];
+    if (better(tmp[2][k], z)) z = tmp[2][k];
+  }
+  __syncthreads();
+}
+
+constexpr int kSplitWords = (int)(sizeof(Split) / 4);
+
+// What k_split reads of the control block, all at its start.
+struct CtlView {
+  int done, num_leaves, nfree;
+  int small, large, find_small, find_large, small_slot, parent_slot;
+  int count;  // rows of this block's child
+  Scales sc;
+};
+
+struct Tail {
+  Cand best[3][kWarps];
+  uint32_t rec[3][kSplitWords];  // the children's best splits, the chosen leaf's
+  Leaf lf;                       // the chosen leaf
+  int parent, top;               // its parent (node * 2 + side, -1 the root), the free slot on top
+};
+
+// Run by the last block of k_split: record each child's best split, then
+// split next the leaf with the best pending split (ties: the lowest leaf):
+// its split becomes the next internal node, and the control block says
+// which leaf the partition kernels take. Everything the choice needs is read
+// in one round of loads (the features' bests, the other leaves' pending
+// gains), the chosen leaf's record in a second, and the rest is writes.
+static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   Ctl *c = a.ctl;
-  const int nl = c->num_leaves;
-  Cand best = {-1.0, INT_MAX};
-  for (int l = threadIdx.x; l < nl; l += blockDim.x) {
-    if (a.splits[l].feature >= 0) {
-      Cand cl = {a.splits[l].gain, l};
-      if (better(cl, best)) best = cl;
+  const int t = threadIdx.x, F = a.nfeat;
+  const int nl = v.num_leaves, ch[2] = {v.small, v.large};
+  const int fnd[2] = {v.find_small, v.find_large}, slot[2] = {v.small_slot, v.parent_slot};
+  int nfree = v.nfree;
+  Cand b[2] = {{-1.0, INT_MAX}, {-1.0, INT_MAX}}, other = {-1.0, INT_MAX};
+#pragma unroll
+  for (int y = 0; y < 2; y++) {
+    if (ch[y] < 0) continue;
+    for (int ff = t; ff < F; ff += blockDim.x) {
+      const Split &s = a.fbest[y * F + ff];
+      if (s.feature >= 0) {
+        const Cand cf = {s.gain, ff};
+        if (better(cf, b[y])) b[y] = cf;
+      }
     }
   }
-  const Cand win = block_best(best, tmp);
-  if (!(win.gain > 0) || nl >= a.max_leaves) {
-    if (threadIdx.x == 0) c->done = 1;
+  for (int l = t; l < nl; l += blockDim.x) {
+    if (l == ch[0] || l == ch[1]) continue;
+    const Split &s = a.splits[l];
+    if (s.feature >= 0) {
+      const Cand cl = {s.gain, l};
+      if (better(cl, other)) other = cl;
+    }
+  }
+  if (t == 0) tl.top = nfree > 0 ? a.free_slots[nfree - 1] : -1;
+  block_best3(b[0], b[1], other, tl.best);
+  Cand pick = other;  // by leaf
+#pragma unroll
+  for (int y = 0; y < 2; y++) {
+    const Cand cc = {b[y].gain, ch[y]};
+    if (b[y].gain > 0 && better(cc, pick)) pick = cc;
+  }
+  const bool done = !(pick.gain > 0) || nl >= a.max_leaves;
+  const int l = pick.idx, r = nl, node = nl - 1;
+  const int pick_y = done ? -1 : l == ch[0] ? 0 : l == ch[1] ? 1 : 2;
+  // Second round: the children's records and, for another leaf, its own.
+  for (int k = t; k < 3 * kSplitWords; k += blockDim.x) {
+    const int y = k / kSplitWords, w = k - y * kSplitWords;
+    const Cand by = y == 0 ? b[0] : b[1];
+    const Split *src = y < 2 ? (by.gain > 0 ? &a.fbest[y * F + by.idx] : NULL) : (pick_y == 2 ? &a.splits[l] : NULL);
+    if (src) tl.rec[y][w] = ((const uint32_t *)src)[w];
+  }
+  if (t == 0 && !done) {
+    tl.parent = a.leaf_parent[l];
+    tl.lf = a.leaves[l];
+  }
+  __syncthreads();
+  // The children: their best splits (the one split now is consumed), sums, slots.
+  int pushed = 0, last_pushed = -1;
+#pragma unroll
+  for (int y = 0; y < 2; y++) {
+    if (ch[y] < 0) continue;
+    const Split &rs = *(const Split *)tl.rec[y];
+    if (b[y].gain > 0) {
+      if (y != pick_y)
+        for (int w = t; w < kSplitWords; w += blockDim.x) ((uint32_t *)&a.splits[ch[y]])[w] = tl.rec[y][w];
+      if (t == 0) {
+        a.leaves[ch[y]].g = rs.tg;
+        a.leaves[ch[y]].h = rs.th;
+        a.leaves[ch[y]].slot = slot[y];
+      }
+    } else {
+      // the smaller child's slot is free once the larger one is derived;
+      // the larger child's slot only when it was searched (else the
+      // partition freed the parent's slot already)
+      if ((y == 0 || fnd[y]) && slot[y] >= 0) {
+        if (t == 0) a.free_slots[nfree] = slot[y];
+        nfree++;
+        pushed = 1;
+        last_pushed = slot[y];
+      }
+      if (t == 0) a.leaves[ch[y]].slot = -1;
+    }
+    if (t == 0 && (y == pick_y || !(b[y].gain > 0))) {
+      a.splits[ch[y]].feature = -1;
+      a.splits[ch[y]].gain = -1.0;
+    }
+  }
+  if (done) {
+    if (t == 0) {
+      c->done = 1;
+      c->nfree = nfree;
+      c->ticket = 0;
+    }
     return;
   }
-  const int l = win.idx, r = nl, node = nl - 1;
-  const Split &s = a.splits[l];
-  copy_split(&c->cur, &s);
+  const uint32_t *rw = tl.rec[pick_y];
+  const Split &s = *(const Split *)rw;
+  for (int w = t; w < kSplitWords; w += blockDim.x) ((uint32_t *)&c->cur)[w] = rw[w];
   NodeOut &o = a.nodes[node];
   NodeRoute &rt = a.route[node];
-  if (threadIdx.x < kBinWords) rt.bins[threadIdx.x] = o.bins[threadIdx.x] = s.bins[threadIdx.x];
-  if (threadIdx.x == 0) {
+  if (t < kBinWords) rt.bins[t] = o.bins[t] = s.bins[t];
+  if (t == 0) {
+    Leaf lf = tl.lf;
+    if (pick_y < 2) {  // a child: its sums and slot are set above, in this kernel
+      lf.g = s.tg;
+      lf.h = s.th;
+      lf.slot = slot[pick_y];
+    }
+    const long long pg = lf.g, ph = lf.h;
+    c->cur_lf = lf;
     c->cur_leaf = l;
     c->new_leaf = r;
     o.leaf = l;
@@ -363,27 +489,30 @@ static __device__ void pick_next(const TreeArgs &a, Cand *tmp) {
     o.gain = s.gain;
     o.lg = s.lg;
     o.lh = s.lh;
-    o.rg = a.leaves[l].g - s.lg;
-    o.rh = a.leaves[l].h - s.lh;
+    o.rg = pg - s.lg;
+    o.rh = ph - s.lh;
     rt.feature = s.feature;
-    const int p = a.leaf_parent[l];
+    const int p = tl.parent;
     if (p >= 0) {
-      if (a.route[p].left == ~l) a.route[p].left = node;
-      else a.route[p].right = node;
+      if (p & 1) a.route[p >> 1].right = node;
+      else a.route[p >> 1].left = node;
     }
     rt.left = ~l;
     rt.right = ~r;
-    a.leaf_parent[l] = node;
-    a.leaf_parent[r] = node;
-  }
-  __syncthreads();  // everyone has read splits[l] before it is cleared
-  if (threadIdx.x == 0) {
-    a.splits[l].feature = -1;
+    a.leaf_parent[l] = 2 * node;
+    a.leaf_parent[r] = 2 * node + 1;
+    if (pick_y == 2) {
+      a.splits[l].feature = -1;
+      a.splits[l].gain = -1.0;
+    }
     a.splits[r].feature = -1;
+    a.splits[r].gain = -1.0;
     c->num_leaves = nl + 1;
     // A slot for the smaller child's histogram, cleared by the partition's
     // blocks (a free one exists: at most num_leaves < max_leaves are held).
-    c->next_slot = a.free_slots[--c->nfree];
+    c->next_slot = pushed ? last_pushed : tl.top;
+    c->nfree = nfree - 1;
+    c->ticket = 0;
   }
 }
 
@@ -391,31 +520,49 @@ static __device__ void pick_next(const TreeArgs &a, Cand *tmp) {
 // histogram was just built; child 1 the larger, whose histogram is first
 // made as parent minus smaller, in the parent's slot).
 __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
-  HB_WAIT_PREVIOUS();
-  Ctl *c = a.ctl;
-  if (c->done) return;
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
   const int y = pair >= F, f = y ? pair - F : pair;
+  // What does not change within a tree, read before waiting.
+  const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f];
+  HB_WAIT_PREVIOUS();
+  Ctl *c = a.ctl;
+  // The control block's fields at once (one round trip), then the decision.
+  CtlView v;
+  v.done = c->done;
+  v.num_leaves = c->num_leaves;
+  v.nfree = c->nfree;
+  v.small = c->small;
+  v.large = c->large;
+  v.find_small = c->find_small;
+  v.find_large = c->find_large;
+  v.small_slot = c->small_slot;
+  v.parent_slot = c->parent_slot;
+  v.count = c->child_lf[y].count;
+  v.sc.g = c->scale_g;
+  v.sc.h = c->scale_h;
+  if (v.done) return;
   __shared__ Split res;
-  __shared__ Shared sm;
-  const int child = y ? c->large : c->small;
-  const int find = child >= 0 && (y ? c->find_large : c->find_small);
-  if (find && a.usable[f]) {
-    const int nb = a.nbin[f];
+  __shared__ union {
+    Shared search;
+    Tail tail;
+  } sm;
+  const int child = y ? v.large : v.small;
+  const int find = child >= 0 && (y ? v.find_large : v.find_small);
+  if (find && usable) {
     long long bg = 0, bh = 0;
     if (t < nb) {
-      Bin *hb = a.hist + (size_t)(y ? c->parent_slot : c->small_slot) * a.total_bins + a.hoff[f];
-      Bin v = hb[t];
+      Bin *hb = a.hist + (size_t)(y ? v.parent_slot : v.small_slot) * a.total_bins + hoff;
+      Bin hv = hb[t];
       if (y) {  // larger child = parent - smaller child, kept in the parent's slot
-        const Bin s = a.hist[(size_t)c->small_slot * a.total_bins + a.hoff[f] + t];
-        v.g -= s.g;
-        v.h -= s.h;
-        hb[t] = v;
+        const Bin s = a.hist[(size_t)v.small_slot * a.total_bins + hoff + t];
+        hv.g -= s.g;
+        hv.h -= s.h;
+        hb[t] = hv;
       }
-      bg = v.g;
-      bh = v.h;
+      bg = hv.g;
+      bh = hv.h;
     }
-    search(a, c, f, nb, bg, bh, a.leaves[child].count, res, sm);
+    search(a, v.sc, f, nb, bg, bh, v.count, res, sm.search);
     __syncthreads();
     copy_split(&a.fbest[pair], &res);
   } else if (t == 0) {
@@ -430,40 +577,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   __syncthreads();
   if (!last) return;
   __threadfence();
-  for (int yy = 0; yy < 2; yy++) {
-    const int ch = yy ? c->large : c->small;
-    if (ch < 0) continue;
-    Cand best = {-1.0, INT_MAX};
-    for (int ff = t; ff < F; ff += blockDim.x) {
-      const Split &s = a.fbest[yy * F + ff];
-      if (s.feature >= 0) {
-        Cand cf = {s.gain, ff};
-        if (better(cf, best)) best = cf;
-      }
-    }
-    const Cand win = block_best(best, sm.cand);
-    const int fnd = yy ? c->find_large : c->find_small;
-    const int slot = yy ? c->parent_slot : c->small_slot;
-    if (win.gain > 0) {
-      copy_split(&a.splits[ch], &a.fbest[yy * F + win.idx]);
-      if (t == 0) {
-        a.leaves[ch].g = a.fbest[yy * F + win.idx].tg;
-        a.leaves[ch].h = a.fbest[yy * F + win.idx].th;
-        a.leaves[ch].slot = slot;
-      }
-    } else if (t == 0) {
-      a.splits[ch].feature = -1;
-      a.splits[ch].gain = -1.0;
-      // the smaller child's slot is free once the larger one is derived;
-      // the larger child's slot only when it was searched (else the
-      // partition freed the parent's slot already)
-      if (yy == 0 || fnd) push_slot(c, a.free_slots, slot);
-      a.leaves[ch].slot = -1;
-    }
-    __syncthreads();
-  }
-  if (t == 0) c->ticket = 0;
-  pick_next(a, sm.cand);
+  finish(a, v, sm.tail);
 }
 
 int split_launch(const TreeArgs &a, cudaStream_t st) {
