@@ -76,12 +76,14 @@
   stats::terms(eval(expr, baseenv()))
 }
 
-# Build the "histboost" object from a model text (training, hb_load, edits).
-.hb_model_from_text <- function(text, call = NULL) {
+# Build the "histboost" object from a model text (training, hb_load, edits);
+# `ptr`, when given, is the native model the text describes (training hands
+# over the one it grew rather than have it parsed back).
+.hb_model_from_text <- function(text, call = NULL, ptr = NULL) {
   if (!is.character(text) || length(text) != 1L || is.na(text)) {
     .hb_format_error("`model_text` must be a single string holding a histboost model.")
   }
-  ptr <- .Call(C_hb_model_load, text)
+  if (is.null(ptr)) ptr <- .Call(C_hb_model_load, text)
   info <- .Call(C_hb_model_info, ptr)
   meta <- info$meta
   tasks <- names(.HB_OBJECTIVES)

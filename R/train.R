@@ -348,10 +348,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                      early_stopping_rounds = early_stopping_rounds, eval_metric = eval_metric,
                      device = device), quant)
   meta <- .hb_meta_encode(task, r_params, evaluation_log, best_score)
-  text <- .Call(C_hb_booster_model_text, booster, meta, best_iter)
+  # The text and the model it describes (not parsed back from the text).
+  done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE)
   prof <- if (profile) .Call(C_hb_booster_profile, booster, NULL)
   .Call(C_hb_booster_free, booster)
-  fit <- .hb_model_from_text(text, call = call)
+  fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])
   if (!is.null(prof)) {
     fit$gpu_profile <- stats::setNames(as.list(prof), c("round_ms", "partition_ms", "hist_ms", "split_ms",
                                                         "hist_bytes", "splits", "rounds"))

@@ -212,8 +212,9 @@ SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric) {
 }
 
 /* Store R-side extras (named character `meta`) and the best iteration
- * (0: none) in the booster's model, then serialize it: character(1). */
-SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration) {
+ * (0: none) in the booster's model, then serialize it: character(1); with
+ * `release` TRUE, list(text, model pointer), the booster keeping no model. */
+SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration, SEXP release) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   hb_model_t *m = hb_booster_model(b);
   int best = hb_r_int(best_iteration, "best_iteration");
@@ -232,7 +233,23 @@ SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration) {
     }
   }
   m->best_iteration = best;
-  return hb_r_model_text(m);
+  SEXP text = PROTECT(hb_r_model_text(m));
+  if (!Rf_asLogical(release)) {
+    UNPROTECT(1);
+    return text;
+  }
+  /* The model itself too, taken from the booster: what parsing the text would
+   * give back (the text holds every field exactly, and the thread count as 0),
+   * without parsing it. */
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, text);
+  SEXP ptr = PROTECT(hb_r_model_ptr(NULL));  /* allocated before the model changes hands */
+  SET_VECTOR_ELT(out, 1, ptr);
+  m = hb_booster_release_model(b);
+  m->config.nthreads = 0;
+  R_SetExternalPtrAddr(ptr, m);
+  UNPROTECT(3);
+  return out;
 }
 
 /* GPU profiling: `on` (integer or NULL) switches it; returns the counts so

@@ -43,6 +43,10 @@ SEXP C_hb_model_load(SEXP text) {
      * except when memory ran out. */
     hb_r_throw_status(st == HB_ERR_NOMEM ? st : HB_ERR_FORMAT, "`model_text`");
   }
+  return hb_r_model_ptr(m);
+}
+
+SEXP hb_r_model_ptr(hb_model_t *m) {
   SEXP ptr = PROTECT(R_MakeExternalPtr(m, hb_r_tag_model, R_NilValue));
   R_RegisterCFinalizerEx(ptr, model_finalize, TRUE);
   UNPROTECT(1);

@@ -48,9 +48,11 @@ double hb_r_wall_seconds(void);
 #include "engine/config.h"
 SEXP hb_r_config_list(const hb_config_t *cfg);
 
-/* A model's text form as character(1) (r_model.c). */
+/* A model's text form as character(1), and a model as an external pointer
+ * that owns it (r_model.c). */
 #include "engine/model.h"
 SEXP hb_r_model_text(const hb_model_t *m);
+SEXP hb_r_model_ptr(hb_model_t *m);
 
 /* Tags of the package's external pointers (installed at load). */
 extern SEXP hb_r_tag_dataset, hb_r_tag_booster, hb_r_tag_model;

@@ -60,19 +60,21 @@
 #include <string.h>
 #include "model_io.h"
 #include "error.h"
+#include "threads.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 #define CANON_NAN_BITS 0x7ff8000000000000ULL
 
-static uint64_t fnv1a(const char *p, size_t n) {
-  uint64_t h = FNV_OFFSET;
+static uint64_t fnv1a_more(uint64_t h, const char *p, size_t n) {
   for (size_t i = 0; i < n; i++) {
     h ^= (unsigned char)p[i];
     h *= FNV_PRIME;
   }
   return h;
 }
+
+static uint64_t fnv1a(const char *p, size_t n) { return fnv1a_more(FNV_OFFSET, p, n); }
 
 static uint64_t dbl_bits(double x) {
   uint64_t u;
@@ -295,7 +297,7 @@ static void sb_put(sbuf_t *b, const char *s, size_t n) {
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n + 1) cap *= 2;
-    char *p = hb_realloc(b->buf, cap);
+    char *p = realloc(b->buf, cap);  /* not hb_realloc: it may run on a worker thread (the caller reports) */
     if (!p) {
       b->failed = 1;
       return;
@@ -328,6 +330,20 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...) {
   sb_put(b, tmp, (size_t)n);
 }
 
+/* v in decimal, as "%d" writes it (these lists are most of a model's text,
+ * and vsnprintf per value dominated writing it). */
+static void sb_int(sbuf_t *b, int v) {
+  char tmp[12];
+  int k = (int)sizeof tmp;
+  unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+  do {
+    tmp[--k] = (char)('0' + u % 10u);
+    u /= 10u;
+  } while (u);
+  if (v < 0) tmp[--k] = '-';
+  sb_put(b, tmp + k, sizeof tmp - (size_t)k);
+}
+
 /* s percent-encoded (NULL written as the empty string). */
 static void sb_str(sbuf_t *b, const char *s) {
   static const char hex[] = "0123456789ABCDEF";
@@ -353,7 +369,10 @@ static void sb_double(sbuf_t *b, double x) {
   } else if (isinf(x)) {
     sb_puts(b, x > 0 ? "inf" : "-inf");
   } else {
-    sb_printf(b, "%.17g", x);
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%.17g", x);
+    if (n < 0 || (size_t)n >= sizeof tmp) b->failed = 1;
+    else sb_put(b, tmp, (size_t)n);
   }
 }
 
@@ -364,19 +383,30 @@ static void sb_kv_str(sbuf_t *b, const char *key, const char *s) {
   sb_put(b, "\n", 1);
 }
 
-static void sb_kv_int(sbuf_t *b, const char *key, int v) { sb_printf(b, "%s=%d\n", key, v); }
+static void sb_kv_int(sbuf_t *b, const char *key, int v) {
+  sb_puts(b, key);
+  sb_put(b, "=", 1);
+  sb_int(b, v);
+  sb_put(b, "\n", 1);
+}
 
 static void sb_ints(sbuf_t *b, const char *key, const int *a, int n) {
   sb_puts(b, key);
   sb_put(b, "=", 1);
-  for (int i = 0; i < n; i++) sb_printf(b, i ? " %d" : "%d", a[i]);
+  for (int i = 0; i < n; i++) {
+    if (i) sb_put(b, " ", 1);
+    sb_int(b, a[i]);
+  }
   sb_put(b, "\n", 1);
 }
 
 static void sb_u8s(sbuf_t *b, const char *key, const uint8_t *a, int n) {
   sb_puts(b, key);
   sb_put(b, "=", 1);
-  for (int i = 0; i < n; i++) sb_printf(b, i ? " %u" : "%u", (unsigned)a[i]);
+  for (int i = 0; i < n; i++) {
+    if (i) sb_put(b, " ", 1);
+    sb_int(b, a[i]);
+  }
   sb_put(b, "\n", 1);
 }
 
@@ -397,7 +427,8 @@ static void sb_hex32s(sbuf_t *b, const char *key, const uint32_t *a, int n) {
   sb_put(b, "\n", 1);
 }
 
-static void write_body(sbuf_t *b, const hb_model_t *m) {
+/* Everything before the trees. */
+static void write_head(sbuf_t *b, const hb_model_t *m) {
   sb_puts(b, "[config]\n");
   for (int k = 0; k < N_CFG_KEYS; k++) {
     const char *p = (const char *)&m->config + CFG_KEYS[k].off;
@@ -465,35 +496,40 @@ static void write_body(sbuf_t *b, const hb_model_t *m) {
     for (int k = 0; k < m->trees_per_iter; k++) sb_puts(b, k ? " 0" : "0");
     sb_put(b, "\n", 1);
   }
-  for (int i = 0; i < m->num_trees && !b->failed; i++) {
-    const hb_tree_t *t = m->trees[i];
-    int L = t->num_leaves, ni = L - 1;
-    sb_printf(b, "[tree %d]\n", i);
-    sb_kv_int(b, "num_leaves", L);
-    sb_ints(b, "split_feature", t->split_feature, ni);
-    sb_ints(b, "threshold_bin", t->threshold_bin, ni);
-    sb_doubles(b, "threshold", t->threshold, ni);
-    sb_u8s(b, "decision", t->decision, ni);
-    sb_ints(b, "cat_begin", t->cat_begin, ni);
-    sb_ints(b, "cat_nwords", t->cat_nwords, ni);
-    sb_ints(b, "left", t->left, ni);
-    sb_ints(b, "right", t->right, ni);
-    sb_doubles(b, "split_gain", t->split_gain, ni);
-    sb_doubles(b, "internal_value", t->internal_value, ni);
-    sb_doubles(b, "internal_hess", t->internal_hess, ni);
-    sb_ints(b, "internal_count", t->internal_count, ni);
-    sb_doubles(b, "leaf_value", t->leaf_value, L);
-    sb_doubles(b, "leaf_hess", t->leaf_hess, L);
-    sb_ints(b, "leaf_count", t->leaf_count, L);
-    sb_ints(b, "leaf_parent", t->leaf_parent, L);
-    sb_ints(b, "leaf_depth", t->leaf_depth, L);
-    sb_kv_int(b, "num_cat_words", t->cat_nbits_words);
-    sb_hex32s(b, "cat_bits", t->cat_bits, t->cat_nbits_words);
-  }
-  sb_puts(b, "end\n");
 }
 
-/* Serialize m (validated first: an inconsistent model is HB_ERR_INTERNAL, never written). */
+/* Tree i's section. */
+static void write_tree(sbuf_t *b, const hb_tree_t *t, int i) {
+  int L = t->num_leaves, ni = L - 1;
+  sb_puts(b, "[tree ");
+  sb_int(b, i);
+  sb_puts(b, "]\n");
+  sb_kv_int(b, "num_leaves", L);
+  sb_ints(b, "split_feature", t->split_feature, ni);
+  sb_ints(b, "threshold_bin", t->threshold_bin, ni);
+  sb_doubles(b, "threshold", t->threshold, ni);
+  sb_u8s(b, "decision", t->decision, ni);
+  sb_ints(b, "cat_begin", t->cat_begin, ni);
+  sb_ints(b, "cat_nwords", t->cat_nwords, ni);
+  sb_ints(b, "left", t->left, ni);
+  sb_ints(b, "right", t->right, ni);
+  sb_doubles(b, "split_gain", t->split_gain, ni);
+  sb_doubles(b, "internal_value", t->internal_value, ni);
+  sb_doubles(b, "internal_hess", t->internal_hess, ni);
+  sb_ints(b, "internal_count", t->internal_count, ni);
+  sb_doubles(b, "leaf_value", t->leaf_value, L);
+  sb_doubles(b, "leaf_hess", t->leaf_hess, L);
+  sb_ints(b, "leaf_count", t->leaf_count, L);
+  sb_ints(b, "leaf_parent", t->leaf_parent, L);
+  sb_ints(b, "leaf_depth", t->leaf_depth, L);
+  sb_kv_int(b, "num_cat_words", t->cat_nbits_words);
+  sb_hex32s(b, "cat_bits", t->cat_bits, t->cat_nbits_words);
+}
+
+/* Serialize m (validated first: an inconsistent model is HB_ERR_INTERNAL,
+ * never written). The trees, most of the text, are written in parallel, in
+ * chunks of consecutive trees joined in order: the text is the same whatever
+ * the thread count. */
 int hb_model_to_string(const hb_model_t *m, char **out, size_t *len) {
   if (!out || !len) return hb_error_set(HB_ERR_INPUT, "no output given");
   *out = NULL;
@@ -501,15 +537,51 @@ int hb_model_to_string(const hb_model_t *m, char **out, size_t *len) {
   if (!m) return hb_error_set(HB_ERR_INPUT, "no model given");
   int st = check_model(m, "cannot save an inconsistent model: ", HB_ERR_INTERNAL);
   if (st) return st;
-  sbuf_t body = {0}, all = {0};
-  write_body(&body, m);
-  if (!body.failed) {
-    sb_printf(&all, "histboost_model\nformat_version=%d\nchecksum=%016llx\n", HB_MODEL_FORMAT_VERSION,
-              (unsigned long long)fnv1a(body.buf, body.len));
-    sb_put(&all, body.buf, body.len);
+  enum { TREES_PER_CHUNK = 16 };
+  const int nt = m->num_trees, nchunk = (nt + TREES_PER_CHUNK - 1) / TREES_PER_CHUNK;
+  sbuf_t head = {0}, all = {0};
+  sbuf_t *parts = hb_calloc((size_t)(nchunk > 0 ? nchunk : 1), sizeof *parts);
+  if (!parts) return hb_error_set(HB_ERR_NOMEM, "out of memory writing the model text");
+  write_head(&head, m);
+  int nth = hb_threads_use(m->config.nthreads);
+  if (nth > nchunk) nth = nchunk > 0 ? nchunk : 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic)
+#endif
+  for (int c = 0; c < nchunk; c++) {
+    const int i1 = (c + 1) * TREES_PER_CHUNK < nt ? (c + 1) * TREES_PER_CHUNK : nt;
+    for (int i = c * TREES_PER_CHUNK; i < i1; i++) write_tree(&parts[c], m->trees[i], i);
   }
-  hb_free(body.buf);
-  if (body.failed || all.failed) {
+  static const char end[] = "end\n";
+  int failed = head.failed;
+  size_t body = head.len + sizeof end - 1;
+  for (int c = 0; c < nchunk; c++) {
+    failed |= parts[c].failed;
+    body += parts[c].len;
+  }
+  if (!failed) {
+    uint64_t h = fnv1a_more(FNV_OFFSET, head.buf, head.len);
+    for (int c = 0; c < nchunk; c++) h = fnv1a_more(h, parts[c].buf, parts[c].len);
+    h = fnv1a_more(h, end, sizeof end - 1);
+    sb_printf(&all, "histboost_model\nformat_version=%d\nchecksum=%016llx\n", HB_MODEL_FORMAT_VERSION,
+              (unsigned long long)h);
+    /* one allocation for the whole text, then the pieces */
+    char *p = all.failed ? NULL : realloc(all.buf, all.len + body + 1);
+    if (!p) {
+      failed = 1;
+    } else {
+      all.buf = p;
+      all.cap = all.len + body + 1;
+      sb_put(&all, head.buf, head.len);
+      for (int c = 0; c < nchunk; c++) sb_put(&all, parts[c].buf, parts[c].len);
+      sb_put(&all, end, sizeof end - 1);
+      failed = all.failed;
+    }
+  }
+  hb_free(head.buf);
+  for (int c = 0; c < nchunk; c++) hb_free(parts[c].buf);
+  hb_free(parts);
+  if (failed) {
     hb_free(all.buf);
     return hb_error_set(HB_ERR_NOMEM, "out of memory writing the model text");
   }

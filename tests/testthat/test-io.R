@@ -49,6 +49,18 @@ test_that("hb_save / hb_load give identical predictions and fields", {
   expect_true(!is.null(mb$best_iteration) && mb$best_iteration < mb$niter)
 })
 
+test_that("a trained model's native model is the one its text describes", {
+  # training hands over the model it grew instead of parsing its text back:
+  # that model must write exactly the stored text (and so parse to itself)
+  for (task in names(io_models())) {
+    e <- io_models()[[task]]
+    p <- e$m$.ptr$ptr
+    expect_identical(.Call(histboost:::C_hb_model_to_text, p), e$m$model_text, label = task)
+    expect_identical(.Call(histboost:::C_hb_model_to_text, .Call(histboost:::C_hb_model_load, e$m$model_text)),
+                     e$m$model_text, label = task)
+  }
+})
+
 test_that("model text round trip: save -> load -> save writes the same file", {
   for (task in names(io_models())) {
     e <- io_models()[[task]]
