@@ -48,8 +48,8 @@ typedef struct hb_cuda_learner hb_cuda_learner_t;
 int hb_cuda_row_stride(int nfeat);
 
 /* A learner for cfg on the training set d (its shape, bin counts, feature
- * types, labels and weights are read and copied; d may go after this call).
- * Its bins are uploaded with hb_cuda_learner_upload(L, 0, ...). The scores
+ * types, labels, weights and bins are read and copied; d may go after this
+ * call). The scores
  * start at init_score[k] for class k. Out of device memory is HB_ERR_NOMEM,
  * with everything freed. */
 int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
@@ -61,7 +61,7 @@ void hb_cuda_learner_free(hb_cuda_learner_t *L);
  * *data. Its bins follow with hb_cuda_learner_upload(L, *data, ...). */
 int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const double *start, int *data);
 
-/* Rows row0 .. row0 + n - 1 of data set `data` (0 train), packed as
+/* Rows row0 .. row0 + n - 1 of validation set `data` (1, 2, ...), packed as
  * hb_cuda_row_stride() words per row. */
 int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, const uint32_t *words);
 

@@ -144,6 +144,43 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
 #define DALLOC(ptr, count) TRY(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating device memory")
 #define HALLOC(ptr, count) TRY(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating pinned memory")
 
+// The training bins, feature by feature, into the feature-major copy: each
+// column goes up through one of two pinned staging buffers (filled while the
+// other is in flight), and the row-major words are then built from the
+// columns on the device, so the host never packs rows (packing 10 million
+// rows of 28 features and copying them up from pageable memory took 0.2 s).
+static int upload_train(hb_cuda_learner_t *L, const hb_dataset_t *d) {
+  const int n = L->n, F = L->nfeat, chunk = n < (1 << 24) ? n : (1 << 24);
+  uint8_t *stage[2] = {NULL, NULL};
+  cudaEvent_t ev[2] = {NULL, NULL};
+  int st = HB_OK, used[2] = {0, 0}, k = 0;
+  HALLOC(stage[0], chunk);
+  HALLOC(stage[1], chunk);
+  TRY(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming), "creating events");
+  TRY(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming), "creating events");
+  for (int f = 0; f < F; f++) {
+    for (int r0 = 0; r0 < n; r0 += chunk, k ^= 1) {
+      const int m = n - r0 < chunk ? n - r0 : chunk;
+      if (used[k]) TRY(cudaEventSynchronize(ev[k]), "uploading bins");
+      hb_dataset_feature_bins(d, f, r0, m, stage[k]);
+      TRY(cudaMemcpyAsync(L->d_cols + (size_t)f * n + r0, stage[k], (size_t)m, cudaMemcpyHostToDevice, L->st),
+          "uploading bins");
+      TRY(cudaEventRecord(ev[k], L->st), "uploading bins");
+      used[k] = 1;
+    }
+  }
+  if ((st = rows_launch(L->d_cols, F, n, L->d_bins, L->stride, L->st)) != HB_OK) goto fail;
+  TRY(cudaStreamSynchronize(L->st), "uploading bins");
+fail:
+  if (L->st) cudaStreamSynchronize(L->st);  // nothing in flight reads a staging buffer
+  for (int j = 0; j < 2; j++) {
+    if (ev[j]) cudaEventDestroy(ev[j]);
+    cudaFreeHost(stage[j]);
+  }
+  cudaGetLastError();
+  return st;
+}
+
 extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
                                       hb_cuda_learner_t **out) {
   *out = NULL;
@@ -239,22 +276,10 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   TRY(cudaMemcpy(L->d_hoff, d->hist_offset, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
   TRY(cudaMemcpy(L->d_nbin, nbin, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
   TRY(cudaMemcpy(L->d_iscat, iscat, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
-  {
-    // Scores start at the initial score of each class.
-    double *h_init = (double *)hb_malloc(sizeof(double) * (size_t)n);
-    if (!h_init) {
-      st = HB_ERR_NOMEM;
-      goto fail;
-    }
-    for (int k = 0; k < K && st == HB_OK; k++) {
-      for (int i = 0; i < n; i++) h_init[i] = init_score[k];
-      cudaError_t e = cudaMemcpy(L->d_score + (size_t)k * n, h_init, sizeof(double) * (size_t)n,
-                                 cudaMemcpyHostToDevice);
-      if (e != cudaSuccess) st = hb_cuda_fail(e, "uploading scores");
-    }
-    hb_free(h_init);
-    if (st != HB_OK) goto fail;
-  }
+  // Scores start at the initial score of each class.
+  for (int k = 0; k < K; k++)
+    if ((st = score_fill_launch(L->d_score + (size_t)k * n, n, init_score[k], L->st)) != HB_OK) goto fail;
+  if ((st = upload_train(L, d)) != HB_OK) goto fail;
   TRY(cudaEventCreate(&L->round_ev[0]), "creating events");
   TRY(cudaEventCreate(&L->round_ev[1]), "creating events");
   hb_free(nbin);
@@ -292,19 +317,14 @@ fail:
 }
 
 extern "C" int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, const uint32_t *words) {
-  if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);
-  const int nrow = data == 0 ? L->n : L->valid[data - 1].n;
+  if (data < 1 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no validation set %d on the device", data);
+  const int nrow = L->valid[data - 1].n;
   if (row0 < 0 || n < 0 || row0 > nrow - n)
     return hb_error_set(HB_ERR_INPUT, "rows %d..%d are outside the %d rows of data set %d", row0, row0 + n - 1,
                         nrow, data);
-  uint32_t *dst = (data == 0 ? L->d_bins : L->valid[data - 1].d_bins) + (size_t)row0 * L->stride;
+  uint32_t *dst = L->valid[data - 1].d_bins + (size_t)row0 * L->stride;
   HB_CUDA_TRY(cudaMemcpy(dst, words, sizeof(uint32_t) * (size_t)n * L->stride, cudaMemcpyHostToDevice),
               "uploading bins");
-  if (data == 0) {  // and the training rows' columns
-    const int st = columns_launch(L->d_bins, L->stride, L->nfeat, L->n, row0, n, L->d_cols, 0);
-    if (st != HB_OK) return st;
-    HB_CUDA_TRY(cudaDeviceSynchronize(), "the column copy");
-  }
   return HB_OK;
 }
 

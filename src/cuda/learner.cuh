@@ -234,15 +234,15 @@ int score_train_launch(const TreeArgs &a, const uint32_t *bins, int stride, int 
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
                        cudaStream_t st);
+int score_fill_launch(double *score, int n, double value, cudaStream_t st);
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
                        double *score, int grid, cudaStream_t st);
 
 // partition.cu
 int partition_grid();
-// Rows [row0, row0 + n) of row-major bins into the feature-major copy cols
-// (nfeat x nrow bytes).
-int columns_launch(const uint32_t *bins, int stride, int nfeat, int nrow, int row0, int n, uint8_t *cols,
-                   cudaStream_t st);
+// Row-major bins (stride words per row) from the feature-major ones (nfeat
+// x nrow bytes).
+int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, cudaStream_t st);
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
 
 // split.cu: the split search of both children, then the choice of the next split

@@ -173,16 +173,16 @@ __device__ __forceinline__ void clear_slot_share(const TreeArgs &a, int slot) {
   for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) h[k] = Bin{0, 0};
 }
 
-// A thread per row: its words in, its bytes out to each feature's column
-// (the writes of a warp to one column are contiguous).
-__global__ void k_columns(const uint32_t *__restrict__ bins, int stride, int nfeat, int nrow, int row0, int n,
-                          uint8_t *__restrict__ cols) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int r = row0 + i;
-    const uint32_t *rb = bins + (size_t)r * stride;
-    for (int w = 0; w < (nfeat + 3) / 4; w++) {
-      const uint32_t q = rb[w];
-      for (int k = 0; k < 4 && 4 * w + k < nfeat; k++) cols[(size_t)(4 * w + k) * nrow + r] = (uint8_t)(q >> (8 * k));
+// A thread per row: its bytes in from each feature's column (the reads of a
+// warp from one column are contiguous), its words out, padding words zero.
+__global__ void k_rows(const uint8_t *__restrict__ cols, int nfeat, int nrow, uint32_t *__restrict__ bins,
+                       int stride) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrow; i += gridDim.x * blockDim.x) {
+    uint32_t *rb = bins + (size_t)i * stride;
+    for (int w = 0; w < stride; w++) {
+      uint32_t q = 0;
+      for (int k = 0; k < 4 && 4 * w + k < nfeat; k++) q |= (uint32_t)cols[(size_t)(4 * w + k) * nrow + i] << (8 * k);
+      rb[w] = q;
     }
   }
 }
@@ -354,12 +354,11 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   layout_children(a, c, v, total_left);
 }
 
-int columns_launch(const uint32_t *bins, int stride, int nfeat, int nrow, int row0, int n, uint8_t *cols,
-                   cudaStream_t st) {
-  if (n < 1) return HB_OK;
-  const int grid = n / 256 + 1 < 4096 ? n / 256 + 1 : 4096;
-  k_columns<<<grid, 256, 0, st>>>(bins, stride, nfeat, nrow, row0, n, cols);
-  HB_CUDA_TRY(cudaGetLastError(), "the column copy kernel");
+int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, cudaStream_t st) {
+  if (nrow < 1) return HB_OK;
+  const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
+  k_rows<<<grid, 256, 0, st>>>(cols, nfeat, nrow, bins, stride);
+  HB_CUDA_TRY(cudaGetLastError(), "the row packing kernel");
   return HB_OK;
 }
 

@@ -55,8 +55,9 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b);
 }
 
-/* Pack rows of d for the GPU and upload them as data set `data`, a block of
- * rows at a time, so the host never holds a second copy of the bins. */
+/* Pack rows of validation set `data` for the GPU and upload them, a block of
+ * rows at a time, so the host never holds a second copy of the bins. (The
+ * learner uploads the training bins itself, feature by feature.) */
 static int gpu_upload(hb_booster_t *b, const hb_dataset_t *d, int data) {
   const int block = 1 << 20, stride = hb_cuda_row_stride(d->nfeat);
   int n0 = d->nrow < block ? d->nrow : block;
@@ -129,8 +130,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   for (int k = 0; k < b->K; k++)
     for (int i = 0; i < b->n; i++) b->score[(size_t)k * b->n + i] = m->init_score[k];
   if (gpu) {
-    if ((st = hb_cuda_learner_create(cfg, train, m->init_score, &b->gpu)) != HB_OK ||
-        (st = gpu_upload(b, train, 0)) != HB_OK) {
+    if ((st = hb_cuda_learner_create(cfg, train, m->init_score, &b->gpu)) != HB_OK) {
       hb_booster_free(b);
       return st;
     }

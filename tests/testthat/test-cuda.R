@@ -177,6 +177,30 @@ test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and
   }
 })
 
+test_that("a sparse dgCMatrix trains on the GPU as its dense copy does, and as on the CPU", {
+  # the training bins go up feature by feature from the dataset's own
+  # (sparse or dense) storage: a column's zeros and nonzeros must land right
+  skip_without_gpu()
+  skip_if_not_installed("Matrix")
+  set.seed(13)
+  n <- 4000
+  X <- matrix(0, n, 12)
+  for (j in 1:12) {
+    nz <- sample.int(n, round(n * c(0.02, 0.3, 0.9)[(j - 1) %% 3 + 1]))
+    X[nz, j] <- round(rnorm(length(nz)), 3) + j
+  }
+  y <- X[, 1] - 0.5 * X[, 2] + 0.2 * X[, 3] * (X[, 4] > 0) + rnorm(n, sd = 0.1)
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  expect_s4_class(S, "dgCMatrix")
+  p <- modifyList(gpu_params, list(nrounds = 10L))
+  gs <- do.call(hb_quiet, c(list(S, y, device = "cuda"), p))
+  gd <- do.call(hb_quiet, c(list(X, y, device = "cuda"), p))
+  cs <- do.call(hb_quiet, c(list(S, y, device = "cpu"), p))
+  expect_identical(hb_trees(gs), hb_trees(gd))
+  expect_same_trees(cs, gs, tol = 1e-8, label = "sparse")
+  expect_lt(max(abs(predict(cs, S, type = "raw") - predict(gs, S, type = "raw"))), 1e-6)
+})
+
 test_that("GPU training is reproducible: two runs give the identical model", {
   skip_without_gpu()
   d <- gen_task(21, n = 3000, task = "binary", factors = 2, na = 0.05)
