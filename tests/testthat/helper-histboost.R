@@ -482,3 +482,14 @@ ref_boost_raw <- function(fit, X) {
     for (k in seq_len(fit$K)) S[, k] <- S[, k] + ref_tree_predict(fit$trees[[it]][[k]], X)
   S
 }
+
+# A histogram in plain R: per feature of `bins` (0-based, num_bin[f] bins)
+# and bin, the sum of v over `rows`, in the engine's slot order. With v the
+# fixed-point or quantized values it is what the integer histograms must hold.
+ref_bin_sums <- function(bins, num_bin, v, rows) {
+  unlist(lapply(seq_len(ncol(bins)), function(f) {
+    s <- tapply(v[rows], factor(bins[rows, f], levels = seq_len(num_bin[f]) - 1L), sum)
+    s[is.na(s)] <- 0
+    as.numeric(s)
+  }))
+}

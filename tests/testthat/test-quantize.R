@@ -6,15 +6,6 @@
 # (Rounding itself, unbiasedness and packing are checked without R in
 # tools/test_quantize.c.)
 
-# Per feature and bin of `bins` (0-based, num_bin[f] bins), the sum of v over `rows`.
-ref_int_hist <- function(bins, num_bin, v, rows) {
-  unlist(lapply(seq_len(ncol(bins)), function(f) {
-    s <- tapply(v[rows], factor(bins[rows, f], levels = seq_len(num_bin[f]) - 1L), sum)
-    s[is.na(s)] <- 0
-    as.numeric(s)
-  }))
-}
-
 test_that("the CPU's integer histograms equal the sums computed in plain R (dense, sparse, 2-8 bits)", {
   set.seed(61)
   n <- 30000
@@ -39,8 +30,8 @@ test_that("the CPU's integer histograms equal the sums computed in plain R (dens
           res <- histboost:::.hb_qhist(ds, gq, hq, bits, rows = rows, nthreads = nth)
           r <- if (is.null(rows)) seq_len(n) else rows
           what <- sprintf("%s, %d bits, %d rows, %d threads", class(x)[1], bits, length(r), nth)
-          expect_identical(res$g, ref_int_hist(bins, num_bin, gq, r), label = paste("g sums,", what))
-          expect_identical(res$h, ref_int_hist(bins, num_bin, hq, r), label = paste("h sums,", what))
+          expect_identical(res$g, ref_bin_sums(bins, num_bin, gq, r), label = paste("g sums,", what))
+          expect_identical(res$h, ref_bin_sums(bins, num_bin, hq, r), label = paste("h sums,", what))
         }
       }
     }
@@ -71,8 +62,8 @@ test_that("integer histograms of wide data (several tiles, 8-column reads) and o
         f_on <- if (is.null(active)) seq_len(p) else which(active)
         keep <- unlist(lapply(f_on, function(f) first[f]:last[f]))
         what <- sprintf("%d active features, %d rows, %d threads", length(f_on), length(r), nth)
-        ref_g <- ref_int_hist(bins[, f_on, drop = FALSE], num_bin[f_on], gq, r)
-        ref_h <- ref_int_hist(bins[, f_on, drop = FALSE], num_bin[f_on], hq, r)
+        ref_g <- ref_bin_sums(bins[, f_on, drop = FALSE], num_bin[f_on], gq, r)
+        ref_h <- ref_bin_sums(bins[, f_on, drop = FALSE], num_bin[f_on], hq, r)
         expect_identical(res$g[keep], ref_g, label = paste("g sums,", what))
         expect_identical(res$h[keep], ref_h, label = paste("h sums,", what))
       }
