@@ -2,7 +2,8 @@
 // kernel of Zhang, Si and Hsieh, "GPU-acceleration for large-scale tree
 // boosting", adapted to integer sums).
 //
-// Bins sit on the device row-major, four 8-bit features to a 32-bit word.
+// Bins sit on the device row-major, four 8-bit features to a 32-bit word
+// (with the row's bank in the low bits of each, see below).
 // Gradients and hessians arrive as fixed-point int32 (g * 2^exp_g, h *
 // 2^exp_h, the exponents chosen each tree so that kRowsPerBlock rows of the
 // largest magnitude stay within 2^30), so a block sums its rows in shared
@@ -12,16 +13,25 @@
 // of the additions: the histogram is the same whatever the schedule, and
 // histogram subtraction is exact.
 //
-// Conflicts between threads of a warp are what cost: (1) neighbouring lanes
-// start at different features of a word (the paper's interleaving), so a
-// warp's 32 updates of one step spread over four features; (2) a feature
-// with few bins gets several copies of its histogram ("banks", the paper's
-// banked counters), lane i updating copy i mod banks, so that 32 lanes
-// adding to a three-valued feature do not pile onto three counters; the
-// banks are summed when the block merges. Rows are split between blocks
-// (grid.x), and feature words between blocks (grid.y) when one block's
-// shared memory cannot hold every feature. A global-memory kernel serves
-// when even one word's histograms do not fit.
+// Shared-memory atomics bound the kernel (on the H100 about nine 32-bit
+// atomic lanes per clock per multiprocessor, whatever the memory does), so
+// everything around each atomic is kept to a few integer operations:
+// (1) neighbouring lanes start at different features of a word (the paper's
+// interleaving), so a warp's 32 updates of one step spread over the word's
+// four features, eight lanes each; (2) a word's four histograms share its
+// 1024 shared slots (of each sum) so that each feature owns eight of the 32
+// memory banks: bin position p of feature k sits at (p / 8) * 32 + k * 8 +
+// p % 8, and the eight lanes of a feature collide on banks as eight balls in
+// eight bins rather than 32 in 32; (3) a feature with few bins keeps up to
+// eight copies of its histogram ("banks", the paper's banked counters) so
+// that eight lanes adding to a three-valued feature do not pile onto three
+// counters; the copies are summed when the block merges. The bank of a row
+// is written into its bins once, when they are uploaded (hist_plan_bank_rows:
+// position p = bin * copies + (row / 4) % copies), so the kernel finds a
+// slot from the byte alone, with no per-feature table. Rows are split
+// between blocks (grid.x), and feature words between blocks (grid.y) when
+// one block's shared memory cannot hold every word. A global-memory kernel
+// serves when even one word's histograms do not fit.
 #include <cstdlib>
 #include <cstring>
 #include "learner.cuh"
@@ -37,12 +47,11 @@ struct HistPlan {
   int nfeat, words, total_bins;
   int quant;                // quantized gradients: packed accumulators (12 bytes a slot, else 8)
   int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
-  int *d_meta;     // per feature: shared base | log2(banks) << 24
+  int *d_lg;       // per feature: log2 of its copies (bin position = bin << lg | bank)
   int3 *d_groups;  // per group: first word, end word, shared slots
   int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24, output slot)
   int *d_merge_off;  // per word + 1: where its bins start in d_merge
-  int2 *d_wslot;     // per word: its shared slots [begin, end) within its group
-  int *d_hoff, *d_nbin;
+  int *d_hoff;
 };
 
 // Which rows a histogram launch sums: the learner's smaller child (read from
@@ -116,14 +125,19 @@ __device__ __forceinline__ bool block_work(int n, int3 grp, int &begin, int &end
   return begin < end;
 }
 
-// One row's bins of the block's words rb[0..nw) (features wa*4 + fi < F):
-// add(slot) for each feature's shared-memory slot, from its meta m[fi]
-// (slot base in the low 24 bits, log2 of its banks above; the lane picks
-// the bank). Rows whose words start on a 16-byte boundary (vec) are read 16
-// bytes at a time; neighbouring lanes start at different features.
+// The shared slot of bin position p (bin << lg | bank) of feature k of a
+// group's word wl: eight banks per feature (see the top of the file).
+__host__ __device__ __forceinline__ int word_slot(int wl, int k, int p) {
+  return (wl << 10) | ((p & 0xf8) << 2) | (k << 3) | (p & 7);
+}
+
+// One row's bins of the block's words rb[0..nw), the first of them word wl0
+// of the block's group: add(slot) for each feature's shared-memory slot.
+// Rows whose words start on a 16-byte boundary (vec) are read 16 bytes at a
+// time; neighbouring lanes start at different features. Padding features
+// of a last, partial word add into slots of their own that the merge skips.
 template <typename Add>
-__device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wa, int F, bool vec, int lane,
-                                          const int *m, Add add) {
+__device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, bool vec, int lane, Add add) {
   for (int w4 = 0; w4 < nw; w4 += 4) {
     uint32_t q4[4];
     if (vec) {
@@ -141,10 +155,7 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wa, in
 #pragma unroll
       for (int k = 0; k < 4; k++) {
         const int kk = (k + lane) & 3;
-        const int fi = w * 4 + kk;
-        if (wa * 4 + fi >= F) continue;
-        const int mm = m[fi], lg = mm >> 24;
-        add((mm & 0xffffff) + ((int)((q >> (8 * kk)) & 255u) << lg) + (lane & ((1 << lg) - 1)));
+        add(word_slot(wl0 + w, kk, (int)((q >> (8 * kk)) & 255u)));
       }
     }
   }
@@ -157,9 +168,8 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wa, in
 // clearing and merging only its word's bins, so small leaves (most of a
 // tree's splits) spread over the device instead of a few multiprocessors.
 __global__ void __launch_bounds__(kThreads)
-k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
-              const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
-              const int2 *__restrict__ wslot) {
+k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *__restrict__ groups,
+              const int2 *__restrict__ merge, const int *__restrict__ merge_off) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
@@ -173,27 +183,22 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
   if (!block_work(n, grp, begin, end, wa, wb)) return;
   if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
     atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
-  const int nw = wb - wa, s_lo = wslot[wa].x, s_hi = wslot[wb - 1].y;
+  const int nw = wb - wa, wl0 = wa - grp.x;
   int *sg = smem, *sh = smem + S;
-  __shared__ int smeta[64];
-  const bool meta_in_smem = nw * 4 <= 64;
-  for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
+  for (int i = (wl0 << 10) + threadIdx.x; i < (wl0 + nw) << 10; i += blockDim.x) {
     sg[i] = 0;
     sh[i] = 0;
   }
-  if (meta_in_smem)
-    for (int i = threadIdx.x; i < nw * 4; i += blockDim.x) smeta[i] = wa * 4 + i < F ? meta[wa * 4 + i] : 0;
   __syncthreads();
   const int lane = threadIdx.x & 31;
   const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
   for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const int r = idx ? idx[i] : i;
     const int2 v = gh[i];
-    row_slots(bins + (size_t)r * W + wa, nw, wa, F, vec, lane, meta_in_smem ? smeta : meta + wa * 4,
-              [&](int slot) {
-                atomicAdd(&sg[slot], v.x);
-                atomicAdd(&sh[slot], v.y);
-              });
+    row_slots(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) {
+      atomicAdd(&sg[slot], v.x);
+      atomicAdd(&sh[slot], v.y);
+    });
   }
   __syncthreads();
   // Merge, every thread taking bins of the block's words: the banks of each
@@ -219,9 +224,8 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
 // packed 16-bit sums into packed 64-bit ones (gradient high, hessian low 32
 // bits) and clears them; at the end it merges those into the histogram.
 __global__ void __launch_bounds__(kThreads)
-k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ meta,
-             const int3 *__restrict__ groups, const int2 *__restrict__ merge, const int *__restrict__ merge_off,
-             const int2 *__restrict__ wslot) {
+k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *__restrict__ groups,
+             const int2 *__restrict__ merge, const int *__restrict__ merge_off) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
@@ -230,22 +234,18 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const 
   int n;
   Bin *out;
   if (!resolve_rows(src, idx, gh, n, out)) return;
-  const int S = grp.z;  // even: the 64-bit sums after S ints stay aligned
+  const int S = grp.z;  // a multiple of 1024: the 64-bit sums after S ints stay aligned
   int begin, end, wa, wb;
   if (!block_work(n, grp, begin, end, wa, wb)) return;
   if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
     atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
-  const int nw = wb - wa, s_lo = wslot[wa].x, s_hi = wslot[wb - 1].y;
+  const int nw = wb - wa, wl0 = wa - grp.x, s_lo = wl0 << 10, s_hi = (wl0 + nw) << 10;
   int *p32 = smem;
   long long *p64 = (long long *)(smem + S);
-  __shared__ int smeta[64];
-  const bool meta_in_smem = nw * 4 <= 64;
   for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
     p32[i] = 0;
     p64[i] = 0;
   }
-  if (meta_in_smem)
-    for (int i = threadIdx.x; i < nw * 4; i += blockDim.x) smeta[i] = wa * 4 + i < F ? meta[wa * 4 + i] : 0;
   __syncthreads();
   const int lane = threadIdx.x & 31, step = src.rs->rows16;
   const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
@@ -255,8 +255,7 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const 
       const int r = idx ? idx[i] : i;
       const int2 v = gh[i];
       const int packed = v.x * 65536 + v.y;
-      row_slots(bins + (size_t)r * W + wa, nw, wa, F, vec, lane, meta_in_smem ? smeta : meta + wa * 4,
-                [&](int slot) { atomicAdd(&p32[slot], packed); });
+      row_slots(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) { atomicAdd(&p32[slot], packed); });
     }
     __syncthreads();
     for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
@@ -283,9 +282,10 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const 
 }
 
 // Fallback when a word's histograms do not fit in shared memory: 64-bit
-// atomics straight into the global histogram.
+// atomics straight into the global histogram (bin = position >> lg).
 __global__ void __launch_bounds__(kThreads)
-k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ hoff) {
+k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ hoff,
+              const int *__restrict__ lg) {
   HB_WAIT_PREVIOUS();
   const int *idx;
   const int2 *gh;
@@ -307,7 +307,8 @@ k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
         const int kk = (k + lane) & 3;
         const int f = w * 4 + kk;
         if (f >= F) continue;
-        Bin *o = out + hoff[f] + (int)((q >> (8 * kk)) & 255u);
+        const int pos = (int)((q >> (8 * kk)) & 255u), shift = __ldg(lg + f);
+        Bin *o = out + __ldg(hoff + f) + (pos >> shift);
         atomicAdd((unsigned long long *)&o->g, (unsigned long long)(long long)v.x);
         atomicAdd((unsigned long long *)&o->h, (unsigned long long)(long long)v.y);
       }
@@ -315,23 +316,40 @@ k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
   }
 }
 
-// Banks of a feature with nb bins: the most powers of two (up to 32, one
-// per lane) that keep it within the 256 slots a full 8-bit feature takes.
+// Each row's bank into its bins, in place: byte f of row i becomes
+// bin << lg[f] | (i / 4) % 2^lg[f]. Lanes 4 apart (the eight lanes of a warp
+// on one feature at the root) take eight different banks.
+__global__ void k_bank_rows(uint32_t *__restrict__ bins, int nrow, int W, int F, const int *__restrict__ lg) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrow; i += gridDim.x * blockDim.x) {
+    uint32_t *rb = bins + (size_t)i * W;
+    for (int w = 0; w < (F + 3) / 4; w++) {
+      uint32_t q = rb[w], o = 0;
+      for (int k = 0; k < 4 && 4 * w + k < F; k++) {
+        const int l = lg[4 * w + k];
+        const uint32_t bin = (q >> (8 * k)) & 255u;
+        o |= ((bin << l) | ((uint32_t)(i >> 2) & ((1u << l) - 1u))) << (8 * k);
+      }
+      rb[w] = o;
+    }
+  }
+}
+
+// Copies of a feature with nb bins: the most powers of two up to eight (the
+// lanes of a warp on one feature at once) that keep its bin positions below
+// 256, the slots a feature has.
 static int log2_banks(int nb) {
   int lg = 0;
-  while (lg < 5 && (nb << (lg + 1)) <= 256) lg++;
+  while (lg < 3 && (nb << (lg + 1)) <= 256) lg++;
   return lg;
 }
 
 void hist_plan_free(HistPlan *p) {
   if (!p) return;
-  cudaFree(p->d_meta);
+  cudaFree(p->d_lg);
   cudaFree(p->d_groups);
   cudaFree(p->d_merge);
   cudaFree(p->d_merge_off);
-  cudaFree(p->d_wslot);
   cudaFree(p->d_hoff);
-  cudaFree(p->d_nbin);
   hb_free(p);
 }
 
@@ -346,8 +364,9 @@ int hist_plan_block_rows(const HistPlan *p, int nrow) {
   return (int)(chunk < kRowsPerBlock ? chunk : kRowsPerBlock);
 }
 
-// Group the feature words so each group's banked histograms fit in the
-// shared memory a block may use (two int32 per slot), and size the row grid:
+// Group the feature words so each group's histograms (1024 slots a word, of
+// two int32 or, quantized, an int32 and an int64) fit in the shared memory a
+// block may use, and size the row grid:
 // enough blocks to fill the device twice over, and enough that no block sums
 // more than kRowsPerBlock of nrow rows (the bound the fixed-point scale is
 // chosen for).
@@ -370,39 +389,26 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   p->total_bins = total_bins;
   p->quant = quant;
   const int W = p->words;
-  int *meta = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
+  int *lg = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
   int3 *groups = (int3 *)hb_malloc(sizeof(int3) * (size_t)W);
-  int2 *merge = NULL, *wslot = NULL;
+  int2 *merge = NULL;
   int *merge_off = NULL;
   int nmerge = 0;
   int st = HB_OK;
   cudaError_t e = cudaSuccess;
-  if (!meta || !groups) {
+  if (!lg || !groups) {
     st = HB_ERR_NOMEM;
     goto done;
   }
+  for (int f = 0; f < nfeat; f++) lg[f] = log2_banks(nbin[f]);
   {
-    const int slot_bytes = quant ? 12 : 8, max_slots = (limit / slot_bytes) & ~1;
-    int w = 0;
-    p->ok = 1;
-    while (w < W) {
-      int3 g = make_int3(w, w, 0);
-      while (g.y < W) {
-        int add = 0;
-        for (int k = 0; k < 4 && g.y * 4 + k < nfeat; k++) add += nbin[g.y * 4 + k] << log2_banks(nbin[g.y * 4 + k]);
-        if (g.z + add > max_slots && g.y > g.x) break;
-        if (add > max_slots) p->ok = 0;  // one word alone does not fit: the global kernel serves
-        for (int k = 0; k < 4 && g.y * 4 + k < nfeat; k++) {
-          const int f = g.y * 4 + k;
-          meta[f] = g.z | (log2_banks(nbin[f]) << 24);
-          g.z += nbin[f] << log2_banks(nbin[f]);
-        }
-        g.y++;
-      }
-      g.z = (g.z + 1) & ~1;  // even: 64-bit sums after the group's ints stay aligned
-      groups[p->ngroups++] = g;
-      if (g.z > p->max_slots) p->max_slots = g.z;
-      w = g.y;
+    const int slot_bytes = quant ? 12 : 8, per_group = limit / (slot_bytes * 1024);
+    p->ok = per_group >= 1;  // else one word alone does not fit: the global kernel serves
+    const int step = per_group >= 1 ? per_group : 1;
+    for (int w = 0; w < W; w += step) {
+      const int end = w + step < W ? w + step : W;
+      groups[p->ngroups++] = make_int3(w, end, (end - w) * 1024);
+      if ((end - w) * 1024 > p->max_slots) p->max_slots = (end - w) * 1024;
     }
   }
   {
@@ -410,47 +416,39 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
     p->grid_x = 2 * sms > need ? 2 * sms : (int)need;
   }
   // The merge table: word by word, its features' bins in output order, with
-  // where the first bank of each sits in shared memory; and each word's
-  // shared slots.
+  // where the first of each bin's copies sits in shared memory (the copies
+  // follow it).
   merge = (int2 *)hb_malloc(sizeof(int2) * (size_t)(total_bins > 0 ? total_bins : 1));
   merge_off = (int *)hb_malloc(sizeof(int) * (size_t)(W + 1));
-  wslot = (int2 *)hb_malloc(sizeof(int2) * (size_t)W);
-  if (!merge || !merge_off || !wslot) {
+  if (!merge || !merge_off) {
     st = HB_ERR_NOMEM;
     goto done;
   }
   {
-    int k = 0;
+    int k = 0, g = 0;
     for (int w = 0; w < W; w++) {
+      while (w >= groups[g].y) g++;
+      const int wl = w - groups[g].x;
       merge_off[w] = k;
-      int lo = -1, hi = 0;
-      for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++) {
-        const int lg = meta[f] >> 24, base = meta[f] & 0xffffff;
-        if (lo < 0) lo = base;
-        hi = base + (nbin[f] << lg);
-        for (int b = 0; b < nbin[f]; b++) merge[k++] = make_int2((base + (b << lg)) | (lg << 24), hoff[f] + b);
-      }
-      wslot[w] = make_int2(lo < 0 ? 0 : lo, hi);
+      for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++)
+        for (int b = 0; b < nbin[f]; b++)
+          merge[k++] = make_int2(word_slot(wl, f - 4 * w, b << lg[f]) | (lg[f] << 24), hoff[f] + b);
     }
     merge_off[W] = k;
     nmerge = k;
   }
-  if ((e = cudaMalloc(&p->d_meta, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+  if ((e = cudaMalloc(&p->d_lg, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
       (e = cudaMalloc(&p->d_groups, sizeof(int3) * (size_t)p->ngroups)) != cudaSuccess ||
       (e = cudaMalloc(&p->d_hoff, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
-      (e = cudaMalloc(&p->d_nbin, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
-      (e = cudaMemcpy(p->d_meta, meta, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_lg, lg, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(p->d_groups, groups, sizeof(int3) * (size_t)p->ngroups, cudaMemcpyHostToDevice)) !=
           cudaSuccess ||
       (e = cudaMemcpy(p->d_hoff, hoff, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
-      (e = cudaMemcpy(p->d_nbin, nbin, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMalloc(&p->d_merge, sizeof(int2) * (size_t)(nmerge > 0 ? nmerge : 1))) != cudaSuccess ||
       (e = cudaMalloc(&p->d_merge_off, sizeof(int) * (size_t)(W + 1))) != cudaSuccess ||
-      (e = cudaMalloc(&p->d_wslot, sizeof(int2) * (size_t)W)) != cudaSuccess ||
       (e = cudaMemcpy(p->d_merge, merge, sizeof(int2) * (size_t)nmerge, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(p->d_merge_off, merge_off, sizeof(int) * (size_t)(W + 1), cudaMemcpyHostToDevice)) !=
           cudaSuccess ||
-      (e = cudaMemcpy(p->d_wslot, wslot, sizeof(int2) * (size_t)W, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaFuncSetAttribute(k_hist_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) !=
           cudaSuccess ||
       (e = cudaFuncSetAttribute(k_hist_quant, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) != cudaSuccess) {
@@ -458,11 +456,10 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
     goto done;
   }
 done:
-  hb_free(meta);
+  hb_free(lg);
   hb_free(groups);
   hb_free(merge);
   hb_free(merge_off);
-  hb_free(wslot);
   if (st != HB_OK) {
     hist_plan_free(p);
     return st;
@@ -480,20 +477,26 @@ static int launch(const HistPlan *p, const RowSrc &src, const uint32_t *bins, in
   if (mode == 2) {
     HB_SAME_CARVEOUT(k_hist_global);
     return launch_pdl(k_hist_global, dim3(p->grid_x), dim3(kThreads), 0, st, "the global-memory histogram kernel", src,
-                      bins, stride, p->nfeat, (const int *)p->d_hoff);
+                      bins, stride, p->nfeat, (const int *)p->d_hoff, (const int *)p->d_lg);
   }
   if (p->quant) {
     HB_SAME_CARVEOUT(k_hist_quant);
     return launch_pdl(k_hist_quant, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
-                      (size_t)12 * p->max_slots, st, "the quantized histogram kernel", src, bins, stride, p->nfeat,
-                      (const int *)p->d_meta, (const int3 *)p->d_groups, (const int2 *)p->d_merge,
-                      (const int *)p->d_merge_off, (const int2 *)p->d_wslot);
+                      (size_t)12 * p->max_slots, st, "the quantized histogram kernel", src, bins, stride,
+                      (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge_off);
   }
   HB_SAME_CARVEOUT(k_hist_shared);
   return launch_pdl(k_hist_shared, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
-                    (size_t)8 * p->max_slots, st, "the histogram kernel", src, bins, stride, p->nfeat,
-                    (const int *)p->d_meta, (const int3 *)p->d_groups, (const int2 *)p->d_merge,
-                    (const int *)p->d_merge_off, (const int2 *)p->d_wslot);
+                    (size_t)8 * p->max_slots, st, "the histogram kernel", src, bins, stride,
+                    (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge_off);
+}
+
+int hist_plan_bank_rows(const HistPlan *p, uint32_t *bins, int nrow, int stride, cudaStream_t st) {
+  if (nrow < 1) return HB_OK;
+  const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
+  k_bank_rows<<<grid, 256, 0, st>>>(bins, nrow, stride, p->nfeat, p->d_lg);
+  HB_CUDA_TRY(cudaGetLastError(), "the bank kernel");
+  return HB_OK;
 }
 
 int hist_launch(const HistPlan *p, const TreeArgs &a, int mode, cudaStream_t st) {

@@ -170,6 +170,7 @@ static int upload_train(hb_cuda_learner_t *L, const hb_dataset_t *d) {
     }
   }
   if ((st = rows_launch(L->d_cols, F, n, L->d_bins, L->stride, L->st)) != HB_OK) goto fail;
+  if ((st = hist_plan_bank_rows(L->plan, L->d_bins, n, L->stride, L->st)) != HB_OK) goto fail;
   TRY(cudaStreamSynchronize(L->st), "uploading bins");
 fail:
   if (L->st) cudaStreamSynchronize(L->st);  // nothing in flight reads a staging buffer
@@ -424,7 +425,7 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
       HB_MARK();
     }
 #undef HB_MARK
-    st = score_train_launch(a, L->d_bins, L->stride, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
+    st = score_train_launch(a, L->d_cols, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
                             L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
                             L->d_score + (size_t)k * n, kGrid1D, s);
     if (st != HB_OK) return st;
@@ -642,6 +643,7 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
   TRY(cudaMemcpy(d_rs, &h_rs, sizeof h_rs, cudaMemcpyHostToDevice), "uploading");
   if (rows) DALLOC(d_rows, nrows > 0 ? nrows : 1);
   TRY(cudaMemcpy(d_bins, words, sizeof(uint32_t) * (size_t)nrow * stride, cudaMemcpyHostToDevice), "uploading bins");
+  if ((st = hist_plan_bank_rows(plan, d_bins, nrow, stride, 0)) != HB_OK) goto fail;
   TRY(cudaMemcpy(d_gh, h_gh, sizeof(int2) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading gradients");
   if (rows) TRY(cudaMemcpy(d_rows, rows, sizeof(int) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading rows");
   TRY(cudaMemset(d_out, 0, sizeof(Bin) * (size_t)total_bins), "clearing the histogram");

@@ -173,8 +173,8 @@ struct NodeRoute {
 
 // Everything one tree's kernels need, passed by value.
 struct TreeArgs {
-  const uint32_t *bins;    // nrow x stride words (row-major, 4 features per word)
-  const uint8_t *cols;     // the same bins feature by feature (nfeat x nrow bytes), for the partition
+  const uint32_t *bins;    // nrow x stride words (row-major, 4 features per word), banked for the histogram kernels
+  const uint8_t *cols;     // the bins feature by feature (nfeat x nrow bytes), for the partition and routing
   int nrow;
   int stride, nfeat;
   const int *hoff, *nbin;  // per feature: first histogram slot, bins (missing bin last)
@@ -211,6 +211,10 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
 void hist_plan_free(HistPlan *p);
 int hist_plan_grid(const HistPlan *p);
 int hist_plan_block_rows(const HistPlan *p, int nrow);
+// Rewrites row-major bins, in place, into the kernels' input: each byte the
+// feature's bin position (bin << copies | the row's copy). Only the
+// histogram kernels read the result.
+int hist_plan_bank_rows(const HistPlan *p, uint32_t *bins, int nrow, int stride, cudaStream_t st);
 // Histogram of leaf ctl->small (or of rows given explicitly when leaf < 0:
 // idx/gh/count from `rows_*`) into slot ctl->small_slot. mode: 0 auto, 1 shared, 2 global.
 int hist_launch(const HistPlan *p, const TreeArgs &a, int mode, cudaStream_t st);
@@ -230,7 +234,7 @@ int root_launch(const TreeArgs &a, const double *g, const double *h, const unsig
                 QuantArgs q, const int *tree, int grid, cudaStream_t st);
 
 // score.cu
-int score_train_launch(const TreeArgs &a, const uint32_t *bins, int stride, int n, const uint8_t *inbag,
+int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
                        cudaStream_t st);

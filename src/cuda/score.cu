@@ -16,16 +16,22 @@ constexpr int kRouteThreads = 256;
 constexpr int kMaxSharedNodes = 512;   // trees up to this many nodes are routed from shared memory (22 KB)
 constexpr int kMaxSharedLeaves = 1024;  // leaf sums staged in shared memory up to this many leaves (16 KB)
 
-__device__ __forceinline__ int route_row(const NodeRoute *nodes, int nl, const uint32_t *row) {
+// The leaf a row reaches; bin_of(f) reads its bin of feature f.
+template <typename BinOf>
+__device__ __forceinline__ int route_row(const NodeRoute *nodes, int nl, BinOf bin_of) {
   if (nl <= 1) return 0;
   int node = 0;
   while (node >= 0) {
     const NodeRoute &nd = nodes[node];
-    const int f = nd.feature;
-    const int bin = (int)((row[f >> 2] >> (8 * (f & 3))) & 255u);
+    const int bin = bin_of(nd.feature);
     node = (nd.bins[bin >> 5] >> (bin & 31)) & 1u ? nd.left : nd.right;
   }
   return ~node;
+}
+
+// Row-major words (validation sets): four features to a word.
+__device__ __forceinline__ int route_words(const NodeRoute *nodes, int nl, const uint32_t *row) {
+  return route_row(nodes, nl, [row](int f) { return (int)((row[f >> 2] >> (8 * (f & 3))) & 255u); });
 }
 
 // The tree's routing nodes, from shared memory when they fit.
@@ -37,12 +43,13 @@ __device__ __forceinline__ const NodeRoute *stage_nodes(const NodeRoute *route, 
 }
 }  // namespace
 
-// Leaf of every training row, and the in-bag rows' sums per leaf: the
+// Leaf of every training row (routed on the feature-major bins, so a warp
+// reads each node's feature for 32 neighbouring rows at once), and the
+// in-bag rows' sums per leaf: the
 // fixed-point refit sums, or (quantized training without refit) the sums of
 // the rows' quantized values, rounded again exactly as the tree saw them.
 __global__ void __launch_bounds__(kRouteThreads)
-k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint32_t *__restrict__ bins, int stride,
-              int n, const uint8_t *__restrict__ inbag, const double *__restrict__ g,
+k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint8_t *__restrict__ cols, int n, const uint8_t *__restrict__ inbag, const double *__restrict__ g,
               const double *__restrict__ h, const RoundScales *rs, QuantArgs q, int *__restrict__ leaf_of_row,
               unsigned long long *__restrict__ sums) {
   __shared__ NodeRoute snodes[kMaxSharedNodes];
@@ -58,7 +65,7 @@ k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint32_t 
   const int fg = rs->fg, fh = rs->fh;
   const bool quant_sums = q.on && !q.refit;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int leaf = route_row(nodes, nl, bins + (size_t)i * stride);
+    const int leaf = route_row(nodes, nl, [cols, n, i](int f) { return (int)cols[(size_t)f * n + i]; });
     leaf_of_row[i] = leaf;
     if (!inbag || inbag[i]) {
       long long sg, sh;
@@ -118,17 +125,17 @@ k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__
   const int nl = c->num_leaves;
   const NodeRoute *nodes = stage_nodes(route, nl, snodes);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    score[i] += leaves[route_row(nodes, nl, bins + (size_t)i * stride)].value;
+    score[i] += leaves[route_words(nodes, nl, bins + (size_t)i * stride)].value;
 }
 
-int score_train_launch(const TreeArgs &a, const uint32_t *bins, int stride, int n, const uint8_t *inbag,
+int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
                        cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
-  k_route_train<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, bins, stride, n, inbag, g, h, rs, q, leaf_of_row,
+  k_route_train<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, cols, n, inbag, g, h, rs, q, leaf_of_row,
                                                 sums);
   HB_CUDA_TRY(cudaGetLastError(), "the routing kernel");
   HB_SAME_CARVEOUT(k_leaf_values);
