@@ -12,7 +12,9 @@
 # AUC; then a profiled run of --profile-rounds rounds for the share of time in
 # the histogram kernels and the bytes they read; the root histogram kernel
 # alone (all rows; median of 20 launches) and its bandwidth beside the
-# device-to-device copy bandwidth measured here; and histboost on the CPU
+# device-to-device copy bandwidth measured here, and the same kernel with
+# 4-bit quantized gradients (one packed atomic per feature and row) beside
+# it; the training time with quantized = TRUE (4 bits); and histboost on the CPU
 # (all cores unless --cpu-threads) for --cpu-rounds rounds, with the GPU
 # model's AUC at the same iteration. Results go to DIR (default
 # inst/bench/results) as gpu-<date>.md and .csv.
@@ -105,6 +107,13 @@ for (mb in max_bins) {
   words <- ceiling(28 / 4)
   root_bytes <- ds$nrow * (4 * words + 8)
   root_gbps <- root_bytes / (root$ms * 1e-3) / 1e9
+  # the same with 4-bit levels (gradient -7..7, hessian 0..15), as quantized training sums them
+  rootq <- histboost:::.hb_cuda_hist(ds, sample(-7:7, ds$nrow, TRUE), sample(0:15, ds$nrow, TRUE),
+                                     quant_bits = 4L, reps = 20L)
+  # quantized training (4 bits, stochastic rounding, refit)
+  invisible(do.call(histboost, modifyList(common, list(nrounds = 2L, device = "cuda", quantized = TRUE))))
+  t_gpu_q <- secs(qfit <- do.call(histboost, c(common, device = "cuda", quantized = TRUE)))
+  auc_gpu_q <- auc(ytest, predict(qfit, te$x))
   # the CPU of the same machine
   t_cpu <- NA_real_; auc_cpu <- NA_real_; auc_gpu_same <- NA_real_
   if (opt$cpu_rounds > 0) {
@@ -120,6 +129,8 @@ for (mb in max_bins) {
                   prof_split_share = prof$split_ms / prof$round_ms,
                   hist_gbps = prof$hist_bytes / (prof$hist_ms * 1e-3) / 1e9, root_hist_ms = root$ms,
                   root_hist_gbps = root_gbps, copy_gbps = copy_gbps, root_vs_copy = root_gbps / copy_gbps,
+                  root_hist_q_ms = rootq$ms, root_q_speedup = root$ms / rootq$ms, gpu_train_q_s = t_gpu_q,
+                  gpu_auc_q = auc_gpu_q, train_q_speedup = t_gpu / t_gpu_q,
                   cpu_threads = cpu_threads, cpu_rounds = opt$cpu_rounds, cpu_train_s = t_cpu,
                   cpu_s_per_round = t_cpu / opt$cpu_rounds, gpu_s_per_round = t_gpu / opt$rounds,
                   cpu_auc = auc_cpu, gpu_auc_at_cpu_rounds = auc_gpu_same)
@@ -142,6 +153,9 @@ md <- c(sprintf("# histboost GPU benchmark, %s", stamp), "",
         sprintf("histboost %s.", as.character(utils::packageVersion("histboost"))), "",
         "| max_bin | binning s | GPU training s (rounds) | GPU test AUC | ms per round | histogram / partition / split search share | histogram GB/s | root histogram ms | root GB/s | copy GB/s | root / copy | CPU s per round (threads) | CPU AUC | GPU AUC, same rounds |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+mdq <- c("", "Quantized gradients (4 bits): the root histogram kernel and the whole training beside full precision.", "",
+         "| max_bin | root histogram ms, full / quantized | kernel speedup | training s, full / quantized | training speedup | test AUC, full / quantized |",
+         "|---|---|---|---|---|---|")
 for (k in seq_len(nrow(res))) {
   r <- res[k, ]
   md <- c(md, sprintf("| %d | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s | %s (%d) | %s | %s |", r$max_bin,
@@ -150,7 +164,10 @@ for (k in seq_len(nrow(res))) {
                               100 * r$prof_split_share), f(r$hist_gbps), f(r$root_hist_ms),
                       f(r$root_hist_gbps), f(r$copy_gbps), sprintf("%.0f%%", 100 * r$root_vs_copy),
                       f(r$cpu_s_per_round), r$cpu_threads, f(r$cpu_auc, 4), f(r$gpu_auc_at_cpu_rounds, 4)))
+  mdq <- c(mdq, sprintf("| %d | %s / %s | %.2fx | %s / %s | %.2fx | %s / %s |", r$max_bin, f(r$root_hist_ms),
+                        f(r$root_hist_q_ms), r$root_q_speedup, f(r$gpu_train_s), f(r$gpu_train_q_s),
+                        r$train_q_speedup, f(r$gpu_auc, 4), f(r$gpu_auc_q, 4)))
 }
-md <- c(md, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
+md <- c(md, mdq, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
 writeLines(md, file.path(out, sprintf("gpu-%s.md", stamp)))
 cat(md, sep = "\n")
