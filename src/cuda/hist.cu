@@ -125,6 +125,25 @@ __device__ __forceinline__ bool block_work(int n, int3 grp, int &begin, int &end
   return begin < end;
 }
 
+// What one block of a shared-memory kernel sums: the rows (resolved from
+// src), its rows [begin, end) of them and its words [wa, wb) of group grp;
+// false when it has nothing to do. Counts the rows for the profile.
+struct BlockJob {
+  const int *idx;
+  const int2 *gh;
+  Bin *out;
+  int begin, end, wa, wb;
+};
+
+__device__ __forceinline__ bool block_job(const RowSrc &src, int3 grp, BlockJob &j) {
+  int n;
+  if (!resolve_rows(src, j.idx, j.gh, n, j.out)) return false;
+  if (!block_work(n, grp, j.begin, j.end, j.wa, j.wb)) return false;
+  if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && j.wa == grp.x)
+    atomicAdd(src.rows_seen, (unsigned long long)(j.end - j.begin));
+  return true;
+}
+
 // The shared slot of bin position p (bin << lg | bank) of feature k of a
 // group's word wl: eight banks per feature (see the top of the file).
 __host__ __device__ __forceinline__ int word_slot(int wl, int k, int p) {
@@ -173,16 +192,12 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
-  const int *idx;
-  const int2 *gh;
-  int n;
-  Bin *out;
-  if (!resolve_rows(src, idx, gh, n, out)) return;
-  const int S = grp.z;
-  int begin, end, wa, wb;
-  if (!block_work(n, grp, begin, end, wa, wb)) return;
-  if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
-    atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
+  BlockJob j;
+  if (!block_job(src, grp, j)) return;
+  const int *idx = j.idx;
+  const int2 *gh = j.gh;
+  Bin *out = j.out;
+  const int S = grp.z, begin = j.begin, end = j.end, wa = j.wa, wb = j.wb;
   const int nw = wb - wa, wl0 = wa - grp.x;
   int *sg = smem, *sh = smem + S;
   for (int i = (wl0 << 10) + threadIdx.x; i < (wl0 + nw) << 10; i += blockDim.x) {
@@ -229,16 +244,13 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
-  const int *idx;
-  const int2 *gh;
-  int n;
-  Bin *out;
-  if (!resolve_rows(src, idx, gh, n, out)) return;
+  BlockJob j;
+  if (!block_job(src, grp, j)) return;
+  const int *idx = j.idx;
+  const int2 *gh = j.gh;
+  Bin *out = j.out;
   const int S = grp.z;  // a multiple of 1024: the 64-bit sums after S ints stay aligned
-  int begin, end, wa, wb;
-  if (!block_work(n, grp, begin, end, wa, wb)) return;
-  if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && wa == grp.x)
-    atomicAdd(src.rows_seen, (unsigned long long)(end - begin));
+  const int begin = j.begin, end = j.end, wa = j.wa, wb = j.wb;
   const int nw = wb - wa, wl0 = wa - grp.x, s_lo = wl0 << 10, s_hi = (wl0 + nw) << 10;
   int *p32 = smem;
   long long *p64 = (long long *)(smem + S);
