@@ -53,7 +53,12 @@ typedef struct {
 
 /* Each tree's nodes as records, for trees without categorical splits (the
  * others walk with hb_tree_goes_left); first[t] is where tree t0 + t starts,
- * -1 for a tree that walks the plain way. */
+ * -1 for a tree that walks the plain way. Only dense input walks this way:
+ * the rows of a sparse matrix are mostly zeros that go the same way at most
+ * nodes, so predicted branches beat the branch-free walk there (100 trees of
+ * 255 leaves on 50,000 one-hot rows of 400 columns: 0.12 s with branches,
+ * 0.20-0.26 s without), while on dense values they mispredict (0.67 s with
+ * branches, 0.43 s without, for 300,000 rows of 28 normal columns). */
 typedef struct {
   pnode_t *nodes;
   int *first;
@@ -134,11 +139,10 @@ static inline void block_leaves(const hb_tree_t *t, const flat_t *f, int ft, con
   const pnode_t *nd = f->nodes + ft;
   int r = 0;
   for (; r + 4 <= nb; r += 4) walk4(nd, x + (size_t)r * nfeat, (size_t)nfeat, leaf + r);
-  for (; r < nb; r++) {
-    int n = 0;
-    while (n >= 0) n = step(nd, n, x + (size_t)r * nfeat);
-    leaf[r] = ~n;
-  }
+  /* A lone row walks with branches: a branch-free walk waits for each
+   * comparison before the next load, while predicted branches let the
+   * loads run ahead. */
+  for (; r < nb; r++) leaf[r] = walk(t, x + (size_t)r * nfeat);
 }
 
 /* Row-major copy of a CSC matrix (column indices increase within each row). */
@@ -258,8 +262,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   /* per thread: a block of rows' values, row-major (zeroed: sparse rows set
    * their entries and clear them after) */
   double *blocks = hb_calloc((size_t)nth * (size_t)brow * width, sizeof(double));
-  flat_t flat;
-  if (!blocks || flat_build(m->trees, t0, t1, &flat) != HB_OK) {
+  flat_t flat = {NULL, NULL};
+  if (!blocks || (in->cols && flat_build(m->trees, t0, t1, &flat) != HB_OK)) {
     hb_free(blocks);
     csr_free(&csr);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for prediction buffers");
@@ -291,7 +295,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     if (type == HB_PRED_LEAF) {
       for (int t = t0; t < t1; t++) {
         double *o = out + (size_t)(t - t0) * N + i0;
-        block_leaves(trees[t], &flat, flat.first[t - t0], x, nb, nfeat, leaf);
+        block_leaves(trees[t], &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
         for (int r = 0; r < nb; r++) o[r] = (double)leaf[r];
       }
     } else {
@@ -300,7 +304,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
       for (int t = t0; t < t1; t++) {
         const hb_tree_t *tr = trees[t];
         double *o = out + (size_t)(t % K) * N + i0;
-        block_leaves(tr, &flat, flat.first[t - t0], x, nb, nfeat, leaf);
+        block_leaves(tr, &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
         for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[leaf[r]];
       }
       if (type == HB_PRED_RESPONSE)
