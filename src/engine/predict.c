@@ -263,7 +263,10 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
    * their entries and clear them after) */
   double *blocks = hb_calloc((size_t)nth * (size_t)brow * width, sizeof(double));
   flat_t flat = {NULL, NULL};
-  if (!blocks || (in->cols && flat_build(m->trees, t0, t1, &flat) != HB_OK)) {
+  /* Copying the trees into records costs about what walking a few dozen
+   * rows through them does: fewer rows (one-row calls) walk the plain way. */
+  const int use_flat = in->cols && nrow >= PRED_BLOCK;
+  if (!blocks || (use_flat && flat_build(m->trees, t0, t1, &flat) != HB_OK)) {
     hb_free(blocks);
     csr_free(&csr);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for prediction buffers");
