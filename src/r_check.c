@@ -60,8 +60,9 @@ SEXP C_hb_qhist_check(SEXP dataset, SEXP rows, SEXP gq, SEXP hq, SEXP bits, SEXP
   }
   hb_rowblock_t *rb = NULL;
   hb_error_clear();
-  int st = hb_rowblock_create(d, NULL, nth, &rb);
+  int st = hb_rowblock_create(d, NULL, 1, nth, &rb);
   if (st != HB_OK) hb_r_throw_status(st, "row block");
+  hb_rowblock_set_q(rb, q, nth);
   hb_qbin_t *hist = (hb_qbin_t *)hb_malloc(sizeof(hb_qbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
   if (!hist) {
     hb_rowblock_free(rb);
@@ -119,11 +120,16 @@ SEXP C_hb_hist_time(SEXP dataset, SEXP rows, SEXP g, SEXP h, SEXP gq, SEXP hq, S
   double *t = (double *)R_alloc(2 * (size_t)rp, sizeof(double));  /* before anything R cannot free */
   hb_rowblock_t *rb = NULL;
   hb_error_clear();
-  int st = hb_rowblock_create(d, NULL, nth, &rb);
+  int st = hb_rowblock_create(d, NULL, 0, nth, &rb), st2;
   if (st != HB_OK) hb_r_throw_status(st, "row block");
+  hb_rowblock_t *rbq = NULL;
+  st2 = hb_rowblock_create(d, NULL, 1, nth, &rbq);
+  if (st2 != HB_OK) { hb_rowblock_free(rb); hb_r_throw_status(st2, "row block"); }
+  hb_rowblock_set_q(rbq, q, nth);
   hb_histbin_t *hist = (hb_histbin_t *)hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins + 1));
   if (!hist) {
     hb_rowblock_free(rb);
+    hb_rowblock_free(rbq);
     hb_r_throw("engine", "out of memory for a histogram");
   }
   int rows16 = hb_quant_rows16(hb_quant_grad_levels(b), hb_quant_hess_levels(b));
@@ -131,12 +137,13 @@ SEXP C_hb_hist_time(SEXP dataset, SEXP rows, SEXP g, SEXP h, SEXP gq, SEXP hq, S
     double a = hb_r_wall_seconds();
     hb_hist_build(d, rb, r0, nrows, gh, tg, th, NULL, hist, nth);
     double m = hb_r_wall_seconds();
-    hb_qhist_build(d, rb, r0, nrows, q, rows16, qg, qh, NULL, (hb_qbin_t *)hist, nth);
+    hb_qhist_build(d, rbq, r0, nrows, q, rows16, qg, qh, NULL, (hb_qbin_t *)hist, nth);
     t[k] = 1000 * (m - a);
     t[rp + k] = 1000 * (hb_r_wall_seconds() - m);
   }
   hb_free(hist);
   hb_rowblock_free(rb);
+  hb_rowblock_free(rbq);
   R_rsort(t, rp);
   R_rsort(t + rp, rp);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "grow.h"
 #include "hist.h"
+#include "hist_quant.h"
 #include "rng.h"
 #include "tree.h"
 
@@ -76,7 +77,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     int f = rb->feat[c];
     if (rb->col_of[f] != c || (c > 0 && rb->feat[c - 1] >= f)) bad++;
     for (int r = 0; r < N; r++)
-      if (rb->bins[(size_t)r * rb->ncol + c] != hb_dataset_bin(d, f, r)) bad++;
+      if (rb->bins[(size_t)r * rb->stride + c] != hb_dataset_bin(d, f, r)) bad++;
   }
   for (int f = 0; f < d->nfeat; f++)
     if (d->store[f].sparse && rb->col_of[f] != -1) bad++;
@@ -103,7 +104,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   uint8_t *use = calloc((size_t)d->nfeat, 1);
   use[0] = 1;
   hb_rowblock_t *one = NULL;
-  CHECK(hb_rowblock_create(d, use, 2, &one) == HB_OK && one == NULL, "a single column gives no row block");
+  CHECK(hb_rowblock_create(d, use, 0, 2, &one) == HB_OK && one == NULL, "a single column gives no row block");
   free(use);
 }
 
@@ -173,6 +174,76 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     }
   }
   free(col); free(row); free(naive); free(gh); free(rows); free(half);
+}
+
+/* Quantized histograms: the row block with each row's packed value in its
+ * stride (one cache line a row) against the column store and the plain
+ * integer sums, for all rows, a leaf subset and sampled features, on 1-3
+ * threads; rows16 small enough that the 16-bit accumulators flush often. */
+static void test_qhist(const hb_dataset_t *d) {
+  hb_rowblock_t *rb = NULL;
+  CHECK(hb_rowblock_create(d, NULL, 1, 3, &rb) == HB_OK && rb, "row block with q: %s", hb_error_message());
+  if (!rb) return;
+  CHECK(rb->qoff >= rb->ncol && rb->qoff % 4 == 0 && rb->stride >= rb->qoff + 4 &&
+        (rb->stride > 64 || (64 % rb->stride == 0)) && (uintptr_t)rb->bins % 64 == 0,
+        "q slot %d after %d bins in a %d-byte stride, rows aligned", rb->qoff, rb->ncol, rb->stride);
+  int32_t *q = malloc(sizeof(int32_t) * N);
+  int *rows = malloc(sizeof(int) * N);
+  uint8_t *half = malloc((size_t)d->nfeat);
+  for (int i = 0; i < N; i++)  /* gradient level -7..7, hessian 0..15 */
+    q[i] = ((int32_t)(hb_rng_unif(14, 1, 0, i) * 15) - 7) * 65536 + (int32_t)(hb_rng_unif(14, 1, 1, i) * 16);
+  hb_rowblock_set_q(rb, q, 2);
+  int bad = 0;
+  for (int r = 0; r < N; r++) {
+    int32_t v;
+    memcpy(&v, rb->bins + (size_t)r * rb->stride + rb->qoff, sizeof v);
+    bad += v != q[r];
+  }
+  CHECK(bad == 0, "row block's q slots differ from q in %d rows", bad);
+  for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 9 == 1);
+  size_t hb = sizeof(hb_qbin_t) * (size_t)d->total_bins;
+  hb_qbin_t *col = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
+  double fracs[2] = { 1.0, 0.3 };
+  for (int k = 0; k < 2; k++) {
+    int m = 0;
+    int64_t G = 0, H = 0;
+    for (int i = 0; i < N; i++)
+      if (fracs[k] == 1.0 || hb_rng_unif(14, 2, (uint64_t)k, i) < fracs[k]) {
+        rows[m++] = i; G += hb_qpack_g(q[i]); H += hb_qpack_h(q[i]);
+      }
+    const int *rr = fracs[k] == 1.0 ? NULL : rows;
+    for (int a = 0; a < 2; a++) {
+      const uint8_t *active = a ? half : NULL;
+      memset(naive, 0, hb);
+      for (int j = 0; j < m; j++) {
+        int r = rows[j];
+        for (int f = 0; f < d->nfeat; f++) {
+          if (active && !active[f]) continue;
+          hb_qbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, r);
+          b->g += hb_qpack_g(q[r]);
+          b->h += hb_qpack_h(q[r]);
+        }
+      }
+      hb_qhist_build(d, NULL, rr, m, q, 100, G, H, active, col, 1);
+      for (int th = 1; th <= 3; th++) {
+        memset(row, 0x7f, hb);
+        hb_qhist_build(d, rb, rr, m, q, 100, G, H, active, row, th);
+        int differ = 0, off = 0;
+        for (int f = 0; f < d->nfeat; f++) {
+          if (active && !active[f]) continue;
+          for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
+            differ += row[b].g != col[b].g || row[b].h != col[b].h;
+            off += row[b].g != naive[b].g || row[b].h != naive[b].h;
+          }
+        }
+        CHECK(differ == 0 && off == 0,
+              "quantized row-wise histogram: %d bins differ from column-wise, %d from the plain sums "
+              "(rows %d, active %d, %d threads)", differ, off, m, a, th);
+      }
+    }
+  }
+  free(col); free(row); free(naive); free(q); free(rows); free(half);
+  hb_rowblock_free(rb);
 }
 
 /* Grow one tree; copy each leaf's rows into leafrows (leaf-major) and the
@@ -277,10 +348,11 @@ int main(void) {
           "columns stored as planned (sparse %d %d, dense %d)", d->store[PD].sparse,
           d->store[PD + 1].sparse, !d->store[PD + 4].sparse);
     hb_rowblock_t *rb = NULL;
-    CHECK(hb_rowblock_create(d, NULL, 3, &rb) == HB_OK, "row block: %s", hb_error_message());
+    CHECK(hb_rowblock_create(d, NULL, 0, 3, &rb) == HB_OK, "row block: %s", hb_error_message());
     test_rowblock(d, rb);
     if (rb) test_hist(d, rb);
     hb_rowblock_free(rb);
+    test_qhist(d);
     test_trees(d);
   }
   hb_dataset_free(d);

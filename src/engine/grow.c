@@ -90,7 +90,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   uint8_t *use = hb_malloc((size_t)d->nfeat);
   if (!use) { hb_grow_ws_free(ws); return NULL; }
   for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
-  int st = hb_rowblock_create(d, use, cfg->nthreads, &ws->rb);
+  int st = hb_rowblock_create(d, use, cfg->quantized, cfg->nthreads, &ws->rb);
   hb_free(use);
   if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
   return ws;
@@ -489,6 +489,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   ws->qt = qt;
   double G = 0, H = 0;   /* sequential: the same sums for any thread count */
   if (qt) {
+    hb_rowblock_set_q(ws->rb, qt->q, nth);
     int64_t qg = 0, qh = 0;
     for (int i = 0; i < n; i++) { int32_t p = qt->q[ws->idx[i]]; qg += hb_qpack_g(p); qh += hb_qpack_h(p); }
     ws->qg[0] = qg;

@@ -18,11 +18,6 @@
 #define HB_PREFETCH(p) ((void)0)
 #endif
 
-/* Most columns one tile sums in one pass over the rows: a tile's histogram
- * (up to TILE_MAX x 256 bins x 16 bytes) stays within the L2 cache. */
-#ifndef TILE_MAX
-#define TILE_MAX 64
-#endif
 /* Rows ahead whose bins are prefetched when a leaf's rows are scattered. */
 #define PREFETCH_AHEAD 16
 /* Bin updates below which a histogram is built by one thread: starting the
@@ -35,7 +30,8 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   if (!rb) return;
   hb_free(rb->feat);
   hb_free(rb->col_of);
-  hb_free(rb->bins);
+  hb_free(rb->bins_mem);
+  hb_free(rb->scratch);
   hb_free(rb->in_sp);
   hb_free(rb->sp_ptr);
   hb_free(rb->sp_feat);
@@ -79,7 +75,21 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
   return HB_OK;
 }
 
-int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
+/* Bytes per row: the bins alone, or with a 4-byte slot for the packed
+ * quantized gradient after them; with the slot, rows of up to 64 bytes
+ * are padded to a power of two (a row then never straddles two cache
+ * lines, so a leaf's row costs one line fetched, not two or three). */
+static int row_stride(int ncol, int with_q, int *qoff) {
+  *qoff = -1;
+  if (!with_q || ncol == 0) return ncol;
+  *qoff = (ncol + 3) & ~3;
+  int s = *qoff + 4, p = 8;
+  if (s > 64) return (s + 63) & ~63;
+  while (p < s) p *= 2;
+  return p;
+}
+
+int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, int nthreads,
                        hb_rowblock_t **out) {
   *out = NULL;
   int ncol = 0, nsp = 0;
@@ -93,11 +103,17 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
   if (!rb) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
   rb->nrow = d->nrow;
   rb->ncol = ncol;
+  rb->stride = row_stride(ncol, with_q, &rb->qoff);
   rb->nfeat = d->nfeat;
   rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
   rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
-  rb->bins = ncol > 0 ? hb_malloc((size_t)d->nrow * (size_t)ncol) : NULL;
-  if (!rb->feat || !rb->col_of || (ncol > 0 && !rb->bins)) {
+  if (ncol > 0) {
+    rb->bins_mem = hb_calloc((size_t)d->nrow * (size_t)rb->stride + 64, 1);
+    if (rb->bins_mem) rb->bins = (uint8_t *)rb->bins_mem + (64 - (uintptr_t)rb->bins_mem % 64) % 64;
+    rb->nscratch = hb_threads_use(nthreads);
+    rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
+  }
+  if (!rb->feat || !rb->col_of || (ncol > 0 && (!rb->bins || !rb->scratch))) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
                         d->nrow, ncol);
@@ -120,12 +136,22 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
     int r0 = k * 1024, r1 = r0 + 1024 < d->nrow ? r0 + 1024 : d->nrow;
     for (int c = 0; c < ncol; c++) {
       const uint8_t *src = d->store[rb->feat[c]].bins;
-      uint8_t *dst = rb->bins + (size_t)r0 * ncol + c;
-      for (int r = r0; r < r1; r++, dst += ncol) *dst = src[r];
+      uint8_t *dst = rb->bins + (size_t)r0 * rb->stride + c;
+      for (int r = r0; r < r1; r++, dst += rb->stride) *dst = src[r];
     }
   }
   *out = rb;
   return HB_OK;
+}
+
+void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
+  if (!rb || rb->qoff < 0) return;
+  int nth = hb_threads_use(nthreads), n = rb->nrow;
+  const size_t stride = (size_t)rb->stride;
+  uint8_t *dst = rb->bins + rb->qoff;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, q + r, sizeof(int32_t));
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -145,65 +171,76 @@ static inline void bin_add(hb_histbin_t *b, double g, double h) {
   b->h += h;
 }
 
-/* Add (g, h) to bin p[k] of histogram hp[k] for k < nc. Bins of different
- * features never alias, so each block of eight loads all its bins before
- * storing any: written one by one, every load waits to be sure the store
- * before it went elsewhere, which made the kernel 2-3 times slower (Zen). */
-#define ROW_LOAD(j) hb_histbin_t *b##j = hp[k + j] + p[k + j]; hb_histbin_t t##j = *b##j;
-#define ROW_STORE(j) t##j.g += g; t##j.h += h; *b##j = t##j;
-static inline void row_add(hb_histbin_t *const *hp, const uint8_t *p, int nc, double g, double h) {
+/* Add (g, h) to accumulator p[k] of column k (at acc + k * HB_MAX_NUM_BIN)
+ * for k < nc: each address is the row's byte plus a constant, no pointer
+ * per column to load, and the pair is one 16-byte load, add and store
+ * (SSE2: the same two IEEE additions). 1.3 times as fast as adding into
+ * the histogram's own bins through a pointer per column (Zen 5). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define ROW_ADD(j)                                                           \
+  {                                                                          \
+    double *b_ = (double *)(acc + (j) * HB_MAX_NUM_BIN + p[k + (j)]);        \
+    _mm_storeu_pd(b_, _mm_add_pd(_mm_loadu_pd(b_), v));                      \
+  }
+#else
+#define ROW_ADD(j) bin_add(acc + (j) * HB_MAX_NUM_BIN + p[k + (j)], g, h);
+#endif
+static inline void row_add(hb_histbin_t *acc, const uint8_t *p, int nc, double g, double h) {
   int k = 0;
-  for (; k + 8 <= nc; k += 8) {
-    ROW_LOAD(0) ROW_LOAD(1) ROW_LOAD(2) ROW_LOAD(3) ROW_LOAD(4) ROW_LOAD(5) ROW_LOAD(6) ROW_LOAD(7)
-    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5) ROW_STORE(6) ROW_STORE(7)
+#if defined(__SSE2__)
+  const __m128d v = _mm_set_pd(h, g);
+#endif
+  for (; k + 8 <= nc; k += 8, acc += 8 * HB_MAX_NUM_BIN) {
+    ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7)
   }
-  if (k + 4 <= nc) {
-    ROW_LOAD(0) ROW_LOAD(1) ROW_LOAD(2) ROW_LOAD(3)
-    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3)
-    k += 4;
-  }
-  for (; k < nc; k++) bin_add(hp[k] + p[k], g, h);
+  for (; k + 4 <= nc; k += 4, acc += 4 * HB_MAX_NUM_BIN) { ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) }
+  for (; k < nc; k++, acc += HB_MAX_NUM_BIN) ROW_ADD(0)
 }
+#undef ROW_ADD
 
 /* One tile of nc row-block columns: col[k] is the column, hp[k] the
- * histogram of its feature. With contiguous columns (col[k] = col[0] + k)
- * the row's bytes are read straight; otherwise they are picked into a
+ * histogram of its feature (nb[k] bins), summed in the accumulators acc
+ * and copied there at the end. With contiguous columns (col[k] = col[0] +
+ * k) the row's bytes are read straight; otherwise they are picked into a
  * small buffer first. */
 static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, const double *gh,
-                       const int *col, hb_histbin_t *const *hp, int nc) {
+                       const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc) {
   const uint8_t *base = rb->bins;
-  size_t stride = (size_t)rb->ncol;
+  size_t stride = (size_t)rb->stride;
+  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_MAX_NUM_BIN, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
   int contiguous = col[nc - 1] - col[0] == nc - 1;
   if (contiguous) {
     base += col[0];
     if (!rows) {
       const uint8_t *p = base;
-      for (int i = 0; i < nrows; i++, p += stride) row_add(hp, p, nc, gh[2 * i], gh[2 * i + 1]);
-      return;
+      for (int i = 0; i < nrows; i++, p += stride) row_add(acc, p, nc, gh[2 * i], gh[2 * i + 1]);
+    } else {
+      for (int i = 0; i < nrows; i++) {
+        if (i + PREFETCH_AHEAD < nrows) {
+          size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+          HB_PREFETCH(base + ra * stride);
+          HB_PREFETCH(gh + 2 * ra);
+        }
+        size_t r = (size_t)rows[i];
+        row_add(acc, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+      }
     }
+  } else {
+    uint8_t pick[HB_HIST_TILE];
     for (int i = 0; i < nrows; i++) {
-      if (i + PREFETCH_AHEAD < nrows) {
+      size_t r = rows ? (size_t)rows[i] : (size_t)i;
+      if (rows && i + PREFETCH_AHEAD < nrows) {
         size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
         HB_PREFETCH(base + ra * stride);
         HB_PREFETCH(gh + 2 * ra);
       }
-      size_t r = (size_t)rows[i];
-      row_add(hp, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+      const uint8_t *p = base + r * stride;
+      for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
+      row_add(acc, pick, nc, gh[2 * r], gh[2 * r + 1]);
     }
-    return;
   }
-  uint8_t pick[TILE_MAX];
-  for (int i = 0; i < nrows; i++) {
-    size_t r = rows ? (size_t)rows[i] : (size_t)i;
-    if (rows && i + PREFETCH_AHEAD < nrows) {
-      size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-      HB_PREFETCH(base + ra * stride);
-      HB_PREFETCH(gh + 2 * ra);
-    }
-    const uint8_t *p = base + r * stride;
-    for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
-    row_add(hp, pick, nc, gh[2 * r], gh[2 * r + 1]);
-  }
+  for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_MAX_NUM_BIN, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
 
 static void build_dense(const uint8_t *bins, const int *rows, int nrows,
@@ -319,8 +356,8 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
                      int t, int ntile, int n_act, const int *rows, int nrows, const double *gh,
                      hb_histbin_t *hist) {
   int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
-  int col[TILE_MAX];
-  hb_histbin_t *hp[TILE_MAX];
+  int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+  hb_histbin_t *hp[HB_HIST_TILE];
   int nc = 0;
   for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
     int f = rb->feat[c];
@@ -328,12 +365,13 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
     if (rank >= lo) {
       col[nc] = c;
       hp[nc] = hist + d->hist_offset[f];
-      memset(hp[nc], 0, sizeof(hb_histbin_t) * (size_t)d->mappers[f].num_bin);
+      nb[nc] = d->mappers[f].num_bin;
       nc++;
     }
     rank++;
   }
-  if (nc > 0) build_tile(rb, rows, nrows, gh, col, hp, nc);
+  if (nc > 0)
+    build_tile(rb, rows, nrows, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()));
 }
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
@@ -363,9 +401,10 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     n_col += column_wise(rb, f) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
   if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0)) < PAR_MIN_UPDATES) nth = 1;
+  if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* the sparse part: nth parts, each read by one thread over all the rows */
   int nsp = rb && rb->nsparse > 0 ? nth : 0;
-  int ntile = (n_act + TILE_MAX - 1) / TILE_MAX;
+  int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
   if (n_act > 0 && nth > 1) {
     /* a multiple of the threads, each tile at least a few columns wide */
     int want = ((ntile + nth - 1) / nth) * nth;

@@ -14,14 +14,25 @@ typedef struct {
 
 /* A row-major copy of some dense features' bins (the CPU learner's own
  * layout, built from the dataset's columns): row r's bins for the block's
- * columns are the ncol bytes at bins + r * ncol, so a leaf's histogram reads
- * one or two cache lines per row instead of one per feature. */
+ * columns are the ncol bytes at bins + r * stride, so a leaf's histogram
+ * reads one or two cache lines per row instead of one per feature. For
+ * quantized training each row also carries its packed gradient (qoff), so
+ * that a row of a scattered leaf costs one cache line, not two or three. */
 typedef struct {
   int nrow, ncol;
+  int stride;       /* bytes from one row's bins to the next's (ncol or more) */
+  int qoff;         /* where a row's packed quantized gradient sits in its
+                     * stride (an int32, hb_rowblock_set_q), or -1: none */
   int nfeat;        /* the dataset's feature count */
+  /* Per-thread accumulators of the histogram kernels (HB_HIST_SCRATCH bytes
+   * for each of nscratch threads; NULL when ncol is 0): a tile's columns
+   * are summed there, column k at k * HB_MAX_NUM_BIN, and then copied out. */
+  void *scratch;
+  int nscratch;
   int *feat;        /* ncol: the dataset feature held in each column, increasing */
   int *col_of;      /* nfeat: the column holding feature f, or -1 */
-  uint8_t *bins;    /* nrow * ncol bins, row-major */
+  uint8_t *bins;    /* nrow rows of stride bytes, row-major, aligned to 64 bytes */
+  void *bins_mem;   /* the allocation bins lies in */
   /* The sparse features, row-wise (compressed sparse rows): row r's entries
    * off their default bin are (sp_feat[k], sp_bin[k]) for k in
    * [sp_ptr[r], sp_ptr[r + 1]), features increasing. A leaf's histogram
@@ -33,14 +44,25 @@ typedef struct {
   uint8_t *sp_bin;  /* the entries' bins */
 } hb_rowblock_t;
 
+/* Bytes of one thread's accumulators: HB_HIST_TILE columns of
+ * HB_MAX_NUM_BIN double pairs (the quantized kernel uses the start). */
+#define HB_HIST_TILE 64
+#define HB_HIST_SCRATCH ((size_t)HB_HIST_TILE * HB_MAX_NUM_BIN * sizeof(hb_histbin_t))
+
 /* Row block of the features f with use[f] != 0 (use == NULL: every
  * feature): the dense ones row-major when at least two qualify (one column
  * gains nothing over the column store: ncol is then 0), the sparse ones as
  * compressed sparse rows. *out is NULL (and HB_OK returned) when neither
  * part holds anything. On failure returns a status with a message set and
  * *out is NULL. */
-int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int nthreads,
+int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, int nthreads,
                        hb_rowblock_t **out);
+/* Thread t's accumulators (t < nscratch). */
+static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
+  return (char *)rb->scratch + (size_t)t * HB_HIST_SCRATCH;
+}
+/* Copy the packed quantized gradients q[0..nrow) into the rows (qoff >= 0). */
+void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
 /* Build the histogram of the rows rows[0..nrows) (increasing), row r

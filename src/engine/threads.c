@@ -72,3 +72,11 @@ int hb_threads_use(int requested) {
   int max = hb_threads_max();
   return requested < max ? requested : max;
 }
+
+int hb_threads_id(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}

@@ -11,6 +11,8 @@ int hb_threads_default(void);
 int hb_threads_max(void);
 /* A request clamped to [1, hb_threads_max()]; requested <= 0 means default. */
 int hb_threads_use(int requested);
+/* The calling thread's number within its parallel region (0 outside one). */
+int hb_threads_id(void);
 /* 1 when compiled with OpenMP. */
 int hb_threads_have_openmp(void);
 
