@@ -45,9 +45,10 @@ typedef struct {
 } hb_rowblock_t;
 
 /* Bytes of one thread's accumulators: HB_HIST_TILE columns of
- * HB_MAX_NUM_BIN double pairs (the quantized kernel uses the start). */
+ * HB_MAX_NUM_BIN double pairs (or integer pairs, hb_qbin_t, the same 16
+ * bytes), then as many 32-bit accumulators for the quantized kernel. */
 #define HB_HIST_TILE 64
-#define HB_HIST_SCRATCH ((size_t)HB_HIST_TILE * HB_MAX_NUM_BIN * sizeof(hb_histbin_t))
+#define HB_HIST_SCRATCH ((size_t)HB_HIST_TILE * HB_MAX_NUM_BIN * (sizeof(hb_histbin_t) + sizeof(int32_t)))
 
 /* Row block of the features f with use[f] != 0 (use == NULL: every
  * feature): the dense ones row-major when at least two qualify (one column

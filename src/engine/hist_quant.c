@@ -2,8 +2,11 @@
  * paper's hierarchical buffers: a tile of columns accumulates each row's
  * packed value (one 32-bit add per feature instead of two 64-bit ones) into
  * 16-bit halves, and every rows16 rows, before a half could overflow, adds
- * them into the 64-bit pairs of the histogram. Tiles of the row block are
- * split between threads as in hist.c; integer sums make any split exact. */
+ * them into 64-bit pairs. The threads split a tile's rows, not its columns
+ * (as hist.c must, to keep its double sums in row order): each thread's
+ * pairs are then added up bin by bin, which integer sums make exact in any
+ * order, and each row of a scattered leaf is fetched by one thread only,
+ * which halves the cache misses of a leaf's histogram on two threads. */
 #include <stdlib.h>
 #include <string.h>
 #include "hist_quant.h"
@@ -41,20 +44,25 @@ static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) 
 }
 #undef QADD
 
-/* nc columns of the row block (col[k]; their histograms hp[k] of nb[k]
- * bins) over the rows, accumulated in acc. */
-static void tile_rows(const hb_rowblock_t *rb, const int *rows, int nrows, const int32_t *q, int rows16,
-                      const int *col, hb_qbin_t *const *hp, const int *nb, int nc, int32_t *acc) {
+/* Rows [i0, i1) of rows (NULL: the rows themselves) over the tile's nc
+ * columns of the row block (col[k]), summed in acc and added every rows16
+ * rows into the pairs part + k * HB_MAX_NUM_BIN (nb[k] bins each). */
+static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, const int32_t *q, int rows16,
+                      const int *col, const int *nb, int nc, int32_t *acc, hb_qbin_t *part) {
   const size_t stride = (size_t)rb->stride;
   const int contiguous = col[nc - 1] - col[0] == nc - 1;
   const uint8_t *base = rb->bins + (contiguous ? col[0] : 0);
   const int qo = rb->qoff >= 0 ? rb->qoff - (contiguous ? col[0] : 0) : 0;
   uint8_t pick[HB_HIST_TILE];
-  for (int i0 = 0; i0 < nrows; i0 += rows16) {
-    int i1 = i0 + rows16 < nrows ? i0 + rows16 : nrows;
-    for (int i = i0; i < i1; i++) {
+  for (int k = 0; k < nc; k++) {
+    memset(acc + (size_t)k * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[k]);
+    memset(part + (size_t)k * QSTRIDE, 0, sizeof(hb_qbin_t) * (size_t)nb[k]);
+  }
+  for (int j0 = i0; j0 < i1; j0 += rows16) {
+    int j1 = j0 + rows16 < i1 ? j0 + rows16 : i1;
+    for (int i = j0; i < j1; i++) {
       size_t r = rows ? (size_t)rows[i] : (size_t)i;
-      if (rows && i + 16 < nrows) {
+      if (rows && i + 16 < i1) {
         size_t ra = (size_t)rows[i + 16];
 #if defined(__GNUC__)
         __builtin_prefetch(base + ra * stride);
@@ -70,17 +78,16 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int nrows, const
       }
       row_add_q(acc, p, nc, v);
     }
-    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, hp[k], nb[k]);
+    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, part + (size_t)k * QSTRIDE, nb[k]);
   }
 }
 
-/* Tile t of ntile over the row block's n_act active columns (as hist.c). */
-static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int t, int ntile,
-                     int n_act, const int *rows, int nrows, const int32_t *q, int rows16, hb_qbin_t *hist,
-                     int32_t *acc) {
+/* The columns of tile t of ntile over the row block's n_act active ones
+ * (as hist.c): col[], their features' bin counts nb[] and histograms hp[];
+ * returns how many. */
+static int tile_cols(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int t, int ntile,
+                     int n_act, hb_qbin_t *hist, int *col, int *nb, hb_qbin_t **hp) {
   int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
-  int col[HB_HIST_TILE], nb[HB_HIST_TILE];
-  hb_qbin_t *hp[HB_HIST_TILE];
   int nc = 0;
   for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
     int f = rb->feat[c];
@@ -89,13 +96,18 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
       col[nc] = c;
       nb[nc] = d->mappers[f].num_bin;
       hp[nc] = hist + d->hist_offset[f];
-      memset(hp[nc], 0, sizeof(hb_qbin_t) * (size_t)nb[nc]);
-      memset(acc + (size_t)nc * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[nc]);
       nc++;
     }
     rank++;
   }
-  if (nc > 0) tile_rows(rb, rows, nrows, q, rows16, col, hp, nb, nc, acc);
+  return nc;
+}
+
+/* Part c of the scratch: the pairs of one share of the rows, then their
+ * 16-bit accumulators. */
+static hb_qbin_t *part_pairs(const hb_rowblock_t *rb, int c) { return (hb_qbin_t *)hb_rowblock_scratch(rb, c); }
+static int32_t *part_acc(const hb_rowblock_t *rb, int c) {
+  return (int32_t *)(part_pairs(rb, c) + (size_t)HB_HIST_TILE * QSTRIDE);
 }
 
 /* First k >= lo with a[k] >= key in the increasing array a[0..n). */
@@ -168,21 +180,34 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
   for (int f = 0; f < d->nfeat; f++) n_col += (!rb || rb->col_of[f] < 0) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
   if ((long long)nrows * (n_act + n_col) < QPAR_MIN_UPDATES) nth = 1;
-  if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  /* the rows' shares: one per thread, each in its own part of the scratch */
+  int nshare = n_act > 0 ? (nth < rb->nscratch ? nth : rb->nscratch) : 1;
+  if (nshare > nrows) nshare = nrows > 0 ? nrows : 1;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
-  if (n_act > 0 && nth > 1) {
-    int want = ((ntile + nth - 1) / nth) * nth;
-    if (want > n_act) want = n_act;
-    ntile = want > ntile ? want : ntile;
-  }
   (void)nth;
 #pragma omp parallel num_threads(nth)
   {
     int32_t col_acc[HB_MAX_NUM_BIN];
-#pragma omp for schedule(static) nowait
-    for (int t = 0; t < ntile; t++)
-      run_tile(d, rb, active, t, ntile, n_act, rows, nrows, q, rows16, hist,
-               (int32_t *)hb_rowblock_scratch(rb, hb_threads_id()));
+    for (int t = 0; t < ntile; t++) {
+      int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+      hb_qbin_t *hp[HB_HIST_TILE];
+      int nc = tile_cols(d, rb, active, t, ntile, n_act, hist, col, nb, hp);
+#pragma omp for schedule(static)
+      for (int c = 0; c < nshare; c++) {
+        int i0 = (int)((long long)c * nrows / nshare), i1 = (int)((long long)(c + 1) * nrows / nshare);
+        tile_rows(rb, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), part_pairs(rb, c));
+      }
+#pragma omp for schedule(static)
+      for (int k = 0; k < nc; k++) {
+        const hb_qbin_t *p0 = part_pairs(rb, 0) + (size_t)k * QSTRIDE;
+        hb_qbin_t *h = hp[k];
+        for (int b = 0; b < nb[k]; b++) h[b] = p0[b];
+        for (int c = 1; c < nshare; c++) {
+          const hb_qbin_t *pc = part_pairs(rb, c) + (size_t)k * QSTRIDE;
+          for (int b = 0; b < nb[k]; b++) { h[b].g += pc[b].g; h[b].h += pc[b].h; }
+        }
+      }
+    }
 #pragma omp for schedule(dynamic, 1)
     for (int f = 0; f < d->nfeat; f++)
       if ((!rb || rb->col_of[f] < 0) && (!active || active[f]))
