@@ -6,6 +6,8 @@
 #ifndef HB_MATH_RULES_H
 #define HB_MATH_RULES_H
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define HB_MATH static inline __host__ __device__
@@ -38,6 +40,14 @@ HB_MATH double hb_exp(double x) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
+  /* p * 2^k, exact like ldexp, with 2^k from its bits when it is a normal
+   * double (a library call per row otherwise: 2-4% of a binary training) */
+  if (k >= -1022 && k <= 1023) {
+    uint64_t bits = (uint64_t)((int64_t)k + 1023) << 52;
+    double s;
+    memcpy(&s, &bits, sizeof s);
+    return p * s;
+  }
   return ldexp(p, (int)k);
 }
 
