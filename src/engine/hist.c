@@ -8,6 +8,9 @@
  * to merge. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "hist.h"
 #include "error.h"
 #include "threads.h"
@@ -182,7 +185,6 @@ static inline void bin_add(hb_histbin_t *b, double g, double h) {
  * (SSE2: the same two IEEE additions). 1.3 times as fast as adding into
  * the histogram's own bins through a pointer per column (Zen 5). */
 #if defined(__SSE2__)
-#include <emmintrin.h>
 #define ROW_ADD(j)                                                           \
   {                                                                          \
     double *b_ = (double *)(acc + (j) * HB_MAX_NUM_BIN + p[k + (j)]);        \
