@@ -24,7 +24,7 @@
 
 /* Fewest rows per partition chunk (leaves of fewer than two chunks are
  * partitioned by one thread) and most chunks. */
-#define PART_CHUNK 4096
+#define PART_CHUNK 1024
 #define PART_MAX_CHUNKS 256
 
 /* Histogram bins (both children) below which the subtract-and-scan pass

@@ -25,7 +25,7 @@
 #define PREFETCH_AHEAD 16
 /* Bin updates below which a histogram is built by one thread: starting the
  * others costs more than they save. */
-#define PAR_MIN_UPDATES 65536
+#define PAR_MIN_UPDATES 16384
 
 /* ------------------------------------------------------------ row block */
 

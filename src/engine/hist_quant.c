@@ -12,7 +12,7 @@
 #include "hist_quant.h"
 #include "threads.h"
 
-#define QPAR_MIN_UPDATES 65536
+#define QPAR_MIN_UPDATES 16384
 
 /* Add the accumulators acc[0..nb) into the pairs h[0..nb) and clear them
  * (no test for empty ones: a branch per bin costs more than the adds). */
