@@ -14,6 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "split.h"
 #include "split_rules.h"
 #include "threads.h"
@@ -41,6 +44,41 @@ static void finish(const scan_ctx *c, hb_split_t *s, double gl, double hl, int n
   s->right_g = c->tot.g - gl; s->right_h = c->tot.h - hl; s->right_n = c->tot.n - nl;
 }
 
+void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, const int *nl, int m, double g,
+                    double h, int n, double l2, double parent_gain, double min_gain, double *out) {
+  const int md = cfg->min_data_in_leaf;
+  const double mh = cfg->min_sum_hessian_in_leaf, l1 = cfg->lambda_l1;
+  int i = 0;
+#if defined(__SSE2__)
+  if (!(l1 > 0)) {   /* the soft threshold is the identity: T(g) = g */
+    const __m128d vg = _mm_set1_pd(g), vh = _mm_set1_pd(h), vl2 = _mm_set1_pd(l2), vpar = _mm_set1_pd(parent_gain),
+                  vmg = _mm_set1_pd(min_gain), vmh = _mm_set1_pd(mh), zero = _mm_setzero_pd(),
+                  none = _mm_set1_pd(-1.0);
+    for (; i + 2 <= m; i += 2) {
+      __m128d a = _mm_loadu_pd(gl + i), b = _mm_loadu_pd(hl + i);
+      __m128d ar = _mm_sub_pd(vg, a), br = _mm_sub_pd(vh, b);
+      __m128d dl = _mm_add_pd(b, vl2), dr = _mm_add_pd(br, vl2);
+      /* L = t * t / den where den > 0, else 0 */
+      __m128d ll = _mm_and_pd(_mm_div_pd(_mm_mul_pd(a, a), dl), _mm_cmpgt_pd(dl, zero));
+      __m128d lr = _mm_and_pd(_mm_div_pd(_mm_mul_pd(ar, ar), dr), _mm_cmpgt_pd(dr, zero));
+      __m128d gain = _mm_sub_pd(_mm_add_pd(ll, lr), vpar);
+      /* valid: both sides with min_data rows and not less than min hessian, gain > min_gain */
+      __m128d ok = _mm_and_pd(_mm_cmpnlt_pd(b, vmh), _mm_cmpnlt_pd(br, vmh));
+      ok = _mm_and_pd(ok, _mm_cmpgt_pd(gain, vmg));
+      int n0 = nl[i] >= md && n - nl[i] >= md, n1 = nl[i + 1] >= md && n - nl[i + 1] >= md;
+      ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_set_epi64x(-(long long)n1, -(long long)n0)));
+      _mm_storeu_pd(out + i, _mm_or_pd(_mm_and_pd(ok, gain), _mm_andnot_pd(ok, none)));
+    }
+  }
+#endif
+  for (; i < m; i++) out[i] = hb_rule_split_gain(gl[i], hl[i], nl[i], g, h, n, l1, l2, parent_gain, md, mh, min_gain);
+}
+
+/* A numeric feature: thresholds t = 0..M-2 (value bins <= t go left), the
+ * left side's sums accumulated in bin order, their gains computed in one
+ * batch; with missing rows in the leaf each threshold also with the missing
+ * bin on the left (taken right after it, as before), then missing alone on
+ * the right. */
 static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
                          const hb_histbin_t *h, hb_split_t *best) {
   int M = m->num_bin - 1;     /* the missing bin; value bins 0..M-1 */
@@ -48,18 +86,26 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
   double best_gain = 0.0, bgl = 0, bhl = 0;
   int bt = -1, bdl = 0, bnl = 0;
-  double gl = 0, hl = 0;
-  int nl = 0, na_n = hb_rule_count(na->h, cf);
+  double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN];
+  int nl[HB_MAX_NUM_BIN];
+  int na_n = hb_rule_count(na->h, cf), T = M - 1;
+  {
+    double sg = 0, sh = 0;
+    int sn = 0;
+    for (int t = 0; t < T; t++) {
+      sg += h[t].g; sh += h[t].h; sn += hb_rule_count(h[t].h, cf);
+      gl[t] = sg; hl[t] = sh; nl[t] = sn;
+    }
+  }
+  hb_split_gains(c->cfg, gl, hl, nl, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, g1);
   if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
-    for (int t = 0; t < M - 1; t++) {
-      gl += h[t].g; hl += h[t].h; nl += hb_rule_count(h[t].h, cf);
-      double g1 = candidate(c, gl, hl, nl, l2, c->parent_gain);
-      if (g1 > best_gain) { best_gain = g1; bt = t; bdl = 0; bgl = gl; bhl = hl; bnl = nl; }
-      double g2 = candidate(c, gl + na->g, hl + na->h, nl + na_n, l2, c->parent_gain);
-      if (g2 > best_gain) {
-        best_gain = g2; bt = t; bdl = 1;
-        bgl = gl + na->g; bhl = hl + na->h; bnl = nl + na_n;
-      }
+    double gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
+    int nm[HB_MAX_NUM_BIN];
+    for (int t = 0; t < T; t++) { gm[t] = gl[t] + na->g; hm[t] = hl[t] + na->h; nm[t] = nl[t] + na_n; }
+    hb_split_gains(c->cfg, gm, hm, nm, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, g2);
+    for (int t = 0; t < T; t++) {
+      if (g1[t] > best_gain) { best_gain = g1[t]; bt = t; bdl = 0; bgl = gl[t]; bhl = hl[t]; bnl = nl[t]; }
+      if (g2[t] > best_gain) { best_gain = g2[t]; bt = t; bdl = 1; bgl = gm[t]; bhl = hm[t]; bnl = nm[t]; }
     }
     /* every value left, missing alone right */
     double g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain);
@@ -68,14 +114,11 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
       bgl = c->tot.g - na->g; bhl = c->tot.h - na->h; bnl = c->tot.n - na_n;
     }
   } else {
-    for (int t = 0; t < M - 1; t++) {
-      gl += h[t].g; hl += h[t].h; nl += hb_rule_count(h[t].h, cf);
-      double g1 = candidate(c, gl, hl, nl, l2, c->parent_gain);
-      if (g1 > best_gain) {
-        best_gain = g1; bt = t; bgl = gl; bhl = hl; bnl = nl;
-        bdl = nl >= c->tot.n - nl;
+    for (int t = 0; t < T; t++)
+      if (g1[t] > best_gain) {
+        best_gain = g1[t]; bt = t; bgl = gl[t]; bhl = hl[t]; bnl = nl[t];
+        bdl = nl[t] >= c->tot.n - nl[t];
       }
-    }
   }
   if (bt < 0 || !(best_gain > best->gain)) return;
   best->feature = f;
@@ -84,7 +127,7 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   best->threshold_bin = bt;
   best->default_left = bdl;
   bits_clear(best->left_bins);
-  for (int b = 0; b <= bt; b++) bits_set(best->left_bins, b);
+  hb_split_bits_upto(best->left_bins, bt);
   if (bdl) bits_set(best->left_bins, M);
   finish(c, best, bgl, bhl, bnl);
 }

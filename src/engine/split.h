@@ -50,6 +50,21 @@ void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_
 void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
                    const uint8_t *active, hb_leafsum_t tot, hb_split_t *best, int nthreads);
 
+/* out[i] = hb_rule_split_gain(gl[i], hl[i], nl[i], g, h, n, ...) for
+ * i < m (split_rules.h, with cfg's l1, min_data_in_leaf and
+ * min_sum_hessian_in_leaf, and this l2, parent gain and min_gain), bit for
+ * bit; two at a time with SSE2 when l1 is 0, so that two candidates share
+ * each division (the divider bounds a threshold scan). */
+void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, const int *nl, int m, double g,
+                    double h, int n, double l2, double parent_gain, double min_gain, double *out);
+
+/* Set bits 0..last of bits (HB_MAX_NUM_BIN of them), a word at a time. */
+static inline void hb_split_bits_upto(uint32_t *bits, int last) {
+  int n = last + 1, w = 0;
+  for (; 32 * (w + 1) <= n; w++) bits[w] = 0xffffffffu;
+  if (n > 32 * w) bits[w] |= (1u << (n - 32 * w)) - 1u;
+}
+
 /* 1 when bin `bin` goes left under split s. */
 static inline int hb_split_bin_left(const hb_split_t *s, int bin) {
   return (s->left_bins[bin >> 5] >> (bin & 31)) & 1u;

@@ -90,19 +90,37 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     double bgain = -1.0;
     int bt = -1, bdl = 0, bln = 0;
     int64_t blg = 0, blh = 0, pg = 0, ph = 0;
-    int pc = 0;
-    for (int t = 0; t < M - 1; t++) {
+    int pc = 0, T = M - 1;
+    /* the candidates' left sums (integers, and as doubles with the scales)
+     * and their gains in one batch (split.c) */
+    int64_t ig[HB_MAX_NUM_BIN], ih[HB_MAX_NUM_BIN];
+    double dg[HB_MAX_NUM_BIN], dh[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
+    int in[HB_MAX_NUM_BIN];
+    for (int t = 0; t < T; t++) {
       pg += bg[t];
       ph += bh[t];
       pc += cnt[t];
-      double g1 = cand(c, pg, ph, pc, l2, parent);
-      if (g1 > bgain) {
-        bgain = g1; bt = t; blg = pg; blh = ph; bln = pc;
-        bdl = has_na ? 0 : pc >= c->n - pc;
+      ig[t] = pg; ih[t] = ph; in[t] = pc;
+      dg[t] = (double)pg * c->sg;
+      dh[t] = (double)ph * c->sh;
+    }
+    hb_split_gains(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, g1);
+    if (has_na) {
+      for (int t = 0; t < T; t++) {
+        dg[t] = (double)(ig[t] + na_g) * c->sg;
+        dh[t] = (double)(ih[t] + na_h) * c->sh;
+        in[t] += na_n;
       }
-      if (has_na) {
-        double g2 = cand(c, pg + na_g, ph + na_h, pc + na_n, l2, parent);
-        if (g2 > bgain) { bgain = g2; bt = t; bdl = 1; blg = pg + na_g; blh = ph + na_h; bln = pc + na_n; }
+      hb_split_gains(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, g2);
+      for (int t = 0; t < T; t++) in[t] -= na_n;
+    }
+    for (int t = 0; t < T; t++) {
+      if (g1[t] > bgain) {
+        bgain = g1[t]; bt = t; blg = ig[t]; blh = ih[t]; bln = in[t];
+        bdl = has_na ? 0 : in[t] >= c->n - in[t];
+      }
+      if (has_na && g2[t] > bgain) {
+        bgain = g2[t]; bt = t; bdl = 1; blg = ig[t] + na_g; blh = ih[t] + na_h; bln = in[t] + na_n;
       }
     }
     if (has_na) {  /* every value left, missing alone right */
@@ -111,7 +129,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     }
     if (!(bgain > 0)) return;
     memset(bits, 0, sizeof bits);
-    for (int b = 0; b <= bt; b++) bits[b >> 5] |= 1u << (b & 31);
+    hb_split_bits_upto(bits, bt);
     if (bdl) bits[M >> 5] |= 1u << (M & 31);
     take(c, f, bgain, 0, bt, bdl, bits, blg, blh, bln, best, olg, olh);
     return;
