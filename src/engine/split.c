@@ -89,6 +89,8 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN];
   int nl[HB_MAX_NUM_BIN];
   int na_n = hb_rule_count(na->h, cf), T = M - 1;
+  gl[0] = hl[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
+  nl[0] = 0;
   {
     double sg = 0, sh = 0;
     int sn = 0;
@@ -101,6 +103,8 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
     double gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
     int nm[HB_MAX_NUM_BIN];
+    gm[0] = hm[0] = 0;   /* see gl[0] above */
+    nm[0] = 0;
     for (int t = 0; t < T; t++) { gm[t] = gl[t] + na->g; hm[t] = hl[t] + na->h; nm[t] = nl[t] + na_n; }
     hb_split_gains(c->cfg, gm, hm, nm, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, g2);
     for (int t = 0; t < T; t++) {

@@ -96,6 +96,8 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     int64_t ig[HB_MAX_NUM_BIN], ih[HB_MAX_NUM_BIN];
     double dg[HB_MAX_NUM_BIN], dh[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
     int in[HB_MAX_NUM_BIN];
+    dg[0] = dh[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
+    in[0] = 0;
     for (int t = 0; t < T; t++) {
       pg += bg[t];
       ph += bh[t];
