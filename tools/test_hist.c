@@ -1,6 +1,7 @@
 /* test_hist.c: engine tests of the CPU learner's fast paths on data large
  * enough to take them: the row block (row-major bins) against the column
- * store, row-wise histograms against column-wise ones (bit for bit) and
+ * store, row-wise histograms against column-wise ones (bit for bit: large
+ * leaves as the sum of their two halves' column-wise histograms) and
  * naive sums, for all rows, leaf subsets and sampled features, on 1, 2 and
  * 3 threads; the chunked parallel partition and the fused subtract-and-scan
  * through whole trees, whose leaves must hold exactly the rows their bins
@@ -161,6 +162,21 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
       const uint8_t *active = a ? half : NULL;
       naive_hist(d, rr, m, gh, active, naive);
       hb_hist_build(d, NULL, rr, m, gh, G, H, active, col, 1);
+      if (rr && m >= HB_HIST_HALF_ROWS) {
+        /* the row block's columns are summed in two halves of the rows, then added */
+        hb_histbin_t *h2 = malloc(hb);
+        int mid = m / 2;
+        hb_hist_build(d, NULL, rr, mid, gh, G, H, active, col, 1);
+        hb_hist_build(d, NULL, rr + mid, m - mid, gh, G, H, active, h2, 1);
+        for (int f = 0; f < d->nfeat; f++)
+          if (rb->col_of[f] >= 0 && (!active || active[f]))
+            for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) { col[k].g += h2[k].g; col[k].h += h2[k].h; }
+        hb_hist_build(d, NULL, rr, m, gh, G, H, active, h2, 1);  /* the other features: all rows at once */
+        for (int f = 0; f < d->nfeat; f++)
+          if (rb->col_of[f] < 0 && (!active || active[f]))
+            for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) col[k] = h2[k];
+        free(h2);
+      }
       for (int th = 1; th <= 3; th++) {
         memset(row, 0xff, hb);   /* stale contents must be overwritten */
         hb_hist_build(d, rb, rr, m, gh, G, H, active, row, th);

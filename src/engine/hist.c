@@ -35,6 +35,7 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->col_of);
   hb_free(rb->bins_mem);
   hb_free(rb->scratch);
+  hb_free(rb->half);
   hb_free(rb->in_sp);
   hb_free(rb->sp_ptr);
   hb_free(rb->sp_feat);
@@ -120,8 +121,9 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     if (rb->bins_mem) rb->bins = (uint8_t *)rb->bins_mem + (64 - (uintptr_t)rb->bins_mem % 64) % 64;
     rb->nscratch = hb_threads_use(nthreads);
     rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
+    rb->half = hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
   }
-  if (!rb->feat || !rb->col_of || (ncol > 0 && (!rb->bins || !rb->scratch))) {
+  if (!rb->feat || !rb->col_of || (ncol > 0 && (!rb->bins || !rb->scratch || !rb->half))) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
                         d->nrow, ncol);
@@ -211,7 +213,7 @@ static inline void row_add(hb_histbin_t *acc, const uint8_t *p, int nc, double g
  * and copied there at the end. With contiguous columns (col[k] = col[0] +
  * k) the row's bytes are read straight; otherwise they are picked into a
  * small buffer first. */
-static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, const double *gh,
+static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
                        const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc) {
   const uint8_t *base = rb->bins;
   size_t stride = (size_t)rb->stride;
@@ -220,8 +222,9 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, cons
   if (contiguous) {
     base += col[0];
     if (!rows) {
-      const uint8_t *p = base;
-      for (int i = 0; i < nrows; i++, p += stride) row_add(acc, p, nc, gh[2 * i], gh[2 * i + 1]);
+      const uint8_t *p = base + (size_t)r0 * stride;
+      const double *g = gh + 2 * (size_t)r0;
+      for (int i = 0; i < nrows; i++, p += stride) row_add(acc, p, nc, g[2 * i], g[2 * i + 1]);
     } else {
       for (int i = 0; i < nrows; i++) {
         if (i + PREFETCH_AHEAD < nrows) {
@@ -236,7 +239,7 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, cons
   } else {
     uint8_t pick[HB_HIST_TILE];
     for (int i = 0; i < nrows; i++) {
-      size_t r = rows ? (size_t)rows[i] : (size_t)i;
+      size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
       if (rows && i + PREFETCH_AHEAD < nrows) {
         size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
         HB_PREFETCH(base + ra * stride);
@@ -360,7 +363,7 @@ static int sparse_part_start(const hb_dataset_t *d, const hb_rowblock_t *rb, int
 /* Tile t of ntile over the row block's n_act active columns: the active
  * columns with active rank in [t*n_act/ntile, (t+1)*n_act/ntile). */
 static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active,
-                     int t, int ntile, int n_act, const int *rows, int nrows, const double *gh,
+                     int t, int ntile, int n_act, const int *rows, int nrows, int r0, const double *gh,
                      hb_histbin_t *hist) {
   int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
   int col[HB_HIST_TILE], nb[HB_HIST_TILE];
@@ -378,7 +381,17 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
     rank++;
   }
   if (nc > 0)
-    build_tile(rb, rows, nrows, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()));
+    build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()));
+}
+
+/* hist += rb->half over the bins of row-block column c (when active). */
+static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int c, hb_histbin_t *hist) {
+  int f = rb->feat[c];
+  if (active && !active[f]) return;
+  for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
+    hist[b].g += rb->half[b].g;
+    hist[b].h += rb->half[b].h;
+  }
 }
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
@@ -411,15 +424,31 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* the sparse part: nth parts, each read by one thread over all the rows */
   int nsp = rb && rb->nsparse > 0 ? nth : 0;
+  /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
+   * of its rows, the first into hist and the second into rb->half, then
+   * added: threads then split its rows as well as its columns, so each of
+   * its rows is fetched by fewer threads, and every sum is the same
+   * whatever the thread count. */
+  int nhalf = n_act > 0 && rows && nrows >= HB_HIST_HALF_ROWS ? 2 : 1, mid = nrows / 2;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
   if (n_act > 0 && nth > 1) {
-    /* a multiple of the threads, each tile at least a few columns wide */
-    int want = ((ntile + nth - 1) / nth) * nth;
+    /* tiles times halves a multiple of the threads, each tile at least a few columns wide */
+    int per = (nth + nhalf - 1) / nhalf;
+    int want = ((ntile + per - 1) / per) * per;
     if (want > n_act) want = n_act;
     ntile = want > ntile ? want : ntile;
   }
+  int nitem = ntile * nhalf;
+#define RUN_ITEM(w)                                                                                     \
+  do {                                                                                                  \
+    int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
+    run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
+             s_ ? rb->half : hist);                                                                     \
+  } while (0)
   if (nth == 1) {
-    for (int t = 0; t < ntile; t++) run_tile(d, rb, active, t, ntile, n_act, rows, nrows, gh, hist);
+    for (int w = 0; w < nitem; w++) RUN_ITEM(w);
+    if (nhalf == 2)
+      for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     if (nsp) build_sparse_rows(d, rb, active, 0, d->nfeat, rows, nrows, gh, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
@@ -428,8 +457,12 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   }
 #pragma omp parallel num_threads(nth)
   {
+#pragma omp for schedule(static)
+    for (int w = 0; w < nitem; w++) RUN_ITEM(w);
+    if (nhalf == 2) {
 #pragma omp for schedule(static) nowait
-    for (int t = 0; t < ntile; t++) run_tile(d, rb, active, t, ntile, n_act, rows, nrows, gh, hist);
+      for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
+    }
 #pragma omp for schedule(static) nowait
     for (int t = 0; t < nsp; t++)
       build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t, nsp), sparse_part_start(d, rb, t + 1, nsp),
@@ -439,6 +472,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
   }
+#undef RUN_ITEM
 }
 
 void hb_hist_subtract(const hb_dataset_t *d, const uint8_t *active,

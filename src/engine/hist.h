@@ -29,6 +29,8 @@ typedef struct {
    * are summed there, column k at k * HB_MAX_NUM_BIN, and then copied out. */
   void *scratch;
   int nscratch;
+  hb_histbin_t *half;   /* the dataset's total_bins: the second half's sums of a
+                         * large leaf (hb_hist_build), NULL when ncol is 0 */
   int *feat;        /* ncol: the dataset feature held in each column, increasing */
   int *col_of;      /* nfeat: the column holding feature f, or -1 */
   uint8_t *bins;    /* nrow rows of stride bytes, row-major, aligned to 64 bytes */
@@ -66,6 +68,11 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
+/* Rows from which hb_hist_build sums a leaf given by its rows (not the
+ * whole data) in two halves for the row block's columns: rows[0..nrows/2)
+ * and the rest, each in row order, then added (first + second). */
+#define HB_HIST_HALF_ROWS 4096
+
 /* Build the histogram of the rows rows[0..nrows) (increasing), row r
  * having gradient gh[2r] and hessian gh[2r+1] (interleaved, so one load
  * brings both), for every feature with active[f] != 0 (active == NULL: all).
@@ -74,7 +81,8 @@ void hb_rowblock_free(hb_rowblock_t *rb);
  * them. Features in the row block rb (may be NULL) are read row-wise, the
  * others from their column store. Every bin is summed in row order by one
  * thread, so the result does not depend on the thread count (and equals the
- * column-wise sums bit for bit). */
+ * column-wise sums bit for bit, or for a leaf split in halves as above the
+ * sum of the two halves' column-wise sums). */
 void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
                    const double *gh, double tot_g, double tot_h,
                    const uint8_t *active, hb_histbin_t *hist, int nthreads);
