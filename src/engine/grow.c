@@ -51,6 +51,10 @@ struct hb_grow_ws {
    * hb_qbin_t pairs, the same 16 bytes as hb_histbin_t) */
   const hb_qtree_t *qt;
   int64_t *qg, *qh, *qlg, *qlh;
+  /* the refit's integer sums: nrefit threads' (g, h) per leaf, or NULL
+   * (too many leaves times threads: leaves are then summed one by one) */
+  int64_t *rsum;
+  int nrefit;
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -78,6 +82,9 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qlg = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
     ws->qlh = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
+    ws->nrefit = hb_threads_use(cfg->nthreads);
+    if ((size_t)L * (size_t)ws->nrefit <= ((size_t)1 << 20))
+      ws->rsum = hb_malloc(sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);  /* NULL is allowed */
   }
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin ||
       !ws->count || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
@@ -106,7 +113,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->chunk_left);
   hb_free(ws->begin); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
-  hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh);
+  hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
   hb_free(ws);
 }
 
@@ -373,12 +380,53 @@ static inline long long round_ll(double y) {
   return fabs(y) < 2251799813685248.0 ? (long long)((y + c) - c) : llrint(y);
 }
 
+/* The refit's fixed-point sums of the full-precision gradients of each
+ * leaf's rows (sg, sh: L each) read row by row: each row's leaf into
+ * ws->tmp (-1 for rows in no leaf: out of the bag), then the rows in
+ * order, each thread's sums apart and added at the end. The gradients are
+ * then read once, in order, not leaf by leaf at scattered rows (twice as
+ * fast here), and the integer sums are the same in any order. */
+static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const double *gh, double pg, double ph, int nth,
+                              int64_t *sg, int64_t *sh) {
+  int *leaf_of = ws->tmp;
+  const int n = ws->nrow;
+  if (nth > ws->nrefit) nth = ws->nrefit;
+  memset(ws->rsum, 0, sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);
+  (void)nth;
+#pragma omp parallel num_threads(nth)
+  {
+    if (!all_rows) {
+#pragma omp for schedule(static)
+      for (int r = 0; r < n; r++) leaf_of[r] = -1;
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int l = 0; l < L; l++) {
+      const int *rows = ws->idx + ws->begin[l];
+      for (int i = 0; i < ws->count[l]; i++) leaf_of[rows[i]] = l;
+    }
+    int64_t *a = ws->rsum + (size_t)hb_threads_id() * 2 * (size_t)L;
+#pragma omp for schedule(static)
+    for (int r = 0; r < n; r++) {
+      int l = leaf_of[r];
+      if (l < 0) continue;
+      a[2 * l] += round_ll(gh[2 * (size_t)r] * pg);
+      a[2 * l + 1] += round_ll(gh[2 * (size_t)r + 1] * ph);
+    }
+  }
+  for (int l = 0; l < L; l++) {
+    int64_t g = 0, h = 0;
+    for (int t = 0; t < ws->nrefit; t++) { g += ws->rsum[(size_t)t * 2 * L + 2 * l]; h += ws->rsum[(size_t)t * 2 * L + 2 * l + 1]; }
+    sg[l] = g;
+    sh[l] = h;
+  }
+}
+
 /* Leaf values of a finished quantized tree, as the GPU computes them
  * (src/cuda/score.cu): sums over each leaf's rows of the full-precision
  * gradients in 64-bit fixed point (exact whatever the order), or of the
- * quantized values; then the shared leaf rule. Leaves in parallel: each
- * sum is an integer, the same for any thread count. */
-static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree,
+ * quantized values; then the shared leaf rule. all_rows: every row of the
+ * data is in some leaf (no bagging). */
+static void refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int all_rows,
                            int nthreads) {
   const hb_qtree_t *qt = ws->qt;
   /* ldexp(x, e) as x * 2^e: the same double whenever 2^e is one. */
@@ -389,6 +437,9 @@ static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const
   long long rows_all = 0;
   for (int l = 0; l < L; l++) rows_all += ws->count[l];
   if (rows_all < 65536) nth = 1;
+  int64_t *sums = ws->qlg;   /* scratch: 2 max(L, nfeat) values, free once the tree is grown */
+  const int by_row = qt->refit && mul && ws->rsum && nth > 1;
+  if (by_row) refit_sums_by_row(ws, L, all_rows, gh, pg, ph, nth, sums, sums + L);
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
   for (int l = 0; l < L; l++) {
@@ -396,7 +447,10 @@ static void refit_leaves_q(const hb_grow_ws_t *ws, const hb_config_t *cfg, const
     int n = ws->count[l];
     double G, H;
     long long sg = 0, sh = 0;
-    if (qt->refit && mul) {
+    if (by_row) {
+      sg = sums[l];
+      sh = sums[L + l];
+    } else if (qt->refit && mul) {
       for (int i = 0; i < n; i++) {
         size_t r = (size_t)rows[i];
         sg += round_ll(gh[2 * r] * pg);
@@ -509,7 +563,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   tree->leaf_parent[0] = -1;
   tree->leaf_depth[0] = 0;
   if (L < 2 || !can_split(cfg, tree, ws, 0)) {
-    if (qt) refit_leaves_q(ws, cfg, gh, tree, nth);
+    if (qt) refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
     return HB_OK;
   }
 
@@ -575,6 +629,6 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
-  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree, nth);
+  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
   return status;
 }

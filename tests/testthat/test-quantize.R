@@ -135,6 +135,34 @@ test_that("quantized models do not depend on the thread count, and do on the see
   expect_identical(a$params$grad_bits, 4L)
 })
 
+test_that("quantized leaf refits on enough rows to be summed row by row match one thread's leaf-by-leaf sums", {
+  # 65536 rows or more in the tree's leaves: with 2 threads the refit reads the
+  # rows in order (each row's leaf first), with 1 thread it sums leaf by leaf;
+  # both are exact integer sums, so the models must be identical, with and
+  # without bagging (rows out of the bag belong to no leaf).
+  d <- gen_task(67, n = 90000, task = "regression")
+  fit <- function(nth, bag) {
+    hb_quiet(d$x, d$y, nrounds = 4L, num_leaves = 15L, quantized = TRUE, grad_bits = 4L,
+             bagging_fraction = if (bag) 0.8 else 1, bagging_freq = if (bag) 1L else 0L, nthreads = nth, seed = 3)
+  }
+  for (bag in c(FALSE, TRUE)) {
+    a <- fit(1L, bag)
+    b <- fit(2L, bag)
+    expect_identical(a$model_text, b$model_text)
+    # and the refit is the rule on the leaf's full-precision gradients (first tree, plain R)
+    if (!bag) {
+      init <- mean(d$y)
+      leaf <- predict(a, d$x, type = "leaf")[, 1]
+      tr <- hb_trees(a)
+      leaves <- tr[tr$tree == 1 & tr$is_leaf, ]
+      ids <- as.integer(sub("^L", "", leaves$id))
+      g <- init - d$y
+      want <- vapply(ids, function(l) -sum(g[leaf == l]) / (sum(leaf == l)), 0) * a$params$learning_rate
+      expect_equal(leaves$value, want, tolerance = 1e-9)
+    }
+  }
+})
+
 test_that("with 4 bits, test metrics are within 0.002 AUC / 1% RMSE of full precision", {
   set.seed(65)
   n <- 40000
