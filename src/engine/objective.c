@@ -76,6 +76,7 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
       gh[2 * (size_t)i + 1] = w * p * (1.0 - p);
     }
   } else {
+#define EXP_KEEP 64
     int K = cfg->num_class;
     double factor = (double)K / (K - 1);
 #pragma omp parallel for num_threads(nth) schedule(static)
@@ -86,15 +87,22 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
         double s = score[(size_t)k * n + i];
         if (s > mx) mx = s;
       }
-      double sum = 0.0;
-      for (int k = 0; k < K; k++) sum += hb_exp(score[(size_t)k * n + i] - mx);
+      /* each class's exp once (for the first EXP_KEEP classes; the rest are
+       * computed again below, to the same double) */
+      double e[EXP_KEEP], sum = 0.0;
+      for (int k = 0; k < K; k++) {
+        double v = hb_exp(score[(size_t)k * n + i] - mx);
+        if (k < EXP_KEEP) e[k] = v;
+        sum += v;
+      }
       int y = (int)label[i];
       for (int k = 0; k < K; k++) {
         size_t j = (size_t)k * n + i;
-        double p = hb_exp(score[j] - mx) / sum;
+        double p = (k < EXP_KEEP ? e[k] : hb_exp(score[j] - mx)) / sum;
         gh[2 * j] = w * (p - (k == y ? 1.0 : 0.0));
         gh[2 * j + 1] = w * factor * p * (1.0 - p);
       }
     }
+#undef EXP_KEEP
   }
 }
