@@ -46,9 +46,9 @@ static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) 
 
 /* Rows [i0, i1) of rows (NULL: the rows themselves) over the tile's nc
  * columns of the row block (col[k]), summed in acc and added every rows16
- * rows into the pairs part + k * HB_MAX_NUM_BIN (nb[k] bins each). */
+ * rows into the pairs out[k] (nb[k] bins each, cleared first). */
 static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, const int32_t *q, int rows16,
-                      const int *col, const int *nb, int nc, int32_t *acc, hb_qbin_t *part) {
+                      const int *col, const int *nb, int nc, int32_t *acc, hb_qbin_t *const *out) {
   const size_t stride = (size_t)rb->stride;
   const int contiguous = col[nc - 1] - col[0] == nc - 1;
   const uint8_t *base = rb->bins + (contiguous ? col[0] : 0);
@@ -56,7 +56,7 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
   uint8_t pick[HB_HIST_TILE];
   for (int k = 0; k < nc; k++) {
     memset(acc + (size_t)k * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[k]);
-    memset(part + (size_t)k * QSTRIDE, 0, sizeof(hb_qbin_t) * (size_t)nb[k]);
+    memset(out[k], 0, sizeof(hb_qbin_t) * (size_t)nb[k]);
   }
   for (int j0 = i0; j0 < i1; j0 += rows16) {
     int j1 = j0 + rows16 < i1 ? j0 + rows16 : i1;
@@ -78,7 +78,7 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
       }
       row_add_q(acc, p, nc, v);
     }
-    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, part + (size_t)k * QSTRIDE, nb[k]);
+    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, out[k], nb[k]);
   }
 }
 
@@ -195,8 +195,11 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
 #pragma omp for schedule(static)
       for (int c = 0; c < nshare; c++) {
         int i0 = (int)((long long)c * nrows / nshare), i1 = (int)((long long)(c + 1) * nrows / nshare);
-        tile_rows(rb, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), part_pairs(rb, c));
+        hb_qbin_t *out[HB_HIST_TILE];  /* one share: straight into the histogram */
+        for (int k = 0; k < nc; k++) out[k] = nshare == 1 ? hp[k] : part_pairs(rb, c) + (size_t)k * QSTRIDE;
+        tile_rows(rb, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), out);
       }
+      if (nshare == 1) continue;  /* the same for every thread */
 #pragma omp for schedule(static)
       for (int k = 0; k < nc; k++) {
         const hb_qbin_t *p0 = part_pairs(rb, 0) + (size_t)k * QSTRIDE;
