@@ -394,7 +394,11 @@
 #' @param y Labels: numeric (regression), a factor or logical vector
 #'   (classification); `NULL` for a dataset without labels.
 #' @param weights `NULL` or non-negative row weights.
-#' @param max_bin Most bins per numeric feature, 2 to 255. Ignored with a
+#' @param max_bin Most bins per numeric feature, 2 to 255. A factor with more
+#'   levels keeps them all (up to 64 x `max_bin`, the most frequent first; rarer
+#'   ones are treated as missing): its levels are binned `max_bin` at a time
+#'   into several internal features, and a split on any of them is a split on
+#'   a set of the factor's levels. Ignored with a
 #'   `reference` (its bins are used).
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per

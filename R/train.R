@@ -90,7 +90,11 @@ histboost <- function(x, ...) {
 #' @param min_sum_hessian_in_leaf Smallest sum of hessians in a leaf.
 #' @param lambda_l1,lambda_l2 L1 and L2 regularization of leaf values, >= 0.
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
-#' @param max_bin Most bins per numeric feature, 2 to 255.
+#' @param max_bin Most bins per numeric feature, 2 to 255. A factor with more
+#'   levels keeps them all (up to 64 x `max_bin`, the most frequent first; rarer
+#'   ones are treated as missing): its levels are binned `max_bin` at a time
+#'   into several internal features, and a split on any of them is a split on
+#'   a set of the factor's levels.
 #' @param max_cat_threshold Most categories on the scanned side of a
 #'   categorical split.
 #' @param cat_smooth Smoothing added when ordering categories, >= 0.

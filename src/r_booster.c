@@ -129,7 +129,7 @@ SEXP C_hb_booster_create(SEXP train, SEXP params, SEXP schema, SEXP label_levels
   hb_config_t cfg;
   config_from_list(params, &cfg);
   hb_schema_t sch;
-  schema_from_list(schema, d->nfeat, &sch);
+  schema_from_list(schema, d->ncol, &sch);
   int nlab = 0;
   const char **labs = NULL;
   if (!Rf_isNull(label_levels)) {

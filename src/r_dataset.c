@@ -38,8 +38,8 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
   if (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN)
     hb_r_throw("input", "`max_bin` must be between 2 and %d, not %d.", HB_MAX_BIN, bp.max_bin);
-  if (ref && in.ncol != ref->nfeat)
-    hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->nfeat);
+  if (ref && in.ncol != ref->ncol)
+    hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->ncol);
   hb_error_clear();
   hb_dataset_t *d = NULL;
   int st = hb_dataset_create(&in, &bp, ref, &d);
@@ -54,21 +54,25 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   return ptr;
 }
 
-/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight). */
+/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column):
+ * column is each feature's input column (1-based; a factor with more
+ * levels than max_bin spans several features). */
 SEXP C_hb_dataset_info(SEXP ptr) {
   const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
   int nprot = 0;
-  const char *names[] = {"nrow", "nfeat", "types", "num_bin", "trivial", "has_label", "has_weight"};
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 7)); nprot++;
-  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 7)); nprot++;
-  for (int k = 0; k < 7; k++) SET_STRING_ELT(nms, k, Rf_mkChar(names[k]));
+  const char *names[] = {"nrow", "nfeat", "types", "num_bin", "trivial", "has_label", "has_weight", "column"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 8)); nprot++;
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 8)); nprot++;
+  for (int k = 0; k < 8; k++) SET_STRING_ELT(nms, k, Rf_mkChar(names[k]));
   Rf_setAttrib(out, R_NamesSymbol, nms);
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(d->nrow));
   SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(d->nfeat));
   SEXP types = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
   SEXP nbin = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
   SEXP triv = PROTECT(Rf_allocVector(LGLSXP, d->nfeat)); nprot++;
+  SEXP col = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
   for (int f = 0; f < d->nfeat; f++) {
+    INTEGER(col)[f] = d->feat_col[f] + 1;
     INTEGER(types)[f] = d->mappers[f].type;
     INTEGER(nbin)[f] = d->mappers[f].num_bin;
     LOGICAL(triv)[f] = d->mappers[f].trivial != 0;
@@ -78,6 +82,7 @@ SEXP C_hb_dataset_info(SEXP ptr) {
   SET_VECTOR_ELT(out, 4, triv);
   SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(d->label != NULL));
   SET_VECTOR_ELT(out, 6, Rf_ScalarLogical(d->weight != NULL));
+  SET_VECTOR_ELT(out, 7, col);
   UNPROTECT(nprot);
   return out;
 }

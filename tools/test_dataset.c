@@ -62,7 +62,9 @@ static int mappers_equal(const hb_binmapper_t *a, const hb_binmapper_t *b) {
 
 /* Same mappers, storage kinds and bins of every row. */
 static int datasets_equal(const hb_dataset_t *a, const hb_dataset_t *b) {
-  if (a->nrow != b->nrow || a->nfeat != b->nfeat || a->total_bins != b->total_bins) return 0;
+  if (a->nrow != b->nrow || a->nfeat != b->nfeat || a->ncol != b->ncol || a->total_bins != b->total_bins) return 0;
+  for (int c = 0; c <= a->ncol; c++)
+    if (a->col_first[c] != b->col_first[c]) return 0;
   for (int f = 0; f < a->nfeat; f++) {
     if (!mappers_equal(&a->mappers[f], &b->mappers[f])) return 0;
     if (a->store[f].sparse != b->store[f].sparse) return 0;
@@ -119,6 +121,15 @@ static void check_invariants(const hb_dataset_t *d, int max_bin, const char *wha
     CHECK(ok, "%s f%d: hb_dataset_feature_bins differs from hb_dataset_bin", what, f);
   }
   CHECK(d->hist_offset[d->nfeat] == off && d->total_bins == off, "%s total_bins", what);
+  /* Columns: consecutive runs of features, several only for a factor. */
+  int cok = d->ncol >= 1 && d->col_first[0] == 0 && d->col_first[d->ncol] == d->nfeat;
+  for (int c = 0; cok && c < d->ncol; c++) {
+    int n_c = d->col_first[c + 1] - d->col_first[c];
+    cok = n_c >= 1 && n_c <= HB_MAX_COLUMN_FEATURES &&
+          (n_c == 1 || d->mappers[d->col_first[c]].type == HB_FEAT_CATEGORICAL);
+    for (int f = d->col_first[c]; cok && f < d->col_first[c + 1]; f++) cok = d->feat_col[f] == c;
+  }
+  CHECK(cok, "%s: col_first / feat_col malformed", what);
   /* Packed rows (the GPU layout): byte f % 4 of word f / 4 holds feature f's
    * bin, padding zero, for a stride with room to spare and a range inside. */
   int nw = (d->nfeat + 3) / 4, stride = nw + 3, r0 = d->nrow / 4, n = d->nrow - r0;
@@ -486,6 +497,102 @@ static void test_factor(void) {
 }
 
 /* Trivial numeric features: constant, constant + NaN, all NaN. */
+/* The level a row's bins name across the features of column c: -1 when
+ * every one of them holds its missing bin, -2 when more than one names a
+ * level (never allowed). */
+static int row_level(const hb_dataset_t *d, int c, int r) {
+  int lev = -1;
+  for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) {
+    const hb_binmapper_t *m = &d->mappers[f];
+    int b = hb_dataset_bin(d, f, r);
+    if (b < m->num_bin - 1) lev = lev == -1 ? m->bin_level[b] : -2;
+  }
+  return lev;
+}
+
+/* A factor with more levels than max_bin spans several features: its kept
+ * levels, most frequent first (ties: lower code), max_bin to a feature; the
+ * further features default to (and store sparse around) their missing bin;
+ * every row's level sits in exactly one of them. Checked against counts and
+ * an ordering computed here, for training data, data binned with it as the
+ * reference, and the cap of HB_MAX_COLUMN_FEATURES features. */
+static void test_wide_factor(void) {
+  enum { N = 6000, NLEV = 700, USED = 650 };
+  int *x = malloc(sizeof(int) * N), *cnt = calloc(NLEV + 1, sizeof(int)), *order = malloc(sizeof(int) * NLEV);
+  double *num = malloc(sizeof(double) * N);
+  if (!x || !cnt || !order || !num) { CHECK(0, "out of memory"); free(x); free(cnt); free(order); free(num); return; }
+  /* levels 1..650 in a scrambled order, counts around 9 (many ties); 651..700 unused; every 97th row NA */
+  for (int r = 0; r < N; r++) {
+    x[r] = r % 97 == 0 ? HB_NA_INT : 1 + (int)((((unsigned)r * 2654435761u) >> 9) % USED);
+    num[r] = r % 13;
+    if (x[r] != HB_NA_INT) cnt[x[r]]++;
+  }
+  int nkept = 0;
+  for (int c = 1; c <= NLEV; c++)
+    if (cnt[c] > 0) order[nkept++] = c;
+  for (int i = 1; i < nkept; i++)  /* insertion sort: count down, code up */
+    for (int j = i; j > 0 && (cnt[order[j]] > cnt[order[j - 1]] ||
+                              (cnt[order[j]] == cnt[order[j - 1]] && order[j] < order[j - 1])); j--) {
+      int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+    }
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  hb_column_t cols[2] = {dcol(num), fcol(x, NLEV)};
+  hb_dataset_t *d = build(N, 2, cols, NULL, &bp, NULL);
+  if (d) {
+    int want_nf = (nkept + 254) / 255;
+    CHECK(d->ncol == 2 && d->nfeat == 1 + want_nf && d->col_first[1] == 1 && d->feat_col[d->nfeat - 1] == 1,
+          "wide factor: %d levels over %d features (want %d)", nkept, d->nfeat - 1, want_nf);
+    int ok = 1, k = 0;
+    for (int f = 1; f < d->nfeat; f++) {
+      const hb_binmapper_t *m = &d->mappers[f];
+      ok = ok && m->type == HB_FEAT_CATEGORICAL && m->nlevels == NLEV && m->trivial == 0 &&
+           m->default_bin == (f == 1 ? 0 : m->num_bin - 1);
+      for (int b = 0; b < m->num_bin - 1; b++, k++) ok = ok && m->bin_level[b] == order[k];
+      for (int c = 1; c <= NLEV; c++) {  /* level_bin inverts bin_level; other levels -> missing bin */
+        int b = m->level_bin[c - 1];
+        ok = ok && (b == m->num_bin - 1 || m->bin_level[b] == c);
+      }
+    }
+    CHECK(ok && k == nkept, "wide factor: bins in frequency order (%d of %d levels)", k, nkept);
+    ok = 1;
+    for (int r = 0; r < N; r++) ok = ok && row_level(d, 1, r) == (x[r] == HB_NA_INT ? -1 : x[r]);
+    CHECK(ok, "wide factor: every row's level in exactly one feature");
+    check_invariants(d, 255, "wide factor");
+    /* binned with d as reference: same features, unseen levels and NA nowhere */
+    int vx[5] = {order[0], order[300], order[nkept - 1], NLEV, HB_NA_INT};
+    double vn[5] = {0, 1, 2, 3, 4};
+    hb_column_t vc[2] = {dcol(vn), fcol(vx, NLEV)};
+    hb_dataset_t *v = build(5, 2, vc, NULL, &bp, d);
+    if (v) {
+      CHECK(v->nfeat == d->nfeat && v->ncol == 2 && v->col_first[2] == d->nfeat, "wide factor reference: features");
+      int want[5] = {order[0], order[300], order[nkept - 1], -1, -1};
+      ok = 1;
+      for (int r = 0; r < 5; r++) ok = ok && row_level(v, 1, r) == want[r];
+      CHECK(ok, "wide factor reference: levels routed as in training (%d kept)", nkept);
+      hb_dataset_free(v);
+    }
+    hb_dataset_free(d);
+  }
+  /* The cap: at max_bin 4, 650 levels would need 163 features; the 64 x 4 most frequent keep bins. */
+  bp.max_bin = 4;
+  d = build(N, 2, cols, NULL, &bp, NULL);
+  if (d) {
+    CHECK(d->nfeat == 1 + HB_MAX_COLUMN_FEATURES, "wide factor cap: %d features", d->nfeat - 1);
+    int ok = 1;
+    for (int r = 0; r < N; r++) {
+      int rank = -1;
+      for (int k = 0; k < nkept; k++) if (order[k] == x[r]) rank = k;
+      int want = rank < 0 || rank >= 4 * HB_MAX_COLUMN_FEATURES ? -1 : x[r];
+      ok = ok && row_level(d, 1, r) == want;
+    }
+    CHECK(ok, "wide factor cap: the rarer levels share the missing bins");
+    check_invariants(d, 4, "wide factor cap");
+    hb_dataset_free(d);
+  }
+  free(x); free(cnt); free(order); free(num);
+}
+
 static void test_trivial(void) {
   double a[] = {4, 4, 4, 4, 4}, b[] = {4, 4, NAN, 4, 4}, c[] = {NAN, NAN, NAN, NAN, NAN};
   hb_column_t cols[3] = {dcol(a), dcol(b), dcol(c)};
@@ -730,6 +837,7 @@ int main(void) {
   test_dense_vs_csc();
   test_int_columns();
   test_factor();
+  test_wide_factor();
   test_trivial();
   test_reference();
   test_threads();

@@ -1,12 +1,10 @@
 /* test_model.c: engine-only checks of config.c, model.c, tree.c, model_io.c,
  * predict.c and metric.c against values computed by hand (or by an
  * independent brute force), plus corruption of model texts under ASan.
- * Build (from the repository root):
- *   gcc -std=c11 -Wall -Wextra -g -fsanitize=address,undefined -fopenmp -Isrc/engine \
- *     tools/test_model.c src/engine/{config,model,tree,model_io,predict,metric,error,threads,rng}.c -lm
- * Add -DHB_TEST_WITH_DATASET and src/engine/dataset.c to also check that routing
- * binned rows (hb_tree_leaf_binned on a dataset built by dataset.c) agrees with
- * routing raw values (hb_predict).
+ * Also checks that routing binned rows (hb_tree_leaf_binned on a dataset
+ * built by dataset.c) agrees with routing raw values (hb_predict), a factor
+ * spread over several features included. Built and run by
+ * `make -C tools engine-test` (tools/engine-test.sh).
  * Exit status is non-zero when a check fails; the last line says "N passed, N failed". */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "dataset.h"
 #include "error.h"
 #include "metric.h"
 #include "model.h"
@@ -259,7 +258,8 @@ static void test_tree_routing(void) {
         "categorical missing/unseen/non-integer -> default right");
   /* binned routing: x has 3 value bins + missing bin 3; c has bins 0,1,2 -> levels 3,1,2 + missing bin 3 */
   double upper[3] = {1.0, 1.5, INFINITY};
-  int level_bin[3] = {1, 2, 0}, bin_level[3] = {3, 1, 2};
+  uint8_t level_bin[3] = {1, 2, 0};
+  int bin_level[3] = {3, 1, 2};
   hb_binmapper_t mx = {HB_FEAT_NUMERIC, 4, 0, 0, upper, 0, NULL, NULL};
   hb_binmapper_t mc = {HB_FEAT_CATEGORICAL, 4, 0, 0, NULL, 3, level_bin, bin_level};
   CHECK(hb_tree_bin_goes_left(a, 0, &mx, 0) == 1 && hb_tree_bin_goes_left(a, 0, &mx, 1) == 1 &&
@@ -284,8 +284,12 @@ static void test_tree_routing(void) {
   store[1].vals = cvals;
   hb_dataset_t d;
   memset(&d, 0, sizeof d);
+  int col_first[3] = {0, 1, 2}, feat_col[2] = {0, 1};
   d.nrow = 5;
   d.nfeat = 2;
+  d.ncol = 2;
+  d.col_first = col_first;
+  d.feat_col = feat_col;
   d.mappers = maps;
   d.store = store;
   /* c bins by row: 0,2,0,3,2 -> row 2: level 3 left (leaf 1); row 4: level 2 right (leaf 2) */
@@ -764,7 +768,6 @@ static void test_io(void) {
   hb_model_free(r);
 }
 
-#ifdef HB_TEST_WITH_DATASET
 /* Binned routing (training scores) and raw routing (prediction) agree on every row. */
 static void test_binned_vs_raw(void) {
   inputs_t in;
@@ -794,7 +797,66 @@ static void test_binned_vs_raw(void) {
     hb_dataset_free(d);
   }
 }
-#endif
+
+/* A factor of 11 levels at max_bin 4 spans three features (levels by
+ * frequency: 1-4, 5-8, 9-11). Splits recorded on its second and third
+ * features name the column, and binned rows (their level found in whichever
+ * feature holds it) go where raw level codes go, NA and levels merged away
+ * included. */
+static void test_binned_wide_factor(void) {
+  enum { N = 80 };
+  int x[N];
+  double y[N];
+  for (int r = 0; r < N; r++) {  /* level c has 13 - c rows (1..11), NA for the rest */
+    int c = 1, k = r;
+    while (c <= 11 && k >= 13 - c) { k -= 13 - c; c++; }
+    x[r] = c <= 11 ? c : HB_NA_INT;
+    y[r] = r;
+  }
+  hb_column_t col = {HB_COL_FACTOR, NULL, x, 12};  /* level 12 never seen */
+  hb_input_t in = {N, 1, &col, NULL, y, NULL};
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.max_bin = 4;
+  hb_dataset_t *d = NULL;
+  int st = hb_dataset_create(&in, &bp, NULL, &d);
+  CHECK(st == HB_OK && d->nfeat == 3 && d->ncol == 1, "wide dataset: %s", hb_error_message());
+  if (st != HB_OK || d->nfeat != 3) { hb_dataset_free(d); return; }
+  hb_tree_t *t = hb_tree_create(4);
+  uint32_t bits1[8] = {0}, bits2[8] = {0};
+  bits1[0] = (1u << 1) | (1u << 4);  /* feature 1: its bin 1 (level 6) and its missing bin go left */
+  bits2[0] = 1u << 0;                /* feature 2: its bin 0 (level 9) goes left, missing right */
+  hb_tree_split_t s1 = {0, 1, -1, 1, bits1, 1.0, {-1, 1}, {1, 1}, {1, 1}};
+  hb_tree_split_t s2 = {0, 1, -1, 0, bits2, 1.0, {-2, 2}, {1, 1}, {1, 1}};
+  CHECK(t && hb_tree_split_leaf(t, 0, &d->mappers[1], &s1) == HB_OK &&
+            hb_tree_split_leaf(t, 0, &d->mappers[2], &s2) == HB_OK && t->split_feature[0] == 0 &&
+            t->split_feature[1] == 0,
+        "wide splits recorded on column 0");
+  if (t && t->num_leaves == 3) {
+    int ok = 1;
+    double codes[] = {NAN, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    /* leaf by raw code (NaN, 1..12): at the root levels 5, 7, 8 go right (leaf 1), the rest
+     * (level 6, and with the missing bin levels 1-4, 9-12 and NaN) left; there level 9 goes
+     * left (leaf 0), and the missing bin (all but 9-11, NaN, unseen 12) right (leaf 2) */
+    int want[] = {2, 2, 2, 2, 2, 1, 2, 1, 1, 0, 2, 2, 2};
+    for (int k = 0; k < 13; k++) {
+      int node = 0;
+      while (node >= 0) node = hb_tree_goes_left(t, node, codes[k]) ? t->left[node] : t->right[node];
+      ok = ok && ~node == want[k];
+    }
+    CHECK(ok, "wide factor: raw routing follows the level bits");
+    ok = 1;
+    for (int r = 0; r < N; r++) {
+      int node = 0;
+      double v = x[r] == HB_NA_INT ? NAN : x[r];
+      while (node >= 0) node = hb_tree_goes_left(t, node, v) ? t->left[node] : t->right[node];
+      ok = ok && hb_tree_leaf_binned(t, d, r) == ~node;
+    }
+    CHECK(ok, "wide factor: binned routing equals raw routing on every row");
+  }
+  hb_tree_free(t);
+  hb_dataset_free(d);
+}
 
 /* ------------------------------------------------------------------ */
 /* metrics                                                             */
@@ -911,9 +973,8 @@ int main(void) {
   test_model_basics();
   test_tree_routing();
   test_predict();
-#ifdef HB_TEST_WITH_DATASET
   test_binned_vs_raw();
-#endif
+  test_binned_wide_factor();
   test_io();
   test_metrics();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -87,9 +87,9 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   int st = hb_config_check(cfg);
   if (st != HB_OK) return st;
   if (!train || train->nrow < 1) return hb_error_set(HB_ERR_INPUT, "the training data has no rows");
-  if (!schema || schema->nfeat != train->nfeat)
-    return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d features)",
-                        schema ? schema->nfeat : -1, train->nfeat);
+  if (!schema || schema->nfeat != train->ncol)
+    return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
+                        schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
   hb_booster_t *b = hb_calloc(1, sizeof *b);
   if (!b) return HB_ERR_NOMEM;
@@ -213,14 +213,17 @@ static int feat_draw_cmp(const void *a, const void *b) {
 }
 
 /* Features tree `tree_id` may use: round(feature_fraction x splittable
- * features), at least one, taken as those with the smallest draws for
- * (seed, tree, feature), so the choice is thread- and platform-independent. */
+ * input columns), at least one, taken as those with the smallest draws for
+ * (seed, tree, column), so the choice is thread- and platform-independent;
+ * a column drawn brings all its splittable features (dataset.h). */
 static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   const hb_dataset_t *d = b->train;
-  int nf = d->nfeat, usable = 0;
-  for (int f = 0; f < nf; f++) {
-    b->active[f] = (uint8_t)!d->mappers[f].trivial;
-    usable += b->active[f];
+  int nf = d->nfeat, nc = d->ncol, usable = 0;
+  for (int f = 0; f < nf; f++) b->active[f] = (uint8_t)!d->mappers[f].trivial;
+  for (int c = 0; c < nc; c++) {
+    int any = 0;
+    for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= b->active[f];
+    usable += any;
   }
   if (b->cfg.feature_fraction >= 1.0 || usable <= 1) return HB_OK;
   int keep = (int)floor(usable * b->cfg.feature_fraction + 0.5);
@@ -229,15 +232,18 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   feat_draw *dr = hb_malloc(sizeof(feat_draw) * (size_t)usable);
   if (!dr) return HB_ERR_NOMEM;
   int m = 0;
-  for (int f = 0; f < nf; f++)
-    if (b->active[f]) {
-      dr[m].u = hb_rng_unif(b->cfg.seed, HB_RNG_FEATURE, tree_id, (uint64_t)f);
-      dr[m].f = f;
+  for (int c = 0; c < nc; c++) {
+    int any = 0;
+    for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= b->active[f];
+    if (any) {
+      dr[m].u = hb_rng_unif(b->cfg.seed, HB_RNG_FEATURE, tree_id, (uint64_t)c);
+      dr[m].f = c;
       m++;
     }
+  }
   qsort(dr, (size_t)m, sizeof(feat_draw), feat_draw_cmp);
-  memset(b->active, 0, (size_t)nf);
-  for (int k = 0; k < keep; k++) b->active[dr[k].f] = 1;
+  for (int k = keep; k < m; k++)  /* the columns not drawn */
+    for (int f = d->col_first[dr[k].f]; f < d->col_first[dr[k].f + 1]; f++) b->active[f] = 0;
   hb_free(dr);
   return HB_OK;
 }
@@ -264,7 +270,7 @@ static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tre
       return hb_error_set(HB_ERR_INTERNAL, "histboost bug: the GPU returned split %d on feature %d of leaf %d", i,
                           r->feature, r->leaf);
     hb_tree_split_t ts;
-    ts.feature = r->feature;
+    ts.feature = b->train->feat_col[r->feature];  /* trees name input columns */
     ts.is_cat = r->is_cat;
     ts.threshold_bin = r->threshold;
     ts.default_left = r->default_left;

@@ -108,9 +108,9 @@ int hb_binmapper_copy(const hb_binmapper_t *src, hb_binmapper_t *dst) {
     memcpy(dst->upper, src->upper, (size_t)nval * sizeof(double));
   }
   if (src->level_bin) {
-    dst->level_bin = hb_malloc((size_t)src->nlevels * sizeof(int));
+    dst->level_bin = hb_malloc((size_t)src->nlevels);
     if (!dst->level_bin) goto fail;
-    memcpy(dst->level_bin, src->level_bin, (size_t)src->nlevels * sizeof(int));
+    memcpy(dst->level_bin, src->level_bin, (size_t)src->nlevels);
   }
   if (src->bin_level) {
     dst->bin_level = hb_malloc((size_t)nval * sizeof(int));
@@ -411,11 +411,17 @@ static int cmp_level(const void *a, const void *b) {
   return (x->code > y->code) - (x->code < y->code);
 }
 
-/* Map the levels of factor column f, counted over all rows. */
-static int build_factor_mapper(const hb_input_t *in, const hb_binparams_t *bp, int f,
-                               hb_binmapper_t *m) {
+/* Map the levels of factor column f, counted over all rows: the kept ones,
+ * most frequent first, max_bin to a feature, into *nmaps (1 ..
+ * HB_MAX_COLUMN_FEATURES) new mappers at *maps. The first feature's default
+ * bin is its most frequent level; the further ones', their missing bin
+ * (the levels of the other features), so those are stored sparse. */
+static int build_factor_mappers(const hb_input_t *in, const hb_binparams_t *bp, int f,
+                                hb_binmapper_t **maps, int *nmaps) {
   const hb_column_t *col = &in->cols[f];
   int nlev = col->nlevels;
+  *maps = NULL;
+  *nmaps = 0;
   int *cnt = calloc((size_t)nlev + 1, sizeof(int));
   if (!cnt) return HB_ERR_NOMEM;
   for (int r = 0; r < in->nrow; r++) {
@@ -432,18 +438,29 @@ static int build_factor_mapper(const hb_input_t *in, const hb_binparams_t *bp, i
     if (cnt[c] >= thr) { kept[k].count = cnt[c]; kept[k].code = c; k++; }
   free(cnt);
   qsort(kept, (size_t)nkeep, sizeof *kept, cmp_level);
-  if (nkeep > bp->max_bin) nkeep = bp->max_bin;
-  m->type = HB_FEAT_CATEGORICAL;
-  m->num_bin = nkeep + 1;
-  m->nlevels = nlev;
-  m->default_bin = 0;
-  m->level_bin = wmalloc((size_t)nlev * sizeof(int));
-  m->bin_level = wmalloc((size_t)nkeep * sizeof(int));
-  if (!m->level_bin || !m->bin_level) { free(kept); return HB_ERR_NOMEM; }
-  for (int c = 0; c < nlev; c++) m->level_bin[c] = nkeep;  /* the missing bin */
-  for (int b = 0; b < nkeep; b++) {
-    m->bin_level[b] = kept[b].code;
-    m->level_bin[kept[b].code - 1] = b;
+  int per = bp->max_bin;
+  int nm = nkeep <= per ? 1 : (nkeep + per - 1) / per;
+  if (nm > HB_MAX_COLUMN_FEATURES) nm = HB_MAX_COLUMN_FEATURES;
+  if (nkeep > nm * per) nkeep = nm * per;
+  hb_binmapper_t *ms = calloc((size_t)nm, sizeof *ms);
+  if (!ms) { free(kept); return HB_ERR_NOMEM; }
+  *maps = ms;
+  *nmaps = nm;
+  for (int j = 0; j < nm; j++) {
+    hb_binmapper_t *m = &ms[j];
+    int first = j * per, nb = nkeep - first < per ? nkeep - first : per;
+    m->type = HB_FEAT_CATEGORICAL;
+    m->num_bin = nb + 1;
+    m->nlevels = nlev;
+    m->default_bin = j == 0 ? 0 : nb;
+    m->level_bin = wmalloc((size_t)nlev);
+    m->bin_level = wmalloc((size_t)nb * sizeof(int));
+    if (!m->level_bin || !m->bin_level) { free(kept); return HB_ERR_NOMEM; }
+    memset(m->level_bin, nb, (size_t)nlev);  /* the missing bin */
+    for (int b = 0; b < nb; b++) {
+      m->bin_level[b] = kept[first + b].code;
+      m->level_bin[kept[first + b].code - 1] = (uint8_t)b;
+    }
   }
   free(kept);
   return HB_OK;
@@ -510,18 +527,25 @@ static int bin_csc_feature(const hb_input_t *in, int f, const hb_binmapper_t *m,
   return HB_OK;
 }
 
-/* Build (unless a reference supplied it) the mapper of feature f, then bin
- * every row into its storage. Runs on a worker thread: no hb_error_set. */
-static int bin_feature(const hb_input_t *in, const hb_binparams_t *bp, const sample_t *smp,
-                       int f, int have_ref, hb_binmapper_t *m, hb_featstore_t *st,
+/* The mappers of column c (training): one numeric mapper, or a factor's
+ * one or more. Runs on a worker thread: no hb_error_set. */
+static int build_column_mappers(const hb_input_t *in, const hb_binparams_t *bp, const sample_t *smp, int c,
+                                hb_binmapper_t **maps, int *nmaps, scratch_t *sc) {
+  const hb_column_t *col = in->cols ? &in->cols[c] : NULL;
+  if (col && col->type == HB_COL_FACTOR) return build_factor_mappers(in, bp, c, maps, nmaps);
+  *maps = calloc(1, sizeof **maps);
+  *nmaps = *maps ? 1 : 0;
+  if (!*maps) return HB_ERR_NOMEM;
+  return build_numeric_mapper(in, bp, smp, c, *maps, sc);
+}
+
+/* Bin every row of input column c with mapper m (feature f) into its
+ * storage; in training (`train`), also mark the mapper trivial when all rows
+ * share one bin. Runs on a worker thread: no hb_error_set. */
+static int bin_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m, hb_featstore_t *st,
                        scratch_t *sc) {
   int nrow = in->nrow, status;
-  const hb_column_t *col = in->cols ? &in->cols[f] : NULL;
-  if (!have_ref) {
-    if (col && col->type == HB_COL_FACTOR) status = build_factor_mapper(in, bp, f, m);
-    else status = build_numeric_mapper(in, bp, smp, f, m, sc);
-    if (status != HB_OK) return status;
-  }
+  const hb_column_t *col = in->cols ? &in->cols[c] : NULL;
   if (!sc->bins) {
     sc->bins = wmalloc((size_t)nrow);
     if (!sc->bins) return HB_ERR_NOMEM;
@@ -529,7 +553,7 @@ static int bin_feature(const hb_input_t *in, const hb_binparams_t *bp, const sam
   long long cnt[HB_MAX_NUM_BIN];
   memset(cnt, 0, sizeof cnt);
   if (in->csc) {
-    status = bin_csc_feature(in, f, m, st, cnt, sc);
+    status = bin_csc_feature(in, c, m, st, cnt, sc);
   } else {
     uint8_t *bins = sc->bins;
     if (col->type == HB_COL_FACTOR) {
@@ -551,7 +575,7 @@ static int bin_feature(const hb_input_t *in, const hb_binparams_t *bp, const sam
     status = store_bins(sc, nrow, cnt, m->default_bin, st);
   }
   if (status != HB_OK) return status;
-  if (!have_ref) {
+  if (train) {
     /* Trivial: all training rows share one bin (the missing bin counts), so no split separates them. */
     int nonempty = 0;
     for (int b = 0; b < m->num_bin; b++) nonempty += cnt[b] > 0;
@@ -611,11 +635,11 @@ static int validate_input(const hb_input_t *in, const hb_binparams_t *bp,
     }
   }
   if (ref) {
-    if (in->ncol != ref->nfeat)
-      return hb_error_set(HB_ERR_INPUT, "dataset: %d columns given but the reference has %d features",
-                          in->ncol, ref->nfeat);
+    if (in->ncol != ref->ncol)
+      return hb_error_set(HB_ERR_INPUT, "dataset: %d columns given but the reference has %d",
+                          in->ncol, ref->ncol);
     for (int j = 0; j < in->ncol; j++) {
-      const hb_binmapper_t *m = &ref->mappers[j];
+      const hb_binmapper_t *m = &ref->mappers[ref->col_first[j]];
       int is_factor = in->cols ? in->cols[j].type == HB_COL_FACTOR : 0;
       if (is_factor && m->type != HB_FEAT_CATEGORICAL)
         return hb_error_set(HB_ERR_INPUT, "dataset: column %d is a factor but numeric in the reference", j + 1);
@@ -644,6 +668,8 @@ void hb_dataset_free(hb_dataset_t *d) {
     }
   hb_free(d->mappers);
   hb_free(d->store);
+  hb_free(d->col_first);
+  hb_free(d->feat_col);
   hb_free(d->hist_offset);
   hb_free(d->label);
   hb_free(d->weight);
@@ -690,15 +716,13 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
   int status = validate_input(in, &bp, reference);
   if (status != HB_OK) return status;
 
-  int nrow = in->nrow, nfeat = in->ncol;
+  int nrow = in->nrow, ncol = in->ncol;
   hb_dataset_t *d = hb_calloc(1, sizeof *d);
   if (!d) return HB_ERR_NOMEM;
   d->nrow = nrow;
-  d->nfeat = nfeat;
-  d->mappers = hb_calloc((size_t)nfeat, sizeof *d->mappers);
-  d->store = hb_calloc((size_t)nfeat, sizeof *d->store);
-  d->hist_offset = hb_calloc((size_t)nfeat + 1, sizeof *d->hist_offset);
-  if (!d->mappers || !d->store || !d->hist_offset) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+  d->ncol = ncol;
+  d->col_first = hb_calloc((size_t)ncol + 1, sizeof *d->col_first);
+  if (!d->col_first) { hb_dataset_free(d); return HB_ERR_NOMEM; }
   if (in->label) {
     d->label = hb_malloc((size_t)nrow * sizeof(double));
     if (!d->label) { hb_dataset_free(d); return HB_ERR_NOMEM; }
@@ -709,55 +733,108 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     if (!d->weight) { hb_dataset_free(d); return HB_ERR_NOMEM; }
     memcpy(d->weight, in->weight, (size_t)nrow * sizeof(double));
   }
-  if (reference) {
-    for (int f = 0; f < nfeat; f++) {
-      if (hb_binmapper_copy(&reference->mappers[f], &d->mappers[f]) != HB_OK) {
-        hb_dataset_free(d);
-        return HB_ERR_NOMEM;
-      }
-    }
-  }
-  sample_t smp;
-  memset(&smp, 0, sizeof smp);
-  if (!reference && make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
-    hb_dataset_free(d);
-    return HB_ERR_NOMEM;
-  }
-
-  int err_f = -1, err_code = HB_OK, have_ref = reference != NULL;
   int nt = hb_threads_use(bp.nthreads);
+  (void)nt;
+  int err_c = -1, err_code = HB_OK;
+  if (reference) {
+    memcpy(d->col_first, reference->col_first, ((size_t)ncol + 1) * sizeof *d->col_first);
+  } else {
+    /* The columns' mappers first: a factor's level counts decide how many features it spans. */
+    sample_t smp;
+    hb_binmapper_t **cm = hb_calloc((size_t)ncol, sizeof *cm);
+    int *cn = hb_calloc((size_t)ncol, sizeof *cn);
+    if (!cm || !cn || make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
+      hb_free(cm); hb_free(cn); hb_dataset_free(d);
+      return HB_ERR_NOMEM;
+    }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
-  {
-    scratch_t sc;
-    memset(&sc, 0, sizeof sc);
+    {
+      scratch_t sc;
+      memset(&sc, 0, sizeof sc);
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 #endif
-    for (int f = 0; f < nfeat; f++) {
-      int st = bin_feature(in, &bp, &smp, f, have_ref, &d->mappers[f], &d->store[f], &sc);
-      if (st != HB_OK) {
+      for (int c = 0; c < ncol; c++) {
+        int st = build_column_mappers(in, &bp, &smp, c, &cm[c], &cn[c], &sc);
+        if (st != HB_OK) {
 #ifdef _OPENMP
 #pragma omp critical(hb_dataset_error)
 #endif
-        {
-          if (err_f < 0 || f < err_f) { err_f = f; err_code = st; }
+          {
+            if (err_c < 0 || c < err_c) { err_c = c; err_code = st; }
+          }
+        }
+      }
+      scratch_free(&sc);
+    }
+    hb_free(smp.rows);
+    hb_free(smp.flag);
+    for (int c = 0; c < ncol; c++) d->col_first[c + 1] = d->col_first[c] + cn[c];
+    d->nfeat = d->col_first[ncol];
+    d->mappers = err_c < 0 ? hb_calloc((size_t)d->nfeat, sizeof *d->mappers) : NULL;
+    if (err_c < 0 && !d->mappers) { err_c = 0; err_code = HB_ERR_NOMEM; }
+    for (int c = 0; c < ncol; c++) {
+      for (int j = 0; j < cn[c]; j++) {
+        if (d->mappers) d->mappers[d->col_first[c] + j] = cm[c][j];  /* moved */
+        else hb_binmapper_clear(&cm[c][j]);
+      }
+      free(cm[c]);
+    }
+    hb_free(cm);
+    hb_free(cn);
+    if (err_c >= 0) d->nfeat = 0;
+  }
+  if (err_c < 0) {
+    int nfeat = d->nfeat = d->col_first[ncol];
+    if (!d->mappers) d->mappers = hb_calloc((size_t)nfeat, sizeof *d->mappers);
+    d->store = hb_calloc((size_t)nfeat, sizeof *d->store);
+    d->feat_col = hb_malloc((size_t)nfeat * sizeof *d->feat_col);
+    d->hist_offset = hb_calloc((size_t)nfeat + 1, sizeof *d->hist_offset);
+    if (!d->mappers || !d->store || !d->feat_col || !d->hist_offset) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+    for (int c = 0; c < ncol; c++)
+      for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) d->feat_col[f] = c;
+    if (reference) {
+      for (int f = 0; f < nfeat; f++) {
+        if (hb_binmapper_copy(&reference->mappers[f], &d->mappers[f]) != HB_OK) {
+          hb_dataset_free(d);
+          return HB_ERR_NOMEM;
         }
       }
     }
-    scratch_free(&sc);
+    int train = reference == NULL;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+      scratch_t sc;
+      memset(&sc, 0, sizeof sc);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (int f = 0; f < nfeat; f++) {
+        int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc);
+        if (st != HB_OK) {
+#ifdef _OPENMP
+#pragma omp critical(hb_dataset_error)
+#endif
+          {
+            if (err_c < 0 || d->feat_col[f] < err_c) { err_c = d->feat_col[f]; err_code = st; }
+          }
+        }
+      }
+      scratch_free(&sc);
+    }
   }
-  (void)nt;
-  hb_free(smp.rows);
-  hb_free(smp.flag);
-  if (err_f >= 0) {
+  if (err_c >= 0) {
     hb_dataset_free(d);
     if (err_code == HB_ERR_NOMEM)
-      return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory binning column %d", err_f + 1);
-    return hb_error_set(err_code, "dataset: internal error binning column %d", err_f + 1);
+      return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory binning column %d", err_c + 1);
+    return hb_error_set(err_code, "dataset: internal error binning column %d", err_c + 1);
   }
 
+  int nfeat = d->nfeat;
   long long off = 0;
   for (int f = 0; f < nfeat; f++) {
     d->hist_offset[f] = (int)off;

@@ -9,7 +9,17 @@
  *   bin  num_bin-1       the missing bin: NA/NaN, and for categoricals the
  *                        levels merged away (too rare, beyond max_bin) or
  *                        unseen in training.
- * So num_bin <= max_bin + 1 <= 256 and every bin fits in a uint8_t. */
+ * So num_bin <= max_bin + 1 <= 256 and every bin fits in a uint8_t.
+ *
+ * Features and input columns: each input column is one feature, except a
+ * factor with more levels than max_bin. Its levels, most frequent first,
+ * are dealt out max_bin at a time to consecutive features of that column
+ * (at most HB_MAX_COLUMN_FEATURES of them); in each, the levels of the
+ * others share the missing bin with NA, which is also its default bin. A
+ * categorical split on one of them is a split on a set of the column's
+ * levels, so trees name columns (the model's features) and never see the
+ * split. No level is merged away that a one-hot encoding would keep, up to
+ * HB_MAX_COLUMN_FEATURES x max_bin levels. */
 #ifndef HB_DATASET_H
 #define HB_DATASET_H
 #include <stdint.h>
@@ -18,6 +28,7 @@
 #define HB_NA_INT INT_MIN   /* R's NA_integer_ */
 #define HB_MAX_BIN 255      /* value bins per feature at most */
 #define HB_MAX_NUM_BIN 256  /* value bins + the missing bin */
+#define HB_MAX_COLUMN_FEATURES 64  /* features one factor column may span */
 
 enum { HB_FEAT_NUMERIC = 0, HB_FEAT_CATEGORICAL = 1 };
 enum { HB_COL_DOUBLE = 0, HB_COL_INT = 1, HB_COL_FACTOR = 2 };
@@ -64,11 +75,13 @@ typedef struct {
   int type;           /* HB_FEAT_NUMERIC or HB_FEAT_CATEGORICAL */
   int num_bin;        /* value bins + 1; the missing bin is num_bin - 1 */
   int trivial;        /* 1 when no split is possible (one value bin and no missing seen) */
-  int default_bin;    /* the bin of 0.0 (numeric) or of the most frequent level; sparse storage omits it */
+  int default_bin;    /* the bin of 0.0 (numeric), of the most frequent level (a column's first
+                         categorical feature) or the missing bin (its further ones); sparse
+                         storage omits it */
   double *upper;      /* numeric: num_bin-1 upper bounds, increasing; value v goes to the first
                          bin b with v <= upper[b]; upper[num_bin-2] = +Inf */
   int nlevels;        /* categorical: levels of the factor */
-  int *level_bin;     /* categorical: nlevels entries, level code c -> level_bin[c-1] */
+  uint8_t *level_bin; /* categorical: nlevels entries, level code c -> level_bin[c-1] */
   int *bin_level;     /* categorical: num_bin-1 entries, value bin -> level code */
 } hb_binmapper_t;
 
@@ -89,6 +102,9 @@ typedef struct {
 
 typedef struct hb_dataset {
   int nrow, nfeat;
+  int ncol;                  /* input columns (the model's features) */
+  int *col_first;            /* ncol + 1: column c's features are col_first[c] .. col_first[c+1]-1 */
+  int *feat_col;             /* nfeat: the input column of feature f */
   hb_binmapper_t *mappers;   /* nfeat */
   hb_featstore_t *store;     /* nfeat */
   int *hist_offset;          /* nfeat + 1: first histogram slot of each feature */
@@ -98,7 +114,7 @@ typedef struct hb_dataset {
 } hb_dataset_t;
 
 /* Bin `in` into a new dataset. With `reference` (a training set), reuse its
- * mappers (in->ncol must equal reference->nfeat and column types must agree);
+ * mappers (in->ncol must equal reference->ncol and column types must agree);
  * otherwise place boundaries from the data. Labels and weights are copied.
  * On failure returns a status, records a message and *out is NULL. */
 int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp,

@@ -509,7 +509,7 @@ static void drop_unreachable(hb_grow_ws_t *ws, int num_leaves, int remaining) {
 static int record_split(hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t *d,
                         const hb_split_t *sp, int l) {
   hb_tree_split_t ts;
-  ts.feature = sp->feature;
+  ts.feature = d->feat_col[sp->feature];  /* trees name input columns */
   ts.is_cat = sp->is_cat;
   ts.threshold_bin = sp->threshold_bin;
   ts.default_left = sp->default_left;

@@ -180,14 +180,24 @@ static int stored_bin(const hb_dataset_t *d, int f, int row) {
   return d->mappers[f].default_bin;
 }
 
+/* Which way (row, input column c) goes at `node`. A column of one feature
+ * is routed by its bin; a factor over several features by the level in the
+ * one whose value bin holds it, or as missing when none does. */
+static int binned_goes_left(const hb_tree_t *t, int node, const hb_dataset_t *d, int c, int row) {
+  int f = d->col_first[c], f_end = d->col_first[c + 1];
+  if (f_end - f == 1) return hb_tree_bin_goes_left(t, node, &d->mappers[f], stored_bin(d, f, row));
+  for (int g = f; g < f_end; g++) {
+    const hb_binmapper_t *m = &d->mappers[g];
+    int bin = stored_bin(d, g, row);
+    if (bin < m->num_bin - 1) return hb_tree_bin_goes_left(t, node, m, bin);
+  }
+  return hb_tree_bin_goes_left(t, node, &d->mappers[f], d->mappers[f].num_bin - 1);
+}
+
 /* Leaf index (0-based) of row `row` of binned dataset d; a 1-leaf tree gives 0. */
 int hb_tree_leaf_binned(const hb_tree_t *t, const hb_dataset_t *d, int row) {
   if (t->num_leaves <= 1) return 0;
   int node = 0;
-  while (node >= 0) {
-    int f = t->split_feature[node];
-    int bin = stored_bin(d, f, row);
-    node = hb_tree_bin_goes_left(t, node, &d->mappers[f], bin) ? t->left[node] : t->right[node];
-  }
+  while (node >= 0) node = binned_goes_left(t, node, d, t->split_feature[node], row) ? t->left[node] : t->right[node];
   return ~node;
 }

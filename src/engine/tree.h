@@ -65,7 +65,7 @@ static inline int hb_tree_goes_left(const hb_tree_t *t, int node, double v) {
 
 /* A split of one leaf, in bin space, with what the two children hold. */
 typedef struct {
-  int feature;
+  int feature;                /* the input column (the model's feature) */
   int is_cat;
   int threshold_bin;          /* numeric: value bins <= threshold_bin go left */
   int default_left;           /* missing values (the missing bin) go left */
@@ -86,7 +86,9 @@ int hb_tree_split_leaf(hb_tree_t *t, int leaf, const hb_binmapper_t *m, const hb
 /* Which way a binned value goes (training, validation scores). */
 int hb_tree_bin_goes_left(const hb_tree_t *t, int node, const hb_binmapper_t *m, int bin);
 
-/* Leaf index for row `row` of a binned dataset. */
+/* Leaf index for row `row` of a binned dataset. A split names an input
+ * column; a factor spread over several features (dataset.h) is routed by
+ * the level of whichever of them holds the row's level. */
 int hb_tree_leaf_binned(const hb_tree_t *t, const hb_dataset_t *d, int row);
 
 #endif

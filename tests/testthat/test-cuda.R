@@ -167,6 +167,29 @@ test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and
   }
 })
 
+test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
+  skip_without_gpu()
+  d <- tiefree(14, n = 5000)
+  set.seed(14)
+  code <- sample(60L, 5000, TRUE, prob = 1 / seq_len(60)^0.3)
+  d$x$g <- factor(paste0("L", code), levels = paste0("L", 1:60))
+  d$x$g[sample.int(5000, 200)] <- NA
+  d$y <- d$y + rnorm(60, sd = 1.5)[code]
+  tr <- 1:4000; va <- 4001:5000
+  # max_bin 15: the factor's 60 levels span four features
+  p <- modifyList(gpu_params, list(max_bin = 15L, min_data_per_group = 20L, eval_metric = "rmse"))
+  args <- c(list(d$x[tr, ], d$y[tr], valid = list(list(x = d$x[va, ], y = d$y[va]))), p)
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_true(any(hb_trees(cpu)$feature == "g", na.rm = TRUE))
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = "wide factor")
+  expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-8)
+  qa <- c(args, quantized = TRUE, seed = 5)
+  qc <- do.call(hb_quiet, c(qa, device = "cpu"))
+  qg <- do.call(hb_quiet, c(qa, device = "cuda"))
+  expect_identical(hb_trees(qg), hb_trees(qc), label = "wide factor, quantized")
+})
+
 test_that("a sparse dgCMatrix trains on the GPU as its dense copy does, and as on the CPU", {
   # the training bins go up feature by feature from the dataset's own
   # (sparse or dense) storage: a column's zeros and nonzeros must land right
