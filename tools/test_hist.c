@@ -162,20 +162,37 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
       const uint8_t *active = a ? half : NULL;
       naive_hist(d, rr, m, gh, active, naive);
       hb_hist_build(d, NULL, rr, m, gh, G, H, active, col, 1);
-      if (rr && m >= HB_HIST_HALF_ROWS) {
-        /* the row block's columns are summed in two halves of the rows, then added */
-        hb_histbin_t *h2 = malloc(hb);
+      if (m >= HB_HIST_HALF_ROWS) {
+        /* Summed in two halves of the rows, then added: the row block's dense
+         * columns for a leaf given by its rows, its sparse part for any leaf
+         * (whose default bin then comes from the leaf's totals less the added
+         * bins); other features all rows at once. */
+        hb_histbin_t *h2 = malloc(hb), *all = malloc(hb);
+        int *ident = malloc(sizeof(int) * (size_t)m);
+        for (int i = 0; i < m; i++) ident[i] = i;
+        const int *base = rr ? rr : ident;
         int mid = m / 2;
-        hb_hist_build(d, NULL, rr, mid, gh, G, H, active, col, 1);
-        hb_hist_build(d, NULL, rr + mid, m - mid, gh, G, H, active, h2, 1);
-        for (int f = 0; f < d->nfeat; f++)
-          if (rb->col_of[f] >= 0 && (!active || active[f]))
-            for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) { col[k].g += h2[k].g; col[k].h += h2[k].h; }
-        hb_hist_build(d, NULL, rr, m, gh, G, H, active, h2, 1);  /* the other features: all rows at once */
-        for (int f = 0; f < d->nfeat; f++)
-          if (rb->col_of[f] < 0 && (!active || active[f]))
-            for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) col[k] = h2[k];
-        free(h2);
+        hb_hist_build(d, NULL, rr, m, gh, G, H, active, all, 1);
+        hb_hist_build(d, NULL, base, mid, gh, G, H, active, col, 1);
+        hb_hist_build(d, NULL, base + mid, m - mid, gh, G, H, active, h2, 1);
+        for (int f = 0; f < d->nfeat; f++) {
+          if (active && !active[f]) continue;
+          int lo = d->hist_offset[f], hi = d->hist_offset[f + 1], db = lo + d->mappers[f].default_bin;
+          if (rr && rb->col_of[f] >= 0) {
+            for (int k = lo; k < hi; k++) { col[k].g += h2[k].g; col[k].h += h2[k].h; }
+          } else if (rb->nsparse > 0 && rb->in_sp[f]) {
+            double g = G, hh = H;
+            for (int k = lo; k < hi; k++) {
+              if (k == db) continue;
+              col[k].g += h2[k].g; col[k].h += h2[k].h;
+              g -= col[k].g; hh -= col[k].h;
+            }
+            col[db].g = g; col[db].h = hh;
+          } else {
+            for (int k = lo; k < hi; k++) col[k] = all[k];
+          }
+        }
+        free(h2); free(all); free(ident);
       }
       for (int th = 1; th <= 3; th++) {
         memset(row, 0xff, hb);   /* stale contents must be overwritten */

@@ -179,11 +179,25 @@ static int decide(const hb_dataset_t *d, int f, const uint8_t *goleft, const int
     int mid = lo + (hi - lo) / 2;
     if (st->rows[mid] < rows[0]) lo = mid + 1; else hi = mid;
   }
-  int k = lo;
+  /* Walk the stored rows alongside the leaf's; a leaf much sparser than the
+   * feature gallops over the entries between its rows (a small leaf of a
+   * feature with many entries costs its rows times a logarithm, not a walk
+   * over every entry in its row range). */
+  int k = lo, nnz = st->nnz;
+  const int *sr = st->rows;
   for (int i = 0; i < n; i++) {
     int row = rows[i];
-    while (k < st->nnz && st->rows[k] < row) k++;
-    uint8_t s = (uint8_t)((k < st->nnz && st->rows[k] == row) ? goleft[st->vals[k]] : dflt);
+    if (k < nnz && sr[k] < row) {
+      int step = 1;
+      while (k + step < nnz && sr[k + step] < row) { k += step; step *= 2; }
+      int hi2 = k + step < nnz ? k + step : nnz;  /* sr[k] < row <= sr[hi2] (or hi2 = nnz) */
+      while (hi2 - k > 1) {
+        int m = k + (hi2 - k) / 2;
+        if (sr[m] < row) k = m; else hi2 = m;
+      }
+      k = hi2;
+    }
+    uint8_t s = (uint8_t)((k < nnz && sr[k] == row) ? goleft[st->vals[k]] : dflt);
     side[i] = s;
     nl += s;
   }

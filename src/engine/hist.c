@@ -121,9 +121,9 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     if (rb->bins_mem) rb->bins = (uint8_t *)rb->bins_mem + (64 - (uintptr_t)rb->bins_mem % 64) % 64;
     rb->nscratch = hb_threads_use(nthreads);
     rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
-    rb->half = hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
   }
-  if (!rb->feat || !rb->col_of || (ncol > 0 && (!rb->bins || !rb->scratch || !rb->half))) {
+  rb->half = hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
+  if (!rb->feat || !rb->col_of || !rb->half || (ncol > 0 && (!rb->bins || !rb->scratch))) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
                         d->nrow, ncol);
@@ -312,10 +312,10 @@ static void build_sparse(const hb_featstore_t *s, int default_bin, const int *ro
 }
 
 /* Features [f_lo, f_hi) of a row block's sparse part: each active one's
- * bins summed over the leaf's rows in row order, as build_sparse does. */
+ * bins summed over the rows rows[0..nrows) (rows == NULL: r0 .. r0+nrows-1)
+ * in row order, into hist, default bins left for sparse_finish. */
 static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f_lo,
-                              int f_hi, const int *rows, int nrows, const double *gh, double tot_g, double tot_h,
-                              hb_histbin_t *hist) {
+                              int f_hi, const int *rows, int nrows, int r0, const double *gh, hb_histbin_t *hist) {
   int any = 0;
   for (int f = f_lo; f < f_hi; f++)
     if (rb->in_sp[f] && (!active || active[f])) {
@@ -325,7 +325,7 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
   if (!any) return;
   const int *off = d->hist_offset;
   for (int i = 0; i < nrows; i++) {
-    size_t r = rows ? (size_t)rows[i] : (size_t)i;
+    size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
     if (rows && i + PREFETCH_AHEAD < nrows) {
       size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
       HB_PREFETCH(rb->sp_ptr + ra);
@@ -340,9 +340,19 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
       bin_add(hist + off[f] + rb->sp_bin[k], g, h);
     }
   }
-  for (int f = f_lo; f < f_hi; f++)
-    if (rb->in_sp[f] && (!active || active[f]))
-      sparse_default(hist + off[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
+}
+
+/* Sparse feature f of a row block, once its rows are summed: the second
+ * half's sums added (when the leaf was summed in halves), then its default bin. */
+static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f, int halves,
+                          double tot_g, double tot_h, hb_histbin_t *hist) {
+  if (!rb->in_sp[f] || (active && !active[f])) return;
+  if (halves)
+    for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
+      hist[b].g += rb->half[b].g;
+      hist[b].h += rb->half[b].h;
+    }
+  sparse_default(hist + d->hist_offset[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
 }
 
 /* The first feature of part t of nparts of a row block's sparse part, the
@@ -422,8 +432,6 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   int nth = hb_threads_use(nthreads);
   if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0)) < PAR_MIN_UPDATES) nth = 1;
   if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
-  /* the sparse part: nth parts, each read by one thread over all the rows */
-  int nsp = rb && rb->nsparse > 0 ? nth : 0;
   /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
    * of its rows, the first into hist and the second into rb->half, then
    * added: threads then split its rows as well as its columns, so each of
@@ -439,17 +447,29 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     ntile = want > ntile ? want : ntile;
   }
   int nitem = ntile * nhalf;
+  /* The sparse part, read row by row: in halves of the rows the same way
+   * (any leaf of HB_HIST_HALF_ROWS rows), times parts of its features with
+   * about equal entries, so that the threads share out its rows as well. */
+  int shalf = rb && rb->nsparse > 0 && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
+  int nsp = rb && rb->nsparse > 0 ? (nth + shalf - 1) / shalf : 0;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
     run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
              s_ ? rb->half : hist);                                                                     \
   } while (0)
+#define RUN_SPARSE(w)                                                                                       \
+  do {                                                                                                      \
+    int t_ = (w) / shalf, s_ = (w) % shalf, lo_ = s_ ? mid : 0, hi_ = s_ || shalf == 1 ? nrows : mid;     \
+    build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t_, nsp), sparse_part_start(d, rb, t_ + 1, nsp), \
+                      rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh, s_ ? rb->half : hist);                  \
+  } while (0)
   if (nth == 1) {
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
     if (nhalf == 2)
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
-    if (nsp) build_sparse_rows(d, rb, active, 0, d->nfeat, rows, nrows, gh, tot_g, tot_h, hist);
+    for (int w = 0; w < nsp * shalf; w++) RUN_SPARSE(w);
+    for (int f = 0; nsp && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
@@ -457,21 +477,24 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   }
 #pragma omp parallel num_threads(nth)
   {
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
+#pragma omp for schedule(static)
+    for (int w = 0; w < nsp * shalf; w++) RUN_SPARSE(w);
     if (nhalf == 2) {
 #pragma omp for schedule(static) nowait
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     }
+    if (nsp) {
 #pragma omp for schedule(static) nowait
-    for (int t = 0; t < nsp; t++)
-      build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t, nsp), sparse_part_start(d, rb, t + 1, nsp),
-                        rows, nrows, gh, tot_g, tot_h, hist);
+      for (int f = 0; f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
+    }
 #pragma omp for schedule(dynamic, 1)
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
   }
+#undef RUN_SPARSE
 #undef RUN_ITEM
 }
 

@@ -30,7 +30,7 @@ typedef struct {
   void *scratch;
   int nscratch;
   hb_histbin_t *half;   /* the dataset's total_bins: the second half's sums of a
-                         * large leaf (hb_hist_build), NULL when ncol is 0 */
+                         * large leaf (hb_hist_build) */
   int *feat;        /* ncol: the dataset feature held in each column, increasing */
   int *col_of;      /* nfeat: the column holding feature f, or -1 */
   uint8_t *bins;    /* nrow rows of stride bytes, row-major, aligned to 64 bytes */
@@ -68,9 +68,10 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
-/* Rows from which hb_hist_build sums a leaf given by its rows (not the
- * whole data) in two halves for the row block's columns: rows[0..nrows/2)
- * and the rest, each in row order, then added (first + second). */
+/* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
+ * and the rest, each in row order, then added (first + second): for the
+ * row block's dense columns when the leaf is given by its rows (not the
+ * whole data), for its sparse part in any leaf. */
 #define HB_HIST_HALF_ROWS 4096
 
 /* Build the histogram of the rows rows[0..nrows) (increasing), row r
