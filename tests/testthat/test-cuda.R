@@ -184,7 +184,7 @@ test_that("a factor wider than max_bin (several internal features) trains alike 
   expect_true(any(hb_trees(cpu)$feature == "g", na.rm = TRUE))
   expect_same_trees(cpu, gpu, tol = 1e-8, label = "wide factor")
   expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-8)
-  qa <- c(args, quantized = TRUE, seed = 5)
+  qa <- c(args, quantized = TRUE)
   qc <- do.call(hb_quiet, c(qa, device = "cpu"))
   qg <- do.call(hb_quiet, c(qa, device = "cuda"))
   expect_identical(hb_trees(qg), hb_trees(qc), label = "wide factor, quantized")
