@@ -704,6 +704,16 @@ static int make_sample(int nrow, const hb_binparams_t *bp, int need_flag, sample
   return HB_OK;
 }
 
+/* Keep the failure of the lowest column (worker threads; the message is set after). */
+static void first_error(int *err_c, int *err_code, int c, int st) {
+#ifdef _OPENMP
+#pragma omp critical(hb_dataset_error)
+#endif
+  {
+    if (*err_c < 0 || c < *err_c) { *err_c = c; *err_code = st; }
+  }
+}
+
 /* Bin `in` into a new dataset (boundaries from the data, or the reference's
  * mappers); *out owns copies of labels and weights. On failure returns a
  * status with a message set, *out is NULL and nothing leaks. */
@@ -758,14 +768,7 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
 #endif
       for (int c = 0; c < ncol; c++) {
         int st = build_column_mappers(in, &bp, &smp, c, &cm[c], &cn[c], &sc);
-        if (st != HB_OK) {
-#ifdef _OPENMP
-#pragma omp critical(hb_dataset_error)
-#endif
-          {
-            if (err_c < 0 || c < err_c) { err_c = c; err_code = st; }
-          }
-        }
+        if (st != HB_OK) first_error(&err_c, &err_code, c, st);
       }
       scratch_free(&sc);
     }
@@ -815,14 +818,7 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
 #endif
       for (int f = 0; f < nfeat; f++) {
         int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc);
-        if (st != HB_OK) {
-#ifdef _OPENMP
-#pragma omp critical(hb_dataset_error)
-#endif
-          {
-            if (err_c < 0 || d->feat_col[f] < err_c) { err_c = d->feat_col[f]; err_code = st; }
-          }
-        }
+        if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
       }
       scratch_free(&sc);
     }
