@@ -412,6 +412,145 @@ static void test_predict(void) {
   hb_model_free(m);
 }
 
+/* Sparse rows walk zero chains (predict.c): checked against walking each
+ * tree with hb_tree_goes_left on the row's dense values, here, for random
+ * trees with long chains (one side of most splits a leaf), thresholds on
+ * both sides of zero, both missing directions and categorical nodes, on
+ * rows from nothing stored to every column stored (explicit zeros, NaN,
+ * negative values). */
+static uint64_t rng_state = 88172645463325252ULL;
+static uint32_t rnd(uint32_t n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 32) % n;
+}
+
+static int random_subtree(hb_tree_t *t, int nleaves, int nfeat, int *next_node, int *next_leaf) {
+  if (nleaves == 1) {
+    int l = (*next_leaf)++;
+    t->leaf_value[l] = (double)(int)rnd(1000) / 8.0 - 60.0;
+    return ~l;
+  }
+  int j = (*next_node)++;
+  int nl = rnd(10) < 7 ? (rnd(2) ? 1 : nleaves - 1) : 1 + (int)rnd((uint32_t)nleaves - 1);
+  t->split_feature[j] = (int)rnd((uint32_t)nfeat);
+  t->decision[j] = rnd(2) ? HB_DECISION_DEFAULT_LEFT : 0;
+  if (rnd(8) == 0) {
+    uint32_t bits = (uint32_t)rnd(0xffffffffu) | 1u;
+    t->decision[j] |= HB_DECISION_CATEGORICAL;
+    t->cat_begin[j] = hb_tree_add_cat_bits(t, &bits, 1);
+    t->cat_nwords[j] = 1;
+  } else {
+    const double th[5] = {-1.5, -0.25, 0.0, 0.5, 1.5};
+    t->threshold[j] = th[rnd(5)];
+  }
+  t->left[j] = random_subtree(t, nl, nfeat, next_node, next_leaf);
+  t->right[j] = random_subtree(t, nleaves - nl, nfeat, next_node, next_leaf);
+  return j;
+}
+
+static hb_tree_t *random_tree(int nleaves, int nfeat) {
+  hb_tree_t *t = hb_tree_create(nleaves);
+  int nn = 0, nl = 0;
+  t->num_leaves = nleaves;
+  if (nleaves == 1)
+    t->leaf_value[0] = 2.5;
+  else
+    random_subtree(t, nleaves, nfeat, &nn, &nl);
+  return t;
+}
+
+static void test_predict_sparse_chains(void) {
+  enum { P = 150, N = 300, T = 12 };
+  char *names[P];
+  int types[P], nlev[P];
+  char **levels[P];
+  char buf[P][16];
+  for (int f = 0; f < P; f++) {
+    snprintf(buf[f], sizeof buf[f], "f%d", f);
+    names[f] = buf[f];
+    types[f] = HB_FEAT_NUMERIC;
+    nlev[f] = 0;
+    levels[f] = NULL;
+  }
+  hb_schema_t src = {P, names, types, nlev, levels};
+  /* rows: stored entries and their values (dense copy, 0 where nothing is stored) */
+  static double dense[N][P];
+  static int stored[N][P];
+  const double vals[8] = {1.0, -1.0, 2.0, 0.0, NAN, 0.3, -0.25, 3.0};
+  for (int i = 0; i < N; i++) {
+    int k = i % 50 == 7 ? P : i % 50 == 8 ? P / 3 : (int)rnd(6);  /* a few rows dense, most sparse */
+    for (int e = 0; e < k; e++) {
+      int f = k == P ? e : (int)rnd(P);
+      stored[i][f] = 1;
+      dense[i][f] = vals[rnd(8)];
+    }
+  }
+  int *cp = calloc(P + 1, sizeof(int)), nnz = 0;
+  for (int f = 0; f < P; f++)
+    for (int i = 0; i < N; i++) nnz += stored[i][f];
+  int *ri = malloc(sizeof(int) * (size_t)nnz);
+  double *cx = malloc(sizeof(double) * (size_t)nnz);
+  int e = 0;
+  for (int f = 0; f < P; f++) {
+    for (int i = 0; i < N; i++)
+      if (stored[i][f]) {
+        ri[e] = i;
+        cx[e++] = dense[i][f];
+      }
+    cp[f + 1] = e;
+  }
+  hb_csc_t csc = {cp, ri, cx};
+  hb_input_t in;
+  memset(&in, 0, sizeof in);
+  in.nrow = N;
+  in.ncol = P;
+  in.csc = &csc;
+  for (int K = 1; K <= 3; K += 2) {
+    hb_model_t *m = hb_model_create();
+    hb_schema_copy(&src, &m->schema);
+    m->config.objective = K == 1 ? HB_OBJ_REGRESSION : HB_OBJ_MULTICLASS;
+    m->config.num_class = m->num_class = m->trees_per_iter = K;
+    m->init_score = hb_calloc((size_t)K, sizeof(double));
+    for (int k = 0; k < K; k++) m->init_score[k] = 0.5 * k - 3.0;
+    for (int t = 0; t < T * K; t++) hb_model_push_tree(m, random_tree(t % 5 == 4 ? 1 : 2 + (int)rnd(120), P));
+    double *out = malloc(sizeof(double) * N * T * K), *lf = malloc(sizeof(double) * N * T * K);
+    int bad_raw = 0, bad_leaf = 0, bad_range = 0;
+    CHECK(hb_predict(m, &in, 0, 0, HB_PRED_RAW, 2, out) == HB_OK, "%s", hb_error_message());
+    CHECK(hb_predict(m, &in, 0, 0, HB_PRED_LEAF, 2, lf) == HB_OK, "%s", hb_error_message());
+    for (int i = 0; i < N; i++) {
+      double s[3];
+      for (int k = 0; k < K; k++) s[k] = m->init_score[k];
+      for (int t = 0; t < T * K; t++) {
+        const hb_tree_t *tr = m->trees[t];
+        int n = tr->num_leaves > 1 ? 0 : ~0;
+        while (n >= 0) n = hb_tree_goes_left(tr, n, dense[i][tr->split_feature[n]]) ? tr->left[n] : tr->right[n];
+        s[t % K] += tr->leaf_value[~n];
+        bad_leaf += lf[(size_t)t * N + i] != (double)~n;
+      }
+      for (int k = 0; k < K; k++) bad_raw += bits_of(out[(size_t)k * N + i]) != bits_of(s[k]);
+    }
+    CHECK(bad_raw == 0 && bad_leaf == 0, "K=%d: %d raw and %d leaf mismatches against walking the dense rows", K,
+          bad_raw, bad_leaf);
+    /* iterations 2.. 4: the sums restart at the initial scores */
+    CHECK(hb_predict(m, &in, 2, 3, HB_PRED_RAW, 1, out) == HB_OK, "%s", hb_error_message());
+    for (int i = 0; i < N; i++) {
+      double s[3];
+      for (int k = 0; k < K; k++) s[k] = m->init_score[k];
+      for (int t = 2 * K; t < 5 * K; t++) s[t % K] += m->trees[t]->leaf_value[(int)lf[(size_t)t * N + i]];
+      for (int k = 0; k < K; k++) bad_range += bits_of(out[(size_t)k * N + i]) != bits_of(s[k]);
+    }
+    CHECK(bad_range == 0, "K=%d: %d mismatches in an iteration range", K, bad_range);
+    free(out);
+    free(lf);
+    hb_model_free(m);
+  }
+  free(cp);
+  free(ri);
+  free(cx);
+}
+
 /* ------------------------------------------------------------------ */
 /* model text                                                          */
 
@@ -973,6 +1112,7 @@ int main(void) {
   test_model_basics();
   test_tree_routing();
   test_predict();
+  test_predict_sparse_chains();
   test_binned_vs_raw();
   test_binned_wide_factor();
   test_io();

@@ -1,6 +1,9 @@
 /* predict.c: prediction from raw values (dense columns or a CSC matrix) by
- * walking the trees with hb_tree_goes_left. Each row is independent and sums
- * its trees in iteration order, so results never depend on the thread count. */
+ * walking the trees with hb_tree_goes_left (dense rows, blocks of them at a
+ * time; sparse rows along the trees' zero chains). Each row is independent
+ * and sums its trees in iteration order, so results never depend on the
+ * thread count or the walk. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -145,6 +148,107 @@ static inline void block_leaves(const hb_tree_t *t, const flat_t *f, int ft, con
   for (; r < nb; r++) leaf[r] = walk(t, x + (size_t)r * nfeat);
 }
 
+/* Sparse rows walk each tree by its zero chains. Following from any node
+ * the child a zero value goes to gives a chain ending at a leaf, and these
+ * chains split the tree's nodes between them (a node is the zero child of at
+ * most one parent). Stored chain after chain, an entry a node, a row of a
+ * sparse matrix (about ten nonzeros among thousands of columns, on one-hot
+ * data) runs along a chain while its node's feature is not among the row's
+ * nonzeros: a scan of consecutive entries against a bitmap of the row's
+ * columns, instead of a load of the next node that waits for the one before
+ * (trees grown on one-hot columns peel off one level at a time: 100 trees of
+ * 255 leaves on workload 5 average 109 nodes from root to leaf). Only at a
+ * node whose feature the row stores is the split rule asked, with the stored
+ * value; a row leaves the chain when that value goes the other way. The
+ * leaves are those of hb_tree_goes_left's walk, so predictions are the same
+ * bit for bit. */
+typedef struct {
+  int *feat;    /* per entry: the node's feature; nfeat at a chain's end (a leaf, whose bit is always set) */
+  int *node;    /* per entry: the node, or ~leaf at a chain's end */
+  int *next[2]; /* per entry: where a row goes right ([0]) or left ([1]): the next entry, or another chain's start */
+  int *first;   /* per tree t0 + t: the entry of its root */
+} zchain_t;
+
+static void zchain_free(zchain_t *z) {
+  hb_free(z->feat);
+  hb_free(z->node);
+  hb_free(z->next[0]);
+  hb_free(z->next[1]);
+  hb_free(z->first);
+}
+
+static int zchain_build(hb_tree_t *const *trees, int t0, int t1, int nfeat, zchain_t *z) {
+  memset(z, 0, sizeof *z);
+  size_t total = 0, maxn = 1;
+  for (int t = t0; t < t1; t++) {
+    size_t nl = trees[t]->num_leaves > 1 ? (size_t)trees[t]->num_leaves : 1;
+    total += 2 * nl - 1;
+    if (nl > maxn) maxn = nl;
+  }
+  if (total > (size_t)INT_MAX) return HB_ERR_NOMEM;
+  if (total == 0) total = 1;
+  z->feat = hb_malloc(sizeof(int) * total);
+  z->node = hb_malloc(sizeof(int) * total);
+  z->next[0] = hb_malloc(sizeof(int) * total);
+  z->next[1] = hb_malloc(sizeof(int) * total);
+  z->first = hb_malloc(sizeof(int) * (size_t)(t1 - t0 > 0 ? t1 - t0 : 1));
+  /* chains still to lay out: their first node, and the entry that jumps to them */
+  int *head = hb_malloc(sizeof(int) * maxn), *from = hb_malloc(sizeof(int) * maxn);
+  if (!z->feat || !z->node || !z->next[0] || !z->next[1] || !z->first || !head || !from) {
+    hb_free(head);
+    hb_free(from);
+    zchain_free(z);
+    return HB_ERR_NOMEM;
+  }
+  int k = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = trees[t];
+    int top = 0;
+    head[top] = tr->num_leaves > 1 ? 0 : ~0;
+    from[top++] = -1;
+    while (top > 0) {
+      int n = head[--top], src = from[top];
+      if (src < 0)
+        z->first[t - t0] = k;
+      else if (z->next[0][src] == -1)
+        z->next[0][src] = k;
+      else
+        z->next[1][src] = k;
+      for (; n >= 0; k++) {
+        int zl = hb_tree_goes_left(tr, n, 0.0);
+        z->feat[k] = tr->split_feature[n];
+        z->node[k] = n;
+        /* the zero side continues the chain; the other side waits on the stack */
+        z->next[zl][k] = k + 1;
+        z->next[!zl][k] = -1;
+        head[top] = zl ? tr->right[n] : tr->left[n];
+        from[top++] = k;
+        n = zl ? tr->left[n] : tr->right[n];
+      }
+      z->feat[k] = nfeat;
+      z->node[k] = n;
+      z->next[0][k] = z->next[1][k] = -1;
+      k++;
+    }
+  }
+  hb_free(head);
+  hb_free(from);
+  return HB_OK;
+}
+
+/* Leaf of tree t for a row whose stored columns are set in `bits` (and bit
+ * nfeat), values in x (zero elsewhere), starting at entry k (its root). */
+static inline int zchain_walk(const hb_tree_t *t, const zchain_t *z, int k, const uint64_t *bits, const double *x) {
+  const int *feat = z->feat;
+  for (;;) {
+    int f = feat[k];
+    while (!((bits[f >> 6] >> (f & 63)) & 1u)) f = feat[++k];
+    int n = z->node[k];
+    if (n < 0) return ~n;
+    k = z->next[hb_tree_goes_left(t, n, x[f])][k];
+  }
+}
+
 /* Row-major copy of a CSC matrix (column indices increase within each row). */
 typedef struct {
   int *p;     /* nrow + 1 */
@@ -214,6 +318,41 @@ static inline void response(int objective, int K, double *o, size_t stride) {
   }
 }
 
+/* Sparse blocks storing at most one column in CHAIN_SPARSITY walk the zero
+ * chains; denser ones walk the trees a block at a time like dense rows.
+ * 20,000 rows, 100 trees of 63 leaves, 60 or 500 columns, 2 threads: the
+ * chains take 0.64x the time at 2% stored, the same at 5%, 1.3-1.6x at 10%
+ * and 1.6-2.2x at 50-100% (every node asks its split rule there, through
+ * one more load than the plain walk). */
+#define CHAIN_SPARSITY 16
+
+/* Rows i0 .. i0 + nb - 1 of csr walked along the zero chains, row by row,
+ * each row's trees added in iteration order; x (zero) and bits (only bit
+ * nfeat set) are the thread's row of values and bitmap, left as found. */
+static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t *csr, int i0, int nb, uint64_t *bits,
+                       double *x, int t0, int t1, int K, const double *init, int objective, int type, size_t N,
+                       double *out) {
+  for (int i = i0; i < i0 + nb; i++) {
+    for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
+      x[csr->j[e]] = csr->x[e];
+      bits[csr->j[e] >> 6] |= (uint64_t)1 << (csr->j[e] & 63);
+    }
+    if (type == HB_PRED_LEAF) {
+      for (int t = t0; t < t1; t++)
+        out[(size_t)(t - t0) * N + i] = (double)zchain_walk(trees[t], zc, zc->first[t - t0], bits, x);
+    } else {
+      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = init ? init[k] : 0.0;
+      for (int t = t0; t < t1; t++)
+        out[(size_t)(t % K) * N + i] += trees[t]->leaf_value[zchain_walk(trees[t], zc, zc->first[t - t0], bits, x)];
+      if (type == HB_PRED_RESPONSE) response(objective, K, out + i, N);
+    }
+    for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
+      x[csr->j[e]] = 0.0;
+      bits[csr->j[e] >> 6] &= ~((uint64_t)1 << (csr->j[e] & 63));
+    }
+  }
+}
+
 /* Predict rows of `in` into out (column-major); see predict.h. */
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
                double *out) {
@@ -260,17 +399,27 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   int nblock = (int)(((size_t)nrow + (size_t)brow - 1) / (size_t)brow);
   if (nth > nblock) nth = nblock;
   /* per thread: a block of rows' values, row-major (zeroed: sparse rows set
-   * their entries and clear them after) */
+   * their entries and clear them after); sparse rows also a bitmap of their
+   * stored columns, bit nfeat always set (it ends every chain) */
   double *blocks = hb_calloc((size_t)nth * (size_t)brow * width, sizeof(double));
+  const size_t bwords = (size_t)nfeat / 64 + 1;
+  uint64_t *bitmaps = in->csc ? hb_calloc((size_t)nth * bwords, sizeof(uint64_t)) : NULL;
   flat_t flat = {NULL, NULL};
+  zchain_t zc;
+  memset(&zc, 0, sizeof zc);
   /* Copying the trees into records costs about what walking a few dozen
    * rows through them does: fewer rows (one-row calls) walk the plain way. */
   const int use_flat = in->cols && nrow >= PRED_BLOCK;
-  if (!blocks || (use_flat && flat_build(m->trees, t0, t1, &flat) != HB_OK)) {
+  if (!blocks || (in->csc && (!bitmaps || zchain_build(m->trees, t0, t1, nfeat, &zc) != HB_OK)) ||
+      (use_flat && flat_build(m->trees, t0, t1, &flat) != HB_OK)) {
     hb_free(blocks);
+    hb_free(bitmaps);
+    zchain_free(&zc);
     csr_free(&csr);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for prediction buffers");
   }
+  if (bitmaps)
+    for (int h = 0; h < nth; h++) bitmaps[(size_t)h * bwords + (size_t)nfeat / 64] |= (uint64_t)1 << (nfeat & 63);
   const hb_column_t *cols = in->cols;
   hb_tree_t *const *trees = m->trees;
   const double *init = m->init_score;
@@ -282,11 +431,17 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
 #endif
   for (int b = 0; b < nblock; b++) {
 #ifdef _OPENMP
-    double *x = blocks + (size_t)omp_get_thread_num() * (size_t)brow * width;
+    const int th = omp_get_thread_num();
 #else
-    double *x = blocks;
+    const int th = 0;
 #endif
+    double *x = blocks + (size_t)th * (size_t)brow * width;
     int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
+    if (!cols && (size_t)(csr.p[i0 + nb] - csr.p[i0]) * CHAIN_SPARSITY <= (size_t)nb * (size_t)nfeat) {
+      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, objective, type, N,
+                 out);
+      continue;
+    }
     if (cols) {
       for (int f = 0; f < nfeat; f++)
         for (int r = 0; r < nb; r++) x[(size_t)r * nfeat + f] = dense_value(&cols[f], i0 + r);
@@ -318,6 +473,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
         for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = 0.0;
   }
   hb_free(blocks);
+  hb_free(bitmaps);
+  zchain_free(&zc);
   flat_free(&flat);
   csr_free(&csr);
   return HB_OK;

@@ -263,6 +263,35 @@ test_that("data.frame, matrix and dgCMatrix of the same numbers give identical p
   expect_identical(predict(mi, dfi), predict(md, dfd))
 })
 
+test_that("wide sparse rows (one-hot, deep trees) predict as their dense copies do", {
+  skip_if_not_installed("Matrix")
+  # 300 one-hot columns, about 4 stored per row: trees peel off columns one
+  # at a time, and sparse rows walk their zero chains (predict.c); stored
+  # NaN, negative values and explicit zeros included, and some rows with
+  # every column stored (walked like dense rows)
+  set.seed(91)
+  n <- 3000; p <- 300
+  i <- rep(seq_len(n), each = 4); j <- sample.int(p, 4 * n, TRUE)
+  keep <- !duplicated(cbind(i, j)); i <- i[keep]; j <- j[keep]
+  v <- sample(c(1, 1, 1, -2, 0.5, NaN, 0), length(i), TRUE)
+  dense_rows <- c(17L, 1234L)
+  i <- c(i, rep(dense_rows, each = p)); j <- c(j, rep(seq_len(p), 2)); v <- c(v, rnorm(2 * p))
+  keep <- !duplicated(cbind(i, j), fromLast = TRUE); i <- i[keep]; j <- j[keep]; v <- v[keep]
+  S <- Matrix::sparseMatrix(i = i, j = j, x = v, dims = c(n, p))
+  colnames(S) <- paste0("c", seq_len(p))
+  X <- as.matrix(S)
+  beta <- rnorm(p)
+  y <- as.integer(drop(ifelse(is.na(X), 0, X) %*% beta) + rnorm(n) > 0)
+  m <- hb_quiet(S, y, objective = "binary", nrounds = 20L, num_leaves = 40L, min_data_in_leaf = 5L)
+  d <- hb_trees(m)
+  expect_gt(max(d$depth), 15)                        # chains deep enough to matter
+  for (type in c("raw", "response", "leaf"))
+    expect_identical(predict(m, S, type = type), predict(m, X, type = type))
+  expect_identical(predict(m, S, type = "raw", nthreads = 1L), predict(m, X, type = "raw", nthreads = 2L))
+  expect_identical(predict(m, S[c(3, 17, 40), ], type = "raw"), predict(m, X[c(3, 17, 40), ], type = "raw"))
+  expect_identical(predict(m, S, type = "raw", iteration = 7L), predict(m, X, type = "raw", iteration = 7L))
+})
+
 test_that("newdata is matched by column name and by factor level label", {
   d <- gen_task(84, n = 800, task = "binary", na = 0.05, factors = 2)
   m <- hb_quiet(d$x, d$y, nrounds = 20L, num_leaves = 8L)
