@@ -8,7 +8,9 @@
 #include "error.h"
 #include "rng.h"
 #include "threads.h"
+#include "config.h"
 #include "math_rules.h"
+#include "objective.h"
 
 static int failures = 0;
 static int checks = 0;
@@ -124,10 +126,54 @@ static void test_exp(void) {
   CHECK(hb_exp(1000) == HUGE_VAL && hb_exp(-1000) == 0.0);
 }
 
+/* The two-lane exp (math_rules.h) gives hb_exp's bits wherever it is
+ * allowed, and the binary gradients that use it are the one-row formula's,
+ * bit for bit, weighted or not, with scores outside its range mixed in. */
+static void test_exp_pair(void) {
+#ifdef HB_HAVE_EXP_PAIR
+  int bad = 0, n = 0;
+  for (int i = -190000; i <= 190000; i++) {
+    double x[2] = {i * 0.00372633, -i * 0.0037 + 0.5 * (i & 1)}, y[2];
+    if (!hb_exp_pair_ok(_mm_loadu_pd(x))) continue;
+    _mm_storeu_pd(y, hb_exp_pair(_mm_loadu_pd(x)));
+    for (int k = 0; k < 2; k++) bad += memcmp(&y[k], &(double){hb_exp(x[k])}, sizeof(double)) != 0;
+    n++;
+  }
+  CHECK(n > 300000 && bad == 0);
+  double edge[2] = {-708.0, 709.0}, y[2];
+  CHECK(hb_exp_pair_ok(_mm_loadu_pd(edge)));
+  _mm_storeu_pd(y, hb_exp_pair(_mm_loadu_pd(edge)));
+  CHECK(y[0] == hb_exp(-708.0) && y[1] == hb_exp(709.0));
+  double out1[2] = {-708.5, 0.0}, out2[2] = {0.0, NAN};
+  CHECK(!hb_exp_pair_ok(_mm_loadu_pd(out1)) && !hb_exp_pair_ok(_mm_loadu_pd(out2)));
+#endif
+  enum { N = 1001 };
+  static double score[N], label[N], weight[N], gh[2 * N];
+  for (int i = 0; i < N; i++) {
+    score[i] = (i % 97 == 0) ? (i % 2 ? 750.0 : -800.0) : (i - 500) * 0.0173 + (i % 7) * 1e-3;
+    label[i] = (double)(i % 3 == 0);
+    weight[i] = 0.25 + (i % 5) * 0.5;
+  }
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.objective = HB_OBJ_BINARY;
+  for (int wt = 0; wt < 2; wt++) {
+    hb_objective_gradients(&cfg, N, label, wt ? weight : NULL, score, gh, 2);
+    int mism = 0;
+    for (int i = 0; i < N; i++) {
+      double w = wt ? weight[i] : 1.0, p = 1.0 / (1.0 + hb_exp(-score[i]));
+      double g = w * (p - label[i]), h = w * p * (1.0 - p);
+      mism += memcmp(&gh[2 * i], &g, sizeof g) != 0 || memcmp(&gh[2 * i + 1], &h, sizeof h) != 0;
+    }
+    CHECK(mism == 0);
+  }
+}
+
 int main(void) {
   test_error();
   test_alloc();
   test_exp();
+  test_exp_pair();
   test_threads();
   test_rng();
   printf("test_util: %d checks, %d failed\n", checks, failures);
