@@ -167,6 +167,30 @@ static void test_exp_pair(void) {
     }
     CHECK(mism == 0);
   }
+  /* softmax: 3 and 5 classes (an odd one left over), a class far below the others */
+  static double ms[5 * N], ml[N], mgh[2 * 5 * N];
+  for (int K = 3; K <= 5; K += 2) {
+    for (int i = 0; i < N; i++) {
+      ml[i] = (double)(i % K);
+      for (int k = 0; k < K; k++) ms[(size_t)k * N + i] = (i % 89 == 0 && k == 1) ? -900.0 : ((i * 7 + k * 13) % 101 - 50) * 0.061;
+    }
+    cfg.objective = HB_OBJ_MULTICLASS;
+    cfg.num_class = K;
+    hb_objective_gradients(&cfg, N, ml, weight, ms, mgh, 2);
+    int mism = 0;
+    for (int i = 0; i < N; i++) {
+      double mx = ms[i], sum = 0.0, fac = (double)K / (K - 1);
+      for (int k = 1; k < K; k++) mx = ms[(size_t)k * N + i] > mx ? ms[(size_t)k * N + i] : mx;
+      for (int k = 0; k < K; k++) sum += hb_exp(ms[(size_t)k * N + i] - mx);
+      for (int k = 0; k < K; k++) {
+        size_t j = (size_t)k * N + i;
+        double p = hb_exp(ms[j] - mx) / sum;
+        double g = weight[i] * (p - (k == (int)ml[i] ? 1.0 : 0.0)), h = weight[i] * fac * p * (1.0 - p);
+        mism += memcmp(&mgh[2 * j], &g, sizeof g) != 0 || memcmp(&mgh[2 * j + 1], &h, sizeof h) != 0;
+      }
+    }
+    CHECK(mism == 0);
+  }
 }
 
 int main(void) {

@@ -111,8 +111,16 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
       /* each class's exp once (for the first EXP_KEEP classes; the rest are
        * computed again below, to the same double) */
       double e[EXP_KEEP], sum = 0.0;
+      int done = 0;  /* e[0..done) from the two-lane exp, the same bits as hb_exp's */
+#ifdef HB_HAVE_EXP_PAIR
+      for (; done + 1 < K && done + 1 < EXP_KEEP; done += 2) {
+        const __m128d x = _mm_set_pd(score[(size_t)(done + 1) * n + i] - mx, score[(size_t)done * n + i] - mx);
+        if (!hb_exp_pair_ok(x)) break;
+        _mm_storeu_pd(e + done, hb_exp_pair(x));
+      }
+#endif
       for (int k = 0; k < K; k++) {
-        double v = hb_exp(score[(size_t)k * n + i] - mx);
+        double v = k < done ? e[k] : hb_exp(score[(size_t)k * n + i] - mx);
         if (k < EXP_KEEP) e[k] = v;
         sum += v;
       }
