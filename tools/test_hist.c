@@ -3,9 +3,10 @@
  * store, row-wise histograms against column-wise ones (bit for bit: large
  * leaves as the sum of their two halves' column-wise histograms) and
  * naive sums, for all rows, leaf subsets and sampled features, on 1, 2 and
- * 3 threads; the chunked parallel partition and the fused subtract-and-scan
- * through whole trees, whose leaves must hold exactly the rows their bins
- * lead to and which must not depend on the thread count. */
+ * 3 threads; the chunked parallel partition (a wide factor's sparse parts
+ * partitioned by its row codes) and the fused subtract-and-scan through
+ * whole trees, whose leaves must hold exactly the rows their bins lead to
+ * and which must not depend on the thread count. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +24,20 @@ static int npass = 0, nfail = 0;
 
 /* Enough rows for parallel histograms and partitions (two 16384-row chunks),
  * enough dense features for several 64-column tiles. */
-enum { N = 40000, PD = 70, P = PD + 5 };
+enum { N = 40000, PD = 70, P = PD + 6, WIDE_LEVELS = 700 };
 
 static double *xcol[P];
-static int *xfac;
+static int *xfac, *xwide;
 static double y[N];
 
 /* Dense numeric columns (some with few values, one with NaN), then: two
- * mostly-zero columns (sparse), a factor, a constant column, a NaN-heavy one. */
+ * mostly-zero columns (sparse), a factor, a constant column, a NaN-heavy
+ * one, and a factor of 700 levels (three features at max_bin 255, the last
+ * two sparse) whose levels matter. */
 static void make_data(void) {
   for (int f = 0; f < P; f++) xcol[f] = malloc(sizeof(double) * N);
   xfac = malloc(sizeof(int) * N);
+  xwide = malloc(sizeof(int) * N);
   for (int i = 0; i < N; i++) {
     for (int f = 0; f < PD; f++) {
       double u = hb_rng_unif(11, 1, (uint64_t)f, (uint64_t)i);
@@ -46,7 +50,11 @@ static void make_data(void) {
     xfac[i] = (i % 17 == 0) ? HB_NA_INT : 1 + (int)(hb_rng_unif(11, 4, 0, i) * 9);
     xcol[PD + 3][i] = 2.0;
     xcol[PD + 4][i] = hb_rng_unif(11, 5, 0, i) < 0.5 ? NAN : hb_rng_unif(11, 5, 1, i);
-    y[i] = sin(6 * xcol[0][i]) + xcol[1][i] * xcol[2][i] + (isnan(xcol[5][i]) ? 1 : xcol[5][i]) +
+    /* levels drawn with falling frequencies, so that every part holds some; a few NA */
+    double z = hb_rng_unif(11, 7, 0, i);
+    xwide[i] = i % 23 == 0 ? HB_NA_INT : 1 + (int)(z * z * WIDE_LEVELS);
+    double wide_effect = xwide[i] == HB_NA_INT ? -1 : xwide[i] > 255 ? (xwide[i] * 7919 % 11) * 0.8 : 0;
+    y[i] = wide_effect + sin(6 * xcol[0][i]) + xcol[1][i] * xcol[2][i] + (isnan(xcol[5][i]) ? 1 : xcol[5][i]) +
            3 * xcol[PD][i] + (xfac[i] == HB_NA_INT ? 0 : xfac[i] % 4) * 0.5 +
            0.2 * hb_rng_unif(11, 6, 0, i);
   }
@@ -58,6 +66,8 @@ static hb_dataset_t *make_dataset(void) {
     cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xcol[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
   }
   cols[PD + 2].type = HB_COL_FACTOR; cols[PD + 2].dbl = NULL; cols[PD + 2].i32 = xfac; cols[PD + 2].nlevels = 9;
+  cols[PD + 5].type = HB_COL_FACTOR; cols[PD + 5].dbl = NULL; cols[PD + 5].i32 = xwide;
+  cols[PD + 5].nlevels = WIDE_LEVELS;
   hb_input_t in = { N, P, cols, NULL, y, NULL };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
@@ -356,9 +366,28 @@ static void test_trees(const hb_dataset_t *d) {
         at += t[0]->leaf_count[l];
       }
       CHECK(bad == 0 && at == n, "partition: %d rows misplaced or out of order (variant %d)", bad, v);
+      /* the wide factor's sparse parts were split on (partitions by its row
+       * codes): a split whose level set parts the levels outside the first
+       * feature (which share that feature's missing bin) */
+      int wide_sparse = 0, c = PD + 5;
+      const hb_binmapper_t *m0 = &d->mappers[d->col_first[c]];
+      for (int k = 0; k < t[0]->num_leaves - 1; k++) {
+        if (t[0]->split_feature[k] != c) continue;
+        int seen[2] = { 0, 0 };
+        for (int lv = 1; lv <= WIDE_LEVELS; lv++)
+          if (m0->level_bin[lv - 1] == m0->num_bin - 1) seen[hb_tree_goes_left(t[0], k, (double)lv)]++;
+        wide_sparse += seen[0] > 0 && seen[1] > 0;
+      }
+      CHECK(d->col_first[c + 1] - d->col_first[c] == 3 && wide_sparse > 0,
+            "no split on a sparse part of the wide factor (variant %d: %d parts, %d splits)", v,
+            d->col_first[c + 1] - d->col_first[c], wide_sparse);
       if (act) {
         int off = 0;
-        for (int k = 0; k < t[0]->num_leaves - 1; k++) off += !act[t[0]->split_feature[k]];
+        for (int k = 0; k < t[0]->num_leaves - 1; k++) {   /* trees name columns: one of its features drawn */
+          int c = t[0]->split_feature[k], drawn = 0;
+          for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) drawn |= act[f];
+          off += !drawn;
+        }
         CHECK(off == 0, "%d splits on features outside the sample", off);
       }
     }
@@ -391,6 +420,7 @@ int main(void) {
   hb_dataset_free(d);
   for (int f = 0; f < P; f++) free(xcol[f]);
   free(xfac);
+  free(xwide);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail != 0;
 }
