@@ -222,9 +222,40 @@ static void test_gains(void) {
   CHECK(valid > 1000, "the gain test exercised too few valid candidates (%d)", valid);
 }
 
+/* hb_cat_sort gives the order of a qsort by (key, bin): lengths 0 to 256,
+ * keys with many ties (so the bin decides), negative zeros, infinities,
+ * bins in random order. */
+static int cat_cmp(const void *a, const void *b) {
+  const hb_cat_key_t *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->bin > y->bin) - (x->bin < y->bin);
+}
+
+static void test_cat_sort(void) {
+  hb_cat_key_t a[HB_MAX_NUM_BIN], b[HB_MAX_NUM_BIN];
+  int bad = 0;
+  for (int rep = 0; rep < 2000; rep++) {
+    int n = rep % (HB_MAX_NUM_BIN + 1), ndistinct = 1 + rep % 40;
+    for (int i = 0; i < n; i++) {   /* distinct bins, shuffled */
+      int j = (int)(hb_rng_unif(7, 1, rep, i) * (i + 1));
+      a[i] = a[j];
+      a[j].bin = i;
+      double u = floor(hb_rng_unif(7, 2, rep, i) * ndistinct) - ndistinct / 2;
+      a[j].key = rep % 3 == 0 ? u / 7 : u == 0 && i % 2 ? -0.0 : u == 1 && rep % 5 == 1 ? INFINITY : u;
+    }
+    memcpy(b, a, sizeof(hb_cat_key_t) * (size_t)n);
+    hb_cat_sort(a, n);
+    qsort(b, (size_t)n, sizeof(hb_cat_key_t), cat_cmp);
+    for (int i = 0; i < n; i++) bad += a[i].bin != b[i].bin || memcmp(&a[i].key, &b[i].key, sizeof(double)) != 0;
+  }
+  CHECK(bad == 0, "hb_cat_sort differs from qsort by (key, bin) in %d places", bad);
+}
+
 int main(void) {
   make_data();
   test_gains();
+  test_cat_sort();
   hb_dataset_t *d = make_dataset(2), *d1 = make_dataset(1);
   CHECK(d != NULL && d1 != NULL, "dataset creation failed");
   if (d) {

@@ -136,13 +136,37 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   finish(c, best, bgl, bhl, bnl);
 }
 
-typedef struct { double key; int bin; } cat_key;
+/* By key, ties by bin (bins are distinct: a total order, so any sort gives
+ * the same sequence). */
+static inline int cat_key_less(const hb_cat_key_t *x, const hb_cat_key_t *y) {
+  return x->key < y->key || (!(y->key < x->key) && x->bin < y->bin);
+}
 
-static int cat_key_cmp(const void *a, const void *b) {
-  const cat_key *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->bin > y->bin) - (x->bin < y->bin);
+/* Insertion sort of runs of CAT_RUN, merged bottom-up. */
+#define CAT_RUN 8
+void hb_cat_sort(hb_cat_key_t *keys, int n) {
+  hb_cat_key_t tmp[HB_MAX_NUM_BIN];
+  for (int r = 0; r < n; r += CAT_RUN) {
+    int e = r + CAT_RUN < n ? r + CAT_RUN : n;
+    for (int i = r + 1; i < e; i++) {
+      hb_cat_key_t v = keys[i];
+      int j = i;
+      while (j > r && cat_key_less(&v, &keys[j - 1])) { keys[j] = keys[j - 1]; j--; }
+      keys[j] = v;
+    }
+  }
+  hb_cat_key_t *a = keys, *b = tmp;
+  for (int w = CAT_RUN; w < n; w *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * w) {
+      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) b[k++] = cat_key_less(&a[j], &a[i]) ? a[j++] : a[i++];
+      while (i < mid) b[k++] = a[i++];
+      while (j < hi) b[k++] = a[j++];
+    }
+    hb_cat_key_t *t = a; a = b; b = t;
+  }
+  if (a != keys) memcpy(keys, a, sizeof(hb_cat_key_t) * (size_t)n);
 }
 
 static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
@@ -150,7 +174,7 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   const hb_config_t *cfg = c->cfg;
   int nb = m->num_bin;
   double cf = c->cnt_factor;
-  cat_key keys[HB_MAX_NUM_BIN];
+  hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
   int mcat = 0, dropped = 0;
   for (int b = 0; b < nb; b++) {
@@ -162,7 +186,7 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
     mcat++;
   }
   if (mcat < 2) return;
-  qsort(keys, (size_t)mcat, sizeof(cat_key), cat_key_cmp);
+  hb_cat_sort(keys, mcat);
   double l2 = cfg->lambda_l2 + cfg->cat_l2;
   double parent_gain = hb_rule_leaf_gain(c->tot.g, c->tot.h, cfg->lambda_l1, l2);
   int kmax = mcat - 1;

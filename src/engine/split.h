@@ -45,6 +45,18 @@ void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t
 void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
                       int f, hb_split_t *best);
 
+/* A categorical bin's key (hb_rule_cat_key) for the sorted scan of its
+ * levels; the full-precision and the quantized scans share the order. */
+typedef struct {
+  double key;
+  int bin;
+} hb_cat_key_t;
+
+/* Sort keys[0..n) (n <= HB_MAX_NUM_BIN) by key, ties by bin: the order
+ * qsort with that comparison gave, without its indirect calls (this runs
+ * for every categorical feature of every leaf scanned). */
+void hb_cat_sort(hb_cat_key_t *keys, int n);
+
 /* Best split over the active features of a leaf with sums `tot` and
  * histogram `hist`. best->feature = -1 when nothing passes the constraints. */
 void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,

@@ -54,18 +54,6 @@ static void take(const hb_qsplit_leaf_t *c, int f, double gain, int is_cat, int 
   if (olh) *olh = lh;
 }
 
-typedef struct {
-  double key;
-  int bin;
-} qcat_t;
-
-static int qcat_cmp(const void *a, const void *b) {
-  const qcat_t *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->bin > y->bin) - (x->bin < y->bin);
-}
-
 void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const hb_qbin_t *hist, int f,
                        hb_split_t *best, int64_t *olg, int64_t *olh) {
   const hb_config_t *cfg = c->cfg;
@@ -137,7 +125,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     return;
   }
   /* Categorical: bins with enough rows ordered by G / (H + cat_smooth), ties by bin. */
-  qcat_t keys[HB_MAX_NUM_BIN];
+  hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int mcat = 0, dropped = 0;
   for (int b = 0; b < nb; b++) {
     if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
@@ -147,7 +135,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     mcat++;
   }
   if (mcat < 2) return;
-  qsort(keys, (size_t)mcat, sizeof(qcat_t), qcat_cmp);
+  hb_cat_sort(keys, mcat);
   int kmax = mcat - 1;
   if (cfg->max_cat_threshold < kmax) kmax = cfg->max_cat_threshold;
   int64_t pg[HB_MAX_NUM_BIN], ph[HB_MAX_NUM_BIN];
