@@ -105,7 +105,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
       if (!d->store[f].sparse) continue;
       int b = hb_dataset_bin(d, f, r);
       if (b == d->mappers[f].default_bin) continue;
-      if (k >= e || rb->sp_feat[k] != f || rb->sp_bin[k] != b) bad++;
+      if (k >= e || rb->sp_ent[k] != ((uint32_t)f << 8 | (uint32_t)b)) bad++;
       else k++;
     }
     if (k != e) bad++;

@@ -38,8 +38,7 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->half);
   hb_free(rb->in_sp);
   hb_free(rb->sp_ptr);
-  hb_free(rb->sp_feat);
-  hb_free(rb->sp_bin);
+  hb_free(rb->sp_ent);
   hb_free(rb);
 }
 
@@ -47,14 +46,14 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
  * regrouped by row (features in increasing order within a row). */
 static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowblock_t *rb) {
   int64_t nnz = 0;
+  if (d->nfeat > (1 << 24)) return HB_OK;  /* entries hold features in 24 bits: column-wise instead */
   for (int f = 0; f < d->nfeat; f++)
     if (d->store[f].sparse && (!use || use[f])) { rb->nsparse++; nnz += d->store[f].nnz; }
   if (rb->nsparse == 0) return HB_OK;
   rb->in_sp = hb_calloc((size_t)d->nfeat, 1);
   rb->sp_ptr = hb_calloc((size_t)d->nrow + 1, sizeof(int64_t));
-  rb->sp_feat = hb_malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
-  rb->sp_bin = hb_malloc((size_t)(nnz > 0 ? nnz : 1));
-  if (!rb->in_sp || !rb->sp_ptr || !rb->sp_feat || !rb->sp_bin)
+  rb->sp_ent = hb_malloc(sizeof(uint32_t) * (size_t)(nnz > 0 ? nnz : 1));
+  if (!rb->in_sp || !rb->sp_ptr || !rb->sp_ent)
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise sparse bins (%lld entries)", (long long)nnz);
   for (int f = 0; f < d->nfeat; f++) {
     const hb_featstore_t *s = &d->store[f];
@@ -71,8 +70,7 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
     if (!rb->in_sp[f]) continue;
     for (int k = 0; k < s->nnz; k++) {
       int64_t at = pos[s->rows[k]]++;
-      rb->sp_feat[at] = f;
-      rb->sp_bin[at] = s->vals[k];
+      rb->sp_ent[at] = (uint32_t)f << 8 | s->vals[k];
     }
   }
   hb_free(pos);
@@ -324,20 +322,24 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
     }
   if (!any) return;
   const int *off = d->hist_offset;
+  const uint32_t *ent = rb->sp_ent;
   for (int i = 0; i < nrows; i++) {
     size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
     if (rows && i + PREFETCH_AHEAD < nrows) {
-      size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+      /* a row's pointers PREFETCH_AHEAD rows ahead, its entries (through
+       * pointers fetched by then) half as far */
+      size_t ra = (size_t)rows[i + PREFETCH_AHEAD], rh = (size_t)rows[i + PREFETCH_AHEAD / 2];
       HB_PREFETCH(rb->sp_ptr + ra);
       HB_PREFETCH(gh + 2 * ra);
+      HB_PREFETCH(ent + rb->sp_ptr[rh]);
     }
     const double g = gh[2 * r], h = gh[2 * r + 1];
     for (int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1]; k < e; k++) {
-      int f = rb->sp_feat[k];
+      int f = (int)(ent[k] >> 8);
       if (f < f_lo) continue;
       if (f >= f_hi) break;
       if (active && !active[f]) continue;
-      bin_add(hist + off[f] + rb->sp_bin[k], g, h);
+      bin_add(hist + off[f] + (ent[k] & 255u), g, h);
     }
   }
 }

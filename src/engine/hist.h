@@ -36,14 +36,14 @@ typedef struct {
   uint8_t *bins;    /* nrow rows of stride bytes, row-major, aligned to 64 bytes */
   void *bins_mem;   /* the allocation bins lies in */
   /* The sparse features, row-wise (compressed sparse rows): row r's entries
-   * off their default bin are (sp_feat[k], sp_bin[k]) for k in
+   * off their default bin are sp_ent[k] = feature << 8 | bin for k in
    * [sp_ptr[r], sp_ptr[r + 1]), features increasing. A leaf's histogram
-   * then costs its rows' entries, not a pass over the leaf per feature. */
+   * then costs its rows' entries, not a pass over the leaf per feature,
+   * and a scattered row's entries one cache line. */
   int nsparse;      /* sparse features held (0: none, the sp_* are NULL) */
   uint8_t *in_sp;   /* nfeat: feature f is held here */
   int64_t *sp_ptr;  /* nrow + 1 */
-  int *sp_feat;     /* the entries' features */
-  uint8_t *sp_bin;  /* the entries' bins */
+  uint32_t *sp_ent; /* the entries: feature << 8 | bin */
 } hb_rowblock_t;
 
 /* Bytes of one thread's accumulators: HB_HIST_TILE columns of
