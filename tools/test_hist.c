@@ -24,7 +24,7 @@ static int npass = 0, nfail = 0;
 
 /* Enough rows for parallel histograms and partitions (two 16384-row chunks),
  * enough dense features for several 64-column tiles. */
-enum { N = 40000, PD = 70, P = PD + 6, WIDE_LEVELS = 700 };
+enum { N = 40000, PD = 70, P = PD + 7, WIDE_LEVELS = 700 };
 
 static double *xcol[P];
 static int *xfac, *xwide;
@@ -32,8 +32,9 @@ static double y[N];
 
 /* Dense numeric columns (some with few values, one with NaN), then: two
  * mostly-zero columns (sparse), a factor, a constant column, a NaN-heavy
- * one, and a factor of 700 levels (three features at max_bin 255, the last
- * two sparse) whose levels matter. */
+ * one, a factor of 700 levels (three features at max_bin 255, the last
+ * two sparse) whose levels matter, and a column nonzero in 0.5% of the rows
+ * (the first and the last among them: stored rows at both ends). */
 static void make_data(void) {
   for (int f = 0; f < P; f++) xcol[f] = malloc(sizeof(double) * N);
   xfac = malloc(sizeof(int) * N);
@@ -49,10 +50,13 @@ static void make_data(void) {
     xcol[PD + 1][i] = v < 0.97 ? 0.0 : v;
     xfac[i] = (i % 17 == 0) ? HB_NA_INT : 1 + (int)(hb_rng_unif(11, 4, 0, i) * 9);
     xcol[PD + 3][i] = 2.0;
+    xcol[PD + 6][i] = i == 0 || i == N - 1 || hb_rng_unif(11, 8, 0, i) < 0.005 ? 1 + hb_rng_unif(11, 8, 1, i) : 0.0;
     xcol[PD + 4][i] = hb_rng_unif(11, 5, 0, i) < 0.5 ? NAN : hb_rng_unif(11, 5, 1, i);
-    /* levels drawn with falling frequencies, so that every part holds some; a few NA */
-    double z = hb_rng_unif(11, 7, 0, i);
-    xwide[i] = i % 23 == 0 ? HB_NA_INT : 1 + (int)(z * z * WIDE_LEVELS);
+    /* 70% of the rows in 255 levels, 15% in the next 255, 15% in the last
+     * 190: the second and third features (by frequency) both sparse; a few NA */
+    double z = hb_rng_unif(11, 7, 0, i), zl = hb_rng_unif(11, 7, 1, i);
+    xwide[i] = i % 23 == 0 ? HB_NA_INT : z < 0.7 ? 1 + (int)(zl * 255) : z < 0.85 ? 256 + (int)(zl * 255)
+                                                                          : 511 + (int)(zl * 190);
     double wide_effect = xwide[i] == HB_NA_INT ? -1 : xwide[i] > 255 ? (xwide[i] * 7919 % 11) * 0.8 : 0;
     y[i] = wide_effect + sin(6 * xcol[0][i]) + xcol[1][i] * xcol[2][i] + (isnan(xcol[5][i]) ? 1 : xcol[5][i]) +
            3 * xcol[PD][i] + (xfac[i] == HB_NA_INT ? 0 : xfac[i] % 4) * 0.5 +
@@ -93,16 +97,42 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   for (int f = 0; f < d->nfeat; f++)
     if (d->store[f].sparse && rb->col_of[f] != -1) bad++;
   CHECK(bad == 0, "row block disagrees with the column store in %d places", bad);
+  /* the wide factor: its two sparse parts summed from its codes, and row
+   * r's code names the part and bin that hold its level (or no part) */
+  const int cw = PD + 5, first = d->col_first[cw];
+  int wide_ok = rb->nwide == 1 && rb->wide_col[0] == cw && rb->wcode && rb->wcode[cw] && d->col_first[cw + 1] == first + 3;
+  int nin = 0;
+  for (int j = 0; wide_ok && j < 3; j++) {
+    wide_ok &= rb->in_wide[first + j] == d->store[first + j].sparse && d->store[first + j].sparse == (j > 0);
+    nin += rb->in_wide[first + j];
+  }
+  CHECK(wide_ok && nin > 0, "the wide factor's sparse parts are summed from its codes (%d wide columns, %d parts)",
+        rb->nwide, nin);
+  bad = 0;
+  int in_parts[4] = { 0, 0, 0, 0 };
+  for (int r = 0; r < N && rb->nwide == 1; r++) {
+    int code = rb->wcode[cw][r], part = code >> 8, hits = 0;
+    in_parts[part < 3 ? part : 3]++;
+    for (int j = 0; j < 3; j++) {
+      int b = hb_dataset_bin(d, first + j, r), miss = d->mappers[first + j].num_bin - 1;
+      if (b != miss) hits++;
+      if (j == part ? b != (code & 255) || b == miss : b != miss) bad++;
+    }
+    if (part > 3 || (part == 3 && ((code & 255) != 0 || hits != 0))) bad++;
+  }
+  CHECK(bad == 0 && in_parts[0] > 0 && in_parts[1] > 0 && in_parts[2] > 0 && in_parts[3] > 0,
+        "wide codes disagree with the column store in %d places (rows by part %d %d %d, none %d)", bad,
+        in_parts[0], in_parts[1], in_parts[2], in_parts[3]);
   /* the sparse part: row r's entries are its off-default bins of the sparse
-   * features, in feature order, and nothing else */
+   * features (but the wide factor's), in feature order, and nothing else */
   int nsp = 0;
-  for (int f = 0; f < d->nfeat; f++) nsp += d->store[f].sparse;
-  CHECK(nsp > 0 && rb->nsparse == nsp, "row block holds every sparse feature (%d of %d)", rb->nsparse, nsp);
+  for (int f = 0; f < d->nfeat; f++) nsp += d->store[f].sparse && d->feat_col[f] != cw;
+  CHECK(nsp > 0 && rb->nsparse == nsp, "row block holds every other sparse feature (%d of %d)", rb->nsparse, nsp);
   bad = 0;
   for (int r = 0; r < N && rb->nsparse > 0; r++) {
     int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1];
     for (int f = 0; f < d->nfeat; f++) {
-      if (!d->store[f].sparse) continue;
+      if (!d->store[f].sparse || d->feat_col[f] == cw) continue;
       int b = hb_dataset_bin(d, f, r);
       if (b == d->mappers[f].default_bin) continue;
       if (k >= e || rb->sp_ent[k] != ((uint32_t)f << 8 | (uint32_t)b)) bad++;
@@ -190,7 +220,7 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
           int lo = d->hist_offset[f], hi = d->hist_offset[f + 1], db = lo + d->mappers[f].default_bin;
           if (rr && rb->col_of[f] >= 0) {
             for (int k = lo; k < hi; k++) { col[k].g += h2[k].g; col[k].h += h2[k].h; }
-          } else if (rb->nsparse > 0 && rb->in_sp[f]) {
+          } else if ((rb->nsparse > 0 && rb->in_sp[f]) || (rb->nwide > 0 && rb->in_wide[f])) {
             double g = G, hh = H;
             for (int k = lo; k < hi; k++) {
               if (k == db) continue;

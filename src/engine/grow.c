@@ -55,56 +55,7 @@ struct hb_grow_ws {
    * (too many leaves times threads: leaves are then summed one by one) */
   int64_t *rsum;
   int nrefit;
-  /* Factor columns spread over several features (dataset.h), some of them
-   * sparse: per such column, a code per row, part * 256 + bin for the part
-   * that holds the row's level, or nparts * 256 when none does (NA, a level
-   * merged away); NULL for other columns (wcode itself NULL when there are
-   * none). A partition on a sparse part then decides each row from one
-   * two-byte read, not by walking the part's stored rows alongside the
-   * leaf's (a branch as good as a coin flip on every row). */
-  uint16_t **wcode;       /* ncol */
-  int ncol;
 };
-
-/* Rows per block of the wide codes' construction. */
-#define WCODE_BLOCK 16384
-
-/* The wide codes of every factor column spread over several features of
- * which at least one is sparse (ws->wcode stays NULL when there are none). */
-static int wide_codes(hb_grow_ws_t *ws, const hb_dataset_t *d, int nthreads) {
-  int any = 0;
-  for (int c = 0; c < d->ncol && !any; c++)
-    for (int f = d->col_first[c]; d->col_first[c + 1] - d->col_first[c] > 1 && f < d->col_first[c + 1]; f++)
-      any |= d->store[f].sparse;
-  if (!any) return HB_OK;
-  ws->ncol = d->ncol;
-  ws->wcode = hb_calloc((size_t)d->ncol, sizeof *ws->wcode);
-  if (!ws->wcode) return HB_ERR_NOMEM;
-  const int n = d->nrow, nblock = (n + WCODE_BLOCK - 1) / WCODE_BLOCK;
-  int nth = hb_threads_use(nthreads);
-  (void)nth;
-  for (int c = 0; c < d->ncol; c++) {
-    const int first = d->col_first[c], np = d->col_first[c + 1] - first;
-    int sparse = 0;
-    for (int f = first; np > 1 && f < first + np; f++) sparse |= d->store[f].sparse;
-    if (!sparse) continue;
-    uint16_t *code = ws->wcode[c] = hb_malloc(sizeof(uint16_t) * (size_t)(n > 0 ? n : 1));
-    if (!code) return HB_ERR_NOMEM;
-#pragma omp parallel for num_threads(nth) schedule(static) if (nblock > 1)
-    for (int b = 0; b < nblock; b++) {
-      uint8_t bins[WCODE_BLOCK];
-      const int r0 = b * WCODE_BLOCK, m = n - r0 < WCODE_BLOCK ? n - r0 : WCODE_BLOCK;
-      for (int i = 0; i < m; i++) code[r0 + i] = (uint16_t)(np * 256);
-      for (int j = 0; j < np; j++) {
-        const int miss = d->mappers[first + j].num_bin - 1;
-        hb_dataset_feature_bins(d, first + j, r0, m, bins);
-        for (int i = 0; i < m; i++)
-          if (bins[i] != miss) code[r0 + i] = (uint16_t)(j * 256 + bins[i]);
-      }
-    }
-  }
-  return HB_OK;
-}
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   hb_grow_ws_t *ws = hb_calloc(1, sizeof *ws);
@@ -149,11 +100,6 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   int st = hb_rowblock_create(d, use, cfg->quantized, cfg->nthreads, &ws->rb);
   hb_free(use);
   if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
-  if (wide_codes(ws, d, cfg->nthreads) != HB_OK) {
-    hb_grow_ws_free(ws);
-    hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
-    return NULL;
-  }
   return ws;
 }
 
@@ -168,9 +114,6 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->begin); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
-  if (ws->wcode)
-    for (int c = 0; c < ws->ncol; c++) hb_free(ws->wcode[c]);
-  hb_free(ws->wcode);
   hb_free(ws);
 }
 
@@ -216,7 +159,9 @@ static int can_split(const hb_config_t *cfg, const hb_tree_t *t, const hb_grow_w
 }
 
 /* How a partition sends rows left: goleft per bin of feature f, or (code
- * non-NULL) goleft per wide code of f's column (ws->wcode). */
+ * non-NULL) goleft per wide code of f's column (hist.h: the row block's
+ * wcode; one two-byte read a row instead of walking a sparse part's
+ * stored rows alongside the leaf's, a branch as good as a coin flip). */
 typedef struct {
   int f;
   const uint8_t *goleft;
@@ -317,12 +262,12 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
    * other parts' codes and nparts * 256 fall in its missing bin). */
   uint8_t ctab[HB_MAX_COLUMN_FEATURES * 256 + 1];
   const int col = d->feat_col[f];
-  if (ws->wcode && ws->wcode[col] && d->store[f].sparse) {
+  if (ws->rb && ws->rb->wcode && ws->rb->wcode[col] && d->store[f].sparse) {
     const int first = d->col_first[col], np = d->col_first[col + 1] - first;
     memset(ctab, goleft[m->num_bin - 1], (size_t)np * 256 + 1);
     memcpy(ctab + (size_t)(f - first) * 256, goleft, (size_t)m->num_bin);
     rule.goleft = ctab;
-    rule.code = ws->wcode[col];
+    rule.code = ws->rb->wcode[col];
   }
   int begin = ws->begin[l], cnt = ws->count[l];
   int *rows = ws->idx + begin, *tmp = ws->tmp;

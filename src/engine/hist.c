@@ -39,29 +39,92 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->in_sp);
   hb_free(rb->sp_ptr);
   hb_free(rb->sp_ent);
+  hb_free(rb->sp_has);
+  if (rb->wcode)
+    for (int c = 0; c < rb->ncolumn; c++) hb_free(rb->wcode[c]);
+  hb_free(rb->wcode);
+  hb_free(rb->in_wide);
+  hb_free(rb->wide_col);
   hb_free(rb);
 }
 
-/* The sparse part of a row block: every used sparse feature's entries,
- * regrouped by row (features in increasing order within a row). */
+/* Rows per block of the wide codes' construction. */
+#define WCODE_BLOCK 16384
+
+/* The codes of every factor column spread over several features of which
+ * at least one is sparse, and which of their used sparse features are
+ * summed from them (in_wide). */
+static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads, hb_rowblock_t *rb) {
+  int any = 0;
+  for (int c = 0; c < d->ncol && !any; c++)
+    for (int f = d->col_first[c]; d->col_first[c + 1] - d->col_first[c] > 1 && f < d->col_first[c + 1]; f++)
+      any |= d->store[f].sparse;
+  if (!any) return HB_OK;
+  rb->ncolumn = d->ncol;
+  rb->wcode = hb_calloc((size_t)d->ncol, sizeof *rb->wcode);
+  rb->in_wide = hb_calloc((size_t)d->nfeat, 1);
+  rb->wide_col = hb_malloc(sizeof(int) * (size_t)d->ncol);
+  if (!rb->wcode || !rb->in_wide || !rb->wide_col) return HB_ERR_NOMEM;
+  const int n = d->nrow, nblock = (n + WCODE_BLOCK - 1) / WCODE_BLOCK;
+  int nth = hb_threads_use(nthreads);
+  (void)nth;
+  for (int c = 0; c < d->ncol; c++) {
+    const int first = d->col_first[c], np = d->col_first[c + 1] - first;
+    int sparse = 0;
+    int64_t nnz = 0;
+    for (int f = first; np > 1 && f < first + np; f++) {
+      sparse |= d->store[f].sparse;
+      if (d->store[f].sparse && (!use || use[f])) nnz += d->store[f].nnz;
+    }
+    if (!sparse) continue;
+    uint16_t *code = rb->wcode[c] = hb_malloc(sizeof(uint16_t) * (size_t)(n > 0 ? n : 1));
+    if (!code) return HB_ERR_NOMEM;
+#pragma omp parallel for num_threads(nth) schedule(static) if (nblock > 1)
+    for (int b = 0; b < nblock; b++) {
+      uint8_t bins[WCODE_BLOCK];
+      const int r0 = b * WCODE_BLOCK, m = n - r0 < WCODE_BLOCK ? n - r0 : WCODE_BLOCK;
+      for (int i = 0; i < m; i++) code[r0 + i] = (uint16_t)(np * 256);
+      for (int j = 0; j < np; j++) {
+        const int miss = d->mappers[first + j].num_bin - 1;
+        hb_dataset_feature_bins(d, first + j, r0, m, bins);
+        for (int i = 0; i < m; i++)
+          if (bins[i] != miss) code[r0 + i] = (uint16_t)(j * 256 + bins[i]);
+      }
+    }
+    if (nnz > 0 && nnz * HB_WIDE_MIN_SHARE >= (int64_t)n) {
+      rb->wide_col[rb->nwide++] = c;
+      for (int f = first; f < first + np; f++) rb->in_wide[f] = d->store[f].sparse && (!use || use[f]);
+    }
+  }
+  return HB_OK;
+}
+
+/* The sparse part of a row block: every used sparse feature's entries
+ * (but those summed from wide codes), regrouped by row (features in
+ * increasing order within a row). */
 static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowblock_t *rb) {
   int64_t nnz = 0;
   if (d->nfeat > (1 << 24)) return HB_OK;  /* entries hold features in 24 bits: column-wise instead */
+#define IN_CSR(f) (d->store[f].sparse && (!use || use[f]) && !(rb->in_wide && rb->in_wide[f]))
   for (int f = 0; f < d->nfeat; f++)
-    if (d->store[f].sparse && (!use || use[f])) { rb->nsparse++; nnz += d->store[f].nnz; }
+    if (IN_CSR(f)) { rb->nsparse++; nnz += d->store[f].nnz; }
   if (rb->nsparse == 0) return HB_OK;
   rb->in_sp = hb_calloc((size_t)d->nfeat, 1);
   rb->sp_ptr = hb_calloc((size_t)d->nrow + 1, sizeof(int64_t));
   rb->sp_ent = hb_malloc(sizeof(uint32_t) * (size_t)(nnz > 0 ? nnz : 1));
-  if (!rb->in_sp || !rb->sp_ptr || !rb->sp_ent)
+  rb->sp_has = hb_calloc((size_t)d->nrow / 64 + 1, sizeof(uint64_t));
+  if (!rb->in_sp || !rb->sp_ptr || !rb->sp_ent || !rb->sp_has)
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise sparse bins (%lld entries)", (long long)nnz);
   for (int f = 0; f < d->nfeat; f++) {
     const hb_featstore_t *s = &d->store[f];
-    if (!s->sparse || (use && !use[f])) continue;
+    if (!IN_CSR(f)) continue;
     rb->in_sp[f] = 1;
     for (int k = 0; k < s->nnz; k++) rb->sp_ptr[s->rows[k] + 1]++;
   }
-  for (int r = 0; r < d->nrow; r++) rb->sp_ptr[r + 1] += rb->sp_ptr[r];
+  for (int r = 0; r < d->nrow; r++) {
+    if (rb->sp_ptr[r + 1] > 0) rb->sp_has[r >> 6] |= (uint64_t)1 << (r & 63);
+    rb->sp_ptr[r + 1] += rb->sp_ptr[r];
+  }
   int64_t *pos = hb_malloc(sizeof(int64_t) * (size_t)(d->nrow > 0 ? d->nrow : 1));
   if (!pos) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise sparse bins");
   memcpy(pos, rb->sp_ptr, sizeof(int64_t) * (size_t)d->nrow);
@@ -75,6 +138,7 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
   }
   hb_free(pos);
   return HB_OK;
+#undef IN_CSR
 }
 
 /* Bytes per row: the bins, and with with_q a 4-byte slot for the packed
@@ -130,7 +194,12 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     rb->col_of[f] = -1;
     if (ncol > 0 && !d->store[f].sparse && (!use || use[f])) { rb->feat[c] = f; rb->col_of[f] = c++; }
   }
-  int st = rowblock_sparse(d, use, rb);
+  int st = rowblock_wide(d, use, nthreads, rb);
+  if (st != HB_OK) {
+    hb_rowblock_free(rb);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
+  }
+  st = rowblock_sparse(d, use, rb);
   if (st != HB_OK) {
     hb_rowblock_free(rb);
     return st;
@@ -294,6 +363,20 @@ static void build_sparse(const hb_featstore_t *s, int default_bin, const int *ro
       if (k < s->nnz && s->rows[k] == rows[i])
         bin_add(h + s->vals[k], gh[2 * (size_t)rows[i]], gh[2 * (size_t)rows[i] + 1]);
     }
+  } else if ((long long)s->nnz * 16 < (long long)nrows) {
+    /* the other way round: each stored row looked up among the leaf's,
+     * galloping from the last one found */
+    int i = 0, k = lower_bound(s->rows, 0, s->nnz, rows[0]);
+    for (; k < s->nnz && i < nrows; k++) {
+      const int c = s->rows[k];
+      if (rows[i] < c) {
+        int step = 1;
+        while (i + step < nrows && rows[i + step] < c) { i += step; step *= 2; }
+        i = lower_bound(rows, i + 1, i + step + 1 < nrows ? i + step + 1 : nrows, c);
+        if (i >= nrows) break;
+      }
+      if (rows[i] == c) bin_add(h + s->vals[k], gh[2 * (size_t)c], gh[2 * (size_t)c + 1]);
+    }
   } else {
     int i = 0, k = 0;
     while (i < nrows && k < s->nnz) {
@@ -323,16 +406,21 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
   if (!any) return;
   const int *off = d->hist_offset;
   const uint32_t *ent = rb->sp_ent;
+  const uint64_t *has = rb->sp_has;
+#define HAS_ENTRIES(r) ((has[(r) >> 6] >> ((r) & 63)) & 1)
   for (int i = 0; i < nrows; i++) {
     size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
     if (rows && i + PREFETCH_AHEAD < nrows) {
       /* a row's pointers PREFETCH_AHEAD rows ahead, its entries (through
-       * pointers fetched by then) half as far */
+       * pointers fetched by then) half as far; only rows that have some */
       size_t ra = (size_t)rows[i + PREFETCH_AHEAD], rh = (size_t)rows[i + PREFETCH_AHEAD / 2];
-      HB_PREFETCH(rb->sp_ptr + ra);
-      HB_PREFETCH(gh + 2 * ra);
-      HB_PREFETCH(ent + rb->sp_ptr[rh]);
+      if (HAS_ENTRIES(ra)) {
+        HB_PREFETCH(rb->sp_ptr + ra);
+        HB_PREFETCH(gh + 2 * ra);
+      }
+      if (HAS_ENTRIES(rh)) HB_PREFETCH(ent + rb->sp_ptr[rh]);
     }
+    if (!HAS_ENTRIES(r)) continue;
     const double g = gh[2 * r], h = gh[2 * r + 1];
     for (int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1]; k < e; k++) {
       int f = (int)(ent[k] >> 8);
@@ -342,13 +430,46 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
       bin_add(hist + off[f] + (ent[k] & 255u), g, h);
     }
   }
+#undef HAS_ENTRIES
+}
+
+/* The in_wide features of wide column c (active ones) summed over the rows
+ * rows[0..nrows) (rows == NULL: r0 .. r0+nrows-1) in row order from the
+ * column's codes, into hist, default bins left for sparse_finish: the same
+ * additions in the same order as build_sparse_rows makes. */
+static void build_wide_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, int c, const uint8_t *active,
+                            const int *rows, int nrows, int r0, const double *gh, hb_histbin_t *hist) {
+  const int first = d->col_first[c], np = d->col_first[c + 1] - first;
+  int part_off[HB_MAX_COLUMN_FEATURES + 1];  /* histogram slot of part j's bin 0, or -1: not summed here */
+  int any = 0;
+  for (int j = 0; j < np; j++) {
+    const int f = first + j;
+    part_off[j] = -1;
+    if (!rb->in_wide[f] || (active && !active[f])) continue;
+    part_off[j] = d->hist_offset[f];
+    memset(hist + part_off[j], 0, sizeof(hb_histbin_t) * (size_t)d->mappers[f].num_bin);
+    any = 1;
+  }
+  part_off[np] = -1;  /* no part holds the row's level */
+  if (!any) return;
+  const uint16_t *code = rb->wcode[c];
+  for (int i = 0; i < nrows; i++) {
+    size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
+    if (rows && i + PREFETCH_AHEAD < nrows) {
+      size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+      HB_PREFETCH(code + ra);
+      HB_PREFETCH(gh + 2 * ra);
+    }
+    const int cd = code[r], o = part_off[cd >> 8];
+    if (o >= 0) bin_add(hist + o + (cd & 255), gh[2 * r], gh[2 * r + 1]);
+  }
 }
 
 /* Sparse feature f of a row block, once its rows are summed: the second
  * half's sums added (when the leaf was summed in halves), then its default bin. */
 static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f, int halves,
                           double tot_g, double tot_h, hb_histbin_t *hist) {
-  if (!rb->in_sp[f] || (active && !active[f])) return;
+  if (!((rb->nsparse > 0 && rb->in_sp[f]) || (rb->nwide > 0 && rb->in_wide[f])) || (active && !active[f])) return;
   if (halves)
     for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
       hist[b].g += rb->half[b].g;
@@ -408,7 +529,7 @@ static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
 static int column_wise(const hb_rowblock_t *rb, int f) {
-  return !rb || (rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]));
+  return !rb || (rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]) && !(rb->nwide > 0 && rb->in_wide[f]));
 }
 
 static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const double *gh,
@@ -432,7 +553,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   for (int f = 0; f < d->nfeat; f++)
     n_col += column_wise(rb, f) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
-  if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0)) < PAR_MIN_UPDATES) nth = 1;
+  if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0) + (rb ? rb->nwide : 0)) < PAR_MIN_UPDATES) nth = 1;
   if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
    * of its rows, the first into hist and the second into rb->half, then
@@ -451,27 +572,36 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   int nitem = ntile * nhalf;
   /* The sparse part, read row by row: in halves of the rows the same way
    * (any leaf of HB_HIST_HALF_ROWS rows), times parts of its features with
-   * about equal entries, so that the threads share out its rows as well. */
-  int shalf = rb && rb->nsparse > 0 && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
+   * about equal entries, so that the threads share out its rows as well;
+   * and each wide column's codes, in the same halves. Items run half by
+   * half (w = half * nper + k), so that the threads each take a half of
+   * everything rather than all of one kind. */
+  int nwide = rb ? rb->nwide : 0;
+  int shalf = rb && (rb->nsparse > 0 || nwide > 0) && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
   int nsp = rb && rb->nsparse > 0 ? (nth + shalf - 1) / shalf : 0;
+  int nper = nsp + nwide;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
     run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
              s_ ? rb->half : hist);                                                                     \
   } while (0)
-#define RUN_SPARSE(w)                                                                                       \
-  do {                                                                                                      \
-    int t_ = (w) / shalf, s_ = (w) % shalf, lo_ = s_ ? mid : 0, hi_ = s_ || shalf == 1 ? nrows : mid;     \
-    build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t_, nsp), sparse_part_start(d, rb, t_ + 1, nsp), \
-                      rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh, s_ ? rb->half : hist);                  \
+#define RUN_SPARSE(w)                                                                                         \
+  do {                                                                                                        \
+    int t_ = (w) % nper, s_ = (w) / nper, lo_ = s_ ? mid : 0, hi_ = s_ || shalf == 1 ? nrows : mid;          \
+    if (t_ < nsp)                                                                                             \
+      build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t_, nsp), sparse_part_start(d, rb, t_ + 1, nsp), \
+                        rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh, s_ ? rb->half : hist);                  \
+    else                                                                                                      \
+      build_wide_rows(d, rb, rb->wide_col[t_ - nsp], active, rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh,   \
+                      s_ ? rb->half : hist);                                                                  \
   } while (0)
   if (nth == 1) {
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
     if (nhalf == 2)
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
-    for (int w = 0; w < nsp * shalf; w++) RUN_SPARSE(w);
-    for (int f = 0; nsp && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
+    for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
+    for (int f = 0; nper && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
@@ -482,12 +612,12 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
 #pragma omp for schedule(static) nowait
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
 #pragma omp for schedule(static)
-    for (int w = 0; w < nsp * shalf; w++) RUN_SPARSE(w);
+    for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
     if (nhalf == 2) {
 #pragma omp for schedule(static) nowait
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     }
-    if (nsp) {
+    if (nper) {
 #pragma omp for schedule(static) nowait
       for (int f = 0; f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     }

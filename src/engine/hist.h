@@ -44,7 +44,29 @@ typedef struct {
   uint8_t *in_sp;   /* nfeat: feature f is held here */
   int64_t *sp_ptr;  /* nrow + 1 */
   uint32_t *sp_ent; /* the entries: feature << 8 | bin */
+  uint64_t *sp_has; /* nrow bits: row r has entries (a leaf's rows without
+                     * any, often most, cost a bit of a small array, not a
+                     * read of their pointers) */
+  /* Factor columns spread over several features (dataset.h), some of them
+   * sparse: per such column, a code per row, part * 256 + bin for the part
+   * that holds the row's level, or nparts * 256 when none does (NA, a level
+   * merged away); NULL for other columns (wcode itself NULL when there are
+   * none). A partition on a sparse part decides each row from one two-byte
+   * read (grow.c), and a column whose sparse parts store at least one row
+   * in HB_WIDE_MIN_SHARE has their histograms summed from its codes, one
+   * read a row, instead of through the compressed sparse rows (in_wide;
+   * such features are not in the sp_* part). */
+  int ncolumn;      /* the dataset's input columns */
+  uint16_t **wcode; /* ncolumn */
+  uint8_t *in_wide; /* nfeat, or NULL: feature f summed from its column's codes */
+  int nwide;        /* columns with features in_wide */
+  int *wide_col;    /* nwide: those columns, increasing */
 } hb_rowblock_t;
+
+/* A wide factor's sparse parts are summed from its row codes when they
+ * store at least one row in this many (else a code read per row of a leaf
+ * costs more than walking the few stored entries). */
+#define HB_WIDE_MIN_SHARE 8
 
 /* Bytes of one thread's accumulators: HB_HIST_TILE columns of
  * HB_MAX_NUM_BIN double pairs (or integer pairs, hb_qbin_t, the same 16
