@@ -16,19 +16,28 @@
 // Shared-memory atomics bound the kernel (on the H100 about nine 32-bit
 // atomic lanes per clock per multiprocessor, whatever the memory does), so
 // everything around each atomic is kept to a few integer operations:
-// (1) neighbouring lanes start at different features of a word (the paper's
-// interleaving), so a warp's 32 updates of one step spread over the word's
-// four features, eight lanes each; (2) a word's four histograms share its
-// 1024 shared slots (of each sum) so that each feature owns eight of the 32
-// memory banks: bin position p of feature k sits at (p / 8) * 32 + k * 8 +
-// p % 8, and the eight lanes of a feature collide on banks as eight balls in
-// eight bins rather than 32 in 32; (3) a feature with few bins keeps up to
-// eight copies of its histogram ("banks", the paper's banked counters) so
-// that eight lanes adding to a three-valued feature do not pile onto three
-// counters; the copies are summed when the block merges. The bank of a row
-// is written into its bins once, when they are uploaded (hist_plan_bank_rows:
-// position p = bin * copies + (row / 4) % copies), so the kernel finds a
-// slot from the byte alone, with no per-feature table. Rows are split
+// (1) neighbouring lanes start at different features of a pair of words
+// (the paper's interleaving), so a warp's 32 updates of one step spread over
+// the pair's eight features, four lanes each; (2) a pair's eight histograms
+// share its 2048 shared slots (of each sum) so that each feature owns four
+// of the 32 memory banks: bin position p of feature k sits at slot 8p + k,
+// bank (p % 4) * 8 + k, and the four lanes of a feature collide on banks as
+// four balls in four bins rather than 32 in 32. A group's last word, when
+// it has an odd count, is laid out alone: slot 4p + k, four features of
+// eight banks and eight lanes each. A slot is one shift-add from the byte.
+// On the H100 pairs took the root histogram from 0.275 to 0.256 ms at 255
+// bins and 0.188 to 0.167 ms at 63 (words alone: 8 lanes in 8 banks); four
+// words together (two lanes a feature), faster still in a standalone
+// probe, were slower here, their byte selection costing more than the
+// conflicts saved; quantized histograms (one atomic a row and feature) keep
+// words alone, pairs having made them slower. (3) A feature with few bins
+// keeps up to eight copies of its histogram ("banks", the paper's banked
+// counters) so that the lanes adding to a three-valued feature do not pile
+// onto three counters; the copies are summed when the block merges. The
+// bank of a row is written into its bins once, when they are uploaded
+// (hist_plan_bank_rows: position p = bin * copies + (row / 8) % copies in a
+// pair, row / 4 alone), so the kernel finds a slot from the byte alone,
+// with no per-feature table. Rows are split
 // between blocks (grid.x), and feature words between blocks (grid.y) when
 // one block's shared memory cannot hold every word. A global-memory kernel
 // serves when even one word's histograms do not fit.
@@ -46,8 +55,10 @@ constexpr int kMinRows = 1024;  // fewest rows a block takes: small leaves use f
 struct HistPlan {
   int nfeat, words, total_bins;
   int quant;                // quantized gradients: packed accumulators (12 bytes a slot, else 8)
+  int pairs;                // words laid out in pairs (full precision), else alone (quantized)
   int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
   int *d_lg;       // per feature: log2 of its copies (bin position = bin << lg | bank)
+  int *d_rsh;      // per feature: bank = (row >> rsh) % copies (k_bank_rows)
   int3 *d_groups;  // per group: first word, end word, shared slots
   int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24, output slot)
   int *d_merge_off;  // per word + 1: where its bins start in d_merge
@@ -107,16 +118,16 @@ __device__ __forceinline__ void block_chunk(int n, int b, int nb, int &begin, in
 // grp; false when it has none. A large leaf gives each block a chunk of rows
 // and all the group's words; a leaf too small to fill the grid that way
 // gives each block kMinRows rows and ONE word.
-__device__ __forceinline__ bool block_work(int n, int3 grp, int &begin, int &end, int &wa, int &wb) {
-  const int nwg = grp.y - grp.x;
+__device__ __forceinline__ bool block_work(int n, int3 grp, int pairs, int &begin, int &end, int &wa, int &wb) {
+  const int per = pairs ? 2 : 1, nunit = (grp.y - grp.x + per - 1) / per;  // pairs of words (and a last word alone)
   const long long small_chunks = ((long long)n + kMinRows - 1) / kMinRows;
-  if (nwg > 1 && small_chunks * nwg <= gridDim.x) {
+  if (nunit > 1 && small_chunks * nunit <= gridDim.x) {
     const int u = blockIdx.x;
-    if (u >= small_chunks * nwg) return false;
-    begin = (u / nwg) * kMinRows;
+    if (u >= small_chunks * nunit) return false;
+    begin = (u / nunit) * kMinRows;
     end = begin + kMinRows < n ? begin + kMinRows : n;
-    wa = grp.x + u % nwg;
-    wb = wa + 1;
+    wa = grp.x + per * (u % nunit);
+    wb = wa + per < grp.y ? wa + per : grp.y;
     return true;
   }
   block_chunk(n, blockIdx.x, gridDim.x, begin, end);
@@ -135,27 +146,41 @@ struct BlockJob {
   int begin, end, wa, wb;
 };
 
-__device__ __forceinline__ bool block_job(const RowSrc &src, int3 grp, BlockJob &j) {
+__device__ __forceinline__ bool block_job(const RowSrc &src, int3 grp, int pairs, BlockJob &j) {
   int n;
   if (!resolve_rows(src, j.idx, j.gh, n, j.out)) return false;
-  if (!block_work(n, grp, j.begin, j.end, j.wa, j.wb)) return false;
+  if (!block_work(n, grp, pairs, j.begin, j.end, j.wa, j.wb)) return false;
   if (src.rows_seen && threadIdx.x == 0 && blockIdx.y == 0 && j.wa == grp.x)
     atomicAdd(src.rows_seen, (unsigned long long)(j.end - j.begin));
   return true;
 }
 
 // The shared slot of bin position p (bin << lg | bank) of feature k of a
-// group's word wl: eight banks per feature (see the top of the file).
+// group's word wl standing alone (its last word, when the group has an odd
+// count): eight banks per feature (see the top of the file).
 __host__ __device__ __forceinline__ int word_slot(int wl, int k, int p) {
-  return (wl << 10) | ((p & 0xf8) << 2) | (k << 3) | (p & 7);
+  return (wl << 10) | (p << 2) | k;  // bank (p % 8) * 4 + k
 }
+
+// The same for feature f8 (0..7) of the pair of words wl, wl + 1 (wl even):
+// four banks per feature, worked by four lanes of a warp at a time.
+__host__ __device__ __forceinline__ int pair_slot(int wl, int f8, int p) {
+  return ((wl >> 1) << 11) | (p << 3) | f8;  // bank (p % 4) * 8 + f8
+}
+
+// Word wl of a group of n words is one of a pair.
+__host__ __device__ __forceinline__ bool word_paired(int wl, int n) { return (wl | 1) < n; }
+
+// Where copy b of a bin sits from its first copy: copies are consecutive
+// positions (bin << lg | bank), eight slots apart in a pair, four alone.
+__device__ __forceinline__ int bank_step(int b, int pair) { return b << (pair ? 3 : 2); }
 
 // One row's bins of the block's words rb[0..nw), the first of them word wl0
 // of the block's group: add(slot) for each feature's shared-memory slot.
 // Rows whose words start on a 16-byte boundary (vec) are read 16 bytes at a
 // time; neighbouring lanes start at different features. Padding features
 // of a last, partial word add into slots of their own that the merge skips.
-template <typename Add>
+template <bool kPairs, typename Add>
 __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, bool vec, int lane, Add add) {
   for (int w4 = 0; w4 < nw; w4 += 4) {
     uint32_t q4[4];
@@ -167,14 +192,22 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, b
       for (int j = 0; j < 4; j++) q4[j] = w4 + j < nw ? rb[w4 + j] : 0u;
     }
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-      const int w = w4 + j;
+    for (int j = 0; j < 4; j += kPairs ? 2 : 1) {
+      const int w = w4 + j;  // wl0 is even: w and w + 1 are a pair when both are the block's
       if (w >= nw) break;
-      const uint32_t q = q4[j];
+      if (kPairs && w + 1 < nw) {
 #pragma unroll
-      for (int k = 0; k < 4; k++) {
-        const int kk = (k + lane) & 3;
-        add(word_slot(wl0 + w, kk, (int)((q >> (8 * kk)) & 255u)));
+        for (int k = 0; k < 8; k++) {
+          const int f8 = (k + lane) & 7;
+          add(pair_slot(wl0 + w, f8, (int)(__byte_perm(q4[j], q4[j + 1], (unsigned)f8) & 255u)));
+        }
+      } else {
+        const uint32_t q = q4[j];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const int kk = (k + lane) & 3;
+          add(word_slot(wl0 + w, kk, (int)((q >> (8 * kk)) & 255u)));
+        }
       }
     }
   }
@@ -193,7 +226,7 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
   BlockJob j;
-  if (!block_job(src, grp, j)) return;
+  if (!block_job(src, grp, 1, j)) return;
   const int *idx = j.idx;
   const int2 *gh = j.gh;
   Bin *out = j.out;
@@ -210,7 +243,7 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const int r = idx ? idx[i] : i;
     const int2 v = gh[i];
-    row_slots(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) {
+    row_slots<true>(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) {
       atomicAdd(&sg[slot], v.x);
       atomicAdd(&sh[slot], v.y);
     });
@@ -221,11 +254,12 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   const int m1 = merge_off[wb];
   for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
     const int2 it = merge[k];
-    const int base = it.x & 0xffffff, nbank = 1 << (it.x >> 24);
+    const int base = it.x & 0xffffff, nbank = 1 << ((it.x >> 24) & 7), pair = it.x >> 27;
     long long g = 0, h = 0;
     for (int b = 0; b < nbank; b++) {
-      g += sg[base + b];
-      h += sh[base + b];
+      const int s = base + bank_step(b, pair);
+      g += sg[s];
+      h += sh[s];
     }
     Bin *o = out + it.y;
     if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
@@ -245,7 +279,7 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
   BlockJob j;
-  if (!block_job(src, grp, j)) return;
+  if (!block_job(src, grp, 0, j)) return;
   const int *idx = j.idx;
   const int2 *gh = j.gh;
   Bin *out = j.out;
@@ -267,7 +301,7 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
       const int r = idx ? idx[i] : i;
       const int2 v = gh[i];
       const int packed = v.x * 65536 + v.y;
-      row_slots(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) { atomicAdd(&p32[slot], packed); });
+      row_slots<false>(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) { atomicAdd(&p32[slot], packed); });
     }
     __syncthreads();
     for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
@@ -283,9 +317,9 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
   const int m1 = merge_off[wb];
   for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
     const int2 it = merge[k];
-    const int base = it.x & 0xffffff, nbank = 1 << (it.x >> 24);
+    const int base = it.x & 0xffffff, nbank = 1 << ((it.x >> 24) & 7), pair = it.x >> 27;
     long long p = 0;
-    for (int b = 0; b < nbank; b++) p += p64[base + b];
+    for (int b = 0; b < nbank; b++) p += p64[base + bank_step(b, pair)];
     const long long h = p & 0xffffffffLL, g = (p - h) / 4294967296LL;
     Bin *o = out + it.y;
     if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
@@ -329,9 +363,11 @@ k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
 }
 
 // Each row's bank into its bins, in place: byte f of row i becomes
-// bin << lg[f] | (i / 4) % 2^lg[f]. Lanes 4 apart (the eight lanes of a warp
-// on one feature at the root) take eight different banks.
-__global__ void k_bank_rows(uint32_t *__restrict__ bins, int nrow, int W, int F, const int *__restrict__ lg) {
+// bin << lg[f] | (i >> rsh[f]) % 2^lg[f]. The lanes of a warp on one feature
+// at once (at the root: rows 4 apart for a word alone, 8 apart for a pair's)
+// take different banks.
+__global__ void k_bank_rows(uint32_t *__restrict__ bins, int nrow, int W, int F, const int *__restrict__ lg,
+                            const int *__restrict__ rsh) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrow; i += gridDim.x * blockDim.x) {
     uint32_t *rb = bins + (size_t)i * W;
     for (int w = 0; w < (F + 3) / 4; w++) {
@@ -339,7 +375,7 @@ __global__ void k_bank_rows(uint32_t *__restrict__ bins, int nrow, int W, int F,
       for (int k = 0; k < 4 && 4 * w + k < F; k++) {
         const int l = lg[4 * w + k];
         const uint32_t bin = (q >> (8 * k)) & 255u;
-        o |= ((bin << l) | ((uint32_t)(i >> 2) & ((1u << l) - 1u))) << (8 * k);
+        o |= ((bin << l) | ((uint32_t)(i >> rsh[4 * w + k]) & ((1u << l) - 1u))) << (8 * k);
       }
       rb[w] = o;
     }
@@ -358,6 +394,7 @@ static int log2_banks(int nb) {
 void hist_plan_free(HistPlan *p) {
   if (!p) return;
   cudaFree(p->d_lg);
+  cudaFree(p->d_rsh);
   cudaFree(p->d_groups);
   cudaFree(p->d_merge);
   cudaFree(p->d_merge_off);
@@ -400,15 +437,17 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   p->words = (nfeat + 3) / 4;
   p->total_bins = total_bins;
   p->quant = quant;
+  p->pairs = !quant;
   const int W = p->words;
   int *lg = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
+  int *rsh = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
   int3 *groups = (int3 *)hb_malloc(sizeof(int3) * (size_t)W);
   int2 *merge = NULL;
   int *merge_off = NULL;
   int nmerge = 0;
   int st = HB_OK;
   cudaError_t e = cudaSuccess;
-  if (!lg || !groups) {
+  if (!lg || !rsh || !groups) {
     st = HB_ERR_NOMEM;
     goto done;
   }
@@ -416,7 +455,7 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   {
     const int slot_bytes = quant ? 12 : 8, per_group = limit / (slot_bytes * 1024);
     p->ok = per_group >= 1;  // else one word alone does not fit: the global kernel serves
-    const int step = per_group >= 1 ? per_group : 1;
+    const int step = per_group >= 2 && p->pairs ? per_group & ~1 : per_group >= 1 ? per_group : 1;  // pairs kept whole
     for (int w = 0; w < W; w += step) {
       const int end = w + step < W ? w + step : W;
       groups[p->ngroups++] = make_int3(w, end, (end - w) * 1024);
@@ -441,15 +480,23 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
     for (int w = 0; w < W; w++) {
       while (w >= groups[g].y) g++;
       const int wl = w - groups[g].x;
+      const bool pair = p->pairs && word_paired(wl, groups[g].y - groups[g].x);
       merge_off[w] = k;
-      for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++)
-        for (int b = 0; b < nbin[f]; b++)
-          merge[k++] = make_int2(word_slot(wl, f - 4 * w, b << lg[f]) | (lg[f] << 24), hoff[f] + b);
+      for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++) {
+        rsh[f] = pair ? 3 : 2;
+        for (int b = 0; b < nbin[f]; b++) {
+          const int slot = pair ? pair_slot(wl & ~1, (wl & 1) * 4 + f - 4 * w, b << lg[f])
+                                : word_slot(wl, f - 4 * w, b << lg[f]);
+          merge[k++] = make_int2(slot | (lg[f] << 24) | ((int)pair << 27), hoff[f] + b);
+        }
+      }
     }
     merge_off[W] = k;
     nmerge = k;
   }
   if ((e = cudaMalloc(&p->d_lg, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_rsh, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_rsh, rsh, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMalloc(&p->d_groups, sizeof(int3) * (size_t)p->ngroups)) != cudaSuccess ||
       (e = cudaMalloc(&p->d_hoff, sizeof(int) * (size_t)nfeat)) != cudaSuccess ||
       (e = cudaMemcpy(p->d_lg, lg, sizeof(int) * (size_t)nfeat, cudaMemcpyHostToDevice)) != cudaSuccess ||
@@ -469,6 +516,7 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   }
 done:
   hb_free(lg);
+  hb_free(rsh);
   hb_free(groups);
   hb_free(merge);
   hb_free(merge_off);
@@ -506,7 +554,7 @@ static int launch(const HistPlan *p, const RowSrc &src, const uint32_t *bins, in
 int hist_plan_bank_rows(const HistPlan *p, uint32_t *bins, int nrow, int stride, cudaStream_t st) {
   if (nrow < 1) return HB_OK;
   const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
-  k_bank_rows<<<grid, 256, 0, st>>>(bins, nrow, stride, p->nfeat, p->d_lg);
+  k_bank_rows<<<grid, 256, 0, st>>>(bins, nrow, stride, p->nfeat, p->d_lg, p->d_rsh);
   HB_CUDA_TRY(cudaGetLastError(), "the bank kernel");
   return HB_OK;
 }
