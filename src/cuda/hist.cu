@@ -26,12 +26,15 @@
 // it has an odd count, is laid out alone: slot 4p + k, four features of
 // eight banks and eight lanes each. A slot is one shift-add from the byte.
 // On the H100 pairs took the root histogram from 0.275 to 0.256 ms at 255
-// bins and 0.188 to 0.167 ms at 63 (words alone: 8 lanes in 8 banks); four
-// words together (two lanes a feature), faster still in a standalone
-// probe, were slower here, their byte selection costing more than the
-// conflicts saved; quantized histograms (one atomic a row and feature) keep
-// words alone, pairs having made them slower. (3) A feature with few bins
-// keeps up to eight copies of its histogram ("banks", the paper's banked
+// bins and 0.188 to 0.167 ms at 63 (words alone: 8 lanes in 8 banks). Four
+// words together (two lanes a feature), faster still in a standalone probe
+// on random bins, were slower here (0.365 ms) although Nsight Compute
+// counted fewer shared-memory wavefronts per atomic (2.0 against 2.8 for
+// pairs built the same way) and no more instructions: bank conflicts are
+// not all that bounds this kernel, and what else does is not yet known.
+// Quantized histograms (one atomic a row and feature) keep words alone,
+// pairs having made them slower. (3) A feature with few bins keeps up to
+// eight copies of its histogram ("banks", the paper's banked
 // counters) so that the lanes adding to a three-valued feature do not pile
 // onto three counters; the copies are summed when the block merges. The
 // bank of a row is written into its bins once, when they are uploaded
