@@ -212,6 +212,13 @@ static int feat_draw_cmp(const void *a, const void *b) {
   return (x->f > y->f) - (x->f < y->f);
 }
 
+/* Column c has a feature in active (one not trivial). */
+static int column_active(const hb_dataset_t *d, const uint8_t *active, int c) {
+  int any = 0;
+  for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= active[f];
+  return any;
+}
+
 /* Features tree `tree_id` may use: round(feature_fraction x splittable
  * input columns), at least one, taken as those with the smallest draws for
  * (seed, tree, column), so the choice is thread- and platform-independent;
@@ -220,11 +227,7 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   const hb_dataset_t *d = b->train;
   int nf = d->nfeat, nc = d->ncol, usable = 0;
   for (int f = 0; f < nf; f++) b->active[f] = (uint8_t)!d->mappers[f].trivial;
-  for (int c = 0; c < nc; c++) {
-    int any = 0;
-    for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= b->active[f];
-    usable += any;
-  }
+  for (int c = 0; c < nc; c++) usable += column_active(d, b->active, c);
   if (b->cfg.feature_fraction >= 1.0 || usable <= 1) return HB_OK;
   int keep = (int)floor(usable * b->cfg.feature_fraction + 0.5);
   if (keep < 1) keep = 1;
@@ -232,15 +235,12 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   feat_draw *dr = hb_malloc(sizeof(feat_draw) * (size_t)usable);
   if (!dr) return HB_ERR_NOMEM;
   int m = 0;
-  for (int c = 0; c < nc; c++) {
-    int any = 0;
-    for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= b->active[f];
-    if (any) {
+  for (int c = 0; c < nc; c++)
+    if (column_active(d, b->active, c)) {
       dr[m].u = hb_rng_unif(b->cfg.seed, HB_RNG_FEATURE, tree_id, (uint64_t)c);
       dr[m].f = c;
       m++;
     }
-  }
   qsort(dr, (size_t)m, sizeof(feat_draw), feat_draw_cmp);
   for (int k = keep; k < m; k++)  /* the columns not drawn */
     for (int f = d->col_first[dr[k].f]; f < d->col_first[dr[k].f + 1]; f++) b->active[f] = 0;

@@ -51,14 +51,20 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
 /* Rows per block of the wide codes' construction. */
 #define WCODE_BLOCK 16384
 
+/* Column c spans several features (a wide factor), at least one of them sparse. */
+static int wide_with_sparse(const hb_dataset_t *d, int c) {
+  int sparse = 0;
+  for (int f = d->col_first[c]; d->col_first[c + 1] - d->col_first[c] > 1 && f < d->col_first[c + 1]; f++)
+    sparse |= d->store[f].sparse;
+  return sparse;
+}
+
 /* The codes of every factor column spread over several features of which
  * at least one is sparse, and which of their used sparse features are
  * summed from them (in_wide). */
 static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads, hb_rowblock_t *rb) {
   int any = 0;
-  for (int c = 0; c < d->ncol && !any; c++)
-    for (int f = d->col_first[c]; d->col_first[c + 1] - d->col_first[c] > 1 && f < d->col_first[c + 1]; f++)
-      any |= d->store[f].sparse;
+  for (int c = 0; c < d->ncol && !any; c++) any = wide_with_sparse(d, c);
   if (!any) return HB_OK;
   rb->ncolumn = d->ncol;
   rb->wcode = hb_calloc((size_t)d->ncol, sizeof *rb->wcode);
@@ -69,14 +75,11 @@ static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads
   int nth = hb_threads_use(nthreads);
   (void)nth;
   for (int c = 0; c < d->ncol; c++) {
+    if (!wide_with_sparse(d, c)) continue;
     const int first = d->col_first[c], np = d->col_first[c + 1] - first;
-    int sparse = 0;
     int64_t nnz = 0;
-    for (int f = first; np > 1 && f < first + np; f++) {
-      sparse |= d->store[f].sparse;
+    for (int f = first; f < first + np; f++)
       if (d->store[f].sparse && (!use || use[f])) nnz += d->store[f].nnz;
-    }
-    if (!sparse) continue;
     uint16_t *code = rb->wcode[c] = hb_malloc(sizeof(uint16_t) * (size_t)(n > 0 ? n : 1));
     if (!code) return HB_ERR_NOMEM;
 #pragma omp parallel for num_threads(nth) schedule(static) if (nblock > 1)
@@ -465,16 +468,20 @@ static void build_wide_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, int 
   }
 }
 
+/* hist += rb->half over the bins of feature f: a leaf summed in two halves. */
+static void add_feature_half(const hb_dataset_t *d, const hb_rowblock_t *rb, int f, hb_histbin_t *hist) {
+  for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
+    hist[b].g += rb->half[b].g;
+    hist[b].h += rb->half[b].h;
+  }
+}
+
 /* Sparse feature f of a row block, once its rows are summed: the second
  * half's sums added (when the leaf was summed in halves), then its default bin. */
 static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f, int halves,
                           double tot_g, double tot_h, hb_histbin_t *hist) {
   if (!((rb->nsparse > 0 && rb->in_sp[f]) || (rb->nwide > 0 && rb->in_wide[f])) || (active && !active[f])) return;
-  if (halves)
-    for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
-      hist[b].g += rb->half[b].g;
-      hist[b].h += rb->half[b].h;
-    }
+  if (halves) add_feature_half(d, rb, f, hist);
   sparse_default(hist + d->hist_offset[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
 }
 
@@ -521,10 +528,7 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
 static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int c, hb_histbin_t *hist) {
   int f = rb->feat[c];
   if (active && !active[f]) return;
-  for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
-    hist[b].g += rb->half[b].g;
-    hist[b].h += rb->half[b].h;
-  }
+  add_feature_half(d, rb, f, hist);
 }
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
