@@ -299,7 +299,7 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
       for (int i = 0; i < nrows; i++) {
         if (i + PREFETCH_AHEAD < nrows) {
           size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-          HB_PREFETCH(base + ra * stride);
+          hb_prefetch_row(base + ra * stride, (size_t)nc - 1);
           HB_PREFETCH(gh + 2 * ra);
         }
         size_t r = (size_t)rows[i];
@@ -312,7 +312,7 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
       size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
       if (rows && i + PREFETCH_AHEAD < nrows) {
         size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-        HB_PREFETCH(base + ra * stride);
+        hb_prefetch_row(base + ra * stride, (size_t)col[nc - 1]);
         HB_PREFETCH(gh + 2 * ra);
       }
       const uint8_t *p = base + r * stride;

@@ -3,6 +3,7 @@
  * rows whose feature f falls in bin b. */
 #ifndef HB_HIST_H
 #define HB_HIST_H
+#include <stddef.h>
 #include <stdint.h>
 #include "dataset.h"
 
@@ -67,6 +68,21 @@ typedef struct {
  * store at least one row in this many (else a code read per row of a leaf
  * costs more than walking the few stored entries). */
 #define HB_WIDE_MIN_SHARE 8
+
+/* Prefetch a row's bytes p[0..last]: both ends, since a row whose stride is
+ * not a power of two may run into the next cache line (a 100-byte row
+ * spans three lines half the time). Prefetching only the first line left
+ * workload 2's scattered leaves waiting on the others: a third of its
+ * training time. */
+static inline void hb_prefetch_row(const uint8_t *p, size_t last) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + last);
+#else
+  (void)p;
+  (void)last;
+#endif
+}
 
 /* Bytes of one thread's accumulators: HB_HIST_TILE columns of
  * HB_MAX_NUM_BIN double pairs (or integer pairs, hb_qbin_t, the same 16

@@ -53,6 +53,9 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
   const int contiguous = col[nc - 1] - col[0] == nc - 1;
   const uint8_t *base = rb->bins + (contiguous ? col[0] : 0);
   const int qo = rb->qoff >= 0 ? rb->qoff - (contiguous ? col[0] : 0) : 0;
+  /* the last byte a row's reads touch (from base + r * stride) */
+  int last = contiguous ? nc - 1 : col[nc - 1];
+  if (rb->qoff >= 0 && qo + 3 > last) last = qo + 3;
   uint8_t pick[HB_HIST_TILE];
   for (int k = 0; k < nc; k++) {
     memset(acc + (size_t)k * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[k]);
@@ -64,8 +67,8 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
       size_t r = rows ? (size_t)rows[i] : (size_t)i;
       if (rows && i + 16 < i1) {
         size_t ra = (size_t)rows[i + 16];
+        hb_prefetch_row(base + ra * stride, (size_t)last);
 #if defined(__GNUC__)
-        __builtin_prefetch(base + ra * stride);
         if (rb->qoff < 0) __builtin_prefetch(q + ra);
 #endif
       }
