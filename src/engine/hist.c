@@ -53,9 +53,9 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
 
 /* Column c spans several features (a wide factor), at least one of them sparse. */
 static int wide_with_sparse(const hb_dataset_t *d, int c) {
+  if (d->col_first[c + 1] - d->col_first[c] < 2) return 0;
   int sparse = 0;
-  for (int f = d->col_first[c]; d->col_first[c + 1] - d->col_first[c] > 1 && f < d->col_first[c + 1]; f++)
-    sparse |= d->store[f].sparse;
+  for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) sparse |= d->store[f].sparse;
   return sparse;
 }
 
