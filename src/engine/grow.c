@@ -80,8 +80,12 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   if (cfg->quantized) {
     ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
-    ws->qlg = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
-    ws->qlh = hb_malloc(sizeof(int64_t) * 2 * (size_t)(L > d->nfeat ? L : d->nfeat));
+    /* per leaf, then two per feature of scratch for the split search
+     * (subtract_and_scan_q); the refit reuses qlg as 2 max(L, nfeat) sums */
+    size_t nq = (size_t)L + 2 * (size_t)d->nfeat;
+    if (nq < 2 * (size_t)(L > d->nfeat ? L : d->nfeat)) nq = 2 * (size_t)(L > d->nfeat ? L : d->nfeat);
+    ws->qlg = hb_malloc(sizeof(int64_t) * nq);
+    ws->qlh = hb_malloc(sizeof(int64_t) * nq);
     ws->nrefit = hb_threads_use(cfg->nthreads);
     if ((size_t)L * (size_t)ws->nrefit <= ((size_t)1 << 20))
       ws->rsum = hb_malloc(sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);  /* NULL is allowed */
