@@ -26,14 +26,18 @@
 // it has an odd count, is laid out alone: slot 4p + k, four features of
 // eight banks and eight lanes each. A slot is one shift-add from the byte.
 // On the H100 pairs took the root histogram from 0.275 to 0.256 ms at 255
-// bins and 0.188 to 0.167 ms at 63 (words alone: 8 lanes in 8 banks). Four
-// words together (two lanes a feature), faster still in a standalone probe
-// on random bins, were slower here (0.365 ms) although Nsight Compute
-// counted fewer shared-memory wavefronts per atomic (2.0 against 2.8 for
-// pairs built the same way) and no more instructions: bank conflicts are
-// not all that bounds this kernel, and what else does is not yet known.
-// Quantized histograms (one atomic a row and feature) keep words alone,
-// pairs having made them slower. (3) A feature with few bins keeps up to
+// bins and 0.188 to 0.167 ms at 63 (words alone: 8 lanes in 8 banks).
+// Quantized histograms keep words alone, pairs and octets having made
+// them slower. (2b) A block that sums all of a group of five to eight
+// words (a large leaf, the root) lays them out as an octet: 32 features,
+// each owning one bank (slot 32p + f), lane l starting at feature l, so a
+// warp's 32 atomics of a step fall in 32 banks, one wavefront each (Nsight
+// Compute: 3.0 wavefronts per atomic for pairs, 37% of warp cycles stalled
+// on a full MIO queue). Each lane rotates its row's eight words once (three
+// select stages and a funnel shift) rather than indexing them per feature;
+// a group of seven words (28 features) spends an eighth of its atomics on
+// padding slots, which was still faster than masking those lanes in a
+// standalone probe. (3) A feature with few bins keeps up to
 // eight copies of its histogram ("banks", the paper's banked
 // counters) so that the lanes adding to a three-valued feature do not pile
 // onto three counters; the copies are summed when the block merges. The
@@ -59,11 +63,13 @@ struct HistPlan {
   int nfeat, words, total_bins;
   int quant;                // quantized gradients: packed accumulators (12 bytes a slot, else 8)
   int pairs;                // words laid out in pairs (full precision), else alone (quantized)
+  int octets;               // groups of 5-8 words are laid out as octets when a block takes all their words
   int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
   int *d_lg;       // per feature: log2 of its copies (bin position = bin << lg | bank)
   int *d_rsh;      // per feature: bank = (row >> rsh) % copies (k_bank_rows)
   int3 *d_groups;  // per group: first word, end word, shared slots
-  int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24, output slot)
+  int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24 | copy shift << 27, output slot)
+  int *d_merge8;     // the same .x for an octet group's blocks that take all its words
   int *d_merge_off;  // per word + 1: where its bins start in d_merge
   int *d_hoff;
 };
@@ -171,12 +177,29 @@ __host__ __device__ __forceinline__ int pair_slot(int wl, int f8, int p) {
   return ((wl >> 1) << 11) | (p << 3) | f8;  // bank (p % 4) * 8 + f8
 }
 
+// The same for feature f32 (0..31) of an octet, the 5-8 words of a group
+// that a block sums whole: one bank per feature (slot 32p + f32), lane l
+// starting at feature l, so the 32 lanes of a warp add into 32 banks.
+__host__ __device__ __forceinline__ int octet_slot(int f32, int p) { return (p << 5) | f32; }
+
+// A group of nw words is laid out as an octet (by blocks taking all of it).
+__host__ __device__ __forceinline__ bool octet_group(int octets, int nw) { return octets && nw >= 5 && nw <= 8; }
+
 // Word wl of a group of n words is one of a pair.
 __host__ __device__ __forceinline__ bool word_paired(int wl, int n) { return (wl | 1) < n; }
 
 // Where copy b of a bin sits from its first copy: copies are consecutive
-// positions (bin << lg | bank), eight slots apart in a pair, four alone.
-__device__ __forceinline__ int bank_step(int b, int pair) { return b << (pair ? 3 : 2); }
+// positions (bin << lg | bank), four slots apart alone, eight in a pair,
+// 32 in an octet (shift 2, 3, 5: bits 27-29 of a merge entry).
+__device__ __forceinline__ int bank_step(int b, int shift) { return b << shift; }
+
+// The shared slot of the first copy of a merge entry's bin, its copies and
+// their spacing, from the table the block's layout uses.
+__device__ __forceinline__ void merge_entry(int x, int &base, int &nbank, int &shift) {
+  base = x & 0xffffff;
+  nbank = 1 << ((x >> 24) & 7);
+  shift = (x >> 27) & 7;
+}
 
 // One row's bins of the block's words rb[0..nw), the first of them word wl0
 // of the block's group: add(slot) for each feature's shared-memory slot.
@@ -216,6 +239,43 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, b
   }
 }
 
+// One row's bins of an octet (the block's nw words, 5 to 8: words past nw
+// count as zero, their padding slots never merged): add(slot) for each of
+// the 32 features. Lane l takes word (j + l / 4) % 8 at step j and byte
+// (b + l) % 4 at step b, so at every step the warp's 32 lanes hold 32
+// different features, one bank each: one shared-memory wavefront per
+// atomic. The words are rotated once per row (three select stages by
+// l / 4, a funnel shift by l % 4) instead of indexed per feature.
+template <typename Add>
+__device__ __forceinline__ void row_octet(const uint32_t *rb, int nw, bool vec, int lane, Add add) {
+  uint32_t q[8];
+  if (vec) {
+    const uint4 u = *(const uint4 *)rb, v = *(const uint4 *)(rb + 4);
+    q[0] = u.x; q[1] = u.y; q[2] = u.z; q[3] = u.w;
+    q[4] = v.x; q[5] = v.y; q[6] = v.z; q[7] = v.w;
+#pragma unroll
+    for (int j = 5; j < 8; j++) q[j] = j < nw ? q[j] : 0u;
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; j++) q[j] = j < nw ? rb[j] : 0u;
+  }
+  const int s = lane >> 2, c = lane & 3;
+  uint32_t t[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++) t[j] = (s & 1) ? q[(j + 1) & 7] : q[j];
+#pragma unroll
+  for (int j = 0; j < 8; j++) q[j] = (s & 2) ? t[(j + 2) & 7] : t[j];
+#pragma unroll
+  for (int j = 0; j < 8; j++) t[j] = (s & 4) ? q[(j + 4) & 7] : q[j];
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    const uint32_t w = __funnelshift_r(t[j], t[j], 8 * c);  // byte b: the word's byte (b + c) % 4
+    const int fw = ((j + s) & 7) << 2;
+#pragma unroll
+    for (int b = 0; b < 4; b++) add(octet_slot(fw | ((b + c) & 3), (int)((w >> (8 * b)) & 255u)));
+  }
+}
+
 // Shared-memory kernel. Blocks of grid row y take the feature words of group
 // y. A large leaf gives each block a chunk of rows and all the group's
 // words. A leaf too small to fill the grid that way gives each block a chunk
@@ -224,7 +284,8 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, b
 // tree's splits) spread over the device instead of a few multiprocessors.
 __global__ void __launch_bounds__(kThreads)
 k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *__restrict__ groups,
-              const int2 *__restrict__ merge, const int *__restrict__ merge_off) {
+              const int2 *__restrict__ merge, const int *__restrict__ merge8, const int *__restrict__ merge_off,
+              int octets) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
@@ -235,21 +296,35 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   Bin *out = j.out;
   const int S = grp.z, begin = j.begin, end = j.end, wa = j.wa, wb = j.wb;
   const int nw = wb - wa, wl0 = wa - grp.x;
+  const bool oct = octet_group(octets, nw) && nw == grp.y - grp.x;
+  const int s_lo = oct ? 0 : wl0 << 10, s_hi = oct ? 8192 : (wl0 + nw) << 10;
   int *sg = smem, *sh = smem + S;
-  for (int i = (wl0 << 10) + threadIdx.x; i < (wl0 + nw) << 10; i += blockDim.x) {
+  for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
     sg[i] = 0;
     sh[i] = 0;
   }
   __syncthreads();
   const int lane = threadIdx.x & 31;
-  const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
-  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const int r = idx ? idx[i] : i;
-    const int2 v = gh[i];
-    row_slots<true>(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) {
-      atomicAdd(&sg[slot], v.x);
-      atomicAdd(&sh[slot], v.y);
-    });
+  if (oct) {
+    const bool vec8 = (W & 3) == 0 && (wa & 3) == 0 && wa + 8 <= W;
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const int r = idx ? idx[i] : i;
+      const int2 v = gh[i];
+      row_octet(bins + (size_t)r * W + wa, nw, vec8, lane, [&](int slot) {
+        atomicAdd(&sg[slot], v.x);
+        atomicAdd(&sh[slot], v.y);
+      });
+    }
+  } else {
+    const bool vec = (W & 3) == 0 && (wa & 3) == 0 && nw >= 4;
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const int r = idx ? idx[i] : i;
+      const int2 v = gh[i];
+      row_slots<true>(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) {
+        atomicAdd(&sg[slot], v.x);
+        atomicAdd(&sh[slot], v.y);
+      });
+    }
   }
   __syncthreads();
   // Merge, every thread taking bins of the block's words: the banks of each
@@ -257,10 +332,11 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   const int m1 = merge_off[wb];
   for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
     const int2 it = merge[k];
-    const int base = it.x & 0xffffff, nbank = 1 << ((it.x >> 24) & 7), pair = it.x >> 27;
+    int base, nbank, shift;
+    merge_entry(oct ? merge8[k] : it.x, base, nbank, shift);
     long long g = 0, h = 0;
     for (int b = 0; b < nbank; b++) {
-      const int s = base + bank_step(b, pair);
+      const int s = base + bank_step(b, shift);
       g += sg[s];
       h += sh[s];
     }
@@ -320,9 +396,10 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
   const int m1 = merge_off[wb];
   for (int k = merge_off[wa] + threadIdx.x; k < m1; k += blockDim.x) {
     const int2 it = merge[k];
-    const int base = it.x & 0xffffff, nbank = 1 << ((it.x >> 24) & 7), pair = it.x >> 27;
+    int base, nbank, shift;
+    merge_entry(it.x, base, nbank, shift);
     long long p = 0;
-    for (int b = 0; b < nbank; b++) p += p64[base + bank_step(b, pair)];
+    for (int b = 0; b < nbank; b++) p += p64[base + bank_step(b, shift)];
     const long long h = p & 0xffffffffLL, g = (p - h) / 4294967296LL;
     Bin *o = out + it.y;
     if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
@@ -400,6 +477,7 @@ void hist_plan_free(HistPlan *p) {
   cudaFree(p->d_rsh);
   cudaFree(p->d_groups);
   cudaFree(p->d_merge);
+  cudaFree(p->d_merge8);
   cudaFree(p->d_merge_off);
   cudaFree(p->d_hoff);
   hb_free(p);
@@ -446,7 +524,7 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   int *rsh = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
   int3 *groups = (int3 *)hb_malloc(sizeof(int3) * (size_t)W);
   int2 *merge = NULL;
-  int *merge_off = NULL;
+  int *merge8 = NULL, *merge_off = NULL;
   int nmerge = 0;
   int st = HB_OK;
   cudaError_t e = cudaSuccess;
@@ -458,11 +536,17 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   {
     const int slot_bytes = quant ? 12 : 8, per_group = limit / (slot_bytes * 1024);
     p->ok = per_group >= 1;  // else one word alone does not fit: the global kernel serves
-    const int step = per_group >= 2 && p->pairs ? per_group & ~1 : per_group >= 1 ? per_group : 1;  // pairs kept whole
+    // Full precision: octets when eight words fit (8192 slots) and there
+    // are five or more; else as many words as fit, pairs kept whole.
+    // Quantized: words alone, as many as fit (octets made its root
+    // histogram slower on the H100: 0.270 against 0.210 ms at 255 bins).
+    p->octets = !quant && per_group >= 8 && W >= 5;
+    const int step = p->octets ? 8 : per_group >= 2 && p->pairs ? per_group & ~1 : per_group >= 1 ? per_group : 1;
     for (int w = 0; w < W; w += step) {
       const int end = w + step < W ? w + step : W;
-      groups[p->ngroups++] = make_int3(w, end, (end - w) * 1024);
-      if ((end - w) * 1024 > p->max_slots) p->max_slots = (end - w) * 1024;
+      const int slots = octet_group(p->octets, end - w) ? 8192 : (end - w) * 1024;
+      groups[p->ngroups++] = make_int3(w, end, slots);
+      if (slots > p->max_slots) p->max_slots = slots;
     }
   }
   {
@@ -473,8 +557,9 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   // where the first of each bin's copies sits in shared memory (the copies
   // follow it).
   merge = (int2 *)hb_malloc(sizeof(int2) * (size_t)(total_bins > 0 ? total_bins : 1));
+  merge8 = (int *)hb_calloc((size_t)(total_bins > 0 ? total_bins : 1), sizeof(int));
   merge_off = (int *)hb_malloc(sizeof(int) * (size_t)(W + 1));
-  if (!merge || !merge_off) {
+  if (!merge || !merge8 || !merge_off) {
     st = HB_ERR_NOMEM;
     goto done;
   }
@@ -483,14 +568,16 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
     for (int w = 0; w < W; w++) {
       while (w >= groups[g].y) g++;
       const int wl = w - groups[g].x;
-      const bool pair = p->pairs && word_paired(wl, groups[g].y - groups[g].x);
+      const int gw = groups[g].y - groups[g].x;
+      const bool pair = p->pairs && word_paired(wl, gw), oct = octet_group(p->octets, gw);
       merge_off[w] = k;
       for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++) {
         rsh[f] = pair ? 3 : 2;
         for (int b = 0; b < nbin[f]; b++) {
           const int slot = pair ? pair_slot(wl & ~1, (wl & 1) * 4 + f - 4 * w, b << lg[f])
                                 : word_slot(wl, f - 4 * w, b << lg[f]);
-          merge[k++] = make_int2(slot | (lg[f] << 24) | ((int)pair << 27), hoff[f] + b);
+          if (oct) merge8[k] = octet_slot(4 * wl + f - 4 * w, b << lg[f]) | (lg[f] << 24) | (5 << 27);
+          merge[k++] = make_int2(slot | (lg[f] << 24) | ((pair ? 3 : 2) << 27), hoff[f] + b);
         }
       }
     }
@@ -509,6 +596,8 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
       (e = cudaMalloc(&p->d_merge, sizeof(int2) * (size_t)(nmerge > 0 ? nmerge : 1))) != cudaSuccess ||
       (e = cudaMalloc(&p->d_merge_off, sizeof(int) * (size_t)(W + 1))) != cudaSuccess ||
       (e = cudaMemcpy(p->d_merge, merge, sizeof(int2) * (size_t)nmerge, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMalloc(&p->d_merge8, sizeof(int) * (size_t)(nmerge > 0 ? nmerge : 1))) != cudaSuccess ||
+      (e = cudaMemcpy(p->d_merge8, merge8, sizeof(int) * (size_t)nmerge, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(p->d_merge_off, merge_off, sizeof(int) * (size_t)(W + 1), cudaMemcpyHostToDevice)) !=
           cudaSuccess ||
       (e = cudaFuncSetAttribute(k_hist_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) !=
@@ -522,6 +611,7 @@ done:
   hb_free(rsh);
   hb_free(groups);
   hb_free(merge);
+  hb_free(merge8);
   hb_free(merge_off);
   if (st != HB_OK) {
     hist_plan_free(p);
@@ -551,7 +641,8 @@ static int launch(const HistPlan *p, const RowSrc &src, const uint32_t *bins, in
   HB_SAME_CARVEOUT(k_hist_shared);
   return launch_pdl(k_hist_shared, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
                     (size_t)8 * p->max_slots, st, "the histogram kernel", src, bins, stride,
-                    (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge_off);
+                    (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge8,
+                    (const int *)p->d_merge_off, p->octets);
 }
 
 int hist_plan_bank_rows(const HistPlan *p, uint32_t *bins, int nrow, int stride, cudaStream_t st) {

@@ -94,6 +94,49 @@ test_that("GPU histograms equal the fixed-point sums computed in plain R (every 
   }
 })
 
+# Many features: 255-bin numerics, three-valued ones (banked copies), a
+# factor and NAs, so that groups of five to eight words are laid out as
+# octets (one shared-memory bank per feature) by blocks that take them whole.
+wide_hist_data <- function(n, p, seed) {
+  set.seed(seed)
+  x <- as.data.frame(matrix(rnorm(n * p), n, p))
+  for (j in seq(3, p, by = 7)) x[[j]] <- sample(c(-1, 0, 2.5), n, TRUE)
+  x[[5]] <- factor(sample(letters[1:11], n, TRUE))
+  x[[2]][sample.int(n, n %/% 10)] <- NA
+  list(x = x, g = rnorm(n) * 2, h = runif(n, 0.05, 1))
+}
+
+test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words) equal plain R's sums", {
+  skip_without_gpu()
+  n <- 150000L
+  for (p in c(28L, 30L, 41L)) {
+    dd <- wide_hist_data(n, p, p)
+    ds <- hb_dataset(dd$x, rnorm(n))
+    bins <- histboost:::.hb_dataset_bins(ds)
+    num_bin <- .Call(histboost:::C_hb_dataset_info, ds$ptr)$num_bin
+    expect_identical(ncol(bins), p)
+    expect_gte(max(num_bin), 255L)  # 255-bin numerics (their NA bin on top where they have NAs)
+    # all rows and 100,000 of them: blocks take every word of a group (octets);
+    # 3,000 rows: blocks take a pair of words each (a small leaf)
+    for (rows in list(NULL, sample.int(n, 100000L), sample.int(n, 3000L))) {
+      r <- if (is.null(rows)) seq_len(n) else rows
+      for (cfg in list(list(mode = 1L, lim = 0L), list(mode = 1L, lim = 40000L))) {
+        res <- histboost:::.hb_cuda_hist(ds, dd$g, dd$h, rows = rows, mode = cfg$mode, smem_limit = cfg$lim)
+        what <- sprintf("%d features, %d rows, smem %d", p, length(r), cfg$lim)
+        expect_identical(res$g, ref_bin_sums(bins, num_bin, round(dd$g * 2^res$exp_g), r), label = paste("g,", what))
+        expect_identical(res$h, ref_bin_sums(bins, num_bin, round(dd$h * 2^res$exp_h), r), label = paste("h,", what))
+      }
+      set.seed(p)
+      gq <- sample(c(-7L, 7L, sample(-7:7, 10, TRUE)), n, TRUE)
+      hq <- sample(c(0L, 15L, sample(0:15, 10, TRUE)), n, TRUE)
+      res <- histboost:::.hb_cuda_hist(ds, gq, hq, rows = rows, quant_bits = 4L)
+      what <- sprintf("quantized, %d features, %d rows", p, length(r))
+      expect_identical(res$g, ref_bin_sums(bins, num_bin, gq, r), label = paste("g,", what))
+      expect_identical(res$h, ref_bin_sums(bins, num_bin, hq, r), label = paste("h,", what))
+    }
+  }
+})
+
 # ---- on a GPU: GPU and CPU models agree ----------------------------------------
 
 # Data designed without ties: continuous features with distinct values and a
@@ -165,6 +208,24 @@ test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and
     expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
     expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
   }
+})
+
+test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octet histograms)", {
+  skip_without_gpu()
+  set.seed(15)
+  n <- 120000L
+  x <- as.data.frame(matrix(runif(n * 30), n, 30))
+  x$V7 <- round(x$V7 * 2)
+  x$V9[sample.int(n, 5000)] <- NA
+  y <- 3 * sin(4 * x$V1) + 4 * (x$V2 > 0.6) + 2 * x$V3 * (x$V4 > 0.3) + x$V7 + 2 * x$V12^2 + rnorm(n, sd = 0.3)
+  p <- modifyList(gpu_params, list(nrounds = 8L, num_leaves = 31L))
+  cpu <- do.call(hb_quiet, c(list(x, y, device = "cpu"), p))
+  gpu <- do.call(hb_quiet, c(list(x, y, device = "cuda"), p))
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = "30 features")
+  expect_lt(max(abs(predict(cpu, x, type = "raw") - predict(gpu, x, type = "raw"))), 1e-6)
+  qc <- do.call(hb_quiet, c(list(x, y, device = "cpu", quantized = TRUE), p))
+  qg <- do.call(hb_quiet, c(list(x, y, device = "cuda", quantized = TRUE), p))
+  expect_identical(hb_trees(qg), hb_trees(qc), label = "30 features, quantized")
 })
 
 test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
