@@ -3,7 +3,9 @@
 // boosting", adapted to integer sums).
 //
 // Bins sit on the device row-major, four 8-bit features to a 32-bit word
-// (with the row's bank in the low bits of each, see below).
+// (with the row's bank in the low bits of each, see below), or eight 4-bit
+// features when every feature has 16 bins or fewer (max_bin <= 15): half
+// the bytes, no room for banks, laid out as (4) below.
 // Gradients and hessians arrive as fixed-point int32 (g * 2^exp_g, h *
 // 2^exp_h, the exponents chosen each tree so that kRowsPerBlock rows of the
 // largest magnitude stay within 2^30), so a block sums its rows in shared
@@ -44,7 +46,10 @@
 // bank of a row is written into its bins once, when they are uploaded
 // (hist_plan_bank_rows: position p = bin * copies + (row / 8) % copies in a
 // pair, row / 4 alone), so the kernel finds a slot from the byte alone,
-// with no per-feature table. Rows are split
+// with no per-feature table. (4) Words of 4-bit bins have 128 slots each,
+// eight features of four banks (like a pair of 8-bit words), and a block
+// summing a whole group of three or four of them lays it out as an octet of
+// 16-position features (512 slots). Rows are split
 // between blocks (grid.x), and feature words between blocks (grid.y) when
 // one block's shared memory cannot hold every word. A global-memory kernel
 // serves when even one word's histograms do not fit.
@@ -64,11 +69,12 @@ struct HistPlan {
   int quant;                // quantized gradients: packed accumulators (12 bytes a slot, else 8)
   int pairs;                // words laid out in pairs (full precision), else alone (quantized)
   int octets;               // groups of 5-8 words are laid out as octets when a block takes all their words
+  int nib;                  // every feature fits 4 bits (max_bin <= 15): eight features to a word, 128 slots a word
   int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
   int *d_lg;       // per feature: log2 of its copies (bin position = bin << lg | bank)
   int *d_rsh;      // per feature: bank = (row >> rsh) % copies (k_bank_rows)
   int3 *d_groups;  // per group: first word, end word, shared slots
-  int2 *d_merge;     // per bin, word by word: (first bank's shared slot | log2(banks) << 24 | copy shift << 27, output slot)
+  int2 *d_merge;     // per bin, word by word: (first copy's slot | log2(copies) << 24 | copy shift << 27, out slot)
   int *d_merge8;     // the same .x for an octet group's blocks that take all its words
   int *d_merge_off;  // per word + 1: where its bins start in d_merge
   int *d_hoff;
@@ -182,8 +188,19 @@ __host__ __device__ __forceinline__ int pair_slot(int wl, int f8, int p) {
 // starting at feature l, so the 32 lanes of a warp add into 32 banks.
 __host__ __device__ __forceinline__ int octet_slot(int f32, int p) { return (p << 5) | f32; }
 
-// A group of nw words is laid out as an octet (by blocks taking all of it).
-__host__ __device__ __forceinline__ bool octet_group(int octets, int nw) { return octets && nw >= 5 && nw <= 8; }
+// The same for feature f8 (0..7) of a word of 4-bit bins (nibbles, every
+// feature with 16 bins or fewer): 128 slots a word, four banks per feature,
+// worked by four lanes at a time, as in a pair of 8-bit words.
+__host__ __device__ __forceinline__ int nib_slot(int wl, int f8, int p) { return (wl << 7) | (p << 3) | f8; }
+
+// A group of nw words is laid out as an octet (by blocks taking all of it):
+// five to eight 8-bit words, or three or four words of 4-bit bins.
+__host__ __device__ __forceinline__ bool octet_group(int octets, int nib, int nw) {
+  return octets && (nib ? nw >= 3 && nw <= 4 : nw >= 5 && nw <= 8);
+}
+
+// Shared slots of an octet: 32 features of 256 or 16 bin positions.
+__host__ __device__ __forceinline__ int octet_slots(int nib) { return nib ? 512 : 8192; }
 
 // Word wl of a group of n words is one of a pair.
 __host__ __device__ __forceinline__ bool word_paired(int wl, int n) { return (wl | 1) < n; }
@@ -239,6 +256,48 @@ __device__ __forceinline__ void row_slots(const uint32_t *rb, int nw, int wl0, b
   }
 }
 
+// One row's 4-bit bins of the block's words rb[0..nw), the first of them
+// word wl0 of the block's group: add(slot) for each of a word's eight
+// features, neighbouring lanes starting at different features.
+template <typename Add>
+__device__ __forceinline__ void row_nibs(const uint32_t *rb, int nw, int wl0, int lane, Add add) {
+  for (int w = 0; w < nw; w++) {
+    const uint32_t q = rb[w];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      const int f8 = (k + lane) & 7;
+      add(nib_slot(wl0 + w, f8, (int)((q >> (4 * f8)) & 15u)));
+    }
+  }
+}
+
+// The same for an octet of 4-bit bins (the block's nw words, 3 or 4): lane
+// l takes word (j + l / 8) % 4 at step j and nibble (b + l) % 8 at step b.
+template <typename Add>
+__device__ __forceinline__ void row_octet_nib(const uint32_t *rb, int nw, bool vec, int lane, Add add) {
+  uint32_t q[4];
+  if (vec) {
+    const uint4 u = *(const uint4 *)rb;
+    q[0] = u.x; q[1] = u.y; q[2] = u.z; q[3] = nw > 3 ? u.w : 0u;
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; j++) q[j] = j < nw ? rb[j] : 0u;
+  }
+  const int s = (lane >> 3) & 3, c = lane & 7;
+  uint32_t t[4];
+#pragma unroll
+  for (int j = 0; j < 4; j++) t[j] = (s & 1) ? q[(j + 1) & 3] : q[j];
+#pragma unroll
+  for (int j = 0; j < 4; j++) q[j] = (s & 2) ? t[(j + 2) & 3] : t[j];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const uint32_t w = __funnelshift_r(q[j], q[j], 4 * c);  // nibble b: the word's nibble (b + c) % 8
+    const int fw = ((j + s) & 3) << 3;
+#pragma unroll
+    for (int b = 0; b < 8; b++) add(octet_slot(fw | ((b + c) & 7), (int)((w >> (4 * b)) & 15u)));
+  }
+}
+
 // One row's bins of an octet (the block's nw words, 5 to 8: words past nw
 // count as zero, their padding slots never merged): add(slot) for each of
 // the 32 features. Lane l takes word (j + l / 4) % 8 at step j and byte
@@ -285,19 +344,20 @@ __device__ __forceinline__ void row_octet(const uint32_t *rb, int nw, bool vec, 
 __global__ void __launch_bounds__(kThreads)
 k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *__restrict__ groups,
               const int2 *__restrict__ merge, const int *__restrict__ merge8, const int *__restrict__ merge_off,
-              int octets) {
+              int octets, int nib) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
   BlockJob j;
-  if (!block_job(src, grp, 1, j)) return;
+  if (!block_job(src, grp, !nib, j)) return;
   const int *idx = j.idx;
   const int2 *gh = j.gh;
   Bin *out = j.out;
   const int S = grp.z, begin = j.begin, end = j.end, wa = j.wa, wb = j.wb;
   const int nw = wb - wa, wl0 = wa - grp.x;
-  const bool oct = octet_group(octets, nw) && nw == grp.y - grp.x;
-  const int s_lo = oct ? 0 : wl0 << 10, s_hi = oct ? 8192 : (wl0 + nw) << 10;
+  const bool oct = octet_group(octets, nib, nw) && nw == grp.y - grp.x;
+  const int wsh = nib ? 7 : 10;  // log2 of a word's slots
+  const int s_lo = oct ? 0 : wl0 << wsh, s_hi = oct ? octet_slots(nib) : (wl0 + nw) << wsh;
   int *sg = smem, *sh = smem + S;
   for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
     sg[i] = 0;
@@ -305,12 +365,31 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
   }
   __syncthreads();
   const int lane = threadIdx.x & 31;
-  if (oct) {
+  if (oct && nib) {
+    const bool vec4 = (W & 3) == 0 && (wa & 3) == 0 && wa + 4 <= W;
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const int r = idx ? idx[i] : i;
+      const int2 v = gh[i];
+      row_octet_nib(bins + (size_t)r * W + wa, nw, vec4, lane, [&](int slot) {
+        atomicAdd(&sg[slot], v.x);
+        atomicAdd(&sh[slot], v.y);
+      });
+    }
+  } else if (oct) {
     const bool vec8 = (W & 3) == 0 && (wa & 3) == 0 && wa + 8 <= W;
     for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
       const int r = idx ? idx[i] : i;
       const int2 v = gh[i];
       row_octet(bins + (size_t)r * W + wa, nw, vec8, lane, [&](int slot) {
+        atomicAdd(&sg[slot], v.x);
+        atomicAdd(&sh[slot], v.y);
+      });
+    }
+  } else if (nib) {
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const int r = idx ? idx[i] : i;
+      const int2 v = gh[i];
+      row_nibs(bins + (size_t)r * W + wa, nw, wl0, lane, [&](int slot) {
         atomicAdd(&sg[slot], v.x);
         atomicAdd(&sh[slot], v.y);
       });
@@ -353,7 +432,7 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
 // bits) and clears them; at the end it merges those into the histogram.
 __global__ void __launch_bounds__(kThreads)
 k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *__restrict__ groups,
-             const int2 *__restrict__ merge, const int *__restrict__ merge_off) {
+             const int2 *__restrict__ merge, const int *__restrict__ merge_off, int nib) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
   extern __shared__ int smem[];
@@ -362,9 +441,10 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
   const int *idx = j.idx;
   const int2 *gh = j.gh;
   Bin *out = j.out;
-  const int S = grp.z;  // a multiple of 1024: the 64-bit sums after S ints stay aligned
+  const int S = grp.z;  // a multiple of 128: the 64-bit sums after S ints stay aligned
   const int begin = j.begin, end = j.end, wa = j.wa, wb = j.wb;
-  const int nw = wb - wa, wl0 = wa - grp.x, s_lo = wl0 << 10, s_hi = (wl0 + nw) << 10;
+  const int wsh = nib ? 7 : 10;  // log2 of a word's slots
+  const int nw = wb - wa, wl0 = wa - grp.x, s_lo = wl0 << wsh, s_hi = (wl0 + nw) << wsh;
   int *p32 = smem;
   long long *p64 = (long long *)(smem + S);
   for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
@@ -380,7 +460,11 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
       const int r = idx ? idx[i] : i;
       const int2 v = gh[i];
       const int packed = v.x * 65536 + v.y;
-      row_slots<false>(bins + (size_t)r * W + wa, nw, wl0, vec, lane, [&](int slot) { atomicAdd(&p32[slot], packed); });
+      if (nib)
+        row_nibs(bins + (size_t)r * W + wa, nw, wl0, lane, [&](int slot) { atomicAdd(&p32[slot], packed); });
+      else
+        row_slots<false>(bins + (size_t)r * W + wa, nw, wl0, vec, lane,
+                         [&](int slot) { atomicAdd(&p32[slot], packed); });
     }
     __syncthreads();
     for (int i = s_lo + threadIdx.x; i < s_hi; i += blockDim.x) {
@@ -411,7 +495,7 @@ k_hist_quant(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *_
 // atomics straight into the global histogram (bin = position >> lg).
 __global__ void __launch_bounds__(kThreads)
 k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const int *__restrict__ hoff,
-              const int *__restrict__ lg) {
+              const int *__restrict__ lg, int nib) {
   HB_WAIT_PREVIOUS();
   const int *idx;
   const int2 *gh;
@@ -426,14 +510,15 @@ k_hist_global(RowSrc src, const uint32_t *__restrict__ bins, int W, int F, const
     const int r = idx ? idx[i] : i;
     const int2 v = gh[i];
     const uint32_t *rb = bins + (size_t)r * W;
-    for (int w = 0; w < (F + 3) / 4; w++) {
+    const int fpw = nib ? 8 : 4, bits = nib ? 4 : 8;  // features a word, bits a feature
+    const uint32_t mask = nib ? 15u : 255u;
+    for (int w = 0; w < (F + fpw - 1) / fpw; w++) {
       const uint32_t q = rb[w];
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        const int kk = (k + lane) & 3;
-        const int f = w * 4 + kk;
+      for (int k = 0; k < fpw; k++) {
+        const int kk = (k + lane) & (fpw - 1);
+        const int f = w * fpw + kk;
         if (f >= F) continue;
-        const int pos = (int)((q >> (8 * kk)) & 255u), shift = __ldg(lg + f);
+        const int pos = (int)((q >> (bits * kk)) & mask), shift = __ldg(lg + f);
         Bin *o = out + __ldg(hoff + f) + (pos >> shift);
         atomicAdd((unsigned long long *)&o->g, (unsigned long long)(long long)v.x);
         atomicAdd((unsigned long long *)&o->h, (unsigned long long)(long long)v.y);
@@ -485,6 +570,10 @@ void hist_plan_free(HistPlan *p) {
 
 int hist_plan_grid(const HistPlan *p) { return p->grid_x; }
 
+int hist_plan_row_bits(const HistPlan *p) { return p->nib ? 4 : 8; }
+
+int hist_plan_stride(const HistPlan *p) { return row_stride_words(p->words); }
+
 // Most rows one block sums for a histogram of up to nrow rows (block_chunk's
 // largest chunk): the bound the fixed-point exponents are chosen for.
 int hist_plan_block_rows(const HistPlan *p, int nrow) {
@@ -518,7 +607,11 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
   p->words = (nfeat + 3) / 4;
   p->total_bins = total_bins;
   p->quant = quant;
-  p->pairs = !quant;
+  p->nib = nfeat > 0;
+  for (int f = 0; f < nfeat; f++)
+    if (nbin[f] > 16) p->nib = 0;
+  if (p->nib) p->words = (nfeat + 7) / 8;
+  p->pairs = !quant && !p->nib;
   const int W = p->words;
   int *lg = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
   int *rsh = (int *)hb_malloc(sizeof(int) * (size_t)nfeat);
@@ -532,19 +625,22 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
     st = HB_ERR_NOMEM;
     goto done;
   }
-  for (int f = 0; f < nfeat; f++) lg[f] = log2_banks(nbin[f]);
+  for (int f = 0; f < nfeat; f++) lg[f] = p->nib ? 0 : log2_banks(nbin[f]);  // no copies in 4 bits
   {
-    const int slot_bytes = quant ? 12 : 8, per_group = limit / (slot_bytes * 1024);
+    const int wslots = p->nib ? 128 : 1024;  // shared slots a word
+    const int slot_bytes = quant ? 12 : 8, per_group = limit / (slot_bytes * wslots);
     p->ok = per_group >= 1;  // else one word alone does not fit: the global kernel serves
-    // Full precision: octets when eight words fit (8192 slots) and there
-    // are five or more; else as many words as fit, pairs kept whole.
+    // Full precision: octets when an octet's words fit (eight 8-bit words,
+    // 8192 slots; four of 4-bit bins, 512) and there are five (three) or
+    // more; else as many words as fit, pairs kept whole.
     // Quantized: words alone, as many as fit (octets made its root
     // histogram slower on the H100: 0.270 against 0.210 ms at 255 bins).
-    p->octets = !quant && per_group >= 8 && W >= 5;
-    const int step = p->octets ? 8 : per_group >= 2 && p->pairs ? per_group & ~1 : per_group >= 1 ? per_group : 1;
+    const int oct_words = p->nib ? 4 : 8;
+    p->octets = !quant && per_group >= oct_words && octet_group(1, p->nib, W < oct_words ? W : oct_words);
+    const int step = p->octets ? oct_words : per_group >= 2 && p->pairs ? per_group & ~1 : per_group >= 1 ? per_group : 1;
     for (int w = 0; w < W; w += step) {
       const int end = w + step < W ? w + step : W;
-      const int slots = octet_group(p->octets, end - w) ? 8192 : (end - w) * 1024;
+      const int slots = octet_group(p->octets, p->nib, end - w) ? octet_slots(p->nib) : (end - w) * wslots;
       groups[p->ngroups++] = make_int3(w, end, slots);
       if (slots > p->max_slots) p->max_slots = slots;
     }
@@ -569,8 +665,18 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
       while (w >= groups[g].y) g++;
       const int wl = w - groups[g].x;
       const int gw = groups[g].y - groups[g].x;
-      const bool pair = p->pairs && word_paired(wl, gw), oct = octet_group(p->octets, gw);
+      const bool pair = p->pairs && word_paired(wl, gw), oct = octet_group(p->octets, p->nib, gw);
       merge_off[w] = k;
+      if (p->nib) {
+        for (int f = 8 * w; f < 8 * w + 8 && f < nfeat; f++) {
+          rsh[f] = 0;
+          for (int b = 0; b < nbin[f]; b++) {
+            if (oct) merge8[k] = octet_slot(8 * wl + f - 8 * w, b) | (5 << 27);
+            merge[k++] = make_int2(nib_slot(wl, f - 8 * w, b), hoff[f] + b);
+          }
+        }
+        continue;
+      }
       for (int f = 4 * w; f < 4 * w + 4 && f < nfeat; f++) {
         rsh[f] = pair ? 3 : 2;
         for (int b = 0; b < nbin[f]; b++) {
@@ -630,23 +736,23 @@ static int launch(const HistPlan *p, const RowSrc &src, const uint32_t *bins, in
   if (mode == 2) {
     HB_SAME_CARVEOUT(k_hist_global);
     return launch_pdl(k_hist_global, dim3(p->grid_x), dim3(kThreads), 0, st, "the global-memory histogram kernel", src,
-                      bins, stride, p->nfeat, (const int *)p->d_hoff, (const int *)p->d_lg);
+                      bins, stride, p->nfeat, (const int *)p->d_hoff, (const int *)p->d_lg, p->nib);
   }
   if (p->quant) {
     HB_SAME_CARVEOUT(k_hist_quant);
     return launch_pdl(k_hist_quant, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
                       (size_t)12 * p->max_slots, st, "the quantized histogram kernel", src, bins, stride,
-                      (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge_off);
+                      (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge_off, p->nib);
   }
   HB_SAME_CARVEOUT(k_hist_shared);
   return launch_pdl(k_hist_shared, dim3((unsigned)p->grid_x, (unsigned)p->ngroups), dim3(kThreads),
                     (size_t)8 * p->max_slots, st, "the histogram kernel", src, bins, stride,
                     (const int3 *)p->d_groups, (const int2 *)p->d_merge, (const int *)p->d_merge8,
-                    (const int *)p->d_merge_off, p->octets);
+                    (const int *)p->d_merge_off, p->octets, p->nib);
 }
 
 int hist_plan_bank_rows(const HistPlan *p, uint32_t *bins, int nrow, int stride, cudaStream_t st) {
-  if (nrow < 1) return HB_OK;
+  if (nrow < 1 || p->nib) return HB_OK;  // 4-bit bins keep no copies
   const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
   k_bank_rows<<<grid, 256, 0, st>>>(bins, nrow, stride, p->nfeat, p->d_lg, p->d_rsh);
   HB_CUDA_TRY(cudaGetLastError(), "the bank kernel");

@@ -28,7 +28,9 @@ struct Valid {
 
 struct hb_cuda_learner {
   hb_config_t cfg;
-  int n, nfeat, K, L, stride, total_bins, part_grid;
+  int n, nfeat, K, L, total_bins, part_grid;
+  int stride;   // words a row of validation bins (8 bits a feature), read by the routing kernel
+  int hstride;  // words a row of training bins, the histogram kernels' input (hist_plan_stride)
   cudaStream_t st;
   HistPlan *plan;
   // training rows
@@ -94,12 +96,7 @@ int hb_cuda_fail(cudaError_t e, const char *what) {
                       what, cudaGetErrorString(e));
 }
 
-extern "C" int hb_cuda_row_stride(int nfeat) {
-  int w = (nfeat + 3) / 4;
-  if (w <= 2) return w;
-  if (w <= 4) return 4;
-  return (w + 7) & ~7;
-}
+extern "C" int hb_cuda_row_stride(int nfeat) { return row_stride_words((nfeat + 3) / 4); }
 
 extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   if (!L) return;
@@ -169,8 +166,9 @@ static int upload_train(hb_cuda_learner_t *L, const hb_dataset_t *d) {
       used[k] = 1;
     }
   }
-  if ((st = rows_launch(L->d_cols, F, n, L->d_bins, L->stride, L->st)) != HB_OK) goto fail;
-  if ((st = hist_plan_bank_rows(L->plan, L->d_bins, n, L->stride, L->st)) != HB_OK) goto fail;
+  if ((st = rows_launch(L->d_cols, F, n, L->d_bins, L->hstride, hist_plan_row_bits(L->plan), L->st)) != HB_OK)
+    goto fail;
+  if ((st = hist_plan_bank_rows(L->plan, L->d_bins, n, L->hstride, L->st)) != HB_OK) goto fail;
   TRY(cudaStreamSynchronize(L->st), "uploading bins");
 fail:
   if (L->st) cudaStreamSynchronize(L->st);  // nothing in flight reads a staging buffer
@@ -222,7 +220,8 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   if ((st = hist_plan_create(n, F, nbin, d->hist_offset, d->total_bins, 0, cfg->quantized, &L->plan)) != HB_OK)
     goto fail;
   L->part_grid = partition_grid();
-  DALLOC(L->d_bins, (size_t)n * L->stride);
+  L->hstride = hist_plan_stride(L->plan);
+  DALLOC(L->d_bins, (size_t)n * L->hstride);
   DALLOC(L->d_cols, (size_t)n * F);
   DALLOC(L->d_label, n);
   if (d->weight) DALLOC(L->d_weight, n);
@@ -350,7 +349,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.bins = L->d_bins;
   a.cols = L->d_cols;
   a.nrow = L->n;
-  a.stride = L->stride;
+  a.stride = L->hstride;
   a.nfeat = L->nfeat;
   a.hoff = L->d_hoff;
   a.nbin = L->d_nbin;
@@ -593,9 +592,10 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
                                   int quant_bits, int mode, int smem_limit, int reps, int64_t *out_g, int64_t *out_h,
                                   int *exp_g, int *exp_h, double *ms) {
   if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
-  const int stride = hb_cuda_row_stride(nfeat);
+  const int stride = hb_cuda_row_stride(nfeat);  // of `words`: 8 bits a feature
+  int hstride = stride;                          // of the kernels' input (4 bits a feature when bins allow)
   HistPlan *plan = NULL;
-  uint32_t *d_bins = NULL;
+  uint32_t *d_bins = NULL, *h_nib = NULL;
   int *d_rows = NULL;
   int2 *d_gh = NULL, *h_gh = NULL;
   Bin *d_out = NULL, *h_out = NULL;
@@ -631,23 +631,38 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
     st = HB_ERR_NOMEM;
     goto fail;
   }
+  hstride = hist_plan_stride(plan);
+  if (hist_plan_row_bits(plan) == 4) {
+    // the learner builds these rows on the device (rows_launch); here from the 8-bit ones
+    h_nib = (uint32_t *)hb_calloc((size_t)nrow * (size_t)hstride + 1, sizeof(uint32_t));
+    if (!h_nib) {
+      st = HB_ERR_NOMEM;
+      goto fail;
+    }
+    for (int i = 0; i < nrow; i++)
+      for (int f = 0; f < nfeat; f++) {
+        const uint32_t b = (words[(size_t)i * stride + f / 4] >> (8 * (f % 4))) & 255u;
+        h_nib[(size_t)i * hstride + f / 8] |= b << (4 * (f % 8));
+      }
+  }
   // The learner keeps (g, h) in segment order: position i holds row rows[i]'s.
   for (int i = 0; i < nrows; i++) {
     const int r = rows ? rows[i] : i;
     h_gh[i] = make_int2((int)nearbyint(ldexp(g[r], eg)), (int)nearbyint(ldexp(h[r], eh)));
   }
-  DALLOC(d_bins, (size_t)nrow * stride);
+  DALLOC(d_bins, (size_t)nrow * hstride);
   DALLOC(d_gh, nrows > 0 ? nrows : 1);
   DALLOC(d_out, total_bins);
   DALLOC(d_rs, 1);
   TRY(cudaMemcpy(d_rs, &h_rs, sizeof h_rs, cudaMemcpyHostToDevice), "uploading");
   if (rows) DALLOC(d_rows, nrows > 0 ? nrows : 1);
-  TRY(cudaMemcpy(d_bins, words, sizeof(uint32_t) * (size_t)nrow * stride, cudaMemcpyHostToDevice), "uploading bins");
-  if ((st = hist_plan_bank_rows(plan, d_bins, nrow, stride, 0)) != HB_OK) goto fail;
+  TRY(cudaMemcpy(d_bins, h_nib ? h_nib : words, sizeof(uint32_t) * (size_t)nrow * hstride, cudaMemcpyHostToDevice),
+      "uploading bins");
+  if ((st = hist_plan_bank_rows(plan, d_bins, nrow, hstride, 0)) != HB_OK) goto fail;
   TRY(cudaMemcpy(d_gh, h_gh, sizeof(int2) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading gradients");
   if (rows) TRY(cudaMemcpy(d_rows, rows, sizeof(int) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading rows");
   TRY(cudaMemset(d_out, 0, sizeof(Bin) * (size_t)total_bins), "clearing the histogram");
-  if ((st = hist_launch_rows(plan, d_bins, stride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
+  if ((st = hist_launch_rows(plan, d_bins, hstride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
   TRY(cudaDeviceSynchronize(), "the histogram kernel");
   TRY(cudaMemcpy(h_out, d_out, sizeof(Bin) * (size_t)total_bins, cudaMemcpyDeviceToHost), "copying the histogram");
   for (int k = 0; k < total_bins; k++) {
@@ -667,7 +682,7 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
     for (int r = 0; r < reps; r++) {
       TRY(cudaMemsetAsync(d_out, 0, sizeof(Bin) * (size_t)total_bins, 0), "clearing the histogram");
       TRY(cudaEventRecord(evs[2 * r], 0), "recording an event");
-      if ((st = hist_launch_rows(plan, d_bins, stride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
+      if ((st = hist_launch_rows(plan, d_bins, hstride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
       TRY(cudaEventRecord(evs[2 * r + 1], 0), "recording an event");
     }
     TRY(cudaDeviceSynchronize(), "timing the histogram kernel");
@@ -693,6 +708,7 @@ fail:
   hist_plan_free(plan);
   hb_free(h_gh);
   hb_free(h_out);
+  hb_free(h_nib);
   cudaGetLastError();
   return st;
 }

@@ -173,7 +173,8 @@ struct NodeRoute {
 
 // Everything one tree's kernels need, passed by value.
 struct TreeArgs {
-  const uint32_t *bins;    // nrow x stride words (row-major, 4 features per word), banked for the histogram kernels
+  const uint32_t *bins;    // nrow x stride words (row-major, 4 features of 8 bits or 8 of 4 bits a word), banked
+                           // for the histogram kernels, their only reader (hist_plan_row_bits, hist_plan_stride)
   const uint8_t *cols;     // the bins feature by feature (nfeat x nrow bytes), for the partition and routing
   int nrow;
   int stride, nfeat;
@@ -202,6 +203,10 @@ struct TreeArgs {
   int min_data, max_depth, max_cat_threshold, min_data_per_group;
 };
 
+// Words a row is padded to for w words of bins: as they are up to two, four
+// up to four, else a multiple of eight (16- and 32-byte loads stay aligned).
+__host__ __device__ __forceinline__ int row_stride_words(int w) { return w <= 2 ? w : w <= 4 ? 4 : (w + 7) & ~7; }
+
 // ---- launchers (each .cu exports its own) ----
 
 // hist.cu
@@ -211,6 +216,10 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
 void hist_plan_free(HistPlan *p);
 int hist_plan_grid(const HistPlan *p);
 int hist_plan_block_rows(const HistPlan *p, int nrow);
+// The histogram kernels' row-major input: bits a feature (8, or 4 when every
+// feature has 16 bins or fewer) and words a row.
+int hist_plan_row_bits(const HistPlan *p);
+int hist_plan_stride(const HistPlan *p);
 // Rewrites row-major bins, in place, into the kernels' input: each byte the
 // feature's bin position (bin << copies | the row's copy). Only the
 // histogram kernels read the result.
@@ -244,9 +253,9 @@ int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_
 
 // partition.cu
 int partition_grid();
-// Row-major bins (stride words per row) from the feature-major ones (nfeat
-// x nrow bytes).
-int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, cudaStream_t st);
+// Row-major bins (stride words per row, `bits` 8 or 4 a feature) from the
+// feature-major ones (nfeat x nrow bytes).
+int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, int bits, cudaStream_t st);
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
 
 // split.cu: the split search of both children, then the choice of the next split

@@ -176,12 +176,14 @@ __device__ __forceinline__ void clear_slot_share(const TreeArgs &a, int slot) {
 // A thread per row: its bytes in from each feature's column (the reads of a
 // warp from one column are contiguous), its words out, padding words zero.
 __global__ void k_rows(const uint8_t *__restrict__ cols, int nfeat, int nrow, uint32_t *__restrict__ bins,
-                       int stride) {
+                       int stride, int bits) {
+  const int fpw = 32 / bits;  // features a word
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrow; i += gridDim.x * blockDim.x) {
     uint32_t *rb = bins + (size_t)i * stride;
     for (int w = 0; w < stride; w++) {
       uint32_t q = 0;
-      for (int k = 0; k < 4 && 4 * w + k < nfeat; k++) q |= (uint32_t)cols[(size_t)(4 * w + k) * nrow + i] << (8 * k);
+      for (int k = 0; k < fpw && fpw * w + k < nfeat; k++)
+        q |= (uint32_t)cols[(size_t)(fpw * w + k) * nrow + i] << (bits * k);
       rb[w] = q;
     }
   }
@@ -354,10 +356,10 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   layout_children(a, c, v, total_left);
 }
 
-int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, cudaStream_t st) {
+int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, int bits, cudaStream_t st) {
   if (nrow < 1) return HB_OK;
   const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
-  k_rows<<<grid, 256, 0, st>>>(cols, nfeat, nrow, bins, stride);
+  k_rows<<<grid, 256, 0, st>>>(cols, nfeat, nrow, bins, stride, bits);
   HB_CUDA_TRY(cudaGetLastError(), "the row packing kernel");
   return HB_OK;
 }

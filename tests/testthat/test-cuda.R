@@ -106,23 +106,29 @@ wide_hist_data <- function(n, p, seed) {
   list(x = x, g = rnorm(n) * 2, h = runif(n, 0.05, 1))
 }
 
-test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words) equal plain R's sums", {
+test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words, 4-bit bins) equal plain R's sums", {
   skip_without_gpu()
   n <- 150000L
-  for (p in c(28L, 30L, 41L)) {
+  for (p in c(28L, 30L, 41L)) for (mb in c(255L, 15L)) {
     dd <- wide_hist_data(n, p, p)
-    ds <- hb_dataset(dd$x, rnorm(n))
+    ds <- hb_dataset(dd$x, rnorm(n), max_bin = mb)
     bins <- histboost:::.hb_dataset_bins(ds)
     num_bin <- .Call(histboost:::C_hb_dataset_info, ds$ptr)$num_bin
     expect_identical(ncol(bins), p)
-    expect_gte(max(num_bin), 255L)  # 255-bin numerics (their NA bin on top where they have NAs)
-    # all rows and 100,000 of them: blocks take every word of a group (octets);
-    # 3,000 rows: blocks take a pair of words each (a small leaf)
+    if (mb == 255L) {
+      expect_gte(max(num_bin), 255L)  # 255-bin numerics (their NA bin on top where they have NAs)
+    } else {
+      expect_identical(max(num_bin), 16L)  # 4-bit bins on the device: eight features a word
+    }
+    # max_bin 255: all rows and 100,000 of them: blocks take every word of a
+    # group (octets); 3,000 rows: blocks take a pair of words each (a small
+    # leaf); 40,000 bytes of shared memory: groups of four words, no octets.
+    # max_bin 15: words of eight 4-bit features, in groups or (3,000 rows) alone.
     for (rows in list(NULL, sample.int(n, 100000L), sample.int(n, 3000L))) {
       r <- if (is.null(rows)) seq_len(n) else rows
-      for (cfg in list(list(mode = 1L, lim = 0L), list(mode = 1L, lim = 40000L))) {
+      for (cfg in list(list(mode = 1L, lim = 0L), list(mode = 1L, lim = 40000L), list(mode = 2L, lim = 0L))) {
         res <- histboost:::.hb_cuda_hist(ds, dd$g, dd$h, rows = rows, mode = cfg$mode, smem_limit = cfg$lim)
-        what <- sprintf("%d features, %d rows, smem %d", p, length(r), cfg$lim)
+        what <- sprintf("%d features, max_bin %d, %d rows, mode %d, smem %d", p, mb, length(r), cfg$mode, cfg$lim)
         expect_identical(res$g, ref_bin_sums(bins, num_bin, round(dd$g * 2^res$exp_g), r), label = paste("g,", what))
         expect_identical(res$h, ref_bin_sums(bins, num_bin, round(dd$h * 2^res$exp_h), r), label = paste("h,", what))
       }
@@ -130,7 +136,7 @@ test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words) equal
       gq <- sample(c(-7L, 7L, sample(-7:7, 10, TRUE)), n, TRUE)
       hq <- sample(c(0L, 15L, sample(0:15, 10, TRUE)), n, TRUE)
       res <- histboost:::.hb_cuda_hist(ds, gq, hq, rows = rows, quant_bits = 4L)
-      what <- sprintf("quantized, %d features, %d rows", p, length(r))
+      what <- sprintf("quantized, %d features, max_bin %d, %d rows", p, mb, length(r))
       expect_identical(res$g, ref_bin_sums(bins, num_bin, gq, r), label = paste("g,", what))
       expect_identical(res$h, ref_bin_sums(bins, num_bin, hq, r), label = paste("h,", what))
     }
@@ -210,7 +216,7 @@ test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and
   }
 })
 
-test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octet histograms)", {
+test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octets; 4-bit bins)", {
   skip_without_gpu()
   set.seed(15)
   n <- 120000L
@@ -218,14 +224,18 @@ test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octe
   x$V7 <- round(x$V7 * 2)
   x$V9[sample.int(n, 5000)] <- NA
   y <- 3 * sin(4 * x$V1) + 4 * (x$V2 > 0.6) + 2 * x$V3 * (x$V4 > 0.3) + x$V7 + 2 * x$V12^2 + rnorm(n, sd = 0.3)
-  p <- modifyList(gpu_params, list(nrounds = 8L, num_leaves = 31L))
-  cpu <- do.call(hb_quiet, c(list(x, y, device = "cpu"), p))
-  gpu <- do.call(hb_quiet, c(list(x, y, device = "cuda"), p))
-  expect_same_trees(cpu, gpu, tol = 1e-8, label = "30 features")
-  expect_lt(max(abs(predict(cpu, x, type = "raw") - predict(gpu, x, type = "raw"))), 1e-6)
-  qc <- do.call(hb_quiet, c(list(x, y, device = "cpu", quantized = TRUE), p))
-  qg <- do.call(hb_quiet, c(list(x, y, device = "cuda", quantized = TRUE), p))
-  expect_identical(hb_trees(qg), hb_trees(qc), label = "30 features, quantized")
+  # max_bin 15: the histogram kernels read 4-bit bins, eight features a word
+  for (mb in c(255L, 15L)) {
+    p <- modifyList(gpu_params, list(nrounds = 8L, num_leaves = 31L, max_bin = mb))
+    label <- sprintf("30 features, max_bin %d", mb)
+    cpu <- do.call(hb_quiet, c(list(x, y, device = "cpu"), p))
+    gpu <- do.call(hb_quiet, c(list(x, y, device = "cuda"), p))
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+    expect_lt(max(abs(predict(cpu, x, type = "raw") - predict(gpu, x, type = "raw"))), 1e-6, label = label)
+    qc <- do.call(hb_quiet, c(list(x, y, device = "cpu", quantized = TRUE), p))
+    qg <- do.call(hb_quiet, c(list(x, y, device = "cuda", quantized = TRUE), p))
+    expect_identical(hb_trees(qg), hb_trees(qc), label = paste(label, "quantized"))
+  }
 })
 
 test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
