@@ -62,7 +62,23 @@ typedef struct {
   uint8_t *in_wide; /* nfeat, or NULL: feature f summed from its column's codes */
   int nwide;        /* columns with features in_wide */
   int *wide_col;    /* nwide: those columns, increasing */
+  /* Wide columns whose codes also sit in each row, after its bins (full
+   * precision only, and only with dense columns): the tile that reads a
+   * leaf's rows then sums their in_wide parts from the same cache line,
+   * instead of a pass of its own over the leaf's rows reading a code and a
+   * gradient each (hist.c). Such a column's used sparse parts are all
+   * in_wide, however few rows they store. A slot is one byte when one part
+   * is summed (that part's bin, its missing bin for rows of other parts),
+   * else two (the wide code). */
+  int nwslot;
+  int *wslot_col;   /* nwslot: the columns, increasing */
+  int *wslot_off;   /* nwslot: a slot's first byte in a row */
+  int *wslot_part;  /* nwslot: the summed part of a one-byte slot, or -1: two bytes */
 } hb_rowblock_t;
+
+/* Most wide columns given slots in the rows (the others are summed in a
+ * pass of their own). */
+#define HB_WSLOT_MAX 8
 
 /* A wide factor's sparse parts are summed from its row codes when they
  * store at least one row in this many (else a code read per row of a leaf
