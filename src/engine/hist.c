@@ -167,14 +167,20 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
  * quantized gradient after them. A row of a scattered leaf costs every
  * cache line it touches, so rows are padded to a power of two when that
  * takes at most a quarter more memory (a 28-byte row straddles two lines
- * 42% of the time, a 32-byte one never), and long rows to whole lines. */
-static int row_stride(int ncol, int with_q, int *qoff) {
+ * 42% of the time, a 32-byte one never), and long rows to whole lines.
+ * With with_gh, 16 bytes for the row's (gradient, hessian) pair after the
+ * bins (8-byte aligned) at *goff. */
+static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   *qoff = -1;
+  *goff = -1;
   if (ncol == 0) return 0;
   int s = ncol, p = 8;
   if (with_q) {
     *qoff = (ncol + 3) & ~3;
     s = *qoff + 4;
+  } else if (with_gh) {
+    *goff = (ncol + 7) & ~7;
+    s = *goff + 16;
   }
   while (p < s) p *= 2;
   if (p <= 64 && 4 * p <= 5 * s) return p;
@@ -207,7 +213,13 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     rb->wslot_off[s] = row_bytes;
     row_bytes += rb->wslot_part[s] >= 0 ? 1 : 2;
   }
-  rb->stride = row_stride(row_bytes, with_q, &rb->qoff);
+  /* A scattered leaf's row costs a line for its bins and another for its
+   * gradient pair (16 bytes of a 16-byte-a-row array): rows of at most 16
+   * bytes carry the pair too, padded to 32 bytes, so that a row is one
+   * line. (Wider rows would grow past 32 bytes, and straddle lines or
+   * double their size; not measured.) */
+  rb->stride = row_stride(row_bytes, with_q, 0, &rb->qoff, &rb->goff);
+  if (!with_q && row_bytes > 0 && row_bytes <= 16) rb->stride = row_stride(row_bytes, 0, 1, &rb->qoff, &rb->goff);
   rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
   rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
   if (ncol > 0) {
@@ -267,6 +279,17 @@ void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, q + r, sizeof(int32_t));
+}
+
+void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
+  if (!rb || rb->goff < 0) return;
+  int nth = hb_threads_use(nthreads), n = rb->nrow;
+  const size_t stride = (size_t)rb->stride;
+  uint8_t *dst = rb->bins + rb->goff;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, gh + 2 * (size_t)r, 2 * sizeof(double));
+  rb->gh_src = gh;
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -374,6 +397,10 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
   size_t last = (size_t)(col[nc - 1] - c0);   /* the last byte a row's reads touch, from base + c0 */
   hb_histbin_t junk[HB_MAX_NUM_BIN];
   hb_histbin_t *pp[HB_WSLOT_MAX * (HB_MAX_COLUMN_FEATURES + 1)];
+  /* the rows carry this gh's pairs: read a row's pair from its own line */
+  const int in_row = rows && rb->goff >= 0 && rb->gh_src == gh;
+  const size_t goff = in_row ? (size_t)rb->goff : 0;
+  if (in_row && goff + 15 - (size_t)c0 > last) last = goff + 15 - (size_t)c0;
   int nseg = 1, split = nrows;
   if (tw && tw->ns > 0) {
     for (int s = 0; s < tw->ns; s++) {
@@ -389,6 +416,17 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
     const int wide = tw && tw->ns > 0;
     if (wide) wide_ptrs(tw, tw->dst[seg], junk, pp);
 #define WIDE_ADD(row, g, h) if (wide) wide_add(tw, pp, (row) - c0, g, h)
+/* row r's pair, from its line (row: its first byte) or from gh */
+#define ROW_GH(row, r, g, h)                                 \
+  do {                                                       \
+    if (in_row) {                                            \
+      memcpy(&(g), (row) + goff, sizeof(double));            \
+      memcpy(&(h), (row) + goff + sizeof(double), sizeof(double)); \
+    } else {                                                 \
+      (g) = gh[2 * (r)];                                     \
+      (h) = gh[2 * (r) + 1];                                 \
+    }                                                        \
+  } while (0)
     if (contiguous) {
       if (!rows) {
         const uint8_t *p = base + (size_t)(r0 + lo) * stride;
@@ -402,12 +440,14 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
           if (i + PREFETCH_AHEAD < nrows) {
             size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
             hb_prefetch_row(base + ra * stride, last);
-            HB_PREFETCH(gh + 2 * ra);
+            if (!in_row) HB_PREFETCH(gh + 2 * ra);
           }
           size_t r = (size_t)rows[i];
           const uint8_t *p = base + r * stride;
-          row_add(acc, p, nc, gh[2 * r], gh[2 * r + 1]);
-          WIDE_ADD(p, gh[2 * r], gh[2 * r + 1]);
+          double g, h;
+          ROW_GH(p - c0, r, g, h);
+          row_add(acc, p, nc, g, h);
+          WIDE_ADD(p, g, h);
         }
       }
     } else {
@@ -417,16 +457,19 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
         if (rows && i + PREFETCH_AHEAD < nrows) {
           size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
           hb_prefetch_row(base + ra * stride, last);
-          HB_PREFETCH(gh + 2 * ra);
+          if (!in_row) HB_PREFETCH(gh + 2 * ra);
         }
         const uint8_t *p = base + r * stride;
         for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
-        row_add(acc, pick, nc, gh[2 * r], gh[2 * r + 1]);
-        WIDE_ADD(p, gh[2 * r], gh[2 * r + 1]);
+        double g, h;
+        ROW_GH(p, r, g, h);
+        row_add(acc, pick, nc, g, h);
+        WIDE_ADD(p, g, h);
       }
     }
 #undef WIDE_ADD
   }
+#undef ROW_GH
   for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_MAX_NUM_BIN, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
 

@@ -24,6 +24,9 @@ typedef struct {
   int stride;       /* bytes from one row's bins to the next's (ncol or more) */
   int qoff;         /* where a row's packed quantized gradient sits in its
                      * stride (an int32, hb_rowblock_set_q), or -1: none */
+  int goff;         /* where a row's (gradient, hessian) pair sits in its
+                     * stride (two doubles, hb_rowblock_set_gh), or -1: none */
+  const double *gh_src;  /* the array whose pairs the rows hold (NULL: none yet) */
   int nfeat;        /* the dataset's feature count */
   /* Per-thread accumulators of the histogram kernels (HB_HIST_SCRATCH bytes
    * for each of nscratch threads; NULL when ncol is 0): a tile's columns
@@ -120,6 +123,11 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 }
 /* Copy the packed quantized gradients q[0..nrow) into the rows (qoff >= 0). */
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
+/* Copy the (gradient, hessian) pairs gh[2r], gh[2r + 1] into the rows
+ * (goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
+ * row, not from gh, whenever it is given this same gh array: the caller
+ * copies again whenever gh's contents change (hb_grow_tree: every tree). */
+void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
