@@ -650,12 +650,27 @@ static int sparse_part_start(const hb_dataset_t *d, const hb_rowblock_t *rb, int
 
 /* ------------------------------------------------------------ driver */
 
+/* Columns' worth of work of one wide slot in a tile (a code read, a pointer
+ * looked up, a read-modify-write in the histogram). */
+#define TILE_SLOT_COLS 2
+
 /* Tile t of ntile over the row block's n_act active columns: the active
  * columns with active rank in [t*n_act/ntile, (t+1)*n_act/ntile). */
 static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active,
                      int t, int ntile, int n_act, const int *rows, int nrows, int r0, const double *gh,
                      hb_histbin_t *hist, const tile_wide_t *tw) {
-  int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
+  /* The last tile also sums the wide slots (tw): counted as TILE_SLOT_COLS
+   * columns each, so that it takes fewer columns, while keeping one. */
+  int extra = 0;
+  if (tw && tw->ns > 0 && ntile > 1) {
+    extra = TILE_SLOT_COLS * tw->ns;
+    int most = (int)((long long)(n_act - 1) * ntile / (ntile - 1)) - n_act;  /* last tile keeps a column */
+    if (extra > most) extra = most > 0 ? most : 0;
+    if (extra > HB_HIST_TILE * ntile - n_act) extra = HB_HIST_TILE * ntile - n_act;  /* no tile too wide */
+  }
+  const int total = n_act + extra;
+  int lo = (int)((long long)t * total / ntile), hi = (int)((long long)(t + 1) * total / ntile);
+  if (t == ntile - 1 || hi > n_act) hi = n_act;
   int col[HB_HIST_TILE], nb[HB_HIST_TILE];
   hb_histbin_t *hp[HB_HIST_TILE];
   int nc = 0;
