@@ -381,6 +381,92 @@ static void wide_ptrs(const tile_wide_t *tw, hb_histbin_t *dst, hb_histbin_t *ju
       pp[s * (HB_MAX_COLUMN_FEATURES + 1) + j] = tw->part[s][j] >= 0 ? dst + tw->part[s][j] : junk;
 }
 
+/* What a tile's row loop reads (build_tile). */
+typedef struct {
+  const uint8_t *base;      /* the row block's bins + c0 */
+  size_t stride, last, goff;
+  int c0;                   /* the first column when contiguous, else 0 */
+  const int *rows, *col;
+  int nrows, r0, nc, contiguous;
+  const double *gh;
+  hb_histbin_t *acc;
+  const tile_wide_t *tw;
+  hb_histbin_t *const *pp;
+} tile_rows_t;
+
+#if defined(__GNUC__)
+#define HB_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define HB_ALWAYS_INLINE inline
+#endif
+
+/* Rows lo..hi-1 of a tile; wide: also the slots (t->tw, t->pp); in_row:
+ * the pairs from the rows. Called with constant flags, so that the plain
+ * tile (every workload without wide factors or narrow rows) keeps a loop
+ * without either. */
+static HB_ALWAYS_INLINE void tile_rows(const tile_rows_t *t, int lo, int hi, const int wide, const int in_row) {
+  const uint8_t *base = t->base;
+  const size_t stride = t->stride, last = t->last, goff = t->goff;
+  const int *rows = t->rows, nrows = t->nrows, nc = t->nc, c0 = t->c0;
+  const double *gh = t->gh;
+  hb_histbin_t *acc = t->acc;
+#define WIDE_ADD(row, g, h) if (wide) wide_add(t->tw, t->pp, (row) - c0, g, h)
+/* row r's pair, from its line (row: its first byte) or from gh */
+#define ROW_GH(row, r, g, h)                                       \
+  do {                                                             \
+    if (in_row) {                                                  \
+      memcpy(&(g), (row) + goff, sizeof(double));                  \
+      memcpy(&(h), (row) + goff + sizeof(double), sizeof(double)); \
+    } else {                                                       \
+      (g) = gh[2 * (r)];                                           \
+      (h) = gh[2 * (r) + 1];                                       \
+    }                                                              \
+  } while (0)
+  if (t->contiguous) {
+    if (!rows) {
+      const uint8_t *p = base + (size_t)(t->r0 + lo) * stride;
+      const double *g = gh + 2 * (size_t)t->r0;
+      for (int i = lo; i < hi; i++, p += stride) {
+        row_add(acc, p, nc, g[2 * i], g[2 * i + 1]);
+        WIDE_ADD(p, g[2 * i], g[2 * i + 1]);
+      }
+    } else {
+      for (int i = lo; i < hi; i++) {
+        if (i + PREFETCH_AHEAD < nrows) {
+          size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+          hb_prefetch_row(base + ra * stride, last);
+          if (!in_row) HB_PREFETCH(gh + 2 * ra);
+        }
+        size_t r = (size_t)rows[i];
+        const uint8_t *p = base + r * stride;
+        double g, h;
+        ROW_GH(p - c0, r, g, h);
+        row_add(acc, p, nc, g, h);
+        WIDE_ADD(p, g, h);
+      }
+    }
+  } else {
+    uint8_t pick[HB_HIST_TILE];
+    const int *col = t->col;
+    for (int i = lo; i < hi; i++) {
+      size_t r = rows ? (size_t)rows[i] : (size_t)(t->r0 + i);
+      if (rows && i + PREFETCH_AHEAD < nrows) {
+        size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+        hb_prefetch_row(base + ra * stride, last);
+        if (!in_row) HB_PREFETCH(gh + 2 * ra);
+      }
+      const uint8_t *p = base + r * stride;
+      for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
+      double g, h;
+      ROW_GH(p, r, g, h);
+      row_add(acc, pick, nc, g, h);
+      WIDE_ADD(p, g, h);
+    }
+  }
+#undef ROW_GH
+#undef WIDE_ADD
+}
+
 /* One tile of nc row-block columns: col[k] is the column, hp[k] the
  * histogram of its feature (nb[k] bins), summed in the accumulators acc
  * and copied there at the end; with tw (may be NULL) also the wide parts.
@@ -389,87 +475,39 @@ static void wide_ptrs(const tile_wide_t *tw, hb_histbin_t *dst, hb_histbin_t *ju
 static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
                        const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc,
                        const tile_wide_t *tw) {
-  const uint8_t *base = rb->bins;
-  size_t stride = (size_t)rb->stride;
   for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_MAX_NUM_BIN, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
-  int contiguous = col[nc - 1] - col[0] == nc - 1;
-  const int c0 = contiguous ? col[0] : 0;
-  size_t last = (size_t)(col[nc - 1] - c0);   /* the last byte a row's reads touch, from base + c0 */
   hb_histbin_t junk[HB_MAX_NUM_BIN];
   hb_histbin_t *pp[HB_WSLOT_MAX * (HB_MAX_COLUMN_FEATURES + 1)];
+  tile_rows_t t;
+  t.contiguous = col[nc - 1] - col[0] == nc - 1;
+  t.c0 = t.contiguous ? col[0] : 0;
+  t.base = rb->bins + t.c0;
+  t.stride = (size_t)rb->stride;
+  t.last = (size_t)(col[nc - 1] - t.c0);   /* the last byte a row's reads touch, from base */
+  t.rows = rows; t.col = col; t.nrows = nrows; t.r0 = r0; t.nc = nc; t.gh = gh; t.acc = acc;
+  t.tw = tw; t.pp = pp;
   /* the rows carry this gh's pairs: read a row's pair from its own line */
   const int in_row = rows && rb->goff >= 0 && rb->gh_src == gh;
-  const size_t goff = in_row ? (size_t)rb->goff : 0;
-  if (in_row && goff + 15 - (size_t)c0 > last) last = goff + 15 - (size_t)c0;
+  t.goff = in_row ? (size_t)rb->goff : 0;
+  if (in_row && t.goff + 15 - (size_t)t.c0 > t.last) t.last = t.goff + 15 - (size_t)t.c0;
+  const int wide = tw && tw->ns > 0;
   int nseg = 1, split = nrows;
-  if (tw && tw->ns > 0) {
+  if (wide) {
     for (int s = 0; s < tw->ns; s++) {
-      size_t e = (size_t)(tw->off[s] + (tw->one[s] ? 0 : 1) - c0);
-      if (e > last) last = e;
+      size_t e = (size_t)(tw->off[s] + (tw->one[s] ? 0 : 1) - t.c0);
+      if (e > t.last) t.last = e;
     }
     if (tw->split < nrows) { nseg = 2; split = tw->split; }
     memset(junk, 0, sizeof junk);
   }
-  base += c0;
   for (int seg = 0; seg < nseg; seg++) {
     const int lo = seg ? split : 0, hi = seg || nseg == 1 ? nrows : split;
-    const int wide = tw && tw->ns > 0;
     if (wide) wide_ptrs(tw, tw->dst[seg], junk, pp);
-#define WIDE_ADD(row, g, h) if (wide) wide_add(tw, pp, (row) - c0, g, h)
-/* row r's pair, from its line (row: its first byte) or from gh */
-#define ROW_GH(row, r, g, h)                                 \
-  do {                                                       \
-    if (in_row) {                                            \
-      memcpy(&(g), (row) + goff, sizeof(double));            \
-      memcpy(&(h), (row) + goff + sizeof(double), sizeof(double)); \
-    } else {                                                 \
-      (g) = gh[2 * (r)];                                     \
-      (h) = gh[2 * (r) + 1];                                 \
-    }                                                        \
-  } while (0)
-    if (contiguous) {
-      if (!rows) {
-        const uint8_t *p = base + (size_t)(r0 + lo) * stride;
-        const double *g = gh + 2 * (size_t)r0;
-        for (int i = lo; i < hi; i++, p += stride) {
-          row_add(acc, p, nc, g[2 * i], g[2 * i + 1]);
-          WIDE_ADD(p, g[2 * i], g[2 * i + 1]);
-        }
-      } else {
-        for (int i = lo; i < hi; i++) {
-          if (i + PREFETCH_AHEAD < nrows) {
-            size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-            hb_prefetch_row(base + ra * stride, last);
-            if (!in_row) HB_PREFETCH(gh + 2 * ra);
-          }
-          size_t r = (size_t)rows[i];
-          const uint8_t *p = base + r * stride;
-          double g, h;
-          ROW_GH(p - c0, r, g, h);
-          row_add(acc, p, nc, g, h);
-          WIDE_ADD(p, g, h);
-        }
-      }
-    } else {
-      uint8_t pick[HB_HIST_TILE];
-      for (int i = lo; i < hi; i++) {
-        size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
-        if (rows && i + PREFETCH_AHEAD < nrows) {
-          size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-          hb_prefetch_row(base + ra * stride, last);
-          if (!in_row) HB_PREFETCH(gh + 2 * ra);
-        }
-        const uint8_t *p = base + r * stride;
-        for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
-        double g, h;
-        ROW_GH(p, r, g, h);
-        row_add(acc, pick, nc, g, h);
-        WIDE_ADD(p, g, h);
-      }
-    }
-#undef WIDE_ADD
+    if (wide && in_row) tile_rows(&t, lo, hi, 1, 1);
+    else if (wide) tile_rows(&t, lo, hi, 1, 0);
+    else if (in_row) tile_rows(&t, lo, hi, 0, 1);
+    else tile_rows(&t, lo, hi, 0, 0);
   }
-#undef ROW_GH
   for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_MAX_NUM_BIN, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
 
