@@ -24,10 +24,10 @@ static int npass = 0, nfail = 0;
 
 /* Enough rows for parallel histograms and partitions (two 16384-row chunks),
  * enough dense features for several 64-column tiles. */
-enum { N = 40000, PD = 70, P = PD + 7, WIDE_LEVELS = 700 };
+enum { N = 40000, PD = 70, P = PD + 8, WIDE_LEVELS = 700, MID_LEVELS = 300 };
 
 static double *xcol[P];
-static int *xfac, *xwide;
+static int *xfac, *xwide, *xmid;
 static double y[N];
 
 /* Dense numeric columns (some with few values, one with NaN), then: two
@@ -39,6 +39,7 @@ static void make_data(void) {
   for (int f = 0; f < P; f++) xcol[f] = malloc(sizeof(double) * N);
   xfac = malloc(sizeof(int) * N);
   xwide = malloc(sizeof(int) * N);
+  xmid = malloc(sizeof(int) * N);
   for (int i = 0; i < N; i++) {
     for (int f = 0; f < PD; f++) {
       double u = hb_rng_unif(11, 1, (uint64_t)f, (uint64_t)i);
@@ -57,6 +58,8 @@ static void make_data(void) {
     double z = hb_rng_unif(11, 7, 0, i), zl = hb_rng_unif(11, 7, 1, i);
     xwide[i] = i % 23 == 0 ? HB_NA_INT : z < 0.7 ? 1 + (int)(zl * 255) : z < 0.85 ? 256 + (int)(zl * 255)
                                                                           : 511 + (int)(zl * 190);
+    /* 96% of the rows in 255 levels, 4% in the last 45: one sparse part */
+    xmid[i] = i % 29 == 0 ? HB_NA_INT : z < 0.96 ? 1 + (int)(zl * 255) : 256 + (int)(zl * 45);
     double wide_effect = xwide[i] == HB_NA_INT ? -1 : xwide[i] > 255 ? (xwide[i] * 7919 % 11) * 0.8 : 0;
     y[i] = wide_effect + sin(6 * xcol[0][i]) + xcol[1][i] * xcol[2][i] + (isnan(xcol[5][i]) ? 1 : xcol[5][i]) +
            3 * xcol[PD][i] + (xfac[i] == HB_NA_INT ? 0 : xfac[i] % 4) * 0.5 +
@@ -72,6 +75,8 @@ static hb_dataset_t *make_dataset(void) {
   cols[PD + 2].type = HB_COL_FACTOR; cols[PD + 2].dbl = NULL; cols[PD + 2].i32 = xfac; cols[PD + 2].nlevels = 9;
   cols[PD + 5].type = HB_COL_FACTOR; cols[PD + 5].dbl = NULL; cols[PD + 5].i32 = xwide;
   cols[PD + 5].nlevels = WIDE_LEVELS;
+  cols[PD + 7].type = HB_COL_FACTOR; cols[PD + 7].dbl = NULL; cols[PD + 7].i32 = xmid;
+  cols[PD + 7].nlevels = MID_LEVELS;
   hb_input_t in = { N, P, cols, NULL, y, NULL };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
@@ -99,8 +104,8 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   CHECK(bad == 0, "row block disagrees with the column store in %d places", bad);
   /* the wide factor: its two sparse parts summed from its codes, and row
    * r's code names the part and bin that hold its level (or no part) */
-  const int cw = PD + 5, first = d->col_first[cw];
-  int wide_ok = rb->nwide == 1 && rb->wide_col[0] == cw && rb->wcode && rb->wcode[cw] && d->col_first[cw + 1] == first + 3;
+  const int cw = PD + 5, cm = PD + 7, first = d->col_first[cw];
+  int wide_ok = rb->nwide == 2 && rb->wide_col[0] == cw && rb->wide_col[1] == cm && rb->wcode && rb->wcode[cw] && d->col_first[cw + 1] == first + 3;
   int nin = 0;
   for (int j = 0; wide_ok && j < 3; j++) {
     wide_ok &= rb->in_wide[first + j] == d->store[first + j].sparse && d->store[first + j].sparse == (j > 0);
@@ -110,7 +115,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
         rb->nwide, nin);
   bad = 0;
   int in_parts[4] = { 0, 0, 0, 0 };
-  for (int r = 0; r < N && rb->nwide == 1; r++) {
+  for (int r = 0; r < N && rb->nwide == 2; r++) {
     int code = rb->wcode[cw][r], part = code >> 8, hits = 0;
     in_parts[part < 3 ? part : 3]++;
     for (int j = 0; j < 3; j++) {
@@ -123,16 +128,38 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   CHECK(bad == 0 && in_parts[0] > 0 && in_parts[1] > 0 && in_parts[2] > 0 && in_parts[3] > 0,
         "wide codes disagree with the column store in %d places (rows by part %d %d %d, none %d)", bad,
         in_parts[0], in_parts[1], in_parts[2], in_parts[3]);
+  /* both wide factors have slots in the rows after the bins: the 700-level
+   * one (two sparse parts) its code in two bytes, the 300-level one (one
+   * sparse part, storing 4% of the rows: summed from its codes all the
+   * same) that part's bin in one */
+  const int fm = d->col_first[cm];
+  int slot_ok = rb->nwslot == 2 && rb->wslot_col[0] == cw && rb->wslot_col[1] == cm && rb->wslot_off[0] == rb->ncol &&
+                rb->wslot_part[0] == -1 && rb->wslot_off[1] == rb->ncol + 2 && rb->wslot_part[1] == 1 &&
+                rb->stride >= rb->ncol + 3 && d->col_first[cm + 1] == fm + 2 && !d->store[fm].sparse &&
+                d->store[fm + 1].sparse && rb->in_wide[fm + 1] && !rb->in_wide[fm];
+  CHECK(slot_ok, "wide slots: %d, parts %d %d", rb->nwslot, rb->nwslot > 0 ? rb->wslot_part[0] : -9,
+        rb->nwslot > 1 ? rb->wslot_part[1] : -9);
+  bad = 0;
+  int in_mid = 0;
+  for (int r = 0; r < N && slot_ok; r++) {
+    const uint8_t *row = rb->bins + (size_t)r * rb->stride;
+    if ((row[rb->ncol] | row[rb->ncol + 1] << 8) != rb->wcode[cw][r]) bad++;
+    int b = hb_dataset_bin(d, fm + 1, r);
+    if (row[rb->ncol + 2] != b) bad++;
+    in_mid += b != d->mappers[fm + 1].num_bin - 1;
+  }
+  CHECK(bad == 0 && in_mid > N / 50 && in_mid < N / 10, "wide slots disagree with the column store in %d places "
+        "(%d rows in the sparse part)", bad, in_mid);
   /* the sparse part: row r's entries are its off-default bins of the sparse
    * features (but the wide factor's), in feature order, and nothing else */
   int nsp = 0;
-  for (int f = 0; f < d->nfeat; f++) nsp += d->store[f].sparse && d->feat_col[f] != cw;
+  for (int f = 0; f < d->nfeat; f++) nsp += d->store[f].sparse && d->feat_col[f] != cw && d->feat_col[f] != cm;
   CHECK(nsp > 0 && rb->nsparse == nsp, "row block holds every other sparse feature (%d of %d)", rb->nsparse, nsp);
   bad = 0;
   for (int r = 0; r < N && rb->nsparse > 0; r++) {
     int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1];
     for (int f = 0; f < d->nfeat; f++) {
-      if (!d->store[f].sparse || d->feat_col[f] == cw) continue;
+      if (!d->store[f].sparse || d->feat_col[f] == cw || d->feat_col[f] == cm) continue;
       int b = hb_dataset_bin(d, f, r);
       if (b == d->mappers[f].default_bin) continue;
       if (k >= e || rb->sp_ent[k] != ((uint32_t)f << 8 | (uint32_t)b)) bad++;
@@ -247,6 +274,63 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     }
   }
   free(col); free(row); free(naive); free(gh); free(rows); free(half);
+}
+
+/* A row block of at most 16 bytes a row carries each row's (gradient,
+ * hessian) pair (32-byte rows): histograms read from the pairs in the rows
+ * equal bit for bit those read from the gh array (a copy: the rows are used
+ * only for the array last copied in), and follow the pairs when they are
+ * copied again; on 1-3 threads, for leaf subsets and sampled features. */
+static void test_hist_gh_rows(const hb_dataset_t *d) {
+  uint8_t *use = calloc((size_t)d->nfeat, 1);
+  for (int f = 0; f < 10; f++) use[f] = 1;
+  for (int c = PD + 5; c <= PD + 7; c += 2)
+    for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) use[f] = 1;
+  hb_rowblock_t *rb = NULL;
+  CHECK(hb_rowblock_create(d, use, 0, 3, &rb) == HB_OK && rb, "narrow row block: %s", hb_error_message());
+  if (!rb) { free(use); return; }
+  CHECK(rb->ncol == 12 && rb->nwslot == 2 && rb->goff == 16 && rb->stride == 32 && rb->gh_src == NULL,
+        "narrow rows carry their pair (%d columns, %d slots, pair at %d, stride %d)", rb->ncol, rb->nwslot,
+        rb->goff, rb->stride);
+  double *gh = malloc(2 * sizeof(double) * N), *copy = malloc(2 * sizeof(double) * N);
+  int *rows = malloc(sizeof(int) * N);
+  uint8_t *some = malloc((size_t)d->nfeat);
+  for (int f = 0; f < d->nfeat; f++) some[f] = (uint8_t)(f % 3 != 1);
+  size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
+  hb_histbin_t *a = malloc(hb), *b = malloc(hb), *naive = malloc(hb);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < N; i++) {
+      gh[2 * i] = hb_rng_unif(15, (uint64_t)pass, 0, i) - 0.5;
+      gh[2 * i + 1] = 0.05 + hb_rng_unif(15, (uint64_t)pass, 1, i);
+    }
+    memcpy(copy, gh, 2 * sizeof(double) * N);
+    hb_rowblock_set_gh(rb, gh, 2);
+    int bad = 0;
+    for (int r = 0; r < N; r++) bad += memcmp(rb->bins + (size_t)r * rb->stride + rb->goff, gh + 2 * r, 16) != 0;
+    CHECK(bad == 0 && rb->gh_src == gh, "pairs in the rows differ from gh in %d rows", bad);
+    double fracs[2] = { 0.3, 0.05 };
+    for (int q = 0; q < 2; q++) {
+      int m = 0;
+      double G = 0, H = 0;
+      for (int i = 0; i < N; i++)
+        if (hb_rng_unif(15, 9, (uint64_t)q, i) < fracs[q]) { rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1]; }
+      for (int act = 0; act < 2; act++) {
+        const uint8_t *active = act ? some : NULL;
+        naive_hist(d, rows, m, gh, active, naive);
+        hb_hist_build(d, rb, rows, m, copy, G, H, active, b, 1);
+        for (int th = 1; th <= 3; th++) {
+          memset(a, 0xff, hb);
+          hb_hist_build(d, rb, rows, m, gh, G, H, active, a, th);
+          double err;
+          int differ = compare(d, active, a, b, naive, &err);
+          CHECK(differ == 0 && err < 1e-8, "pairs in the rows: %d bins differ from the array's, off the naive "
+                "sums by %g (pass %d, rows %d, active %d, %d threads)", differ, err, pass, m, act, th);
+        }
+      }
+    }
+  }
+  free(a); free(b); free(naive); free(gh); free(copy); free(rows); free(some); free(use);
+  hb_rowblock_free(rb);
 }
 
 /* Quantized histograms: the row block with each row's packed value in its
@@ -444,6 +528,7 @@ int main(void) {
     test_rowblock(d, rb);
     if (rb) test_hist(d, rb);
     hb_rowblock_free(rb);
+    test_hist_gh_rows(d);
     test_qhist(d);
     test_trees(d);
   }
@@ -451,6 +536,7 @@ int main(void) {
   for (int f = 0; f < P; f++) free(xcol[f]);
   free(xfac);
   free(xwide);
+  free(xmid);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail != 0;
 }

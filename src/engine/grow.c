@@ -600,6 +600,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     G = (double)qg * qt->sg;
     H = (double)qh * qt->sh;
   } else {
+    hb_rowblock_set_gh(ws->rb, gh, nth);
     for (int i = 0; i < n; i++) { size_t r = (size_t)ws->idx[i]; G += gh[2 * r]; H += gh[2 * r + 1]; }
   }
   ws->sum[0].g = G; ws->sum[0].h = H; ws->sum[0].n = n;

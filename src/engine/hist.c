@@ -45,6 +45,9 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->wcode);
   hb_free(rb->in_wide);
   hb_free(rb->wide_col);
+  hb_free(rb->wslot_col);
+  hb_free(rb->wslot_off);
+  hb_free(rb->wslot_part);
   hb_free(rb);
 }
 
@@ -61,8 +64,10 @@ static int wide_with_sparse(const hb_dataset_t *d, int c) {
 
 /* The codes of every factor column spread over several features of which
  * at least one is sparse, and which of their used sparse features are
- * summed from them (in_wide). */
-static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads, hb_rowblock_t *rb) {
+ * summed from them (in_wide). With `slots`, the first HB_WSLOT_MAX such
+ * columns with a used sparse part get slots in the rows (placed by the
+ * caller), and all their used sparse parts are in_wide. */
+static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads, int slots, hb_rowblock_t *rb) {
   int any = 0;
   for (int c = 0; c < d->ncol && !any; c++) any = wide_with_sparse(d, c);
   if (!any) return HB_OK;
@@ -70,7 +75,11 @@ static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads
   rb->wcode = hb_calloc((size_t)d->ncol, sizeof *rb->wcode);
   rb->in_wide = hb_calloc((size_t)d->nfeat, 1);
   rb->wide_col = hb_malloc(sizeof(int) * (size_t)d->ncol);
-  if (!rb->wcode || !rb->in_wide || !rb->wide_col) return HB_ERR_NOMEM;
+  rb->wslot_col = hb_malloc(sizeof(int) * HB_WSLOT_MAX);
+  rb->wslot_off = hb_malloc(sizeof(int) * HB_WSLOT_MAX);
+  rb->wslot_part = hb_malloc(sizeof(int) * HB_WSLOT_MAX);
+  if (!rb->wcode || !rb->in_wide || !rb->wide_col || !rb->wslot_col || !rb->wslot_off || !rb->wslot_part)
+    return HB_ERR_NOMEM;
   const int n = d->nrow, nblock = (n + WCODE_BLOCK - 1) / WCODE_BLOCK;
   int nth = hb_threads_use(nthreads);
   (void)nth;
@@ -94,9 +103,19 @@ static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads
           if (bins[i] != miss) code[r0 + i] = (uint16_t)(j * 256 + bins[i]);
       }
     }
-    if (nnz > 0 && nnz * HB_WIDE_MIN_SHARE >= (int64_t)n) {
+    const int slot = slots && nnz > 0 && rb->nwslot < HB_WSLOT_MAX;
+    if (slot || (nnz > 0 && nnz * HB_WIDE_MIN_SHARE >= (int64_t)n)) {
       rb->wide_col[rb->nwide++] = c;
-      for (int f = first; f < first + np; f++) rb->in_wide[f] = d->store[f].sparse && (!use || use[f]);
+      int nin = 0, part = -1;
+      for (int f = first; f < first + np; f++) {
+        rb->in_wide[f] = d->store[f].sparse && (!use || use[f]);
+        if (rb->in_wide[f]) { nin++; part = f - first; }
+      }
+      if (slot) {  /* while slots last, every wide column takes one: they are wide_col[0 .. nwslot) */
+        rb->wslot_col[rb->nwslot] = c;
+        rb->wslot_part[rb->nwslot] = nin == 1 ? part : -1;
+        rb->nwslot++;
+      }
     }
   }
   return HB_OK;
@@ -148,14 +167,20 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
  * quantized gradient after them. A row of a scattered leaf costs every
  * cache line it touches, so rows are padded to a power of two when that
  * takes at most a quarter more memory (a 28-byte row straddles two lines
- * 42% of the time, a 32-byte one never), and long rows to whole lines. */
-static int row_stride(int ncol, int with_q, int *qoff) {
+ * 42% of the time, a 32-byte one never), and long rows to whole lines.
+ * With with_gh, 16 bytes for the row's (gradient, hessian) pair after the
+ * bins (8-byte aligned) at *goff. */
+static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   *qoff = -1;
+  *goff = -1;
   if (ncol == 0) return 0;
   int s = ncol, p = 8;
   if (with_q) {
     *qoff = (ncol + 3) & ~3;
     s = *qoff + 4;
+  } else if (with_gh) {
+    *goff = (ncol + 7) & ~7;
+    s = *goff + 16;
   }
   while (p < s) p *= 2;
   if (p <= 64 && 4 * p <= 5 * s) return p;
@@ -177,8 +202,24 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
   if (!rb) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
   rb->nrow = d->nrow;
   rb->ncol = ncol;
-  rb->stride = row_stride(ncol, with_q, &rb->qoff);
   rb->nfeat = d->nfeat;
+  int st = rowblock_wide(d, use, nthreads, ncol > 0 && !with_q, rb);
+  if (st != HB_OK) {
+    hb_rowblock_free(rb);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
+  }
+  int row_bytes = ncol;
+  for (int s = 0; s < rb->nwslot; s++) {
+    rb->wslot_off[s] = row_bytes;
+    row_bytes += rb->wslot_part[s] >= 0 ? 1 : 2;
+  }
+  /* A scattered leaf's row costs a line for its bins and another for its
+   * gradient pair (16 bytes of a 16-byte-a-row array): rows of at most 16
+   * bytes carry the pair too, padded to 32 bytes, so that a row is one
+   * line. (Wider rows would grow past 32 bytes, and straddle lines or
+   * double their size; not measured.) */
+  rb->stride = row_stride(row_bytes, with_q, 0, &rb->qoff, &rb->goff);
+  if (!with_q && row_bytes > 0 && row_bytes <= 16) rb->stride = row_stride(row_bytes, 0, 1, &rb->qoff, &rb->goff);
   rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
   rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
   if (ncol > 0) {
@@ -197,11 +238,6 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     rb->col_of[f] = -1;
     if (ncol > 0 && !d->store[f].sparse && (!use || use[f])) { rb->feat[c] = f; rb->col_of[f] = c++; }
   }
-  int st = rowblock_wide(d, use, nthreads, rb);
-  if (st != HB_OK) {
-    hb_rowblock_free(rb);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
-  }
   st = rowblock_sparse(d, use, rb);
   if (st != HB_OK) {
     hb_rowblock_free(rb);
@@ -219,6 +255,17 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
       uint8_t *dst = rb->bins + (size_t)r0 * rb->stride + c;
       for (int r = r0; r < r1; r++, dst += rb->stride) *dst = src[r];
     }
+    for (int s = 0; s < rb->nwslot; s++) {
+      const uint16_t *code = rb->wcode[rb->wslot_col[s]];
+      uint8_t *dst = rb->bins + (size_t)r0 * rb->stride + rb->wslot_off[s];
+      const int part = rb->wslot_part[s];
+      if (part >= 0) {
+        const uint8_t miss = (uint8_t)(d->mappers[d->col_first[rb->wslot_col[s]] + part].num_bin - 1);
+        for (int r = r0; r < r1; r++, dst += rb->stride) *dst = code[r] >> 8 == part ? (uint8_t)code[r] : miss;
+      } else {
+        for (int r = r0; r < r1; r++, dst += rb->stride) memcpy(dst, code + r, 2);
+      }
+    }
   }
   *out = rb;
   return HB_OK;
@@ -232,6 +279,17 @@ void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, q + r, sizeof(int32_t));
+}
+
+void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
+  if (!rb || rb->goff < 0) return;
+  int nth = hb_threads_use(nthreads), n = rb->nrow;
+  const size_t stride = (size_t)rb->stride;
+  uint8_t *dst = rb->bins + rb->goff;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, gh + 2 * (size_t)r, 2 * sizeof(double));
+  rb->gh_src = gh;
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -278,47 +336,177 @@ static inline void row_add(hb_histbin_t *acc, const uint8_t *p, int nc, double g
 }
 #undef ROW_ADD
 
-/* One tile of nc row-block columns: col[k] is the column, hp[k] the
- * histogram of its feature (nb[k] bins), summed in the accumulators acc
- * and copied there at the end. With contiguous columns (col[k] = col[0] +
- * k) the row's bytes are read straight; otherwise they are picked into a
- * small buffer first. */
-static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
-                       const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc) {
-  const uint8_t *base = rb->bins;
-  size_t stride = (size_t)rb->stride;
-  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_MAX_NUM_BIN, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
-  int contiguous = col[nc - 1] - col[0] == nc - 1;
-  if (contiguous) {
-    base += col[0];
-    if (!rows) {
-      const uint8_t *p = base + (size_t)r0 * stride;
-      const double *g = gh + 2 * (size_t)r0;
-      for (int i = 0; i < nrows; i++, p += stride) row_add(acc, p, nc, g[2 * i], g[2 * i + 1]);
+/* The in_wide parts of the row block's slot columns that a tile sums
+ * alongside its columns (hist.h): for rows i < split of the tile's rows
+ * into dst[0], the rest into dst[1] (a leaf whose wide parts are summed in
+ * halves while its tile is not: the whole data). */
+typedef struct {
+  int ns;                     /* slots summed (0: none) */
+  int off[HB_WSLOT_MAX];      /* the slot's byte in a row */
+  int one[HB_WSLOT_MAX];      /* one-byte slot */
+  int split;
+  hb_histbin_t *dst[2];
+  /* the histogram slot of bin 0 of each code's part (two-byte slots, the
+   * index code >> 8) or of the summed part (one-byte slots), into dst[0];
+   * parts not summed here (dense, inactive, none) point into junk */
+  long long part[HB_WSLOT_MAX][HB_MAX_COLUMN_FEATURES + 1];
+} tile_wide_t;
+
+static inline void wide_add(const tile_wide_t *tw, hb_histbin_t *const *pp, const uint8_t *row, double g,
+                            double h) {
+#if defined(__SSE2__)
+  const __m128d v = _mm_set_pd(h, g);
+#endif
+  for (int s = 0; s < tw->ns; s++) {
+    const uint8_t *q = row + tw->off[s];
+    hb_histbin_t *b;
+    if (tw->one[s]) {
+      b = pp[s * (HB_MAX_COLUMN_FEATURES + 1)] + q[0];
     } else {
-      for (int i = 0; i < nrows; i++) {
+      const int cd = q[0] | q[1] << 8;
+      b = pp[s * (HB_MAX_COLUMN_FEATURES + 1) + (cd >> 8)] + (cd & 255);
+    }
+#if defined(__SSE2__)
+    _mm_storeu_pd((double *)b, _mm_add_pd(_mm_loadu_pd((double *)b), v));
+#else
+    bin_add(b, g, h);
+#endif
+  }
+}
+
+/* The part pointers of tw into dst (junk where a part is not summed). */
+static void wide_ptrs(const tile_wide_t *tw, hb_histbin_t *dst, hb_histbin_t *junk, hb_histbin_t **pp) {
+  for (int s = 0; s < tw->ns; s++)
+    for (int j = 0; j <= HB_MAX_COLUMN_FEATURES; j++)
+      pp[s * (HB_MAX_COLUMN_FEATURES + 1) + j] = tw->part[s][j] >= 0 ? dst + tw->part[s][j] : junk;
+}
+
+/* What a tile's row loop reads (build_tile). */
+typedef struct {
+  const uint8_t *base;      /* the row block's bins + c0 */
+  size_t stride, last, goff;
+  int c0;                   /* the first column when contiguous, else 0 */
+  const int *rows, *col;
+  int nrows, r0, nc, contiguous;
+  const double *gh;
+  hb_histbin_t *acc;
+  const tile_wide_t *tw;
+  hb_histbin_t *const *pp;
+} tile_rows_t;
+
+#if defined(__GNUC__)
+#define HB_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define HB_ALWAYS_INLINE inline
+#endif
+
+/* Rows lo..hi-1 of a tile; wide: also the slots (t->tw, t->pp); in_row:
+ * the pairs from the rows. Called with constant flags, so that the plain
+ * tile (every workload without wide factors or narrow rows) keeps a loop
+ * without either. */
+static HB_ALWAYS_INLINE void tile_rows(const tile_rows_t *t, int lo, int hi, const int wide, const int in_row) {
+  const uint8_t *base = t->base;
+  const size_t stride = t->stride, last = t->last, goff = t->goff;
+  const int *rows = t->rows, nrows = t->nrows, nc = t->nc, c0 = t->c0;
+  const double *gh = t->gh;
+  hb_histbin_t *acc = t->acc;
+#define WIDE_ADD(row, g, h) if (wide) wide_add(t->tw, t->pp, (row) - c0, g, h)
+/* row r's pair, from its line (row: its first byte) or from gh */
+#define ROW_GH(row, r, g, h)                                       \
+  do {                                                             \
+    if (in_row) {                                                  \
+      memcpy(&(g), (row) + goff, sizeof(double));                  \
+      memcpy(&(h), (row) + goff + sizeof(double), sizeof(double)); \
+    } else {                                                       \
+      (g) = gh[2 * (r)];                                           \
+      (h) = gh[2 * (r) + 1];                                       \
+    }                                                              \
+  } while (0)
+  if (t->contiguous) {
+    if (!rows) {
+      const uint8_t *p = base + (size_t)(t->r0 + lo) * stride;
+      const double *g = gh + 2 * (size_t)t->r0;
+      for (int i = lo; i < hi; i++, p += stride) {
+        row_add(acc, p, nc, g[2 * i], g[2 * i + 1]);
+        WIDE_ADD(p, g[2 * i], g[2 * i + 1]);
+      }
+    } else {
+      for (int i = lo; i < hi; i++) {
         if (i + PREFETCH_AHEAD < nrows) {
           size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-          hb_prefetch_row(base + ra * stride, (size_t)nc - 1);
-          HB_PREFETCH(gh + 2 * ra);
+          hb_prefetch_row(base + ra * stride, last);
+          if (!in_row) HB_PREFETCH(gh + 2 * ra);
         }
         size_t r = (size_t)rows[i];
-        row_add(acc, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+        const uint8_t *p = base + r * stride;
+        double g, h;
+        ROW_GH(p - c0, r, g, h);
+        row_add(acc, p, nc, g, h);
+        WIDE_ADD(p, g, h);
       }
     }
   } else {
     uint8_t pick[HB_HIST_TILE];
-    for (int i = 0; i < nrows; i++) {
-      size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
+    const int *col = t->col;
+    for (int i = lo; i < hi; i++) {
+      size_t r = rows ? (size_t)rows[i] : (size_t)(t->r0 + i);
       if (rows && i + PREFETCH_AHEAD < nrows) {
         size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-        hb_prefetch_row(base + ra * stride, (size_t)col[nc - 1]);
-        HB_PREFETCH(gh + 2 * ra);
+        hb_prefetch_row(base + ra * stride, last);
+        if (!in_row) HB_PREFETCH(gh + 2 * ra);
       }
       const uint8_t *p = base + r * stride;
       for (int k = 0; k < nc; k++) pick[k] = p[col[k]];
-      row_add(acc, pick, nc, gh[2 * r], gh[2 * r + 1]);
+      double g, h;
+      ROW_GH(p, r, g, h);
+      row_add(acc, pick, nc, g, h);
+      WIDE_ADD(p, g, h);
     }
+  }
+#undef ROW_GH
+#undef WIDE_ADD
+}
+
+/* One tile of nc row-block columns: col[k] is the column, hp[k] the
+ * histogram of its feature (nb[k] bins), summed in the accumulators acc
+ * and copied there at the end; with tw (may be NULL) also the wide parts.
+ * With contiguous columns (col[k] = col[0] + k) the row's bytes are read
+ * straight; otherwise they are picked into a small buffer first. */
+static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
+                       const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc,
+                       const tile_wide_t *tw) {
+  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_MAX_NUM_BIN, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
+  hb_histbin_t junk[HB_MAX_NUM_BIN];
+  hb_histbin_t *pp[HB_WSLOT_MAX * (HB_MAX_COLUMN_FEATURES + 1)];
+  tile_rows_t t;
+  t.contiguous = col[nc - 1] - col[0] == nc - 1;
+  t.c0 = t.contiguous ? col[0] : 0;
+  t.base = rb->bins + t.c0;
+  t.stride = (size_t)rb->stride;
+  t.last = (size_t)(col[nc - 1] - t.c0);   /* the last byte a row's reads touch, from base */
+  t.rows = rows; t.col = col; t.nrows = nrows; t.r0 = r0; t.nc = nc; t.gh = gh; t.acc = acc;
+  t.tw = tw; t.pp = pp;
+  /* the rows carry this gh's pairs: read a row's pair from its own line */
+  const int in_row = rows && rb->goff >= 0 && rb->gh_src == gh;
+  t.goff = in_row ? (size_t)rb->goff : 0;
+  if (in_row && t.goff + 15 - (size_t)t.c0 > t.last) t.last = t.goff + 15 - (size_t)t.c0;
+  const int wide = tw && tw->ns > 0;
+  int nseg = 1, split = nrows;
+  if (wide) {
+    for (int s = 0; s < tw->ns; s++) {
+      size_t e = (size_t)(tw->off[s] + (tw->one[s] ? 0 : 1) - t.c0);
+      if (e > t.last) t.last = e;
+    }
+    if (tw->split < nrows) { nseg = 2; split = tw->split; }
+    memset(junk, 0, sizeof junk);
+  }
+  for (int seg = 0; seg < nseg; seg++) {
+    const int lo = seg ? split : 0, hi = seg || nseg == 1 ? nrows : split;
+    if (wide) wide_ptrs(tw, tw->dst[seg], junk, pp);
+    if (wide && in_row) tile_rows(&t, lo, hi, 1, 1);
+    else if (wide) tile_rows(&t, lo, hi, 1, 0);
+    else if (in_row) tile_rows(&t, lo, hi, 0, 1);
+    else tile_rows(&t, lo, hi, 0, 0);
   }
   for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_MAX_NUM_BIN, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
@@ -500,12 +688,27 @@ static int sparse_part_start(const hb_dataset_t *d, const hb_rowblock_t *rb, int
 
 /* ------------------------------------------------------------ driver */
 
+/* Columns' worth of work of one wide slot in a tile (a code read, a pointer
+ * looked up, a read-modify-write in the histogram). */
+#define TILE_SLOT_COLS 2
+
 /* Tile t of ntile over the row block's n_act active columns: the active
  * columns with active rank in [t*n_act/ntile, (t+1)*n_act/ntile). */
 static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active,
                      int t, int ntile, int n_act, const int *rows, int nrows, int r0, const double *gh,
-                     hb_histbin_t *hist) {
-  int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
+                     hb_histbin_t *hist, const tile_wide_t *tw) {
+  /* The last tile also sums the wide slots (tw): counted as TILE_SLOT_COLS
+   * columns each, so that it takes fewer columns, while keeping one. */
+  int extra = 0;
+  if (tw && tw->ns > 0 && ntile > 1) {
+    extra = TILE_SLOT_COLS * tw->ns;
+    int most = (int)((long long)(n_act - 1) * ntile / (ntile - 1)) - n_act;  /* last tile keeps a column */
+    if (extra > most) extra = most > 0 ? most : 0;
+    if (extra > HB_HIST_TILE * ntile - n_act) extra = HB_HIST_TILE * ntile - n_act;  /* no tile too wide */
+  }
+  const int total = n_act + extra;
+  int lo = (int)((long long)t * total / ntile), hi = (int)((long long)(t + 1) * total / ntile);
+  if (t == ntile - 1 || hi > n_act) hi = n_act;
   int col[HB_HIST_TILE], nb[HB_HIST_TILE];
   hb_histbin_t *hp[HB_HIST_TILE];
   int nc = 0;
@@ -521,7 +724,38 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
     rank++;
   }
   if (nc > 0)
-    build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()));
+    build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()),
+               t == ntile - 1 ? tw : NULL);
+}
+
+/* The slot columns' in_wide parts (active ones) to sum in a tile of nrows
+ * rows into dst0, or with split < nrows its rows from split on into dst1;
+ * their bins there zeroed. tw->ns is 0 when there are none. */
+static void tile_wide_init(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int nrows,
+                           int split, hb_histbin_t *dst0, hb_histbin_t *dst1, tile_wide_t *tw) {
+  tw->ns = 0;
+  tw->split = split < nrows ? split : nrows;
+  tw->dst[0] = dst0;
+  tw->dst[1] = dst1;
+  for (int s = 0; s < rb->nwslot; s++) {
+    const int c = rb->wslot_col[s], first = d->col_first[c], np = d->col_first[c + 1] - first;
+    const int one = rb->wslot_part[s] >= 0;
+    long long *part = tw->part[tw->ns];
+    int any = 0;
+    for (int j = 0; j <= HB_MAX_COLUMN_FEATURES; j++) part[j] = -1;
+    for (int j = 0; j < np; j++) {
+      const int f = first + j;
+      if (!rb->in_wide[f] || (active && !active[f])) continue;
+      part[one ? 0 : j] = d->hist_offset[f];
+      for (int k = 0; k < 1 + (tw->split < nrows); k++)
+        memset(tw->dst[k] + d->hist_offset[f], 0, sizeof(hb_histbin_t) * (size_t)d->mappers[f].num_bin);
+      any = 1;
+    }
+    if (!any) continue;
+    tw->off[tw->ns] = rb->wslot_off[s];
+    tw->one[tw->ns] = one;
+    tw->ns++;
+  }
 }
 
 /* hist += rb->half over the bins of row-block column c (when active). */
@@ -583,12 +817,30 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   int nwide = rb ? rb->nwide : 0;
   int shalf = rb && (rb->nsparse > 0 || nwide > 0) && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
   int nsp = rb && rb->nsparse > 0 ? (nth + shalf - 1) / shalf : 0;
-  int nper = nsp + nwide;
+  /* The slot columns' parts are summed by the last tile, from the rows it
+   * reads anyway, in the same halves (the whole data: its tile is not
+   * halved, its wide parts are, at mid); the other wide columns in a pass
+   * of their own. */
+  tile_wide_t tw[2];
+  const int *wide_list = nwide > 0 ? rb->wide_col : NULL;
+  tw[0].ns = tw[1].ns = 0;
+  if (n_act > 0 && rb->nwslot > 0) {
+    if (nhalf == 2) {
+      tile_wide_init(d, rb, active, nrows - mid, nrows, rb->half, NULL, &tw[1]);
+      tile_wide_init(d, rb, active, mid, mid, hist, NULL, &tw[0]);
+    } else {
+      tile_wide_init(d, rb, active, nrows, shalf == 2 ? mid : nrows, hist, rb->half, &tw[0]);
+    }
+    /* the slot columns are the first wide columns (rowblock_wide) */
+    wide_list = rb->wide_col + rb->nwslot;
+    nwide = rb->nwide - rb->nwslot;
+  }
+  int nper = nsp + nwide, finish = nper > 0 || tw[0].ns > 0 || tw[1].ns > 0;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
     run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
-             s_ ? rb->half : hist);                                                                     \
+             s_ ? rb->half : hist, &tw[s_]);                                                            \
   } while (0)
 #define RUN_SPARSE(w)                                                                                         \
   do {                                                                                                        \
@@ -597,7 +849,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
       build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t_, nsp), sparse_part_start(d, rb, t_ + 1, nsp), \
                         rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh, s_ ? rb->half : hist);                  \
     else                                                                                                      \
-      build_wide_rows(d, rb, rb->wide_col[t_ - nsp], active, rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh,   \
+      build_wide_rows(d, rb, wide_list[t_ - nsp], active, rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh,      \
                       s_ ? rb->half : hist);                                                                  \
   } while (0)
   if (nth == 1) {
@@ -605,7 +857,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     if (nhalf == 2)
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
-    for (int f = 0; nper && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
+    for (int f = 0; finish && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
@@ -621,7 +873,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
 #pragma omp for schedule(static) nowait
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     }
-    if (nper) {
+    if (finish) {
 #pragma omp for schedule(static) nowait
       for (int f = 0; f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     }

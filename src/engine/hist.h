@@ -24,6 +24,9 @@ typedef struct {
   int stride;       /* bytes from one row's bins to the next's (ncol or more) */
   int qoff;         /* where a row's packed quantized gradient sits in its
                      * stride (an int32, hb_rowblock_set_q), or -1: none */
+  int goff;         /* where a row's (gradient, hessian) pair sits in its
+                     * stride (two doubles, hb_rowblock_set_gh), or -1: none */
+  const double *gh_src;  /* the array whose pairs the rows hold (NULL: none yet) */
   int nfeat;        /* the dataset's feature count */
   /* Per-thread accumulators of the histogram kernels (HB_HIST_SCRATCH bytes
    * for each of nscratch threads; NULL when ncol is 0): a tile's columns
@@ -62,7 +65,23 @@ typedef struct {
   uint8_t *in_wide; /* nfeat, or NULL: feature f summed from its column's codes */
   int nwide;        /* columns with features in_wide */
   int *wide_col;    /* nwide: those columns, increasing */
+  /* Wide columns whose codes also sit in each row, after its bins (full
+   * precision only, and only with dense columns): the tile that reads a
+   * leaf's rows then sums their in_wide parts from the same cache line,
+   * instead of a pass of its own over the leaf's rows reading a code and a
+   * gradient each (hist.c). Such a column's used sparse parts are all
+   * in_wide, however few rows they store. A slot is one byte when one part
+   * is summed (that part's bin, its missing bin for rows of other parts),
+   * else two (the wide code). */
+  int nwslot;
+  int *wslot_col;   /* nwslot: the columns, increasing */
+  int *wslot_off;   /* nwslot: a slot's first byte in a row */
+  int *wslot_part;  /* nwslot: the summed part of a one-byte slot, or -1: two bytes */
 } hb_rowblock_t;
+
+/* Most wide columns given slots in the rows (the others are summed in a
+ * pass of their own). */
+#define HB_WSLOT_MAX 8
 
 /* A wide factor's sparse parts are summed from its row codes when they
  * store at least one row in this many (else a code read per row of a leaf
@@ -104,6 +123,11 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 }
 /* Copy the packed quantized gradients q[0..nrow) into the rows (qoff >= 0). */
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
+/* Copy the (gradient, hessian) pairs gh[2r], gh[2r + 1] into the rows
+ * (goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
+ * row, not from gh, whenever it is given this same gh array: the caller
+ * copies again whenever gh's contents change (hb_grow_tree: every tree). */
+void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
