@@ -263,7 +263,10 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
         const uint8_t miss = (uint8_t)(d->mappers[d->col_first[rb->wslot_col[s]] + part].num_bin - 1);
         for (int r = r0; r < r1; r++, dst += rb->stride) *dst = code[r] >> 8 == part ? (uint8_t)code[r] : miss;
       } else {
-        for (int r = r0; r < r1; r++, dst += rb->stride) memcpy(dst, code + r, 2);
+        for (int r = r0; r < r1; r++, dst += rb->stride) {  /* low byte first, whatever the machine's order */
+          dst[0] = (uint8_t)code[r];
+          dst[1] = (uint8_t)(code[r] >> 8);
+        }
       }
     }
   }
@@ -665,12 +668,19 @@ static void add_feature_half(const hb_dataset_t *d, const hb_rowblock_t *rb, int
 }
 
 /* Sparse feature f of a row block, once its rows are summed: the second
- * half's sums added (when the leaf was summed in halves), then its default bin. */
+ * half's sums added (when the leaf was summed in halves), then the bin its
+ * rows did not add to from the leaf's totals: a compressed sparse feature's
+ * default bin; a wide factor's part summed from the row codes its missing
+ * bin (the codes give every row of the part, its default bin included, and
+ * nothing for the rows of other parts or NA: those are the part's missing
+ * bin, which the part's default bin is not when it is the first part). */
 static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int f, int halves,
                           double tot_g, double tot_h, hb_histbin_t *hist) {
   if (!((rb->nsparse > 0 && rb->in_sp[f]) || (rb->nwide > 0 && rb->in_wide[f])) || (active && !active[f])) return;
   if (halves) add_feature_half(d, rb, f, hist);
-  sparse_default(hist + d->hist_offset[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
+  const int nb = d->mappers[f].num_bin;
+  const int left = rb->nwide > 0 && rb->in_wide[f] ? nb - 1 : d->mappers[f].default_bin;
+  sparse_default(hist + d->hist_offset[f], left, nb, tot_g, tot_h);
 }
 
 /* The first feature of part t of nparts of a row block's sparse part, the

@@ -127,3 +127,24 @@ test_that("feature_fraction samples columns: a wide factor's parts come and go t
   expect_true(any(tapply(as.character(tt$feature), tt$tree, function(v) any(v == "f", na.rm = TRUE))))
   expect_true(any(tapply(as.character(tt$feature), tt$tree, function(v) any(v == "z", na.rm = TRUE))))
 })
+
+test_that("a wide factor whose first part is sparse (top level in 90% of rows) splits into pure leaves", {
+  # y is 5 exactly on level 1 and 0 elsewhere (other levels and NA): the one
+  # split separates them, and each leaf predicts its mean. The first part's
+  # missing bin (rows of the second part and NA) once took no rows and its
+  # default bin took them instead: the level-1 leaf predicted 4.86.
+  set.seed(1)
+  n <- 30000
+  u <- runif(n)
+  v <- sample.int(300, n, TRUE)
+  B <- ifelse(u < 0.02, NA, ifelse(u < 0.92, 1L, v))
+  df <- data.frame(a = runif(n), b = runif(n), c = runif(n), B = factor(B, levels = 1:300))
+  y <- ifelse(!is.na(B) & B == 1, 5, 0)
+  for (th in 1:2) {
+    fit <- histboost(df, y, nrounds = 1, num_leaves = 2, learning_rate = 1, min_data_per_group = 1,
+                     cat_smooth = 0, cat_l2 = 0, lambda_l2 = 0, nthreads = th, verbose = 0)
+    p <- predict(fit, df)
+    expect_equal(unique(round(p[y == 5], 9)), 5, label = paste(th, "threads, level 1"))
+    expect_equal(unique(round(p[y == 0], 9)), 0, label = paste(th, "threads, the rest"))
+  }
+})
