@@ -551,6 +551,11 @@ static void test_wide_sparse_first(void) {
       gh[2 * i] = hb_rng_unif(13, 2, 0, i) - 0.3;
       gh[2 * i + 1] = 0.05 + hb_rng_unif(13, 2, 1, i);
     }
+    /* rows of at most 8 bytes (four bins and a slot) carry their pair in one
+     * 32-byte line too, and the sums below read it from there */
+    CHECK(rb->ncol + 2 <= 8 && rb->goff == 8 && rb->stride == 32, "8-byte rows: pair at %d, stride %d", rb->goff,
+          rb->stride);
+    hb_rowblock_set_gh(rb, gh, 2);
     size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
     hb_histbin_t *naive = malloc(hb), *row = malloc(hb), *one = malloc(hb);
     for (int q = 0; q < 2; q++) {

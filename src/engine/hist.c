@@ -168,8 +168,10 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
  * cache line it touches, so rows are padded to a power of two when that
  * takes at most a quarter more memory (a 28-byte row straddles two lines
  * 42% of the time, a 32-byte one never), and long rows to whole lines.
- * With with_gh, 16 bytes for the row's (gradient, hessian) pair after the
- * bins (8-byte aligned) at *goff. */
+ * With with_gh (bins of at most 16 bytes), 16 bytes for the row's
+ * (gradient, hessian) pair after the bins (8-byte aligned) at *goff, in a
+ * 32-byte row: one line, where 24 bytes for 8 bins would straddle two a
+ * quarter of the time. */
 static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   *qoff = -1;
   *goff = -1;
@@ -180,7 +182,7 @@ static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
     s = *qoff + 4;
   } else if (with_gh) {
     *goff = (ncol + 7) & ~7;
-    s = *goff + 16;
+    return 32;
   }
   while (p < s) p *= 2;
   if (p <= 64 && 4 * p <= 5 * s) return p;
@@ -218,8 +220,7 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
    * bytes carry the pair too, padded to 32 bytes, so that a row is one
    * line. (Wider rows would grow past 32 bytes, and straddle lines or
    * double their size; not measured.) */
-  rb->stride = row_stride(row_bytes, with_q, 0, &rb->qoff, &rb->goff);
-  if (!with_q && row_bytes > 0 && row_bytes <= 16) rb->stride = row_stride(row_bytes, 0, 1, &rb->qoff, &rb->goff);
+  rb->stride = row_stride(row_bytes, with_q, !with_q && row_bytes <= 16, &rb->qoff, &rb->goff);
   rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
   rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
   if (ncol > 0) {
@@ -274,24 +275,24 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
   return HB_OK;
 }
 
-void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
-  if (!rb || rb->qoff < 0) return;
+/* Row r's `size` bytes of src (src + r * size) into its row at byte off. */
+static void copy_into_rows(hb_rowblock_t *rb, int off, const void *src, size_t size, int nthreads) {
   int nth = hb_threads_use(nthreads), n = rb->nrow;
   const size_t stride = (size_t)rb->stride;
-  uint8_t *dst = rb->bins + rb->qoff;
+  uint8_t *dst = rb->bins + off;
+  const uint8_t *from = src;
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
-  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, q + r, sizeof(int32_t));
+  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, from + (size_t)r * size, size);
+}
+
+void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
+  if (rb && rb->qoff >= 0) copy_into_rows(rb, rb->qoff, q, sizeof(int32_t), nthreads);
 }
 
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
   if (!rb || rb->goff < 0) return;
-  int nth = hb_threads_use(nthreads), n = rb->nrow;
-  const size_t stride = (size_t)rb->stride;
-  uint8_t *dst = rb->bins + rb->goff;
-  (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
-  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, gh + 2 * (size_t)r, 2 * sizeof(double));
+  copy_into_rows(rb, rb->goff, gh, 2 * sizeof(double), nthreads);
   rb->gh_src = gh;
 }
 
