@@ -1,7 +1,7 @@
 # Benchmark harness for issue 3: histboost vs lightgbm vs xgboost on seeded synthetic workloads.
 #
 # Usage (from the repository root):
-#   Rscript inst/bench/run.R cpu [--scale 1] [--reps 3] [--threads 2] [--rounds 100]
+#   Rscript inst/bench/run.R cpu [--scale 1] [--reps 3] [--threads 2] [--rounds 100] [--max-bin 255]
 #                                [--workloads 1,2,3,4,5] [--packages histboost,lightgbm,xgboost]
 #                                [--lib PATH] [--out DIR] [--label NAME] [--comment TEXT]
 #                                [--wait-policy passive] [--timeout 3600] [--notes FILE] [--keep]
@@ -17,7 +17,7 @@ options(warn = 1, stringsAsFactors = FALSE)
 # Command line
 # ---------------------------------------------------------------------------------------------
 
-bench_defaults <- list(scale = 1, reps = 3L, threads = 2L, rounds = 100L,
+bench_defaults <- list(scale = 1, reps = 3L, threads = 2L, rounds = 100L, "max-bin" = 255L,
                        workloads = "1,2,3,4,5", packages = "histboost,lightgbm,xgboost",
                        lib = "", out = "", label = "", comment = "", "wait-policy" = "",
                        timeout = 3600L, notes = "", keep = FALSE)
@@ -58,12 +58,13 @@ parse_args <- function(args) {
 }
 
 usage <- function() {
-  cat("Usage: Rscript inst/bench/run.R cpu [--scale 1] [--reps 3] [--threads 2] [--rounds 100]\n",
+  cat("Usage: Rscript inst/bench/run.R cpu [--scale 1] [--reps 3] [--threads 2] [--rounds 100] [--max-bin 255]\n",
       "         [--workloads 1,2,3,4,5] [--packages histboost,lightgbm,xgboost] [--lib PATH]\n",
       "         [--out DIR] [--label NAME] [--comment TEXT] [--wait-policy passive|active]\n",
       "         [--timeout SECONDS] [--notes FILE] [--keep]\n",
       "  --scale    multiplies every workload's row count (0.02 for a smoke run)\n",
       "  --reps     training runs per package and workload; the table shows the median\n",
+      "  --max-bin  most bins per feature, the same for every package (default 255)\n",
       "  --lib      a library directory searched first (e.g. a private histboost install)\n",
       "  --out      results directory (default inst/bench/results next to this script)\n",
       "  --label    base name of the result files (default: suite, date, and scale/reps when reduced)\n",
@@ -340,7 +341,7 @@ adapters <- list(
                    multiclass = factor(y, levels = seq_len(n_classes) - 1))
       histboost::histboost(x, yy, nrounds = p$rounds, objective = task, learning_rate = 0.1,
                            num_leaves = 255L, max_depth = -1L, min_data_in_leaf = 20L,
-                           max_bin = 255L, nthreads = p$threads, seed = 1L, verbose = 0L)
+                           max_bin = p$max_bin, nthreads = p$threads, seed = 1L, verbose = 0L)
     },
     predict = function(m, x, task, p) {
       pr <- stats::predict(m, x, type = "response", nthreads = p$threads)
@@ -353,7 +354,7 @@ adapters <- list(
       c(list(objective = switch(task, regression = "regression", binary = "binary",
                                 multiclass = "multiclass"),
              num_leaves = 255L, max_depth = -1L, learning_rate = 0.1, min_data_in_leaf = 20L,
-             min_sum_hessian_in_leaf = 1e-3, max_bin = 255L, num_threads = p$threads,
+             min_sum_hessian_in_leaf = 1e-3, max_bin = p$max_bin, num_threads = p$threads,
              verbose = -1L, seed = 1L),
         if (task == "multiclass") list(num_class = n_classes))
     },
@@ -368,7 +369,7 @@ adapters <- list(
         x <- data.matrix(x)
       }
       params <- adapters$lightgbm$params(task, p)
-      ds <- lightgbm::lgb.Dataset(x, label = y, params = list(max_bin = 255L, verbose = -1L),
+      ds <- lightgbm::lgb.Dataset(x, label = y, params = list(max_bin = p$max_bin, verbose = -1L),
                                   categorical_feature = cat_cols)
       lightgbm::lgb.train(params = params, data = ds, nrounds = p$rounds, verbose = -1L)
     },
@@ -390,7 +391,7 @@ adapters <- list(
              objective = switch(task, regression = "reg:squarederror", binary = "binary:logistic",
                                 multiclass = "multi:softprob"),
              tree_method = "hist", grow_policy = "lossguide", max_leaves = 255L, max_depth = 0L,
-             max_bin = 255L, eta = 0.1, min_child_weight = 20 * h0,
+             max_bin = p$max_bin, eta = 0.1, min_child_weight = 20 * h0,
              # lightgbm and histboost default to no L2 penalty (xgboost's default lambda is 1).
              lambda = 0, alpha = 0, gamma = 0, nthread = p$threads, seed = 1L, verbosity = 0L),
         if (task == "multiclass") list(num_class = n_classes),
@@ -466,7 +467,7 @@ child_main <- function(opt) {
   a <- opt$positional  # package workload train.rds test.rds result.rds
   pkg <- a[[1]]; w <- a[[2]]; train_file <- a[[3]]; test_file <- a[[4]]; result_file <- a[[5]]
   info <- workload_info[[w]]
-  p <- list(threads = opt$threads, rounds = opt$rounds)
+  p <- list(threads = opt$threads, rounds = opt$rounds, max_bin = opt[["max-bin"]])
   ad <- adapters[[pkg]]
   suppressPackageStartupMessages(library(pkg, character.only = TRUE))
   tr <- readRDS(train_file)
@@ -568,7 +569,7 @@ check_packages <- function(pkgs) {
 
 run_child <- function(self, opt, pkg, w, train_file, test_file, result_file, log_file) {
   rscript <- file.path(R.home("bin"), "Rscript")
-  args <- c(shQuote(self), "--child", "--threads", opt$threads, "--rounds", opt$rounds,
+  args <- c(shQuote(self), "--child", "--threads", opt$threads, "--rounds", opt$rounds, "--max-bin", opt[["max-bin"]],
             if (nzchar(opt$lib)) c("--lib", shQuote(opt$lib)),
             pkg, w, shQuote(train_file), shQuote(test_file), shQuote(result_file))
   cmd <- rscript
@@ -741,8 +742,8 @@ write_results <- function(tab, opt, machine, pkgs_skipped, self, started, peak_r
                                            collapse = "; ")), "")
   }
   L <- c(L, "## Parameters", "",
-         sprintf("- %d rounds, %d threads, learning rate 0.1, 255 leaves, max_bin 255, min_data_in_leaf 20, no depth limit.",
-                 opt$rounds, opt$threads),
+         sprintf("- %d rounds, %d threads, learning rate 0.1, 255 leaves, max_bin %d, min_data_in_leaf 20, no depth limit.",
+                 opt$rounds, opt$threads, opt[["max-bin"]]),
          sprintf("- OMP_WAIT_POLICY: %s.", if (nzchar(opt[["wait-policy"]])) paste(opt[["wait-policy"]], "(set by --wait-policy, the same for every package)")
                  else "inherited (not set by the benchmark)"),
          "- lightgbm: min_sum_hessian_in_leaf = 1e-3 (histboost's default too), lambda 0, categorical defaults (max_cat_threshold 32, cat_smooth 10, cat_l2 10) which histboost shares.",

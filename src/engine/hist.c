@@ -313,7 +313,7 @@ static inline void bin_add(hb_histbin_t *b, double g, double h) {
   b->h += h;
 }
 
-/* Add (g, h) to accumulator p[k] of column k (at acc + k * HB_MAX_NUM_BIN)
+/* Add (g, h) to accumulator p[k] of column k (at acc + k * HB_ACC_STRIDE)
  * for k < nc: each address is the row's byte plus a constant, no pointer
  * per column to load, and the pair is one 16-byte load, add and store
  * (SSE2: the same two IEEE additions). 1.3 times as fast as adding into
@@ -321,22 +321,22 @@ static inline void bin_add(hb_histbin_t *b, double g, double h) {
 #if defined(__SSE2__)
 #define ROW_ADD(j)                                                           \
   {                                                                          \
-    double *b_ = (double *)(acc + (j) * HB_MAX_NUM_BIN + p[k + (j)]);        \
+    double *b_ = (double *)(acc + (j) * HB_ACC_STRIDE + p[k + (j)]);        \
     _mm_storeu_pd(b_, _mm_add_pd(_mm_loadu_pd(b_), v));                      \
   }
 #else
-#define ROW_ADD(j) bin_add(acc + (j) * HB_MAX_NUM_BIN + p[k + (j)], g, h);
+#define ROW_ADD(j) bin_add(acc + (j) * HB_ACC_STRIDE + p[k + (j)], g, h);
 #endif
 static inline void row_add(hb_histbin_t *acc, const uint8_t *p, int nc, double g, double h) {
   int k = 0;
 #if defined(__SSE2__)
   const __m128d v = _mm_set_pd(h, g);
 #endif
-  for (; k + 8 <= nc; k += 8, acc += 8 * HB_MAX_NUM_BIN) {
+  for (; k + 8 <= nc; k += 8, acc += 8 * HB_ACC_STRIDE) {
     ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7)
   }
-  for (; k + 4 <= nc; k += 4, acc += 4 * HB_MAX_NUM_BIN) { ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) }
-  for (; k < nc; k++, acc += HB_MAX_NUM_BIN) ROW_ADD(0)
+  for (; k + 4 <= nc; k += 4, acc += 4 * HB_ACC_STRIDE) { ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) }
+  for (; k < nc; k++, acc += HB_ACC_STRIDE) ROW_ADD(0)
 }
 #undef ROW_ADD
 
@@ -479,7 +479,7 @@ static HB_ALWAYS_INLINE void tile_rows(const tile_rows_t *t, int lo, int hi, con
 static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
                        const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc,
                        const tile_wide_t *tw) {
-  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_MAX_NUM_BIN, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
+  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_ACC_STRIDE, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
   hb_histbin_t junk[HB_MAX_NUM_BIN];
   hb_histbin_t *pp[HB_WSLOT_MAX * (HB_MAX_COLUMN_FEATURES + 1)];
   tile_rows_t t;
@@ -512,7 +512,7 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
     else if (in_row) tile_rows(&t, lo, hi, 0, 1);
     else tile_rows(&t, lo, hi, 0, 0);
   }
-  for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_MAX_NUM_BIN, sizeof(hb_histbin_t) * (size_t)nb[k]);
+  for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_ACC_STRIDE, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
 
 static void build_dense(const uint8_t *bins, const int *rows, int nrows,

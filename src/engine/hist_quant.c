@@ -27,8 +27,9 @@ static void flush(int32_t *restrict acc, hb_qbin_t *restrict h, int nb) {
 
 /* A tile's accumulators: column k's at acc + k * QSTRIDE, whatever its
  * number of bins, so that every address below is a row's byte plus a
- * constant. */
-#define QSTRIDE HB_MAX_NUM_BIN
+ * constant (a line more than 256 bins: hist.h); a share's pairs column k's
+ * at k * HB_ACC_STRIDE. */
+#define QSTRIDE HB_QACC_STRIDE
 
 /* Add v to accumulator p[k] of column k for k < nc, each add one
  * read-modify-write of memory: with its address the row's byte plus a
@@ -110,7 +111,7 @@ static int tile_cols(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
  * 16-bit accumulators. */
 static hb_qbin_t *part_pairs(const hb_rowblock_t *rb, int c) { return (hb_qbin_t *)hb_rowblock_scratch(rb, c); }
 static int32_t *part_acc(const hb_rowblock_t *rb, int c) {
-  return (int32_t *)(part_pairs(rb, c) + (size_t)HB_HIST_TILE * QSTRIDE);
+  return (int32_t *)(part_pairs(rb, c) + (size_t)HB_HIST_TILE * HB_ACC_STRIDE);
 }
 
 /* First k >= lo with a[k] >= key in the increasing array a[0..n). */
@@ -199,17 +200,17 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
       for (int c = 0; c < nshare; c++) {
         int i0 = (int)((long long)c * nrows / nshare), i1 = (int)((long long)(c + 1) * nrows / nshare);
         hb_qbin_t *out[HB_HIST_TILE];  /* one share: straight into the histogram */
-        for (int k = 0; k < nc; k++) out[k] = nshare == 1 ? hp[k] : part_pairs(rb, c) + (size_t)k * QSTRIDE;
+        for (int k = 0; k < nc; k++) out[k] = nshare == 1 ? hp[k] : part_pairs(rb, c) + (size_t)k * HB_ACC_STRIDE;
         tile_rows(rb, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), out);
       }
       if (nshare == 1) continue;  /* the same for every thread */
 #pragma omp for schedule(static)
       for (int k = 0; k < nc; k++) {
-        const hb_qbin_t *p0 = part_pairs(rb, 0) + (size_t)k * QSTRIDE;
+        const hb_qbin_t *p0 = part_pairs(rb, 0) + (size_t)k * HB_ACC_STRIDE;
         hb_qbin_t *h = hp[k];
         for (int b = 0; b < nb[k]; b++) h[b] = p0[b];
         for (int c = 1; c < nshare; c++) {
-          const hb_qbin_t *pc = part_pairs(rb, c) + (size_t)k * QSTRIDE;
+          const hb_qbin_t *pc = part_pairs(rb, c) + (size_t)k * HB_ACC_STRIDE;
           for (int b = 0; b < nb[k]; b++) { h[b].g += pc[b].g; h[b].h += pc[b].h; }
         }
       }
