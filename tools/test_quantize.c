@@ -74,6 +74,28 @@ static void test_range_and_nearest(void) {
   CHECK(hb_quant_round(-0.01, 0.1, 0.99, 1, 0, 15) == 0, "a hessian never goes below zero");
 }
 
+/* The branch-free rounding equals the definition, floor(v / scale + u)
+ * clamped to [lo, hi], everywhere: exact integers and values a hair either
+ * side of them, negative ones (where truncation rounds up), far out of
+ * range, both modes. */
+static void test_round_is_floor(void) {
+  const double scale = 0.25;
+  int bad = 0;
+  for (int i = -4000; i <= 4000; i++) {
+    double base = i / 160.0;
+    const double vs[] = {base, nextafter(base, -1e9), nextafter(base, 1e9), base * 1e3};
+    for (int k = 0; k < 4; k++)
+      for (int st = 0; st < 2; st++) {
+        double v = vs[k], u = st ? hb_quant_uniform(9, 4, (uint64_t)(i + 5000), k & 1) : 0.5;
+        int lo = st ? -7 : 0, hi = st ? 7 : 15;
+        double x = floor(v / scale + u);
+        int want = x < lo ? lo : x > hi ? hi : (int)x;
+        bad += hb_quant_round(v, scale, u, st, lo, hi) != want;
+      }
+  }
+  CHECK(bad == 0, "%d roundings differ from floor(v / scale + u) clamped", bad);
+}
+
 static void test_draws(void) {
   /* A pure function of (seed, tree, row, which): the same call, the same draw. */
   CHECK(hb_quant_uniform(1, 2, 3, 0) == hb_quant_uniform(1, 2, 3, 0), "repeatable");
@@ -120,6 +142,7 @@ int main(void) {
   test_levels();
   test_unbiased();
   test_range_and_nearest();
+  test_round_is_floor();
   test_draws();
   test_packing();
   printf("test_quantize: %d checks, %d failed\n", checks, failures);

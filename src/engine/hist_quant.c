@@ -25,6 +25,17 @@ static void flush(int32_t *restrict acc, hb_qbin_t *restrict h, int nb) {
   }
 }
 
+/* The first flush of a histogram: the pairs take the accumulators' values
+ * (no clearing of h before, no read of it). */
+static void flush_first(int32_t *restrict acc, hb_qbin_t *restrict h, int nb) {
+  for (int b = 0; b < nb; b++) {
+    int32_t p = acc[b];
+    h[b].g = hb_qpack_g(p);
+    h[b].h = hb_qpack_h(p);
+    acc[b] = 0;
+  }
+}
+
 /* A tile's accumulators: column k's at acc + k * QSTRIDE, whatever its
  * number of bins, so that every address below is a row's byte plus a
  * constant (a line more than 256 bins: hist.h); a share's pairs column k's
@@ -58,10 +69,9 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
   int last = contiguous ? nc - 1 : col[nc - 1];
   if (rb->qoff >= 0 && qo + 3 > last) last = qo + 3;
   uint8_t pick[HB_HIST_TILE];
-  for (int k = 0; k < nc; k++) {
-    memset(acc + (size_t)k * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[k]);
-    memset(out[k], 0, sizeof(hb_qbin_t) * (size_t)nb[k]);
-  }
+  for (int k = 0; k < nc; k++) memset(acc + (size_t)k * QSTRIDE, 0, sizeof(int32_t) * (size_t)nb[k]);
+  if (i0 >= i1)
+    for (int k = 0; k < nc; k++) memset(out[k], 0, sizeof(hb_qbin_t) * (size_t)nb[k]);
   for (int j0 = i0; j0 < i1; j0 += rows16) {
     int j1 = j0 + rows16 < i1 ? j0 + rows16 : i1;
     for (int i = j0; i < j1; i++) {
@@ -82,7 +92,10 @@ static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, 
       }
       row_add_q(acc, p, nc, v);
     }
-    for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, out[k], nb[k]);
+    if (j0 == i0)
+      for (int k = 0; k < nc; k++) flush_first(acc + (size_t)k * QSTRIDE, out[k], nb[k]);
+    else
+      for (int k = 0; k < nc; k++) flush(acc + (size_t)k * QSTRIDE, out[k], nb[k]);
   }
 }
 

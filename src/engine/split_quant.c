@@ -61,18 +61,11 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   const hb_qbin_t *h = hist + d->hist_offset[f];
   const int nb = m->num_bin;
   if (!c->splittable || nb < 2 || nb > HB_MAX_NUM_BIN) return;
-  int64_t bg[HB_MAX_NUM_BIN], bh[HB_MAX_NUM_BIN];
-  int cnt[HB_MAX_NUM_BIN];
-  for (int b = 0; b < nb; b++) {
-    bg[b] = h[b].g;
-    bh[b] = h[b].h;
-    cnt[b] = hb_rule_count((double)bh[b] * c->sh, c->cnt_factor);
-  }
   uint32_t bits[HB_MAX_NUM_BIN / 32];
   if (m->type != HB_FEAT_CATEGORICAL) {
     const int M = nb - 1;
-    const int64_t na_g = bg[M], na_h = bh[M];
-    const int na_n = cnt[M];
+    const int64_t na_g = h[M].g, na_h = h[M].h;
+    const int na_n = hb_rule_count((double)na_h * c->sh, c->cnt_factor);
     const int has_na = hb_rule_has_missing(na_n, (double)na_h * c->sh, c->Hd);
     const double l2 = cfg->lambda_l2, parent = c->parent_gain;
     double bgain = -1.0;
@@ -80,16 +73,17 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     int64_t blg = 0, blh = 0, pg = 0, ph = 0;
     int pc = 0, T = M - 1;
     /* the candidates' left sums (integers, and as doubles with the scales)
-     * and their gains in one batch (split.c) */
+     * and their gains in one batch (split.c), the sums in one pass over the
+     * bins */
     int64_t ig[HB_MAX_NUM_BIN], ih[HB_MAX_NUM_BIN];
     double dg[HB_MAX_NUM_BIN], dh[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
     int in[HB_MAX_NUM_BIN];
     dg[0] = dh[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
     in[0] = 0;
     for (int t = 0; t < T; t++) {
-      pg += bg[t];
-      ph += bh[t];
-      pc += cnt[t];
+      pg += h[t].g;
+      ph += h[t].h;
+      pc += hb_rule_count((double)h[t].h * c->sh, c->cnt_factor);
       ig[t] = pg; ih[t] = ph; in[t] = pc;
       dg[t] = (double)pg * c->sg;
       dh[t] = (double)ph * c->sh;
@@ -126,7 +120,14 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   }
   /* Categorical: bins with enough rows ordered by G / (H + cat_smooth), ties by bin. */
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
+  int64_t bg[HB_MAX_NUM_BIN], bh[HB_MAX_NUM_BIN];
+  int cnt[HB_MAX_NUM_BIN];
   int mcat = 0, dropped = 0;
+  for (int b = 0; b < nb; b++) {
+    bg[b] = h[b].g;
+    bh[b] = h[b].h;
+    cnt[b] = hb_rule_count((double)bh[b] * c->sh, c->cnt_factor);
+  }
   for (int b = 0; b < nb; b++) {
     if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
     if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
