@@ -335,7 +335,7 @@ static void test_hist_gh_rows(const hb_dataset_t *d) {
 
 /* Quantized histograms: the row block with each row's packed value in its
  * stride (one cache line a row) against the column store and the plain
- * integer sums, for all rows, a leaf subset and sampled features, on 1-3
+ * integer sums, for all rows, two leaf subsets and sampled features, on 1-3
  * threads; rows16 small enough that the 16-bit accumulators flush often. */
 static void test_qhist(const hb_dataset_t *d) {
   hb_rowblock_t *rb = NULL;
@@ -360,8 +360,10 @@ static void test_qhist(const hb_dataset_t *d) {
   for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 9 == 1);
   size_t hb = sizeof(hb_qbin_t) * (size_t)d->total_bins;
   hb_qbin_t *col = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
-  double fracs[2] = { 1.0, 0.3 };
-  for (int k = 0; k < 2; k++) {
+  /* all rows, a large leaf (threads split its rows), a small one (threads
+   * split its columns: fewer than HB_HIST_HALF_ROWS rows) */
+  double fracs[3] = { 1.0, 0.3, 0.05 };
+  for (int k = 0; k < 3; k++) {
     int m = 0;
     int64_t G = 0, H = 0;
     for (int i = 0; i < N; i++)

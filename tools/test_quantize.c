@@ -109,6 +109,18 @@ static void test_draws(void) {
     hi = u > hi ? u : hi;
   }
   CHECK(lo >= 0 && hi < 1 && lo < 1e-3 && hi > 1 - 1e-3, "draws in [0, 1): %g .. %g", lo, hi);
+  /* the per-tree head and per-row tail (the CPU's rounding pass) give the
+   * same draws as the whole key (the GPU's) */
+  int differ = 0;
+  const uint64_t seeds[3] = {0, 9, 0xffffffffffffffffULL}, trees[3] = {0, 7, 123456789};
+  for (int s = 0; s < 3; s++)
+    for (int t = 0; t < 3; t++) {
+      uint64_t head = hb_quant_head(seeds[s], trees[t]);
+      for (uint64_t r = 0; r < 2000; r += 1 + r / 7)
+        for (int w = 0; w < 2; w++)
+          differ += hb_quant_uniform_from(head, r * 977, w) != hb_quant_uniform(seeds[s], trees[t], r * 977, w);
+    }
+  CHECK(differ == 0, "%d draws from a tree's head differ from the whole key's", differ);
 }
 
 /* Packed sums unpack exactly: 16-bit halves in an int32 (as the GPU's shared

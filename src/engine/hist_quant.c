@@ -197,15 +197,34 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
   for (int f = 0; f < d->nfeat; f++) n_col += (!rb || rb->col_of[f] < 0) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
   if ((long long)nrows * (n_act + n_col) < QPAR_MIN_UPDATES) nth = 1;
+  if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* the rows' shares: one per thread, each in its own part of the scratch */
-  int nshare = n_act > 0 ? (nth < rb->nscratch ? nth : rb->nscratch) : 1;
+  int nshare = n_act > 0 ? nth : 1;
   if (nshare > nrows) nshare = nrows > 0 ? nrows : 1;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
+  /* A leaf of fewer than HB_HIST_HALF_ROWS rows: the threads split its
+   * columns instead, each tile's rows summed straight into the histogram.
+   * Adding up every thread's pairs costs a pass over all the bins, more
+   * than what a small leaf's rows save by being fetched once. */
+  const int by_cols = nth > 1 && n_act > 1 && nrows < HB_HIST_HALF_ROWS;
+  if (by_cols) {
+    nshare = 1;
+    if (ntile < nth) ntile = nth < n_act ? nth : n_act;
+  }
   (void)nth;
 #pragma omp parallel num_threads(nth)
   {
     int32_t col_acc[HB_MAX_NUM_BIN];
-    for (int t = 0; t < ntile; t++) {
+    if (by_cols) {
+#pragma omp for schedule(static)
+      for (int t = 0; t < ntile; t++) {
+        int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+        hb_qbin_t *hp[HB_HIST_TILE];
+        int nc = tile_cols(d, rb, active, t, ntile, n_act, hist, col, nb, hp);
+        if (nc > 0) tile_rows(rb, rows, 0, nrows, q, rows16, col, nb, nc, part_acc(rb, hb_threads_id()), hp);
+      }
+    }
+    for (int t = 0; !by_cols && t < ntile; t++) {
       int col[HB_HIST_TILE], nb[HB_HIST_TILE];
       hb_qbin_t *hp[HB_HIST_TILE];
       int nc = tile_cols(d, rb, active, t, ntile, n_act, hist, col, nb, hp);

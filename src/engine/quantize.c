@@ -33,11 +33,11 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
   const int lhl = lh == mh ? 0 : hb_quant_hess_levels(cfg->grad_bits);  /* a constant hessian stays exact */
   const double sg = hb_quant_scale(mg, lg), sh = lhl ? hb_quant_scale(mh, lhl) : (mh > 0 ? mh : 1.0);
   const int stoch = cfg->stochastic_rounding;
-  const uint64_t seed = cfg->seed;
+  const uint64_t head = hb_quant_head(cfg->seed, tree);
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int i = 0; i < n; i++) {
-    int g = hb_quant_round(gh[2 * (size_t)i], sg, hb_quant_uniform(seed, tree, (uint64_t)i, 0), stoch, -lg, lg);
-    int h = lhl ? hb_quant_round(gh[2 * (size_t)i + 1], sh, hb_quant_uniform(seed, tree, (uint64_t)i, 1), stoch, 0,
+    int g = hb_quant_round(gh[2 * (size_t)i], sg, hb_quant_uniform_from(head, (uint64_t)i, 0), stoch, -lg, lg);
+    int h = lhl ? hb_quant_round(gh[2 * (size_t)i + 1], sh, hb_quant_uniform_from(head, (uint64_t)i, 1), stoch, 0,
                                  lhl)
                 : 1;
     q[i] = g * 65536 + h;

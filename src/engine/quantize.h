@@ -56,6 +56,11 @@ HB_QFN int hb_quant_round(double v, double scale, double u, int stochastic, int 
 HB_QFN double hb_quant_uniform(uint64_t seed, uint64_t tree, uint64_t row, int which) {
   return hb_rng_key_unif(seed, HB_RNG_QUANTIZE, tree, 2 * row + (uint64_t)which);
 }
+/* The same draw from hb_quant_head(seed, tree), made once per tree. */
+HB_QFN uint64_t hb_quant_head(uint64_t seed, uint64_t tree) { return hb_rng_key_head(seed, HB_RNG_QUANTIZE, tree); }
+HB_QFN double hb_quant_uniform_from(uint64_t head, uint64_t row, int which) {
+  return hb_rng_bits_unif(hb_rng_key_tail(head, 2 * row + (uint64_t)which));
+}
 
 /* Rows one 16-bit packed accumulator may sum before its gradient half
  * (signed, |sum| < 2^15) or hessian half (unsigned, < 2^16) could overflow. */

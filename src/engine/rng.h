@@ -28,19 +28,30 @@ HB_RNG_FN uint64_t hb_rng_mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/* 64 well-mixed bits for the key (seed, stream, a, b). */
-HB_RNG_FN uint64_t hb_rng_key(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
+/* The key's mixing in two steps: hb_rng_key_head(seed, stream, a) once
+ * for many draws that differ only in b, then hb_rng_key_tail(head, b) per
+ * draw (a loop over rows pays one mix a draw instead of four). */
+HB_RNG_FN uint64_t hb_rng_key_head(uint64_t seed, uint64_t stream, uint64_t a) {
   uint64_t h = hb_rng_mix64(seed + 0x9e3779b97f4a7c15ULL);
   h = hb_rng_mix64(h ^ (stream * 0xd1b54a32d192ed03ULL));
-  h = hb_rng_mix64(h ^ (a + 0x9e3779b97f4a7c15ULL));
-  h = hb_rng_mix64(h ^ (b * 0xaef17502108ef2d9ULL + 0x632be59bd9b4e019ULL));
-  return h;
+  return hb_rng_mix64(h ^ (a + 0x9e3779b97f4a7c15ULL));
+}
+HB_RNG_FN uint64_t hb_rng_key_tail(uint64_t head, uint64_t b) {
+  return hb_rng_mix64(head ^ (b * 0xaef17502108ef2d9ULL + 0x632be59bd9b4e019ULL));
 }
 
-/* A uniform double in [0, 1) with 53 random bits for the same key (exact on
- * any IEEE device: an integer times a power of two). */
+/* 64 well-mixed bits for the key (seed, stream, a, b). */
+HB_RNG_FN uint64_t hb_rng_key(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
+  return hb_rng_key_tail(hb_rng_key_head(seed, stream, a), b);
+}
+
+/* The 53 high bits of a key as a uniform double in [0, 1) (exact on any
+ * IEEE device: an integer times a power of two). */
+HB_RNG_FN double hb_rng_bits_unif(uint64_t bits) { return (double)(bits >> 11) * 0x1.0p-53; }
+
+/* A uniform double in [0, 1) for the key (seed, stream, a, b). */
 HB_RNG_FN double hb_rng_key_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
-  return (double)(hb_rng_key(seed, stream, a, b) >> 11) * 0x1.0p-53;
+  return hb_rng_bits_unif(hb_rng_key(seed, stream, a, b));
 }
 
 /* The same, as linkable functions for callers that prefer them. */
