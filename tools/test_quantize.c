@@ -83,8 +83,8 @@ static void test_round_is_floor(void) {
   int bad = 0;
   for (int i = -4000; i <= 4000; i++) {
     double base = i / 160.0;
-    const double vs[] = {base, nextafter(base, -1e9), nextafter(base, 1e9), base * 1e3};
-    for (int k = 0; k < 4; k++)
+    const double vs[] = {base, nextafter(base, -1e9), nextafter(base, 1e9), base * 1e3, base * 1e300};
+    for (int k = 0; k < 5; k++)
       for (int st = 0; st < 2; st++) {
         double v = vs[k], u = st ? hb_quant_uniform(9, 4, (uint64_t)(i + 5000), k & 1) : 0.5;
         int lo = st ? -7 : 0, hi = st ? 7 : 15;
@@ -121,6 +121,12 @@ static void test_draws(void) {
           differ += hb_quant_uniform_from(head, r * 977, w) != hb_quant_uniform(seeds[s], trees[t], r * 977, w);
     }
   CHECK(differ == 0, "%d draws from a tree's head differ from the whole key's", differ);
+  /* and the stream itself is the one models were trained with (values of
+   * the key before it was split in two, 47db664): a changed constant
+   * changes every quantized model */
+  CHECK(hb_rng_key(1, HB_RNG_QUANTIZE, 2, 3) == 0x6314004d5d4ca655ULL, "known key 1");
+  CHECK(hb_rng_key(~0ULL, HB_RNG_QUANTIZE, 7, 1955) == 0x2c56f98e311bb632ULL, "known key 2");
+  CHECK(hb_quant_uniform_from(hb_quant_head(20261125, 11), 123456, 1) == 0.57897639903967124, "known draw");
 }
 
 /* Packed sums unpack exactly: 16-bit halves in an int32 (as the GPU's shared

@@ -2,11 +2,14 @@
  * paper's hierarchical buffers: a tile of columns accumulates each row's
  * packed value (one 32-bit add per feature instead of two 64-bit ones) into
  * 16-bit halves, and every rows16 rows, before a half could overflow, adds
- * them into 64-bit pairs. The threads split a tile's rows, not its columns
- * (as hist.c must, to keep its double sums in row order): each thread's
- * pairs are then added up bin by bin, which integer sums make exact in any
- * order, and each row of a scattered leaf is fetched by one thread only,
- * which halves the cache misses of a leaf's histogram on two threads. */
+ * them into 64-bit pairs. For a leaf of HB_HIST_HALF_ROWS rows or more the
+ * threads split a tile's rows, not its columns (as hist.c must, to keep its
+ * double sums in row order): each thread's pairs are then added up bin by
+ * bin, which integer sums make exact in any order, and each row of a
+ * scattered leaf is fetched by one thread only, which halves the cache
+ * misses of a leaf's histogram on two threads. A smaller leaf's columns
+ * are split instead: adding up the threads' pairs would cost more than its
+ * rows. */
 #include <stdlib.h>
 #include <string.h>
 #include "hist_quant.h"
@@ -58,7 +61,8 @@ static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) 
 
 /* Rows [i0, i1) of rows (NULL: the rows themselves) over the tile's nc
  * columns of the row block (col[k]), summed in acc and added every rows16
- * rows into the pairs out[k] (nb[k] bins each, cleared first). */
+ * rows into the pairs out[k] (nb[k] bins each: the first flush stores,
+ * later ones add; cleared when there are no rows). */
 static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, const int32_t *q, int rows16,
                       const int *col, const int *nb, int nc, int32_t *acc, hb_qbin_t *const *out) {
   const size_t stride = (size_t)rb->stride;
@@ -216,7 +220,8 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
   {
     int32_t col_acc[HB_MAX_NUM_BIN];
     if (by_cols) {
-#pragma omp for schedule(static)
+      /* no barrier after: the column-store features below are others */
+#pragma omp for schedule(static) nowait
       for (int t = 0; t < ntile; t++) {
         int col[HB_HIST_TILE], nb[HB_HIST_TILE];
         hb_qbin_t *hp[HB_HIST_TILE];

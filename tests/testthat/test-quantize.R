@@ -36,6 +36,17 @@ test_that("the CPU's integer histograms equal the sums computed in plain R (dens
       }
     }
   }
+  # the whole data under 4096 rows (times 5 features: enough for two threads):
+  # the threads split the columns, not the rows
+  small <- dense[seq_len(4000), ]
+  ds <- hb_dataset(small, rnorm(4000))
+  bins <- histboost:::.hb_dataset_bins(ds)
+  num_bin <- .Call(histboost:::C_hb_dataset_info, ds$ptr)$num_bin
+  gq <- sample(-7:7, 4000, TRUE)
+  hq <- sample(0:15, 4000, TRUE)
+  res <- histboost:::.hb_qhist(ds, gq, hq, 4L, rows = NULL, nthreads = 2L)
+  expect_identical(res$g, ref_bin_sums(bins, num_bin, gq, seq_len(4000)), label = "g sums, 4000 rows, 2 threads")
+  expect_identical(res$h, ref_bin_sums(bins, num_bin, hq, seq_len(4000)), label = "h sums, 4000 rows, 2 threads")
 })
 
 test_that("integer histograms of wide data (several tiles, 8-column reads) and of feature subsets equal plain R's", {
