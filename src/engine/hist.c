@@ -802,7 +802,13 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   for (int f = 0; f < d->nfeat; f++)
     n_col += column_wise(rb, f) && (!active || active[f]);
   int nth = hb_threads_use(nthreads);
-  if ((long long)nrows * (n_act + n_col + (rb && rb->nsparse > 0) + (rb ? rb->nwide : 0)) < PAR_MIN_UPDATES) nth = 1;
+  /* the sparse part's updates: its entries a row on average (at least one) */
+  long long sp_per_row = 0;
+  if (rb && rb->nsparse > 0) {
+    sp_per_row = rb->nrow > 0 ? rb->sp_ptr[rb->nrow] / rb->nrow : 0;
+    if (sp_per_row < 1) sp_per_row = 1;
+  }
+  if ((long long)nrows * (n_act + n_col + sp_per_row + (rb ? rb->nwide : 0)) < PAR_MIN_UPDATES) nth = 1;
   if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
    * of its rows, the first into hist and the second into rb->half, then
