@@ -52,14 +52,16 @@ HB_QFN int hb_quant_round(double v, double scale, double u, int stochastic, int 
 
 /* The uniform draw that rounds the gradient (which = 0) or hessian (1) of
  * row `row` in tree `tree` (tree = round * num_class + class, as for feature
- * sampling): independent draws for the two. */
-HB_QFN double hb_quant_uniform(uint64_t seed, uint64_t tree, uint64_t row, int which) {
-  return hb_rng_key_unif(seed, HB_RNG_QUANTIZE, tree, 2 * row + (uint64_t)which);
-}
-/* The same draw from hb_quant_head(seed, tree), made once per tree. */
+ * sampling): independent draws for the two. In two steps:
+ * hb_quant_head(seed, tree) once per tree, then hb_quant_uniform_from(head,
+ * row, which) per draw (the CPU's rounding pass); hb_quant_uniform does both
+ * (the GPU's kernels). */
 HB_QFN uint64_t hb_quant_head(uint64_t seed, uint64_t tree) { return hb_rng_key_head(seed, HB_RNG_QUANTIZE, tree); }
 HB_QFN double hb_quant_uniform_from(uint64_t head, uint64_t row, int which) {
   return hb_rng_bits_unif(hb_rng_key_tail(head, 2 * row + (uint64_t)which));
+}
+HB_QFN double hb_quant_uniform(uint64_t seed, uint64_t tree, uint64_t row, int which) {
+  return hb_quant_uniform_from(hb_quant_head(seed, tree), row, which);
 }
 
 /* Rows one 16-bit packed accumulator may sum before its gradient half

@@ -120,18 +120,13 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   }
   /* Categorical: bins with enough rows ordered by G / (H + cat_smooth), ties by bin. */
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
-  int64_t bg[HB_MAX_NUM_BIN], bh[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
   int mcat = 0, dropped = 0;
   for (int b = 0; b < nb; b++) {
-    bg[b] = h[b].g;
-    bh[b] = h[b].h;
-    cnt[b] = hb_rule_count((double)bh[b] * c->sh, c->cnt_factor);
-  }
-  for (int b = 0; b < nb; b++) {
+    cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
     if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
     if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
-    keys[mcat].key = hb_rule_cat_key((double)bg[b] * c->sg, (double)bh[b] * c->sh, cfg->cat_smooth);
+    keys[mcat].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
     keys[mcat].bin = b;
     mcat++;
   }
@@ -145,8 +140,8 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   int sc = 0;
   for (int p = 0; p < mcat; p++) {
     int b = keys[p].bin;
-    sg += bg[b];
-    sh += bh[b];
+    sg += h[b].g;
+    sh += h[b].h;
     sc += cnt[b];
     pg[p] = sg;
     ph[p] = sh;
