@@ -14,26 +14,48 @@
 #' @param type `"response"` (regression: the prediction; binary: the
 #'   probability of the second class, `object$classes[2]`; multiclass: an
 #'   n x K matrix of probabilities), `"class"` (a factor; classification
-#'   only), `"raw"` (scores before the link function) or `"leaf"` (an integer
-#'   matrix of 0-based leaf indices, one column per tree).
+#'   only), `"raw"` (scores before the link function), `"leaf"` (an integer
+#'   matrix of 0-based leaf indices, one column per tree) or `"contrib"`
+#'   (each feature's contribution to the raw score: SHAP values computed
+#'   exactly by TreeSHAP, weighing each branch by the training rows that
+#'   reached it; see Details).
 #' @param iteration `NULL` (the best iteration when early stopping chose one,
 #'   else all) or the number of first iterations to use.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param ... Not used; unknown arguments are an error.
+#' @details
+#' With `type = "contrib"` each row's raw score is split between the
+#' features: the contribution of feature j is its Shapley value in the game
+#' whose payoff for a set S of known features is the model's expected raw
+#' score given the values of S, the unknown features integrated out through
+#' the training rows that followed each branch (Lundberg, Erion and Lee,
+#' 2018; the same definition as LightGBM's and XGBoost's contributions). The
+#' last column, `"(Intercept)"`, is the expected raw score over the training
+#' rows, so each row of the result sums to `predict(type = "raw")`. A factor
+#' spread over several internal features still gets one column. With bagging
+#' the branches are weighed by the rows in each tree's bag.
 #' @return A numeric vector, a matrix or a factor, as described under `type`.
+#'   `type = "contrib"` gives an n x (p + 1) matrix, columns the p features
+#'   and `"(Intercept)"`; for a multiclass model an n x (p + 1) x K array,
+#'   the third dimension the classes.
 #' @examples
 #' fit <- histboost(iris[, 1:4], iris$Species, nrounds = 10, min_data_in_leaf = 5,
 #'                  nthreads = 1, verbose = 0)
 #' head(predict(fit, iris))
 #' table(predict(fit, iris, type = "class"), iris$Species)
 #' dim(predict(fit, iris, type = "leaf"))
+#' fit2 <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 20, min_data_in_leaf = 5,
+#'                   nthreads = 1, verbose = 0)
+#' phi <- predict(fit2, mtcars[1:3, -1], type = "contrib")
+#' round(phi, 2)
+#' all.equal(rowSums(phi), predict(fit2, mtcars[1:3, -1], type = "raw"))
 #' @export
-predict.histboost <- function(object, newdata, type = c("response", "class", "raw", "leaf"),
+predict.histboost <- function(object, newdata, type = c("response", "class", "raw", "leaf", "contrib"),
                               iteration = NULL, nthreads = NULL, ...) {
   .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads"), "predict")
   .hb_check_model(object)
-  type <- .hb_choice(type, c("response", "class", "raw", "leaf"), "type")
+  type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib"), "type")
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
@@ -53,10 +75,19 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
                  levels = object$feature_levels)
   feat <- .hb_features_like(newdata, schema, "newdata")
   ptr <- .hb_model_ptr(object)
-  code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L)
+  code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L)
   # iteration 0 (a model without iterations) means "all" = none to the engine.
   out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads)
   if (type == "leaf") return(out)
+  if (type == "contrib") {
+    cols <- c(object$feature_names, "(Intercept)")
+    if (object$task == "multiclass") {
+      return(array(out, c(nrow(out), length(cols), length(object$classes)),
+                   dimnames = list(NULL, cols, object$classes)))
+    }
+    colnames(out) <- cols
+    return(out)
+  }
   classes <- object$classes
   if (object$task == "multiclass") {
     if (type == "class") {

@@ -145,7 +145,7 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   int start = hb_r_int(start_iter, "start_iter"), num = hb_r_int(num_iter, "iteration");
   int ty = hb_r_int(type, "type"), nt = hb_r_int(nthreads, "nthreads");
   int niter = hb_model_num_iterations(m);
-  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF)
+  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB)
     hb_r_throw("input", "`type` code %d is unknown.", ty);
   if (start < 0 || start > niter)
     hb_r_throw("input", "`start_iter` must be between 0 and %d.", niter);
@@ -166,7 +166,13 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
         hb_r_throw("input", "`newdata`: feature `%s` is a factor; a sparse matrix cannot supply it.",
                    m->schema.names[f]);
   }
-  int ncol_out = ty == HB_PRED_LEAF ? num * m->trees_per_iter : m->num_class;
+  double wide = ty == HB_PRED_LEAF      ? (double)num * m->trees_per_iter
+                : ty == HB_PRED_CONTRIB ? (double)m->trees_per_iter * (m->schema.nfeat + 1.0)
+                                        : (double)m->num_class;
+  if (wide * (in.nrow > 0 ? in.nrow : 1) > (double)R_XLEN_T_MAX || wide > INT_MAX)
+    hb_r_throw("input", "the prediction for %d rows would have too many values for an R matrix; "
+               "predict fewer rows at a time.", in.nrow);
+  int ncol_out = (int)wide;
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, in.nrow, ncol_out)); nprot++;
   if (in.nrow > 0 && ncol_out > 0) {

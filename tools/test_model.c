@@ -412,6 +412,51 @@ static void test_predict(void) {
   hb_model_free(m);
 }
 
+/* Contributions (shap.c) against the Shapley values worked out by hand
+ * from each tree's covers: trees A (x then c, leaf counts 5, 6, 7) and C
+ * (x alone), so that with two features phi_x = ((v(x) - v()) + (f - v(c))) / 2
+ * and phi_c = ((v(c) - v()) + (f - v(x))) / 2, v(S) the expected leaf value
+ * with the features of S known; then a branch no row reached. */
+static void test_predict_contrib(void) {
+  hb_model_t *m = model_reg();
+  m->trees[2]->leaf_count[0] = 4;
+  m->trees[2]->leaf_count[1] = 14;
+  inputs_t in;
+  make_inputs(&in);
+  double out[NR * 3], out2[NR * 3], raw[NR];
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 1, out) == HB_OK, "%s", hb_error_message());
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_RAW, 1, raw) == HB_OK, "raw");
+  const double ea = (10.0 * 5 + 20.0 * 6 + 30.0 * 7) / 18, ec = (-1.0 * 4 + 1.0 * 14) / 18;
+  for (int i = 0; i < NR; i++) {
+    /* tree A: x decides leaf 0 or node 1; c decides node 1's leaf */
+    const int xl = LEAF_A[i] == 0, cl = hb_tree_goes_left(m->trees[0], 1, C[i] == HB_NA_INT ? NAN : (double)C[i]);
+    const double vx = xl ? 10.0 : (20.0 * 6 + 30.0 * 7) / 13, vc = (5.0 * 10 + 13.0 * (cl ? 20 : 30)) / 18;
+    const double fa = (double[]){10, 20, 30}[LEAF_A[i]], fc = LEAF_C[i] ? 1.0 : -1.0;
+    const double px = ((vx - ea) + (fa - vc)) / 2 + (fc - ec), pc = ((vc - ea) + (fa - vx)) / 2;
+    CHECK(close_to(out[i], px) && close_to(out[NR + i], pc) && close_to(out[2 * NR + i], 100 + ea + 0.5 + ec),
+          "row %d: x %g (want %g), c %g (want %g), bias %g", i, out[i], px, out[NR + i], pc, out[2 * NR + i]);
+    CHECK(close_to(out[i] + out[NR + i] + out[2 * NR + i], raw[i]), "row %d sums to the raw score", i);
+  }
+  CHECK(hb_predict(m, &in.sparse, 0, 0, HB_PRED_CONTRIB, 2, out2) == HB_OK && memcmp(out, out2, sizeof out) == 0,
+        "csc == dense, threads");
+  /* only tree C (iteration 3): phi_x = f - E */
+  CHECK(hb_predict(m, &in.dense, 2, 1, HB_PRED_CONTRIB, 1, out) == HB_OK, "range");
+  for (int i = 0; i < NR; i++)
+    CHECK(close_to(out[i], (LEAF_C[i] ? 1.0 : -1.0) - ec) && out[NR + i] == 0 && close_to(out[2 * NR + i], 100 + ec),
+          "range row %d", i);
+  /* a leaf no row reached: its branch weighs nothing, the rows reaching it
+   * get f - E all the same */
+  m->trees[2]->leaf_count[0] = 0;
+  CHECK(hb_predict(m, &in.dense, 2, 1, HB_PRED_CONTRIB, 1, out) == HB_OK, "empty leaf");
+  for (int i = 0; i < NR; i++)
+    CHECK(out[i] == (LEAF_C[i] ? 0.0 : -2.0) && out[2 * NR + i] == 101, "empty leaf row %d: %g", i, out[i]);
+  /* a tree with no counts at all has no expectation to start from */
+  m->trees[2]->leaf_count[1] = 0;
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 1, out) == HB_ERR_INPUT && strstr(hb_error_message(), "tree 3"),
+        "no counts: %s", hb_error_message());
+  hb_model_free(m);
+}
+
 /* Sparse rows walk zero chains (predict.c): checked against walking each
  * tree with hb_tree_goes_left on the row's dense values, here, for random
  * trees with long chains (one side of most splits a leaf), thresholds on
@@ -1113,6 +1158,7 @@ int main(void) {
   test_tree_routing();
   test_predict();
   test_predict_sparse_chains();
+  test_predict_contrib();
   test_binned_vs_raw();
   test_binned_wide_factor();
   test_io();

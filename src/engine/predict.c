@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 #include "predict.h"
+#include "shap.h"
 #include "error.h"
 #include "threads.h"
 
@@ -353,12 +354,67 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
   }
 }
 
+/* Contributions (shap.h) of trees [t0, t1) for every row, dense columns or
+ * the CSR copy of a sparse matrix, into out: nrow x K (nfeat + 1),
+ * column-major, the bias of class k starting from its init score. Rows are
+ * independent, each one's trees added in order: the thread count changes
+ * nothing. */
+static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_t *csr, int nrow, int nfeat, int t0,
+                        int t1, int nth, double *out) {
+  const int K = m->trees_per_iter;
+  const size_t N = (size_t)nrow, width = (size_t)K * ((size_t)nfeat + 1);
+  hb_shap_t s;
+  int st = hb_shap_prepare(m->trees, t0, t1, &s);
+  if (st) return st;
+  const size_t steps = hb_shap_path_steps(&s);
+  if (nth > nrow) nth = nrow;
+  /* per thread: the row's values, its contributions and the walk's path */
+  double *xs = hb_calloc((size_t)nth * ((size_t)nfeat + 1), sizeof(double));
+  double *phis = hb_malloc(sizeof(double) * (size_t)nth * width);
+  hb_shap_step_t *paths = hb_malloc(sizeof(hb_shap_step_t) * (size_t)nth * steps);
+  if (!xs || !phis || !paths) {
+    hb_free(xs);
+    hb_free(phis);
+    hb_free(paths);
+    hb_shap_free(&s);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for contribution buffers");
+  }
+  (void)nth;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 16)
+#endif
+  for (int i = 0; i < nrow; i++) {
+#ifdef _OPENMP
+    const int th = omp_get_thread_num();
+#else
+    const int th = 0;
+#endif
+    double *x = xs + (size_t)th * ((size_t)nfeat + 1), *phi = phis + (size_t)th * width;
+    if (cols) {
+      for (int f = 0; f < nfeat; f++) x[f] = dense_value(&cols[f], i);
+    } else {
+      for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
+    }
+    memset(phi, 0, sizeof(double) * width);
+    for (int k = 0; k < K; k++) phi[(size_t)k * (nfeat + 1) + nfeat] = m->init_score ? m->init_score[k] : 0.0;
+    hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, paths + (size_t)th * steps);
+    for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
+    if (!cols)
+      for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
+  }
+  hb_free(xs);
+  hb_free(phis);
+  hb_free(paths);
+  hb_shap_free(&s);
+  return HB_OK;
+}
+
 /* Predict rows of `in` into out (column-major); see predict.h. */
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
                double *out) {
   if (!m || !in) return hb_error_set(HB_ERR_INPUT, "no model or data given");
-  if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF)
-    return hb_error_set(HB_ERR_INPUT, "type must be raw, response or leaf (got %d)", type);
+  if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF && type != HB_PRED_CONTRIB)
+    return hb_error_set(HB_ERR_INPUT, "type must be raw, response, leaf or contrib (got %d)", type);
   if (in->nrow < 0) return hb_error_set(HB_ERR_INPUT, "negative row count");
   if (in->ncol != m->schema.nfeat)
     return hb_error_set(HB_ERR_INPUT, "newdata has %d columns but the model was trained on %d features",
@@ -392,6 +448,11 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   if (in->csc) {
     int st = csc_to_csr(in->csc, nrow, nfeat, &csr);
     if (st) return st;
+  }
+  if (type == HB_PRED_CONTRIB) {
+    int st = contrib_rows(m, in->cols, in->csc ? &csr : NULL, nrow, nfeat, t0, t1, nth, out);
+    csr_free(&csr);
+    return st;
   }
   const size_t width = (size_t)(nfeat > 0 ? nfeat : 1);
   const int brow = width * PRED_BLOCK <= PRED_BLOCK_VALUES ? PRED_BLOCK

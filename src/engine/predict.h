@@ -5,14 +5,17 @@
 #include "model.h"
 #include "dataset.h"
 
-enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2 };
+enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB = 3 };
 
 /* Predict in->nrow rows (in->ncol must equal the model's nfeat, columns in
  * training order, factor columns as level codes of the training levels).
  * Uses iterations [start_iter, start_iter + num_iter); num_iter <= 0 means all
  * remaining. Output is column-major:
  *   RAW, RESPONSE: nrow x num_class (response: identity, sigmoid or softmax);
- *   LEAF:          nrow x (num_iter * trees_per_iter) leaf indices (0-based).
+ *   LEAF:          nrow x (num_iter * trees_per_iter) leaf indices (0-based);
+ *   CONTRIB:       nrow x (num_class * (ncol + 1)): per class, each feature's
+ *                  contribution to the raw score and last the bias (shap.h),
+ *                  summing to the RAW prediction.
  * Parallel over rows with nthreads threads. */
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter,
                int type, int nthreads, double *out);

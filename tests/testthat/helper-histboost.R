@@ -493,3 +493,61 @@ ref_bin_sums <- function(bins, num_bin, v, rows) {
     as.numeric(s)
   }))
 }
+
+# ---- reference: Shapley values by enumerating feature subsets ---------------
+# From the definition (Lundberg, Erion and Lee 2018): v(S) is a tree's
+# expected output with the features in S known, a node splitting on an
+# unknown feature averaging its children by the training rows below them
+# (hb_trees()' leaf counts); phi_j = sum over S without j of
+# |S|! (p - |S| - 1)! / p! (v(S + j) - v(S)). Exponential in p: a handful of
+# features only. Returns an n x (p + 1) x K array, the last column v() summed
+# over the trees (the model's starting score not included).
+ref_shap <- function(model, newdata) {
+  tab <- hb_trees(model)
+  feats <- model$feature_names
+  p <- length(feats)
+  K <- if (model$task == "multiclass") length(model$classes) else 1L
+  trees <- lapply(split(tab, tab$tree), function(t) split(t, t$id))
+  goes_left <- function(nd, v) {
+    if (is.na(v)) return(nd$default_left)
+    if (identical(nd$split_type, "categorical")) {
+      return(as.character(v) %in% strsplit(nd$categories, "||", fixed = TRUE)[[1]])
+    }
+    as.numeric(v) <= nd$threshold
+  }
+  cover <- function(t, id) {
+    nd <- t[[id]]
+    if (nd$is_leaf) nd$count else cover(t, nd$left) + cover(t, nd$right)
+  }
+  value <- function(t, id, row, S) {
+    nd <- t[[id]]
+    if (nd$is_leaf) return(nd$value)
+    j <- match(nd$feature, feats)
+    if (j %in% S) return(value(t, if (goes_left(nd, row[[j]])) nd$left else nd$right, row, S))
+    cl <- cover(t, nd$left)
+    cr <- cover(t, nd$right)
+    (cl * value(t, nd$left, row, S) + cr * value(t, nd$right, row, S)) / (cl + cr)
+  }
+  subsets <- lapply(0:(2^p - 1), function(b) which(bitwAnd(b, 2^(0:(p - 1))) > 0))
+  key <- function(S) paste0("s", paste(sort(S), collapse = "."))
+  out <- array(0, c(nrow(newdata), p + 1L, K))
+  for (i in seq_len(nrow(newdata))) {
+    row <- newdata[i, , drop = FALSE]
+    for (ti in seq_along(trees)) {
+      t <- trees[[ti]]
+      k <- (ti - 1L) %% K + 1L
+      root <- if ("N0" %in% names(t)) "N0" else "L0"
+      v <- vapply(subsets, function(S) value(t, root, row, S), 0)
+      names(v) <- vapply(subsets, key, "")
+      for (j in seq_len(p)) {
+        for (S in subsets) {
+          if (j %in% S) next
+          w <- factorial(length(S)) * factorial(p - length(S) - 1) / factorial(p)
+          out[i, j, k] <- out[i, j, k] + w * (v[[key(c(S, j))]] - v[[key(S)]])
+        }
+      }
+      out[i, p + 1L, k] <- out[i, p + 1L, k] + v[["s"]]
+    }
+  }
+  out
+}

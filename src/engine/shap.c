@@ -1,0 +1,181 @@
+/* shap.c: TreeSHAP contributions (shap.h).
+ *
+ * The walk keeps, for the path from the root to the current node, the
+ * distinct features split on and, for each subset size, the weight with
+ * which the path's subsets of that size reach the node (extend). A feature
+ * met again deeper down is first taken out of the path (unwind) and put back
+ * with the product of both fractions. At a leaf, each feature's Shapley
+ * weight is the sum over the subsets without it (unwound_sum), and it adds
+ * that weight x (one - zero) x the leaf value. Each recursion level keeps its
+ * own copy of the path, one step longer than its parent's, in the buffer
+ * right after the parent's: a tree of depth D needs (D + 1)(D + 2) / 2
+ * steps. */
+#include <string.h>
+#include "shap.h"
+#include "error.h"
+
+void hb_shap_free(hb_shap_t *s) {
+  hb_free(s->cover);
+  hb_free(s->first);
+  hb_free(s->expected);
+  memset(s, 0, sizeof *s);
+}
+
+/* Cover of child c (a node, or leaf ~c) of tree t whose node covers are nc. */
+static inline double child_cover(const hb_tree_t *t, const double *nc, int c) {
+  return c >= 0 ? nc[c] : (double)t->leaf_count[~c];
+}
+
+int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
+  memset(s, 0, sizeof *s);
+  const int nt = t1 - t0 > 0 ? t1 - t0 : 0;
+  size_t total = 0, most = 1;
+  for (int t = t0; t < t1; t++) {
+    size_t ni = trees[t]->num_leaves > 1 ? (size_t)trees[t]->num_leaves - 1 : 0;
+    total += ni;
+    if (ni > most) most = ni;
+  }
+  s->cover = hb_calloc(total > 0 ? total : 1, sizeof(double));
+  s->first = hb_malloc(sizeof(size_t) * (size_t)(nt > 0 ? nt : 1));
+  s->expected = hb_malloc(sizeof(double) * (size_t)(nt > 0 ? nt : 1));
+  int *up = hb_malloc(sizeof(int) * most);  /* an internal node's parent */
+  if (!s->cover || !s->first || !s->expected || !up) {
+    hb_free(up);
+    hb_shap_free(s);
+    return HB_ERR_NOMEM;
+  }
+  size_t k = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = trees[t];
+    const int L = tr->num_leaves, ni = L - 1;
+    double *nc = s->cover + k;
+    s->first[t - t0] = k;
+    k += ni > 0 ? (size_t)ni : 0;
+    double sum = 0, wsum = 0;
+    for (int l = 0; l < L; l++) {
+      sum += (double)tr->leaf_count[l];
+      wsum += (double)tr->leaf_count[l] * tr->leaf_value[l];
+      if (tr->leaf_depth[l] > s->max_depth) s->max_depth = tr->leaf_depth[l];
+    }
+    if (ni <= 0) {
+      s->expected[t - t0] = tr->leaf_value[0];
+      continue;
+    }
+    if (!(sum > 0)) {
+      hb_free(up);
+      hb_shap_free(s);
+      return hb_error_set(HB_ERR_INPUT,
+                          "tree %d has no row counts in its leaves, which contributions weigh its branches by", t + 1);
+    }
+    s->expected[t - t0] = wsum / sum;
+    /* each leaf's count added to every node above it (children may be
+     * numbered before their parents in a loaded model) */
+    up[0] = -1;
+    for (int j = 0; j < ni; j++) {
+      if (tr->left[j] >= 0) up[tr->left[j]] = j;
+      if (tr->right[j] >= 0) up[tr->right[j]] = j;
+    }
+    for (int l = 0; l < L; l++)
+      for (int j = tr->leaf_parent[l]; j >= 0; j = up[j]) nc[j] += (double)tr->leaf_count[l];
+  }
+  hb_free(up);
+  return HB_OK;
+}
+
+size_t hb_shap_path_steps(const hb_shap_t *s) {
+  size_t d = (size_t)(s->max_depth > 0 ? s->max_depth : 0);
+  return (d + 1) * (d + 2) / 2;
+}
+
+/* Append the step (feature, zero, one) to a path of `depth` steps. */
+static void extend(hb_shap_step_t *p, int depth, double zero, double one, int feature) {
+  p[depth].feature = feature;
+  p[depth].zero = zero;
+  p[depth].one = one;
+  p[depth].weight = depth == 0 ? 1.0 : 0.0;
+  const double n1 = (double)(depth + 1);
+  for (int i = depth - 1; i >= 0; i--) {
+    p[i + 1].weight += one * p[i].weight * (double)(i + 1) / n1;
+    p[i].weight = zero * p[i].weight * (double)(depth - i) / n1;
+  }
+}
+
+/* Take step k out of a path of depth + 1 steps (the inverse of extend). */
+static void unwind(hb_shap_step_t *p, int depth, int k) {
+  const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
+  double next = p[depth].weight;
+  for (int i = depth - 1; i >= 0; i--) {
+    if (one != 0) {
+      const double w = p[i].weight;
+      p[i].weight = next * n1 / ((double)(i + 1) * one);
+      next = w - p[i].weight * zero * (double)(depth - i) / n1;
+    } else {
+      p[i].weight = p[i].weight * n1 / (zero * (double)(depth - i));
+    }
+  }
+  for (int i = k; i < depth; i++) {
+    p[i].feature = p[i + 1].feature;
+    p[i].zero = p[i + 1].zero;
+    p[i].one = p[i + 1].one;
+  }
+}
+
+/* The total weight of the path's subsets were step k unwound (without
+ * changing the path). */
+static double unwound_sum(const hb_shap_step_t *p, int depth, int k) {
+  const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
+  double next = p[depth].weight, total = 0;
+  for (int i = depth - 1; i >= 0; i--) {
+    if (one != 0) {
+      const double w = next * n1 / ((double)(i + 1) * one);
+      total += w;
+      next = p[i].weight - w * zero * (double)(depth - i) / n1;
+    } else {
+      total += p[i].weight * n1 / (zero * (double)(depth - i));
+    }
+  }
+  return total;
+}
+
+/* The walk below `node` (a node, or leaf ~node) of tree t reached through a
+ * split on `feature` with fractions (zero, one); its parent's path of
+ * `depth` steps ends right before p. */
+static void walk(const hb_tree_t *t, const double *nc, const double *x, double *phi, int node, int depth,
+                 hb_shap_step_t *parent, double zero, double one, int feature) {
+  hb_shap_step_t *p = parent + depth;
+  if (depth > 0) memcpy(p, parent, sizeof *p * (size_t)depth);
+  extend(p, depth, zero, one, feature);
+  if (node < 0) {
+    const double v = t->leaf_value[~node];
+    for (int i = 1; i <= depth; i++) phi[p[i].feature] += unwound_sum(p, depth, i) * (p[i].one - p[i].zero) * v;
+    return;
+  }
+  const int f = t->split_feature[node];
+  const int left = hb_tree_goes_left(t, node, x[f]);
+  const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
+  const double w = nc[node];
+  double in_zero = 1, in_one = 1;
+  int k = 0;
+  while (k <= depth && p[k].feature != f) k++;
+  if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
+    in_zero = p[k].zero;
+    in_one = p[k].one;
+    unwind(p, depth, k);
+    depth--;
+  }
+  const double hz = child_cover(t, nc, hot) / w * in_zero, cz = child_cover(t, nc, cold) / w * in_zero;
+  /* a branch no counted row reached weighs nothing in any subset: skipped
+   * (its zero and one fractions would divide by zero) */
+  if (hz != 0 || in_one != 0) walk(t, nc, x, phi, hot, depth + 1, p, hz, in_one, f);
+  if (cz != 0) walk(t, nc, x, phi, cold, depth + 1, p, cz, 0.0, f);
+}
+
+void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
+                 double *phi, hb_shap_step_t *path) {
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = trees[t];
+    double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
+    ph[nfeat] += s->expected[t - t0];
+    if (tr->num_leaves > 1) walk(tr, s->cover + s->first[t - t0], x, ph, 0, 0, path, 1.0, 1.0, -1);
+  }
+}

@@ -1,0 +1,50 @@
+/* shap.h: per-feature contributions to a prediction (SHAP values): for a
+ * row x, phi[f] for every feature and a bias, the model's expected raw score,
+ * such that bias + sum(phi) is the raw prediction. Computed exactly in
+ * polynomial time by Lundberg, Erion and Lee's TreeSHAP ("Consistent
+ * individualized feature attribution for tree ensembles", 2018, Algorithm
+ * 2): the Shapley values of the game v(S) = E[f(x) | x_S], the expectation
+ * taken over the training rows through each node's row count (its cover),
+ * where a node splitting on a feature outside S averages its children by
+ * their covers. */
+#ifndef HB_SHAP_H
+#define HB_SHAP_H
+#include <stddef.h>
+#include "tree.h"
+
+/* One step of the path from the root to a node: the feature split on, the
+ * fraction of covers that follow it when the feature is unknown (zero) and
+ * whether x follows it (one: 1 or 0), and the path's permutation weight. */
+typedef struct {
+  int feature;
+  double zero, one, weight;
+} hb_shap_step_t;
+
+/* What the walks of trees [t0, t1) share: each internal node's cover (the sum
+ * of its leaves' row counts, so that a node's children always divide it
+ * whole), each tree's expected value, and the deepest leaf. */
+typedef struct {
+  double *cover;     /* internal nodes of every tree, tree after tree */
+  size_t *first;     /* per tree: where its nodes start in cover */
+  double *expected;  /* per tree: sum of leaf value x count over the sum of counts */
+  int max_depth;
+} hb_shap_t;
+
+/* Covers, expected values and depth for trees [t0, t1). HB_ERR_INPUT when a
+ * tree with splits has no rows counted in its leaves (a model text without
+ * counts), HB_ERR_NOMEM when memory runs out; on failure nothing is held. */
+int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s);
+void hb_shap_free(hb_shap_t *s);
+
+/* Steps of path buffer that one row's walks need (per thread). */
+size_t hb_shap_path_steps(const hb_shap_t *s);
+
+/* Add the contributions of trees [t0, t1) for the row of raw values x
+ * (nfeat of them, hb_tree_goes_left's encoding) to phi: tree t's to class
+ * t % K, phi holding K blocks of nfeat + 1 values (the last of each block
+ * the bias, which gets the trees' expected values). path: a buffer of
+ * hb_shap_path_steps(s) steps. */
+void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
+                 double *phi, hb_shap_step_t *path);
+
+#endif
