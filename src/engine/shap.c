@@ -18,6 +18,7 @@ void hb_shap_free(hb_shap_t *s) {
   hb_free(s->cover);
   hb_free(s->first);
   hb_free(s->expected);
+  hb_free(s->inv);
   memset(s, 0, sizeof *s);
 }
 
@@ -79,6 +80,13 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
       for (int j = tr->leaf_parent[l]; j >= 0; j = up[j]) nc[j] += (double)tr->leaf_count[l];
   }
   hb_free(up);
+  s->inv = hb_malloc(sizeof(double) * ((size_t)s->max_depth + 2));
+  if (!s->inv) {
+    hb_shap_free(s);
+    return HB_ERR_NOMEM;
+  }
+  s->inv[0] = 0;
+  for (int d = 1; d <= s->max_depth + 1; d++) s->inv[d] = 1.0 / d;
   return HB_OK;
 }
 
@@ -87,31 +95,45 @@ size_t hb_shap_path_steps(const hb_shap_t *s) {
   return (d + 1) * (d + 2) / 2;
 }
 
+/* What one tree's walk for one row reads. inv[k] = 1 / k: the walk's
+ * divisions by step counts become multiplications (one fractions are 0 or 1,
+ * so dividing by them is no work either). */
+typedef struct {
+  const hb_tree_t *t;
+  const double *nc;   /* the tree's node covers */
+  const double *inv;  /* 1 / k for k = 1 .. max_depth + 1 */
+  const double *x;
+  double *phi;
+  double *work;       /* leaf_shares' arrays, stride values each */
+  size_t stride;
+} walk_t;
+
 /* Append the step (feature, zero, one) to a path of `depth` steps. */
-static void extend(hb_shap_step_t *p, int depth, double zero, double one, int feature) {
+static void extend(const double *inv, hb_shap_step_t *p, int depth, double zero, double one, int feature) {
   p[depth].feature = feature;
   p[depth].zero = zero;
   p[depth].one = one;
   p[depth].weight = depth == 0 ? 1.0 : 0.0;
-  const double n1 = (double)(depth + 1);
+  const double r1 = inv[depth + 1];
   for (int i = depth - 1; i >= 0; i--) {
-    p[i + 1].weight += one * p[i].weight * (double)(i + 1) / n1;
-    p[i].weight = zero * p[i].weight * (double)(depth - i) / n1;
+    p[i + 1].weight += one * p[i].weight * (double)(i + 1) * r1;
+    p[i].weight = zero * p[i].weight * (double)(depth - i) * r1;
   }
 }
 
 /* Take step k out of a path of depth + 1 steps (the inverse of extend). */
-static void unwind(hb_shap_step_t *p, int depth, int k) {
+static void unwind(const double *inv, hb_shap_step_t *p, int depth, int k) {
   const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
-  double next = p[depth].weight;
-  for (int i = depth - 1; i >= 0; i--) {
-    if (one != 0) {
-      const double w = p[i].weight;
-      p[i].weight = next * n1 / ((double)(i + 1) * one);
-      next = w - p[i].weight * zero * (double)(depth - i) / n1;
-    } else {
-      p[i].weight = p[i].weight * n1 / (zero * (double)(depth - i));
+  if (one != 0) {
+    double next = p[depth].weight;
+    for (int i = depth - 1; i >= 0; i--) {
+      const double c = next * inv[i + 1];  /* one is 1 */
+      next = p[i].weight - zero * (double)(depth - i) * c;
+      p[i].weight = n1 * c;
     }
+  } else {
+    const double a = n1 / zero;
+    for (int i = depth - 1; i >= 0; i--) p[i].weight *= a * inv[depth - i];
   }
   for (int i = k; i < depth; i++) {
     p[i].feature = p[i + 1].feature;
@@ -120,62 +142,92 @@ static void unwind(hb_shap_step_t *p, int depth, int k) {
   }
 }
 
-/* The total weight of the path's subsets were step k unwound (without
- * changing the path). */
-static double unwound_sum(const hb_shap_step_t *p, int depth, int k) {
-  const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
-  double next = p[depth].weight, total = 0;
-  for (int i = depth - 1; i >= 0; i--) {
-    if (one != 0) {
-      const double w = next * n1 / ((double)(i + 1) * one);
-      total += w;
-      next = p[i].weight - w * zero * (double)(depth - i) / n1;
+/* Leaf value v's share for each step of the path (depth + 1 steps): the
+ * total weight of the path's subsets were the step unwound, times (one -
+ * zero) v. For a step x follows (one = 1) that total is a recurrence over
+ * the subset sizes that depends on the step's zero fraction: run for all
+ * such steps at once, each size's update independent between them (one
+ * step at a time, every update waits on the one before). A step x does not
+ * follow (one = 0) gets (n1 / zero) sum_i weight_i / (depth - i) times
+ * (0 - zero) v: the same -n1 v sum for all of them. */
+static void leaf_shares(const walk_t *w, const hb_shap_step_t *p, int depth, double v) {
+  const double *inv = w->inv, n1 = (double)(depth + 1);
+  double *z = w->work, *next = z + w->stride, *tot = next + w->stride;
+  int *step = (int *)(tot + w->stride);
+  int m = 0, cold = 0;
+  for (int i = 1; i <= depth; i++) {
+    if (p[i].one != 0) {
+      z[m] = p[i].zero;
+      next[m] = p[depth].weight;
+      tot[m] = 0;
+      step[m++] = i;
     } else {
-      total += p[i].weight * n1 / (zero * (double)(depth - i));
+      cold = 1;
     }
   }
-  return total;
+  for (int i = depth - 1; i >= 0 && m > 0; i--) {
+    const double wi = p[i].weight, ri = inv[i + 1], di = (double)(depth - i);
+    for (int j = 0; j < m; j++) {
+      const double c = next[j] * ri;
+      tot[j] += c;
+      next[j] = wi - z[j] * di * c;
+    }
+  }
+  for (int j = 0; j < m; j++) w->phi[p[step[j]].feature] += n1 * tot[j] * (1.0 - z[j]) * v;
+  if (cold) {
+    double sum = 0;
+    for (int i = depth - 1; i >= 0; i--) sum += p[i].weight * inv[depth - i];
+    const double share = -n1 * sum * v;
+    for (int i = 1; i <= depth; i++)
+      if (p[i].one == 0) w->phi[p[i].feature] += share;
+  }
 }
 
-/* The walk below `node` (a node, or leaf ~node) of tree t reached through a
- * split on `feature` with fractions (zero, one); its parent's path of
- * `depth` steps ends right before p. */
-static void walk(const hb_tree_t *t, const double *nc, const double *x, double *phi, int node, int depth,
-                 hb_shap_step_t *parent, double zero, double one, int feature) {
+/* The walk below `node` (a node, or leaf ~node) reached through a split on
+ * `feature` with fractions (zero, one); its parent's path of `depth` steps
+ * ends right before p. */
+static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, double zero, double one, int feature) {
+  const hb_tree_t *t = w->t;
   hb_shap_step_t *p = parent + depth;
   if (depth > 0) memcpy(p, parent, sizeof *p * (size_t)depth);
-  extend(p, depth, zero, one, feature);
+  extend(w->inv, p, depth, zero, one, feature);
   if (node < 0) {
-    const double v = t->leaf_value[~node];
-    for (int i = 1; i <= depth; i++) phi[p[i].feature] += unwound_sum(p, depth, i) * (p[i].one - p[i].zero) * v;
+    leaf_shares(w, p, depth, t->leaf_value[~node]);
     return;
   }
   const int f = t->split_feature[node];
-  const int left = hb_tree_goes_left(t, node, x[f]);
+  const int left = hb_tree_goes_left(t, node, w->x[f]);
   const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
-  const double w = nc[node];
+  const double rw = 1.0 / w->nc[node];
   double in_zero = 1, in_one = 1;
   int k = 0;
   while (k <= depth && p[k].feature != f) k++;
   if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
     in_zero = p[k].zero;
     in_one = p[k].one;
-    unwind(p, depth, k);
+    unwind(w->inv, p, depth, k);
     depth--;
   }
-  const double hz = child_cover(t, nc, hot) / w * in_zero, cz = child_cover(t, nc, cold) / w * in_zero;
+  const double hz = child_cover(t, w->nc, hot) * rw * in_zero, cz = child_cover(t, w->nc, cold) * rw * in_zero;
   /* a branch no counted row reached weighs nothing in any subset: skipped
    * (its zero and one fractions would divide by zero) */
-  if (hz != 0 || in_one != 0) walk(t, nc, x, phi, hot, depth + 1, p, hz, in_one, f);
-  if (cz != 0) walk(t, nc, x, phi, cold, depth + 1, p, cz, 0.0, f);
+  if (hz != 0 || in_one != 0) walk(w, hot, depth + 1, p, hz, in_one, f);
+  if (cz != 0) walk(w, cold, depth + 1, p, cz, 0.0, f);
+}
+
+size_t hb_shap_work_bytes(const hb_shap_t *s) {
+  return (3 * sizeof(double) + sizeof(int)) * ((size_t)(s->max_depth > 0 ? s->max_depth : 0) + 1);
 }
 
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, hb_shap_step_t *path) {
+                 double *phi, hb_shap_step_t *path, double *work) {
   for (int t = t0; t < t1; t++) {
     const hb_tree_t *tr = trees[t];
     double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
     ph[nfeat] += s->expected[t - t0];
-    if (tr->num_leaves > 1) walk(tr, s->cover + s->first[t - t0], x, ph, 0, 0, path, 1.0, 1.0, -1);
+    if (tr->num_leaves > 1) {
+      const walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, ph, work, (size_t)s->max_depth + 1};
+      walk(&w, 0, 0, path, 1.0, 1.0, -1);
+    }
   }
 }

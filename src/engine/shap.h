@@ -27,6 +27,7 @@ typedef struct {
   double *cover;     /* internal nodes of every tree, tree after tree */
   size_t *first;     /* per tree: where its nodes start in cover */
   double *expected;  /* per tree: sum of leaf value x count over the sum of counts */
+  double *inv;       /* 1 / k for k = 1 .. max_depth + 1 (inv[0] unused) */
   int max_depth;
 } hb_shap_t;
 
@@ -36,15 +37,17 @@ typedef struct {
 int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s);
 void hb_shap_free(hb_shap_t *s);
 
-/* Steps of path buffer that one row's walks need (per thread). */
+/* Steps of path buffer, and bytes of work space (aligned for doubles), that
+ * one row's walks need (per thread). */
 size_t hb_shap_path_steps(const hb_shap_t *s);
+size_t hb_shap_work_bytes(const hb_shap_t *s);
 
 /* Add the contributions of trees [t0, t1) for the row of raw values x
  * (nfeat of them, hb_tree_goes_left's encoding) to phi: tree t's to class
  * t % K, phi holding K blocks of nfeat + 1 values (the last of each block
  * the bias, which gets the trees' expected values). path: a buffer of
- * hb_shap_path_steps(s) steps. */
+ * hb_shap_path_steps(s) steps; work: hb_shap_work_bytes(s) bytes. */
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, hb_shap_step_t *path);
+                 double *phi, hb_shap_step_t *path, double *work);
 
 #endif
