@@ -162,6 +162,84 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                               verbose = 1L, ...) {
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
   call <- match.call()
+  args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
+  tr <- .hb_setup(args, max_bin_given = !missing(max_bin))
+  on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
+  booster <- tr$booster
+  valid_sets <- tr$valid_sets
+  eval_metric <- tr$eval_metric
+  nrounds <- tr$nrounds
+  early_stopping_rounds <- tr$early_stopping_rounds
+  verbose <- tr$verbose
+
+  # The loop: one .Call per round.
+  nv <- length(valid_sets)
+  log_names <- if (nv) as.vector(outer(eval_metric, names(valid_sets), function(m, s) paste0(s, "_", m)))
+  eval_data <- rep(seq_len(nv), each = length(eval_metric))
+  eval_code <- rep(unname(.HB_METRICS[eval_metric]), times = nv)
+  # The log grows as rounds complete (doubling): nrounds = 1e9 with early
+  # stopping is a fair request, and its log must not be allocated up front.
+  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = length(log_names))
+  watch <- length(log_names) - length(eval_metric) + 1L # first metric, last set
+  higher <- eval_metric[1L] %in% .HB_HIGHER_BETTER
+  best_iter <- 0L
+  best_score <- NULL
+  niter <- 0L
+  stop_reason <- NULL
+  for (iter in seq_len(nrounds)) {
+    res <- .Call(C_hb_booster_update, booster)
+    finished <- res[1L] != 0L
+    niter <- res[2L]
+    if (niter < iter) { # the engine dropped a round that could not split
+      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
+      break
+    }
+    if (nv) {
+      scores <- .Call(C_hb_booster_eval, booster, eval_data, eval_code)
+      if (iter > nrow(log)) {
+        more <- min(nrow(log), nrounds - nrow(log))
+        log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
+      }
+      log[iter, ] <- scores
+      if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))) {
+        .hb_print_eval(iter, log_names, scores)
+      }
+      if (!is.null(early_stopping_rounds)) {
+        s <- scores[watch]
+        if (is.null(best_score) || (if (higher) s > best_score else s < best_score)) {
+          best_score <- s
+          best_iter <- iter
+        } else if (iter - best_iter >= early_stopping_rounds) {
+          stop_reason <- sprintf("early stopping: no improvement of %s for %d rounds; best iteration %d",
+                                 log_names[watch], early_stopping_rounds, best_iter)
+          if (verbose == 1L && iter %% 10L != 0L) .hb_print_eval(iter, log_names, scores)
+          break
+        }
+      }
+    }
+    if (finished) {
+      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
+      break
+    }
+  }
+  if (verbose >= 1L && !is.null(stop_reason)) message(stop_reason)
+
+
+  evaluation_log <- NULL
+  if (nv && niter > 0L) {
+    evaluation_log <- data.frame(iter = seq_len(niter), log[seq_len(niter), , drop = FALSE],
+                                 check.names = FALSE)
+    names(evaluation_log) <- c("iter", log_names)
+  }
+  .hb_finish(tr, evaluation_log, best_iter, best_score, call)
+}
+
+# Everything histboost() does before its first round, from the values of its
+# arguments (a named list; max_bin_given: whether max_bin was passed): the
+# checks, the binning, the validation sets and a booster ready to train,
+# which the caller frees. Shared with hb_cv(), which trains one per fold.
+.hb_setup <- function(a, max_bin_given) {
+  list2env(a, environment())
   # Parameters first: cheap, and a typo should not wait for the binning.
   objective <- .hb_choice(objective, c("auto", names(.HB_OBJECTIVES)), "objective")
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
@@ -219,7 +297,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_check_dataset(x, "x")
     if (!is.null(y)) .hb_abort("`y` must not be given when `x` is an hb_dataset: it carries its labels.")
     if (!is.null(weights)) .hb_abort("`weights` must not be given when `x` is an hb_dataset: it carries them.")
-    if (!missing(max_bin) && !identical(as.integer(max_bin), as.integer(x$max_bin))) {
+    if (max_bin_given && !identical(as.integer(max_bin), as.integer(x$max_bin))) {
       .hb_abort("`max_bin` must not be given when `x` is an hb_dataset: it was binned with max_bin = ",
                 x$max_bin, ".")
     }
@@ -285,76 +363,29 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels))
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
-  on.exit(.Call(C_hb_booster_free, booster), add = TRUE)
+  ok <- FALSE
+  on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
   for (v in valid_sets) .Call(C_hb_booster_add_valid, booster, v$ptr)
   profile <- device == "cuda" && isTRUE(getOption("histboost.gpu_profile"))
   if (profile) .Call(C_hb_booster_profile, booster, 1L)
+  ok <- TRUE
+  list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
+       early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, max_bin = max_bin,
+       device = device, quant = quant, profile = profile)
+}
 
-  # The loop: one .Call per round.
-  nv <- length(valid_sets)
-  log_names <- if (nv) as.vector(outer(eval_metric, names(valid_sets), function(m, s) paste0(s, "_", m)))
-  eval_data <- rep(seq_len(nv), each = length(eval_metric))
-  eval_code <- rep(unname(.HB_METRICS[eval_metric]), times = nv)
-  # The log grows as rounds complete (doubling): nrounds = 1e9 with early
-  # stopping is a fair request, and its log must not be allocated up front.
-  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = length(log_names))
-  watch <- length(log_names) - length(eval_metric) + 1L # first metric, last set
-  higher <- eval_metric[1L] %in% .HB_HIGHER_BETTER
-  best_iter <- 0L
-  best_score <- NULL
-  niter <- 0L
-  stop_reason <- NULL
-  for (iter in seq_len(nrounds)) {
-    res <- .Call(C_hb_booster_update, booster)
-    finished <- res[1L] != 0L
-    niter <- res[2L]
-    if (niter < iter) { # the engine dropped a round that could not split
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
-      break
-    }
-    if (nv) {
-      scores <- .Call(C_hb_booster_eval, booster, eval_data, eval_code)
-      if (iter > nrow(log)) {
-        more <- min(nrow(log), nrounds - nrow(log))
-        log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
-      }
-      log[iter, ] <- scores
-      if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))) {
-        .hb_print_eval(iter, log_names, scores)
-      }
-      if (!is.null(early_stopping_rounds)) {
-        s <- scores[watch]
-        if (is.null(best_score) || (if (higher) s > best_score else s < best_score)) {
-          best_score <- s
-          best_iter <- iter
-        } else if (iter - best_iter >= early_stopping_rounds) {
-          stop_reason <- sprintf("early stopping: no improvement of %s for %d rounds; best iteration %d",
-                                 log_names[watch], early_stopping_rounds, best_iter)
-          if (verbose == 1L && iter %% 10L != 0L) .hb_print_eval(iter, log_names, scores)
-          break
-        }
-      }
-    }
-    if (finished) {
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
-      break
-    }
-  }
-  if (verbose >= 1L && !is.null(stop_reason)) message(stop_reason)
-
-  evaluation_log <- NULL
-  if (nv && niter > 0L) {
-    evaluation_log <- data.frame(iter = seq_len(niter), log[seq_len(niter), , drop = FALSE],
-                                 check.names = FALSE)
-    names(evaluation_log) <- c("iter", log_names)
-  }
-  r_params <- c(list(nrounds = nrounds, objective = task, max_bin = max_bin,
-                     early_stopping_rounds = early_stopping_rounds, eval_metric = eval_metric,
-                     device = device), quant)
-  meta <- .hb_meta_encode(task, r_params, evaluation_log, best_score)
+# The model of a trained setup (.hb_setup()), best_iter its best iteration
+# (0: none), the booster freed.
+.hb_finish <- function(tr, evaluation_log, best_iter, best_score, call) {
+  booster <- tr$booster
+  quant <- tr$quant
+  r_params <- c(list(nrounds = tr$nrounds, objective = tr$task, max_bin = tr$max_bin,
+                     early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
+                     device = tr$device), quant)
+  meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)
   # The text and the model it describes (not parsed back from the text).
   done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE)
-  prof <- if (profile) .Call(C_hb_booster_profile, booster, NULL)
+  prof <- if (tr$profile) .Call(C_hb_booster_profile, booster, NULL)
   .Call(C_hb_booster_free, booster)
   fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])
   if (!is.null(prof)) {
