@@ -239,7 +239,16 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
 # checks, the binning, the validation sets and a booster ready to train,
 # which the caller frees. Shared with hb_cv(), which trains one per fold.
 .hb_setup <- function(a, max_bin_given) {
-  list2env(a, environment())
+  x <- a$x; y <- a$y; weights <- a$weights; nrounds <- a$nrounds; objective <- a$objective
+  learning_rate <- a$learning_rate; num_leaves <- a$num_leaves; max_depth <- a$max_depth
+  min_data_in_leaf <- a$min_data_in_leaf; min_sum_hessian_in_leaf <- a$min_sum_hessian_in_leaf
+  lambda_l1 <- a$lambda_l1; lambda_l2 <- a$lambda_l2; min_gain_to_split <- a$min_gain_to_split
+  max_bin <- a$max_bin; max_cat_threshold <- a$max_cat_threshold; cat_smooth <- a$cat_smooth
+  cat_l2 <- a$cat_l2; min_data_per_group <- a$min_data_per_group; bagging_fraction <- a$bagging_fraction
+  bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
+  early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
+  seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
+  stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
   # Parameters first: cheap, and a typo should not wait for the binning.
   objective <- .hb_choice(objective, c("auto", names(.HB_OBJECTIVES)), "objective")
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
