@@ -1,0 +1,282 @@
+# cv.R: hb_cv(), k-fold cross-validation: one booster per fold, trained a
+# round at a time side by side, the folds' validation metrics averaged each
+# round and early stopping on their mean.
+
+# hb_cv()'s own arguments: training parameters of histboost() that it sets
+# itself for every fold.
+.HB_CV_OWN <- c("x", "y", "weights", "nrounds", "valid", "early_stopping_rounds", "eval_metric",
+                "nthreads", "seed", "verbose")
+
+#' Cross-validation
+#'
+#' Splits the rows into folds and trains one model per fold on the other
+#' folds' rows, all folds a round at a time, evaluating each on its own
+#' held-out rows. Each round's metrics are averaged over the folds; with
+#' `early_stopping_rounds`, training stops when the mean of the first metric
+#' has not improved for that many rounds, as [histboost()] does with one
+#' validation set.
+#'
+#' @param x A data.frame, numeric matrix or `Matrix::dgCMatrix` (not an
+#'   [hb_dataset()]: each fold is binned from its own training rows, so its
+#'   held-out rows play no part in the bins).
+#' @param y,weights Labels and optional row weights, as for [histboost()].
+#' @param nfold Number of folds, 2 or more (not used when `folds` is given).
+#' @param folds `NULL`, or a list of integer vectors: the held-out rows of
+#'   each fold (e.g. for grouped or time-ordered folds). Folds must not
+#'   overlap; rows in no fold are always trained on.
+#' @param stratified For classification (`y` a factor, logical or character
+#'   vector, or `objective` `"binary"` or `"multiclass"`), deal each class's
+#'   rows out evenly between the folds, so that every fold keeps the class
+#'   shares. Folds are drawn with R's random number generator: `set.seed()`
+#'   makes them reproducible.
+#' @param nrounds Most boosting rounds.
+#' @param early_stopping_rounds `NULL`, or stop when the mean over the folds
+#'   of the first metric has not improved for this many rounds.
+#' @param eval_metric `NULL` (the task's default) or metric names, as for
+#'   [histboost()].
+#' @param nthreads,seed,verbose As for [histboost()]; `seed` (drawn once when
+#'   `NULL`) is shared by the folds. `verbose = 1` prints the mean metrics
+#'   every 10th round, 2 every round.
+#' @param keep_models `TRUE` to return the folds' models.
+#' @param ... Other training parameters of [histboost()] (`objective`,
+#'   `learning_rate`, `num_leaves`, ...). Unknown arguments are an error.
+#' @return An object of class `"hb_cv"`: a list with `evaluation_log` (a
+#'   data.frame: `iter`, then `test_<metric>_mean` and `test_<metric>_sd`,
+#'   the mean and standard deviation over the folds, for each metric),
+#'   `best_iteration` and `best_score` (the round with the best mean of the
+#'   first metric, and that mean), `folds` (the held-out rows of each fold),
+#'   `pred` (out-of-fold predictions, `type = "response"`, from each row's
+#'   fold model at `best_iteration` when early stopping was on, else at its
+#'   last round; `NA` for rows in no fold), `models` (with `keep_models`),
+#'   `params` and `call`.
+#' @seealso [histboost()]
+#' @examples
+#' set.seed(1)
+#' cv <- hb_cv(mtcars[, -1], mtcars$mpg, nfold = 4, nrounds = 200, min_data_in_leaf = 3,
+#'             early_stopping_rounds = 10, nthreads = 1, verbose = 0)
+#' cv
+#' cv$best_iteration
+#' plot(mtcars$mpg, cv$pred)  # out-of-fold predictions
+#' @export
+hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = TRUE, nrounds = 100L,
+                  early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL, seed = NULL,
+                  verbose = 1L, keep_models = FALSE, ...) {
+  call <- match.call()
+  dots <- list(...)
+  if ("valid" %in% names(dots)) {
+    .hb_abort("`valid` is not an argument of hb_cv(): each fold is validated on its held-out rows.")
+  }
+  known <- c(setdiff(.HB_TRAIN_ARGS, .HB_CV_OWN), "nfold", "folds", "stratified", "keep_models")
+  nms <- names(dots)
+  if (is.null(nms)) nms <- rep("", length(dots))
+  .hb_check_dots(dots[!nms %in% known], known, "hb_cv")
+  if (missing(x)) .hb_abort("`x` is required: give the data to cross-validate on.")
+  if (inherits(x, "hb_dataset")) {
+    .hb_abort("`x` must be a data.frame, matrix or dgCMatrix, not an hb_dataset: hb_cv() bins each ",
+              "fold from its own training rows.")
+  }
+  if (!is.data.frame(x) && !is.matrix(x) && !inherits(x, "dgCMatrix")) {
+    .hb_abort("`x` must be a data.frame, a numeric matrix or a dgCMatrix.")
+  }
+  if (missing(y) || is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
+  n <- nrow(x)
+  if (length(y) != n) .hb_abort("`y` has ", length(y), " values but `x` has ", n, " rows.")
+  if (!is.null(weights) && length(weights) != n) {
+    .hb_abort("`weights` has ", length(weights), " values but `x` has ", n, " rows.")
+  }
+  stratified <- .hb_flag(stratified, "stratified")
+  keep_models <- .hb_flag(keep_models, "keep_models")
+  nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
+  if (is.null(folds)) {
+    nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
+    if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
+    by_class <- stratified && (is.factor(y) || is.logical(y) || is.character(y) ||
+                                 isTRUE(dots$objective %in% c("binary", "multiclass")))
+    folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
+  } else {
+    folds <- .hb_check_folds(folds, n)
+  }
+  if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
+
+  # histboost()'s arguments: its defaults, the caller's parameters, then each fold's data.
+  base <- formals(histboost.default)
+  base <- base[setdiff(names(base), "...")]
+  args <- lapply(base, function(e) if (identical(e, quote(expr = ))) NULL else eval(e, baseenv()))
+  for (nm in names(dots)) args[nm] <- list(dots[[nm]])
+  args[c("nrounds", "early_stopping_rounds", "eval_metric", "nthreads", "seed", "verbose")] <-
+    list(nrounds, NULL, eval_metric, nthreads, seed, 0L)
+  # Messages from the early-stopping check read as hb_cv()'s own.
+  early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
+                                      lower = 1, null_ok = TRUE)
+  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
+  verbose <- .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+
+  K <- length(folds)
+  runs <- vector("list", K)
+  on.exit(for (r in runs) if (!is.null(r)) .Call(C_hb_booster_free, r$booster), add = TRUE)
+  for (k in seq_len(K)) {
+    te <- folds[[k]]
+    tr <- setdiff(seq_len(n), te)
+    if (!length(tr)) .hb_abort("`folds`: fold ", k, " holds out every row, leaving none to train on.")
+    a <- args
+    a$x <- .hb_rows(x, tr)
+    a$y <- .hb_rows(y, tr)
+    a["weights"] <- list(if (!is.null(weights)) weights[tr])  # a$weights <- NULL would drop it
+    a$valid <- list(test = list(x = .hb_rows(x, te), y = .hb_rows(y, te),
+                                weights = if (!is.null(weights)) weights[te]))
+    runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots)),
+                          histboost_error_input = function(e) {
+                            msg <- conditionMessage(e)
+                            .hb_abort(if (K > 1L) paste0("fold ", k, ": ") else "", msg)
+                          })
+  }
+
+  # The folds a round at a time.
+  metric <- runs[[1L]]$eval_metric
+  codes <- unname(.HB_METRICS[metric])
+  higher <- metric[1L] %in% .HB_HIGHER_BETTER
+  nm <- length(metric)
+  last <- matrix(NA_real_, nm, K)           # each fold's latest metrics
+  niter <- integer(K)
+  done <- logical(K)
+  log_mean <- log_sd <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = nm)
+  best_iter <- 0L
+  best_score <- NULL
+  rounds <- 0L
+  stop_reason <- NULL
+  for (iter in seq_len(nrounds)) {
+    moved <- FALSE
+    for (k in which(!done)) {
+      res <- .Call(C_hb_booster_update, runs[[k]]$booster)
+      if (res[2L] >= iter) {
+        niter[k] <- res[2L]
+        moved <- TRUE
+        last[, k] <- .Call(C_hb_booster_eval, runs[[k]]$booster, rep(1L, nm), codes)
+      }
+      # a fold whose trees can no longer split keeps its model and metrics
+      if (res[1L] != 0L || res[2L] < iter) done[k] <- TRUE
+    }
+    if (!moved) {
+      stop_reason <- sprintf("no tree could split any more in any fold; stopped after %d iterations", rounds)
+      break
+    }
+    rounds <- iter
+    if (iter > nrow(log_mean)) {
+      more <- min(nrow(log_mean), nrounds - nrow(log_mean))
+      log_mean <- rbind(log_mean, matrix(NA_real_, more, nm))
+      log_sd <- rbind(log_sd, matrix(NA_real_, more, nm))
+    }
+    log_mean[iter, ] <- rowMeans(last)
+    log_sd[iter, ] <- if (K > 1L) apply(last, 1L, stats::sd) else 0
+    if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds))) {
+      .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
+    }
+    s <- log_mean[iter, 1L]
+    if (is.null(best_score) || (if (higher) s > best_score else s < best_score)) {
+      best_score <- s
+      best_iter <- iter
+    } else if (!is.null(early_stopping_rounds) && iter - best_iter >= early_stopping_rounds) {
+      stop_reason <- sprintf(paste("early stopping: no improvement of the mean test %s for %d rounds;",
+                                   "best iteration %d"), metric[1L], early_stopping_rounds, best_iter)
+      if (verbose == 1L && iter %% 10L != 0L) .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
+      break
+    }
+    if (all(done)) {
+      stop_reason <- sprintf("no tree could split any more in any fold; stopped after %d iterations", iter)
+      break
+    }
+  }
+  if (verbose >= 1L && !is.null(stop_reason)) message(stop_reason)
+
+  evaluation_log <- data.frame(iter = seq_len(rounds))
+  for (j in seq_len(nm)) {
+    evaluation_log[[paste0("test_", metric[j], "_mean")]] <- log_mean[seq_len(rounds), j]
+    evaluation_log[[paste0("test_", metric[j], "_sd")]] <- log_sd[seq_len(rounds), j]
+  }
+  # The folds' models (at the mean's best iteration with early stopping) and
+  # their predictions for the rows they held out.
+  models <- vector("list", K)
+  for (k in seq_len(K)) {
+    r <- runs[[k]]
+    r$early_stopping_rounds <- early_stopping_rounds
+    best_k <- if (!is.null(early_stopping_rounds)) min(best_iter, niter[k]) else 0L
+    runs[k] <- list(NULL)  # .hb_finish frees the booster
+    models[[k]] <- .hb_finish(r, NULL, best_k, NULL, call)
+  }
+  task <- models[[1L]]$task
+  classes <- models[[1L]]$classes
+  pred <- if (task == "multiclass") {
+    matrix(NA_real_, n, length(classes), dimnames = list(NULL, classes))
+  } else {
+    rep(NA_real_, n)
+  }
+  for (k in seq_len(K)) {
+    p <- stats::predict(models[[k]], .hb_rows(x, folds[[k]]), nthreads = nthreads)
+    if (is.matrix(pred)) pred[folds[[k]], ] <- p else pred[folds[[k]]] <- p
+  }
+  params <- c(list(nrounds = nrounds, early_stopping_rounds = early_stopping_rounds, seed = seed), dots)
+  out <- list(evaluation_log = evaluation_log, best_iteration = best_iter, best_score = best_score,
+              folds = folds, pred = pred, models = if (keep_models) models, task = task, metric = metric,
+              params = params, call = call)
+  class(out) <- "hb_cv"
+  out
+}
+
+#' @export
+print.hb_cv <- function(x, ...) {
+  n_rows <- sum(lengths(x$folds))
+  cat(sprintf("<hb_cv> %d-fold cross-validation, %s, %d held-out rows\n", length(x$folds), x$task, n_rows))
+  log <- x$evaluation_log
+  cat(sprintf("%d rounds; best iteration %d: mean test %s %.6g (sd %.3g)\n", nrow(log), x$best_iteration,
+              x$metric[1L], x$best_score,
+              log[[paste0("test_", x$metric[1L], "_sd")]][x$best_iteration]))
+  if (nrow(log)) {
+    show <- unique(c(utils::head(seq_len(nrow(log)), 3L), x$best_iteration, nrow(log)))
+    show <- show[show >= 1L]
+    print(log[sort(show), , drop = FALSE], row.names = FALSE, digits = 6)
+  }
+  invisible(x)
+}
+
+.hb_print_cv <- function(iter, metric, mean, sd) {
+  message(sprintf("[%d]  %s", iter, paste(sprintf("test_%s: %.6g +- %.3g", metric, mean, sd), collapse = "  ")))
+}
+
+# Rows of a data.frame, matrix, dgCMatrix or vector (factors keep their levels).
+.hb_rows <- function(x, rows) {
+  if (is.data.frame(x) || is.matrix(x) || inherits(x, "Matrix")) x[rows, , drop = FALSE] else x[rows]
+}
+
+# Random folds: held-out rows of each, sorted. With `classes`, each class's
+# rows (in random order) are dealt out to the folds in turn, continuing
+# from one class to the next, so fold sizes differ by at most one and every
+# fold gets each class's share up to one row.
+.hb_make_folds <- function(n, nfold, classes = NULL) {
+  if (is.null(classes)) {
+    id <- sample(rep_len(seq_len(nfold), n))
+  } else {
+    g <- as.integer(factor(classes, exclude = NULL))
+    ord <- unlist(lapply(split(seq_len(n), g), function(r) r[sample.int(length(r))]), use.names = FALSE)
+    id <- integer(n)
+    id[ord] <- (seq_along(ord) + sample.int(nfold, 1L)) %% nfold + 1L
+  }
+  unname(lapply(split(seq_len(n), factor(id, levels = seq_len(nfold))), sort))
+}
+
+.hb_check_folds <- function(folds, n) {
+  if (!is.list(folds) || is.data.frame(folds) || length(folds) < 1L) {
+    .hb_abort("`folds` must be a list of integer vectors, the held-out rows of each fold.")
+  }
+  for (k in seq_along(folds)) {
+    f <- folds[[k]]
+    ok <- is.numeric(f) && length(f) > 0L && !anyNA(f) && all(f == round(f)) && all(f >= 1 & f <= n)
+    if (!ok) .hb_abort("`folds`: fold ", k, " must hold row numbers between 1 and ", n, ", at least one.")
+    if (anyDuplicated(f)) .hb_abort("`folds`: fold ", k, " names a row twice.")
+  }
+  folds <- lapply(folds, function(f) sort(as.integer(f)))
+  all_rows <- unlist(folds, use.names = FALSE)
+  if (anyDuplicated(all_rows)) {
+    .hb_abort("`folds` overlap: row ", all_rows[anyDuplicated(all_rows)], " is held out by two folds.")
+  }
+  unname(folds)
+}

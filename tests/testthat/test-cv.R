@@ -1,0 +1,100 @@
+# hb_cv(): folds trained side by side must give what training each fold
+# alone with histboost() gives (its validation log, its predictions), the
+# mean and sd over folds recomputed in plain R; early stopping on that mean;
+# stratified folds that partition the rows; classed errors.
+
+test_that("the log is the mean and sd over folds of histboost() trained fold by fold", {
+  d <- gen_task(41, n = 600, p = 6, task = "regression", na = 0.05, factors = 1)
+  set.seed(7)
+  folds <- split(sample(600), rep(1:3, 200))
+  folds <- lapply(unname(folds), sort)
+  cv <- hb_cv(d$x, d$y, folds = folds, nrounds = 25L, eval_metric = c("rmse", "mae"), seed = 11,
+              num_leaves = 7L, learning_rate = 0.2, verbose = 0L, keep_models = TRUE)
+  expect_identical(cv$folds, folds)
+  one <- lapply(folds, function(te) {
+    tr <- setdiff(seq_len(600), te)
+    hb_quiet(d$x[tr, ], d$y[tr], nrounds = 25L, eval_metric = c("rmse", "mae"), seed = 11,
+             num_leaves = 7L, learning_rate = 0.2,
+             valid = list(test = list(x = d$x[te, ], y = d$y[te])))
+  })
+  for (m in c("rmse", "mae")) {
+    per_fold <- sapply(one, function(f) f$evaluation_log[[paste0("test_", m)]])
+    expect_equal(cv$evaluation_log[[paste0("test_", m, "_mean")]], rowMeans(per_fold), tolerance = TOL$exact)
+    expect_equal(cv$evaluation_log[[paste0("test_", m, "_sd")]], apply(per_fold, 1, sd), tolerance = TOL$exact)
+  }
+  # no early stopping: the best round of the mean, models and predictions at their last round
+  expect_identical(cv$best_iteration, which.min(cv$evaluation_log$test_rmse_mean))
+  for (k in 1:3) {
+    expect_equal(predict(cv$models[[k]], d$x), predict(one[[k]], d$x), tolerance = 0)
+    expect_equal(cv$pred[folds[[k]]], predict(one[[k]], d$x[folds[[k]], ]), tolerance = 0)
+  }
+  expect_equal(rmse(d$y, cv$pred), sqrt(mean(sapply(1:3, function(k) mean((d$y - cv$pred)[folds[[k]]]^2)))),
+               tolerance = TOL$exact)
+})
+
+test_that("early stopping watches the mean of the first metric; predictions use its best round", {
+  d <- gen_task(42, n = 400, p = 6, task = "binary")
+  set.seed(3)
+  cv <- hb_cv(d$x, d$y, nfold = 4L, nrounds = 300L, early_stopping_rounds = 5L, learning_rate = 0.5,
+              num_leaves = 15L, min_data_in_leaf = 5L, eval_metric = c("logloss", "auc"), seed = 1,
+              verbose = 0L, keep_models = TRUE)
+  log <- cv$evaluation_log
+  best <- which.min(log$test_logloss_mean)
+  expect_identical(cv$best_iteration, best)
+  expect_equal(cv$best_score, log$test_logloss_mean[best])
+  expect_identical(nrow(log), best + 5L)  # stopped 5 rounds after its best
+  expect_lt(nrow(log), 300L)
+  for (k in seq_along(cv$folds)) {
+    m <- cv$models[[k]]
+    expect_identical(m$best_iteration, best)
+    te <- cv$folds[[k]]
+    expect_equal(cv$pred[te], predict(m, d$x[te, ], iteration = best), tolerance = 0)
+  }
+  expect_true(all(cv$pred > 0 & cv$pred < 1))
+})
+
+test_that("folds partition the rows; stratified folds keep every class's share", {
+  d <- gen_task(43, n = 503, p = 6, task = "multiclass", K = 4)
+  set.seed(5)
+  cv <- hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L)
+  f <- cv$folds
+  expect_identical(sort(unlist(f)), seq_len(503))
+  expect_true(max(lengths(f)) - min(lengths(f)) <= 1L)
+  counts <- sapply(f, function(te) table(d$y[te]))
+  expect_true(all(apply(counts, 1, function(r) max(r) - min(r)) <= 1L))
+  expect_equal(dim(cv$pred), c(503L, 4L))
+  expect_equal(unname(rowSums(cv$pred)), rep(1, 503), tolerance = TOL$prob)
+  # set.seed() makes the folds (and so the run) reproducible
+  set.seed(5)
+  again <- hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L)
+  expect_identical(again$folds, f)
+  expect_identical(again$evaluation_log, cv$evaluation_log)
+  # unstratified, on a dgCMatrix: the folds still partition, sizes within one
+  g <- gen_task(44, n = 301, p = 6, task = "regression")
+  X <- Matrix::Matrix(as.matrix(g$x), sparse = TRUE)
+  cs <- hb_cv(X, g$y, nfold = 4L, nrounds = 4L, verbose = 0L, seed = 2)
+  expect_identical(sort(unlist(cs$folds)), seq_len(301))
+  cd <- hb_cv(as.matrix(g$x), g$y, folds = cs$folds, nrounds = 4L, verbose = 0L, seed = 2)
+  expect_equal(cd$evaluation_log, cs$evaluation_log, tolerance = TOL$exact)
+})
+
+test_that("hb_cv() leaves its inputs alone and checks its arguments", {
+  d <- gen_task(45, n = 200, p = 6, task = "binary")
+  x0 <- deep_copy(d$x)
+  y0 <- deep_copy(d$y)
+  invisible(hb_cv(d$x, d$y, nfold = 2L, nrounds = 2L, verbose = 0L))
+  expect_identical(d$x, x0)
+  expect_identical(d$y, y0)
+  ds <- hb_dataset(d$x, d$y)
+  err <- function(expr, re) expect_error(expr, class = "histboost_error_input", regexp = re)
+  err(hb_cv(ds, d$y), "`x`.*hb_dataset")
+  err(hb_cv(d$x, d$y[-1]), "`y` has 199 values")
+  err(hb_cv(d$x, d$y, nfold = 1L), "`nfold`")
+  err(hb_cv(d$x, d$y, folds = list(1:10, 5:20)), "`folds` overlap: row 5")
+  err(hb_cv(d$x, d$y, folds = list(c(1, 250))), "`folds`: fold 1")
+  err(hb_cv(d$x, d$y, folds = list(1:200)), "fold 1 holds out every row")
+  err(hb_cv(d$x, d$y, valid = list()), "`valid` is not an argument of hb_cv")
+  err(hb_cv(d$x, d$y, num_leaf = 4), "`num_leaf` is not an argument of hb_cv\\(\\).*num_leaves")
+  err(hb_cv(d$x, d$y, nfold = 2L, learning_rate = -1), "fold 1: `learning_rate`")
+  err(hb_cv(d$x, d$y, early_stopping_rounds = 0), "`early_stopping_rounds`")
+})
