@@ -86,12 +86,9 @@
   if (is.null(ptr)) ptr <- .Call(C_hb_model_load, text)
   info <- .Call(C_hb_model_info, ptr)
   meta <- info$meta
-  tasks <- names(.HB_OBJECTIVES)
-  task <- .hb_meta_value(meta, "r.task", function(v) if (v %in% tasks) v else stop("bad"))
-  if (is.null(task)) {
-    if (!info$objective %in% .HB_OBJECTIVES) .hb_format_error("`model_text`: unknown objective.")
-    task <- tasks[info$objective + 1L]
-  }
+  if (!info$objective %in% .HB_OBJECTIVES) .hb_format_error("`model_text`: unknown objective.")
+  objective <- names(.HB_OBJECTIVES)[info$objective + 1L]
+  task <- if (objective %in% .HB_REGRESSION_FAMILY) "regression" else objective
   classes <- info$label_levels
   if (task != "regression" && length(classes) < 2L) {
     classes <- if (task == "binary") c("0", "1") else as.character(seq_len(info$num_class) - 1L)
@@ -110,7 +107,7 @@
   })
   params <- list(
     nrounds = .hb_meta_value(meta, "r.nrounds", .hb_meta_int) %||% info$niter,
-    objective = task,
+    objective = objective,
     learning_rate = cfg$learning_rate, num_leaves = cfg$num_leaves, max_depth = cfg$max_depth,
     min_data_in_leaf = cfg$min_data_in_leaf, min_sum_hessian_in_leaf = cfg$min_sum_hessian_in_leaf,
     lambda_l1 = cfg$lambda_l1, lambda_l2 = cfg$lambda_l2, min_gain_to_split = cfg$min_gain_to_split,
@@ -118,6 +115,8 @@
     max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
     min_data_per_group = cfg$min_data_per_group, bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
+    tweedie_variance_power = cfg$tweedie_variance_power, huber_delta = cfg$huber_delta,
+    poisson_max_delta_step = cfg$poisson_max_delta_step,
     early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),
     eval_metric = eval_metric,
     seed = cfg$seed,
@@ -191,7 +190,9 @@
 #' @export
 print.histboost <- function(x, ...) {
   cat("<histboost model>\n")
-  cat("  task:       ", x$task, .hb_class_line(x), "\n", sep = "")
+  obj <- x$params$objective
+  cat("  task:       ", x$task, .hb_class_line(x),
+      if (!is.null(obj) && obj != x$task) paste0(" (objective ", obj, ")"), "\n", sep = "")
   ncat <- sum(x$feature_types == "categorical")
   cat(sprintf("  features:   %d (%d categorical)\n", length(x$feature_names), ncat))
   it <- sprintf("  iterations: %d", x$niter)

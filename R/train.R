@@ -2,11 +2,18 @@
 # (one .Call per round, so Ctrl-C works between rounds), evaluation on
 # validation sets, early stopping and progress printing.
 
-.HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L)
+.HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
+                    huber = 6L)
+# Objectives of the regression task (a numeric y, one score a row), and those
+# whose response is exp(score).
+.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
-                 multi_logloss = 5L, multi_error = 6L)
-.HB_TASK_METRICS <- list(regression = c("rmse", "mae"), binary = c("logloss", "auc", "error"),
-                         multiclass = c("multi_logloss", "multi_error"))
+                 multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L)
+# Metrics each objective may use; the first is its default.
+.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
+                         multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
+                         gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
+                         huber = c("huber", "rmse", "mae"))
 .HB_HIGHER_BETTER <- "auc"
 
 # Arguments of histboost.default() (for the unknown-argument check).
@@ -14,7 +21,7 @@
   "x", "y", "weights", "nrounds", "objective", "learning_rate", "num_leaves", "max_depth",
   "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
-  "bagging_freq", "feature_fraction", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
+  "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
   "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "verbose"
 )
 
@@ -71,8 +78,12 @@ histboost <- function(x, ...) {
 #'   values are not allowed.
 #' @param weights `NULL` or non-negative row weights.
 #' @param nrounds Number of boosting rounds (iterations).
-#' @param objective `"auto"` (from `y`), `"regression"`, `"binary"` (also
-#'   accepts numeric 0/1 labels) or `"multiclass"`.
+#' @param objective `"auto"` (from `y`), `"regression"` (squared error),
+#'   `"binary"` (also accepts numeric 0/1 labels), `"multiclass"`, or a loss
+#'   for a numeric `y`: `"poisson"` (counts, `y >= 0`), `"gamma"` (`y > 0`),
+#'   `"tweedie"` (`y >= 0`, e.g. claim amounts with zeros), which model the
+#'   log of the mean (`predict()` returns `exp(score)`), or `"huber"`
+#'   (squared error for residuals within `huber_delta`, absolute beyond).
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -108,15 +119,26 @@ histboost <- function(x, ...) {
 #'   in (0, 1].
 #' @param bagging_freq Resample rows every this many rounds; 0 disables bagging.
 #' @param feature_fraction Share of features each tree may use, in (0, 1].
+#' @param tweedie_variance_power The Tweedie power p, in (1, 2): near 1 the
+#'   loss is Poisson-like, near 2 gamma-like.
+#' @param huber_delta Residuals up to this size count quadratically in the
+#'   Huber loss, larger ones linearly; > 0.
+#' @param poisson_max_delta_step The Poisson hessian is taken at
+#'   `exp(score + poisson_max_delta_step)`, which damps the first steps
+#'   (LightGBM's safeguard); >= 0.
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
 #' @param early_stopping_rounds `NULL`, or stop when the first metric on the
 #'   last validation set has not improved for this many rounds; the best
 #'   iteration is then used by `predict()`.
-#' @param eval_metric `NULL` (rmse, logloss or multi_logloss by task) or a
-#'   character vector from `"rmse"`, `"mae"` (regression), `"logloss"`,
-#'   `"auc"`, `"error"` (binary), `"multi_logloss"`, `"multi_error"` (multiclass).
+#' @param eval_metric `NULL` (the objective's own loss: rmse, logloss,
+#'   multi_logloss, poisson, gamma, tweedie or huber) or a character vector
+#'   from `"rmse"`, `"mae"`, `"huber"` (regression), `"logloss"`, `"auc"`,
+#'   `"error"` (binary), `"multi_logloss"`, `"multi_error"` (multiclass), and
+#'   for `"poisson"`, `"gamma"` and `"tweedie"` their own loss, `"rmse"` and
+#'   `"mae"` (of the response, `exp(score)`); `"huber"` also takes `"rmse"` and
+#'   `"mae"`.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
 #'   depend on it.
@@ -149,13 +171,15 @@ histboost <- function(x, ...) {
 #'   parameters otherwise refuse logical values).
 #' @export
 histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
-                              objective = c("auto", "regression", "binary", "multiclass"),
+                              objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
+                                            "tweedie", "huber"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
                               max_bin = 255L, max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
-                              bagging_freq = 0L, feature_fraction = 1, valid = NULL,
+                              bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
+                              huber_delta = 1, poisson_max_delta_step = 0.7, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -246,6 +270,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   max_bin <- a$max_bin; max_cat_threshold <- a$max_cat_threshold; cat_smooth <- a$cat_smooth
   cat_l2 <- a$cat_l2; min_data_per_group <- a$min_data_per_group; bagging_fraction <- a$bagging_fraction
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
+  tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
+  poisson_max_delta_step <- a$poisson_max_delta_step
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
@@ -269,7 +295,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                                   lower_open = TRUE),
     bagging_freq = .hb_number(bagging_freq, "bagging_freq", integer = TRUE, lower = 0),
     feature_fraction = .hb_number(feature_fraction, "feature_fraction", lower = 0, upper = 1,
-                                  lower_open = TRUE)
+                                  lower_open = TRUE),
+    tweedie_variance_power = .hb_number(tweedie_variance_power, "tweedie_variance_power", lower = 1, upper = 2,
+                                        lower_open = TRUE, upper_open = TRUE),
+    huber_delta = .hb_number(huber_delta, "huber_delta", lower = 0, lower_open = TRUE),
+    poisson_max_delta_step = .hb_number(poisson_max_delta_step, "poisson_max_delta_step", lower = 0)
   )
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
@@ -324,10 +354,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
 
   # Task and classes.
   info <- train$label_info
-  task <- if (objective == "auto") info$task_hint else objective
+  obj <- if (objective == "auto") info$task_hint else objective
+  task <- if (obj %in% .HB_REGRESSION_FAMILY) "regression" else obj
   classes <- info$classes
   if (task == "regression" && info$task_hint != "regression") {
-    .hb_abort("`objective` = \"regression\" needs a numeric `y`, but `y` is categorical.")
+    .hb_abort("`objective` = \"", obj, "\" needs a numeric `y`, but `y` is categorical.")
   }
   if (task == "binary" && info$task_hint != "binary") {
     if (info$task_hint == "regression" && isTRUE(info$binary_ok)) {
@@ -344,9 +375,16 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
+  if (obj %in% c("poisson", "tweedie", "gamma") && !inherits(x, "hb_dataset")) {
+    lo <- if (obj == "gamma") which(!(y > 0)) else which(y < 0)
+    if (length(lo)) {
+      .hb_abort("`objective` = \"", obj, "\" needs `y` ", if (obj == "gamma") "> 0" else ">= 0",
+                ", but `y[", lo[1L], "]` is ", format(y[lo[1L]]), ".")
+    }
+  }
 
   # Metrics.
-  allowed <- .HB_TASK_METRICS[[task]]
+  allowed <- .HB_TASK_METRICS[[obj]]
   if (is.null(eval_metric)) eval_metric <- allowed[1L]
   for (m in eval_metric) {
     if (!m %in% names(.HB_METRICS)) {
@@ -354,7 +392,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                 .hb_did_you_mean(m, names(.HB_METRICS)))
     }
     if (!m %in% allowed) {
-      .hb_abort("`eval_metric` \"", m, "\" does not suit a ", task, " task; choose from ",
+      .hb_abort("`eval_metric` \"", m, "\" does not suit the ", obj, " objective; choose from ",
                 .hb_and(allowed), ".")
     }
   }
@@ -365,7 +403,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
 
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
 
-  eng_params <- c(list(objective = .HB_OBJECTIVES[[task]], num_class = num_class), eng,
+  eng_params <- c(list(objective = .HB_OBJECTIVES[[obj]], num_class = num_class), eng,
                   list(seed = seed, nthreads = nthreads, device = match(device, c("cpu", "cuda")) - 1L),
                   lapply(quant, as.integer))
   schema <- list(names = train$feature_names,
@@ -379,7 +417,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   if (profile) .Call(C_hb_booster_profile, booster, 1L)
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
-       early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, max_bin = max_bin,
+       early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
+       max_bin = max_bin,
        device = device, quant = quant, profile = profile)
 }
 
@@ -388,7 +427,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
 .hb_finish <- function(tr, evaluation_log, best_iter, best_score, call) {
   booster <- tr$booster
   quant <- tr$quant
-  r_params <- c(list(nrounds = tr$nrounds, objective = tr$task, max_bin = tr$max_bin,
+  r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
                      device = tr$device), quant)
   meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)

@@ -41,6 +41,9 @@ static const param_t params_table[] = {
   {"boost_from_average", P_INT, offsetof(hb_config_t, boost_from_average)},
   {"seed", P_SEED, offsetof(hb_config_t, seed)},
   {"nthreads", P_INT, offsetof(hb_config_t, nthreads)},
+  {"tweedie_variance_power", P_DBL, offsetof(hb_config_t, tweedie_variance_power)},
+  {"huber_delta", P_DBL, offsetof(hb_config_t, huber_delta)},
+  {"poisson_max_delta_step", P_DBL, offsetof(hb_config_t, poisson_max_delta_step)},
   /* how it trains, not part of a model (R keeps them in the model's params) */
   {"device", P_INT, offsetof(hb_config_t, device)},
   {"quantized", P_INT, offsetof(hb_config_t, quantized)},

@@ -839,7 +839,7 @@ static void test_io(void) {
   EDIT_FAILS("best_iteration=2", "best_iteration=4", "best_iteration");
   EDIT_FAILS("num_leaves=31", "num_leaves=1", "num_leaves must be between");
   EDIT_FAILS("learning_rate=", "learning_rate=x", "learning_rate");
-  EDIT_FAILS("objective=regression", "objective=poisson", "objective");
+  EDIT_FAILS("objective=regression", "objective=lambdarank", "objective");
   EDIT_FAILS("seed=18446744073709551615", "seed=18446744073709551616", "seed");
   EDIT_FAILS("seed=18446744073709551615", "seed=-1", "seed");
   EDIT_FAILS("threshold=1.5", "threshold=1e999", "threshold");
@@ -1064,49 +1064,79 @@ static double brute_auc(int n, const double *s, const double *y, const double *w
 static void test_metrics(void) {
   double v;
   double s[3] = {1, 2, 3}, y[3] = {1, 1, 1}, w[3] = {1, 2, 3};
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, 3, 1, s, y, NULL, 1, &v) == HB_OK && close_to(v, sqrt(5.0 / 3)), "rmse");
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, 3, 1, s, y, w, 1, &v) == HB_OK && close_to(v, sqrt(14.0 / 6)), "rmse w");
-  CHECK(hb_metric_eval(HB_METRIC_MAE, 3, 1, s, y, NULL, 1, &v) == HB_OK && close_to(v, 1.0), "mae");
-  CHECK(hb_metric_eval(HB_METRIC_MAE, 3, 1, s, y, w, 1, &v) == HB_OK && close_to(v, 8.0 / 6), "mae w");
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, 3, 1, s, y, NULL, 1, &v) == HB_OK && close_to(v, sqrt(5.0 / 3)), "rmse");
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, 3, 1, s, y, w, 1, &v) == HB_OK && close_to(v, sqrt(14.0 / 6)), "rmse w");
+  CHECK(hb_metric_eval(HB_METRIC_MAE, NULL, 3, 1, s, y, NULL, 1, &v) == HB_OK && close_to(v, 1.0), "mae");
+  CHECK(hb_metric_eval(HB_METRIC_MAE, NULL, 3, 1, s, y, w, 1, &v) == HB_OK && close_to(v, 8.0 / 6), "mae w");
   double sb[2] = {0, log(3.0)}, yb[2] = {1, 0}, wb[2] = {3, 1};
-  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, 2, 1, sb, yb, NULL, 1, &v) == HB_OK &&
+  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, NULL, 2, 1, sb, yb, NULL, 1, &v) == HB_OK &&
             close_to(v, (-log(0.5) - log(0.25)) / 2),
         "logloss %g", v);
-  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, 2, 1, sb, yb, wb, 1, &v) == HB_OK &&
+  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, NULL, 2, 1, sb, yb, wb, 1, &v) == HB_OK &&
             close_to(v, (-3 * log(0.5) - log(0.25)) / 4),
         "logloss w");
   double sx[1] = {-1000}, yx[1] = {1};
-  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, 1, 1, sx, yx, NULL, 1, &v) == HB_OK && close_to(v, -log(1e-15)),
+  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, NULL, 1, 1, sx, yx, NULL, 1, &v) == HB_OK && close_to(v, -log(1e-15)),
         "logloss clipped");
   /* AUC with ties: scores 1,2,2,3, labels 0,0,1,1 -> 3.5/4; weighted 1,2,3,4 -> 18/21 */
   double sa[4] = {1, 2, 2, 3}, ya[4] = {0, 0, 1, 1}, wa[4] = {1, 2, 3, 4};
-  CHECK(hb_metric_eval(HB_METRIC_AUC, 4, 1, sa, ya, NULL, 1, &v) == HB_OK && close_to(v, 0.875), "auc ties %g", v);
-  CHECK(hb_metric_eval(HB_METRIC_AUC, 4, 1, sa, ya, wa, 1, &v) == HB_OK && close_to(v, 18.0 / 21), "auc w %g", v);
+  CHECK(hb_metric_eval(HB_METRIC_AUC, NULL, 4, 1, sa, ya, NULL, 1, &v) == HB_OK && close_to(v, 0.875), "auc ties %g", v);
+  CHECK(hb_metric_eval(HB_METRIC_AUC, NULL, 4, 1, sa, ya, wa, 1, &v) == HB_OK && close_to(v, 18.0 / 21), "auc w %g", v);
   CHECK(hb_metric_higher_better(HB_METRIC_AUC) == 1 && hb_metric_higher_better(HB_METRIC_RMSE) == 0, "higher better");
   double sc[3] = {-1, 0, 2}, yc[3] = {0, 1, 1};
-  CHECK(hb_metric_eval(HB_METRIC_ERROR, 3, 1, sc, yc, NULL, 1, &v) == HB_OK && close_to(v, 1.0 / 3), "error");
+  CHECK(hb_metric_eval(HB_METRIC_ERROR, NULL, 3, 1, sc, yc, NULL, 1, &v) == HB_OK && close_to(v, 1.0 / 3), "error");
   /* multiclass: row 0 scores (0,0,0) label 2; row 1 (0, ln2, 0) label 1 */
   double sm[6] = {0, 0, 0, log(2.0), 0, 0}, ym[2] = {2, 1}, wm[2] = {1, 3};
-  CHECK(hb_metric_eval(HB_METRIC_MULTI_LOGLOSS, 2, 3, sm, ym, NULL, 1, &v) == HB_OK &&
+  CHECK(hb_metric_eval(HB_METRIC_MULTI_LOGLOSS, NULL, 2, 3, sm, ym, NULL, 1, &v) == HB_OK &&
             close_to(v, (log(3.0) + log(2.0)) / 2),
         "multi_logloss %g", v);
-  CHECK(hb_metric_eval(HB_METRIC_MULTI_LOGLOSS, 2, 3, sm, ym, wm, 1, &v) == HB_OK &&
+  CHECK(hb_metric_eval(HB_METRIC_MULTI_LOGLOSS, NULL, 2, 3, sm, ym, wm, 1, &v) == HB_OK &&
             close_to(v, (log(3.0) + 3 * log(2.0)) / 4),
         "multi_logloss w");
   /* multi_error: row 0 all tied -> class 0 (first max) != 2: error; row 1 argmax 1: right */
-  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, 2, 3, sm, ym, NULL, 1, &v) == HB_OK && close_to(v, 0.5), "multi_error");
+  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, NULL, 2, 3, sm, ym, NULL, 1, &v) == HB_OK && close_to(v, 0.5), "multi_error");
   double ym0[2] = {0, 1};
-  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, 2, 3, sm, ym0, NULL, 1, &v) == HB_OK && v == 0.0, "first max wins");
+  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, NULL, 2, 3, sm, ym0, NULL, 1, &v) == HB_OK && v == 0.0, "first max wins");
   /* input errors */
   double ybad[2] = {2, 0};
-  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, 2, 1, sb, ybad, NULL, 1, &v) == HB_ERR_INPUT, "binary label 2");
+  CHECK(hb_metric_eval(HB_METRIC_LOGLOSS, NULL, 2, 1, sb, ybad, NULL, 1, &v) == HB_ERR_INPUT, "binary label 2");
   double w0[2] = {0, 0};
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, 2, 1, sb, yb, w0, 1, &v) == HB_ERR_INPUT, "zero weights");
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, 2, 1, sb, yb, w0, 1, &v) == HB_ERR_INPUT, "zero weights");
   double wneg[2] = {1, -1};
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, 2, 1, sb, yb, wneg, 1, &v) == HB_ERR_INPUT, "negative weight");
-  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, 2, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "multi needs K");
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, 0, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "no rows");
-  CHECK(hb_metric_eval(42, 2, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "unknown metric");
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, 2, 1, sb, yb, wneg, 1, &v) == HB_ERR_INPUT, "negative weight");
+  CHECK(hb_metric_eval(HB_METRIC_MULTI_ERROR, NULL, 2, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "multi needs K");
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, 0, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "no rows");
+  CHECK(hb_metric_eval(42, NULL, 2, 1, sb, yb, NULL, 1, &v) == HB_ERR_INPUT, "unknown metric");
+
+  /* the regression family's losses, worked by hand: scores s = log(mu) */
+  {
+    const double s2[2] = {0.0, log(2.0)}, y2[2] = {1.0, 3.0}, w2[2] = {1.0, 3.0};
+    hb_config_t c;
+    hb_config_default(&c);
+    c.objective = HB_OBJ_POISSON;
+    /* poisson: mean of mu - y s */
+    CHECK(hb_metric_eval(HB_METRIC_POISSON, &c, 2, 1, s2, y2, NULL, 1, &v) == HB_OK &&
+              close_to(v, ((1 - 0) + (2 - 3 * log(2.0))) / 2),
+          "poisson %g", v);
+    /* rmse of the response exp(s) under a log link, weighted: ((1-1)^2 + 3 (2-3)^2) / 4 */
+    CHECK(hb_metric_eval(HB_METRIC_RMSE, &c, 2, 1, s2, y2, w2, 1, &v) == HB_OK && close_to(v, sqrt(3.0 / 4)),
+          "rmse on the response %g", v);
+    CHECK(hb_metric_eval(HB_METRIC_MAE, &c, 2, 1, s2, y2, NULL, 1, &v) == HB_OK && close_to(v, 0.5), "mae response");
+    /* gamma: y / mu + log mu */
+    CHECK(hb_metric_eval(HB_METRIC_GAMMA, &c, 2, 1, s2, y2, NULL, 1, &v) == HB_OK &&
+              close_to(v, (1.0 + (1.5 + log(2.0))) / 2),
+          "gamma %g", v);
+    /* tweedie p = 1.5: -y mu^-0.5 / -0.5 + mu^0.5 / 0.5 */
+    c.tweedie_variance_power = 1.5;
+    CHECK(hb_metric_eval(HB_METRIC_TWEEDIE, &c, 2, 1, s2, y2, NULL, 1, &v) == HB_OK &&
+              close_to(v, ((2.0 + 2.0) + (2 * 3 / sqrt(2.0) + 2 * sqrt(2.0))) / 2),
+          "tweedie %g", v);
+    /* huber delta 1 on raw scores: residuals -1 (quadratic, 0.5) and log 2 - 3 (linear) */
+    c.objective = HB_OBJ_HUBER;
+    CHECK(hb_metric_eval(HB_METRIC_HUBER, &c, 2, 1, s2, y2, NULL, 1, &v) == HB_OK &&
+              close_to(v, (0.5 + (3 - log(2.0) - 0.5)) / 2),
+          "huber %g", v);
+  }
 
   /* larger random set: AUC against the brute force; every metric independent of threads */
   int n = 3000, K = 3, big = 50000;
@@ -1123,9 +1153,9 @@ static void test_metrics(void) {
     YK[i] = (double)((z >> 35) % 3);
     W[i] = (double)((z >> 45) % 5) * 0.25;
   }
-  CHECK(hb_metric_eval(HB_METRIC_AUC, n, 1, S, Y, W, 2, &v) == HB_OK && close_to(v, brute_auc(n, S, Y, W)),
+  CHECK(hb_metric_eval(HB_METRIC_AUC, NULL, n, 1, S, Y, W, 2, &v) == HB_OK && close_to(v, brute_auc(n, S, Y, W)),
         "auc vs brute force (weighted)");
-  CHECK(hb_metric_eval(HB_METRIC_AUC, n, 1, S, Y, NULL, 2, &v) == HB_OK && close_to(v, brute_auc(n, S, Y, NULL)),
+  CHECK(hb_metric_eval(HB_METRIC_AUC, NULL, n, 1, S, Y, NULL, 2, &v) == HB_OK && close_to(v, brute_auc(n, S, Y, NULL)),
         "auc vs brute force");
   int mets[7] = {HB_METRIC_RMSE, HB_METRIC_MAE, HB_METRIC_LOGLOSS, HB_METRIC_AUC, HB_METRIC_ERROR,
                  HB_METRIC_MULTI_LOGLOSS, HB_METRIC_MULTI_ERROR};
@@ -1133,8 +1163,9 @@ static void test_metrics(void) {
     int kk = q >= 5 ? K : 1;
     const double *yy = q >= 5 ? YK : Y;
     double v1, v2, v3;
-    int st = hb_metric_eval(mets[q], big, kk, S, yy, W, 1, &v1) | hb_metric_eval(mets[q], big, kk, S, yy, W, 2, &v2) |
-             hb_metric_eval(mets[q], big, kk, S, yy, W, 7, &v3);
+    int st = hb_metric_eval(mets[q], NULL, big, kk, S, yy, W, 1, &v1) |
+             hb_metric_eval(mets[q], NULL, big, kk, S, yy, W, 2, &v2) |
+             hb_metric_eval(mets[q], NULL, big, kk, S, yy, W, 7, &v3);
     CHECK(st == HB_OK && bits_of(v1) == bits_of(v2) && bits_of(v1) == bits_of(v3), "metric %d thread-independent",
           mets[q]);
   }
@@ -1144,7 +1175,7 @@ static void test_metrics(void) {
     sl += W[i] * (S[i] - Y[i]) * (S[i] - Y[i]);
     sw += W[i];
   }
-  CHECK(hb_metric_eval(HB_METRIC_RMSE, big, 1, S, Y, W, 2, &v) == HB_OK && fabs(v - sqrt(sl / sw)) < 1e-10,
+  CHECK(hb_metric_eval(HB_METRIC_RMSE, NULL, big, 1, S, Y, W, 2, &v) == HB_OK && fabs(v - sqrt(sl / sw)) < 1e-10,
         "rmse large");
   free(S);
   free(Y);

@@ -10,23 +10,19 @@ extern "C" {
 #include "rng.h"
 #include "quantize.h"
 #include "math_rules.h"
+#include "objective_rules.h"
 }
 
 namespace hbc {
 
 // g, h (K x n, column-major) of every row for the round's scores.
-__global__ void k_gradients(int objective, int n, int K, const double *__restrict__ label,
+__global__ void k_gradients(int objective, hb_obj_param_t q, int n, int K, const double *__restrict__ label,
                             const double *__restrict__ weight, const double *__restrict__ score,
                             double *__restrict__ g, double *__restrict__ h) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double w = weight ? weight[i] : 1.0;
-    if (objective == HB_OBJ_REGRESSION) {
-      g[i] = w * (score[i] - label[i]);
-      h[i] = w;
-    } else if (objective == HB_OBJ_BINARY) {
-      const double p = 1.0 / (1.0 + hb_exp(-score[i]));
-      g[i] = w * (p - label[i]);
-      h[i] = w * p * (1.0 - p);
+    if (objective != HB_OBJ_MULTICLASS) {  // the CPU's formulas (objective_rules.h)
+      hb_obj_row(objective, q, label[i], score[i], w, &g[i], &h[i]);
     } else {
       double mx = score[i];
       for (int k = 1; k < K; k++) mx = fmax(mx, score[(size_t)k * n + i]);
@@ -186,10 +182,10 @@ __global__ void k_root_rows(TreeArgs a, const double *__restrict__ g, const doub
   }
 }
 
-int gradients_launch(int objective, int n, int K, const double *label, const double *weight, const double *score,
-                     double *g, double *h, int grid, cudaStream_t st) {
+int gradients_launch(const hb_config_t *cfg, int n, int K, const double *label, const double *weight,
+                     const double *score, double *g, double *h, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_gradients);
-  k_gradients<<<grid, 256, 0, st>>>(objective, n, K, label, weight, score, g, h);
+  k_gradients<<<grid, 256, 0, st>>>(cfg->objective, hb_obj_param(cfg), n, K, label, weight, score, g, h);
   HB_CUDA_TRY(cudaGetLastError(), "the gradient kernel");
   return HB_OK;
 }

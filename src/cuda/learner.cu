@@ -495,7 +495,7 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     HB_CUDA_TRY(cudaEventRecord(L->round_ev[0], s), "recording an event");
   }
   HB_CUDA_TRY(cudaMemsetAsync(L->d_err, 0, sizeof(int), s), "clearing the error flag");
-  if ((st = gradients_launch(cfg->objective, n, K, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess,
+  if ((st = gradients_launch(cfg, n, K, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess,
                              kGrid1D, s)) != HB_OK)
     return st;
   if (L->d_inbag && iter % cfg->bagging_freq == 0) {

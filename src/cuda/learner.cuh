@@ -231,8 +231,8 @@ int hist_launch_rows(const HistPlan *p, const uint32_t *bins, int stride, const 
                      int count, Bin *out, const RoundScales *rs, int mode, cudaStream_t st);
 
 // gradient.cu
-int gradients_launch(int objective, int n, int K, const double *label, const double *weight, const double *score,
-                     double *g, double *h, int grid, cudaStream_t st);
+int gradients_launch(const hb_config_t *cfg, int n, int K, const double *label, const double *weight,
+                     const double *score, double *g, double *h, int grid, cudaStream_t st);
 // out[0..2]: largest |g|, largest |h|, smallest |h| (as the bits of non-negative doubles).
 int absmax_launch(const double *g, const double *h, int n, unsigned long long *out, int grid, cudaStream_t st);
 int bag_temp_bytes(int n, size_t *bytes);

@@ -405,7 +405,7 @@ int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
   const double *s = data == 0 ? b->score : b->vscore[data - 1];
   if (!d->label) return hb_error_set(HB_ERR_INPUT, "data set %d has no labels to evaluate against", data);
-  return hb_metric_eval(metric, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);
+  return hb_metric_eval(metric, &b->cfg, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);
 }
 
 const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow) {

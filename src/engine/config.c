@@ -23,6 +23,9 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->bagging_freq = 0;
   cfg->feature_fraction = 1.0;
   cfg->boost_from_average = 1;
+  cfg->tweedie_variance_power = 1.5;
+  cfg->huber_delta = 1.0;
+  cfg->poisson_max_delta_step = 0.7;
   cfg->seed = 0;
   cfg->nthreads = 0;
   cfg->device = HB_DEVICE_CPU;
@@ -40,9 +43,15 @@ static int fraction(double x) { return x > 0.0 && x <= 1.0; }
 /* 0 when every field is in range, else HB_ERR_INPUT naming the parameter as R spells it. */
 int hb_config_check(const hb_config_t *c) {
   if (!c) return hb_error_set(HB_ERR_INPUT, "no configuration given");
-  if (c->objective != HB_OBJ_REGRESSION && c->objective != HB_OBJ_BINARY &&
-      c->objective != HB_OBJ_MULTICLASS)
-    return hb_error_set(HB_ERR_INPUT, "objective must be one of regression, binary, multiclass");
+  if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
+    return hb_error_set(HB_ERR_INPUT,
+                        "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber");
+  if (!(c->tweedie_variance_power > 1.0 && c->tweedie_variance_power < 2.0))
+    return hb_error_set(HB_ERR_INPUT, "tweedie_variance_power must be above 1 and below 2");
+  if (!(c->huber_delta > 0.0) || !isfinite(c->huber_delta))
+    return hb_error_set(HB_ERR_INPUT, "huber_delta must be positive and finite");
+  if (!nonneg(c->poisson_max_delta_step))
+    return hb_error_set(HB_ERR_INPUT, "poisson_max_delta_step must be >= 0 and finite");
   if (c->objective == HB_OBJ_MULTICLASS) {
     if (c->num_class < 3 || c->num_class > 1000000)
       return hb_error_set(HB_ERR_INPUT,

@@ -3,7 +3,16 @@
 #define HB_CONFIG_H
 #include <stdint.h>
 
-enum { HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2 };
+/* Objectives; the regression family (squared error and those after it)
+ * has one score a row. Poisson, gamma and Tweedie model the log of the
+ * mean (the response is exp(score)). */
+enum {
+  HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2, HB_OBJ_POISSON = 3, HB_OBJ_GAMMA = 4,
+  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6
+};
+#define HB_OBJ_COUNT 7
+/* 1 when the objective's response is exp(score). */
+#define HB_OBJ_LOG_LINK(o) ((o) == HB_OBJ_POISSON || (o) == HB_OBJ_GAMMA || (o) == HB_OBJ_TWEEDIE)
 enum { HB_DEVICE_CPU = 0, HB_DEVICE_CUDA = 1 };
 
 typedef struct {
@@ -25,6 +34,9 @@ typedef struct {
   int bagging_freq;           /* 0: no bagging */
   double feature_fraction;    /* 1: share of features each tree may use */
   int boost_from_average;     /* 1: start from the label mean / log-odds / class priors */
+  double tweedie_variance_power; /* 1.5: the Tweedie power p, 1 < p < 2 */
+  double huber_delta;         /* 1: residuals beyond it count linearly in the Huber loss */
+  double poisson_max_delta_step; /* 0.7: the Poisson hessian is exp(score + this), damping the first steps */
   uint64_t seed;
   int nthreads;               /* <= 0: default */
   int device;                 /* HB_DEVICE_CPU, or HB_DEVICE_CUDA: grow trees on the GPU (not saved with a model) */

@@ -12,15 +12,28 @@
 /* 1 when larger is better (auc), else 0. */
 int hb_metric_higher_better(int metric) { return metric == HB_METRIC_AUC; }
 
-/* Loss of row i (weight not applied). */
-static inline double row_loss(int metric, int n, int K, const double *s, const double *y, int i) {
+/* Loss of row i (weight not applied); loglink: the response is exp(score). */
+static inline double row_loss(int metric, const hb_config_t *c, int loglink, int n, int K, const double *s,
+                              const double *y, int i) {
   switch (metric) {
     case HB_METRIC_RMSE: {
-      double d = s[i] - y[i];
+      double d = (loglink ? exp(s[i]) : s[i]) - y[i];
       return d * d;
     }
     case HB_METRIC_MAE:
-      return fabs(s[i] - y[i]);
+      return fabs((loglink ? exp(s[i]) : s[i]) - y[i]);
+    case HB_METRIC_POISSON:
+      return exp(s[i]) - y[i] * s[i];
+    case HB_METRIC_GAMMA:
+      return y[i] * exp(-s[i]) + s[i];
+    case HB_METRIC_TWEEDIE: {
+      const double p = c->tweedie_variance_power;
+      return -y[i] * exp((1.0 - p) * s[i]) / (1.0 - p) + exp((2.0 - p) * s[i]) / (2.0 - p);
+    }
+    case HB_METRIC_HUBER: {
+      const double r = fabs(s[i] - y[i]), d = c->huber_delta;
+      return r <= d ? 0.5 * r * r : d * (r - 0.5 * d);
+    }
     case HB_METRIC_LOGLOSS: {
       double p = 1.0 / (1.0 + exp(-s[i]));
       if (p < PROB_EPS) p = PROB_EPS;
@@ -102,10 +115,16 @@ static int auc(int n, const double *s, const double *y, const double *w, double 
 }
 
 /* Metric of raw scores against labels; see metric.h. */
-int hb_metric_eval(int metric, int n, int num_class, const double *score, const double *label,
-                   const double *weight, int nthreads, double *out) {
-  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_MULTI_ERROR)
+int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, const double *score,
+                   const double *label, const double *weight, int nthreads, double *out) {
+  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_HUBER)
     return hb_error_set(HB_ERR_INPUT, "unknown metric %d", metric);
+  hb_config_t dflt;
+  if (!cfg) {
+    hb_config_default(&dflt);
+    cfg = &dflt;
+  }
+  const int loglink = HB_OBJ_LOG_LINK(cfg->objective);
   if (n < 1) return hb_error_set(HB_ERR_INPUT, "a metric needs at least one row");
   if (!score || !label || !out) return hb_error_set(HB_ERR_INPUT, "metric: no scores, labels or output given");
   int multi = metric == HB_METRIC_MULTI_LOGLOSS || metric == HB_METRIC_MULTI_ERROR;
@@ -135,7 +154,7 @@ int hb_metric_eval(int metric, int n, int num_class, const double *score, const 
     double sl = 0.0, sw = 0.0;
     for (int i = lo; i < hi; i++) {
       double wi = weight ? weight[i] : 1.0;
-      sl += wi * row_loss(metric, n, num_class, score, label, i);
+      sl += wi * row_loss(metric, cfg, loglink, n, num_class, score, label, i);
       sw += wi;
     }
     part[2 * c] = sl;

@@ -3,17 +3,25 @@
 #ifndef HB_METRIC_H
 #define HB_METRIC_H
 
+#include "config.h"
+
+/* poisson, gamma, tweedie and huber: the mean loss of those objectives
+ * (objective_rules.h), LightGBM's definitions. */
 enum {
   HB_METRIC_RMSE = 0, HB_METRIC_MAE = 1, HB_METRIC_LOGLOSS = 2, HB_METRIC_AUC = 3,
-  HB_METRIC_ERROR = 4, HB_METRIC_MULTI_LOGLOSS = 5, HB_METRIC_MULTI_ERROR = 6
+  HB_METRIC_ERROR = 4, HB_METRIC_MULTI_LOGLOSS = 5, HB_METRIC_MULTI_ERROR = 6,
+  HB_METRIC_POISSON = 7, HB_METRIC_GAMMA = 8, HB_METRIC_TWEEDIE = 9, HB_METRIC_HUBER = 10
 };
 
 /* 1 when a larger value is better (auc), else 0. */
 int hb_metric_higher_better(int metric);
 /* Metric of raw scores (column-major n x num_class: regression scores,
  * binary log-odds, multiclass scores before softmax) against labels
- * (classes as 0..K-1), optionally weighted. Returns HB_OK or HB_ERR_INPUT. */
-int hb_metric_eval(int metric, int n, int num_class, const double *score,
+ * (classes as 0..K-1), optionally weighted. cfg (NULL: defaults) gives the
+ * objective, whose response rmse and mae compare with the labels (exp(score)
+ * for poisson, gamma and tweedie), and the losses' parameters. Returns HB_OK
+ * or HB_ERR_INPUT. */
+int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, const double *score,
                    const double *label, const double *weight, int nthreads, double *out);
 
 #endif

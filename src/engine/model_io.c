@@ -13,7 +13,7 @@
  *   format_version=1
  *   checksum=<16 lowercase hex: FNV-1a 64 of every byte after this line>
  *   [config]
- *   objective=regression|binary|multiclass
+ *   objective=regression|binary|multiclass|poisson|gamma|tweedie|huber
  *   num_class=<int>  learning_rate=<dbl>  num_leaves=<int>  max_depth=<int>
  *   min_data_in_leaf=<int>  min_sum_hessian_in_leaf=<dbl>  lambda_l1=<dbl>
  *   lambda_l2=<dbl>  min_gain_to_split=<dbl>  max_cat_threshold=<int>
@@ -21,6 +21,8 @@
  *   bagging_fraction=<dbl>  bagging_freq=<int>  feature_fraction=<dbl>
  *   boost_from_average=<int>  seed=<u64>  nthreads=<int>     (one per line;
  *   the writer always puts nthreads=0, the reader accepts any int)
+ *   then only for its objective: tweedie_variance_power=<dbl> (tweedie),
+ *   huber_delta=<dbl> (huber), poisson_max_delta_step=<dbl> (poisson)
  *   [schema]
  *   num_features=<int>
  *   then per feature:  feature=<str>  type=numeric|categorical
@@ -82,34 +84,42 @@ static uint64_t dbl_bits(double x) {
   return u;
 }
 
-static const char *const OBJ_NAMES[] = {"regression", "binary", "multiclass"};
+static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson",
+                                                    "gamma",      "tweedie", "huber"};
 
 enum { K_INT, K_DBL, K_U64, K_OBJ };
+/* `obj`: a key written only for that objective (a parameter of its loss),
+ * and read when present (models from before it have none: the default);
+ * -1: every model has it. */
 static const struct {
   const char *key;
   int type;
   size_t off;
+  int obj;
 } CFG_KEYS[] = {
-    {"objective", K_OBJ, offsetof(hb_config_t, objective)},
-    {"num_class", K_INT, offsetof(hb_config_t, num_class)},
-    {"learning_rate", K_DBL, offsetof(hb_config_t, learning_rate)},
-    {"num_leaves", K_INT, offsetof(hb_config_t, num_leaves)},
-    {"max_depth", K_INT, offsetof(hb_config_t, max_depth)},
-    {"min_data_in_leaf", K_INT, offsetof(hb_config_t, min_data_in_leaf)},
-    {"min_sum_hessian_in_leaf", K_DBL, offsetof(hb_config_t, min_sum_hessian_in_leaf)},
-    {"lambda_l1", K_DBL, offsetof(hb_config_t, lambda_l1)},
-    {"lambda_l2", K_DBL, offsetof(hb_config_t, lambda_l2)},
-    {"min_gain_to_split", K_DBL, offsetof(hb_config_t, min_gain_to_split)},
-    {"max_cat_threshold", K_INT, offsetof(hb_config_t, max_cat_threshold)},
-    {"cat_smooth", K_DBL, offsetof(hb_config_t, cat_smooth)},
-    {"cat_l2", K_DBL, offsetof(hb_config_t, cat_l2)},
-    {"min_data_per_group", K_INT, offsetof(hb_config_t, min_data_per_group)},
-    {"bagging_fraction", K_DBL, offsetof(hb_config_t, bagging_fraction)},
-    {"bagging_freq", K_INT, offsetof(hb_config_t, bagging_freq)},
-    {"feature_fraction", K_DBL, offsetof(hb_config_t, feature_fraction)},
-    {"boost_from_average", K_INT, offsetof(hb_config_t, boost_from_average)},
-    {"seed", K_U64, offsetof(hb_config_t, seed)},
-    {"nthreads", K_INT, offsetof(hb_config_t, nthreads)},
+    {"objective", K_OBJ, offsetof(hb_config_t, objective), -1},
+    {"num_class", K_INT, offsetof(hb_config_t, num_class), -1},
+    {"learning_rate", K_DBL, offsetof(hb_config_t, learning_rate), -1},
+    {"num_leaves", K_INT, offsetof(hb_config_t, num_leaves), -1},
+    {"max_depth", K_INT, offsetof(hb_config_t, max_depth), -1},
+    {"min_data_in_leaf", K_INT, offsetof(hb_config_t, min_data_in_leaf), -1},
+    {"min_sum_hessian_in_leaf", K_DBL, offsetof(hb_config_t, min_sum_hessian_in_leaf), -1},
+    {"lambda_l1", K_DBL, offsetof(hb_config_t, lambda_l1), -1},
+    {"lambda_l2", K_DBL, offsetof(hb_config_t, lambda_l2), -1},
+    {"min_gain_to_split", K_DBL, offsetof(hb_config_t, min_gain_to_split), -1},
+    {"max_cat_threshold", K_INT, offsetof(hb_config_t, max_cat_threshold), -1},
+    {"cat_smooth", K_DBL, offsetof(hb_config_t, cat_smooth), -1},
+    {"cat_l2", K_DBL, offsetof(hb_config_t, cat_l2), -1},
+    {"min_data_per_group", K_INT, offsetof(hb_config_t, min_data_per_group), -1},
+    {"bagging_fraction", K_DBL, offsetof(hb_config_t, bagging_fraction), -1},
+    {"bagging_freq", K_INT, offsetof(hb_config_t, bagging_freq), -1},
+    {"feature_fraction", K_DBL, offsetof(hb_config_t, feature_fraction), -1},
+    {"boost_from_average", K_INT, offsetof(hb_config_t, boost_from_average), -1},
+    {"seed", K_U64, offsetof(hb_config_t, seed), -1},
+    {"nthreads", K_INT, offsetof(hb_config_t, nthreads), -1},
+    {"tweedie_variance_power", K_DBL, offsetof(hb_config_t, tweedie_variance_power), HB_OBJ_TWEEDIE},
+    {"huber_delta", K_DBL, offsetof(hb_config_t, huber_delta), HB_OBJ_HUBER},
+    {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
 };
 #define N_CFG_KEYS ((int)(sizeof CFG_KEYS / sizeof CFG_KEYS[0]))
 
@@ -432,6 +442,7 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
   sb_puts(b, "[config]\n");
   for (int k = 0; k < N_CFG_KEYS; k++) {
     const char *p = (const char *)&m->config + CFG_KEYS[k].off;
+    if (CFG_KEYS[k].obj >= 0 && CFG_KEYS[k].obj != m->config.objective) continue;
     switch (CFG_KEYS[k].type) {
       case K_OBJ: {
         int o;
@@ -867,12 +878,21 @@ static int rd_config(reader_t *r, hb_config_t *c) {
     const char *key = CFG_KEYS[k].key, *v;
     size_t vn;
     char *p = (char *)c + CFG_KEYS[k].off;
+    if (CFG_KEYS[k].obj >= 0) {  /* present only for its objective: absent, it keeps its default */
+      const size_t kn = strlen(key);
+      reader_t save = *r;
+      if (!rd_next(r) || r->llen <= kn || memcmp(r->line, key, kn) != 0 || r->line[kn] != '=') {
+        *r = save;
+        continue;
+      }
+      *r = save;
+    }
     if ((st = rd_key(r, key, &v, &vn))) return st;
     int bad = 0;
     switch (CFG_KEYS[k].type) {
       case K_OBJ: {
         int o = -1;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < HB_OBJ_COUNT; i++)
           if (vn == strlen(OBJ_NAMES[i]) && memcmp(v, OBJ_NAMES[i], vn) == 0) o = i;
         bad = o < 0;
         memcpy(p, &o, sizeof o);

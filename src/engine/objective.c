@@ -1,6 +1,9 @@
-/* objective.c: squared error, logistic and softmax losses. */
+/* objective.c: the losses: label checks, starting scores, gradients
+ * (one-score objectives by objective_rules.h's formulas, shared with the
+ * GPU; softmax here). */
 #include <math.h>
 #include "objective.h"
+#include "objective_rules.h"
 #include "error.h"
 #include "threads.h"
 #include "math_rules.h"
@@ -17,6 +20,11 @@ int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label
         (y < 0 || y >= cfg->num_class || y != floor(y)))
       return hb_error_set(HB_ERR_INPUT, "multiclass labels must be integers 0..%d (label %d is %g)",
                           cfg->num_class - 1, i + 1, y);
+    if ((cfg->objective == HB_OBJ_POISSON || cfg->objective == HB_OBJ_TWEEDIE) && y < 0)
+      return hb_error_set(HB_ERR_INPUT, "%s labels must be >= 0 (label %d is %g)",
+                          cfg->objective == HB_OBJ_POISSON ? "poisson" : "tweedie", i + 1, y);
+    if (cfg->objective == HB_OBJ_GAMMA && !(y > 0))
+      return hb_error_set(HB_ERR_INPUT, "gamma labels must be > 0 (label %d is %g)", i + 1, y);
   }
   return HB_OK;
 }
@@ -50,6 +58,8 @@ void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
     if (mean < 1e-15) mean = 1e-15;
     if (mean > 1 - 1e-15) mean = 1 - 1e-15;
     init[0] = log(mean / (1 - mean));
+  } else if (HB_OBJ_LOG_LINK(cfg->objective)) {
+    init[0] = log(mean > 1e-15 ? mean : 1e-15);  /* the log of the mean; all-zero counts start near 0 */
   } else {
     init[0] = mean;
   }
@@ -96,6 +106,12 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
         gh[2 * (size_t)k + 1] = w * p * (1.0 - p);
       }
     }
+  } else if (cfg->objective != HB_OBJ_MULTICLASS) {
+    const hb_obj_param_t q = hb_obj_param(cfg);
+    const int obj = cfg->objective;
+#pragma omp parallel for num_threads(nth) schedule(static)
+    for (int i = 0; i < n; i++)
+      hb_obj_row(obj, q, label[i], score[i], weight ? weight[i] : 1.0, &gh[2 * (size_t)i], &gh[2 * (size_t)i + 1]);
   } else {
 #define EXP_KEEP 64
     int K = cfg->num_class;

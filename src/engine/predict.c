@@ -305,7 +305,9 @@ static int csc_to_csr(const hb_csc_t *c, int nrow, int ncol, csr_t *r) {
 
 /* Turn the raw scores of one row (K values, stride nrow) into the response. */
 static inline void response(int objective, int K, double *o, size_t stride) {
-  if (objective == HB_OBJ_BINARY) {
+  if (HB_OBJ_LOG_LINK(objective)) {
+    o[0] = exp(o[0]);
+  } else if (objective == HB_OBJ_BINARY) {
     o[0] = 1.0 / (1.0 + exp(-o[0]));
   } else if (objective == HB_OBJ_MULTICLASS) {
     double mx = o[0], s = 0.0;

@@ -192,6 +192,25 @@ test_that("GPU and CPU grow the same trees: regression, binary, multiclass on ti
   }
 })
 
+test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and Huber losses", {
+  skip_without_gpu()
+  d <- tiefree(13)
+  f <- 3 * sin(2 * d$x$x1) + 4 * (d$x$x2 > 0.6) + d$x$x3 * (d$x$x4 > 1) + 0.5 * d$x$x4
+  set.seed(13)
+  mu <- exp(0.25 * f)
+  ys <- list(poisson = rpois(4000, mu), gamma = rgamma(4000, shape = 3, rate = 3 / mu),
+             tweedie = rpois(4000, mu) * rgamma(4000, shape = 2, rate = 2), huber = d$y)
+  for (obj in names(ys)) {
+    args <- c(list(d$x, ys[[obj]], objective = obj, tweedie_variance_power = 1.3, huber_delta = 0.5), gpu_params)
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$objective, obj)
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = obj)
+    expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6,
+              label = paste(obj, "raw predictions"))
+  }
+})
+
 test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and feature sampling", {
   skip_without_gpu()
   d <- tiefree(12, n = 5000)

@@ -1,0 +1,74 @@
+/* objective_rules.h: the gradient and hessian of one row's loss for the
+ * objectives with one score a row (config.h: all but multiclass), written
+ * once for the CPU (objective.c) and the GPU (src/cuda/gradient.cu), from
+ * hb_exp (math_rules.h), so that both train on the same numbers. With s the
+ * raw score and y the label (LightGBM's definitions):
+ *   squared error  (s - y)^2 / 2            g = s - y, h = 1
+ *   logistic       log(1 + e^-s) or ...     g = p - y, h = p (1 - p), p = 1 / (1 + e^-s)
+ *   Poisson        e^s - y s                g = e^s - y, h = e^(s + max_delta_step)
+ *   gamma          y e^-s + s               g = 1 - y e^-s, h = y e^-s
+ *   Tweedie (p)    -y e^((1-p)s) / (1-p) + e^((2-p)s) / (2-p)
+ *                                           g = -y e^((1-p)s) + e^((2-p)s),
+ *                                           h = -(1-p) y e^((1-p)s) + (2-p) e^((2-p)s)
+ *   Huber (d)      r^2 / 2 if |r| <= d, else d (|r| - d / 2), r = s - y
+ *                                           g = r clamped to [-d, d], h = 1
+ * each times the row's weight. */
+#ifndef HB_OBJECTIVE_RULES_H
+#define HB_OBJECTIVE_RULES_H
+#include "config.h"
+#include "math_rules.h"
+
+#ifdef __CUDACC__
+#define HB_OFN static inline __host__ __device__
+#else
+#define HB_OFN static inline
+#endif
+
+/* What the losses take from the configuration. */
+typedef struct {
+  double tweedie_p, huber_delta, poisson_step;
+} hb_obj_param_t;
+
+HB_OFN hb_obj_param_t hb_obj_param(const hb_config_t *c) {
+  hb_obj_param_t p = {c->tweedie_variance_power, c->huber_delta, c->poisson_max_delta_step};
+  return p;
+}
+
+/* Gradient *g and hessian *h of row (y, s, weight w) for a one-score objective. */
+HB_OFN void hb_obj_row(int objective, hb_obj_param_t q, double y, double s, double w, double *g, double *h) {
+  switch (objective) {
+    case HB_OBJ_BINARY: {
+      const double p = 1.0 / (1.0 + hb_exp(-s));
+      *g = w * (p - y);
+      *h = w * p * (1.0 - p);
+      return;
+    }
+    case HB_OBJ_POISSON:
+      *g = w * (hb_exp(s) - y);
+      *h = w * hb_exp(s + q.poisson_step);
+      return;
+    case HB_OBJ_GAMMA: {
+      const double e = y * hb_exp(-s);
+      *g = w * (1.0 - e);
+      *h = w * e;
+      return;
+    }
+    case HB_OBJ_TWEEDIE: {
+      const double a = y * hb_exp((1.0 - q.tweedie_p) * s), b = hb_exp((2.0 - q.tweedie_p) * s);
+      *g = w * (b - a);
+      *h = w * ((2.0 - q.tweedie_p) * b - (1.0 - q.tweedie_p) * a);
+      return;
+    }
+    case HB_OBJ_HUBER: {
+      const double r = s - y, d = q.huber_delta;
+      *g = w * (r > d ? d : r < -d ? -d : r);
+      *h = w;
+      return;
+    }
+    default:  /* squared error */
+      *g = w * (s - y);
+      *h = w;
+  }
+}
+
+#endif

@@ -1,0 +1,152 @@
+# The regression family beyond squared error: Poisson, gamma, Tweedie (log
+# link) and Huber. A first tree's leaf values are checked against -G / H of
+# the gradients written out in plain R (so each loss's gradient and hessian,
+# and its starting score, are checked on their own), the logged metrics
+# against their formulas in plain R, whole trainings against lightgbm, and
+# the errors and the model text.
+
+obj_data <- function(seed, n = 3000) {
+  set.seed(seed)
+  x <- data.frame(a = runif(n), b = rnorm(n), c = factor(sample(letters[1:4], n, TRUE)))
+  mu <- exp(0.3 + 1.2 * x$a - 0.4 * x$b + (x$c == "b") * 0.5)
+  list(x = x, mu = mu, w = runif(n, 0.5, 2),
+       y = list(poisson = rpois(n, mu), gamma = rgamma(n, shape = 2, rate = 2 / mu),
+                tweedie = rpois(n, mu) * rgamma(n, shape = 3, rate = 3) * (runif(n) < 0.8),
+                huber = log(mu) + rt(n, df = 2)))
+}
+
+# Gradient and hessian of each loss at raw scores s, in plain R.
+ref_grad <- function(obj, y, s, p = 1.5, delta = 1, step = 0.7) {
+  switch(obj,
+    poisson = list(g = exp(s) - y, h = exp(s + step)),
+    gamma = list(g = 1 - y * exp(-s), h = y * exp(-s)),
+    tweedie = list(g = -y * exp((1 - p) * s) + exp((2 - p) * s),
+                   h = -(1 - p) * y * exp((1 - p) * s) + (2 - p) * exp((2 - p) * s)),
+    huber = list(g = pmax(pmin(s - y, delta), -delta), h = rep(1, length(y))))
+}
+
+test_that("a first tree's leaves are -G / H of each loss's gradients, from its starting score", {
+  d <- obj_data(51)
+  pars <- list(poisson = list(poisson_max_delta_step = 0.4), gamma = list(),
+               tweedie = list(tweedie_variance_power = 1.35), huber = list(huber_delta = 0.6))
+  for (obj in names(pars)) {
+    y <- d$y[[obj]]
+    fit <- do.call(hb_quiet, c(list(d$x, y, weights = d$w, objective = obj, nrounds = 1L, num_leaves = 6L,
+                                    learning_rate = 0.3, min_data_in_leaf = 30L, seed = 1), pars[[obj]]))
+    expect_identical(fit$params$objective, obj)
+    expect_identical(fit$task, "regression")
+    wm <- sum(d$w * y) / sum(d$w)
+    s0 <- if (obj == "huber") wm else log(wm)
+    q <- pars[[obj]]
+    or <- function(v, default) if (is.null(v)) default else v
+    gh <- ref_grad(obj, y, rep(s0, length(y)), p = or(q$tweedie_variance_power, 1.5),
+                   delta = or(q$huber_delta, 1), step = or(q$poisson_max_delta_step, 0.7))
+    leaf <- predict(fit, d$x, type = "leaf")[, 1]
+    want <- tapply(d$w * gh$g, leaf, sum) / tapply(d$w * gh$h, leaf, sum) * -0.3
+    tab <- hb_trees(fit)
+    got <- tab$value[tab$is_leaf][match(paste0("L", names(want)), tab$id[tab$is_leaf])]
+    expect_gt(length(want), 2L)
+    expect_equal(unname(got), unname(as.vector(want)), tolerance = 1e-9, label = paste(obj, "leaf values"))
+    raw <- predict(fit, d$x, type = "raw")
+    expect_equal(raw, s0 + unname(got[match(leaf, as.integer(names(want)))]), tolerance = 1e-9)
+    resp <- predict(fit, d$x)
+    expect_equal(resp, if (obj == "huber") raw else exp(raw), tolerance = 1e-12, label = paste(obj, "response"))
+  }
+})
+
+test_that("logged metrics equal their formulas in plain R on the raw scores", {
+  d <- obj_data(52)
+  tr <- 1:2000
+  te <- 2001:3000
+  for (obj in c("poisson", "gamma", "tweedie", "huber")) {
+    y <- d$y[[obj]]
+    metrics <- c(obj, "rmse", "mae")
+    fit <- hb_quiet(d$x[tr, ], y[tr], objective = obj, nrounds = 12L, eval_metric = metrics, seed = 2,
+                    tweedie_variance_power = 1.4, huber_delta = 0.8,
+                    valid = list(te = list(x = d$x[te, ], y = y[te], weights = d$w[te])))
+    s <- predict(fit, d$x[te, ], type = "raw")
+    mu <- if (obj == "huber") s else exp(s)
+    yt <- y[te]
+    w <- d$w[te]
+    wmean <- function(v) sum(w * v) / sum(w)
+    r <- abs(s - yt)
+    loss <- switch(obj,
+      poisson = exp(s) - yt * s,
+      gamma = yt * exp(-s) + s,
+      tweedie = -yt * exp(-0.4 * s) / -0.4 + exp(0.6 * s) / 0.6,
+      huber = ifelse(r <= 0.8, 0.5 * r^2, 0.8 * (r - 0.4)))
+    last <- fit$evaluation_log[12, ]
+    expect_equal(last[[paste0("te_", obj)]], wmean(loss), tolerance = 1e-10, label = obj)
+    expect_equal(last$te_rmse, sqrt(wmean((mu - yt)^2)), tolerance = 1e-10, label = paste(obj, "rmse"))
+    expect_equal(last$te_mae, wmean(abs(mu - yt)), tolerance = 1e-10, label = paste(obj, "mae"))
+    # each round's loss falls on the training rows' own metric at the start
+    expect_lt(fit$evaluation_log[[paste0("te_", obj)]][12], fit$evaluation_log[[paste0("te_", obj)]][1])
+  }
+})
+
+test_that("lightgbm with the same parameters reaches the same test loss", {
+  skip_if_not_installed("lightgbm")
+  d <- obj_data(53, n = 6000)
+  tr <- 1:4500
+  te <- 4501:6000
+  X <- as.matrix(data.frame(a = d$x$a, b = d$x$b, c = as.integer(d$x$c) - 1L))
+  for (obj in c("poisson", "gamma", "tweedie", "huber")) {
+    y <- d$y[[obj]]
+    p <- list(num_leaves = 15L, learning_rate = 0.1, min_data_in_leaf = 20L, max_bin = 63L, lambda_l2 = 1,
+              min_sum_hessian_in_leaf = 1e-3)
+    lgb <- lightgbm::lgb.train(
+      params = c(p, list(objective = obj, num_threads = 2L, verbose = -1L, seed = 1L, alpha = 0.9,
+                         tweedie_variance_power = 1.5, poisson_max_delta_step = 0.7,
+                         cat_smooth = 10, cat_l2 = 10, max_cat_threshold = 32L, min_data_per_group = 100L)),
+      data = lightgbm::lgb.Dataset(X[tr, ], label = y[tr], categorical_feature = "c",
+                                   params = list(max_bin = 63L)), nrounds = 60L)
+    fit <- do.call(hb_quiet, c(list(d$x[tr, ], y[tr], objective = obj, nrounds = 60L, seed = 1, huber_delta = 0.9),
+                               p))
+    s_l <- predict(lgb, X[te, ], type = "raw")
+    s_h <- predict(fit, d$x[te, ], type = "raw")
+    yt <- y[te]
+    loss <- function(s) {
+      r <- abs(s - yt)
+      mean(switch(obj, poisson = exp(s) - yt * s, gamma = yt * exp(-s) + s,
+                  tweedie = yt * exp(-0.5 * s) / 0.5 + exp(0.5 * s) / 0.5,
+                  huber = ifelse(r <= 0.9, 0.5 * r^2, 0.9 * (r - 0.45))))
+    }
+    expect_lt(abs(loss(s_h) - loss(s_l)), 0.01 * abs(loss(s_l)) + 1e-3, label = paste(obj, "test loss vs lightgbm"))
+    expect_gt(cor(s_h, s_l), 0.97, label = paste(obj, "score correlation with lightgbm"))
+  }
+})
+
+test_that("objectives check their labels, parameters and metrics, and survive a save", {
+  d <- obj_data(54, n = 400)
+  err <- function(expr, re) expect_error(expr, class = "histboost_error_input", regexp = re)
+  yneg <- d$y$poisson
+  yneg[7] <- -1
+  err(hb_quiet(d$x, yneg, objective = "poisson"), "needs `y` >= 0, but `y\\[7\\]` is -1")
+  err(hb_quiet(d$x, replace(d$y$gamma, 3, 0), objective = "gamma"), "needs `y` > 0, but `y\\[3\\]` is 0")
+  err(hb_quiet(d$x, factor(d$y$poisson > 2), objective = "poisson"), "needs a numeric `y`")
+  err(hb_quiet(d$x, d$y$tweedie, objective = "tweedie", tweedie_variance_power = 2), "`tweedie_variance_power`")
+  err(hb_quiet(d$x, d$y$huber, objective = "huber", huber_delta = 0), "`huber_delta`")
+  err(hb_quiet(d$x, d$y$poisson, objective = "poisson", poisson_max_delta_step = -1), "`poisson_max_delta_step`")
+  err(hb_quiet(d$x, d$y$poisson, objective = "poisson", eval_metric = "auc",
+               valid = list(v = list(x = d$x, y = d$y$poisson))), "does not suit the poisson objective")
+  err(hb_quiet(d$x, d$y$poisson, objective = "poison"), "`objective`")
+  # an hb_dataset's labels are checked by the engine, still a classed error
+  err(hb_quiet(hb_dataset(d$x, yneg), objective = "poisson"), "poisson labels must be >= 0")
+  fit <- hb_quiet(d$x, d$y$tweedie, objective = "tweedie", tweedie_variance_power = 1.25, nrounds = 5L)
+  f <- tempfile()
+  on.exit(unlink(f))
+  hb_save(fit, f)
+  back <- hb_load(f)
+  expect_identical(back$params$tweedie_variance_power, 1.25)
+  expect_identical(back$params$objective, "tweedie")
+  expect_identical(predict(back, d$x), predict(fit, d$x))
+  # the loss's parameters are written only for their objective: other models' text is as before
+  expect_true(grepl("\ntweedie_variance_power=", fit$model_text, fixed = TRUE))
+  plain <- hb_quiet(d$x, d$y$huber, nrounds = 2L)
+  expect_false(grepl("tweedie_variance_power|huber_delta|poisson_max_delta_step", plain$model_text))
+  # cross-validation takes them through
+  set.seed(1)
+  cv <- hb_cv(d$x, d$y$poisson, objective = "poisson", nfold = 3L, nrounds = 5L, verbose = 0L)
+  expect_identical(names(cv$evaluation_log)[2], "test_poisson_mean")
+  expect_true(all(cv$pred > 0))
+})
