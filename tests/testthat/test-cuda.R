@@ -211,6 +211,17 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
+test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
+  skip_without_gpu()
+  d <- tiefree(14, task = "binary")
+  cpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), gpu_params))
+  gpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda"), gpu_params))
+  pg <- predict(gpu, d$x[1:300, ], type = "contrib")
+  expect_equal(rowSums(pg), predict(gpu, d$x[1:300, ], type = "raw"), tolerance = 1e-10)
+  # the same trees and leaf counts: the same contributions up to the leaf values' rounding
+  expect_equal(pg, predict(cpu, d$x[1:300, ], type = "contrib"), tolerance = 1e-6)
+})
+
 test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and feature sampling", {
   skip_without_gpu()
   d <- tiefree(12, n = 5000)
