@@ -159,8 +159,8 @@ tiefree <- function(seed, n = 4000, task = "regression") {
 }
 
 # Trees of two models: same structure (features, thresholds, directions,
-# counts), leaf values within `tol`.
-expect_same_trees <- function(a, b, tol, label) {
+# counts), leaf values within `tol`, internal values within `tol_internal`.
+expect_same_trees <- function(a, b, tol, label, tol_internal = 1e-6) {
   ta <- hb_trees(a)
   tb <- hb_trees(b)
   expect_identical(nrow(ta), nrow(tb), label = paste(label, "node count"))
@@ -171,7 +171,7 @@ expect_same_trees <- function(a, b, tol, label) {
   # leaf values (refit from full-precision gradients) and internal values
   # (from the search's fixed-point sums)
   expect_equal(ta$value[ta$is_leaf], tb$value[tb$is_leaf], tolerance = tol, label = paste(label, "leaf values"))
-  expect_equal(ta$value, tb$value, tolerance = 1e-6, label = paste(label, "values"))
+  expect_equal(ta$value, tb$value, tolerance = tol_internal, label = paste(label, "values"))
   # gains: the GPU's from fixed-point sums, the CPU's from doubles
   expect_equal(ta$gain, tb$gain, tolerance = 1e-4, label = paste(label, "gains"))
 }
@@ -205,7 +205,10 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
     cpu <- do.call(hb_quiet, c(args, device = "cpu"))
     gpu <- do.call(hb_quiet, c(args, device = "cuda"))
     expect_identical(gpu$params$objective, obj)
-    expect_same_trees(cpu, gpu, tol = 1e-8, label = obj)
+    # internal values come from the GPU's fixed-point sums, whose unit the
+    # largest |gradient| sets: Poisson's counts (up to about 40 here, most
+    # gradients under 1) leave them about 1e-7 from the CPU's doubles
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = obj, tol_internal = 1e-5)
     expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6,
               label = paste(obj, "raw predictions"))
   }
