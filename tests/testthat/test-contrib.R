@@ -23,6 +23,25 @@ test_that("contributions equal brute-force Shapley values (numeric, NA, factor f
   expect_equal(rowSums(ph), predict(fit, nd, type = "raw"), tolerance = TOL$exact)
 })
 
+test_that("a factor binned into several internal features is one player", {
+  set.seed(37)
+  n <- 3000
+  lv <- paste0("L", 1:300)
+  x <- data.frame(f = factor(sample(lv, n, TRUE), levels = lv), a = rnorm(n))
+  x$f[sample(n, 100)] <- NA
+  eff <- rnorm(300)
+  y <- ifelse(is.na(x$f), 0.5, eff[as.integer(x$f)]) + x$a + rnorm(n, sd = 0.3)
+  fit <- hb_quiet(x, y, nrounds = 4L, num_leaves = 5L, max_bin = 63L, min_data_per_group = 5L, cat_smooth = 1,
+                  seed = 1)
+  expect_gt(length(fit$feature_levels$f), 63L)  # wider than one internal feature
+  expect_true("categorical" %in% hb_trees(fit)$split_type)
+  nd <- x[c(1:8, which(is.na(x$f))[1:2]), ]
+  ph <- predict(fit, nd, type = "contrib")
+  expect_identical(colnames(ph), c("f", "a", "(Intercept)"))
+  expect_equal(unname(ph[, 1:2]), ref_shap(fit, nd)[, 1:2, 1], tolerance = TOL$exact)
+  expect_equal(rowSums(ph), predict(fit, nd, type = "raw"), tolerance = TOL$exact)
+})
+
 test_that("binary and multiclass contributions sum to the raw scores, class by class", {
   b <- gen_task(32, n = 1500, p = 6, task = "binary", na = 0.05, factors = 1)
   fb <- hb_quiet(b$x, b$y, nrounds = 20L, num_leaves = 15L, seed = 2)
