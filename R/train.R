@@ -3,17 +3,19 @@
 # validation sets, early stopping and progress printing.
 
 .HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
-                    huber = 6L)
+                    huber = 6L, l1 = 7L, quantile = 8L)
 # Objectives of the regression task (a numeric y, one score a row), and those
 # whose response is exp(score).
-.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber")
+.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
-                 multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L)
+                 multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
+                 quantile = 11L)
 # Metrics each objective may use; the first is its default.
 .HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
-                         huber = c("huber", "rmse", "mae"))
+                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
+                         quantile = c("quantile", "mae", "rmse"))
 .HB_HIGHER_BETTER <- "auc"
 
 # Arguments of histboost.default() (for the unknown-argument check).
@@ -21,7 +23,8 @@
   "x", "y", "weights", "nrounds", "objective", "learning_rate", "num_leaves", "max_depth",
   "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
-  "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
+  "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
+  "quantile_alpha", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
   "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "verbose"
 )
 
@@ -82,8 +85,12 @@ histboost <- function(x, ...) {
 #'   `"binary"` (also accepts numeric 0/1 labels), `"multiclass"`, or a loss
 #'   for a numeric `y`: `"poisson"` (counts, `y >= 0`), `"gamma"` (`y > 0`),
 #'   `"tweedie"` (`y >= 0`, e.g. claim amounts with zeros), which model the
-#'   log of the mean (`predict()` returns `exp(score)`), or `"huber"`
-#'   (squared error for residuals within `huber_delta`, absolute beyond).
+#'   log of the mean (`predict()` returns `exp(score)`), `"huber"`
+#'   (squared error for residuals within `huber_delta`, absolute beyond),
+#'   `"l1"` (absolute error: the conditional median) or `"quantile"` (the
+#'   pinball loss: the conditional `quantile_alpha` quantile). `"l1"` and
+#'   `"quantile"` refit each leaf to the quantile of its rows' residuals
+#'   (as LightGBM does) and train on the CPU only.
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -126,6 +133,8 @@ histboost <- function(x, ...) {
 #' @param poisson_max_delta_step The Poisson hessian is taken at
 #'   `exp(score + poisson_max_delta_step)`, which damps the first steps
 #'   (LightGBM's safeguard); >= 0.
+#' @param quantile_alpha The quantile `objective = "quantile"` fits, in
+#'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
@@ -138,7 +147,8 @@ histboost <- function(x, ...) {
 #'   `"error"` (binary), `"multi_logloss"`, `"multi_error"` (multiclass), and
 #'   for `"poisson"`, `"gamma"` and `"tweedie"` their own loss, `"rmse"` and
 #'   `"mae"` (of the response, `exp(score)`); `"huber"` also takes `"rmse"` and
-#'   `"mae"`.
+#'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
+#'   (`"quantile"`), `"mae"` and `"rmse"`.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
 #'   depend on it.
@@ -172,14 +182,14 @@ histboost <- function(x, ...) {
 #' @export
 histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
-                                            "tweedie", "huber"),
+                                            "tweedie", "huber", "l1", "quantile"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
                               max_bin = 255L, max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
-                              huber_delta = 1, poisson_max_delta_step = 0.7, valid = NULL,
+                              huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -271,7 +281,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   cat_l2 <- a$cat_l2; min_data_per_group <- a$min_data_per_group; bagging_fraction <- a$bagging_fraction
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
-  poisson_max_delta_step <- a$poisson_max_delta_step
+  poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
@@ -299,7 +309,9 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     tweedie_variance_power = .hb_number(tweedie_variance_power, "tweedie_variance_power", lower = 1, upper = 2,
                                         lower_open = TRUE, upper_open = TRUE),
     huber_delta = .hb_number(huber_delta, "huber_delta", lower = 0, lower_open = TRUE),
-    poisson_max_delta_step = .hb_number(poisson_max_delta_step, "poisson_max_delta_step", lower = 0)
+    poisson_max_delta_step = .hb_number(poisson_max_delta_step, "poisson_max_delta_step", lower = 0),
+    quantile_alpha = .hb_number(quantile_alpha, "quantile_alpha", lower = 0, upper = 1, lower_open = TRUE,
+                                upper_open = TRUE)
   )
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
@@ -375,6 +387,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
+  if (obj %in% c("l1", "quantile") && device == "cuda") {
+    if (identical(a$device[1L], "auto")) {
+      device <- "cpu"  # "auto": the GPU where it can train this objective
+    } else {
+      .hb_abort("`objective` = \"", obj, "\" trains on the CPU only: its leaves are refit to quantiles of ",
+                "their residuals, which the GPU learner does not do. Use device = \"cpu\" (or \"auto\").")
+    }
+  }
   if (obj %in% c("poisson", "tweedie", "gamma") && !inherits(x, "hb_dataset")) {
     lo <- if (obj == "gamma") which(!(y > 0)) else which(y < 0)
     if (length(lo)) {

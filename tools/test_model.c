@@ -18,6 +18,7 @@
 #include "model.h"
 #include "model_io.h"
 #include "predict.h"
+#include "objective.h"
 #include "tree.h"
 
 static int n_pass = 0, n_fail = 0;
@@ -81,7 +82,14 @@ static void test_config(void) {
   EXPECT_BAD(x.bagging_freq = -1, "bagging_freq");
   EXPECT_BAD(x.feature_fraction = NAN, "feature_fraction");
   EXPECT_BAD(x.boost_from_average = 2, "boost_from_average");
-  EXPECT_BAD(x.objective = 7, "objective");
+  EXPECT_BAD(x.objective = HB_OBJ_COUNT, "objective");
+  EXPECT_BAD(x.objective = -1, "objective");
+  EXPECT_BAD(x.tweedie_variance_power = 1, "tweedie_variance_power");
+  EXPECT_BAD(x.tweedie_variance_power = 2, "tweedie_variance_power");
+  EXPECT_BAD(x.huber_delta = 0, "huber_delta");
+  EXPECT_BAD(x.poisson_max_delta_step = -0.1, "poisson_max_delta_step");
+  EXPECT_BAD(x.quantile_alpha = 1, "quantile_alpha");
+  EXPECT_BAD(x.quantile_alpha = NAN, "quantile_alpha");
   EXPECT_BAD(x.num_class = 3, "num_class");
   EXPECT_BAD((x.objective = HB_OBJ_MULTICLASS, x.num_class = 2), "num_class");
   hb_config_default(&c);
@@ -417,6 +425,27 @@ static void test_predict(void) {
  * (x alone), so that with two features phi_x = ((v(x) - v()) + (f - v(c))) / 2
  * and phi_c = ((v(c) - v()) + (f - v(x))) / 2, v(S) the expected leaf value
  * with the features of S known; then a branch no row reached. */
+/* Weighted quantiles (leaf renewal of the l1 and quantile objectives):
+ * unit weights give R's quantile(type = 2), worked by hand. */
+static void test_objective_quantile(void) {
+  hb_objective_vw_t p[6];
+  const double v[6] = {5, 1, 4, 2, 3, 6};
+  for (int i = 0; i < 6; i++) p[i] = (hb_objective_vw_t){v[i], 1.0};
+  CHECK(hb_objective_quantile(p, 6, 0.5) == 3.5, "median of 1..6 is 3.5");
+  for (int i = 0; i < 6; i++) p[i] = (hb_objective_vw_t){v[i], 1.0};
+  CHECK(hb_objective_quantile(p, 5, 0.5) == 3, "median of 5 1 4 2 3");
+  for (int i = 0; i < 6; i++) p[i] = (hb_objective_vw_t){v[i], 1.0};
+  CHECK(hb_objective_quantile(p, 6, 0.9) == 6 && hb_objective_quantile(p, 6, 0.1) == 1, "tails");
+  for (int i = 0; i < 6; i++) p[i] = (hb_objective_vw_t){v[i], 1.0};
+  CHECK(hb_objective_quantile(p, 6, 1.0 / 3) == 2.5, "on a step: the mean of 2 and 3");
+  /* weights: 1 (w 1), 2 (w 1), 3 (w 6): the median is 3; zero weights are skipped */
+  hb_objective_vw_t q[4] = {{3, 6}, {1, 1}, {2, 1}, {9, 0}};
+  CHECK(hb_objective_quantile(q, 4, 0.5) == 3, "weighted median");
+  hb_objective_vw_t r[3] = {{3, 0}, {1, 0}, {2, 0}};
+  CHECK(hb_objective_quantile(r, 3, 0.5) == 2, "all-zero weights count as ones");
+  CHECK(hb_objective_quantile(r, 0, 0.5) == 0, "no values");
+}
+
 static void test_predict_contrib(void) {
   hb_model_t *m = model_reg();
   m->trees[2]->leaf_count[0] = 4;
@@ -1190,6 +1219,7 @@ int main(void) {
   test_predict();
   test_predict_sparse_chains();
   test_predict_contrib();
+  test_objective_quantile();
   test_binned_vs_raw();
   test_binned_wide_factor();
   test_io();

@@ -91,6 +91,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
+  if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
+    return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
+                        "of their residuals, which the GPU learner does not do)",
+                        cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   hb_booster_t *b = hb_calloc(1, sizeof *b);
   if (!b) return HB_ERR_NOMEM;
   b->cfg = *cfg;
@@ -126,7 +130,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if ((st = hb_schema_copy(schema, &m->schema)) != HB_OK) { hb_booster_free(b); return st; }
   m->init_score = hb_calloc((size_t)b->K, sizeof(double));
   if (!m->init_score) goto nomem;
-  hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score);
+  if (hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK) goto nomem;
   for (int k = 0; k < b->K; k++)
     for (int i = 0; i < b->n; i++) b->score[(size_t)k * b->n + i] = m->init_score[k];
   if (gpu) {
@@ -248,6 +252,41 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   return HB_OK;
 }
 
+/* Absolute error and quantile (HB_OBJ_RENEWS): each leaf of the tree just
+ * grown gets the learning rate x the (weighted) quantile of its rows'
+ * residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
+ * only pick the splits). Leaves in parallel, each thread sorting into its
+ * own buffer; a leaf's value depends only on its rows. */
+static int renew_leaves(const hb_booster_t *b, hb_tree_t *t, const double *score) {
+  const hb_config_t *cfg = &b->cfg;
+  const hb_dataset_t *d = b->train;
+  const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
+  const int L = t->num_leaves;
+  int most = 0, nth = hb_threads_use(cfg->nthreads);
+  for (int l = 0; l < L; l++) {
+    int cnt;
+    hb_grow_leaf_rows(b->ws, l, &cnt);
+    if (cnt > most) most = cnt;
+  }
+  if (nth > L) nth = L;
+  hb_objective_vw_t *buf = hb_malloc(sizeof *buf * (size_t)nth * (size_t)(most > 0 ? most : 1));
+  if (!buf) return hb_error_set(HB_ERR_NOMEM, "out of memory refitting leaves to quantiles");
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
+  for (int l = 0; l < L; l++) {
+    hb_objective_vw_t *p = buf + (size_t)hb_threads_id() * (size_t)most;
+    int cnt;
+    const int *rows = hb_grow_leaf_rows(b->ws, l, &cnt);
+    for (int i = 0; i < cnt; i++) {
+      p[i].v = d->label[rows[i]] - score[rows[i]];
+      p[i].w = d->weight ? d->weight[rows[i]] : 1.0;
+    }
+    if (cnt > 0) t->leaf_value[l] = cfg->learning_rate * hb_objective_quantile(p, cnt, a);
+  }
+  hb_free(buf);
+  return HB_OK;
+}
+
 /* Turn the GPU's split records into tree t: the splits replayed in order
  * through hb_tree_split_leaf (as the CPU grower records them), then the leaf
  * values refit on the device. */
@@ -356,6 +395,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
                                cfg->nthreads)) != HB_OK)
       break;
     st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, b->bag, b->bag_n, b->active, tr[k]);
+    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) st = renew_leaves(b, tr[k], b->score);
     if (st != HB_OK) break;
     hb_tree_t *t = tr[k];
     if (t->num_leaves == 1) single++;

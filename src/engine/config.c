@@ -26,6 +26,7 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->tweedie_variance_power = 1.5;
   cfg->huber_delta = 1.0;
   cfg->poisson_max_delta_step = 0.7;
+  cfg->quantile_alpha = 0.5;
   cfg->seed = 0;
   cfg->nthreads = 0;
   cfg->device = HB_DEVICE_CPU;
@@ -45,7 +46,10 @@ int hb_config_check(const hb_config_t *c) {
   if (!c) return hb_error_set(HB_ERR_INPUT, "no configuration given");
   if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
     return hb_error_set(HB_ERR_INPUT,
-                        "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber");
+                        "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
+                        "l1, quantile");
+  if (!(c->quantile_alpha > 0.0 && c->quantile_alpha < 1.0))
+    return hb_error_set(HB_ERR_INPUT, "quantile_alpha must be above 0 and below 1");
   if (!(c->tweedie_variance_power > 1.0 && c->tweedie_variance_power < 2.0))
     return hb_error_set(HB_ERR_INPUT, "tweedie_variance_power must be above 1 and below 2");
   if (!(c->huber_delta > 0.0) || !isfinite(c->huber_delta))

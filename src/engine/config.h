@@ -8,9 +8,12 @@
  * mean (the response is exp(score)). */
 enum {
   HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2, HB_OBJ_POISSON = 3, HB_OBJ_GAMMA = 4,
-  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6
+  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8
 };
-#define HB_OBJ_COUNT 7
+#define HB_OBJ_COUNT 9
+/* 1 when the objective refits each new leaf to a quantile of its rows'
+ * residuals (absolute error: the median; quantile: quantile_alpha). */
+#define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE)
 /* 1 when the objective's response is exp(score). */
 #define HB_OBJ_LOG_LINK(o) ((o) == HB_OBJ_POISSON || (o) == HB_OBJ_GAMMA || (o) == HB_OBJ_TWEEDIE)
 enum { HB_DEVICE_CPU = 0, HB_DEVICE_CUDA = 1 };
@@ -37,6 +40,7 @@ typedef struct {
   double tweedie_variance_power; /* 1.5: the Tweedie power p, 1 < p < 2 */
   double huber_delta;         /* 1: residuals beyond it count linearly in the Huber loss */
   double poisson_max_delta_step; /* 0.7: the Poisson hessian is exp(score + this), damping the first steps */
+  double quantile_alpha;      /* 0.5: the quantile the quantile objective fits, in (0, 1) */
   uint64_t seed;
   int nthreads;               /* <= 0: default */
   int device;                 /* HB_DEVICE_CPU, or HB_DEVICE_CUDA: grow trees on the GPU (not saved with a model) */

@@ -30,6 +30,10 @@ static inline double row_loss(int metric, const hb_config_t *c, int loglink, int
       const double p = c->tweedie_variance_power;
       return -y[i] * exp((1.0 - p) * s[i]) / (1.0 - p) + exp((2.0 - p) * s[i]) / (2.0 - p);
     }
+    case HB_METRIC_QUANTILE: {
+      const double r = y[i] - s[i], a = c->quantile_alpha;
+      return r >= 0 ? a * r : (a - 1.0) * r;
+    }
     case HB_METRIC_HUBER: {
       const double r = fabs(s[i] - y[i]), d = c->huber_delta;
       return r <= d ? 0.5 * r * r : d * (r - 0.5 * d);
@@ -117,7 +121,7 @@ static int auc(int n, const double *s, const double *y, const double *w, double 
 /* Metric of raw scores against labels; see metric.h. */
 int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, const double *score,
                    const double *label, const double *weight, int nthreads, double *out) {
-  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_HUBER)
+  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_QUANTILE)
     return hb_error_set(HB_ERR_INPUT, "unknown metric %d", metric);
   hb_config_t dflt;
   if (!cfg) {

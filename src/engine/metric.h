@@ -5,12 +5,14 @@
 
 #include "config.h"
 
-/* poisson, gamma, tweedie and huber: the mean loss of those objectives
+/* poisson, gamma, tweedie, huber and quantile (the pinball loss at
+ * quantile_alpha): the mean loss of those objectives
  * (objective_rules.h), LightGBM's definitions. */
 enum {
   HB_METRIC_RMSE = 0, HB_METRIC_MAE = 1, HB_METRIC_LOGLOSS = 2, HB_METRIC_AUC = 3,
   HB_METRIC_ERROR = 4, HB_METRIC_MULTI_LOGLOSS = 5, HB_METRIC_MULTI_ERROR = 6,
-  HB_METRIC_POISSON = 7, HB_METRIC_GAMMA = 8, HB_METRIC_TWEEDIE = 9, HB_METRIC_HUBER = 10
+  HB_METRIC_POISSON = 7, HB_METRIC_GAMMA = 8, HB_METRIC_TWEEDIE = 9, HB_METRIC_HUBER = 10,
+  HB_METRIC_QUANTILE = 11
 };
 
 /* 1 when a larger value is better (auc), else 0. */

@@ -13,7 +13,7 @@
  *   format_version=1
  *   checksum=<16 lowercase hex: FNV-1a 64 of every byte after this line>
  *   [config]
- *   objective=regression|binary|multiclass|poisson|gamma|tweedie|huber
+ *   objective=regression|binary|multiclass|poisson|gamma|tweedie|huber|l1|quantile
  *   num_class=<int>  learning_rate=<dbl>  num_leaves=<int>  max_depth=<int>
  *   min_data_in_leaf=<int>  min_sum_hessian_in_leaf=<dbl>  lambda_l1=<dbl>
  *   lambda_l2=<dbl>  min_gain_to_split=<dbl>  max_cat_threshold=<int>
@@ -22,7 +22,8 @@
  *   boost_from_average=<int>  seed=<u64>  nthreads=<int>     (one per line;
  *   the writer always puts nthreads=0, the reader accepts any int)
  *   then only for its objective: tweedie_variance_power=<dbl> (tweedie),
- *   huber_delta=<dbl> (huber), poisson_max_delta_step=<dbl> (poisson)
+ *   huber_delta=<dbl> (huber), poisson_max_delta_step=<dbl> (poisson),
+ *   quantile_alpha=<dbl> (quantile)
  *   [schema]
  *   num_features=<int>
  *   then per feature:  feature=<str>  type=numeric|categorical
@@ -84,8 +85,8 @@ static uint64_t dbl_bits(double x) {
   return u;
 }
 
-static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson",
-                                                    "gamma",      "tweedie", "huber"};
+static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson", "gamma",
+                                                    "tweedie",    "huber",  "l1",         "quantile"};
 
 enum { K_INT, K_DBL, K_U64, K_OBJ };
 /* `obj`: a key written only for that objective (a parameter of its loss),
@@ -120,6 +121,7 @@ static const struct {
     {"tweedie_variance_power", K_DBL, offsetof(hb_config_t, tweedie_variance_power), HB_OBJ_TWEEDIE},
     {"huber_delta", K_DBL, offsetof(hb_config_t, huber_delta), HB_OBJ_HUBER},
     {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
+    {"quantile_alpha", K_DBL, offsetof(hb_config_t, quantile_alpha), HB_OBJ_QUANTILE},
 };
 #define N_CFG_KEYS ((int)(sizeof CFG_KEYS / sizeof CFG_KEYS[0]))
 

@@ -2,6 +2,7 @@
  * (one-score objectives by objective_rules.h's formulas, shared with the
  * GPU; softmax here). */
 #include <math.h>
+#include <stdlib.h>
 #include "objective.h"
 #include "objective_rules.h"
 #include "error.h"
@@ -29,11 +30,50 @@ int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label
   return HB_OK;
 }
 
-void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
-                             const double *weight, double *init) {
+static int vw_cmp(const void *a, const void *b) {
+  const double x = ((const hb_objective_vw_t *)a)->v, y = ((const hb_objective_vw_t *)b)->v;
+  return (x > y) - (x < y);
+}
+
+double hb_objective_quantile(hb_objective_vw_t *p, int m, double a) {
+  if (m <= 0) return 0.0;
+  qsort(p, (size_t)m, sizeof *p, vw_cmp);
+  double W = 0.0;
+  for (int i = 0; i < m; i++) W += p[i].w;
+  const int unit = !(W > 0.0);
+  if (unit) W = (double)m;
+  const double t = a * W;
+  double c = 0.0;
+  for (int i = 0; i < m; i++) {
+    const double w = unit ? 1.0 : p[i].w;
+    if (w <= 0.0) continue;
+    c += w;
+    if (c >= t) {
+      if (c == t)  /* exactly on a step: the mean with the next value that weighs */
+        for (int j = i + 1; j < m; j++)
+          if (unit || p[j].w > 0.0) return 0.5 * (p[i].v + p[j].v);
+      return p[i].v;
+    }
+  }
+  return p[m - 1].v;  /* rounding left c short of t */
+}
+
+int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
+                            const double *weight, double *init) {
   int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
   for (int k = 0; k < K; k++) init[k] = 0.0;
-  if (!cfg->boost_from_average) return;
+  if (!cfg->boost_from_average) return HB_OK;
+  if (HB_OBJ_RENEWS(cfg->objective)) {
+    hb_objective_vw_t *p = hb_malloc(sizeof *p * (size_t)(n > 0 ? n : 1));
+    if (!p) return HB_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+      p[i].v = label[i];
+      p[i].w = weight ? weight[i] : 1.0;
+    }
+    init[0] = hb_objective_quantile(p, n, cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha);
+    hb_free(p);
+    return HB_OK;
+  }
   /* Sequential sums: the order is fixed, so the start never depends on threads. */
   double sw = 0.0, swy = 0.0;
   if (cfg->objective == HB_OBJ_MULTICLASS) {
@@ -46,7 +86,7 @@ void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
       double p = sw > 0 ? init[k] / sw : 1.0 / K;
       init[k] = log(p > 1e-15 ? p : 1e-15);
     }
-    return;
+    return HB_OK;
   }
   for (int i = 0; i < n; i++) {
     double w = weight ? weight[i] : 1.0;
@@ -63,6 +103,7 @@ void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
   } else {
     init[0] = mean;
   }
+  return HB_OK;
 }
 
 void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,

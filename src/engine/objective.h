@@ -7,9 +7,23 @@
  * integers 0..num_class-1; regression: finite), else HB_ERR_INPUT. */
 int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label);
 
-/* Starting score per class (num_class values) from the (weighted) labels. */
-void hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
-                             const double *weight, double *init);
+/* Starting score per class (num_class values) from the (weighted) labels:
+ * their mean, log-odds, class priors, log mean, or (l1, quantile) their
+ * quantile. HB_OK, or HB_ERR_NOMEM. */
+int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
+                            const double *weight, double *init);
+
+/* A value and its weight, for weighted quantiles. */
+typedef struct {
+  double v, w;
+} hb_objective_vw_t;
+
+/* The weighted a-quantile of m pairs (sorted in place): the smallest value
+ * whose cumulative weight reaches a x the total, or the mean of it and the
+ * next value when the cumulative weight equals that exactly (with unit
+ * weights, R's quantile(type = 2); a = 0.5 is median()). 0 when m is 0;
+ * all-zero weights count as unit weights. */
+double hb_objective_quantile(hb_objective_vw_t *p, int m, double a);
 
 /* Gradients and hessians of every row and class from the scores (column-
  * major n x num_class), multiplied by the weights when given, written as

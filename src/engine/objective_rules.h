@@ -12,6 +12,11 @@
  *                                           h = -(1-p) y e^((1-p)s) + (2-p) e^((2-p)s)
  *   Huber (d)      r^2 / 2 if |r| <= d, else d (|r| - d / 2), r = s - y
  *                                           g = r clamped to [-d, d], h = 1
+ *   absolute       |s - y|                  g = sign(s - y), h = 1
+ *   quantile (a)   (1 - a)(s - y) if s >= y, else a (y - s)
+ *                                           g = 1 - a if s >= y, else -a; h = 1
+ * (the last two then refit each leaf to a quantile of its residuals:
+ * objective.c, hb_objective_renew_leaf) 
  * each times the row's weight. */
 #ifndef HB_OBJECTIVE_RULES_H
 #define HB_OBJECTIVE_RULES_H
@@ -26,11 +31,11 @@
 
 /* What the losses take from the configuration. */
 typedef struct {
-  double tweedie_p, huber_delta, poisson_step;
+  double tweedie_p, huber_delta, poisson_step, alpha;
 } hb_obj_param_t;
 
 HB_OFN hb_obj_param_t hb_obj_param(const hb_config_t *c) {
-  hb_obj_param_t p = {c->tweedie_variance_power, c->huber_delta, c->poisson_max_delta_step};
+  hb_obj_param_t p = {c->tweedie_variance_power, c->huber_delta, c->poisson_max_delta_step, c->quantile_alpha};
   return p;
 }
 
@@ -65,6 +70,14 @@ HB_OFN void hb_obj_row(int objective, hb_obj_param_t q, double y, double s, doub
       *h = w;
       return;
     }
+    case HB_OBJ_L1:
+      *g = w * (s > y ? 1.0 : s < y ? -1.0 : 0.0);
+      *h = w;
+      return;
+    case HB_OBJ_QUANTILE:
+      *g = w * (s >= y ? 1.0 - q.alpha : -q.alpha);
+      *h = w;
+      return;
     default:  /* squared error */
       *g = w * (s - y);
       *h = w;

@@ -214,6 +214,19 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
+test_that("l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+  skip_without_gpu()
+  d <- tiefree(15)
+  for (obj in c("l1", "quantile")) {
+    expect_error(hb_quiet(d$x, d$y, objective = obj, nrounds = 2L, device = "cuda"),
+                 class = "histboost_error_input", regexp = paste0("`objective` = \"", obj, "\" trains on the CPU only"))
+    auto <- hb_quiet(d$x, d$y, objective = obj, nrounds = 3L, device = "auto", seed = 1)
+    expect_identical(auto$params$device, "cpu")
+    cpu <- hb_quiet(d$x, d$y, objective = obj, nrounds = 3L, device = "cpu", seed = 1)
+    expect_identical(predict(auto, d$x), predict(cpu, d$x))
+  }
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")

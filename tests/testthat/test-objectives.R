@@ -150,3 +150,91 @@ test_that("objectives check their labels, parameters and metrics, and survive a 
   expect_identical(names(cv$evaluation_log)[2], "test_poisson_mean")
   expect_true(all(cv$pred > 0))
 })
+
+# The weighted a-quantile the leaves are refit to, in plain R: the smallest
+# value whose cumulative weight reaches a x the total, averaged with the
+# next on an exact step (unit weights: quantile(type = 2)).
+ref_wquantile <- function(v, w, a) {
+  o <- order(v)
+  v <- v[o]
+  w <- w[o]
+  cw <- cumsum(w)
+  t <- a * sum(w)
+  i <- which(cw >= t)[1L]
+  if (cw[i] == t && i < length(v)) (v[i] + v[i + 1L]) / 2 else v[i]
+}
+
+test_that("l1 and quantile leaves are the quantiles of their rows' residuals", {
+  d <- obj_data(55)
+  y <- d$y$huber
+  expect_equal(ref_wquantile(c(5, 1, 4, 2, 3, 6), rep(1, 6), 0.5), median(1:6))
+  v <- c(5, 1, 4, 2, 3, 6, 9)
+  for (a in c(0.1, 0.5, 0.8, 3 / 7)) expect_equal(ref_wquantile(v, rep(1, 7), a), quantile(v, a, type = 2)[[1]])
+  for (case in list(list(obj = "l1", a = 0.5, w = NULL), list(obj = "quantile", a = 0.8, w = NULL),
+                    list(obj = "quantile", a = 0.25, w = d$w))) {
+    w <- if (is.null(case$w)) rep(1, length(y)) else case$w
+    fit <- hb_quiet(d$x, y, weights = case$w, objective = case$obj, quantile_alpha = case$a, nrounds = 2L,
+                    num_leaves = 5L, learning_rate = 0.4, min_data_in_leaf = 40L, seed = 1)
+    s0 <- ref_wquantile(y, w, case$a)
+    # round 1 from the starting score; round 2 from the scores after it
+    leaves <- predict(fit, d$x, type = "leaf")
+    tab <- hb_trees(fit)
+    s <- rep(s0, length(y))
+    for (t in 1:2) {
+      lt <- tab[tab$tree == t & tab$is_leaf, ]
+      want <- vapply(split(seq_along(y), leaves[, t]), function(r) 0.4 * ref_wquantile(y[r] - s[r], w[r], case$a), 0)
+      got <- lt$value[match(paste0("L", names(want)), lt$id)]
+      expect_equal(got, unname(want), tolerance = 1e-12, label = paste(case$obj, case$a, "tree", t))
+      s <- s + lt$value[match(paste0("L", leaves[, t]), lt$id)]
+    }
+    expect_equal(predict(fit, d$x), s, tolerance = 1e-12)
+  }
+})
+
+test_that("the quantile objective's pinball metric, coverage, and lightgbm's l1 and quantile", {
+  d <- obj_data(56, n = 6000)
+  y <- d$y$huber
+  tr <- 1:4500
+  te <- 4501:6000
+  fit <- hb_quiet(d$x[tr, ], y[tr], objective = "quantile", quantile_alpha = 0.9, nrounds = 150L,
+                  eval_metric = c("quantile", "mae"), seed = 3,
+                  valid = list(te = list(x = d$x[te, ], y = y[te])))
+  s <- predict(fit, d$x[te, ])
+  r <- y[te] - s
+  expect_equal(fit$evaluation_log$te_quantile[150], mean(ifelse(r >= 0, 0.9 * r, -0.1 * r)), tolerance = 1e-10)
+  expect_equal(fit$evaluation_log$te_mae[150], mean(abs(r)), tolerance = 1e-10)
+  expect_lt(abs(mean(y[te] <= s) - 0.9), 0.05)  # it predicts the 90th percentile (of held-out rows)
+  skip_if_not_installed("lightgbm")
+  X <- as.matrix(data.frame(a = d$x$a, b = d$x$b, c = as.integer(d$x$c) - 1L))
+  for (case in list(list(obj = "l1", a = 0.5), list(obj = "quantile", a = 0.9))) {
+    p <- list(num_leaves = 15L, learning_rate = 0.1, min_data_in_leaf = 20L, max_bin = 63L)
+    lgb <- lightgbm::lgb.train(
+      params = c(p, list(objective = case$obj, alpha = case$a, num_threads = 2L, verbose = -1L, seed = 1L,
+                         lambda_l2 = 0, cat_smooth = 10, cat_l2 = 10, min_data_per_group = 100L)),
+      data = lightgbm::lgb.Dataset(X[tr, ], label = y[tr], categorical_feature = "c",
+                                   params = list(max_bin = 63L)), nrounds = 100L)
+    fit <- do.call(hb_quiet, c(list(d$x[tr, ], y[tr], objective = case$obj, quantile_alpha = case$a,
+                                    nrounds = 100L, seed = 1), p))
+    pin <- function(s) {
+      r <- y[te] - s
+      mean(ifelse(r >= 0, case$a * r, (case$a - 1) * r))
+    }
+    l_h <- pin(predict(fit, d$x[te, ]))
+    l_l <- pin(predict(lgb, X[te, ]))
+    expect_lt(abs(l_h - l_l), 0.02 * l_l, label = paste(case$obj, "pinball loss vs lightgbm"))
+  }
+})
+
+test_that("l1 and quantile check their parameters and keep alpha in the model", {
+  d <- obj_data(57, n = 300)
+  expect_error(hb_quiet(d$x, d$y$huber, objective = "quantile", quantile_alpha = 1), class = "histboost_error_input",
+               regexp = "`quantile_alpha`")
+  expect_error(hb_quiet(d$x, d$y$huber, objective = "quantile", eval_metric = "huber",
+                        valid = list(v = list(x = d$x, y = d$y$huber))),
+               class = "histboost_error_input", regexp = "does not suit the quantile objective")
+  fit <- hb_quiet(d$x, d$y$huber, objective = "quantile", quantile_alpha = 0.3, nrounds = 3L)
+  back <- unserialize(serialize(fit, NULL))
+  expect_identical(back$params$quantile_alpha, 0.3)
+  expect_identical(predict(hb_load({f <- tempfile(); hb_save(fit, f); f}), d$x), predict(fit, d$x))
+  expect_true(grepl("\nquantile_alpha=", fit$model_text, fixed = TRUE))
+})
