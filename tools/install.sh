@@ -54,6 +54,9 @@ deps <- trimws(sub("\\(.*\\)", "", deps))
 base <- rownames(installed.packages(priority = "base"))
 deps <- setdiff(deps[nzchar(deps)], c("R", base))
 if (with_test) deps <- c(deps, "testthat", "lightgbm")
+# The caret and parsnip tests need those packages (and their many
+# dependencies); installing them is tried, and their tests say when they skip.
+optional <- if (with_test) c("caret", "parsnip") else character()
 # testthat 3rd edition needs testthat >= 3.0.0.
 present <- function(p) {
   if (!nzchar(system.file(package = p))) return(FALSE)
@@ -82,6 +85,17 @@ if (length(missing)) {
   }
 } else {
   cat("install.sh: all dependencies present:", paste(deps, collapse = ", "), "\n")
+}
+opt_missing <- optional[!vapply(optional, present, logical(1))]
+if (length(opt_missing)) {
+  cat("install.sh: trying the optional test packages:", paste(opt_missing, collapse = ", "), "\n")
+  t0 <- Sys.time()
+  try(utils::install.packages(opt_missing, lib = lib, repos = Sys.getenv("HISTBOOST_CRAN"),
+                              Ncpus = as.integer(Sys.getenv("HISTBOOST_NCPUS")), quiet = TRUE))
+  got <- vapply(opt_missing, function(p) requireNamespace(p, lib.loc = .libPaths(), quietly = TRUE), logical(1))
+  cat(sprintf("install.sh: optional installs took %.0f s; %s\n", as.numeric(Sys.time() - t0, units = "secs"),
+              if (all(got)) "all installed" else paste("not installed (their tests skip):",
+                                                        paste(opt_missing[!got], collapse = ", "))))
 }
 REOF
 

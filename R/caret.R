@@ -1,0 +1,119 @@
+# caret.R: histboost as a caret model (caret::train(method = hb_caret_model())).
+# caret takes a list describing the model; nothing here needs caret itself.
+
+#' histboost as a caret model
+#'
+#' A model description for `caret::train(x, y, method = hb_caret_model())`
+#' (caret's custom-model interface), for regression and classification. It
+#' tunes `nrounds`, `num_leaves`, `learning_rate` and `min_data_in_leaf`;
+#' any other [histboost()] argument given to `train()` (e.g. `objective`,
+#' `lambda_l2`, `nthreads`) is passed through to every fit. For each
+#' combination of the other three, one model with the largest `nrounds` of
+#' the grid is trained and predicts for the smaller ones from its first
+#' iterations (caret's "submodels"), so a grid over `nrounds` costs one fit.
+#'
+#' @return A list in caret's custom-model format: `library`, `type`,
+#'   `parameters`, `grid`, `loop`, `fit`, `predict`, `prob`, `varImp`,
+#'   `predictors`, `levels`, `tags` and `sort`.
+#' @examples
+#' m <- hb_caret_model()
+#' m$parameters
+#' \dontrun{
+#' library(caret)
+#' fit <- train(iris[, 1:4], iris$Species, method = hb_caret_model(),
+#'              trControl = trainControl(method = "cv", number = 5),
+#'              tuneGrid = expand.grid(nrounds = c(50, 100, 200), num_leaves = c(7, 15),
+#'                                     learning_rate = 0.1, min_data_in_leaf = 10),
+#'              nthreads = 2)
+#' fit$bestTune
+#' }
+#' @export
+hb_caret_model <- function() {
+  list(
+    label = "histboost (histogram gradient-boosted trees)",
+    library = "histboost",
+    type = c("Regression", "Classification"),
+    parameters = data.frame(
+      parameter = c("nrounds", "num_leaves", "learning_rate", "min_data_in_leaf"),
+      class = rep("numeric", 4L),
+      label = c("# Boosting Iterations", "# Leaves per Tree", "Learning Rate", "Min. Rows per Leaf"),
+      stringsAsFactors = FALSE
+    ),
+    grid = .hb_caret_grid,
+    loop = .hb_caret_loop,
+    fit = .hb_caret_fit,
+    predict = .hb_caret_predict,
+    prob = .hb_caret_prob,
+    varImp = function(object, ...) {
+      imp <- hb_importance(object)
+      out <- data.frame(Overall = rep(0, length(object$feature_names)), row.names = object$feature_names)
+      out[imp$feature, "Overall"] <- imp$gain
+      out
+    },
+    predictors = function(x, ...) unique(hb_importance(x)$feature),
+    levels = function(x) x$classes,
+    tags = c("Tree-Based Model", "Boosting", "Ensemble Model", "Implicit Feature Selection",
+             "Handle Missing Predictor Data", "Accepts Case Weights"),
+    sort = function(x) x[order(x$nrounds, x$num_leaves, -x$learning_rate, -x$min_data_in_leaf), , drop = FALSE]
+  )
+}
+
+# len values per parameter (grid search) or len random combinations.
+.hb_caret_grid <- function(x, y, len = NULL, search = "grid") {
+  if (is.null(len)) len <- 3L
+  if (search == "grid") {
+    leaves <- c(7L, 15L, 31L, 63L, 127L)
+    expand.grid(nrounds = 50L * seq_len(len), num_leaves = leaves[seq_len(min(len, length(leaves)))],
+                learning_rate = 0.1, min_data_in_leaf = 20L)
+  } else {
+    data.frame(nrounds = sample.int(1000L, len, replace = TRUE),
+               num_leaves = sample(4:128, len, replace = TRUE),
+               learning_rate = stats::runif(len, 0.01, 0.3),
+               min_data_in_leaf = sample(5:50, len, replace = TRUE))
+  }
+}
+
+# One fit per combination of the other parameters, at its largest nrounds;
+# the smaller nrounds are its submodels.
+.hb_caret_loop <- function(grid) {
+  keys <- c("num_leaves", "learning_rate", "min_data_in_leaf")
+  groups <- split(grid, grid[keys], drop = TRUE)
+  loop <- do.call(rbind, lapply(groups, function(g) g[which.max(g$nrounds), , drop = FALSE]))
+  submodels <- lapply(groups, function(g) {
+    rest <- g$nrounds[g$nrounds != max(g$nrounds)]
+    data.frame(nrounds = sort(unique(rest)))
+  })
+  rownames(loop) <- NULL
+  list(loop = loop, submodels = unname(submodels))
+}
+
+.hb_caret_fit <- function(x, y, wts, param, lev, last, classProbs, ...) {
+  histboost(x, y, weights = wts, nrounds = as.integer(param$nrounds), num_leaves = as.integer(param$num_leaves),
+            learning_rate = param$learning_rate, min_data_in_leaf = as.integer(param$min_data_in_leaf),
+            verbose = 0L, ...)
+}
+
+# Predictions at the model's own nrounds, then at each submodel's.
+.hb_caret_each <- function(modelFit, submodels, one) {
+  out <- one(NULL)
+  if (is.null(submodels)) return(out)
+  c(list(out), lapply(submodels$nrounds, function(k) one(as.integer(k))))
+}
+
+.hb_caret_predict <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+  type <- if (modelFit$task == "regression") "response" else "class"
+  .hb_caret_each(modelFit, submodels, function(k) {
+    p <- stats::predict(modelFit, newdata, type = type, iteration = k)
+    if (is.factor(p)) as.character(p) else p
+  })
+}
+
+.hb_caret_prob <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+  .hb_caret_each(modelFit, submodels, function(k) {
+    p <- stats::predict(modelFit, newdata, type = "response", iteration = k)
+    cls <- modelFit$classes
+    out <- if (is.matrix(p)) as.data.frame(p) else data.frame(1 - p, p)
+    names(out) <- cls
+    out
+  })
+}

@@ -1,0 +1,138 @@
+# parsnip.R: histboost as an engine of parsnip's boost_tree(), for
+# tidymodels workflows. Registered when parsnip is loaded (before or after
+# histboost); histboost does not depend on parsnip.
+
+# boost_tree()'s arguments and the histboost() arguments they become. mtry
+# (a number of predictors) and sample_size (a proportion, as for xgboost)
+# are converted by hb_parsnip_fit().
+.HB_PARSNIP_ARGS <- data.frame(
+  parsnip = c("trees", "learn_rate", "tree_depth", "min_n", "loss_reduction", "sample_size", "mtry",
+              "stop_iter"),
+  original = c("nrounds", "learning_rate", "max_depth", "min_data_in_leaf", "min_gain_to_split",
+               "sample_size", "mtry", "stop_iter"),
+  dials = c("trees", "learn_rate", "tree_depth", "min_n", "loss_reduction", "sample_prop", "mtry",
+            "stop_iter"),
+  stringsAsFactors = FALSE
+)
+
+# parsnip loaded now or later: register the engine then.
+.onLoad <- function(libname, pkgname) {
+  setHook(packageEvent("parsnip", "onLoad"), function(...) .hb_register_parsnip())
+  if (isNamespaceLoaded("parsnip")) .hb_register_parsnip()
+}
+
+# Register the engine with parsnip, once per session.
+.hb_register_parsnip <- function(...) {
+  if (!requireNamespace("parsnip", quietly = TRUE)) return(invisible(FALSE))
+  engines <- tryCatch(parsnip::show_engines("boost_tree"), error = function(e) NULL)
+  if (!is.null(engines) && "histboost" %in% engines$engine) return(invisible(TRUE))
+  for (mode in c("regression", "classification")) {
+    parsnip::set_model_engine("boost_tree", mode = mode, eng = "histboost")
+    parsnip::set_dependency("boost_tree", eng = "histboost", pkg = "histboost", mode = mode)
+  }
+  for (k in seq_len(nrow(.HB_PARSNIP_ARGS))) {
+    a <- .HB_PARSNIP_ARGS[k, ]
+    parsnip::set_model_arg(model = "boost_tree", eng = "histboost", parsnip = a$parsnip, original = a$original,
+                           func = list(pkg = "dials", fun = a$dials), has_submodel = FALSE)
+  }
+  for (mode in c("regression", "classification")) {
+    parsnip::set_fit(model = "boost_tree", eng = "histboost", mode = mode,
+                     value = list(interface = "data.frame", protect = c("x", "y", "weights"),
+                                  func = c(pkg = "histboost", fun = "hb_parsnip_fit"),
+                                  defaults = list(verbose = 0L)))
+    parsnip::set_encoding(model = "boost_tree", eng = "histboost", mode = mode,
+                          options = list(predictor_indicators = "none", compute_intercept = FALSE,
+                                         remove_intercept = FALSE, allow_sparse_x = TRUE))
+  }
+  pred <- function(type, post = NULL) {
+    list(pre = NULL, post = post, func = c(fun = "predict"),
+         args = list(object = quote(object$fit), newdata = quote(new_data), type = type))
+  }
+  parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "regression", type = "numeric",
+                    value = pred("response"))
+  parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "classification", type = "class",
+                    value = pred("class"))
+  parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "classification", type = "prob",
+                    value = pred("response", post = .hb_parsnip_prob))
+  parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "regression", type = "raw",
+                    value = pred("raw"))
+  parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "classification", type = "raw",
+                    value = pred("raw"))
+  invisible(TRUE)
+}
+
+# Class probabilities as a data.frame, a column per class (parsnip prefixes ".pred_").
+.hb_parsnip_prob <- function(x, object) {
+  cls <- object$fit$classes
+  out <- if (is.matrix(x)) as.data.frame(x) else data.frame(1 - x, x)
+  names(out) <- cls
+  out
+}
+
+#' Fit histboost for parsnip
+#'
+#' The fit function of the `"histboost"` engine of `parsnip::boost_tree()`:
+#' `boost_tree(trees, learn_rate, tree_depth, min_n, loss_reduction,
+#' sample_size, mtry, stop_iter) |> set_engine("histboost", ...)` becomes
+#' `histboost(nrounds, learning_rate, max_depth, min_data_in_leaf,
+#' min_gain_to_split, ...)`, with `sample_size` (a proportion) as
+#' `bagging_fraction` (resampled every round), `mtry` (a number of
+#' predictors, or a proportion with `counts = FALSE`) as `feature_fraction`,
+#' and `stop_iter` as early stopping on a random `validation` share of the
+#' training rows. Other engine arguments go to [histboost()]. The engine is
+#' registered when parsnip is loaded; you do not call this yourself.
+#'
+#' @param x A data.frame or matrix of predictors.
+#' @param y The outcome.
+#' @param weights `NULL` or case weights.
+#' @param mtry,sample_size,stop_iter See above; `NULL` leaves the default.
+#' @param counts `TRUE` (default): `mtry` is a number of predictors.
+#' @param validation Share of the rows held out for early stopping when
+#'   `stop_iter` is given (default 0.1).
+#' @param ... Other [histboost()] arguments.
+#' @return A `"histboost"` model.
+#' @examples
+#' \dontrun{
+#' library(parsnip)
+#' spec <- boost_tree(trees = 200, learn_rate = 0.05, min_n = 10) |>
+#'   set_engine("histboost", num_leaves = 15) |>
+#'   set_mode("classification")
+#' fit <- fit(spec, Species ~ ., data = iris)
+#' predict(fit, iris, type = "prob")
+#' }
+#' @export
+hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL, stop_iter = NULL,
+                            counts = TRUE, validation = 0.1, ...) {
+  args <- list(...)
+  if (!is.null(weights)) weights <- as.numeric(weights)  # parsnip's case weights are a vctrs class
+  p <- ncol(x)
+  if (!is.null(mtry)) {
+    frac <- if (isTRUE(counts)) mtry / p else mtry
+    if (!is.numeric(frac) || length(frac) != 1L || !(frac > 0)) {
+      .hb_abort("`mtry` must be a positive number of predictors (at most ", p, ").")
+    }
+    args$feature_fraction <- min(1, frac)
+  }
+  if (!is.null(sample_size)) {
+    if (!is.numeric(sample_size) || length(sample_size) != 1L || !(sample_size > 0 && sample_size <= 1)) {
+      .hb_abort("`sample_size` must be a proportion of the rows in (0, 1].")
+    }
+    args$bagging_fraction <- sample_size
+    if (sample_size < 1 && is.null(args$bagging_freq)) args$bagging_freq <- 1L
+  }
+  if (!is.null(stop_iter)) {
+    if (!is.numeric(validation) || length(validation) != 1L || !(validation > 0 && validation < 1)) {
+      .hb_abort("`validation` must be a share of the rows in (0, 1) when `stop_iter` is given.")
+    }
+    n <- NROW(y)
+    held <- sort(sample.int(n, max(1L, floor(n * validation))))
+    keep <- setdiff(seq_len(n), held)
+    args$valid <- list(validation = list(x = .hb_rows(x, held), y = .hb_rows(y, held),
+                                         weights = if (!is.null(weights)) weights[held]))
+    args$early_stopping_rounds <- as.integer(stop_iter)
+    x <- .hb_rows(x, keep)
+    y <- .hb_rows(y, keep)
+    if (!is.null(weights)) weights <- weights[keep]
+  }
+  do.call(histboost, c(list(x = x, y = y, weights = weights), args))
+}

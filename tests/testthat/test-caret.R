@@ -1,0 +1,82 @@
+# hb_caret_model(): caret's custom-model list. Its functions are called
+# directly here (caret not needed): fits equal histboost()'s, submodels
+# equal models trained with fewer rounds, probabilities and classes agree;
+# then, when caret is installed, a whole caret::train() tuning run.
+
+grid_small <- expand.grid(nrounds = c(5L, 10L, 20L), num_leaves = c(4L, 8L), learning_rate = 0.3,
+                          min_data_in_leaf = 10L)
+
+test_that("the grid and the loop: one fit per setting of the others, at its largest nrounds", {
+  m <- hb_caret_model()
+  expect_identical(m$parameters$parameter, c("nrounds", "num_leaves", "learning_rate", "min_data_in_leaf"))
+  expect_setequal(m$type, c("Regression", "Classification"))
+  g <- m$grid(iris[, 1:4], iris$Species, len = 2)
+  expect_identical(nrow(g), 4L)
+  expect_identical(sort(unique(g$nrounds)), c(50L, 100L))
+  set.seed(1)
+  r <- m$grid(iris[, 1:4], iris$Species, len = 5, search = "random")
+  expect_identical(nrow(r), 5L)
+  expect_true(all(r$learning_rate > 0 & r$learning_rate < 0.3 & r$num_leaves >= 4))
+  lp <- m$loop(grid_small)
+  expect_identical(nrow(lp$loop), 2L)
+  expect_identical(lp$loop$nrounds, c(20L, 20L))
+  expect_setequal(lp$loop$num_leaves, c(4L, 8L))
+  expect_identical(lp$submodels[[1]]$nrounds, c(5L, 10L))
+  expect_identical(nrow(m$sort(grid_small)), nrow(grid_small))
+  expect_identical(m$sort(grid_small)$nrounds[1], 5L)
+})
+
+test_that("fit, predict and prob: submodels are the models trained with fewer rounds", {
+  m <- hb_caret_model()
+  x <- iris[, 1:4]
+  param <- data.frame(nrounds = 20L, num_leaves = 8L, learning_rate = 0.3, min_data_in_leaf = 10L)
+  fit <- m$fit(x, iris$Species, wts = NULL, param = param, lev = levels(iris$Species), last = TRUE,
+               classProbs = TRUE, seed = 3)
+  expect_s3_class(fit, "histboost")
+  sub <- data.frame(nrounds = c(5L, 10L))
+  cls <- m$predict(fit, x, submodels = sub)
+  prb <- m$prob(fit, x, submodels = sub)
+  expect_length(cls, 3L)
+  for (j in 1:3) {
+    k <- c(20L, 5L, 10L)[j]
+    alone <- hb_quiet(x, iris$Species, nrounds = k, num_leaves = 8L, learning_rate = 0.3,
+                      min_data_in_leaf = 10L, seed = 3)
+    expect_identical(cls[[j]], as.character(predict(alone, x, type = "class")))
+    expect_equal(as.matrix(prb[[j]]), predict(alone, x), tolerance = 1e-12)
+    expect_identical(names(prb[[j]]), levels(iris$Species))
+  }
+  expect_identical(m$levels(fit), levels(iris$Species))
+  vi <- m$varImp(fit)
+  expect_identical(rownames(vi), names(x))
+  imp <- hb_importance(fit)
+  expect_equal(vi[imp$feature, "Overall"], imp$gain)
+  # binary: two probability columns that sum to one; regression: numbers
+  yb <- factor(ifelse(iris$Species == "setosa", "yes", "no"))
+  fb <- m$fit(x, yb, wts = runif(150), param = param, lev = levels(yb), last = TRUE, classProbs = TRUE, seed = 1)
+  pb <- m$prob(fb, x)
+  expect_identical(names(pb), levels(yb))
+  expect_equal(rowSums(pb), rep(1, 150))
+  expect_equal(pb$yes, predict(fb, x), tolerance = 1e-15)
+  fr <- m$fit(x[, -1], x[, 1], wts = NULL, param = param, lev = NULL, last = TRUE, classProbs = FALSE, seed = 1)
+  expect_equal(m$predict(fr, x[, -1]), predict(fr, x[, -1]))
+})
+
+test_that("caret::train() tunes histboost and refits the best setting", {
+  # without TZ, caret's dependencies ask timedatectl (now and at exit), which warns without systemd;
+  # the test process keeps TZ = UTC
+  if (!nzchar(Sys.getenv("TZ"))) Sys.setenv(TZ = "UTC")
+  skip_if_not_installed("caret")
+  set.seed(11)
+  d <- gen_task(61, n = 600, p = 6, task = "binary")
+  ctrl <- caret::trainControl(method = "cv", number = 3, classProbs = TRUE, allowParallel = FALSE)
+  tr <- caret::train(d$x, d$y, method = hb_caret_model(), trControl = ctrl, tuneGrid = grid_small,
+                     metric = "Accuracy", seed = 5, nthreads = 2L)
+  expect_identical(nrow(tr$results), nrow(grid_small))
+  best <- tr$bestTune
+  expect_identical(tr$results$Accuracy[tr$results$nrounds == best$nrounds & tr$results$num_leaves == best$num_leaves],
+                   max(tr$results$Accuracy))
+  alone <- hb_quiet(d$x, d$y, nrounds = best$nrounds, num_leaves = best$num_leaves, learning_rate = 0.3,
+                    min_data_in_leaf = 10L, seed = 5)
+  expect_identical(predict(tr, d$x), predict(alone, d$x, type = "class"))
+  expect_equal(predict(tr, d$x, type = "prob")$yes, predict(alone, d$x), tolerance = 1e-12)
+})

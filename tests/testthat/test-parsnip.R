@@ -1,0 +1,61 @@
+# The "histboost" engine of parsnip::boost_tree(): parsnip's arguments
+# arrive as histboost()'s, and its predictions are histboost's. Needs
+# parsnip (a suggested package).
+skip_if_not_installed("parsnip")
+suppressPackageStartupMessages(library(parsnip))
+
+test_that("boost_tree(engine = \"histboost\") fits and predicts as histboost() does (regression)", {
+  d <- gen_task(71, n = 800, p = 6, task = "regression", factors = 1)
+  df <- data.frame(d$x, y = d$y)
+  spec <- boost_tree(trees = 30, learn_rate = 0.2, tree_depth = 4, min_n = 7, loss_reduction = 0.01) |>
+    set_engine("histboost", seed = 1, num_leaves = 12L) |>
+    set_mode("regression")
+  f <- fit(spec, y ~ ., data = df)
+  expect_s3_class(f$fit, "histboost")
+  p <- f$fit$params
+  expect_identical(c(p$nrounds, p$max_depth, p$min_data_in_leaf, p$num_leaves), c(30L, 4L, 7L, 12L))
+  expect_identical(c(p$learning_rate, p$min_gain_to_split), c(0.2, 0.01))
+  alone <- hb_quiet(d$x, d$y, nrounds = 30L, learning_rate = 0.2, max_depth = 4L, min_data_in_leaf = 7L,
+                    min_gain_to_split = 0.01, num_leaves = 12L, seed = 1)
+  expect_equal(predict(f, df)$.pred, predict(alone, d$x), tolerance = 1e-12)
+  # the factor reached histboost as a factor (no indicator columns)
+  expect_identical(f$fit$feature_types[f$fit$feature_names == "f1"], "categorical")
+})
+
+test_that("classification: classes and probabilities, mtry and sample_size as fractions", {
+  d <- gen_task(72, n = 900, p = 6, task = "multiclass", K = 3)
+  df <- data.frame(d$x, y = d$y)
+  spec <- boost_tree(trees = 25, mtry = 3, sample_size = 0.8) |>
+    set_engine("histboost", seed = 2) |>
+    set_mode("classification")
+  f <- fit(spec, y ~ ., data = df)
+  expect_identical(f$fit$params$feature_fraction, 0.5)
+  expect_identical(f$fit$params$bagging_fraction, 0.8)
+  expect_identical(f$fit$params$bagging_freq, 1L)
+  pr <- predict(f, df, type = "prob")
+  expect_identical(names(pr), paste0(".pred_", levels(d$y)))
+  alone <- hb_quiet(d$x, d$y, nrounds = 25L, feature_fraction = 0.5, bagging_fraction = 0.8, bagging_freq = 1L,
+                    seed = 2)
+  expect_equal(unname(as.matrix(pr)), unname(predict(alone, d$x)), tolerance = 1e-12)
+  expect_identical(predict(f, df)$.pred_class, predict(alone, d$x, type = "class"))
+  # stop_iter: early stopping on a held-out share of the training rows
+  es <- boost_tree(trees = 500, learn_rate = 0.3, stop_iter = 5) |>
+    set_engine("histboost", seed = 3, validation = 0.2) |>
+    set_mode("classification") |>
+    fit(y ~ ., data = df)
+  expect_true(es$fit$niter < 500L)
+  expect_identical(es$fit$niter, es$fit$best_iteration + 5L)
+  expect_error(hb_parsnip_fit(d$x, d$y, mtry = 0), class = "histboost_error_input", regexp = "`mtry`")
+})
+
+test_that("the engine is registered whichever of parsnip and histboost loads first", {
+  skip_if_not(histboost_installed(), "histboost is not installed in a library (a fresh R session must load it)")
+  libs <- paste(normalizePath(.libPaths(), mustWork = FALSE), collapse = .Platform$path.sep)
+  for (order in list(c("parsnip", "histboost"), c("histboost", "parsnip"))) {
+    code <- paste0("suppressPackageStartupMessages({library(", order[1], "); library(", order[2], ")}); ",
+                   "e <- parsnip::show_engines('boost_tree'); cat(sort(e$mode[e$engine == 'histboost']))")
+    out <- system2(rscript_path(), c("--vanilla", "-e", shQuote(code)), env = paste0("R_LIBS=", shQuote(libs)),
+                   stdout = TRUE, stderr = TRUE)
+    expect_identical(tail(out, 1), "classification regression", label = paste(order, collapse = " then "))
+  }
+})
