@@ -94,10 +94,12 @@ hb_caret_model <- function() {
 }
 
 # Predictions at the model's own nrounds, then at each submodel's.
+# A model that stopped early (no tree could split) has fewer iterations: a
+# model trained for k rounds would have stopped there too.
 .hb_caret_each <- function(modelFit, submodels, one) {
   out <- one(NULL)
   if (is.null(submodels)) return(out)
-  c(list(out), lapply(submodels$nrounds, function(k) one(as.integer(k))))
+  c(list(out), lapply(submodels$nrounds, function(k) one(min(as.integer(k), modelFit$niter))))
 }
 
 .hb_caret_predict <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {

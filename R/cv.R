@@ -24,8 +24,8 @@
 #' @param folds `NULL`, or a list of integer vectors: the held-out rows of
 #'   each fold (e.g. for grouped or time-ordered folds). Folds must not
 #'   overlap; rows in no fold are always trained on.
-#' @param stratified For classification (`y` a factor, logical or character
-#'   vector, or `objective` `"binary"` or `"multiclass"`), deal each class's
+#' @param stratified For classification (`y` a factor or logical vector, or
+#'   `objective` `"binary"` or `"multiclass"`), deal each class's
 #'   rows out evenly between the folds, so that every fold keeps the class
 #'   shares. Folds are drawn with R's random number generator: `set.seed()`
 #'   makes them reproducible.
@@ -90,7 +90,7 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
   if (is.null(folds)) {
     nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
-    by_class <- stratified && (is.factor(y) || is.logical(y) || is.character(y) ||
+    by_class <- stratified && (is.factor(y) || is.logical(y) ||
                                  isTRUE(dots$objective %in% c("binary", "multiclass")))
     folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
   } else {

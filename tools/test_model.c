@@ -479,7 +479,19 @@ static void test_predict_contrib(void) {
   CHECK(hb_predict(m, &in.dense, 2, 1, HB_PRED_CONTRIB, 1, out) == HB_OK, "empty leaf");
   for (int i = 0; i < NR; i++)
     CHECK(out[i] == (LEAF_C[i] ? 0.0 : -2.0) && out[2 * NR + i] == 101, "empty leaf row %d: %g", i, out[i]);
+  /* a node no row reached (a model text may say so): finite, still summing to the raw score */
+  m->trees[2]->leaf_count[0] = 4;
+  m->trees[2]->leaf_count[1] = 14;
+  m->trees[0]->leaf_count[1] = m->trees[0]->leaf_count[2] = 0;
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 2, out) == HB_OK, "zero-cover node");
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_RAW, 1, raw) == HB_OK, "raw");
+  for (int i = 0; i < NR; i++)
+    CHECK(isfinite(out[i]) && isfinite(out[NR + i]) && close_to(out[i] + out[NR + i] + out[2 * NR + i], raw[i]),
+          "zero-cover row %d: %g %g %g vs %g", i, out[i], out[NR + i], out[2 * NR + i], raw[i]);
+  m->trees[0]->leaf_count[1] = 6;
+  m->trees[0]->leaf_count[2] = 7;
   /* a tree with no counts at all has no expectation to start from */
+  m->trees[2]->leaf_count[0] = 0;
   m->trees[2]->leaf_count[1] = 0;
   CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 1, out) == HB_ERR_INPUT && strstr(hb_error_message(), "tree 3"),
         "no counts: %s", hb_error_message());

@@ -147,6 +147,10 @@ nomem:
 }
 
 int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
+  if (valid && valid->label) {  /* a loss of labels out of its range would steer early stopping by nonsense */
+    int st = hb_objective_check_labels(&b->cfg, valid->nrow, valid->label);
+    if (st != HB_OK) return st;
+  }
   if (!valid || valid->nfeat != b->train->nfeat)
     return hb_error_set(HB_ERR_INPUT, "a validation set must have the training set's %d features",
                         b->train->nfeat);

@@ -441,10 +441,16 @@ static void sb_hex32s(sbuf_t *b, const char *key, const uint32_t *a, int n) {
 
 /* Everything before the trees. */
 static void write_head(sbuf_t *b, const hb_model_t *m) {
+  hb_config_t dflt;
+  hb_config_default(&dflt);
   sb_puts(b, "[config]\n");
   for (int k = 0; k < N_CFG_KEYS; k++) {
     const char *p = (const char *)&m->config + CFG_KEYS[k].off;
-    if (CFG_KEYS[k].obj >= 0 && CFG_KEYS[k].obj != m->config.objective) continue;
+    /* a loss's parameter: written for its objective, or when changed (a
+     * metric of that loss on another objective's model reads it) */
+    if (CFG_KEYS[k].obj >= 0 && CFG_KEYS[k].obj != m->config.objective &&
+        memcmp(p, (const char *)&dflt + CFG_KEYS[k].off, sizeof(double)) == 0)
+      continue;
     switch (CFG_KEYS[k].type) {
       case K_OBJ: {
         int o;

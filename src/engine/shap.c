@@ -198,7 +198,7 @@ static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, d
   const int f = t->split_feature[node];
   const int left = hb_tree_goes_left(t, node, w->x[f]);
   const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
-  const double rw = 1.0 / w->nc[node];
+  const double rw = w->nc[node] > 0 ? 1.0 / w->nc[node] : 0.0;  /* no counted rows below: both sides weigh 0 */
   double in_zero = 1, in_one = 1;
   int k = 0;
   while (k <= depth && p[k].feature != f) k++;

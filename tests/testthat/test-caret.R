@@ -61,6 +61,18 @@ test_that("fit, predict and prob: submodels are the models trained with fewer ro
   expect_equal(m$predict(fr, x[, -1]), predict(fr, x[, -1]))
 })
 
+test_that("a fit that stopped early (no tree could split) still predicts for every submodel", {
+  m <- hb_caret_model()
+  s <- c(1:20, 51:70, 101:120)
+  param <- data.frame(nrounds = 20L, num_leaves = 7L, learning_rate = 0.3, min_data_in_leaf = 31L)  # 60 rows: no split
+  fit <- m$fit(iris[s, 1:4], iris$Species[s], wts = NULL, param = param, lev = NULL, last = TRUE,
+               classProbs = TRUE, seed = 1)
+  expect_lt(fit$niter, 20L)
+  p <- m$prob(fit, iris[s, 1:4], submodels = data.frame(nrounds = c(5L, 10L)))
+  expect_length(p, 3L)
+  for (q in p) expect_equal(as.matrix(q), predict(fit, iris[s, 1:4]), tolerance = 1e-15)
+})
+
 test_that("caret::train() tunes histboost and refits the best setting", {
   # without TZ, caret's dependencies ask timedatectl (now and at exit), which warns without systemd;
   # the test process keeps TZ = UTC

@@ -144,6 +144,13 @@ test_that("objectives check their labels, parameters and metrics, and survive a 
   expect_true(grepl("\ntweedie_variance_power=", fit$model_text, fixed = TRUE))
   plain <- hb_quiet(d$x, d$y$huber, nrounds = 2L)
   expect_false(grepl("tweedie_variance_power|huber_delta|poisson_max_delta_step", plain$model_text))
+  # ... unless changed: a huber metric on a squared-error model keeps its delta through a save
+  hm <- hb_quiet(d$x, d$y$huber, nrounds = 2L, huber_delta = 0.1, eval_metric = "huber",
+                 valid = list(v = list(x = d$x, y = d$y$huber)))
+  expect_identical(hb_load({g <- tempfile(); hb_save(hm, g); g})$params$huber_delta, 0.1)
+  # validation labels are held to the objective's range too
+  expect_error(hb_quiet(d$x, d$y$poisson, objective = "poisson", valid = list(v = list(x = d$x, y = -d$y$poisson - 1))),
+               class = "histboost_error_input", regexp = "poisson labels must be >= 0")
   # cross-validation takes them through
   set.seed(1)
   cv <- hb_cv(d$x, d$y$poisson, objective = "poisson", nfold = 3L, nrounds = 5L, verbose = 0L)
