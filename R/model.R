@@ -29,6 +29,11 @@
   if (!is.null(r_params$early_stopping_rounds)) {
     meta[["r.early_stopping_rounds"]] <- as.character(r_params$early_stopping_rounds)
   }
+  if (isTRUE(r_params$goss)) {
+    meta[["r.goss"]] <- "TRUE"
+    meta[["r.top_rate"]] <- .hb_num_text(r_params$top_rate)
+    meta[["r.other_rate"]] <- .hb_num_text(r_params$other_rate)
+  }
   if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
   if (!is.null(evaluation_log)) {
     rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
@@ -124,7 +129,10 @@
     quantized = .hb_meta_value(meta, "r.quantized", .hb_meta_bool) %||% FALSE,
     grad_bits = .hb_meta_value(meta, "r.grad_bits", .hb_meta_int) %||% 4L,
     stochastic_rounding = .hb_meta_value(meta, "r.stochastic_rounding", .hb_meta_bool) %||% TRUE,
-    refit_leaves = .hb_meta_value(meta, "r.refit_leaves", .hb_meta_bool) %||% TRUE
+    refit_leaves = .hb_meta_value(meta, "r.refit_leaves", .hb_meta_bool) %||% TRUE,
+    goss = .hb_meta_value(meta, "r.goss", .hb_meta_bool) %||% FALSE,
+    top_rate = .hb_meta_value(meta, "r.top_rate", as.numeric) %||% 0.2,
+    other_rate = .hb_meta_value(meta, "r.other_rate", as.numeric) %||% 0.1
   )
   env <- new.env(parent = emptyenv())
   env$ptr <- ptr

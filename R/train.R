@@ -24,7 +24,7 @@
   "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
+  "quantile_alpha", "goss", "top_rate", "other_rate", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
   "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "verbose"
 )
 
@@ -135,6 +135,15 @@ histboost <- function(x, ...) {
 #'   (LightGBM's safeguard); >= 0.
 #' @param quantile_alpha The quantile `objective = "quantile"` fits, in
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
+#' @param goss `TRUE` for gradient-based one-side sampling (Ke et al.
+#'   2017): after the first `1 / learning_rate` rounds, each tree grows from
+#'   the `top_rate` share of rows with the largest gradients (|g h| summed
+#'   over classes) and a random `other_rate` share of the rest, whose
+#'   gradients are scaled by `(1 - top_rate) / other_rate`. Faster on large
+#'   data at little cost in accuracy; not with bagging, CPU only (`"auto"`
+#'   then trains on the CPU). The draws depend on `seed`, the round and the
+#'   row only.
+#' @param top_rate,other_rate GOSS's shares, in (0, 1), summing to at most 1.
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
@@ -189,7 +198,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                               max_bin = 255L, max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
-                              huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5, valid = NULL,
+                              huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
+                              goss = FALSE, top_rate = 0.2, other_rate = 0.1, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -282,6 +292,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
   poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
+  goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
@@ -334,6 +345,18 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     stochastic_rounding = .hb_flag(stochastic_rounding, "stochastic_rounding"),
     refit_leaves = .hb_flag(refit_leaves, "refit_leaves")
   )
+  sampling <- list(
+    goss = .hb_flag(goss, "goss"),
+    top_rate = .hb_number(top_rate, "top_rate", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE),
+    other_rate = .hb_number(other_rate, "other_rate", lower = 0, upper = 1, lower_open = TRUE)
+  )
+  if (sampling$top_rate + sampling$other_rate > 1) {
+    .hb_abort("`top_rate` + `other_rate` must be at most 1 (they are ", sampling$top_rate, " and ",
+              sampling$other_rate, ").")
+  }
+  if (sampling$goss && eng$bagging_freq > 0 && eng$bagging_fraction < 1) {
+    .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
+  }
   nthreads <- .hb_nthreads(nthreads)
   device <- .hb_device(device)
   if (!is.null(eval_metric) && (!is.character(eval_metric) || !length(eval_metric) || anyNA(eval_metric))) {
@@ -387,6 +410,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
+  if (sampling$goss && device == "cuda") {
+    if (identical(a$device[1L], "auto")) {
+      device <- "cpu"
+    } else {
+      .hb_abort("`goss` = TRUE trains on the CPU only (the GPU learner samples rows by bagging). ",
+                "Use device = \"cpu\" (or \"auto\").")
+    }
+  }
   if (obj %in% c("l1", "quantile") && device == "cuda") {
     if (identical(a$device[1L], "auto")) {
       device <- "cpu"  # "auto": the GPU where it can train this objective
@@ -425,7 +456,9 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
 
   eng_params <- c(list(objective = .HB_OBJECTIVES[[obj]], num_class = num_class), eng,
                   list(seed = seed, nthreads = nthreads, device = match(device, c("cpu", "cuda")) - 1L),
-                  lapply(quant, as.integer))
+                  lapply(quant, as.integer),
+                  list(goss = as.integer(sampling$goss), top_rate = sampling$top_rate,
+                       other_rate = sampling$other_rate))
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels))
@@ -438,8 +471,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
-       max_bin = max_bin,
-       device = device, quant = quant, profile = profile)
+       max_bin = max_bin, device = device, quant = quant, sampling = sampling, profile = profile)
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration
@@ -449,7 +481,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   quant <- tr$quant
   r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
-                     device = tr$device), quant)
+                     device = tr$device), quant, tr$sampling)
   meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)
   # The text and the model it describes (not parsed back from the text).
   done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE)

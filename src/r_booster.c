@@ -51,8 +51,11 @@ static const param_t params_table[] = {
   {"grad_bits", P_INT, offsetof(hb_config_t, grad_bits)},
   {"stochastic_rounding", P_INT, offsetof(hb_config_t, stochastic_rounding)},
   {"refit_leaves", P_INT, offsetof(hb_config_t, refit_leaves)},
+  {"goss", P_INT, offsetof(hb_config_t, goss)},
+  {"top_rate", P_DBL, offsetof(hb_config_t, top_rate)},
+  {"other_rate", P_DBL, offsetof(hb_config_t, other_rate)},
 };
-#define N_TRAINING_ONLY 5  /* the last entries above */
+#define N_TRAINING_ONLY 8  /* the last entries above */
 
 /* Fill cfg from a named list; unknown names are an input error. */
 static void config_from_list(SEXP params, hb_config_t *cfg) {

@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "metric.h"
 #include "objective.h"
+#include "goss.h"
 #include "error.h"
 #include "rng.h"
 #include "threads.h"
@@ -24,9 +25,10 @@ struct hb_booster {
   const hb_dataset_t **valid;
   double **vscore;                 /* per validation set: nrow x K */
   hb_grow_ws_t *ws;
-  int *bag;                        /* in-bag rows (increasing) or NULL */
+  int *bag;                        /* in-bag rows (increasing), with bagging or goss; else NULL */
   int bag_n;
   uint8_t *in_bag;                 /* n flags, with bagging */
+  double *goss_scratch;            /* 2n doubles, with goss */
   uint8_t *active;                 /* nfeat flags for the current tree */
   int iter;
   /* device = cuda: the GPU learner holds the data and the scores; score and
@@ -47,6 +49,7 @@ void hb_booster_free(hb_booster_t *b) {
   hb_grow_ws_free(b->ws);
   hb_free(b->bag);
   hb_free(b->in_bag);
+  hb_free(b->goss_scratch);
   hb_free(b->active);
   hb_cuda_learner_free(b->gpu);
   hb_free(b->q);
@@ -91,6 +94,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
+  if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
+    return hb_error_set(HB_ERR_INPUT, "goss trains on the CPU only (the GPU learner samples rows by bagging)");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
                         "of their residuals, which the GPU learner does not do)",
@@ -118,10 +123,11 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     if (cfg->quantized && !(b->q = hb_malloc(sizeof(int32_t) * (size_t)b->n))) goto nomem;
     if (!(b->ws = hb_grow_ws_create(cfg, train))) goto nomem;
   }
-  if (!gpu && cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) {
+  if (!gpu && ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss)) {
     b->bag = hb_malloc(sizeof(int) * (size_t)b->n);
     b->in_bag = hb_malloc((size_t)b->n);
     if (!b->bag || !b->in_bag) goto nomem;
+    if (cfg->goss && !(b->goss_scratch = hb_malloc(sizeof(double) * 2 * (size_t)b->n))) goto nomem;
   }
   hb_model_t *m = b->model;
   m->config = *cfg;
@@ -256,6 +262,9 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
   return HB_OK;
 }
 
+/* Rows walked through a tree together (out of the bag, validation). */
+#define OOB_BLOCK 256
+
 /* Absolute error and quantile (HB_OBJ_RENEWS): each leaf of the tree just
  * grown gets the learning rate x the (weighted) quantile of its rows'
  * residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
@@ -383,7 +392,19 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   (void)nth;
   *finished = 0;
   hb_objective_gradients(cfg, n, d->label, d->weight, b->score, b->gh, cfg->nthreads);
-  if (b->bag && b->iter % cfg->bagging_freq == 0) resample_bag(b);
+  /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
+   * rounds on every row, as LightGBM), or all */
+  const int *bag = NULL;
+  if (cfg->goss) {
+    if ((double)b->iter >= floor(1.0 / cfg->learning_rate)) {
+      b->bag_n = hb_goss_sample(b->gh, n, K, cfg->top_rate, cfg->other_rate, cfg->seed, (uint64_t)b->iter,
+                                b->goss_scratch, b->bag, b->in_bag, cfg->nthreads);
+      bag = b->bag;
+    }
+  } else if (b->bag) {
+    if (b->iter % cfg->bagging_freq == 0) resample_bag(b);
+    bag = b->bag;
+  }
   int single = 0;
   hb_tree_t *trees[256];
   hb_tree_t **tr = K <= 256 ? trees : hb_calloc((size_t)K, sizeof(hb_tree_t *));
@@ -398,7 +419,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         (st = hb_quantize_tree(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, b->q, &qt,
                                cfg->nthreads)) != HB_OK)
       break;
-    st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, b->bag, b->bag_n, b->active, tr[k]);
+    st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
     if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) st = renew_leaves(b, tr[k], b->score);
     if (st != HB_OK) break;
     hb_tree_t *t = tr[k];
@@ -414,18 +435,39 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       double v = t->leaf_value[leaf];
       for (int i = 0; i < cnt; i++) sk[rows[i]] += v;
     }
-    if (b->bag) {
+    if (bag) {  /* rows out of the bag, in blocks of OOB_BLOCK */
+      hb_binnode_t *nd = hb_tree_binnodes(t, d);
+      if (!nd) { st = HB_ERR_NOMEM; break; }
+      const int nblk = (n + OOB_BLOCK - 1) / OOB_BLOCK;
 #pragma omp parallel for num_threads(nth) schedule(static)
-      for (int i = 0; i < n; i++)
-        if (!b->in_bag[i]) sk[i] += t->leaf_value[hb_tree_leaf_binned(t, d, i)];
+      for (int q = 0; q < nblk; q++) {
+        int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
+        const int hi = (q + 1) * OOB_BLOCK < n ? (q + 1) * OOB_BLOCK : n;
+        for (int i = q * OOB_BLOCK; i < hi; i++)
+          if (!b->in_bag[i]) rows[m++] = i;
+        hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
+        for (int r = 0; r < m; r++) sk[rows[r]] += t->leaf_value[leaf[r]];
+      }
+      hb_free(nd);
     }
     for (int v = 0; v < b->nvalid; v++) {
       const hb_dataset_t *vd = b->valid[v];
       double *vs = b->vscore[v] + (size_t)k * vd->nrow;
       int vn = vd->nrow;
+      hb_binnode_t *nd = hb_tree_binnodes(t, vd);
+      if (!nd) { st = HB_ERR_NOMEM; break; }
+      const int nblk = (vn + OOB_BLOCK - 1) / OOB_BLOCK;
 #pragma omp parallel for num_threads(nth) schedule(static)
-      for (int i = 0; i < vn; i++) vs[i] += t->leaf_value[hb_tree_leaf_binned(t, vd, i)];
+      for (int q = 0; q < nblk; q++) {
+        int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
+        const int hi = (q + 1) * OOB_BLOCK < vn ? (q + 1) * OOB_BLOCK : vn;
+        for (int i = q * OOB_BLOCK; i < hi; i++) rows[m++] = i;
+        hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
+        for (int r = 0; r < m; r++) vs[rows[r]] += t->leaf_value[leaf[r]];
+      }
+      hb_free(nd);
     }
+    if (st != HB_OK) break;
   }
   if (st == HB_OK) {
     for (int k = 0; k < K; k++) {

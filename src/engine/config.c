@@ -34,6 +34,9 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->grad_bits = 4;
   cfg->stochastic_rounding = 1;
   cfg->refit_leaves = 1;
+  cfg->goss = 0;
+  cfg->top_rate = 0.2;
+  cfg->other_rate = 0.1;
 }
 
 /* A finite, non-negative double (NaN fails). */
@@ -48,6 +51,13 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT,
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
                         "l1, quantile");
+  if (c->goss != 0 && c->goss != 1) return hb_error_set(HB_ERR_INPUT, "goss must be TRUE or FALSE");
+  if (!(c->top_rate > 0.0 && c->top_rate < 1.0))
+    return hb_error_set(HB_ERR_INPUT, "top_rate must be above 0 and below 1");
+  if (!(c->other_rate > 0.0 && c->other_rate <= 1.0) || !(c->top_rate + c->other_rate <= 1.0))
+    return hb_error_set(HB_ERR_INPUT, "other_rate must be above 0 and top_rate + other_rate at most 1");
+  if (c->goss && c->bagging_freq > 0 && c->bagging_fraction < 1.0)
+    return hb_error_set(HB_ERR_INPUT, "goss and bagging both choose each tree's rows: use one of them");
   if (!(c->quantile_alpha > 0.0 && c->quantile_alpha < 1.0))
     return hb_error_set(HB_ERR_INPUT, "quantile_alpha must be above 0 and below 1");
   if (!(c->tweedie_variance_power > 1.0 && c->tweedie_variance_power < 2.0))

@@ -49,6 +49,10 @@ typedef struct {
   int grad_bits;              /* 4: bits of a quantized gradient (2..8) */
   int stochastic_rounding;    /* 1: unbiased random rounding; 0: to nearest */
   int refit_leaves;           /* 1: leaf values from the full-precision gradients */
+  /* Gradient-based one-side sampling (goss.h); not saved with a model. */
+  int goss;                   /* 0: every row (or the bag) grows each tree */
+  double top_rate;            /* 0.2: share of rows kept for their large gradients */
+  double other_rate;          /* 0.1: share of rows sampled from the rest */
 } hb_config_t;
 
 void hb_config_default(hb_config_t *cfg);

@@ -194,6 +194,76 @@ static int binned_goes_left(const hb_tree_t *t, int node, const hb_dataset_t *d,
   return hb_tree_bin_goes_left(t, node, &d->mappers[f], d->mappers[f].num_bin - 1);
 }
 
+hb_binnode_t *hb_tree_binnodes(const hb_tree_t *t, const hb_dataset_t *d) {
+  int ni = t->num_leaves - 1;
+  hb_binnode_t *nd = hb_calloc((size_t)(ni > 0 ? ni : 1), sizeof *nd);
+  if (!nd) return NULL;
+  for (int j = 0; j < ni; j++) {
+    int c = t->split_feature[j], f = d->col_first[c];
+    nd[j].child[0] = t->right[j];
+    nd[j].child[1] = t->left[j];
+    if (d->col_first[c + 1] - f != 1 || d->store[f].sparse) continue;  /* nd[j].bins stays NULL */
+    nd[j].bins = d->store[f].bins;
+    for (int b = 0; b < 256; b++)
+      if (hb_tree_bin_goes_left(t, j, &d->mappers[f], b)) nd[j].left[b >> 6] |= (uint64_t)1 << (b & 63);
+  }
+  return nd;
+}
+
+int hb_tree_leaf_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int row) {
+  if (t->num_leaves <= 1) return 0;
+  int node = 0;
+  while (node >= 0) {
+    const hb_binnode_t *p = &nodes[node];
+    int left;
+    if (p->bins) {
+      const int b = p->bins[row];
+      left = (int)((p->left[b >> 6] >> (b & 63)) & 1u);
+    } else {
+      left = binned_goes_left(t, node, d, t->split_feature[node], row);
+    }
+    node = p->child[left];
+  }
+  return ~node;
+}
+
+/* One step of row `row` from node n (n < 0: already at a leaf, kept). */
+static inline int binnode_step(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int n, int row) {
+  if (n < 0) return n;
+  const hb_binnode_t *p = &nodes[n];
+  int left;
+  if (p->bins) {
+    const int b = p->bins[row];
+    left = (int)((p->left[b >> 6] >> (b & 63)) & 1u);
+  } else {
+    left = binned_goes_left(t, n, d, t->split_feature[n], row);
+  }
+  return p->child[left];
+}
+
+void hb_tree_leaves_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, const int *rows,
+                             int m, int *leaf) {
+  if (t->num_leaves <= 1) {
+    for (int i = 0; i < m; i++) leaf[i] = 0;
+    return;
+  }
+  int i = 0;
+  for (; i + 4 <= m; i += 4) {
+    int a = 0, b = 0, c = 0, e = 0;
+    while ((a & b & c & e) >= 0) {
+      a = binnode_step(t, nodes, d, a, rows[i]);
+      b = binnode_step(t, nodes, d, b, rows[i + 1]);
+      c = binnode_step(t, nodes, d, c, rows[i + 2]);
+      e = binnode_step(t, nodes, d, e, rows[i + 3]);
+    }
+    leaf[i] = ~a;
+    leaf[i + 1] = ~b;
+    leaf[i + 2] = ~c;
+    leaf[i + 3] = ~e;
+  }
+  for (; i < m; i++) leaf[i] = hb_tree_leaf_binnodes(t, nodes, d, rows[i]);
+}
+
 /* Leaf index (0-based) of row `row` of binned dataset d; a 1-leaf tree gives 0. */
 int hb_tree_leaf_binned(const hb_tree_t *t, const hb_dataset_t *d, int row) {
   if (t->num_leaves <= 1) return 0;

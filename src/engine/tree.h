@@ -91,4 +91,23 @@ int hb_tree_bin_goes_left(const hb_tree_t *t, int node, const hb_binmapper_t *m,
  * the level of whichever of them holds the row's level. */
 int hb_tree_leaf_binned(const hb_tree_t *t, const hb_dataset_t *d, int row);
 
+/* A tree's splits over one binned dataset, for walking many of its rows
+ * (the rows out of a bag, validation rows): a node on a feature stored
+ * densely reads the row's byte and looks its direction up in a 256-bit mask
+ * made from hb_tree_bin_goes_left; others route as hb_tree_leaf_binned.
+ * The same leaves as hb_tree_leaf_binned, without its calls per node. */
+typedef struct {
+  const uint8_t *bins;  /* the feature's bins, or NULL: route the general way */
+  uint64_t left[4];     /* bit b: bin b goes left */
+  int child[2];         /* right, left */
+} hb_binnode_t;
+
+/* n nodes (num_leaves - 1 of them, at least one) for t over d; NULL when memory runs out. */
+hb_binnode_t *hb_tree_binnodes(const hb_tree_t *t, const hb_dataset_t *d);
+int hb_tree_leaf_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int row);
+/* The same for rows[0..m), their leaves into leaf[]: four rows walked side
+ * by side, so that their loads wait together rather than one after another. */
+void hb_tree_leaves_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, const int *rows,
+                             int m, int *leaf);
+
 #endif

@@ -214,9 +214,14 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
-test_that("l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+test_that("goss, l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
   skip_without_gpu()
   d <- tiefree(15)
+  expect_error(hb_quiet(d$x, d$y, goss = TRUE, nrounds = 2L, device = "cuda"), class = "histboost_error_input",
+               regexp = "`goss` = TRUE trains on the CPU only")
+  auto <- hb_quiet(d$x, d$y, goss = TRUE, nrounds = 12L, device = "auto", seed = 1)
+  expect_identical(auto$params$device, "cpu")
+  expect_identical(predict(auto, d$x), predict(hb_quiet(d$x, d$y, goss = TRUE, nrounds = 12L, seed = 1), d$x))
   for (obj in c("l1", "quantile")) {
     expect_error(hb_quiet(d$x, d$y, objective = obj, nrounds = 2L, device = "cuda"),
                  class = "histboost_error_input", regexp = paste0("`objective` = \"", obj, "\" trains on the CPU only"))

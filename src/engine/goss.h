@@ -1,0 +1,23 @@
+/* goss.h: gradient-based one-side sampling (Ke et al., "LightGBM: A Highly
+ * Efficient Gradient Boosting Decision Tree", 2017, Algorithm 2): a round's
+ * tree is grown from the rows with the largest gradients (the top
+ * top_rate share) and a random other_rate share of the rest, whose
+ * gradients and hessians are multiplied by (1 - top_rate) / other_rate so
+ * that the sums the splits are chosen from stay unbiased. */
+#ifndef HB_GOSS_H
+#define HB_GOSS_H
+#include <stdint.h>
+
+/* Sample round `round`'s rows from gh (K blocks of n interleaved (g, h)
+ * pairs, as objective.h writes them). A row's size is sum_k |g_k h_k|;
+ * the ceil(top_rate n) largest are kept (ties broken by row order: the
+ * lower row first), and each other row is kept when its draw for (seed,
+ * HB_RNG_GOSS, round, row) is below other_rate / (1 - top_rate), its g and
+ * h then multiplied in place by (1 - top_rate) / other_rate. Writes the kept
+ * rows (increasing) to bag, their flags to in_bag, and returns how many.
+ * scratch: 2 n doubles. Rows are sized and drawn on nthreads threads; the
+ * sample does not depend on how many. */
+int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate, uint64_t seed, uint64_t round,
+                   double *scratch, int *bag, uint8_t *in_bag, int nthreads);
+
+#endif
