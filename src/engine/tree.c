@@ -210,23 +210,6 @@ hb_binnode_t *hb_tree_binnodes(const hb_tree_t *t, const hb_dataset_t *d) {
   return nd;
 }
 
-int hb_tree_leaf_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int row) {
-  if (t->num_leaves <= 1) return 0;
-  int node = 0;
-  while (node >= 0) {
-    const hb_binnode_t *p = &nodes[node];
-    int left;
-    if (p->bins) {
-      const int b = p->bins[row];
-      left = (int)((p->left[b >> 6] >> (b & 63)) & 1u);
-    } else {
-      left = binned_goes_left(t, node, d, t->split_feature[node], row);
-    }
-    node = p->child[left];
-  }
-  return ~node;
-}
-
 /* One step of row `row` from node n (n < 0: already at a leaf, kept). */
 static inline int binnode_step(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int n, int row) {
   if (n < 0) return n;
@@ -239,6 +222,13 @@ static inline int binnode_step(const hb_tree_t *t, const hb_binnode_t *nodes, co
     left = binned_goes_left(t, n, d, t->split_feature[n], row);
   }
   return p->child[left];
+}
+
+int hb_tree_leaf_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, int row) {
+  if (t->num_leaves <= 1) return 0;
+  int node = 0;
+  while (node >= 0) node = binnode_step(t, nodes, d, node, row);
+  return ~node;
 }
 
 void hb_tree_leaves_binnodes(const hb_tree_t *t, const hb_binnode_t *nodes, const hb_dataset_t *d, const int *rows,
