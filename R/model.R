@@ -120,6 +120,7 @@
     max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
     min_data_per_group = cfg$min_data_per_group, bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
+    boosting = if (isTRUE(cfg$rf == 1L)) "rf" else "gbdt",
     tweedie_variance_power = cfg$tweedie_variance_power, huber_delta = cfg$huber_delta,
     poisson_max_delta_step = cfg$poisson_max_delta_step, quantile_alpha = cfg$quantile_alpha,
     early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),

@@ -24,7 +24,7 @@
   "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "goss", "top_rate", "other_rate", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
+  "quantile_alpha", "goss", "top_rate", "other_rate", "boosting", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
   "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "verbose"
 )
 
@@ -144,6 +144,12 @@ histboost <- function(x, ...) {
 #'   then trains on the CPU). The draws depend on `seed`, the round and the
 #'   row only.
 #' @param top_rate,other_rate GOSS's shares, in (0, 1), summing to at most 1.
+#' @param boosting `"gbdt"` (gradient boosting) or `"rf"` (a random forest,
+#'   as LightGBM's: every tree fits the gradients at the starting score from
+#'   its own bag or feature sample, unshrunk (`learning_rate` is not used),
+#'   and the prediction is the starting score plus the mean of the trees).
+#'   `"rf"` needs bagging (`bagging_fraction` < 1, `bagging_freq` >= 1) or
+#'   `feature_fraction` < 1, and trains on the CPU.
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
@@ -199,7 +205,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                               cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
-                              goss = FALSE, top_rate = 0.2, other_rate = 0.1, valid = NULL,
+                              goss = FALSE, top_rate = 0.2, other_rate = 0.1, boosting = c("gbdt", "rf"),
+                              valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -292,7 +299,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
   poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
-  goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate
+  goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate; boosting <- a$boosting
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
@@ -354,6 +361,15 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_abort("`top_rate` + `other_rate` must be at most 1 (they are ", sampling$top_rate, " and ",
               sampling$other_rate, ").")
   }
+  boosting <- .hb_choice(boosting, c("gbdt", "rf"), "boosting")
+  if (boosting == "rf") {
+    if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
+      .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
+                "`feature_fraction` < 1: otherwise every tree of the forest is the same.")
+    }
+    if (sampling$goss) .hb_abort("`boosting` = \"rf\" samples rows by bagging; `goss` must be FALSE.")
+    eng$learning_rate <- 1  # a forest's trees are averaged, not shrunk
+  }
   if (sampling$goss && eng$bagging_freq > 0 && eng$bagging_fraction < 1) {
     .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
   }
@@ -410,6 +426,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
     .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
+  if (boosting == "rf" && device == "cuda") {
+    if (identical(a$device[1L], "auto")) {
+      device <- "cpu"
+    } else {
+      .hb_abort("`boosting` = \"rf\" trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
+    }
+  }
   if (sampling$goss && device == "cuda") {
     if (identical(a$device[1L], "auto")) {
       device <- "cpu"
@@ -458,7 +481,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, nrounds = 100L,
                   list(seed = seed, nthreads = nthreads, device = match(device, c("cpu", "cuda")) - 1L),
                   lapply(quant, as.integer),
                   list(goss = as.integer(sampling$goss), top_rate = sampling$top_rate,
-                       other_rate = sampling$other_rate))
+                       other_rate = sampling$other_rate, rf = as.integer(boosting == "rf")))
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels))

@@ -45,6 +45,7 @@ static const param_t params_table[] = {
   {"huber_delta", P_DBL, offsetof(hb_config_t, huber_delta)},
   {"poisson_max_delta_step", P_DBL, offsetof(hb_config_t, poisson_max_delta_step)},
   {"quantile_alpha", P_DBL, offsetof(hb_config_t, quantile_alpha)},
+  {"rf", P_INT, offsetof(hb_config_t, rf)},
   /* how it trains, not part of a model (R keeps them in the model's params) */
   {"device", P_INT, offsetof(hb_config_t, device)},
   {"quantized", P_INT, offsetof(hb_config_t, quantized)},

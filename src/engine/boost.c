@@ -29,6 +29,7 @@ struct hb_booster {
   int bag_n;
   uint8_t *in_bag;                 /* n flags, with bagging */
   double *goss_scratch;            /* 2n doubles, with goss */
+  double *base;                    /* n x K starting scores, for a random forest's gradients */
   uint8_t *active;                 /* nfeat flags for the current tree */
   int iter;
   /* device = cuda: the GPU learner holds the data and the scores; score and
@@ -50,6 +51,7 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->bag);
   hb_free(b->in_bag);
   hb_free(b->goss_scratch);
+  hb_free(b->base);
   hb_free(b->active);
   hb_cuda_learner_free(b->gpu);
   hb_free(b->q);
@@ -94,6 +96,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
+  if (cfg->device == HB_DEVICE_CUDA && cfg->rf)
+    return hb_error_set(HB_ERR_INPUT, "random-forest mode trains on the CPU only");
   if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
     return hb_error_set(HB_ERR_INPUT, "goss trains on the CPU only (the GPU learner samples rows by bagging)");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
@@ -103,6 +107,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   hb_booster_t *b = hb_calloc(1, sizeof *b);
   if (!b) return HB_ERR_NOMEM;
   b->cfg = *cfg;
+  if (cfg->rf) b->cfg.learning_rate = 1.0;  /* a forest's trees are averaged, not shrunk */
+  cfg = &b->cfg;
   b->train = train;
   b->n = train->nrow;
   b->K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
@@ -139,6 +145,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK) goto nomem;
   for (int k = 0; k < b->K; k++)
     for (int i = 0; i < b->n; i++) b->score[(size_t)k * b->n + i] = m->init_score[k];
+  if (cfg->rf) {
+    if (!(b->base = hb_malloc(sizeof(double) * nk))) goto nomem;
+    memcpy(b->base, b->score, sizeof(double) * nk);
+  }
   if (gpu) {
     if ((st = hb_cuda_learner_create(cfg, train, m->init_score, &b->gpu)) != HB_OK) {
       hb_booster_free(b);
@@ -260,6 +270,16 @@ static int sample_features(hb_booster_t *b, uint64_t tree_id) {
     for (int f = d->col_first[dr[k].f]; f < d->col_first[dr[k].f + 1]; f++) b->active[f] = 0;
   hb_free(dr);
   return HB_OK;
+}
+
+/* Add a tree's output v to score *s: plainly (boosting), or as the
+ * running mean of the trees over the starting score `init` (a forest of
+ * 1 / inv_t trees with this one). */
+static inline void add_tree(double *s, double v, double init, double inv_t, int rf) {
+  if (rf)
+    *s += (v - (*s - init)) * inv_t;
+  else
+    *s += v;
 }
 
 /* Rows walked through a tree together (out of the bag, validation). */
@@ -391,7 +411,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   int n = b->n, K = b->K, st = HB_OK, nth = hb_threads_use(cfg->nthreads);
   (void)nth;
   *finished = 0;
-  hb_objective_gradients(cfg, n, d->label, d->weight, b->score, b->gh, cfg->nthreads);
+  /* a forest's trees all start from the starting score */
+  hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
    * rounds on every row, as LightGBM), or all */
   const int *bag = NULL;
@@ -425,6 +446,9 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     hb_tree_t *t = tr[k];
     if (t->num_leaves == 1) single++;
     double *sk = b->score + (size_t)k * n;
+    /* a forest keeps each score the starting score plus the mean of its trees */
+    const int rf = cfg->rf;
+    const double ik = b->model->init_score[k], inv_t = 1.0 / (double)(b->iter + 1);
     /* in-bag rows: from the partition (leaves in parallel: their rows are
      * disjoint); out-of-bag rows: walk the tree */
     int nleaf = t->num_leaves;
@@ -433,7 +457,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       int cnt;
       const int *rows = hb_grow_leaf_rows(b->ws, leaf, &cnt);
       double v = t->leaf_value[leaf];
-      for (int i = 0; i < cnt; i++) sk[rows[i]] += v;
+      for (int i = 0; i < cnt; i++) add_tree(&sk[rows[i]], v, ik, inv_t, rf);
     }
     if (bag) {  /* rows out of the bag, in blocks of OOB_BLOCK */
       hb_binnode_t *nd = hb_tree_binnodes(t, d);
@@ -446,7 +470,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         for (int i = q * OOB_BLOCK; i < hi; i++)
           if (!b->in_bag[i]) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
-        for (int r = 0; r < m; r++) sk[rows[r]] += t->leaf_value[leaf[r]];
+        for (int r = 0; r < m; r++) add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], ik, inv_t, rf);
       }
       hb_free(nd);
     }
@@ -463,7 +487,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         const int hi = (q + 1) * OOB_BLOCK < vn ? (q + 1) * OOB_BLOCK : vn;
         for (int i = q * OOB_BLOCK; i < hi; i++) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
-        for (int r = 0; r < m; r++) vs[rows[r]] += t->leaf_value[leaf[r]];
+        for (int r = 0; r < m; r++) add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], ik, inv_t, rf);
       }
       hb_free(nd);
     }

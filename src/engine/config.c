@@ -23,6 +23,7 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->bagging_freq = 0;
   cfg->feature_fraction = 1.0;
   cfg->boost_from_average = 1;
+  cfg->rf = 0;
   cfg->tweedie_variance_power = 1.5;
   cfg->huber_delta = 1.0;
   cfg->poisson_max_delta_step = 0.7;
@@ -52,6 +53,11 @@ int hb_config_check(const hb_config_t *c) {
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
                         "l1, quantile");
   if (c->goss != 0 && c->goss != 1) return hb_error_set(HB_ERR_INPUT, "goss must be TRUE or FALSE");
+  if (c->rf != 0 && c->rf != 1) return hb_error_set(HB_ERR_INPUT, "rf must be 0 or 1");
+  if (c->rf && !((c->bagging_freq > 0 && c->bagging_fraction < 1.0) || c->feature_fraction < 1.0))
+    return hb_error_set(HB_ERR_INPUT, "a random forest needs bagging (bagging_fraction < 1, bagging_freq > 0) or "
+                        "feature_fraction < 1: otherwise its trees are all the same");
+  if (c->rf && c->goss) return hb_error_set(HB_ERR_INPUT, "a random forest samples rows by bagging, not goss");
   if (!(c->top_rate > 0.0 && c->top_rate < 1.0))
     return hb_error_set(HB_ERR_INPUT, "top_rate must be above 0 and below 1");
   if (!(c->other_rate > 0.0 && c->other_rate <= 1.0) || !(c->top_rate + c->other_rate <= 1.0))

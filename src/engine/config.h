@@ -37,6 +37,8 @@ typedef struct {
   int bagging_freq;           /* 0: no bagging */
   double feature_fraction;    /* 1: share of features each tree may use */
   int boost_from_average;     /* 1: start from the label mean / log-odds / class priors */
+  int rf;                     /* 1: random forest: every tree fits the gradients at the starting score,
+                                 unshrunk, from its bag or feature sample; the prediction averages them */
   double tweedie_variance_power; /* 1.5: the Tweedie power p, 1 < p < 2 */
   double huber_delta;         /* 1: residuals beyond it count linearly in the Huber loss */
   double poisson_max_delta_step; /* 0.7: the Poisson hessian is exp(score + this), damping the first steps */

@@ -23,7 +23,7 @@
  *   the writer always puts nthreads=0, the reader accepts any int)
  *   then only for its objective: tweedie_variance_power=<dbl> (tweedie),
  *   huber_delta=<dbl> (huber), poisson_max_delta_step=<dbl> (poisson),
- *   quantile_alpha=<dbl> (quantile)
+ *   quantile_alpha=<dbl> (quantile); rf=1 for a random forest
  *   [schema]
  *   num_features=<int>
  *   then per feature:  feature=<str>  type=numeric|categorical
@@ -89,9 +89,9 @@ static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "mul
                                                     "tweedie",    "huber",  "l1",         "quantile"};
 
 enum { K_INT, K_DBL, K_U64, K_OBJ };
-/* `obj`: a key written only for that objective (a parameter of its loss),
- * and read when present (models from before it have none: the default);
- * -1: every model has it. */
+/* `obj`: a key written only for that objective (a parameter of its loss)
+ * or when changed (HB_OBJ_COUNT: when changed only), and read when present
+ * (models from before it have none: the default); -1: every model has it. */
 static const struct {
   const char *key;
   int type;
@@ -122,6 +122,7 @@ static const struct {
     {"huber_delta", K_DBL, offsetof(hb_config_t, huber_delta), HB_OBJ_HUBER},
     {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
     {"quantile_alpha", K_DBL, offsetof(hb_config_t, quantile_alpha), HB_OBJ_QUANTILE},
+    {"rf", K_INT, offsetof(hb_config_t, rf), HB_OBJ_COUNT},
 };
 #define N_CFG_KEYS ((int)(sizeof CFG_KEYS / sizeof CFG_KEYS[0]))
 
@@ -449,7 +450,7 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
     /* a loss's parameter: written for its objective, or when changed (a
      * metric of that loss on another objective's model reads it) */
     if (CFG_KEYS[k].obj >= 0 && CFG_KEYS[k].obj != m->config.objective &&
-        memcmp(p, (const char *)&dflt + CFG_KEYS[k].off, sizeof(double)) == 0)
+        memcmp(p, (const char *)&dflt + CFG_KEYS[k].off, CFG_KEYS[k].type == K_DBL ? sizeof(double) : sizeof(int)) == 0)
       continue;
     switch (CFG_KEYS[k].type) {
       case K_OBJ: {

@@ -333,8 +333,8 @@ static inline void response(int objective, int K, double *o, size_t stride) {
  * each row's trees added in iteration order; x (zero) and bits (only bit
  * nfeat set) are the thread's row of values and bitmap, left as found. */
 static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t *csr, int i0, int nb, uint64_t *bits,
-                       double *x, int t0, int t1, int K, const double *init, int objective, int type, size_t N,
-                       double *out) {
+                       double *x, int t0, int t1, int K, const double *init, int avg, int objective, int type,
+                       size_t N, double *out) {
   for (int i = i0; i < i0 + nb; i++) {
     for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
       x[csr->j[e]] = csr->x[e];
@@ -344,9 +344,11 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
       for (int t = t0; t < t1; t++)
         out[(size_t)(t - t0) * N + i] = (double)zchain_walk(trees[t], zc, zc->first[t - t0], bits, x);
     } else {
-      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = init ? init[k] : 0.0;
+      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = init && !avg ? init[k] : 0.0;
       for (int t = t0; t < t1; t++)
         out[(size_t)(t % K) * N + i] += trees[t]->leaf_value[zchain_walk(trees[t], zc, zc->first[t - t0], bits, x)];
+      if (avg)
+        for (int k = 0; k < K; k++) out[(size_t)k * N + i] = (init ? init[k] : 0.0) + out[(size_t)k * N + i] / avg;
       if (type == HB_PRED_RESPONSE) response(objective, K, out + i, N);
     }
     for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
@@ -401,8 +403,10 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
       for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
     }
     memset(phi, 0, sizeof(double) * width);
-    for (int k = 0; k < K; k++) phi[(size_t)k * (nfeat + 1) + nfeat] = m->init_score ? m->init_score[k] : 0.0;
     hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
+    if (m->config.rf)  /* a forest: each tree's share of the mean */
+      for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
+    for (int k = 0; k < K; k++) phi[(size_t)k * (nfeat + 1) + nfeat] += m->init_score ? m->init_score[k] : 0.0;
     for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
     if (!cols)
       for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
@@ -488,6 +492,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   hb_tree_t *const *trees = m->trees;
   const double *init = m->init_score;
   int objective = m->config.objective;
+  const int avg = m->config.rf ? num_iter : 0;  /* a forest averages its iterations */
   (void)nth;
 
 #ifdef _OPENMP
@@ -502,8 +507,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     double *x = blocks + (size_t)th * (size_t)brow * width;
     int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
     if (!cols && (size_t)(csr.p[i0 + nb] - csr.p[i0]) * CHAIN_SPARSITY <= (size_t)nb * (size_t)nfeat) {
-      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, objective, type, N,
-                 out);
+      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, avg, objective, type,
+                 N, out);
       continue;
     }
     if (cols) {
@@ -522,13 +527,17 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
       }
     } else {
       for (int k = 0; k < K; k++)
-        for (int r = 0; r < nb; r++) out[(size_t)k * N + i0 + r] = init ? init[k] : 0.0;
+        for (int r = 0; r < nb; r++) out[(size_t)k * N + i0 + r] = init && !avg ? init[k] : 0.0;
       for (int t = t0; t < t1; t++) {
         const hb_tree_t *tr = trees[t];
         double *o = out + (size_t)(t % K) * N + i0;
         block_leaves(tr, &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
         for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[leaf[r]];
       }
+      if (avg)  /* a forest: the starting score plus the mean of its trees */
+        for (int k = 0; k < K; k++)
+          for (int r = 0; r < nb; r++)
+            out[(size_t)k * N + i0 + r] = (init ? init[k] : 0.0) + out[(size_t)k * N + i0 + r] / avg;
       if (type == HB_PRED_RESPONSE)
         for (int r = 0; r < nb; r++) response(objective, K, out + i0 + r, N);
     }

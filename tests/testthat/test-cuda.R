@@ -214,9 +214,13 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
-test_that("goss, l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+test_that("rf, goss, l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
   skip_without_gpu()
   d <- tiefree(15)
+  expect_error(hb_quiet(d$x, d$y, boosting = "rf", feature_fraction = 0.5, nrounds = 2L, device = "cuda"),
+               class = "histboost_error_input", regexp = "`boosting` = \"rf\" trains on the CPU only")
+  rf <- hb_quiet(d$x, d$y, boosting = "rf", feature_fraction = 0.5, nrounds = 3L, device = "auto", seed = 1)
+  expect_identical(rf$params$device, "cpu")
   expect_error(hb_quiet(d$x, d$y, goss = TRUE, nrounds = 2L, device = "cuda"), class = "histboost_error_input",
                regexp = "`goss` = TRUE trains on the CPU only")
   auto <- hb_quiet(d$x, d$y, goss = TRUE, nrounds = 12L, device = "auto", seed = 1)
