@@ -441,7 +441,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
                                cfg->nthreads)) != HB_OK)
       break;
     st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
-    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) st = renew_leaves(b, tr[k], b->score);
+    /* residuals from the score the gradients were taken at (a forest's: the starting score) */
+    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) st = renew_leaves(b, tr[k], cfg->rf ? b->base : b->score);
     if (st != HB_OK) break;
     hb_tree_t *t = tr[k];
     if (t->num_leaves == 1) single++;

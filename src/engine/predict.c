@@ -404,7 +404,7 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
     }
     memset(phi, 0, sizeof(double) * width);
     hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
-    if (m->config.rf)  /* a forest: each tree's share of the mean */
+    if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
       for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
     for (int k = 0; k < K; k++) phi[(size_t)k * (nfeat + 1) + nfeat] += m->init_score ? m->init_score[k] : 0.0;
     for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];

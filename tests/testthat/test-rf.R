@@ -60,6 +60,21 @@ test_that("a bagged binary forest: logged metrics, contributions and a save agre
   expect_false(grepl("\nrf=", plain$model_text, fixed = TRUE))
 })
 
+test_that("an l1 forest's leaves are median residuals from the starting score, every tree", {
+  d <- rf_data(94, n = 1500)
+  fit <- hb_quiet(d$x, d$y, objective = "l1", boosting = "rf", feature_fraction = 0.5, nrounds = 4L,
+                  num_leaves = 6L, min_data_in_leaf = 30L, seed = 5)
+  s0 <- median(d$y)
+  leaves <- predict(fit, d$x, type = "leaf")
+  tab <- hb_trees(fit)
+  for (t in 1:4) {
+    lt <- tab[tab$tree == t & tab$is_leaf, ]
+    want <- tapply(d$y - s0, leaves[, t], median)
+    expect_equal(lt$value[match(paste0("L", names(want)), lt$id)], unname(as.vector(want)), tolerance = 1e-12,
+                 label = paste("tree", t))
+  }
+})
+
 test_that("random-forest arguments are checked", {
   d <- rf_data(93, n = 300)
   err <- function(expr, re) expect_error(expr, class = "histboost_error_input", regexp = re)
