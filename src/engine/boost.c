@@ -27,7 +27,7 @@ struct hb_booster {
   hb_grow_ws_t *ws;
   int *bag;                        /* in-bag rows (increasing), with bagging or goss; else NULL */
   int bag_n;
-  uint8_t *in_bag;                 /* n flags, with bagging */
+  uint8_t *in_bag;                 /* n flags, with bagging or goss */
   double *goss_scratch;            /* 2n doubles, with goss */
   double *base;                    /* n x K starting scores, for a random forest's gradients */
   uint8_t *active;                 /* nfeat flags for the current tree */
