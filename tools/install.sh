@@ -53,7 +53,7 @@ deps <- unlist(strsplit(fields[!is.na(fields)], ","))
 deps <- trimws(sub("\\(.*\\)", "", deps))
 base <- rownames(installed.packages(priority = "base"))
 deps <- setdiff(deps[nzchar(deps)], c("R", base))
-if (with_test) deps <- c(deps, "testthat", "lightgbm")
+if (with_test) deps <- c(deps, "testthat", "lightgbm", "knitr", "markdown")  # R CMD build builds the vignette
 # The caret and parsnip tests need those packages (and their many
 # dependencies); installing them is tried, and their tests say when they skip.
 optional <- if (with_test) c("caret", "parsnip") else character()
