@@ -33,7 +33,7 @@
   for (k in seq_len(nrow(.HB_PARSNIP_ARGS))) {
     a <- .HB_PARSNIP_ARGS[k, ]
     parsnip::set_model_arg(model = "boost_tree", eng = "histboost", parsnip = a$parsnip, original = a$original,
-                           func = list(pkg = "dials", fun = a$dials), has_submodel = FALSE)
+                           func = list(pkg = "dials", fun = a$dials), has_submodel = a$parsnip == "trees")
   }
   for (mode in c("regression", "classification")) {
     parsnip::set_fit(model = "boost_tree", eng = "histboost", mode = mode,
@@ -58,7 +58,41 @@
                     value = pred("raw"))
   parsnip::set_pred(model = "boost_tree", eng = "histboost", mode = "classification", type = "raw",
                     value = pred("raw"))
+  # one fit predicts for every smaller `trees` (tune's submodels)
+  registerS3method("multi_predict", "_histboost", .hb_multi_predict, envir = asNamespace("parsnip"))
   invisible(TRUE)
+}
+
+# parsnip::multi_predict() for the engine: predictions at each of `trees`
+# iterations (at most the model's), one tibble per row of new_data with a
+# row per value of trees, as parsnip's other engines return them.
+.hb_multi_predict <- function(object, new_data, type = NULL, trees = NULL, ...) {
+  fit <- object$fit
+  if (is.null(trees)) trees <- fit$niter
+  trees <- sort(unique(as.integer(trees)))
+  if (!length(trees) || anyNA(trees) || any(trees < 1L)) .hb_abort("`trees` must be whole numbers >= 1.")
+  if (is.null(type)) type <- if (object$spec$mode == "classification") "class" else "numeric"
+  if (!type %in% c("numeric", "class", "prob")) {
+    .hb_abort("`type` must be \"numeric\", \"class\" or \"prob\" for multi_predict(), not \"", type, "\".")
+  }
+  n <- nrow(new_data)
+  long <- do.call(rbind, lapply(trees, function(k) {
+    it <- min(k, fit$niter)
+    p <- switch(type,
+      numeric = data.frame(.pred = stats::predict(fit, new_data, iteration = it)),
+      class = data.frame(.pred_class = stats::predict(fit, new_data, type = "class", iteration = it)),
+      prob = {
+        pr <- .hb_parsnip_prob(stats::predict(fit, new_data, iteration = it), object)
+        stats::setNames(pr, paste0(".pred_", names(pr)))
+      })
+    cbind(data.frame(.row = seq_len(n), trees = k), p)
+  }))
+  long <- long[order(long$.row, long$trees), , drop = FALSE]
+  rows <- lapply(split(long[, -1L, drop = FALSE], long$.row), function(d) {
+    rownames(d) <- NULL
+    tibble::as_tibble(d)
+  })
+  tibble::tibble(.pred = unname(rows))
 }
 
 # Class probabilities as a data.frame, a column per class (parsnip prefixes ".pred_").
@@ -81,6 +115,8 @@
 #' and `stop_iter` as early stopping on a random `validation` share of the
 #' training rows. Other engine arguments go to [histboost()]. The engine is
 #' registered when parsnip is loaded; you do not call this yourself.
+#' `parsnip::multi_predict()` on such a fit predicts for several numbers of
+#' `trees` from the one model (tune's submodels).
 #'
 #' @param x A data.frame or matrix of predictors.
 #' @param y The outcome.

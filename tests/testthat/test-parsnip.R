@@ -48,6 +48,25 @@ test_that("classification: classes and probabilities, mtry and sample_size as fr
   expect_error(hb_parsnip_fit(d$x, d$y, mtry = 0), class = "histboost_error_input", regexp = "`mtry`")
 })
 
+test_that("multi_predict() gives each number of trees from one fit (tune's submodels)", {
+  d <- gen_task(73, n = 600, p = 6, task = "binary")
+  df <- data.frame(d$x, y = d$y)
+  f <- boost_tree(trees = 40) |> set_engine("histboost", seed = 4) |> set_mode("classification") |>
+    fit(y ~ ., data = df)
+  mp <- multi_predict(f, df[1:50, ], trees = c(30, 5, 12), type = "prob")
+  expect_identical(nrow(mp), 50L)
+  first <- mp$.pred[[1]]
+  expect_identical(first$trees, c(5L, 12L, 30L))
+  for (k in c(5L, 12L, 30L)) {
+    alone <- hb_quiet(d$x, d$y, nrounds = k, seed = 4)
+    got <- vapply(mp$.pred, function(t) t$.pred_yes[t$trees == k], 0)
+    expect_equal(got, predict(alone, d$x[1:50, ]), tolerance = 1e-12, label = paste(k, "trees"))
+  }
+  cls <- multi_predict(f, df[1:5, ], trees = 40)
+  expect_identical(cls$.pred[[3]]$.pred_class, predict(f, df[3, ])$.pred_class)
+  expect_error(multi_predict(f, df[1:5, ], trees = 0), class = "histboost_error_input", regexp = "`trees`")
+})
+
 test_that("the engine is registered whichever of parsnip and histboost loads first", {
   skip_if_not(histboost_installed(), "histboost is not installed in a library (a fresh R session must load it)")
   libs <- paste(normalizePath(.libPaths(), mustWork = FALSE), collapse = .Platform$path.sep)
