@@ -444,6 +444,33 @@ static void test_objective_quantile(void) {
   hb_objective_vw_t r[3] = {{3, 0}, {1, 0}, {2, 0}};
   CHECK(hb_objective_quantile(r, 3, 0.5) == 2, "all-zero weights count as ones");
   CHECK(hb_objective_quantile(r, 0, 0.5) == 0, "no values");
+  /* unit weights take a selection, not a sort: against the sorted values
+   * (type 2: position ceil(a m), averaged with the next on a whole a m),
+   * with ties (values from few levels) */
+  hb_objective_vw_t big[101];
+  double sorted[101];
+  const double as[] = {0.1, 0.25, 0.5, 0.9, 1.0 / 3, 0.999};
+  int bad = 0;
+  for (int m = 1; m <= 101; m += 4)
+    for (int q = 0; q < 6; q++) {
+      for (int i = 0; i < m; i++) {
+        big[i].v = (double)((i * 37 + m * 11) % (q + 3)) + 0.5 * (i % 2);
+        big[i].w = 1.0;
+        sorted[i] = big[i].v;
+      }
+      for (int i = 1; i < m; i++)  /* insertion sort of the copy */
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+          double t = sorted[j];
+          sorted[j] = sorted[j - 1];
+          sorted[j - 1] = t;
+        }
+      double t = as[q] * m;
+      int k = (int)ceil(t);
+      if (k < 1) k = 1;
+      double want = ((double)k == t && k < m) ? 0.5 * (sorted[k - 1] + sorted[k]) : sorted[k - 1];
+      bad += hb_objective_quantile(big, m, as[q]) != want;
+    }
+  CHECK(bad == 0, "%d selection quantiles differ from the sorted ones", bad);
 }
 
 static void test_predict_contrib(void) {

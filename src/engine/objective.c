@@ -35,8 +35,52 @@ static int vw_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The k-th smallest value (k in 0..m-1) of p, p reordered so that the
+ * values after position k are not smaller: Hoare selection, median-of-three
+ * pivot, expected linear time. */
+static double kth_smallest(hb_objective_vw_t *p, int m, int k) {
+  int lo = 0, hi = m - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    const double a = p[lo].v, b = p[mid].v, c = p[hi].v;
+    const double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (p[i].v < piv) i++;
+      while (p[j].v > piv) j--;
+      if (i <= j) {
+        hb_objective_vw_t t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return p[k].v;
+  }
+  return p[k].v;
+}
+
 double hb_objective_quantile(hb_objective_vw_t *p, int m, double a) {
   if (m <= 0) return 0.0;
+  int unit_weights = 1;
+  for (int i = 0; i < m && unit_weights; i++) unit_weights = p[i].w == 1.0;
+  if (unit_weights) {
+    /* no sort: the ceil(a m)-th smallest, averaged with the next when a m
+     * is a whole number (the same rule as the weighted walk below) */
+    const double t = a * (double)m;
+    int k = (int)ceil(t);
+    if (k < 1) k = 1;
+    if (k > m) k = m;
+    const double v = kth_smallest(p, m, k - 1);
+    if ((double)k != t || k == m) return v;
+    double next = p[k].v;  /* the smallest of those after position k - 1 */
+    for (int i = k + 1; i < m; i++)
+      if (p[i].v < next) next = p[i].v;
+    return 0.5 * (v + next);
+  }
   qsort(p, (size_t)m, sizeof *p, vw_cmp);
   double W = 0.0;
   for (int i = 0; i < m; i++) W += p[i].w;

@@ -22,7 +22,8 @@ typedef struct {
  * whose cumulative weight reaches a x the total, or the mean of it and the
  * next value when the cumulative weight equals that exactly (with unit
  * weights, R's quantile(type = 2); a = 0.5 is median()). 0 when m is 0;
- * all-zero weights count as unit weights. */
+ * all-zero weights count as unit weights. Unit weights take a linear-time
+ * selection instead of the sort (the pairs are then only partly ordered). */
 double hb_objective_quantile(hb_objective_vw_t *p, int m, double a);
 
 /* Gradients and hessians of every row and class from the scores (column-
