@@ -11,17 +11,9 @@
 # Results go to DIR (default inst/bench/results) as contrib-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- list(rows = 2e5, explain = 2e4, rounds = 100L, leaves = 63L, threads = 2L, reps = 3L, lib = "", out = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/contrib.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
-if (nzchar(opt$lib)) .libPaths(c(opt$lib, .libPaths()))
 here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(here, "run.R"))  # gen_higgs()
+opt <- bench_options(args, list(rows = 2e5, explain = 2e4, rounds = 100L, leaves = 63L, threads = 2L, reps = 3L, lib = "", out = ""), "contrib.R")
 suppressPackageStartupMessages(library(histboost))
 peers <- Filter(function(p) requireNamespace(p, quietly = TRUE), c("lightgbm", "xgboost"))
 out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
@@ -86,9 +78,8 @@ print(tab, digits = 4)
 stamp <- format(Sys.Date())
 base <- file.path(out, sprintf("contrib-%s", stamp))
 utils::write.csv(tab, paste0(base, ".csv"), row.names = FALSE)
-ver <- function(p) if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else "not installed"
-cpu <- tryCatch(sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
-                error = function(e) "unknown")
+ver <- bench_version
+cpu <- bench_cpu()
 commit <- tryCatch(system2("git", c("-C", here, "rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
                    error = function(e) "unknown", warning = function(e) "unknown")
 md <- c(sprintf("# Prediction contributions (SHAP), %s", stamp), "",

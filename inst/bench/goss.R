@@ -7,17 +7,9 @@
 # Results go to DIR (default inst/bench/results) as goss-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- list(rows = 1e6, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/goss.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
-if (nzchar(opt$lib)) .libPaths(c(opt$lib, .libPaths()))
 here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(here, "run.R"))  # gen_higgs(), metric_auc()
+opt <- bench_options(args, list(rows = 1e6, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = ""), "goss.R")
 suppressPackageStartupMessages(library(histboost))
 has_lgb <- requireNamespace("lightgbm", quietly = TRUE)
 out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
@@ -66,9 +58,8 @@ print(tab, digits = 4)
 stamp <- format(Sys.Date())
 base <- file.path(out, sprintf("goss-%s", stamp))
 utils::write.csv(tab, paste0(base, ".csv"), row.names = FALSE)
-ver <- function(p) if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else "not installed"
-cpu <- tryCatch(sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
-                error = function(e) "unknown")
+ver <- bench_version
+cpu <- bench_cpu()
 writeLines(c(sprintf("# GOSS, %s", stamp), "",
              sprintf("Machine: %s; %d threads. R %s; histboost %s, lightgbm %s.", cpu, opt$threads, getRversion(),
                      ver("histboost"), ver("lightgbm")),

@@ -8,17 +8,9 @@
 # Results go to DIR (default inst/bench/results) as objectives-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- list(rows = 3e5, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/objectives.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
-if (nzchar(opt$lib)) .libPaths(c(opt$lib, .libPaths()))
 here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(here, "run.R"))  # gen_higgs()
+opt <- bench_options(args, list(rows = 3e5, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = ""), "objectives.R")
 suppressPackageStartupMessages(library(histboost))
 has_lgb <- requireNamespace("lightgbm", quietly = TRUE)
 out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
@@ -87,9 +79,8 @@ print(tab, digits = 4)
 stamp <- format(Sys.Date())
 base <- file.path(out, sprintf("objectives-%s", stamp))
 utils::write.csv(tab, paste0(base, ".csv"), row.names = FALSE)
-ver <- function(p) if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else "not installed"
-cpu <- tryCatch(sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
-                error = function(e) "unknown")
+ver <- bench_version
+cpu <- bench_cpu()
 fmt <- function(v, d) ifelse(is.na(v), "", formatC(v, format = "f", digits = d))
 writeLines(c(sprintf("# Regression losses, %s", stamp), "",
              sprintf("Machine: %s; %d threads. R %s; histboost %s, lightgbm %s.", cpu, opt$threads, getRversion(),

@@ -120,6 +120,33 @@ pair_mass <- function(pt1, eta1, phi1, pt2, eta2, phi2) {
   sqrt(pmax(2 * pt1 * pt2 * (cosh(eta1 - eta2) - cos(phi1 - phi2)), 0))
 }
 
+# For the smaller benchmark scripts (contrib.R, goss.R, objectives.R), which
+# source this file: "--name value" pairs over `defaults`, each value taking
+# its default's class (an unknown name stops with a pointer to the script's
+# usage), a --lib library put first on the search path; the CPU's model and
+# a package's version for their result headers.
+bench_options <- function(args, defaults, script) {
+  opt <- defaults
+  i <- 1L
+  while (i <= length(args)) {
+    key <- gsub("-", "_", sub("^--", "", args[[i]]))
+    if (!key %in% names(opt) || i == length(args)) {
+      stop(sprintf("usage: see the top of inst/bench/%s", script), call. = FALSE)
+    }
+    opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
+    i <- i + 2L
+  }
+  if (!is.null(opt$lib) && nzchar(opt$lib)) .libPaths(c(opt$lib, .libPaths()))
+  opt
+}
+bench_cpu <- function() {
+  tryCatch(sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
+           error = function(e) "unknown")
+}
+bench_version <- function(p) {
+  if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else "not installed"
+}
+
 gen_higgs <- function(n) {
   pt <- function() 0.3 + rgamma(n, shape = 2, rate = 2)
   eta <- function() pmax(pmin(rnorm(n, sd = 1.1), 2.5), -2.5)
