@@ -3,34 +3,8 @@
 #include <string.h>
 #include "goss.h"
 #include "rng.h"
+#include "select.h"
 #include "threads.h"
-
-/* The k-th largest of v[0..n) (k in 1..n), v reordered: Hoare selection
- * with a median-of-three pivot, expected linear time. */
-static double kth_largest(double *v, int n, int k) {
-  int lo = 0, hi = n - 1, want = k - 1;  /* position in descending order */
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    double a = v[lo], b = v[mid], c = v[hi];
-    double p = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
-    int i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] > p) i++;
-      while (v[j] < p) j--;
-      if (i <= j) {
-        double t = v[i];
-        v[i] = v[j];
-        v[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (want <= j) hi = j;
-    else if (want >= i) lo = i;
-    else return v[want];
-  }
-  return v[want];
-}
 
 int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate, uint64_t seed, uint64_t round,
                    double *scratch, int *bag, uint8_t *in_bag, int nthreads) {
@@ -51,7 +25,7 @@ int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate,
   /* the threshold: the top-th largest size (a copy is reordered) */
   double *sel = scratch + n;
   memcpy(sel, scratch, sizeof(double) * (size_t)n);
-  const double thr = kth_largest(sel, n, top);
+  const double thr = hb_select_kth(sel, 1, n, n - top);
   int above = 0;
   for (int i = 0; i < n; i++) above += scratch[i] > thr;
   int ties = top - above;  /* rows equal to the threshold that are kept, in row order */

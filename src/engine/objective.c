@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "objective.h"
 #include "objective_rules.h"
+#include "select.h"
 #include "error.h"
 #include "threads.h"
 #include "math_rules.h"
@@ -35,34 +36,6 @@ static int vw_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The k-th smallest value (k in 0..m-1) of p, p reordered so that the
- * values after position k are not smaller: Hoare selection, median-of-three
- * pivot, expected linear time. */
-static double kth_smallest(hb_objective_vw_t *p, int m, int k) {
-  int lo = 0, hi = m - 1;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    const double a = p[lo].v, b = p[mid].v, c = p[hi].v;
-    const double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-    int i = lo, j = hi;
-    while (i <= j) {
-      while (p[i].v < piv) i++;
-      while (p[j].v > piv) j--;
-      if (i <= j) {
-        hb_objective_vw_t t = p[i];
-        p[i] = p[j];
-        p[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return p[k].v;
-  }
-  return p[k].v;
-}
-
 double hb_objective_quantile(hb_objective_vw_t *p, int m, double a) {
   if (m <= 0) return 0.0;
   int unit_weights = 1;
@@ -74,7 +47,9 @@ double hb_objective_quantile(hb_objective_vw_t *p, int m, double a) {
     int k = (int)ceil(t);
     if (k < 1) k = 1;
     if (k > m) k = m;
-    const double v = kth_smallest(p, m, k - 1);
+    /* the values alone move (the weights are all 1): a stride over the pairs */
+    _Static_assert(sizeof(hb_objective_vw_t) == 2 * sizeof(double), "value-weight pairs are two doubles");
+    const double v = hb_select_kth(&p[0].v, 2, m, k - 1);
     if ((double)k != t || k == m) return v;
     double next = p[k].v;  /* the smallest of those after position k - 1 */
     for (int i = k + 1; i < m; i++)
