@@ -5,7 +5,7 @@
 #include <R_ext/Rdynload.h>
 #include "r_util.h"
 
-SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_info(SEXP);
 SEXP C_hb_ptr_valid(SEXP);
 SEXP C_hb_dataset_bins(SEXP);
@@ -20,7 +20,7 @@ SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
 SEXP C_hb_model_to_text(SEXP);
 SEXP C_hb_model_info(SEXP);
-SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_model_trees(SEXP);
 SEXP C_hb_model_set_meta(SEXP, SEXP);
 SEXP C_hb_threads_default(void);
@@ -35,7 +35,7 @@ SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
  * without a -Wcast-function-type warning. */
 #define ENTRY(name, n) {#name, (DL_FUNC)(void (*)(void))&name, n}
 static const R_CallMethodDef call_methods[] = {
-  ENTRY(C_hb_dataset_create, 6),
+  ENTRY(C_hb_dataset_create, 7),
   ENTRY(C_hb_dataset_info, 1),
   ENTRY(C_hb_ptr_valid, 1),
   ENTRY(C_hb_dataset_bins, 1),
@@ -50,7 +50,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_model_load, 1),
   ENTRY(C_hb_model_to_text, 1),
   ENTRY(C_hb_model_info, 1),
-  ENTRY(C_hb_model_predict, 6),
+  ENTRY(C_hb_model_predict, 7),
   ENTRY(C_hb_model_trees, 1),
   ENTRY(C_hb_model_set_meta, 2),
   ENTRY(C_hb_threads_default, 0),

@@ -21,14 +21,16 @@ static const double *row_vector(SEXP x, int nrow, const char *what) {
 
 /* Bin the input described by `spec` (see .hb_input() in R/dataset.R).
  * label, weight: NULL or double vectors; reference: NULL or a dataset pointer
- * whose mappers are reused. Returns an external pointer (tag hb_dataset)
+ * whose mappers are reused; init_score: NULL or a double matrix, one row per
+ * row of x. Returns an external pointer (tag hb_dataset)
  * whose protected slot keeps the reference alive. */
 SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
-                         SEXP reference) {
+                         SEXP reference, SEXP init_score) {
   hb_input_t in;
   hb_r_input(spec, &in);
   in.label = row_vector(label, in.nrow, "y");
   in.weight = row_vector(weight, in.nrow, "weights");
+  hb_r_init_score(init_score, &in);
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.max_bin = hb_r_int(max_bin, "max_bin");

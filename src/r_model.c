@@ -138,10 +138,11 @@ SEXP C_hb_model_info(SEXP ptr) {
  * (num_iter <= 0: all remaining); type HB_PRED_*. Returns a double matrix
  * nrow x num_class (raw, response) or an integer matrix of leaf indices. */
 SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEXP type,
-                        SEXP nthreads) {
+                        SEXP nthreads, SEXP init_score) {
   const hb_model_t *m = (const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model");
   hb_input_t in;
   hb_r_input(spec, &in);
+  hb_r_init_score(init_score, &in);
   int start = hb_r_int(start_iter, "start_iter"), num = hb_r_int(num_iter, "iteration");
   int ty = hb_r_int(type, "type"), nt = hb_r_int(nthreads, "nthreads");
   int niter = hb_model_num_iterations(m);

@@ -187,3 +187,17 @@ double hb_r_wall_seconds(void) {
 SEXP C_hb_threads_default(void) { return Rf_ScalarInteger(hb_threads_default()); }
 SEXP C_hb_threads_use(SEXP n) { return Rf_ScalarInteger(hb_threads_use(hb_r_int(n, "nthreads"))); }
 SEXP C_hb_has_openmp(void) { return Rf_ScalarLogical(hb_threads_have_openmp() != 0); }
+
+/* Per-row starting scores: NULL, or a double vector (one column) or matrix
+ * with one row per row of `in`, set into in->init_score. */
+void hb_r_init_score(SEXP x, hb_input_t *in) {
+  if (Rf_isNull(x)) return;
+  SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+  int ncol = Rf_isNull(dim) ? 1 : INTEGER(dim)[1];
+  if (TYPEOF(x) != REALSXP || XLENGTH(x) != (R_xlen_t)in->nrow * ncol || ncol < 1)
+    hb_r_throw("input", "`init_score` must be a double vector with one value per row (%d) or a matrix "
+               "with one row per row and one column per class.", in->nrow);
+  in->init_score = REAL(x);
+  in->init_score_ncol = ncol;
+}
+

@@ -40,6 +40,7 @@ SEXP hb_r_get(SEXP x, const char *name);
  * mat, or p/i/x. Every array is borrowed from R or allocated with R_alloc, so
  * nothing needs freeing, even after an R error. Validates everything. */
 void hb_r_input(SEXP spec, hb_input_t *in);
+void hb_r_init_score(SEXP x, hb_input_t *in);
 
 /* Wall-clock seconds (monotonic), for timing kernels. */
 double hb_r_wall_seconds(void);

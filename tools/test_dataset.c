@@ -39,7 +39,7 @@ static hb_column_t fcol(const int *x, int nlev) {
 
 static hb_dataset_t *build(int nrow, int ncol, const hb_column_t *cols, const hb_csc_t *csc,
                            const hb_binparams_t *bp, const hb_dataset_t *ref) {
-  hb_input_t in = {nrow, ncol, cols, csc, NULL, NULL};
+  hb_input_t in = {nrow, ncol, cols, csc, NULL, NULL, NULL, 0};
   hb_dataset_t *d = NULL;
   int st = hb_dataset_create(&in, bp, ref, &d);
   CHECK(st == HB_OK && d != NULL, "create failed: %d %s", st, hb_error_message());
@@ -616,7 +616,7 @@ static void test_reference(void) {
   hb_column_t tc[2] = {dcol(tx), fcol(tf, 4)};
   hb_binparams_t bp;
   hb_binparams_default(&bp);
-  hb_input_t tin = {8, 2, tc, NULL, lab, wt};
+  hb_input_t tin = {8, 2, tc, NULL, lab, wt, NULL, 0};
   hb_dataset_t *train = NULL;
   int st = hb_dataset_create(&tin, &bp, NULL, &train);
   CHECK(st == HB_OK, "train create %s", hb_error_message());
@@ -682,7 +682,7 @@ static void test_reference(void) {
   bad[3].ncol = 2; bad[3].c[0] = dcol(vx); bad[3].c[1] = fcol(vf, 5); bad[3].csc = NULL; bad[3].what = "nlevels";
   const char *needle[] = {"reference", "column 1", "column 2", "column 2"};
   for (int k = 0; k < 4; k++) {
-    hb_input_t in = {6, bad[k].ncol, bad[k].c, bad[k].csc, NULL, NULL};
+    hb_input_t in = {6, bad[k].ncol, bad[k].c, bad[k].csc, NULL, NULL, NULL, 0};
     hb_dataset_t *o = (hb_dataset_t *)1;
     hb_error_clear();
     int s2 = hb_dataset_create(&in, &bp, train, &o);
@@ -691,7 +691,7 @@ static void test_reference(void) {
   }
   int p2[] = {0, 0, 0};
   hb_csc_t csc2 = {p2, NULL, NULL};
-  hb_input_t in = {6, 2, NULL, &csc2, NULL, NULL};
+  hb_input_t in = {6, 2, NULL, &csc2, NULL, NULL, NULL, 0};
   hb_dataset_t *o = NULL;
   hb_error_clear();
   st = hb_dataset_create(&in, &bp, train, &o);
@@ -752,7 +752,7 @@ static void test_errors(void) {
   int nc = 0;
 #define ADD(NROW, NCOL, COLS, CSC, W, BP, NEEDLE)                      \
   do {                                                                 \
-    hb_input_t in_ = {NROW, NCOL, COLS, CSC, NULL, W};                 \
+    hb_input_t in_ = {NROW, NCOL, COLS, CSC, NULL, W, NULL, 0};                 \
     cases[nc].in = in_; cases[nc].bp = BP; cases[nc].needle = NEEDLE;  \
     nc++;                                                              \
   } while (0)

@@ -77,7 +77,7 @@ static hb_dataset_t *make_dataset(void) {
   cols[PD + 5].nlevels = WIDE_LEVELS;
   cols[PD + 7].type = HB_COL_FACTOR; cols[PD + 7].dbl = NULL; cols[PD + 7].i32 = xmid;
   cols[PD + 7].nlevels = MID_LEVELS;
-  hb_input_t in = { N, P, cols, NULL, y, NULL };
+  hb_input_t in = { N, P, cols, NULL, y, NULL, NULL, 0 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.nthreads = 2;
@@ -535,7 +535,7 @@ static void test_wide_sparse_first(void) {
     cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xcol[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
   }
   cols[NC - 1].type = HB_COL_FACTOR; cols[NC - 1].dbl = NULL; cols[NC - 1].i32 = xt; cols[NC - 1].nlevels = LV;
-  hb_input_t in = { N, NC, cols, NULL, y, NULL };
+  hb_input_t in = { N, NC, cols, NULL, y, NULL, NULL, 0 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   hb_dataset_t *d = NULL;

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "grow.h"
 #include "hist.h"
+#include "predict.h"
 #include "rng.h"
 #include "split.h"
 #include "split_rules.h"
@@ -45,7 +46,7 @@ static hb_dataset_t *make_dataset(int nthreads) {
     cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xd[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
   }
   cols[3].type = HB_COL_FACTOR; cols[3].dbl = NULL; cols[3].i32 = xf; cols[3].nlevels = 7;
-  hb_input_t in = { N, P, cols, NULL, y, NULL };
+  hb_input_t in = { N, P, cols, NULL, y, NULL, NULL, 0 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.max_bin = 63;
@@ -298,7 +299,7 @@ static void test_quant_wide(void) {
     }
     cols[f].type = HB_COL_DOUBLE; cols[f].dbl = qx[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
   }
-  hb_input_t in = { QN, QP, cols, NULL, qy, NULL };
+  hb_input_t in = { QN, QP, cols, NULL, qy, NULL, NULL, 0 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   hb_dataset_t *d = NULL;
@@ -311,11 +312,96 @@ static void test_quant_wide(void) {
   hb_dataset_free(d);
 }
 
+/* Per-row starting scores (init_score): the model's own starting score is
+ * 0, every training row's score is its offset plus its leaves (a forest:
+ * plus their mean), out-of-bag rows included, hb_predict() adds the offsets
+ * it is given, and mismatched or non-finite offsets are refused. */
+static void test_init_score(void) {
+  static double off[N];
+  for (int i = 0; i < N; i++) off[i] = 3 * sin(0.37 * i);
+  hb_column_t cols[P];
+  for (int f = 0; f < P; f++) {
+    cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xd[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
+  }
+  cols[3].type = HB_COL_FACTOR; cols[3].dbl = NULL; cols[3].i32 = xf; cols[3].nlevels = 7;
+  hb_input_t in = { N, P, cols, NULL, y, NULL, off, 1 };
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.nthreads = 2;
+  hb_dataset_t *d = NULL;
+  int st = hb_dataset_create(&in, &bp, NULL, &d);
+  CHECK(st == HB_OK && d->init_score && d->init_score_ncol == 1 && d->init_score[5] == off[5],
+        "dataset keeps init_score: %s", hb_error_message());
+  if (st != HB_OK) return;
+  hb_schema_t sc;
+  hb_schema_init(&sc);
+  sc.nfeat = P;
+  char *names[P] = { "a", "b", "c", "d", "e", "f" };
+  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
+  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
+  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
+  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  for (int rf = 0; rf < 2; rf++) {
+    hb_config_t cfg;
+    hb_config_default(&cfg);
+    cfg.num_leaves = 7; cfg.nthreads = 2; cfg.seed = 3; cfg.rf = rf;
+    cfg.bagging_fraction = 0.6; cfg.bagging_freq = 1; cfg.feature_fraction = 0.8;
+    hb_booster_t *b = NULL;
+    if (hb_booster_create(&cfg, d, &sc, &b) != HB_OK) { CHECK(0, "booster: %s", hb_error_message()); break; }
+    int fin, ok = 1;
+    for (int r = 0; r < 4 && ok; r++) ok = hb_booster_update(b, &fin) == HB_OK;
+    CHECK(ok, "update with init_score: %s", hb_error_message());
+    int nrow;
+    const double *sc0 = hb_booster_scores(b, 0, &nrow);
+    hb_model_t *m = hb_booster_model(b);
+    double err = 0;
+    for (int i = 0; i < nrow; i++) {
+      double s = 0;
+      for (int t = 0; t < m->num_trees; t++) s += m->trees[t]->leaf_value[hb_tree_leaf_binned(m->trees[t], d, i)];
+      if (rf) s /= m->num_trees;
+      err = fmax(err, fabs(off[i] + s - sc0[i]));
+    }
+    CHECK(m->init_score[0] == 0.0 && m->num_trees == 4 && err < 1e-9,
+          "scores are offset + trees (rf %d): init %g, err %g", rf, m->init_score[0], err);
+    double *pr = malloc(sizeof(double) * N), *p0 = malloc(sizeof(double) * N);
+    hb_input_t pin = { N, P, cols, NULL, NULL, NULL, off, 1 }, pin0 = { N, P, cols, NULL, NULL, NULL, NULL, 0 };
+    CHECK(hb_predict(m, &pin, 0, 0, HB_PRED_RAW, 2, pr) == HB_OK &&
+              hb_predict(m, &pin0, 0, 0, HB_PRED_RAW, 2, p0) == HB_OK,
+          "predict with init_score");
+    double e1 = 0, e2 = 0;
+    for (int i = 0; i < N; i++) { e1 = fmax(e1, fabs(pr[i] - sc0[i])); e2 = fmax(e2, fabs(pr[i] - p0[i] - off[i])); }
+    CHECK(e1 < 1e-9 && e2 < 1e-12, "predict adds the offsets (rf %d): %g %g", rf, e1, e2);
+    CHECK(hb_predict(m, &pin, 0, 0, HB_PRED_LEAF, 2, pr) == HB_ERR_INPUT, "leaf prediction refuses offsets");
+    pin.init_score_ncol = 2;
+    CHECK(hb_predict(m, &pin, 0, 0, HB_PRED_RAW, 2, pr) == HB_ERR_INPUT, "predict refuses 2 offset columns");
+    free(pr);
+    free(p0);
+    hb_booster_free(b);
+  }
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.objective = HB_OBJ_MULTICLASS; cfg.num_class = 3;
+  for (int i = 0; i < N; i++) y[i] = i % 3;
+  hb_dataset_t *d3 = NULL;
+  hb_booster_t *b = NULL;
+  CHECK(hb_dataset_create(&in, &bp, NULL, &d3) == HB_OK &&
+            hb_booster_create(&cfg, d3, &sc, &b) == HB_ERR_INPUT && !b &&
+            strstr(hb_error_message(), "init_score has 1 column"),
+        "1 offset column for 3 classes refused: %s", hb_error_message());
+  hb_dataset_free(d3);
+  make_data();  /* the labels back */
+  hb_dataset_free(d);
+  off[7] = NAN;
+  d = NULL;
+  CHECK(hb_dataset_create(&in, &bp, NULL, &d) == HB_ERR_INPUT && !d, "a NaN offset is refused");
+}
+
 int main(void) {
   make_data();
   test_gains();
   test_cat_sort();
   test_quant_wide();
+  test_init_score();
   hb_dataset_t *d = make_dataset(2), *d1 = make_dataset(1);
   CHECK(d != NULL && d1 != NULL, "dataset creation failed");
   if (d) {

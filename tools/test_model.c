@@ -1010,7 +1010,7 @@ static void test_io(void) {
   CHECK(hb_model_from_string(s1, n1, &r) == HB_OK && r->num_trees == 0 && r->init_score[0] == 0.0, "empty back");
   CHECK(hb_model_to_string(r, &s2, &n2) == HB_OK && n1 == n2 && memcmp(s1, s2, n1) == 0, "empty twice");
   double o = -1;
-  hb_input_t none = {1, 0, NULL, NULL, NULL, NULL};
+  hb_input_t none = {1, 0, NULL, NULL, NULL, NULL, NULL, 0};
   hb_column_t nocol;
   none.cols = &nocol;
   CHECK(hb_predict(r, &none, 0, 0, HB_PRED_RAW, 1, &o) == HB_OK && o == 0.0, "empty model predicts 0");
@@ -1066,7 +1066,7 @@ static void test_binned_wide_factor(void) {
     y[r] = r;
   }
   hb_column_t col = {HB_COL_FACTOR, NULL, x, 12};  /* level 12 never seen */
-  hb_input_t in = {N, 1, &col, NULL, y, NULL};
+  hb_input_t in = {N, 1, &col, NULL, y, NULL, NULL, 0};
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.max_bin = 4;

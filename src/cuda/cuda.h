@@ -49,10 +49,9 @@ int hb_cuda_row_stride(int nfeat);
 
 /* A learner for cfg on the training set d (its shape, bin counts, feature
  * types, labels, weights and bins are read and copied; d may go after this
- * call). The scores
- * start at init_score[k] for class k. Out of device memory is HB_ERR_NOMEM,
- * with everything freed. */
-int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+ * call). The scores start at start[k * nrow + i] for row i and class k
+ * (copied). Out of device memory is HB_ERR_NOMEM, with everything freed. */
+int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                            hb_cuda_learner_t **out);
 void hb_cuda_learner_free(hb_cuda_learner_t *L);
 

@@ -21,9 +21,9 @@ int hb_cuda_device_info(hb_cuda_info_t *out) {
 
 int hb_cuda_row_stride(int nfeat) { return (nfeat + 3) / 4; }
 
-int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                            hb_cuda_learner_t **out) {
-  (void)cfg; (void)d; (void)init_score;
+  (void)cfg; (void)d; (void)start;
   *out = NULL;
   return no_cuda();
 }

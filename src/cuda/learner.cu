@@ -180,7 +180,7 @@ fail:
   return st;
 }
 
-extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *init_score,
+extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                                       hb_cuda_learner_t **out) {
   *out = NULL;
   if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
@@ -276,9 +276,9 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   TRY(cudaMemcpy(L->d_hoff, d->hist_offset, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
   TRY(cudaMemcpy(L->d_nbin, nbin, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
   TRY(cudaMemcpy(L->d_iscat, iscat, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
-  // Scores start at the initial score of each class.
-  for (int k = 0; k < K; k++)
-    if ((st = score_fill_launch(L->d_score + (size_t)k * n, n, init_score[k], L->st)) != HB_OK) goto fail;
+  // Scores start at each row's starting score (the model's, plus an offset where the data has one).
+  TRY(cudaMemcpy(L->d_score, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
+      "uploading starting scores");
   if ((st = upload_train(L, d)) != HB_OK) goto fail;
   TRY(cudaEventCreate(&L->round_ev[0]), "creating events");
   TRY(cudaEventCreate(&L->round_ev[1]), "creating events");

@@ -247,7 +247,6 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
                        cudaStream_t st);
-int score_fill_launch(double *score, int n, double value, cudaStream_t st);
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
                        double *score, int grid, cudaStream_t st);
 

@@ -148,17 +148,6 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
   return HB_OK;
 }
 
-__global__ void k_fill(double *score, int n, double value) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) score[i] = value;
-}
-
-int score_fill_launch(double *score, int n, double value, cudaStream_t st) {
-  if (n < 1) return HB_OK;
-  k_fill<<<n / 256 + 1 < 1024 ? n / 256 + 1 : 1024, 256, 0, st>>>(score, n, value);
-  HB_CUDA_TRY(cudaGetLastError(), "the score fill kernel");
-  return HB_OK;
-}
-
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
                        double *score, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_route_add);

@@ -86,6 +86,25 @@ static int gpu_sync_scores(hb_booster_t *b, int data) {
   return st;
 }
 
+/* The K columns of per-row starting scores a dataset brings, if any, must
+ * match the model's classes. */
+static int check_init_score(const hb_config_t *cfg, const hb_dataset_t *d) {
+  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  if (d && d->init_score && d->init_score_ncol != K)
+    return hb_error_set(HB_ERR_INPUT, "init_score has %d column%s; the model has %d class%s (one column each)",
+                        d->init_score_ncol, d->init_score_ncol == 1 ? "" : "s", K, K == 1 ? "" : "es");
+  return HB_OK;
+}
+
+/* Each row's starting raw score of class k: the model's starting score plus
+ * the dataset's own (an offset), class-major as the booster's scores. */
+static void start_scores(const hb_dataset_t *d, const double *init, int K, double *s) {
+  size_t n = (size_t)d->nrow;
+  for (int k = 0; k < K; k++)
+    for (size_t i = 0; i < n; i++)
+      s[(size_t)k * n + i] = init[k] + (d->init_score ? d->init_score[(size_t)k * n + i] : 0.0);
+}
+
 int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                       const hb_schema_t *schema, hb_booster_t **out) {
   *out = NULL;
@@ -96,6 +115,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
+  if ((st = check_init_score(cfg, train)) != HB_OK) return st;
   if (cfg->device == HB_DEVICE_CUDA && cfg->rf)
     return hb_error_set(HB_ERR_INPUT, "random-forest mode trains on the CPU only");
   if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
@@ -142,15 +162,18 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if ((st = hb_schema_copy(schema, &m->schema)) != HB_OK) { hb_booster_free(b); return st; }
   m->init_score = hb_calloc((size_t)b->K, sizeof(double));
   if (!m->init_score) goto nomem;
-  if (hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK) goto nomem;
-  for (int k = 0; k < b->K; k++)
-    for (int i = 0; i < b->n; i++) b->score[(size_t)k * b->n + i] = m->init_score[k];
+  /* With per-row starting scores (an offset) the model's own starting score
+   * is 0, as in LightGBM: the offset takes the place of the average. */
+  if (!train->init_score &&
+      hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
+    goto nomem;
+  start_scores(train, m->init_score, b->K, b->score);
   if (cfg->rf) {
     if (!(b->base = hb_malloc(sizeof(double) * nk))) goto nomem;
     memcpy(b->base, b->score, sizeof(double) * nk);
   }
   if (gpu) {
-    if ((st = hb_cuda_learner_create(cfg, train, m->init_score, &b->gpu)) != HB_OK) {
+    if ((st = hb_cuda_learner_create(cfg, train, b->score, &b->gpu)) != HB_OK) {
       hb_booster_free(b);
       return st;
     }
@@ -170,6 +193,8 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
   if (!valid || valid->nfeat != b->train->nfeat)
     return hb_error_set(HB_ERR_INPUT, "a validation set must have the training set's %d features",
                         b->train->nfeat);
+  int st0 = check_init_score(&b->cfg, valid);
+  if (st0 != HB_OK) return st0;
   if (b->nvalid == b->cap_valid) {
     int cap = b->cap_valid ? 2 * b->cap_valid : 4;
     const hb_dataset_t **nv = hb_realloc(b->valid, sizeof(*nv) * (size_t)cap);
@@ -185,8 +210,7 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
   if (!s) return HB_ERR_NOMEM;
   /* Bring the new set up to date with the trees grown so far. */
   const hb_model_t *m = b->model;
-  for (int k = 0; k < b->K; k++)
-    for (int i = 0; i < valid->nrow; i++) s[(size_t)k * valid->nrow + i] = m->init_score[k];
+  start_scores(valid, m->init_score, b->K, s);
   for (int t = 0; t < m->num_trees; t++) {
     const hb_tree_t *tr = m->trees[t];
     double *sk = s + (size_t)(t % b->K) * valid->nrow;
@@ -280,6 +304,12 @@ static inline void add_tree(double *s, double v, double init, double inv_t, int 
     *s += (v - (*s - init)) * inv_t;
   else
     *s += v;
+}
+
+/* Row r's starting score of class k in dataset d: the model's, ik, plus the
+ * data's offset if it has one (a forest's trees average above it). */
+static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
+  return d->init_score ? ik + d->init_score[(size_t)k * d->nrow + r] : ik;
 }
 
 /* Rows walked through a tree together (out of the bag, validation). */
@@ -458,7 +488,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       int cnt;
       const int *rows = hb_grow_leaf_rows(b->ws, leaf, &cnt);
       double v = t->leaf_value[leaf];
-      for (int i = 0; i < cnt; i++) add_tree(&sk[rows[i]], v, ik, inv_t, rf);
+      for (int i = 0; i < cnt; i++)
+        add_tree(&sk[rows[i]], v, rf ? row_start(d, ik, k, rows[i]) : 0.0, inv_t, rf);
     }
     if (bag) {  /* rows out of the bag, in blocks of OOB_BLOCK */
       hb_binnode_t *nd = hb_tree_binnodes(t, d);
@@ -471,7 +502,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         for (int i = q * OOB_BLOCK; i < hi; i++)
           if (!b->in_bag[i]) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
-        for (int r = 0; r < m; r++) add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], ik, inv_t, rf);
+        for (int r = 0; r < m; r++)
+          add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(d, ik, k, rows[r]) : 0.0, inv_t, rf);
       }
       hb_free(nd);
     }
@@ -488,7 +520,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         const int hi = (q + 1) * OOB_BLOCK < vn ? (q + 1) * OOB_BLOCK : vn;
         for (int i = q * OOB_BLOCK; i < hi; i++) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
-        for (int r = 0; r < m; r++) add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], ik, inv_t, rf);
+        for (int r = 0; r < m; r++)
+          add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(vd, ik, k, rows[r]) : 0.0, inv_t, rf);
       }
       hb_free(nd);
     }

@@ -600,6 +600,15 @@ static int validate_input(const hb_input_t *in, const hb_binparams_t *bp,
       if (!(in->weight[r] >= 0.0) || isinf(in->weight[r]))
         return hb_error_set(HB_ERR_INPUT, "dataset: weight of row %d is negative, infinite or missing", r + 1);
   }
+  if (in->init_score) {
+    if (in->init_score_ncol < 1)
+      return hb_error_set(HB_ERR_INPUT, "dataset: init_score needs at least one column (got %d)", in->init_score_ncol);
+    size_t ni = (size_t)in->nrow * (size_t)in->init_score_ncol;
+    for (size_t e = 0; e < ni; e++)
+      if (!isfinite(in->init_score[e]))
+        return hb_error_set(HB_ERR_INPUT, "dataset: init_score of row %d is missing or infinite",
+                            (int)(e % (size_t)in->nrow) + 1);
+  }
   if (in->cols) {
     for (int j = 0; j < in->ncol; j++) {
       const hb_column_t *c = &in->cols[j];
@@ -673,6 +682,7 @@ void hb_dataset_free(hb_dataset_t *d) {
   hb_free(d->hist_offset);
   hb_free(d->label);
   hb_free(d->weight);
+  hb_free(d->init_score);
   hb_free(d);
 }
 
@@ -742,6 +752,13 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     d->weight = hb_malloc((size_t)nrow * sizeof(double));
     if (!d->weight) { hb_dataset_free(d); return HB_ERR_NOMEM; }
     memcpy(d->weight, in->weight, (size_t)nrow * sizeof(double));
+  }
+  if (in->init_score) {
+    size_t ni = (size_t)nrow * (size_t)in->init_score_ncol;
+    d->init_score = hb_malloc(ni * sizeof(double));
+    if (!d->init_score) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+    memcpy(d->init_score, in->init_score, ni * sizeof(double));
+    d->init_score_ncol = in->init_score_ncol;
   }
   int nt = hb_threads_use(bp.nthreads);
   (void)nt;

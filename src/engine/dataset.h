@@ -57,6 +57,8 @@ typedef struct {
   const hb_csc_t *csc;      /* or NULL */
   const double *label;      /* nrow labels or NULL (classes as 0..K-1) */
   const double *weight;     /* nrow non-negative weights or NULL */
+  const double *init_score; /* nrow x init_score_ncol finite starting raw scores (column k: class k), or NULL */
+  int init_score_ncol;      /* 1, or the number of classes of a multiclass model */
 } hb_input_t;
 
 typedef struct {
@@ -111,6 +113,8 @@ typedef struct hb_dataset {
   int total_bins;            /* hist_offset[nfeat] */
   double *label;             /* nrow or NULL */
   double *weight;            /* nrow or NULL */
+  double *init_score;        /* nrow x init_score_ncol per-row starting scores (an offset), or NULL */
+  int init_score_ncol;
 } hb_dataset_t;
 
 /* Bin `in` into a new dataset. With `reference` (a training set), reuse its

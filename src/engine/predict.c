@@ -329,12 +329,18 @@ static inline void response(int objective, int K, double *o, size_t stride) {
  * one more load than the plain walk). */
 #define CHAIN_SPARSITY 16
 
+/* Row i's starting raw score of class k: the model's (init) plus the
+ * caller's offset for the row (off: N x K, class-major), either may be NULL. */
+static inline double start_score(const double *init, const double *off, int k, size_t N, size_t i) {
+  return (init ? init[k] : 0.0) + (off ? off[(size_t)k * N + i] : 0.0);
+}
+
 /* Rows i0 .. i0 + nb - 1 of csr walked along the zero chains, row by row,
  * each row's trees added in iteration order; x (zero) and bits (only bit
  * nfeat set) are the thread's row of values and bitmap, left as found. */
 static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t *csr, int i0, int nb, uint64_t *bits,
-                       double *x, int t0, int t1, int K, const double *init, int avg, int objective, int type,
-                       size_t N, double *out) {
+                       double *x, int t0, int t1, int K, const double *init, const double *off, int avg,
+                       int objective, int type, size_t N, double *out) {
   for (int i = i0; i < i0 + nb; i++) {
     for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
       x[csr->j[e]] = csr->x[e];
@@ -344,11 +350,12 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
       for (int t = t0; t < t1; t++)
         out[(size_t)(t - t0) * N + i] = (double)zchain_walk(trees[t], zc, zc->first[t - t0], bits, x);
     } else {
-      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = init && !avg ? init[k] : 0.0;
+      for (int k = 0; k < K; k++) out[(size_t)k * N + i] = avg ? 0.0 : start_score(init, off, k, N, (size_t)i);
       for (int t = t0; t < t1; t++)
         out[(size_t)(t % K) * N + i] += trees[t]->leaf_value[zchain_walk(trees[t], zc, zc->first[t - t0], bits, x)];
       if (avg)
-        for (int k = 0; k < K; k++) out[(size_t)k * N + i] = (init ? init[k] : 0.0) + out[(size_t)k * N + i] / avg;
+        for (int k = 0; k < K; k++)
+          out[(size_t)k * N + i] = start_score(init, off, k, N, (size_t)i) + out[(size_t)k * N + i] / avg;
       if (type == HB_PRED_RESPONSE) response(objective, K, out + i, N);
     }
     for (int e = csr->p[i]; e < csr->p[i + 1]; e++) {
@@ -360,11 +367,12 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
 
 /* Contributions (shap.h) of trees [t0, t1) for every row, dense columns or
  * the CSR copy of a sparse matrix, into out: nrow x K (nfeat + 1),
- * column-major, the bias of class k starting from its init score. Rows are
+ * column-major, the bias of class k starting from its init score (plus
+ * the row's offset, off: nrow x K or NULL). Rows are
  * independent, each one's trees added in order: the thread count changes
  * nothing. */
-static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_t *csr, int nrow, int nfeat, int t0,
-                        int t1, int nth, double *out) {
+static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_t *csr, const double *off, int nrow,
+                        int nfeat, int t0, int t1, int nth, double *out) {
   const int K = m->trees_per_iter;
   const size_t N = (size_t)nrow, width = (size_t)K * ((size_t)nfeat + 1);
   hb_shap_t s;
@@ -406,7 +414,8 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
     hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
     if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
       for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
-    for (int k = 0; k < K; k++) phi[(size_t)k * (nfeat + 1) + nfeat] += m->init_score ? m->init_score[k] : 0.0;
+    for (int k = 0; k < K; k++)
+      phi[(size_t)k * (nfeat + 1) + nfeat] += start_score(m->init_score, off, k, N, (size_t)i);
     for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
     if (!cols)
       for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
@@ -445,6 +454,10 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     }
   }
   int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
+  if (in->init_score && (in->init_score_ncol != K || type == HB_PRED_LEAF))
+    return hb_error_set(HB_ERR_INPUT, type == HB_PRED_LEAF ? "init_score has no place in leaf predictions"
+                                                           : "init_score needs %d column%s (one per class), not %d",
+                        K, K == 1 ? "" : "s", in->init_score_ncol);
   if (nrow == 0) return HB_OK;
   int t0 = start_iter * K, t1 = (start_iter + num_iter) * K;
   size_t N = (size_t)nrow;
@@ -457,7 +470,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     if (st) return st;
   }
   if (type == HB_PRED_CONTRIB) {
-    int st = contrib_rows(m, in->cols, in->csc ? &csr : NULL, nrow, nfeat, t0, t1, nth, out);
+    int st = contrib_rows(m, in->cols, in->csc ? &csr : NULL, in->init_score, nrow, nfeat, t0, t1, nth, out);
     csr_free(&csr);
     return st;
   }
@@ -490,7 +503,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     for (int h = 0; h < nth; h++) bitmaps[(size_t)h * bwords + (size_t)nfeat / 64] |= (uint64_t)1 << (nfeat & 63);
   const hb_column_t *cols = in->cols;
   hb_tree_t *const *trees = m->trees;
-  const double *init = m->init_score;
+  const double *init = m->init_score, *off = in->init_score;
   int objective = m->config.objective;
   const int avg = m->config.rf ? num_iter : 0;  /* a forest averages its iterations */
   (void)nth;
@@ -507,8 +520,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     double *x = blocks + (size_t)th * (size_t)brow * width;
     int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
     if (!cols && (size_t)(csr.p[i0 + nb] - csr.p[i0]) * CHAIN_SPARSITY <= (size_t)nb * (size_t)nfeat) {
-      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, avg, objective, type,
-                 N, out);
+      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, off, avg, objective,
+                 type, N, out);
       continue;
     }
     if (cols) {
@@ -527,7 +540,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
       }
     } else {
       for (int k = 0; k < K; k++)
-        for (int r = 0; r < nb; r++) out[(size_t)k * N + i0 + r] = init && !avg ? init[k] : 0.0;
+        for (int r = 0; r < nb; r++)
+          out[(size_t)k * N + i0 + r] = avg ? 0.0 : start_score(init, off, k, N, (size_t)(i0 + r));
       for (int t = t0; t < t1; t++) {
         const hb_tree_t *tr = trees[t];
         double *o = out + (size_t)(t % K) * N + i0;
@@ -537,7 +551,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
       if (avg)  /* a forest: the starting score plus the mean of its trees */
         for (int k = 0; k < K; k++)
           for (int r = 0; r < nb; r++)
-            out[(size_t)k * N + i0 + r] = (init ? init[k] : 0.0) + out[(size_t)k * N + i0 + r] / avg;
+            out[(size_t)k * N + i0 + r] =
+                start_score(init, off, k, N, (size_t)(i0 + r)) + out[(size_t)k * N + i0 + r] / avg;
       if (type == HB_PRED_RESPONSE)
         for (int r = 0; r < nb; r++) response(objective, K, out + i0 + r, N);
     }
