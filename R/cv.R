@@ -39,7 +39,8 @@
 #'   every 10th round, 2 every round.
 #' @param keep_models `TRUE` to return the folds' models.
 #' @param ... Other training parameters of [histboost()] (`objective`,
-#'   `learning_rate`, `num_leaves`, ...). Unknown arguments are an error.
+#'   `learning_rate`, `num_leaves`, ...; an `init_score` is split with the
+#'   folds). Unknown arguments are an error.
 #' @return An object of class `"hb_cv"`: a list with `evaluation_log` (a
 #'   data.frame: `iter`, then `test_<metric>_mean` and `test_<metric>_sd`,
 #'   the mean and standard deviation over the folds, for each metric),
@@ -84,6 +85,7 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
   if (!is.null(weights) && length(weights) != n) {
     .hb_abort("`weights` has ", length(weights), " values but `x` has ", n, " rows.")
   }
+  init_score <- .hb_init_score(dots[["init_score"]], n)
   stratified <- .hb_flag(stratified, "stratified")
   keep_models <- .hb_flag(keep_models, "keep_models")
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
@@ -122,8 +124,10 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     a$x <- .hb_rows(x, tr)
     a$y <- .hb_rows(y, tr)
     a["weights"] <- list(if (!is.null(weights)) weights[tr])  # a$weights <- NULL would drop it
+    a["init_score"] <- list(if (!is.null(init_score)) .hb_rows(init_score, tr))
     a$valid <- list(test = list(x = .hb_rows(x, te), y = .hb_rows(y, te),
-                                weights = if (!is.null(weights)) weights[te]))
+                                weights = if (!is.null(weights)) weights[te],
+                                init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots)),
                           histboost_error_input = function(e) {
                             msg <- conditionMessage(e)
@@ -211,7 +215,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     rep(NA_real_, n)
   }
   for (k in seq_len(K)) {
-    p <- stats::predict(models[[k]], .hb_rows(x, folds[[k]]), nthreads = nthreads)
+    p <- stats::predict(models[[k]], .hb_rows(x, folds[[k]]), nthreads = nthreads,
+                        init_score = if (!is.null(init_score)) .hb_rows(init_score, folds[[k]]))
     if (is.matrix(pred)) pred[folds[[k]], ] <- p else pred[folds[[k]]] <- p
   }
   params <- c(list(nrounds = nrounds, early_stopping_rounds = early_stopping_rounds, seed = seed), dots)

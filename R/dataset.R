@@ -362,6 +362,36 @@
   as.double(w)
 }
 
+# Per-row starting raw scores (an offset): NULL, a numeric vector of n values
+# or a numeric matrix of n rows (one column per class of a multiclass model),
+# finite; returned as a double vector or matrix without names.
+.hb_init_score <- function(s, n, arg = "init_score", nrow_arg = "x") {
+  if (is.null(s)) return(NULL)
+  if (is.data.frame(s)) s <- as.matrix(s)
+  if (!is.numeric(s) || (is.object(s) && !is.matrix(s))) {
+    .hb_abort("`", arg, "` must be a numeric vector (one value per row) or a numeric matrix (one row per ",
+              "row, one column per class), not ", .hb_describe(s), ".")
+  }
+  if (is.matrix(s)) {
+    if (nrow(s) != n) .hb_abort("`", arg, "` has ", nrow(s), " rows but `", nrow_arg, "` has ", n, " rows.")
+    if (ncol(s) < 1L) .hb_abort("`", arg, "` has no columns.")
+    if (ncol(s) == 1L) s <- s[, 1L]
+  } else {
+    s <- .hb_vector_arg(s, n, arg, nrow_arg)
+  }
+  bad <- which(!is.finite(s))
+  if (length(bad)) {
+    .hb_abort("`", arg, "` contains ", length(bad), " missing or non-finite values (first at position ",
+              bad[1L], "); starting scores must be finite numbers.")
+  }
+  out <- as.double(s)
+  if (is.matrix(s)) dim(out) <- dim(s)
+  out
+}
+
+# The number of starting-score columns of an init_score (NULL: 0).
+.hb_init_score_ncol <- function(s) if (is.null(s)) 0L else if (is.matrix(s)) ncol(s) else 1L
+
 .hb_state <- new.env(parent = emptyenv())
 .hb_state$counter <- 0L
 
@@ -400,13 +430,20 @@
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels. Ignored with a
 #'   `reference` (its bins are used).
+#' @param init_score `NULL`, or each row's starting raw score (an offset, on
+#'   the scale of the raw prediction: log for poisson, gamma and tweedie,
+#'   log-odds for binary): a numeric vector, or for a multiclass model a
+#'   matrix with one column per class. Boosting starts from it instead of
+#'   the labels' average (the model's own starting score is then 0), and the
+#'   same offset must be given to [predict.histboost()] for new rows.
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
-#'   `label_info`, `has_label`, `max_bin` and identifiers. It cannot be saved:
+#'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
+#'   `max_bin` and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
 #' @examples
 #' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
@@ -416,8 +453,9 @@
 #' dim(v)
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
-                       nthreads = NULL, ...) {
-  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads"), "hb_dataset")
+                       nthreads = NULL, init_score = NULL, ...) {
+  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score"),
+                 "hb_dataset")
   if (!is.null(reference) && !missing(max_bin)) {
     .hb_check_dataset(reference, "reference")
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
@@ -426,13 +464,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                 "); a dataset with a reference reuses its bins.")
     }
   }
-  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads)
+  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like).
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
-                              arg = "x", yarg = "y", warg = "weights", source = "reference") {
+                              arg = "x", yarg = "y", warg = "weights", source = "reference",
+                              init_score = NULL, iarg = "init_score") {
   nthreads <- .hb_nthreads(nthreads)
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
@@ -452,12 +491,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
   }
   w <- .hb_weights(weights, feat$nrow, warg)
+  init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
-               if (!is.null(reference)) reference$ptr)
+               if (!is.null(reference)) reference$ptr, init_score)
   structure(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
-    has_label = !is.null(lab), has_weights = !is.null(w), max_bin = max_bin,
+    has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
+    max_bin = max_bin,
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }
@@ -476,6 +517,8 @@ print.hb_dataset <- function(x, ...) {
              if (length(info$classes) > 5L) ", ..." else "", ")"),
       if (x$has_weights) ", weighted" else "", "\n", sep = "")
   }
+  nis <- x$init_score_ncol %||% 0L
+  if (nis > 0L) cat("  starting scores (init_score): ", nis, " column", if (nis > 1L) "s", "\n", sep = "")
   if (!is.null(x$reference_id)) cat("  binned with a reference dataset\n")
   invisible(x)
 }

@@ -78,7 +78,10 @@
   # Parsed, never evaluated beyond the `~` that builds the formula object.
   expr <- str2lang(v)
   if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) stop("bad")
-  stats::terms(eval(expr, baseenv()))
+  # Variables are looked up in newdata, functions in base R plus offset().
+  env <- new.env(parent = baseenv())
+  env$offset <- stats::offset
+  stats::terms(eval(expr, env))
 }
 
 # Build the "histboost" object from a model text (training, hb_load, edits);

@@ -23,6 +23,11 @@
 #'   else all) or the number of first iterations to use.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()].
+#' @param init_score `NULL`, or the rows' starting raw scores (offsets), as
+#'   given to [histboost()] for training: added to the raw score before the
+#'   link function (and, for `"contrib"`, to `"(Intercept)"`); not with
+#'   `"leaf"`. A model fitted with a formula holding `offset()` takes its
+#'   offset from `newdata` instead.
 #' @param ... Not used; unknown arguments are an error.
 #' @details
 #' With `type = "contrib"` each row's raw score is split between the
@@ -52,8 +57,8 @@
 #' all.equal(rowSums(phi), predict(fit2, mtcars[1:3, -1], type = "raw"))
 #' @export
 predict.histboost <- function(object, newdata, type = c("response", "class", "raw", "leaf", "contrib"),
-                              iteration = NULL, nthreads = NULL, ...) {
-  .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads"), "predict")
+                              iteration = NULL, nthreads = NULL, init_score = NULL, ...) {
+  .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score"), "predict")
   .hb_check_model(object)
   type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib"), "type")
   if (missing(newdata) || is.null(newdata)) {
@@ -70,14 +75,35 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
     iteration <- min(iteration, niter)
   }
   nthreads <- .hb_nthreads(nthreads)
-  if (!is.null(object$terms) && is.data.frame(newdata)) newdata <- .hb_formula_frame(object$terms, newdata)
+  if (!is.null(object$terms) && is.data.frame(newdata)) {
+    newdata <- .hb_formula_frame(object$terms, newdata)
+    offset <- attr(newdata, "offset")
+    if (!is.null(offset)) {
+      if (!is.null(init_score)) {
+        .hb_abort("`init_score` must not be given: the model's formula has an offset(), taken from `newdata`.")
+      }
+      init_score <- offset
+    }
+  }
+  if (!is.null(init_score)) {
+    if (type == "leaf") .hb_abort("`init_score` has no place in leaf predictions (`type` = \"leaf\").")
+    nr <- if (is.data.frame(newdata) || is.matrix(newdata) || inherits(newdata, "Matrix")) nrow(newdata)
+          else length(newdata)
+    init_score <- .hb_init_score(init_score, nr, nrow_arg = "newdata")
+    K <- length(object$classes) * (object$task == "multiclass") + (object$task != "multiclass")
+    if (.hb_init_score_ncol(init_score) != K) {
+      .hb_abort("`init_score` has ", .hb_init_score_ncol(init_score), " columns but the model has ",
+                if (K > 1L) paste(K, "classes: give a matrix with one column per class.")
+                else "one score a row: give a vector.")
+    }
+  }
   schema <- list(names = object$feature_names, types = object$feature_types,
                  levels = object$feature_levels)
   feat <- .hb_features_like(newdata, schema, "newdata")
   ptr <- .hb_model_ptr(object)
   code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L)
   # iteration 0 (a model without iterations) means "all" = none to the engine.
-  out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads)
+  out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads, init_score)
   if (type == "leaf") return(out)
   if (type == "contrib") {
     cols <- c(object$feature_names, "(Intercept)")
@@ -112,5 +138,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
                  error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
                                                conditionMessage(e)))
-  mf[attr(terms, "term.labels")]
+  out <- mf[attr(terms, "term.labels")]
+  attr(out, "offset") <- stats::model.offset(mf)
+  out
 }

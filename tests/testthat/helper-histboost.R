@@ -441,7 +441,9 @@ ref_tree_predict <- function(tree, X) tree$leaf_values[ref_tree_leaf(tree, X) + 
 
 # Boosting with the reference grower. y: numeric (regression), 0/1 (binary),
 # or 1..K class index (multiclass). Returns init, trees[[round]][[class]].
-ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL) {
+# With `offset` (n x K) the scores start from it and init is 0, as with
+# histboost()'s init_score.
+ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL, offset = NULL) {
   n <- nrow(X)
   w <- if (is.null(weights)) rep(1, n) else weights
   info <- ref_bin_info(X)
@@ -453,7 +455,9 @@ ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL) {
     pk <- vapply(seq_len(K), function(k) sum(w * (y == k)) / sum(w), 0)
     init <- log(pmax(pk, 1e-15))
   }
+  if (!is.null(offset)) init <- rep(0, K)
   S <- matrix(rep(init, each = n), n, K)
+  if (!is.null(offset)) S <- S + offset
   trees <- list()
   for (it in seq_len(nrounds)) {
     trees[[it]] <- list()

@@ -192,6 +192,28 @@ test_that("GPU and CPU grow the same trees: regression, binary, multiclass on ti
   }
 })
 
+test_that("GPU and CPU grow the same trees from a per-row init_score, and log the same validation metric", {
+  skip_without_gpu()
+  d <- tiefree(17)
+  set.seed(17)
+  off <- 0.5 * sin(3 * d$x$x2) + rnorm(4000, sd = 0.3)
+  mu <- exp(off + 0.3 * d$x$x1)
+  ys <- list(regression = d$y, poisson = rpois(4000, mu))
+  tr <- 1:3000; va <- 3001:4000
+  for (obj in names(ys)) {
+    y <- ys[[obj]]
+    args <- c(list(d$x[tr, ], y[tr], objective = obj, init_score = off[tr],
+                   valid = list(v = list(x = d$x[va, ], y = y[va], init_score = off[va]))), gpu_params)
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = paste(obj, "with an offset"), tol_internal = 1e-5)
+    expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(obj, "validation log"))
+    expect_lt(max(abs(predict(cpu, d$x, type = "raw", init_score = off) -
+                      predict(gpu, d$x, type = "raw", init_score = off))), 1e-6)
+  }
+})
+
 test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and Huber losses", {
   skip_without_gpu()
   d <- tiefree(13)

@@ -134,6 +134,45 @@ test_that("multiclass: one round of K trees equals the plain-R grower", {
   check_against_ref(m, fit, d$x, gen_toy_new(11), "multiclass")
 })
 
+test_that("with a per-row init_score, trees equal the plain-R grower started from it", {
+  # regression, two rounds: gradients s - y from s = offset + trees, not the mean
+  d <- gen_toy(61)
+  set.seed(161)
+  off <- rnorm(200, sd = 2)
+  p <- tree_params(num_leaves = 5L)
+  m <- do.call(histboost, c(list(d$x, d$y, init_score = off, nrounds = 2L, verbose = 0L), p))
+  fit <- ref_boost(d$x, d$y, "regression", p, nrounds = 2L, offset = matrix(off))
+  check_against_ref(m, fit, d$x, gen_toy_new(12), "regression with an offset")
+  expect_equal(predict(m, d$x, type = "raw", init_score = off), ref_boost_raw(fit, d$x)[, 1] + off,
+               tolerance = TOL$exact)
+  # weighted binary, two rounds, the offset on the log-odds scale
+  d <- gen_toy(62, n = 300)
+  set.seed(162)
+  y01 <- as.numeric(runif(300) < sigmoid(d$f - mean(d$f)))
+  off <- d$x$a * 0.7 - 0.2
+  w <- runif(300, 0.2, 3)
+  p <- tree_params(num_leaves = 5L, learning_rate = 0.4)
+  m <- do.call(histboost, c(list(d$x, factor(y01, levels = c(0, 1)), weights = w, init_score = off,
+                                 nrounds = 2L, verbose = 0L), p))
+  fit <- ref_boost(d$x, y01, "binary", p, nrounds = 2L, weights = w, offset = matrix(off))
+  check_against_ref(m, fit, d$x, gen_toy_new(13), "weighted binary with an offset")
+  expect_equal(predict(m, d$x, init_score = off), sigmoid(ref_boost_raw(fit, d$x)[, 1] + off),
+               tolerance = TOL$exact)
+  # multiclass: one offset column per class
+  d <- gen_toy(63, n = 300)
+  set.seed(163)
+  S <- cbind(d$f, -d$f, d$x$a * 0.8)
+  yk <- apply(softmax_rows(S), 1, function(pr) sample.int(3, 1, prob = pr))
+  off <- cbind(0.5 * d$f, 0, -0.3 * d$x$d)
+  p <- tree_params(num_leaves = 4L, learning_rate = 0.5)
+  m <- do.call(histboost, c(list(d$x, factor(c("u", "v", "w")[yk]), init_score = off, nrounds = 1L,
+                                 verbose = 0L), p))
+  fit <- ref_boost(d$x, yk, "multiclass", p, nrounds = 1L, K = 3L, offset = off)
+  check_against_ref(m, fit, d$x, gen_toy_new(14), "multiclass with an offset")
+  expect_equal(unname(predict(m, d$x, init_score = off)), softmax_rows(ref_boost_raw(fit, d$x) + off),
+               tolerance = TOL$exact)
+})
+
 # A plain-R walk of hb_trees(): for each row, the leaf each tree sends it to
 # (numeric splits only: value <= threshold goes left, NA follows default_left).
 walk_table <- function(tab, x) {
