@@ -15,7 +15,7 @@ SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
 SEXP C_hb_booster_update(SEXP);
 SEXP C_hb_booster_eval(SEXP, SEXP, SEXP);
-SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
 SEXP C_hb_model_to_text(SEXP);
@@ -45,7 +45,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_add_valid, 2),
   ENTRY(C_hb_booster_update, 1),
   ENTRY(C_hb_booster_eval, 3),
-  ENTRY(C_hb_booster_model_text, 4),
+  ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
   ENTRY(C_hb_model_load, 1),
   ENTRY(C_hb_model_to_text, 1),

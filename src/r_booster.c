@@ -220,11 +220,28 @@ SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric) {
 }
 
 /* Store R-side extras (named character `meta`) and the best iteration
- * (0: none) in the booster's model, then serialize it: character(1); with
- * `release` TRUE, list(text, model pointer), the booster keeping no model. */
-SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration, SEXP release) {
+ * (0: none, else counted in the final model) in the booster's model, then
+ * serialize it: character(1); with `release` TRUE, list(text, model
+ * pointer), the booster keeping no model. With `base_text` (the model text
+ * a training was continued from) the trees of its first `base_iter`
+ * iterations go in front first: called once training is over. */
+SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration, SEXP release, SEXP base_text,
+                             SEXP base_iter) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   hb_model_t *m = hb_booster_model(b);
+  if (!Rf_isNull(base_text)) {
+    /* a continued training: the base model's trees go in front (parsed
+     * afresh from its text, so its own R object is untouched) */
+    if (TYPEOF(base_text) != STRSXP || XLENGTH(base_text) != 1 || STRING_ELT(base_text, 0) == NA_STRING)
+      hb_r_throw("input", "`init_model`: its model text is missing.");
+    SEXP ch = STRING_ELT(base_text, 0);
+    hb_model_t *base = NULL;
+    hb_error_clear();
+    int st = hb_model_from_string(CHAR(ch), (size_t)LENGTH(ch), &base);
+    if (st == HB_OK) st = hb_model_prepend(m, base, hb_r_int(base_iter, "base_iter"));
+    hb_model_free(base);
+    if (st != HB_OK) hb_r_throw_status(st, "`init_model`");
+  }
   int best = hb_r_int(best_iteration, "best_iteration");
   if (best < 0 || best > hb_model_num_iterations(m))
     hb_r_throw("input", "`best_iteration` (%d) is outside the model's iterations.", best);

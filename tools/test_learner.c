@@ -10,6 +10,7 @@
 #include "error.h"
 #include "grow.h"
 #include "hist.h"
+#include "model.h"
 #include "predict.h"
 #include "rng.h"
 #include "split.h"
@@ -396,6 +397,32 @@ static void test_init_score(void) {
   CHECK(hb_dataset_create(&in, &bp, NULL, &d) == HB_ERR_INPUT && !d, "a NaN offset is refused");
 }
 
+/* hb_model_prepend: the base's first iterations go in front, the rest are
+ * freed, its starting score moves over; a mismatch changes nothing. */
+static void test_prepend(hb_dataset_t *d) {
+  hb_model_t *a = train(d, 2, 0, 5), *b = train(d, 2, 0, 3), *c = train(d, 2, 0, 2);
+  if (!a || !b || !c) {
+    CHECK(0, "training for prepend");
+    hb_model_free(a);
+    hb_model_free(b);
+    hb_model_free(c);
+    return;
+  }
+  hb_tree_t *a0 = a->trees[0], *a1 = a->trees[1], *b0 = b->trees[0];
+  double ai = a->init_score[0];
+  CHECK(hb_model_prepend(b, a, 6) == HB_ERR_INPUT && b->num_trees == 3 && a->num_trees == 5,
+        "prepend refuses more iterations than the base has");
+  c->config.objective = HB_OBJ_BINARY;
+  CHECK(hb_model_prepend(c, a, 2) == HB_ERR_INPUT && c->num_trees == 2 && a->num_trees == 5 && a->trees[0] == a0,
+        "prepend refuses another objective, changing nothing");
+  CHECK(hb_model_prepend(b, a, 2) == HB_OK && b->num_trees == 5 && b->trees[0] == a0 && b->trees[1] == a1 &&
+            b->trees[2] == b0 && b->init_score[0] == ai && a->num_trees == 0,
+        "prepend: two base trees in front of three, with the base's starting score");
+  hb_model_free(a);
+  hb_model_free(b);
+  hb_model_free(c);
+}
+
 int main(void) {
   make_data();
   test_gains();
@@ -408,6 +435,7 @@ int main(void) {
     CHECK(d->mappers[4].trivial == 1, "constant feature must be trivial");
     test_hist(d);
     test_models(d);
+    test_prepend(d);
   }
   hb_dataset_free(d);
   hb_dataset_free(d1);

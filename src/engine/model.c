@@ -122,6 +122,51 @@ int hb_model_push_tree(hb_model_t *m, hb_tree_t *t) {
   return HB_OK;
 }
 
+static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* Whether two schemas describe the same features (names, types, levels). */
+static int same_schema(const hb_schema_t *a, const hb_schema_t *b) {
+  if (a->nfeat != b->nfeat) return 0;
+  for (int f = 0; f < a->nfeat; f++) {
+    int na = a->nlevels ? a->nlevels[f] : 0, nb = b->nlevels ? b->nlevels[f] : 0;
+    if (!same_str(a->names[f], b->names[f]) || a->types[f] != b->types[f] || na != nb) return 0;
+    for (int j = 0; j < na; j++)
+      if (!same_str(a->levels[f][j], b->levels[f][j])) return 0;
+  }
+  return 1;
+}
+
+int hb_model_prepend(hb_model_t *m, hb_model_t *base, int base_iter) {
+  if (!m || !base) return hb_error_set(HB_ERR_INPUT, "no model given");
+  if (base_iter < 0 || base_iter > hb_model_num_iterations(base))
+    return hb_error_set(HB_ERR_INPUT, "the base model has %d iterations, not %d", hb_model_num_iterations(base),
+                        base_iter);
+  if (m->trees_per_iter != base->trees_per_iter || m->num_class != base->num_class ||
+      m->config.objective != base->config.objective)
+    return hb_error_set(HB_ERR_INPUT, "the models differ in objective or classes");
+  if (m->config.rf || base->config.rf)
+    return hb_error_set(HB_ERR_INPUT, "a random forest cannot be continued (its trees are averaged)");
+  if (!same_schema(&m->schema, &base->schema)) return hb_error_set(HB_ERR_INPUT, "the models' features differ");
+  /* only the base's first base_iter iterations */
+  for (int t = base_iter * base->trees_per_iter; t < base->num_trees; t++) hb_tree_free(base->trees[t]);
+  base->num_trees = base_iter * base->trees_per_iter;
+  int n = base->num_trees + m->num_trees;
+  if (n > m->cap_trees) {
+    hb_tree_t **p = hb_realloc(m->trees, (size_t)n * sizeof *p);
+    if (!p) return HB_ERR_NOMEM;
+    m->trees = p;
+    m->cap_trees = n;
+  }
+  memmove(m->trees + base->num_trees, m->trees, (size_t)m->num_trees * sizeof *m->trees);
+  memcpy(m->trees, base->trees, (size_t)base->num_trees * sizeof *m->trees);
+  m->num_trees = n;
+  base->num_trees = 0;  /* m owns them now */
+  double *is = m->init_score;
+  m->init_score = base->init_score;
+  base->init_score = is;
+  return HB_OK;
+}
+
 /* Set (or replace) key's value; both strings are copied. */
 int hb_model_set_meta(hb_model_t *m, const char *key, const char *value) {
   if (!m || !key || !value) return hb_error_set(HB_ERR_INPUT, "meta key and value must be strings");

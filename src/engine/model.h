@@ -43,6 +43,13 @@ int hb_model_push_tree(hb_model_t *m, hb_tree_t *t);
 int hb_model_set_meta(hb_model_t *m, const char *key, const char *value);
 const char *hb_model_get_meta(const hb_model_t *m, const char *key);
 int hb_model_set_label_levels(hb_model_t *m, int n, const char *const *levels);
+/* Continue base: put the trees of its first base_iter iterations in front
+ * of m's (base is left without trees, m owns them) and give m base's
+ * starting scores, so that m predicts base's raw score at base_iter
+ * iterations plus its own trees (m was trained from those predictions).
+ * HB_ERR_INPUT, with m unchanged, unless both have the same objective,
+ * classes and features and neither is a random forest. */
+int hb_model_prepend(hb_model_t *m, hb_model_t *base, int base_iter);
 /* Number of complete iterations. */
 int hb_model_num_iterations(const hb_model_t *m);
 
