@@ -20,8 +20,8 @@
 
 # Arguments of histboost.default() (for the unknown-argument check).
 .HB_TRAIN_ARGS <- c(
-  "x", "y", "weights", "init_score", "nrounds", "objective", "learning_rate", "num_leaves", "max_depth",
-  "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
+  "x", "y", "weights", "init_score", "init_model", "nrounds", "objective", "learning_rate", "num_leaves",
+  "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "goss", "top_rate", "other_rate", "boosting", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
@@ -88,6 +88,13 @@ histboost <- function(x, ...) {
 #'   init_score =)`). For a Poisson rate with exposure `e`, give `log(e)`;
 #'   the formula method takes `offset(log(e))`. Validation sets then need
 #'   theirs: `list(x = , y = , init_score = )`.
+#' @param init_model `NULL`, or a histboost model to continue: training starts
+#'   from its raw predictions (at its best iteration, else all; plus any
+#'   `init_score`) for `x` and the validation sets, and the result holds its
+#'   trees followed by the new ones, so it predicts on its own. The data must
+#'   have the model's features, classes and objective; not for random forests
+#'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
+#'   The evaluation log and best iteration count the model's iterations too.
 #' @param nrounds Number of boosting rounds (iterations).
 #' @param objective `"auto"` (from `y`), `"regression"` (squared error),
 #'   `"binary"` (also accepts numeric 0/1 labels), `"multiclass"`, or a loss
@@ -203,7 +210,7 @@ histboost <- function(x, ...) {
 #'   and the last; 2 every round. `FALSE` and `TRUE` mean 0 and 1 (numeric
 #'   parameters otherwise refuse logical values).
 #' @export
-histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nrounds = 100L,
+histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
                                             "tweedie", "huber", "l1", "quantile"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
@@ -391,6 +398,52 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nr
     .hb_abort("`early_stopping_rounds` needs validation data: give `valid`.")
   }
 
+  # A continued training starts from init_model's raw predictions.
+  init_model <- a$init_model
+  base_iter <- 0L
+  if (!is.null(init_model)) {
+    .hb_check_model(init_model, "init_model")
+    if (inherits(x, "hb_dataset")) {
+      .hb_abort("`init_model` needs `x` as a data.frame, matrix or dgCMatrix, not an hb_dataset: training ",
+                "continues from the model's predictions for `x`.")
+    }
+    if (identical(init_model$params$boosting, "rf") || boosting == "rf") {
+      .hb_abort("`init_model`: a random forest cannot be continued or continue a model (its trees are ",
+                "averaged, not added).")
+    }
+    base_iter <- init_model$best_iteration %||% init_model$niter
+    base <- init_model
+    base$terms <- NULL  # the trees' raw score alone: a formula's offset comes as init_score
+    base_raw <- function(data, arg, offset, oarg) {
+      raw <- tryCatch(stats::predict(base, data, type = "raw", iteration = if (base_iter > 0L) base_iter,
+                              nthreads = nthreads),
+                      histboost_error_input = function(e) {
+                        .hb_abort("`", arg, "` does not suit `init_model`: ", conditionMessage(e))
+                      })
+      raw <- if (is.matrix(raw)) unname(raw) else as.double(raw)
+      if (is.null(offset)) return(raw)
+      offset <- .hb_init_score(offset, NROW(raw), oarg, arg)
+      if (.hb_init_score_ncol(offset) != .hb_init_score_ncol(raw)) {
+        .hb_abort("`", oarg, "` has ", .hb_init_score_ncol(offset), " column(s) but `init_model` has ",
+                  .hb_init_score_ncol(raw), " score(s) a row.")
+      }
+      raw + offset
+    }
+    init_score <- base_raw(x, "x", init_score, "init_score")
+    if (is.list(valid) && !is.data.frame(valid) && !inherits(valid, "hb_dataset")) {
+      for (k in seq_along(valid)) {
+        v <- valid[[k]]
+        if (inherits(v, "hb_dataset")) {
+          .hb_abort("`valid`: with `init_model`, give validation sets as list(x = , y = ), not hb_datasets: ",
+                    "they start from the model's predictions too.")
+        }
+        if (is.list(v) && !is.data.frame(v) && !is.null(v$x)) {
+          valid[[k]]["init_score"] <- list(base_raw(v$x, "valid$x", v$init_score, "valid$init_score"))
+        }
+      }
+    }
+  }
+
   # Training data.
   if (inherits(x, "hb_dataset")) {
     .hb_check_dataset(x, "x")
@@ -439,6 +492,20 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nr
     .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
+  if (!is.null(init_model)) {
+    if (!identical(obj, init_model$params$objective) || !identical(classes, init_model$classes)) {
+      .hb_abort("`init_model` was trained with objective \"", init_model$params$objective, "\"",
+                if (length(init_model$classes)) paste0(" on classes ", .hb_and(init_model$classes)),
+                "; continuing it needs the same objective and classes (here \"", obj, "\"",
+                if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
+    }
+    if (!identical(train$feature_names, init_model$feature_names) ||
+        !identical(train$feature_types, init_model$feature_types) ||
+        !identical(unname(train$feature_levels), unname(init_model$feature_levels))) {
+      .hb_abort("`x` must have exactly `init_model`'s features (", .hb_and(init_model$feature_names),
+                ", with their types and factor levels) to continue it.")
+    }
+  }
   nis <- train$init_score_ncol %||% 0L
   if (nis > 0L && nis != num_class) {
     .hb_abort("`init_score` has ", nis, " column", if (nis > 1L) "s", " but the ", task, " model has ",
@@ -523,7 +590,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nr
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
-       max_bin = max_bin, device = device, quant = quant, sampling = sampling, profile = profile)
+       max_bin = max_bin, device = device, quant = quant, sampling = sampling, profile = profile,
+       base_text = if (!is.null(init_model)) init_model$model_text, base_iter = base_iter)
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration
@@ -534,9 +602,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nr
   r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
                      device = tr$device), quant, tr$sampling)
+  # a continued model counts the iterations of the model it continued
+  base_iter <- tr$base_iter %||% 0L
+  if (best_iter > 0L) best_iter <- best_iter + base_iter
+  if (!is.null(evaluation_log)) evaluation_log$iter <- evaluation_log$iter + base_iter
   meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)
   # The text and the model it describes (not parsed back from the text).
-  done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE)
+  done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE, tr$base_text, base_iter)
   prof <- if (tr$profile) .Call(C_hb_booster_profile, booster, NULL)
   .Call(C_hb_booster_free, booster)
   fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])

@@ -214,6 +214,17 @@ test_that("GPU and CPU grow the same trees from a per-row init_score, and log th
   }
 })
 
+test_that("the GPU continues a CPU model (init_model) into the trees of one CPU training", {
+  skip_without_gpu()
+  d <- tiefree(19, task = "binary")
+  base <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), modifyList(gpu_params, list(nrounds = 8L))))
+  gpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda", init_model = base),
+                             modifyList(gpu_params, list(nrounds = 7L))))
+  cpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), gpu_params))
+  expect_identical(gpu$niter, 15L)
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = "continued on the GPU")
+})
+
 test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and Huber losses", {
   skip_without_gpu()
   d <- tiefree(13)

@@ -166,3 +166,103 @@ test_that("bad init_score gets a classed error naming it", {
   err(predict(m, x, init_score = rep(0, 10)), "`init_score` has 10 values but `newdata` has 300 rows")
   err(predict(m, x, init_score = matrix(0, 300, 2)), "`init_score` has 2 columns")
 })
+
+# ---- continued training (init_model) ----------------------------------------
+
+gen_cont <- function(seed, n = 3000, task = "regression") {
+  set.seed(seed)
+  x <- data.frame(a = runif(n), b = runif(n), g = factor(sample(c("p", "q", "r", "s"), n, TRUE)))
+  f <- sin(6 * x$a) + x$b + (x$g == "q")
+  y <- switch(task, regression = f + rnorm(n, sd = 0.2),
+              binary = factor(ifelse(runif(n) < sigmoid(2 * (f - mean(f))), "yes", "no")),
+              multiclass = cut(f + rnorm(n, sd = 0.3), 3, labels = c("lo", "mid", "hi")))
+  list(x = x, y = y)
+}
+
+test_that("30 rounds continued by 20 are the 50-round model, tree for tree", {
+  for (task in c("regression", "binary", "multiclass")) {
+    d <- gen_cont(11, task = task)
+    m1 <- hb_quiet(d$x, d$y, nrounds = 30L, num_leaves = 7L, seed = 1)
+    m2 <- hb_quiet(d$x, d$y, nrounds = 20L, num_leaves = 7L, seed = 2, init_model = m1)
+    m50 <- hb_quiet(d$x, d$y, nrounds = 50L, num_leaves = 7L, seed = 1)
+    expect_identical(m2$niter, 50L)
+    t2 <- hb_trees(m2)
+    K <- if (task == "multiclass") 3L else 1L
+    expect_identical(t2[t2$tree <= 30L * K, ], hb_trees(m1), label = paste(task, "the base's trees first"))
+    expect_equal(t2, hb_trees(m50), tolerance = 1e-9, label = paste(task, "as one training"))
+    expect_equal(predict(m2, d$x, type = "raw"), predict(m50, d$x, type = "raw"), tolerance = 1e-9)
+    expect_identical(m2$classes, m1$classes)
+  }
+})
+
+test_that("a continued model logs and stops on its validation set counting the base's iterations", {
+  d <- gen_cont(12)
+  tr <- 1:2000; va <- 2001:3000
+  m1 <- hb_quiet(d$x[tr, ], d$y[tr], nrounds = 60L, learning_rate = 0.3, seed = 1,
+                 valid = list(v = list(x = d$x[va, ], y = d$y[va])), early_stopping_rounds = 3L)
+  b <- m1$best_iteration
+  expect_true(!is.null(b) && b < m1$niter)
+  m2 <- hb_quiet(d$x[tr, ], d$y[tr], nrounds = 10L, learning_rate = 0.05, seed = 2, init_model = m1,
+                 valid = list(v = list(x = d$x[va, ], y = d$y[va])))
+  # from the base's best iteration: its trees up to there, then ten more
+  expect_identical(m2$niter, b + 10L)
+  t2 <- hb_trees(m2)
+  t1 <- hb_trees(m1)
+  expect_identical(t2[t2$tree <= b, ], t1[t1$tree <= b, ])
+  log <- m2$evaluation_log
+  expect_identical(log$iter, b + 1:10)
+  for (it in c(b + 1L, b + 10L)) {
+    expect_equal(log$v_rmse[log$iter == it], rmse(d$y[va], predict(m2, d$x[va, ], iteration = it)),
+                 tolerance = TOL$metric)
+  }
+})
+
+test_that("continued training keeps offsets: formula offset(), init_score, saved base models", {
+  d <- gen_exposure(13)
+  df <- cbind(d$x, y = d$y, e = d$e)
+  f1 <- hb_quiet(y ~ a + b + g + offset(log(e)), data = df, objective = "poisson", nrounds = 15L, seed = 1)
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path))
+  saveRDS(f1, path)
+  f1 <- readRDS(path)  # its native model is rebuilt from the text
+  f2 <- hb_quiet(y ~ a + b + g + offset(log(e)), data = df, objective = "poisson", nrounds = 10L, seed = 1,
+                 init_model = f1)
+  f25 <- hb_quiet(y ~ a + b + g + offset(log(e)), data = df, objective = "poisson", nrounds = 25L, seed = 1)
+  expect_equal(predict(f2, df[1:100, ]), predict(f25, df[1:100, ]), tolerance = 1e-9)
+  x2 <- hb_quiet(d$x, d$y, objective = "poisson", init_score = log(d$e), nrounds = 10L, seed = 1, init_model = f1)
+  expect_equal(hb_trees(x2), hb_trees(f2))
+})
+
+test_that("hb_cv() continues init_model in every fold", {
+  d <- gen_cont(14, n = 900)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 10L, seed = 1)
+  folds <- list(seq(1, 900, by = 3), seq(2, 900, by = 3), seq(3, 900, by = 3))
+  cv <- hb_cv(d$x, d$y, folds = folds, nrounds = 5L, seed = 2, verbose = 0L, init_model = m1)
+  for (k in 1:3) {
+    te <- folds[[k]]
+    m <- hb_quiet(d$x[-te, ], d$y[-te], nrounds = 5L, seed = 2, init_model = m1)
+    expect_equal(cv$pred[te], predict(m, d$x[te, ]), tolerance = 1e-12)
+  }
+  expect_equal(cv$evaluation_log$test_rmse_mean[5],
+               mean(sapply(folds, function(te) rmse(d$y[te], cv$pred[te]))), tolerance = TOL$metric)
+})
+
+test_that("init_model that does not fit the data gets a classed error naming it", {
+  d <- gen_cont(15, n = 400)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 3L)
+  err <- function(expr, re) expect_error(expr, class = "histboost_error_input", regexp = re)
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = list(a = 1)), "`init_model` must be a histboost model")
+  err(hb_quiet(hb_dataset(d$x, d$y), nrounds = 2L, init_model = m1), "`init_model` needs `x` as a data.frame")
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, objective = "huber"), "objective \"regression\"")
+  err(hb_quiet(d$x, d$y > 1, nrounds = 2L, init_model = m1), "same objective and classes")
+  err(hb_quiet(cbind(d$x, z = 1), d$y, nrounds = 2L, init_model = m1), "exactly `init_model`'s features")
+  err(hb_quiet(d$x[, 1:2], d$y, nrounds = 2L, init_model = m1), "`x` does not suit `init_model`")
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, boosting = "rf", bagging_fraction = 0.5,
+               bagging_freq = 1L), "random forest")
+  v <- hb_dataset(d$x, d$y)
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, valid = list(v = hb_dataset(d$x, d$y, reference = v))),
+      "not hb_datasets")
+  yk <- gen_cont(15, n = 400, task = "multiclass")$y
+  mk <- hb_quiet(d$x, yk, nrounds = 2L)
+  err(hb_quiet(d$x, yk, nrounds = 2L, init_model = mk, init_score = rep(0, 400)), "`init_score` has 1 column")
+})
