@@ -13,6 +13,8 @@ SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
+SEXP C_hb_booster_train_scores(SEXP);
+SEXP C_hb_booster_set_gradients(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_update(SEXP);
 SEXP C_hb_booster_eval(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -43,6 +45,8 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_hist_time, 9),
   ENTRY(C_hb_booster_create, 4),
   ENTRY(C_hb_booster_add_valid, 2),
+  ENTRY(C_hb_booster_train_scores, 1),
+  ENTRY(C_hb_booster_set_gradients, 3),
   ENTRY(C_hb_booster_update, 1),
   ENTRY(C_hb_booster_eval, 3),
   ENTRY(C_hb_booster_model_text, 6),

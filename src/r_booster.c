@@ -187,6 +187,32 @@ SEXP C_hb_booster_add_valid(SEXP booster, SEXP valid) {
   return R_NilValue;
 }
 
+/* A custom objective's round: the training rows' raw scores (double n). */
+SEXP C_hb_booster_train_scores(SEXP booster) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  int n = 0;
+  hb_error_clear();
+  const double *s = hb_booster_scores(b, 0, &n);
+  if (!s) hb_r_throw_status(HB_ERR_NOMEM, "training");
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  memcpy(REAL(out), s, sizeof(double) * (size_t)n);
+  UNPROTECT(1);
+  return out;
+}
+
+/* ... and its gradients and hessians for those scores (double vectors of n). */
+SEXP C_hb_booster_set_gradients(SEXP booster, SEXP g, SEXP h) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  int n = 0;
+  hb_booster_scores(b, 0, &n);
+  if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || XLENGTH(g) != n || XLENGTH(h) != n)
+    hb_r_throw("input", "`objective`: grad and hess must be double vectors of %d values.", n);
+  hb_error_clear();
+  int st = hb_booster_set_gradients(b, REAL(g), REAL(h));
+  if (st != HB_OK) hb_r_throw_status(st, "`objective`");
+  return R_NilValue;
+}
+
 /* One boosting round: integer c(finished, iterations in the model). */
 SEXP C_hb_booster_update(SEXP booster) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");

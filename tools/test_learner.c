@@ -423,6 +423,45 @@ static void test_prepend(hb_dataset_t *d) {
   hb_model_free(c);
 }
 
+/* A custom objective grows, from gradients set each round, the model the
+ * built-in squared error grows from 0; it refuses a round without them
+ * and a negative hessian. */
+static void test_custom(hb_dataset_t *d) {
+  hb_schema_t sc;
+  hb_schema_init(&sc);
+  sc.nfeat = P;
+  char *names[P] = { "a", "b", "c", "d", "e", "f" };
+  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
+  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
+  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
+  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.num_leaves = 7; cfg.nthreads = 2; cfg.boost_from_average = 0;
+  hb_booster_t *ref = NULL, *cu = NULL;
+  CHECK(hb_booster_create(&cfg, d, &sc, &ref) == HB_OK, "reference booster");
+  cfg.objective = HB_OBJ_CUSTOM;
+  CHECK(hb_booster_create(&cfg, d, &sc, &cu) == HB_OK, "custom booster");
+  if (!ref || !cu) { hb_booster_free(ref); hb_booster_free(cu); return; }
+  int fin;
+  CHECK(hb_booster_update(cu, &fin) == HB_ERR_INPUT, "a custom round without gradients is refused");
+  static double g[N], h[N];
+  for (int i = 0; i < N; i++) { g[i] = 0; h[i] = -1; }
+  CHECK(hb_booster_set_gradients(cu, g, h) == HB_ERR_INPUT, "a negative hessian is refused");
+  int ok = 1;
+  for (int r = 0; r < 3 && ok; r++) {
+    int n;
+    const double *s = hb_booster_scores(cu, 0, &n);
+    for (int i = 0; i < n; i++) { g[i] = s[i] - y[i]; h[i] = 1; }
+    ok = hb_booster_set_gradients(cu, g, h) == HB_OK && hb_booster_update(cu, &fin) == HB_OK &&
+         hb_booster_update(ref, &fin) == HB_OK;
+  }
+  CHECK(ok && same_model(hb_booster_model(cu), hb_booster_model(ref)),
+        "custom squared-error gradients grow the built-in model: %s", hb_error_message());
+  hb_booster_free(ref);
+  hb_booster_free(cu);
+}
+
 int main(void) {
   make_data();
   test_gains();
@@ -436,6 +475,7 @@ int main(void) {
     test_hist(d);
     test_models(d);
     test_prepend(d);
+    test_custom(d);
   }
   hb_dataset_free(d);
   hb_dataset_free(d1);

@@ -38,6 +38,7 @@ struct hb_booster {
   uint8_t *usable;                 /* K x nfeat: features each tree of a GPU round may split on */
   uint8_t *stale;                  /* 1 + nvalid: the host copy of the scores is behind */
   int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
+  int custom_set;                  /* a custom objective: gh holds this round's gradients */
 };
 
 void hb_booster_free(hb_booster_t *b) {
@@ -118,6 +119,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if ((st = check_init_score(cfg, train)) != HB_OK) return st;
   if (cfg->device == HB_DEVICE_CUDA && cfg->rf)
     return hb_error_set(HB_ERR_INPUT, "random-forest mode trains on the CPU only");
+  if (cfg->objective == HB_OBJ_CUSTOM && (cfg->device == HB_DEVICE_CUDA || cfg->rf))
+    return hb_error_set(HB_ERR_INPUT, "a custom objective trains on the CPU only and boosts (no random forest)");
   if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
     return hb_error_set(HB_ERR_INPUT, "goss trains on the CPU only (the GPU learner samples rows by bagging)");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
@@ -434,6 +437,21 @@ static int update_gpu(hb_booster_t *b, int *finished) {
   return HB_OK;
 }
 
+int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h) {
+  if (b->cfg.objective != HB_OBJ_CUSTOM || b->K != 1 || !b->gh)
+    return hb_error_set(HB_ERR_INPUT, "gradients are given only for a custom objective of one score a row");
+  for (int i = 0; i < b->n; i++)
+    if (!isfinite(g[i]) || !(h[i] >= 0) || !isfinite(h[i]))
+      return hb_error_set(HB_ERR_INPUT, "the custom objective's gradient or hessian of row %d is %s", i + 1,
+                          isfinite(g[i]) && isfinite(h[i]) ? "negative" : "missing or infinite");
+  for (int i = 0; i < b->n; i++) {
+    b->gh[2 * (size_t)i] = g[i];
+    b->gh[2 * (size_t)i + 1] = h[i];
+  }
+  b->custom_set = 1;
+  return HB_OK;
+}
+
 int hb_booster_update(hb_booster_t *b, int *finished) {
   if (b->gpu) return update_gpu(b, finished);
   const hb_dataset_t *d = b->train;
@@ -442,7 +460,12 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   (void)nth;
   *finished = 0;
   /* a forest's trees all start from the starting score */
-  hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
+  if (cfg->objective == HB_OBJ_CUSTOM) {
+    if (!b->custom_set) return hb_error_set(HB_ERR_INPUT, "a custom objective needs this round's gradients first");
+    b->custom_set = 0;
+  } else {
+    hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
+  }
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
    * rounds on every row, as LightGBM), or all */
   const int *bag = NULL;

@@ -23,6 +23,10 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid);
 /* One round. *finished is set to 1 when no tree could split (every tree of
  * the round is a single leaf), as LightGBM stops then. */
 int hb_booster_update(hb_booster_t *b, int *finished);
+/* A custom objective's gradients for the next round, g and h of the n
+ * training rows at the current scores (hb_booster_scores): copied; finite,
+ * h >= 0, else HB_ERR_INPUT. Each round of a custom objective needs them. */
+int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h);
 
 /* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
 int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);

@@ -51,7 +51,7 @@ int hb_config_check(const hb_config_t *c) {
   if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
     return hb_error_set(HB_ERR_INPUT,
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
-                        "l1, quantile");
+                        "l1, quantile, custom");
   if (c->goss != 0 && c->goss != 1) return hb_error_set(HB_ERR_INPUT, "goss must be TRUE or FALSE");
   if (c->rf != 0 && c->rf != 1) return hb_error_set(HB_ERR_INPUT, "rf must be 0 or 1");
   if (c->rf && !((c->bagging_freq > 0 && c->bagging_fraction < 1.0) || c->feature_fraction < 1.0))

@@ -5,12 +5,14 @@
 
 /* Objectives; the regression family (squared error and those after it)
  * has one score a row. Poisson, gamma and Tweedie model the log of the
- * mean (the response is exp(score)). */
+ * mean (the response is exp(score)). A custom objective's gradients come
+ * from the caller each round (hb_booster_set_gradients); its response is
+ * the raw score. */
 enum {
   HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2, HB_OBJ_POISSON = 3, HB_OBJ_GAMMA = 4,
-  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8
+  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8, HB_OBJ_CUSTOM = 9
 };
-#define HB_OBJ_COUNT 9
+#define HB_OBJ_COUNT 10
 /* 1 when the objective refits each new leaf to a quantile of its rows'
  * residuals (absolute error: the median; quantile: quantile_alpha). */
 #define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE)

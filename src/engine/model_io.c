@@ -86,7 +86,7 @@ static uint64_t dbl_bits(double x) {
 }
 
 static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson", "gamma",
-                                                    "tweedie",    "huber",  "l1",         "quantile"};
+                                                    "tweedie",    "huber",  "l1",         "quantile", "custom"};
 
 enum { K_INT, K_DBL, K_U64, K_OBJ };
 /* `obj`: a key written only for that objective (a parameter of its loss)

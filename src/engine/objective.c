@@ -81,7 +81,7 @@ int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
                             const double *weight, double *init) {
   int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
   for (int k = 0; k < K; k++) init[k] = 0.0;
-  if (!cfg->boost_from_average) return HB_OK;
+  if (!cfg->boost_from_average || cfg->objective == HB_OBJ_CUSTOM) return HB_OK;  /* custom: from 0 */
   if (HB_OBJ_RENEWS(cfg->objective)) {
     hb_objective_vw_t *p = hb_malloc(sizeof *p * (size_t)(n > 0 ? n : 1));
     if (!p) return HB_ERR_NOMEM;
