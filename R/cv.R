@@ -151,6 +151,7 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
   for (iter in seq_len(nrounds)) {
     moved <- FALSE
     for (k in which(!done)) {
+      if (!is.null(runs[[k]]$custom)) .hb_custom_round(runs[[k]])
       res <- .Call(C_hb_booster_update, runs[[k]]$booster)
       if (res[2L] >= iter) {
         niter[k] <- res[2L]

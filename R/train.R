@@ -3,10 +3,10 @@
 # validation sets, early stopping and progress printing.
 
 .HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
-                    huber = 6L, l1 = 7L, quantile = 8L)
+                    huber = 6L, l1 = 7L, quantile = 8L, custom = 9L)
 # Objectives of the regression task (a numeric y, one score a row), and those
 # whose response is exp(score).
-.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile")
+.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
                  multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
                  quantile = 11L)
@@ -15,7 +15,7 @@
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
                          huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
-                         quantile = c("quantile", "mae", "rmse"))
+                         quantile = c("quantile", "mae", "rmse"), custom = c("rmse", "mae", "auc"))
 .HB_HIGHER_BETTER <- "auc"
 
 # Arguments of histboost.default() (for the unknown-argument check).
@@ -106,6 +106,15 @@ histboost <- function(x, ...) {
 #'   pinball loss: the conditional `quantile_alpha` quantile). `"l1"` and
 #'   `"quantile"` refit each leaf to the quantile of its rows' residuals
 #'   (as LightGBM does) and train on the CPU only.
+#'   Or a function `function(preds, labels)` returning `list(grad = , hess
+#'   = )`: a custom loss's first and second derivatives with respect to the
+#'   raw score, one value each per training row (hessians >= 0), called
+#'   every round with the rows' current raw scores and numeric labels (0/1
+#'   for a two-class `y`). Weights multiply what it returns; boosting starts
+#'   from 0 (or `init_score`); `predict()` returns raw scores (apply your
+#'   link yourself) and the metrics `"rmse"` (default), `"mae"` and `"auc"`
+#'   judge raw scores. One score a row, on the CPU, with `x` as data (not an
+#'   `hb_dataset`).
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -253,6 +262,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   niter <- 0L
   stop_reason <- NULL
   for (iter in seq_len(nrounds)) {
+    if (!is.null(tr$custom)) .hb_custom_round(tr)
     res <- .Call(C_hb_booster_update, booster)
     finished <- res[1L] != 0L
     niter <- res[2L]
@@ -320,7 +330,19 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
   # Parameters first: cheap, and a typo should not wait for the binning.
-  objective <- .hb_choice(objective, c("auto", names(.HB_OBJECTIVES)), "objective")
+  custom <- NULL
+  if (is.function(objective)) {
+    if (length(formals(objective)) < 2L && !"..." %in% names(formals(objective))) {
+      .hb_abort("`objective`, a function, must take two arguments: function(preds, labels).")
+    }
+    custom <- objective
+    objective <- "custom"
+  } else if (identical(objective, "custom")) {
+    .hb_abort("`objective` = \"custom\" is given as the function itself: objective = function(preds, labels) ",
+              "list(grad = , hess = ).")
+  } else {
+    objective <- .hb_choice(objective, c("auto", setdiff(names(.HB_OBJECTIVES), "custom")), "objective")
+  }
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
   eng <- list(
     learning_rate = .hb_number(learning_rate, "learning_rate", lower = 0, lower_open = TRUE),
@@ -474,7 +496,22 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   obj <- if (objective == "auto") info$task_hint else objective
   task <- if (obj %in% .HB_REGRESSION_FAMILY) "regression" else obj
   classes <- info$classes
-  if (task == "regression" && info$task_hint != "regression") {
+  if (!is.null(custom)) {
+    if (inherits(x, "hb_dataset")) {
+      .hb_abort("a custom `objective` needs `x` as a data.frame, matrix or dgCMatrix (its labels are passed ",
+                "to the function), not an hb_dataset.")
+    }
+    if (info$task_hint == "multiclass") {
+      .hb_abort("a custom `objective` gives one score a row: `y` must be numeric or have two classes.")
+    }
+    if (boosting == "rf") .hb_abort("a custom `objective` boosts: not with `boosting` = \"rf\".")
+    if (device == "cuda") {
+      if (identical(a$device[1L], "auto")) device <- "cpu"
+      else .hb_abort("a custom `objective` trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
+    }
+    custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
+    classes <- NULL
+  } else if (task == "regression" && info$task_hint != "regression") {
     .hb_abort("`objective` = \"", obj, "\" needs a numeric `y`, but `y` is categorical.")
   }
   if (task == "binary" && info$task_hint != "binary") {
@@ -591,7 +628,36 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
        max_bin = max_bin, device = device, quant = quant, sampling = sampling, profile = profile,
-       base_text = if (!is.null(init_model)) init_model$model_text, base_iter = base_iter)
+       base_text = if (!is.null(init_model)) init_model$model_text, base_iter = base_iter,
+       custom = custom, custom_labels = if (!is.null(custom)) custom_labels,
+       custom_weights = if (!is.null(custom) && !is.null(weights)) as.double(weights))
+}
+
+# A custom objective's round: its gradients at the training rows' scores,
+# checked and weighted, handed to the booster before the round.
+.hb_custom_round <- function(tr) {
+  s <- .Call(C_hb_booster_train_scores, tr$booster)
+  gh <- tr$custom(s, tr$custom_labels)
+  n <- length(s)
+  if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
+    .hb_abort("`objective` must return list(grad = , hess = ) with numeric vectors, not ", .hb_describe(gh), ".")
+  }
+  if (length(gh$grad) != n || length(gh$hess) != n) {
+    .hb_abort("`objective` returned ", length(gh$grad), " gradients and ", length(gh$hess),
+              " hessians; it must return one of each per training row (", n, ").")
+  }
+  g <- as.double(gh$grad)
+  h <- as.double(gh$hess)
+  bad <- which(!is.finite(g) | !is.finite(h) | h < 0)
+  if (length(bad)) {
+    .hb_abort("`objective` returned ", length(bad), " gradients or hessians that are missing, infinite or ",
+              "negative (hessians), first at row ", bad[1L], ".")
+  }
+  if (!is.null(tr$custom_weights)) {
+    g <- g * tr$custom_weights
+    h <- h * tr$custom_weights
+  }
+  .Call(C_hb_booster_set_gradients, tr$booster, g, h)
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration

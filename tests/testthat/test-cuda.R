@@ -225,6 +225,18 @@ test_that("the GPU continues a CPU model (init_model) into the trees of one CPU 
   expect_same_trees(cpu, gpu, tol = 1e-8, label = "continued on the GPU")
 })
 
+test_that("a custom objective is refused on the GPU by name, and \"auto\" trains it on the CPU", {
+  skip_without_gpu()
+  d <- tiefree(23)
+  sq <- function(preds, labels) list(grad = preds - labels, hess = rep(1, length(preds)))
+  expect_error(hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "cuda"),
+               class = "histboost_error_input", regexp = "custom `objective` trains on the CPU only")
+  a <- hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "auto", seed = 1)
+  c <- hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "cpu", seed = 1)
+  expect_identical(a$params$device, "cpu")
+  expect_identical(hb_trees(a), hb_trees(c))
+})
+
 test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and Huber losses", {
   skip_without_gpu()
   d <- tiefree(13)
