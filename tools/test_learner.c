@@ -41,12 +41,28 @@ static void make_data(void) {
   }
 }
 
-static hb_dataset_t *make_dataset(int nthreads) {
-  hb_column_t cols[P];
+/* The data's columns: five numeric, the fourth a factor of 7 levels. */
+static void make_columns(hb_column_t *cols) {
   for (int f = 0; f < P; f++) {
     cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xd[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
   }
   cols[3].type = HB_COL_FACTOR; cols[3].dbl = NULL; cols[3].i32 = xf; cols[3].nlevels = 7;
+}
+
+/* Their names, types and levels (static storage: the schema borrows it). */
+static void make_schema(hb_schema_t *sc) {
+  static char *names[P] = { "a", "b", "c", "d", "e", "f" };
+  static int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
+  static char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
+  static char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
+  hb_schema_init(sc);
+  sc->nfeat = P;
+  sc->names = names; sc->types = types; sc->nlevels = nlev; sc->levels = levels;
+}
+
+static hb_dataset_t *make_dataset(int nthreads) {
+  hb_column_t cols[P];
+  make_columns(cols);
   hb_input_t in = { N, P, cols, NULL, y, NULL, NULL, 0 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
@@ -111,13 +127,7 @@ static hb_model_t *train(hb_dataset_t *d, int nthreads, int bagging, int rounds)
   cfg.min_data_per_group = 10;
   if (bagging) { cfg.bagging_fraction = 0.7; cfg.bagging_freq = 1; cfg.feature_fraction = 0.6; }
   hb_schema_t sc;
-  hb_schema_init(&sc);
-  sc.nfeat = P;
-  char *names[P] = { "a", "b", "c", "d", "e", "f" };
-  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
-  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
-  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
-  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  make_schema(&sc);
   hb_booster_t *b = NULL;
   if (hb_booster_create(&cfg, d, &sc, &b) != HB_OK) { printf("booster: %s\n", hb_error_message()); return NULL; }
   double prev = INFINITY;
@@ -321,10 +331,7 @@ static void test_init_score(void) {
   static double off[N];
   for (int i = 0; i < N; i++) off[i] = 3 * sin(0.37 * i);
   hb_column_t cols[P];
-  for (int f = 0; f < P; f++) {
-    cols[f].type = HB_COL_DOUBLE; cols[f].dbl = xd[f]; cols[f].i32 = NULL; cols[f].nlevels = 0;
-  }
-  cols[3].type = HB_COL_FACTOR; cols[3].dbl = NULL; cols[3].i32 = xf; cols[3].nlevels = 7;
+  make_columns(cols);
   hb_input_t in = { N, P, cols, NULL, y, NULL, off, 1 };
   hb_binparams_t bp;
   hb_binparams_default(&bp);
@@ -335,13 +342,7 @@ static void test_init_score(void) {
         "dataset keeps init_score: %s", hb_error_message());
   if (st != HB_OK) return;
   hb_schema_t sc;
-  hb_schema_init(&sc);
-  sc.nfeat = P;
-  char *names[P] = { "a", "b", "c", "d", "e", "f" };
-  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
-  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
-  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
-  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  make_schema(&sc);
   for (int rf = 0; rf < 2; rf++) {
     hb_config_t cfg;
     hb_config_default(&cfg);
@@ -428,13 +429,7 @@ static void test_prepend(hb_dataset_t *d) {
  * and a negative hessian. */
 static void test_custom(hb_dataset_t *d) {
   hb_schema_t sc;
-  hb_schema_init(&sc);
-  sc.nfeat = P;
-  char *names[P] = { "a", "b", "c", "d", "e", "f" };
-  int types[P] = { 0, 0, 0, 1, 0, 0 }, nlev[P] = { 0, 0, 0, 7, 0, 0 };
-  char *lv[7] = { "l1", "l2", "l3", "l4", "l5", "l6", "l7" };
-  char **levels[P] = { NULL, NULL, NULL, lv, NULL, NULL };
-  sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  make_schema(&sc);
   hb_config_t cfg;
   hb_config_default(&cfg);
   cfg.num_leaves = 7; cfg.nthreads = 2; cfg.boost_from_average = 0;
