@@ -118,6 +118,7 @@ static void make_schema(hb_schema_t *s) {
   src.types = types;
   src.nlevels = nlev;
   src.levels = levels;
+  src.monotone = NULL;
   hb_schema_init(s);
   int st = hb_schema_copy(&src, s);
   CHECK(st == HB_OK && s->nfeat == 2 && strcmp(s->levels[1][2], "c") == 0 && s->levels[0] == NULL,
@@ -587,7 +588,7 @@ static void test_predict_sparse_chains(void) {
     nlev[f] = 0;
     levels[f] = NULL;
   }
-  hb_schema_t src = {P, names, types, nlev, levels};
+  hb_schema_t src = {P, names, types, nlev, levels, NULL};
   /* rows: stored entries and their values (dense copy, 0 where nothing is stored) */
   static double dense[N][P];
   static int stored[N][P];
