@@ -8,7 +8,12 @@
 # is also checked for monotonicity over a grid of x1 and x2 on 200 test rows.
 #
 #   Rscript inst/bench/monotone.R [--rows 300000] [--rounds 100] [--threads 2] [--reps 3] [--lib DIR] [--out DIR]
+#                                 [--wait_policy passive]
 #
+# --wait_policy sets OMP_WAIT_POLICY for every child ("" leaves it as it is):
+# passive keeps idle OpenMP threads from spinning, which on a machine shared
+# with other work stops a descheduled thread from stalling the others (all
+# three packages use OpenMP).
 # Results go to DIR (default inst/bench/results) as monotone-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
@@ -20,8 +25,8 @@ if (child) {
   args <- args[-(1:2)]
 }
 source(file.path(here, "run.R"))  # bench_options(), bench_cpu(), bench_version()
-opt <- bench_options(args, list(rows = 3e5, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = ""),
-                     "monotone.R")
+opt <- bench_options(args, list(rows = 3e5, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = "",
+                                wait_policy = "passive"), "monotone.R")
 P <- 10L
 MONO <- c(1L, -1L, rep(0L, P - 2L))
 
@@ -89,6 +94,7 @@ pkgs <- pkgs[vapply(pkgs, requireNamespace, NA, quietly = TRUE)]
 out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
 rscript <- file.path(R.home("bin"), "Rscript")
+if (nzchar(opt$wait_policy)) Sys.setenv(OMP_WAIT_POLICY = opt$wait_policy)
 runs <- expand.grid(constrained = c(TRUE, FALSE), package = pkgs, stringsAsFactors = FALSE)
 res <- list()
 for (r in seq_len(opt$reps)) {
@@ -136,8 +142,9 @@ writeLines(c(sprintf("# Monotone constraints, %s", stamp), "",
                            "x1, falling in x2. Constraints (1, -1, 0, ...); lightgbm's method \"basic\"; xgboost",
                            "hist with lossguide growth. %d rounds, 63 leaves, learning rate 0.1, min 20 rows",
                            "(xgboost: min_child_weight 20, lambda 0). Each fit in a fresh R process, the order",
-                           "alternating; median of %d runs (seconds: the fit alone, data already in memory)."),
-                     as.integer(opt$rows), as.integer(opt$rows) %/% 5L, P, opt$rounds, opt$reps),
+                           "alternating; median of %d runs (seconds: the fit alone, data already in memory). OMP_WAIT_POLICY=%s."),
+                     as.integer(opt$rows), as.integer(opt$rows) %/% 5L, P, opt$rounds, opt$reps,
+                     if (nzchar(opt$wait_policy)) opt$wait_policy else "(inherited)"),
              "The steps are the smallest change of the prediction (times the constraint's sign) between",
              "neighbours of a 61-point grid over [-3, 3] of x1 and of x2, the other features of 200 test rows",
              "held fixed, over all runs: >= 0 means monotone.",
