@@ -83,6 +83,18 @@ test_that("all-zero constraints are no constraints: the same trees and text", {
   }
 })
 
+test_that("constrained models are the same for one thread and two (the parallel feature scan too)", {
+  set.seed(10)
+  n <- 4000
+  x <- data.frame(matrix(runif(n * 70), n))  # >= 64 features: the root's scan runs in parallel
+  y <- sin(6 * x[[1]]) + x[[1]] * ifelse(x[[2]] < 0.5, 3, -2) + rnorm(n, sd = 0.2)
+  for (q in c(FALSE, TRUE)) {
+    fits <- lapply(1:2, function(t) hb_quiet(x, y, nrounds = 8L, seed = 1, nthreads = t, quantized = q,
+                                             monotone_constraints = c(X1 = 1, X2 = -1)))
+    expect_identical(fits[[1]]$model_text, fits[[2]]$model_text)
+  }
+})
+
 # ---- brute force -----------------------------------------------------------
 
 # A leaf-wise tree grown by LightGBM's basic method, every candidate tried:
