@@ -124,6 +124,9 @@
     min_data_per_group = cfg$min_data_per_group, bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
     boosting = if (isTRUE(cfg$rf == 1L)) "rf" else "gbdt",
+    monotone_constraints = if (!is.null(info$monotone_constraints)) {
+      stats::setNames(info$monotone_constraints, fnames)
+    },
     tweedie_variance_power = cfg$tweedie_variance_power, huber_delta = cfg$huber_delta,
     poisson_max_delta_step = cfg$poisson_max_delta_step, quantile_alpha = cfg$quantile_alpha,
     early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),
@@ -218,6 +221,12 @@ print.histboost <- function(x, ...) {
               p$learning_rate, p$num_leaves, p$max_depth, p$min_data_in_leaf))
   cat(sprintf("              lambda_l2 = %g, max_bin = %s, seed = %.0f\n", p$lambda_l2,
               format(p$max_bin %||% NA), p$seed))
+  mc <- p$monotone_constraints
+  if (any(mc != 0L)) {
+    set <- mc[mc != 0L]
+    cat("  monotone:   ", paste0(names(set), " (", ifelse(set > 0L, "increasing", "decreasing"), ")",
+                                 collapse = ", "), "\n", sep = "")
+  }
   if (!is.null(x$evaluation_log) && nrow(x$evaluation_log)) {
     last <- x$evaluation_log[nrow(x$evaluation_log), -1L, drop = FALSE]
     cat("  last eval:  ", paste(sprintf("%s = %.6g", names(last), unlist(last)), collapse = ", "),

@@ -24,7 +24,7 @@
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "goss", "top_rate", "other_rate", "boosting", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
+  "quantile_alpha", "goss", "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric", "nthreads",
   "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "verbose"
 )
 
@@ -174,6 +174,21 @@ histboost <- function(x, ...) {
 #'   and the prediction is the starting score plus the mean of the trees).
 #'   `"rf"` needs bagging (`bagging_fraction` < 1, `bagging_freq` >= 1) or
 #'   `feature_fraction` < 1, and trains on the CPU.
+#' @param monotone_constraints `NULL`, or the direction each numeric column
+#'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
+#'   Either one value per column of `x` in order, or a vector named by
+#'   column (columns not named are free), e.g. `c(age = 1, dose = -1)`.
+#'   LightGBM's `"basic"` method: every leaf's output is bounded, a split on
+#'   a constrained column is only taken when its two sides' outputs follow
+#'   the direction, and their midpoint then bounds each side's subtree. The
+#'   raw prediction (each class's, for multiclass) is then monotone in the
+#'   column with the others held fixed; a missing value goes wherever the
+#'   tree sent missing values and is not ordered against the numbers.
+#'   Numeric columns only (not factors); CPU only (`"auto"` trains on the
+#'   CPU); not with `objective` `"l1"` or `"quantile"`, whose refit leaves
+#'   would break the constraints. Works with quantized training, bagging,
+#'   GOSS and `boosting = "rf"`. The model keeps them
+#'   (`fit$params$monotone_constraints`).
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL, init_score = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
@@ -230,7 +245,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               goss = FALSE, top_rate = 0.2, other_rate = 0.1, boosting = c("gbdt", "rf"),
-                              valid = NULL,
+                              monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -326,6 +341,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
   poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
   goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate; boosting <- a$boosting
+  monotone_constraints <- .hb_monotone_values(a$monotone_constraints)
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
@@ -581,6 +597,20 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     }
   }
 
+  monotone <- .hb_monotone_columns(monotone_constraints, train$feature_names, train$feature_types)
+  if (!is.null(monotone) && device == "cuda") {
+    if (identical(a$device[1L], "auto")) {
+      device <- "cpu"
+    } else {
+      .hb_abort("`monotone_constraints` train on the CPU only. Use device = \"cpu\" (or \"auto\").")
+    }
+  }
+  if (!is.null(monotone) && obj %in% c("l1", "quantile")) {
+    .hb_abort("`monotone_constraints` do not combine with `objective` = \"", obj, "\": its leaves are refit to ",
+              "quantiles of their residuals, which would undo the constraints. Use another objective, or no ",
+              "constraints.")
+  }
+
   # Metrics.
   allowed <- .HB_TASK_METRICS[[obj]]
   if (is.null(eval_metric)) eval_metric <- allowed[1L]
@@ -617,7 +647,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                        other_rate = sampling$other_rate, rf = as.integer(boosting == "rf")))
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
-                 levels = unname(train$feature_levels))
+                 levels = unname(train$feature_levels), monotone = monotone)
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
@@ -732,6 +762,59 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   }
   names(out) <- nms
   out
+}
+
+# monotone_constraints' values checked before the binning: NULL, or whole
+# numbers -1, 0, 1 (names are checked against the columns later).
+.hb_monotone_values <- function(value) {
+  if (is.null(value)) return(NULL)
+  arg <- "`monotone_constraints`"
+  if (!is.numeric(value) || is.object(value) || !is.null(dim(value))) {
+    .hb_abort(arg, " must be NULL or a vector of -1, 0 and 1 (one per column, or named by column).")
+  }
+  bad <- which(is.na(value) | !value %in% c(-1, 0, 1))
+  if (length(bad)) {
+    .hb_abort(arg, " must hold only -1 (decreasing), 0 (none) and 1 (increasing), not ", format(value[bad[1L]]),
+              " (element ", bad[1L], ").")
+  }
+  nms <- names(value)
+  if (!is.null(nms)) {
+    if (anyNA(nms) || any(nms == "")) {
+      .hb_abort(arg, " must be named for every element or for none.")
+    }
+    if (anyDuplicated(nms)) .hb_abort(arg, " names ", .hb_and(unique(nms[duplicated(nms)])), " more than once.")
+  }
+  stats::setNames(as.integer(value), nms)
+}
+
+# One constraint per column of the training data (names: feature_names,
+# types: feature_types) from the checked values, or NULL when none is set.
+.hb_monotone_columns <- function(value, names, types) {
+  if (is.null(value)) return(NULL)
+  arg <- "`monotone_constraints`"
+  p <- length(names)
+  if (is.null(names(value))) {
+    if (length(value) != p) {
+      .hb_abort(arg, " has ", length(value), " value", if (length(value) != 1L) "s", " but the data has ", p,
+                " column", if (p != 1L) "s", ": give one per column, or name the constrained columns.")
+    }
+    out <- value
+  } else {
+    unknown <- setdiff(names(value), names)
+    if (length(unknown)) {
+      .hb_abort(arg, " names ", .hb_and(unknown), ", not ", if (length(unknown) > 1L) "columns" else "a column",
+                " of the data.", .hb_did_you_mean(unknown[1L], names))
+    }
+    out <- integer(p)
+    out[match(names(value), names)] <- unname(value)
+  }
+  out <- as.integer(unname(out))
+  cat_set <- out != 0L & types == "categorical"
+  if (any(cat_set)) {
+    .hb_abort(arg, " applies to numeric columns only; ", .hb_and(names[cat_set]),
+              if (sum(cat_set) > 1L) " are factors." else " is a factor.")
+  }
+  if (all(out == 0L)) NULL else out
 }
 
 #' @rdname histboost

@@ -92,7 +92,8 @@ static void config_from_list(SEXP params, hb_config_t *cfg) {
   }
 }
 
-/* The schema (names, HB_FEAT_* types, levels) from list(names, types, levels);
+/* The schema (names, HB_FEAT_* types, levels, monotone constraints) from
+ * list(names, types, levels, monotone = NULL);
  * all memory from R_alloc (the booster copies it). */
 static void schema_from_list(SEXP s, int nfeat, hb_schema_t *out) {
   SEXP names = hb_r_get(s, "names"), types = hb_r_get(s, "types"), levels = hb_r_get(s, "levels");
@@ -105,6 +106,14 @@ static void schema_from_list(SEXP s, int nfeat, hb_schema_t *out) {
   out->types = (int *)R_alloc(nf, sizeof(int));
   out->nlevels = (int *)R_alloc(nf, sizeof(int));
   out->levels = (char ***)R_alloc(nf, sizeof(char **));
+  out->monotone = NULL;
+  SEXP mono = hb_r_get(s, "monotone");  /* NULL, or one -1 / 0 / 1 per feature */
+  if (!Rf_isNull(mono)) {
+    if (TYPEOF(mono) != INTSXP || XLENGTH(mono) != nfeat)
+      hb_r_throw("input", "`schema`: monotone must be %d integers.", nfeat);
+    out->monotone = (int *)R_alloc(nf, sizeof(int));
+    for (int f = 0; f < nfeat; f++) out->monotone[f] = INTEGER(mono)[f];
+  }
   for (int f = 0; f < nfeat; f++) {
     const char *nm = Rf_translateCharUTF8(STRING_ELT(names, f));
     out->names[f] = strcpy(R_alloc(strlen(nm) + 1, 1), nm);

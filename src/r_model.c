@@ -85,8 +85,8 @@ SEXP C_hb_model_info(SEXP ptr) {
   int nprot = 0;
   const char *names[] = {"objective", "num_class", "trees_per_iter", "num_trees", "niter",
                          "best_iteration", "config", "feature_names", "feature_types",
-                         "feature_levels", "label_levels", "meta", "init_score"};
-  SEXP out = PROTECT(named_list(13, names)); nprot++;
+                         "feature_levels", "label_levels", "meta", "init_score", "monotone_constraints"};
+  SEXP out = PROTECT(named_list(14, names)); nprot++;
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(m->config.objective));
   SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(m->num_class));
   SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(m->trees_per_iter));
@@ -129,6 +129,11 @@ SEXP C_hb_model_info(SEXP ptr) {
   SEXP is = PROTECT(Rf_allocVector(REALSXP, m->trees_per_iter)); nprot++;
   for (int k = 0; k < m->trees_per_iter; k++) REAL(is)[k] = m->init_score ? m->init_score[k] : 0.0;
   SET_VECTOR_ELT(out, 12, is);
+  if (m->schema.monotone) {  /* NULL when the model has no constraints */
+    SEXP mc = PROTECT(Rf_allocVector(INTSXP, nf)); nprot++;
+    for (int f = 0; f < nf; f++) INTEGER(mc)[f] = m->schema.monotone[f];
+    SET_VECTOR_ELT(out, 13, mc);
+  }
   UNPROTECT(nprot);
   return out;
 }

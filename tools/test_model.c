@@ -118,6 +118,7 @@ static void make_schema(hb_schema_t *s) {
   src.types = types;
   src.nlevels = nlev;
   src.levels = levels;
+  src.monotone = NULL;
   hb_schema_init(s);
   int st = hb_schema_copy(&src, s);
   CHECK(st == HB_OK && s->nfeat == 2 && strcmp(s->levels[1][2], "c") == 0 && s->levels[0] == NULL,
@@ -587,7 +588,7 @@ static void test_predict_sparse_chains(void) {
     nlev[f] = 0;
     levels[f] = NULL;
   }
-  hb_schema_t src = {P, names, types, nlev, levels};
+  hb_schema_t src = {P, names, types, nlev, levels, NULL};
   /* rows: stored entries and their values (dense copy, 0 where nothing is stored) */
   static double dense[N][P];
   static int stored[N][P];
@@ -1020,6 +1021,42 @@ static void test_io(void) {
   hb_model_free(r);
 }
 
+/* Monotone constraints in the text: a line only when one is set, read back
+ * as written, malformed values refused. */
+static void test_io_monotone(void) {
+  hb_model_t *m = model_reg(), *r = NULL;
+  char *s1 = NULL, *s2 = NULL, *e;
+  size_t n1 = 0, n2 = 0, ne = 0;
+  CHECK(hb_model_to_string(m, &s1, &n1) == HB_OK && !strstr(s1, "monotone"), "a line without constraints");
+  free(s1);
+  m->schema.monotone = hb_calloc(2, sizeof(int));
+  CHECK(hb_model_to_string(m, &s1, &n1) == HB_OK && !strstr(s1, "monotone"), "a line for all-zero constraints");
+  free(s1);
+  m->schema.monotone[0] = -1;
+  CHECK(hb_model_to_string(m, &s1, &n1) == HB_OK && strstr(s1, "\nlevel=c\nmonotone_constraints=-1 0\n[labels]\n"),
+        "the constraints line after the features");
+  CHECK(hb_model_from_string(s1, n1, &r) == HB_OK && r->schema.monotone && r->schema.monotone[0] == -1 &&
+        r->schema.monotone[1] == 0, "constraints read back: %s", hb_error_message());
+  CHECK(r && hb_model_to_string(r, &s2, &n2) == HB_OK && n1 == n2 && memcmp(s1, s2, n1) == 0, "twice");
+  e = edit(s1, "monotone_constraints=-1 0", "monotone_constraints=-1 1", &ne);
+  CHECK(e && parse_fails(e, ne, "categorical"), "a constraint on a categorical feature");
+  free(e);
+  e = edit(s1, "monotone_constraints=-1 0", "monotone_constraints=2 0", &ne);
+  CHECK(e && parse_fails(e, ne, "monotone_constraints"), "a constraint of 2");
+  free(e);
+  e = edit(s1, "monotone_constraints=-1 0", "monotone_constraints=-1", &ne);
+  CHECK(e && parse_fails(e, ne, "monotone_constraints has 1 values, expected 2"), "one value for two features");
+  free(e);
+  m->schema.monotone[1] = 1;  /* the writer refuses what the reader would */
+  char *bad = NULL;
+  size_t nb = 0;
+  CHECK(hb_model_to_string(m, &bad, &nb) != HB_OK && !bad, "wrote a constraint on a categorical feature");
+  free(s1);
+  free(s2);
+  hb_model_free(m);
+  hb_model_free(r);
+}
+
 /* Binned routing (training scores) and raw routing (prediction) agree on every row. */
 static void test_binned_vs_raw(void) {
   inputs_t in;
@@ -1262,6 +1299,7 @@ int main(void) {
   test_binned_vs_raw();
   test_binned_wide_factor();
   test_io();
+  test_io_monotone();
   test_metrics();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;

@@ -127,6 +127,14 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
                         "of their residuals, which the GPU learner does not do)",
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
+  int any_mono = 0;
+  for (int c = 0; schema->monotone && c < schema->nfeat; c++) any_mono |= schema->monotone[c] != 0;
+  if (any_mono && cfg->device == HB_DEVICE_CUDA)
+    return hb_error_set(HB_ERR_INPUT, "monotone constraints train on the CPU only");
+  if (any_mono && HB_OBJ_RENEWS(cfg->objective))
+    return hb_error_set(HB_ERR_INPUT, "monotone constraints do not combine with the %s objective: its leaves are "
+                        "refit to quantiles of their residuals, which would undo them",
+                        cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   hb_booster_t *b = hb_calloc(1, sizeof *b);
   if (!b) return HB_ERR_NOMEM;
   b->cfg = *cfg;
@@ -151,6 +159,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     if (!b->gh) goto nomem;
     if (cfg->quantized && !(b->q = hb_malloc(sizeof(int32_t) * (size_t)b->n))) goto nomem;
     if (!(b->ws = hb_grow_ws_create(cfg, train))) goto nomem;
+    if (any_mono && (st = hb_grow_ws_set_monotone(b->ws, train, schema->monotone)) != HB_OK) {
+      hb_booster_free(b);
+      return st;
+    }
   }
   if (!gpu && ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss)) {
     b->bag = hb_malloc(sizeof(int) * (size_t)b->n);

@@ -64,6 +64,11 @@ struct hb_grow_ws {
    * (too many leaves times threads: leaves are then summed one by one) */
   int64_t *rsum;
   int nrefit;
+  /* monotone constraints (LightGBM's basic method), or all NULL: the
+   * constraint of each feature (-1, 0, 1) and the bounds [lo, hi] on each
+   * leaf's unshrunk output */
+  int8_t *mono;
+  double *lo, *hi;
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -127,7 +132,39 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->begin); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
+  hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
   hb_free(ws);
+}
+
+int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono) {
+  hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
+  ws->mono = NULL; ws->lo = ws->hi = NULL;
+  int any = 0;
+  for (int c = 0; col_mono && c < d->ncol; c++) {
+    if (col_mono[c] < -1 || col_mono[c] > 1)
+      return hb_error_set(HB_ERR_INPUT, "monotone constraint %d of column %d is not -1, 0 or 1", col_mono[c], c + 1);
+    for (int f = d->col_first[c]; col_mono[c] && f < d->col_first[c + 1]; f++)
+      if (d->mappers[f].type == HB_FEAT_CATEGORICAL)
+        return hb_error_set(HB_ERR_INPUT, "column %d is categorical: monotone constraints apply to numeric columns only",
+                            c + 1);
+    any |= col_mono[c] != 0;
+  }
+  if (!any) return HB_OK;
+  ws->mono = hb_malloc((size_t)d->nfeat);
+  ws->lo = hb_malloc(sizeof(double) * (size_t)ws->max_leaves);
+  ws->hi = hb_malloc(sizeof(double) * (size_t)ws->max_leaves);
+  if (!ws->mono || !ws->lo || !ws->hi) {
+    hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
+    ws->mono = NULL; ws->lo = ws->hi = NULL;
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for monotone constraints");
+  }
+  for (int f = 0; f < d->nfeat; f++) ws->mono[f] = (int8_t)col_mono[d->feat_col[f]];
+  return HB_OK;
+}
+
+/* Constraints on leaf l's split (none without monotone constraints). */
+static hb_split_con_t leaf_con(const hb_grow_ws_t *ws, int l) {
+  return ws->mono ? hb_split_con_make(ws->lo[l], ws->hi[l], ws->mono) : hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
 }
 
 const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count) {
@@ -340,6 +377,8 @@ static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb
   hb_split_leaf_t cs, cb;
   hb_split_leaf_init(&cs, cfg, ws->sum[small]);
   hb_split_leaf_init(&cb, cfg, ws->sum[large]);
+  cs.con = leaf_con(ws, small);
+  cb.con = leaf_con(ws, large);
   scan_small = scan_small && cs.splittable;
   scan_large = scan_large && large_slot >= 0 && cb.splittable;
   hb_histbin_t *hs = ws->pool[ws->slot[small]];
@@ -383,6 +422,8 @@ static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const 
   hb_qsplit_leaf_t cs, cb;
   hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->count[small], qt->sg, qt->sh);
   hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->count[large], qt->sg, qt->sh);
+  cs.con = leaf_con(ws, small);
+  cb.con = leaf_con(ws, large);
   scan_small = scan_small && cs.splittable;
   scan_large = scan_large && large_slot >= 0 && cb.splittable;
   hb_qbin_t *hs = (hb_qbin_t *)ws->pool[ws->slot[small]];
@@ -424,6 +465,7 @@ static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_datas
                         int slot) {
   hb_qsplit_leaf_t c;
   hb_qsplit_leaf_init(&c, cfg, ws->qg[0], ws->qh[0], ws->count[0], ws->qt->sg, ws->qt->sh);
+  c.con = leaf_con(ws, 0);
   hb_split_t *best = &ws->best[0];
   best->feature = -1;
   best->gain = -INFINITY;
@@ -536,7 +578,9 @@ static void refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const doubl
       G = (double)sg * qt->sg;
       H = (double)sh * qt->sh;
     }
-    tree->leaf_value[l] = n > 0 ? cfg->learning_rate * hb_split_leaf_output(cfg, G, H) : 0.0;
+    double out = hb_split_leaf_output(cfg, G, H);
+    if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);  /* the refit keeps the leaf's bounds */
+    tree->leaf_value[l] = n > 0 ? cfg->learning_rate * out : 0.0;
     tree->leaf_hess[l] = H;
     tree->leaf_count[l] = n;
   }
@@ -565,8 +609,40 @@ static void drop_unreachable(hb_grow_ws_t *ws, int num_leaves, int remaining) {
   }
 }
 
-/* Record split sp of leaf l in the tree (l stays left, the right child is the next leaf). */
-static int record_split(hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t *d,
+/* Under monotone constraints, the unshrunk outputs o[0], o[1] of split sp
+ * of leaf l, clamped to l's bounds, and the children's bounds (the right
+ * child is leaf r): both inherit l's, and a numeric split on a constrained
+ * feature puts the midpoint of the two outputs between them (LightGBM's
+ * basic method). The outputs are then clamped to their own child's bounds,
+ * which changes them only where rounding made the split search's order of
+ * the two outputs (from other sums of the same rows) disagree with theirs:
+ * every leaf keeps within its bounds, which is what makes the trees
+ * monotone. */
+static void bound_children(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_split_t *sp, int l, int r,
+                           double o[2]) {
+  double lo = ws->lo[l], hi = ws->hi[l];
+  o[0] = hb_rule_clamp(hb_split_leaf_output(cfg, sp->left_g, sp->left_h), lo, hi);
+  o[1] = hb_rule_clamp(hb_split_leaf_output(cfg, sp->right_g, sp->right_h), lo, hi);
+  ws->lo[r] = lo;
+  ws->hi[r] = hi;
+  int m = sp->is_cat ? 0 : ws->mono[sp->feature];
+  if (m) {
+    double mid = (o[0] + o[1]) / 2.0;
+    if (m > 0) {
+      if (mid < ws->hi[l]) ws->hi[l] = mid;
+      if (mid > ws->lo[r]) ws->lo[r] = mid;
+    } else {
+      if (mid > ws->lo[l]) ws->lo[l] = mid;
+      if (mid < ws->hi[r]) ws->hi[r] = mid;
+    }
+  }
+  o[0] = hb_rule_clamp(o[0], ws->lo[l], ws->hi[l]);
+  o[1] = hb_rule_clamp(o[1], ws->lo[r], ws->hi[r]);
+}
+
+/* Record split sp of leaf l in the tree (l stays left, the right child is
+ * the next leaf), and under monotone constraints the children's bounds. */
+static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t *d,
                         const hb_split_t *sp, int l) {
   hb_tree_split_t ts;
   ts.feature = d->feat_col[sp->feature];  /* trees name input columns */
@@ -575,8 +651,15 @@ static int record_split(hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t
   ts.default_left = sp->default_left;
   ts.left_bins = sp->left_bins;
   ts.gain = sp->gain;
-  ts.value[0] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->left_g, sp->left_h);
-  ts.value[1] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->right_g, sp->right_h);
+  if (ws->mono) {
+    double o[2];
+    bound_children(ws, cfg, sp, l, t->num_leaves, o);
+    ts.value[0] = cfg->learning_rate * o[0];
+    ts.value[1] = cfg->learning_rate * o[1];
+  } else {
+    ts.value[0] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->left_g, sp->left_h);
+    ts.value[1] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->right_g, sp->right_h);
+  }
   ts.hess[0] = sp->left_h;
   ts.hess[1] = sp->right_h;
   ts.count[0] = sp->left_n;
@@ -623,6 +706,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   tree->leaf_count[0] = n;
   tree->leaf_parent[0] = -1;
   tree->leaf_depth[0] = 0;
+  if (ws->mono) { ws->lo[0] = -HUGE_VAL; ws->hi[0] = HUGE_VAL; }
   if (L < 2 || !can_split(cfg, tree, ws, 0)) {
     if (qt) refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
     return HB_OK;
@@ -632,10 +716,11 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   if (s0 < 0) return HB_ERR_NOMEM;
   ws->slot[0] = s0;
   build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth);
+  hb_split_con_t con0 = leaf_con(ws, 0);
   if (qt)
     scan_root_q(ws, cfg, d, active, s0);
   else
-    hb_split_find(cfg, d, ws->pool[s0], active, ws->sum[0], &ws->best[0], nth);
+    hb_split_find(cfg, d, ws->pool[s0], active, ws->sum[0], &con0, &ws->best[0], nth);
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
@@ -649,7 +734,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     if ((status = partition(ws, d, &sp, l, r, nth)) != HB_OK) break;
     sp.left_n = ws->count[l];
     sp.right_n = ws->count[r];
-    if ((status = record_split(tree, cfg, d, &sp, l)) != HB_OK) break;
+    if ((status = record_split(ws, tree, cfg, d, &sp, l)) != HB_OK) break;
     ws->sum[l].g = sp.left_g; ws->sum[l].h = sp.left_h; ws->sum[l].n = sp.left_n;
     ws->sum[r].g = sp.right_g; ws->sum[r].h = sp.right_h; ws->sum[r].n = sp.right_n;
     if (qt) {

@@ -16,6 +16,12 @@ typedef struct hb_grow_ws hb_grow_ws_t;
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d);
 void hb_grow_ws_free(hb_grow_ws_t *ws);
 
+/* Monotone constraints for the trees ws grows on d: col_mono[c] (-1, 0, 1)
+ * for each input column of d (numeric columns only), or NULL or all zero
+ * for none. HB_OK, or HB_ERR_INPUT / HB_ERR_NOMEM with a message (ws then
+ * has none). */
+int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono);
+
 /* Grow one tree from row-indexed (gradient, hessian) pairs gh (row r's at
  * gh[2r], gh[2r+1]; 2 d->nrow values) over the rows
  * bag[0..bag_n) (increasing), or all rows when bag is NULL, using only the

@@ -20,6 +20,7 @@ void hb_schema_init(hb_schema_t *s) {
   s->types = NULL;
   s->nlevels = NULL;
   s->levels = NULL;
+  s->monotone = NULL;
 }
 
 /* Free everything s holds (NULL entries allowed, so a half-built schema clears) and re-init it. */
@@ -37,6 +38,7 @@ void hb_schema_clear(hb_schema_t *s) {
   hb_free(s->types);
   hb_free(s->nlevels);
   hb_free(s->levels);
+  hb_free(s->monotone);
   hb_schema_init(s);
 }
 
@@ -54,6 +56,10 @@ int hb_schema_copy(const hb_schema_t *src, hb_schema_t *dst) {
   s.levels = hb_calloc((size_t)n, sizeof(char **));
   if (!s.names || !s.types || !s.nlevels || !s.levels) goto nomem;
   s.nfeat = n;
+  if (src->monotone) {
+    if (!(s.monotone = hb_malloc((size_t)(n > 0 ? n : 1) * sizeof(int)))) goto nomem;
+    if (n > 0) memcpy(s.monotone, src->monotone, (size_t)n * sizeof(int));
+  }
   for (int f = 0; f < n; f++) {
     s.types[f] = src->types[f];
     if (src->names && src->names[f] && !(s.names[f] = dup_str(src->names[f]))) goto nomem;

@@ -12,6 +12,7 @@ typedef struct {
   int *types;          /* HB_FEAT_* */
   int *nlevels;        /* categorical: number of levels; 0 for numeric */
   char ***levels;      /* categorical: nlevels strings; NULL for numeric */
+  int *monotone;       /* nfeat monotone constraints (-1, 0, 1; numeric features only), or NULL: none */
 } hb_schema_t;
 
 void hb_schema_init(hb_schema_t *s);

@@ -28,6 +28,8 @@
  *   num_features=<int>
  *   then per feature:  feature=<str>  type=numeric|categorical
  *                      num_levels=<int>  and num_levels lines level=<str>
+ *   then, only when a feature has one, monotone_constraints=<list of
+ *   num_features int: -1, 0 or 1, 0 for categorical features>
  *   [labels]
  *   num_labels=<int>, then num_labels lines label=<str>
  *   [meta]
@@ -279,6 +281,10 @@ static int check_model(const hb_model_t *m, const char *where, int code) {
     int nl = s->nlevels ? s->nlevels[f] : 0;
     if (nl < 0 || (s->types[f] == HB_FEAT_NUMERIC && nl != 0))
       return hb_error_set(code, "%sfeature %d has %d levels", where, f, nl);
+    int mc = s->monotone ? s->monotone[f] : 0;
+    if (mc < -1 || mc > 1 || (mc != 0 && s->types[f] != HB_FEAT_NUMERIC))
+      return hb_error_set(code, "%sfeature %d: monotone constraint %d (must be -1, 0 or 1, and 0 for a categorical "
+                          "feature)", where, f, mc);
   }
   if (m->num_class != m->config.num_class)
     return hb_error_set(code, "%snum_class %d differs from the config's %d", where, m->num_class,
@@ -495,6 +501,10 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
     for (int j = 0; j < nl; j++)
       sb_kv_str(b, "level", (s->levels && s->levels[f]) ? s->levels[f][j] : NULL);
   }
+  /* only when a constraint is set, so other models' text is as before */
+  int any_mono = 0;
+  for (int f = 0; s->monotone && f < s->nfeat; f++) any_mono |= s->monotone[f] != 0;
+  if (any_mono) sb_ints(b, "monotone_constraints", s->monotone, s->nfeat);
   sb_puts(b, "[labels]\n");
   sb_kv_int(b, "num_labels", m->nlabel_levels);
   for (int i = 0; i < m->nlabel_levels; i++) sb_kv_str(b, "label", m->label_levels[i]);
@@ -935,6 +945,13 @@ static int rd_config(reader_t *r, hb_config_t *c) {
   return HB_OK;
 }
 
+/* 1 when the next line is "key=...", without consuming it. */
+static int rd_peek_key(const reader_t *r, const char *key) {
+  reader_t t = *r;
+  size_t kn = strlen(key);
+  return rd_next(&t) && t.llen > kn && memcmp(t.line, key, kn) == 0 && t.line[kn] == '=';
+}
+
 static int rd_schema(reader_t *r, hb_schema_t *s) {
   int n, st;
   char sb[48];
@@ -964,6 +981,14 @@ static int rd_schema(reader_t *r, hb_schema_t *s) {
       for (int j = 0; j < nl; j++)
         if ((st = rd_str(r, "level", &s->levels[f][j]))) return st;
     }
+  }
+  if (rd_peek_key(r, "monotone_constraints")) {  /* optional: models without constraints lack it */
+    if (!(s->monotone = hb_malloc((size_t)(n > 0 ? n : 1) * sizeof(int)))) return HB_ERR_NOMEM;
+    if ((st = rd_list(r, "monotone_constraints", L_INT, n, s->monotone))) return st;
+    for (int f = 0; f < n; f++)
+      if (s->monotone[f] < -1 || s->monotone[f] > 1 || (s->monotone[f] != 0 && s->types[f] != HB_FEAT_NUMERIC))
+        return rd_err(r, "monotone_constraints: value %d of feature %d must be -1, 0 or 1, and 0 for a categorical "
+                      "feature", s->monotone[f], f + 1);
   }
   return HB_OK;
 }

@@ -10,7 +10,10 @@
  * their levels by G/(H + cat_smooth) and scan prefixes from both ends
  * (LightGBM's many-vs-many rule), skipping from the second end the sets
  * whose complement the first end already gave (the same partition). Ties keep the first candidate in scan
- * order, then the lower feature index, so the result is deterministic. */
+ * order, then the lower feature index, so the result is deterministic.
+ * Under monotone constraints (split.h: hb_split_con_t) a constrained
+ * feature or a bounded leaf takes the bounded gain of split_rules.h in
+ * place of the batched one; the candidates and their order are the same. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +33,15 @@ typedef hb_split_leaf_t scan_ctx;
 static void bits_clear(uint32_t *b) { memset(b, 0, sizeof(uint32_t) * (HB_MAX_NUM_BIN / 32)); }
 static void bits_set(uint32_t *b, int k) { b[k >> 5] |= 1u << (k & 31); }
 
-/* Gain of left = (gl, hl, nl), or -1 when invalid (valid gains are > 0). */
+/* Gain of left = (gl, hl, nl), or -1 when invalid (valid gains are > 0);
+ * mono: the feature's monotone constraint. */
 static inline double candidate(const scan_ctx *c, double gl, double hl, int nl,
-                               double l2, double parent_gain) {
+                               double l2, double parent_gain, int mono) {
   const hb_config_t *cfg = c->cfg;
+  if (mono || c->con.bounded)
+    return hb_rule_split_gain_bounded(gl, hl, nl, c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, l2, parent_gain,
+                                      cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain, c->con.lo,
+                                      c->con.hi, mono);
   return hb_rule_split_gain(gl, hl, nl, c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, l2,
                             parent_gain, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf,
                             c->min_gain);
@@ -74,6 +82,19 @@ void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, 
   for (; i < m; i++) out[i] = hb_rule_split_gain(gl[i], hl[i], nl[i], g, h, n, l1, l2, parent_gain, md, mh, min_gain);
 }
 
+void hb_split_gains_con(const hb_config_t *cfg, const double *gl, const double *hl, const int *nl, int m,
+                        double g, double h, int n, double l2, double parent_gain, double min_gain,
+                        const hb_split_con_t *con, int mono, double *out) {
+  if (!mono && !con->bounded) {
+    hb_split_gains(cfg, gl, hl, nl, m, g, h, n, l2, parent_gain, min_gain, out);
+    return;
+  }
+  for (int i = 0; i < m; i++)
+    out[i] = hb_rule_split_gain_bounded(gl[i], hl[i], nl[i], g, h, n, cfg->lambda_l1, l2, parent_gain,
+                                        cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, min_gain, con->lo,
+                                        con->hi, mono);
+}
+
 /* A numeric feature: thresholds t = 0..M-2 (value bins <= t go left), the
  * left side's sums accumulated in bin order, their gains computed in one
  * batch; with missing rows in the leaf each threshold also with the missing
@@ -89,6 +110,7 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN];
   int nl[HB_MAX_NUM_BIN];
   int na_n = hb_rule_count(na->h, cf), T = M - 1;
+  const int mono = c->con.mono ? c->con.mono[f] : 0;
   gl[0] = hl[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
   nl[0] = 0;
   {
@@ -99,20 +121,22 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
       gl[t] = sg; hl[t] = sh; nl[t] = sn;
     }
   }
-  hb_split_gains(c->cfg, gl, hl, nl, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, g1);
+  hb_split_gains_con(c->cfg, gl, hl, nl, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, &c->con,
+                     mono, g1);
   if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
     double gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
     int nm[HB_MAX_NUM_BIN];
     gm[0] = hm[0] = 0;   /* see gl[0] above */
     nm[0] = 0;
     for (int t = 0; t < T; t++) { gm[t] = gl[t] + na->g; hm[t] = hl[t] + na->h; nm[t] = nl[t] + na_n; }
-    hb_split_gains(c->cfg, gm, hm, nm, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, g2);
+    hb_split_gains_con(c->cfg, gm, hm, nm, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain,
+                       &c->con, mono, g2);
     for (int t = 0; t < T; t++) {
       if (g1[t] > best_gain) { best_gain = g1[t]; bt = t; bdl = 0; bgl = gl[t]; bhl = hl[t]; bnl = nl[t]; }
       if (g2[t] > best_gain) { best_gain = g2[t]; bt = t; bdl = 1; bgl = gm[t]; bhl = hm[t]; bnl = nm[t]; }
     }
     /* every value left, missing alone right */
-    double g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain);
+    double g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain, mono);
     if (g3 > best_gain) {
       best_gain = g3; bt = M - 1; bdl = 0;
       bgl = c->tot.g - na->g; bhl = c->tot.h - na->h; bnl = c->tot.n - na_n;
@@ -202,7 +226,7 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
       /* With no category left out, the last k from this end are the
        * complement of the first mcat - k: a partition already scanned. */
       if (dir == 1 && dropped == 0 && mcat - k <= kmax) continue;
-      double g = candidate(c, gl, hl, nl, l2, parent_gain);
+      double g = candidate(c, gl, hl, nl, l2, parent_gain, 0);  /* factors take no monotone constraint */
       if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
     }
   }
@@ -224,6 +248,7 @@ void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t
   c->cnt_factor = hb_rule_count_factor(tot.n, tot.h);
   c->parent_gain = hb_rule_leaf_gain(tot.g, tot.h, cfg->lambda_l1, cfg->lambda_l2);
   c->min_gain = cfg->min_gain_to_split > 0 ? cfg->min_gain_to_split : 0.0;
+  c->con = hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
 }
 
 void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
@@ -236,11 +261,13 @@ void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_
 }
 
 void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
-                   const uint8_t *active, hb_leafsum_t tot, hb_split_t *best, int nthreads) {
+                   const uint8_t *active, hb_leafsum_t tot, const hb_split_con_t *con, hb_split_t *best,
+                   int nthreads) {
   best->feature = -1;
   best->gain = -INFINITY;
   scan_ctx c;
   hb_split_leaf_init(&c, cfg, tot);
+  if (con) c.con = *con;
   if (!c.splittable) return;
   int nf = d->nfeat;
   int nth = hb_threads_use(nthreads);

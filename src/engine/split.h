@@ -2,6 +2,7 @@
  * one missing-value rule and one categorical rule (see the top of split.c). */
 #ifndef HB_SPLIT_H
 #define HB_SPLIT_H
+#include <math.h>
 #include <stdint.h>
 #include "config.h"
 #include "dataset.h"
@@ -24,6 +25,29 @@ typedef struct { double g, h; int n; } hb_leafsum_t;
 /* -T(G)/(H + l2) with T the L1 soft threshold: the unshrunk leaf output. */
 double hb_split_leaf_output(const hb_config_t *cfg, double g, double h);
 
+/* Monotone constraints on one leaf's split (LightGBM's "basic" method,
+ * split_rules.h: hb_rule_split_gain_bounded): the children's outputs
+ * (unshrunk) stay within [lo, hi], and a numeric split on feature f with
+ * mono[f] = 1 (-1) must not give the left side a larger (smaller) output
+ * than the right. mono NULL: no feature is constrained. Leaves with
+ * infinite bounds scan unconstrained features with the plain gains, bit for
+ * bit and as fast as without constraints. */
+typedef struct {
+  double lo, hi;
+  const int8_t *mono;   /* per feature of the dataset, or NULL */
+  int bounded;          /* lo or hi is finite */
+} hb_split_con_t;
+
+/* {lo, hi, mono} with `bounded` set from the bounds. */
+static inline hb_split_con_t hb_split_con_make(double lo, double hi, const int8_t *mono) {
+  hb_split_con_t k;
+  k.lo = lo;
+  k.hi = hi;
+  k.mono = mono;
+  k.bounded = lo > -HUGE_VAL || hi < HUGE_VAL;
+  return k;
+}
+
 /* What the scan of one leaf needs besides its histogram (set by
  * hb_split_leaf_init; read-only afterwards, so threads may share it). */
 typedef struct {
@@ -33,6 +57,7 @@ typedef struct {
   double cnt_factor;    /* estimated rows per unit of hessian in this leaf */
   double parent_gain;   /* with lambda_l2 */
   double min_gain;
+  hb_split_con_t con;   /* none unless the caller sets it after init */
 } hb_split_leaf_t;
 
 void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t tot);
@@ -58,9 +83,11 @@ typedef struct {
 void hb_cat_sort(hb_cat_key_t *keys, int n);
 
 /* Best split over the active features of a leaf with sums `tot` and
- * histogram `hist`. best->feature = -1 when nothing passes the constraints. */
+ * histogram `hist`, under constraints con (NULL: none). best->feature = -1
+ * when nothing passes the constraints. */
 void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
-                   const uint8_t *active, hb_leafsum_t tot, hb_split_t *best, int nthreads);
+                   const uint8_t *active, hb_leafsum_t tot, const hb_split_con_t *con, hb_split_t *best,
+                   int nthreads);
 
 /* out[i] = hb_rule_split_gain(gl[i], hl[i], nl[i], g, h, n, ...) for
  * i < m (split_rules.h, with cfg's l1, min_data_in_leaf and
@@ -69,6 +96,13 @@ void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histb
  * each division (the divider bounds a threshold scan). */
 void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, const int *nl, int m, double g,
                     double h, int n, double l2, double parent_gain, double min_gain, double *out);
+
+/* hb_split_gains for a scan under constraints con of a feature whose
+ * monotone constraint is mono: hb_split_gains itself when mono is 0 and con
+ * is not bounded, else hb_rule_split_gain_bounded one candidate at a time. */
+void hb_split_gains_con(const hb_config_t *cfg, const double *gl, const double *hl, const int *nl, int m,
+                        double g, double h, int n, double l2, double parent_gain, double min_gain,
+                        const hb_split_con_t *con, int mono, double *out);
 
 /* Set bits 0..last of bits (HB_MAX_NUM_BIN of them), a word at a time. */
 static inline void hb_split_bits_upto(uint32_t *bits, int last) {

@@ -5,7 +5,8 @@
  * split_rules.h. Candidates are taken in the GPU's index order (numeric: at
  * each threshold missing-right then missing-left, then missing alone;
  * categorical: the first k from one end for every k, then the last k), a
- * later one winning only with a strictly larger gain. */
+ * later one winning only with a strictly larger gain. Monotone constraints
+ * (c->con) change the gains as in split.c, not the candidates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,17 @@ void hb_qsplit_leaf_init(hb_qsplit_leaf_t *c, const hb_config_t *cfg, int64_t G,
   c->cnt_factor = hb_rule_count_factor(n, c->Hd);
   c->parent_gain = hb_rule_leaf_gain(c->Gd, c->Hd, cfg->lambda_l1, cfg->lambda_l2);
   c->min_gain = cfg->min_gain_to_split > 0 ? cfg->min_gain_to_split : 0.0;
+  c->con = hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
 }
 
-static inline double cand(const hb_qsplit_leaf_t *c, int64_t gl, int64_t hl, int nl, double l2, double parent) {
+/* mono: the feature's monotone constraint (split.h). */
+static inline double cand(const hb_qsplit_leaf_t *c, int64_t gl, int64_t hl, int nl, double l2, double parent,
+                          int mono) {
   const hb_config_t *cfg = c->cfg;
+  if (mono || c->con.bounded)
+    return hb_rule_split_gain_bounded((double)gl * c->sg, (double)hl * c->sh, nl, c->Gd, c->Hd, c->n, cfg->lambda_l1,
+                                      l2, parent, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain,
+                                      c->con.lo, c->con.hi, mono);
   return hb_rule_split_gain((double)gl * c->sg, (double)hl * c->sh, nl, c->Gd, c->Hd, c->n, cfg->lambda_l1, l2,
                             parent, cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain);
 }
@@ -68,6 +76,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     const int na_n = hb_rule_count((double)na_h * c->sh, c->cnt_factor);
     const int has_na = hb_rule_has_missing(na_n, (double)na_h * c->sh, c->Hd);
     const double l2 = cfg->lambda_l2, parent = c->parent_gain;
+    const int mono = c->con.mono ? c->con.mono[f] : 0;
     double bgain = -1.0;
     int bt = -1, bdl = 0, bln = 0;
     int64_t blg = 0, blh = 0, pg = 0, ph = 0;
@@ -88,14 +97,14 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
       dg[t] = (double)pg * c->sg;
       dh[t] = (double)ph * c->sh;
     }
-    hb_split_gains(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, g1);
+    hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, g1);
     if (has_na) {
       for (int t = 0; t < T; t++) {
         dg[t] = (double)(ig[t] + na_g) * c->sg;
         dh[t] = (double)(ih[t] + na_h) * c->sh;
         in[t] += na_n;
       }
-      hb_split_gains(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, g2);
+      hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, g2);
       for (int t = 0; t < T; t++) in[t] -= na_n;
     }
     for (int t = 0; t < T; t++) {
@@ -108,7 +117,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
       }
     }
     if (has_na) {  /* every value left, missing alone right */
-      double g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent);
+      double g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent, mono);
       if (g3 > bgain) { bgain = g3; bt = M - 1; bdl = 0; blg = c->G - na_g; blh = c->H - na_h; bln = c->n - na_n; }
     }
     if (!(bgain > 0)) return;
@@ -153,7 +162,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   int bk = 0, bdir = 0, bln = 0;
   int64_t blg = 0, blh = 0;
   for (int p = 0; p < kmax; p++) {  /* the first p + 1 */
-    double g0 = cand(c, pg[p], ph[p], pc[p], l2c, parent);
+    double g0 = cand(c, pg[p], ph[p], pc[p], l2c, parent, 0);
     if (g0 > bgain) { bgain = g0; bk = p + 1; bdir = 0; blg = pg[p]; blh = ph[p]; bln = pc[p]; }
   }
   for (int p = 0; p < kmax; p++) {  /* the last p + 1 */
@@ -163,7 +172,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     int q = mcat - 2 - p;
     int64_t lg = sg - (q >= 0 ? pg[q] : 0), lh = sh - (q >= 0 ? ph[q] : 0);
     int ln = sc - (q >= 0 ? pc[q] : 0);
-    double g1 = cand(c, lg, lh, ln, l2c, parent);
+    double g1 = cand(c, lg, lh, ln, l2c, parent, 0);
     if (g1 > bgain) { bgain = g1; bk = p + 1; bdir = 1; blg = lg; blh = lh; bln = ln; }
   }
   if (!(bgain > 0)) return;

@@ -30,6 +30,7 @@ typedef struct {
   double sg, sh;         /* value of one quantized unit */
   int splittable;
   double Gd, Hd, cnt_factor, parent_gain, min_gain;
+  hb_split_con_t con;    /* monotone constraints (split.h): none unless the caller sets them after init */
 } hb_qsplit_leaf_t;
 
 void hb_qsplit_leaf_init(hb_qsplit_leaf_t *c, const hb_config_t *cfg, int64_t G, int64_t H, int n, double sg,

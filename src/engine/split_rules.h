@@ -86,6 +86,41 @@ HB_RULE double hb_rule_split_gain(double gl, double hl, int nl, double g, double
   return gain > min_gain ? gain : -1.0;
 }
 
+/* x within [lo, hi]. */
+HB_RULE double hb_rule_clamp(double x, double lo, double hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* What a leaf with sums (g, h) is worth when its output is o rather than
+ * its own -T(G)/(H + l2): -(2 T(G) o + (H + l2) o^2), LightGBM's
+ * GetLeafGainGivenOutput (equal to L(G, H) at o = -T(G)/(H + l2)). */
+HB_RULE double hb_rule_leaf_gain_given_output(double g, double h, double l1, double l2, double o) {
+  return -(2.0 * hb_rule_soft_threshold(g, l1) * o + (h + l2) * o * o);
+}
+
+/* hb_rule_split_gain for a leaf whose outputs must stay within [lo, hi],
+ * split on a feature with monotone constraint mono (-1, 0, 1): LightGBM's
+ * "basic" method. Each side's output is its own clamped to the bounds; with
+ * mono = 1 a split whose left output exceeds its right one is invalid (-1),
+ * with mono = -1 one whose left output is below its right one; a side is
+ * worth hb_rule_leaf_gain_given_output at its clamped output, less the
+ * parent's unconstrained L(G, H) as always. */
+HB_RULE double hb_rule_split_gain_bounded(double gl, double hl, int nl, double g, double h, int n, double l1,
+                                          double l2, double parent_gain, int min_data_in_leaf,
+                                          double min_sum_hessian, double min_gain, double lo, double hi,
+                                          int mono) {
+  int nr = n - nl;
+  double hr = h - hl, gr = g - gl;
+  if (nl < min_data_in_leaf || nr < min_data_in_leaf) return -1.0;
+  if (hl < min_sum_hessian || hr < min_sum_hessian) return -1.0;
+  double ol = hb_rule_clamp(hb_rule_leaf_output(gl, hl, l1, l2), lo, hi);
+  double orr = hb_rule_clamp(hb_rule_leaf_output(gr, hr, l1, l2), lo, hi);
+  if ((mono > 0 && ol > orr) || (mono < 0 && ol < orr)) return -1.0;
+  double gain = hb_rule_leaf_gain_given_output(gl, hl, l1, l2, ol) +
+                hb_rule_leaf_gain_given_output(gr, hr, l1, l2, orr) - parent_gain;
+  return gain > min_gain ? gain : -1.0;
+}
+
 /* Sort key of a category when ordering a categorical feature's bins:
  * G / (H + cat_smooth) (LightGBM's many-vs-many rule). */
 HB_RULE double hb_rule_cat_key(double g, double h, double cat_smooth) {

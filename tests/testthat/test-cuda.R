@@ -281,6 +281,18 @@ test_that("rf, goss, l1 and quantile: device = \"cuda\" is refused by name, \"au
   }
 })
 
+test_that("monotone constraints: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+  skip_without_gpu()
+  d <- tiefree(16)
+  mc <- c(x2 = 1)
+  expect_error(hb_quiet(d$x, d$y, nrounds = 2L, device = "cuda", monotone_constraints = mc),
+               class = "histboost_error_input", regexp = "`monotone_constraints` train on the CPU only")
+  auto <- hb_quiet(d$x, d$y, nrounds = 3L, device = "auto", seed = 1, monotone_constraints = mc)
+  expect_identical(auto$params$device, "cpu")
+  cpu <- hb_quiet(d$x, d$y, nrounds = 3L, device = "cpu", seed = 1, monotone_constraints = mc)
+  expect_identical(predict(auto, d$x), predict(cpu, d$x))
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")

@@ -78,3 +78,14 @@ test_that("the engine is registered whichever of parsnip and histboost loads fir
     expect_identical(tail(out, 1), "classification regression", label = paste(order, collapse = " then "))
   }
 })
+
+test_that("set_engine() passes monotone_constraints through by column name", {
+  d <- gen_task(75, n = 800, p = 6, task = "regression")
+  df <- data.frame(d$x, y = d$y)
+  f <- boost_tree(trees = 20) |> set_engine("histboost", seed = 5, monotone_constraints = c(x1 = 1)) |>
+    set_mode("regression") |> fit(y ~ ., data = df)
+  expect_identical(f$fit$params$monotone_constraints, c(x1 = 1L, x2 = 0L, x3 = 0L, x4 = 0L, x5 = 0L, x6 = 0L))
+  nd <- df[rep(1:30, each = 41), ]
+  nd$x1 <- rep(seq(-3, 3, length.out = 41), 30)
+  expect_gte(min(diff(matrix(predict(f, nd)$.pred, nrow = 41))), 0)
+})
