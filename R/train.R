@@ -598,6 +598,17 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   }
 
   monotone <- .hb_monotone_columns(monotone_constraints, train$feature_names, train$feature_types)
+  if (!is.null(init_model)) {
+    # a continuation keeps the base's constraints: its trees must obey the same ones
+    base_mono <- init_model$params$monotone_constraints
+    base_mono <- if (is.null(base_mono)) integer(length(train$feature_names)) else as.integer(unname(base_mono))
+    if (is.null(monotone_constraints) && any(base_mono != 0L)) {
+      monotone <- base_mono
+    } else if (!identical(monotone %||% integer(length(base_mono)), base_mono)) {
+      .hb_abort("`monotone_constraints` differ from `init_model`'s; a continued model keeps them (leave ",
+                "`monotone_constraints` NULL to take the model's).")
+    }
+  }
   if (!is.null(monotone) && device == "cuda") {
     if (identical(a$device[1L], "auto")) {
       device <- "cpu"

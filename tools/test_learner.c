@@ -413,6 +413,12 @@ static void test_prepend(hb_dataset_t *d) {
   double ai = a->init_score[0];
   CHECK(hb_model_prepend(b, a, 6) == HB_ERR_INPUT && b->num_trees == 3 && a->num_trees == 5,
         "prepend refuses more iterations than the base has");
+  b->schema.monotone = calloc(P, sizeof(int));
+  if (b->schema.monotone) b->schema.monotone[0] = 1;
+  CHECK(hb_model_prepend(b, a, 2) == HB_ERR_INPUT && b->num_trees == 3 && a->num_trees == 5,
+        "prepend refuses other monotone constraints");
+  free(b->schema.monotone);
+  b->schema.monotone = NULL;
   c->config.objective = HB_OBJ_BINARY;
   CHECK(hb_model_prepend(c, a, 2) == HB_ERR_INPUT && c->num_trees == 2 && a->num_trees == 5 && a->trees[0] == a0,
         "prepend refuses another objective, changing nothing");

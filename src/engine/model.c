@@ -138,6 +138,7 @@ static int same_schema(const hb_schema_t *a, const hb_schema_t *b) {
     if (!same_str(a->names[f], b->names[f]) || a->types[f] != b->types[f] || na != nb) return 0;
     for (int j = 0; j < na; j++)
       if (!same_str(a->levels[f][j], b->levels[f][j])) return 0;
+    if ((a->monotone ? a->monotone[f] : 0) != (b->monotone ? b->monotone[f] : 0)) return 0;
   }
   return 1;
 }
@@ -152,7 +153,8 @@ int hb_model_prepend(hb_model_t *m, hb_model_t *base, int base_iter) {
     return hb_error_set(HB_ERR_INPUT, "the models differ in objective or classes");
   if (m->config.rf || base->config.rf)
     return hb_error_set(HB_ERR_INPUT, "a random forest cannot be continued (its trees are averaged)");
-  if (!same_schema(&m->schema, &base->schema)) return hb_error_set(HB_ERR_INPUT, "the models' features differ");
+  if (!same_schema(&m->schema, &base->schema))
+    return hb_error_set(HB_ERR_INPUT, "the models' features or monotone constraints differ");
   /* only the base's first base_iter iterations */
   for (int t = base_iter * base->trees_per_iter; t < base->num_trees; t++) hb_tree_free(base->trees[t]);
   base->num_trees = base_iter * base->trees_per_iter;

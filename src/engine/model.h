@@ -49,7 +49,8 @@ int hb_model_set_label_levels(hb_model_t *m, int n, const char *const *levels);
  * starting scores, so that m predicts base's raw score at base_iter
  * iterations plus its own trees (m was trained from those predictions).
  * HB_ERR_INPUT, with m unchanged, unless both have the same objective,
- * classes and features and neither is a random forest. */
+ * classes, features and monotone constraints and neither is a random
+ * forest. */
 int hb_model_prepend(hb_model_t *m, hb_model_t *base, int base_iter);
 /* Number of complete iterations. */
 int hb_model_num_iterations(const hb_model_t *m);

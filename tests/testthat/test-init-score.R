@@ -233,6 +233,24 @@ test_that("continued training keeps offsets: formula offset(), init_score, saved
   expect_equal(hb_trees(x2), hb_trees(f2))
 })
 
+test_that("a continued model keeps its base's monotone constraints", {
+  d <- gen_cont(16)
+  mono <- c(a = 1L)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 7L, seed = 1, monotone_constraints = mono)
+  m2 <- hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 7L, seed = 1, init_model = m1)
+  m20 <- hb_quiet(d$x, d$y, nrounds = 20L, num_leaves = 7L, seed = 1, monotone_constraints = mono)
+  expect_identical(m2$params$monotone_constraints, m1$params$monotone_constraints)
+  expect_equal(hb_trees(m2), hb_trees(m20), tolerance = 1e-9)
+  grid <- d$x[rep(1:20, each = 30), ]
+  grid$a <- rep(seq(0, 1, length.out = 30), 20)
+  p <- matrix(predict(m2, grid), 30)
+  expect_true(all(diff(p) >= 0))
+  err <- function(expr) expect_error(expr, class = "histboost_error_input", regexp = "differ from `init_model`'s")
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, monotone_constraints = c(b = 1L)))
+  m0 <- hb_quiet(d$x, d$y, nrounds = 2L)
+  err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m0, monotone_constraints = mono))
+})
+
 test_that("hb_cv() continues init_model in every fold", {
   d <- gen_cont(14, n = 900)
   m1 <- hb_quiet(d$x, d$y, nrounds = 10L, seed = 1)
