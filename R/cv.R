@@ -93,7 +93,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
     by_class <- stratified && (is.factor(y) || is.logical(y) ||
-                                 isTRUE(dots$objective %in% c("binary", "multiclass")))
+                                 (is.character(dots$objective) &&
+                                    isTRUE(dots$objective[1L] %in% c("binary", "multiclass"))))
     folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
   } else {
     folds <- .hb_check_folds(folds, n)
