@@ -278,3 +278,18 @@ test_that("a formula offset model refuses newdata that cannot carry the offset, 
   # leaf indices do not depend on the offset
   expect_equal(predict(mf, df, type = "leaf"), predict(mf, as.matrix(df[c("a", "b")]), type = "leaf"))
 })
+
+test_that("a continued training's progress and stop messages count the base's iterations", {
+  d <- gen_cont(13, n = 600)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 4L, seed = 1)
+  msgs <- character()
+  withCallingHandlers(histboost(d$x, d$y, nrounds = 2L, seed = 1, init_model = m1, verbose = 2L,
+                                valid = list(v = list(x = d$x, y = d$y))),
+                      message = function(m) {
+                        msgs <<- c(msgs, conditionMessage(m))
+                        invokeRestart("muffleMessage")
+                      })
+  msgs <- paste(msgs, collapse = "\n")
+  expect_match(msgs, "[5]", fixed = TRUE)
+  expect_match(msgs, "[6]", fixed = TRUE)
+})
