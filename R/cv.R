@@ -40,7 +40,10 @@
 #' @param keep_models `TRUE` to return the folds' models.
 #' @param ... Other training parameters of [histboost()] (`objective`,
 #'   `learning_rate`, `num_leaves`, ...; an `init_score` is split with the
-#'   folds). Unknown arguments are an error.
+#'   folds; with `init_model` each fold continues it, and the log and best
+#'   iteration count the new rounds only, as `nrounds` for a continuation
+#'   with [histboost()], while the folds' models hold the base's iterations
+#'   too). Unknown arguments are an error.
 #' @return An object of class `"hb_cv"`: a list with `evaluation_log` (a
 #'   data.frame: `iter`, then `test_<metric>_mean` and `test_<metric>_sd`,
 #'   the mean and standard deviation over the folds, for each metric),
@@ -93,7 +96,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
     by_class <- stratified && (is.factor(y) || is.logical(y) ||
-                                 isTRUE(dots$objective %in% c("binary", "multiclass")))
+                                 (is.character(dots$objective) &&
+                                    isTRUE(dots$objective[1L] %in% c("binary", "multiclass"))))
     folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
   } else {
     folds <- .hb_check_folds(folds, n)

@@ -27,7 +27,8 @@
 #'   given to [histboost()] for training: added to the raw score before the
 #'   link function (and, for `"contrib"`, to `"(Intercept)"`); not with
 #'   `"leaf"`. A model fitted with a formula holding `offset()` takes its
-#'   offset from `newdata` instead.
+#'   offset from `newdata` instead (a data.frame; other `newdata` needs the
+#'   offset as `init_score`; `"leaf"` ignores it).
 #' @param ... Not used; unknown arguments are an error.
 #' @details
 #' With `type = "contrib"` each row's raw score is split between the
@@ -78,12 +79,17 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   if (!is.null(object$terms) && is.data.frame(newdata)) {
     newdata <- .hb_formula_frame(object$terms, newdata)
     offset <- attr(newdata, "offset")
-    if (!is.null(offset)) {
+    if (!is.null(offset) && type != "leaf") {  # leaf indices do not depend on the offset
       if (!is.null(init_score)) {
         .hb_abort("`init_score` must not be given: the model's formula has an offset(), taken from `newdata`.")
       }
       init_score <- offset
     }
+  } else if (!is.null(object$terms) && !is.null(attr(object$terms, "offset")) && is.null(init_score) &&
+             type != "leaf") {
+    # a formula's offset() is computed from a data.frame's columns: any other newdata would silently lose it
+    .hb_abort("the model's formula has an offset(): give `newdata` as a data.frame holding its variables, ",
+              "or the offset as `init_score`.")
   }
   if (!is.null(init_score)) {
     if (type == "leaf") .hb_abort("`init_score` has no place in leaf predictions (`type` = \"leaf\").")

@@ -276,13 +276,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   best_score <- NULL
   niter <- 0L
   stop_reason <- NULL
+  shift <- tr$base_iter %||% 0L  # messages count a continued model's iterations, as its log does
   for (iter in seq_len(nrounds)) {
     if (!is.null(tr$custom)) .hb_custom_round(tr)
     res <- .Call(C_hb_booster_update, booster)
     finished <- res[1L] != 0L
     niter <- res[2L]
     if (niter < iter) { # the engine dropped a round that could not split
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
+      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
       break
     }
     if (nv) {
@@ -293,7 +294,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       }
       log[iter, ] <- scores
       if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))) {
-        .hb_print_eval(iter, log_names, scores)
+        .hb_print_eval(shift + iter, log_names, scores)
       }
       if (!is.null(early_stopping_rounds)) {
         s <- scores[watch]
@@ -302,14 +303,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
           best_iter <- iter
         } else if (iter - best_iter >= early_stopping_rounds) {
           stop_reason <- sprintf("early stopping: no improvement of %s for %d rounds; best iteration %d",
-                                 log_names[watch], early_stopping_rounds, best_iter)
-          if (verbose == 1L && iter %% 10L != 0L) .hb_print_eval(iter, log_names, scores)
+                                 log_names[watch], early_stopping_rounds, shift + best_iter)
+          if (verbose == 1L && iter %% 10L != 0L) .hb_print_eval(shift + iter, log_names, scores)
           break
         }
       }
     }
     if (finished) {
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", niter)
+      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
       break
     }
   }

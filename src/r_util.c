@@ -193,7 +193,7 @@ SEXP C_hb_has_openmp(void) { return Rf_ScalarLogical(hb_threads_have_openmp() !=
 void hb_r_init_score(SEXP x, hb_input_t *in) {
   if (Rf_isNull(x)) return;
   SEXP dim = Rf_getAttrib(x, R_DimSymbol);
-  int ncol = Rf_isNull(dim) ? 1 : INTEGER(dim)[1];
+  int ncol = Rf_isNull(dim) ? 1 : (LENGTH(dim) == 2 ? INTEGER(dim)[1] : -1);  /* an array of other rank: refused */
   if (TYPEOF(x) != REALSXP || XLENGTH(x) != (R_xlen_t)in->nrow * ncol || ncol < 1)
     hb_r_throw("input", "`init_score` must be a double vector with one value per row (%d) or a matrix "
                "with one row per row and one column per class.", in->nrow);

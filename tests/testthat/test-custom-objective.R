@@ -105,3 +105,13 @@ test_that("a custom objective that misbehaves gets a classed error naming `objec
   err(hb_quiet(d$x, d$y, objective = sq_loss, boosting = "rf", bagging_fraction = 0.5, bagging_freq = 1L,
                nrounds = 2L), "boosts")
 })
+
+test_that("hb_cv() with a custom objective makes its own folds (numeric y)", {
+  set.seed(11)
+  x <- data.frame(a = rnorm(200), b = runif(200))
+  y <- x$a + rnorm(200, sd = 0.1)
+  sq <- function(preds, labels) list(grad = preds - labels, hess = rep(1, length(preds)))
+  cv <- hb_cv(x, y, objective = sq, nfold = 3L, nrounds = 3L, verbose = 0L, seed = 1, nthreads = 1L)
+  expect_s3_class(cv, "hb_cv")
+  expect_length(cv$folds, 3L)
+})

@@ -284,3 +284,30 @@ test_that("init_model that does not fit the data gets a classed error naming it"
   mk <- hb_quiet(d$x, yk, nrounds = 2L)
   err(hb_quiet(d$x, yk, nrounds = 2L, init_model = mk, init_score = rep(0, 400)), "`init_score` has 1 column")
 })
+
+test_that("a formula offset model refuses newdata that cannot carry the offset, and predicts leaves", {
+  d <- gen_exposure(5)
+  df <- data.frame(a = d$x$a, b = d$x$b, y = d$y, e = d$e)
+  mf <- hb_quiet(y ~ a + b + offset(log(e)), data = df, objective = "poisson", nrounds = 5L, seed = 5)
+  # a matrix has no `e`: predicting it would silently drop the offset
+  expect_error(predict(mf, as.matrix(df[c("a", "b")])), class = "histboost_error_input", regexp = "offset")
+  expect_equal(predict(mf, as.matrix(df[c("a", "b")]), init_score = log(df$e)), predict(mf, df),
+               tolerance = 1e-14)
+  # leaf indices do not depend on the offset
+  expect_equal(predict(mf, df, type = "leaf"), predict(mf, as.matrix(df[c("a", "b")]), type = "leaf"))
+})
+
+test_that("a continued training's progress and stop messages count the base's iterations", {
+  d <- gen_cont(13, n = 600)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 4L, seed = 1)
+  msgs <- character()
+  withCallingHandlers(histboost(d$x, d$y, nrounds = 2L, seed = 1, init_model = m1, verbose = 2L,
+                                valid = list(v = list(x = d$x, y = d$y))),
+                      message = function(m) {
+                        msgs <<- c(msgs, conditionMessage(m))
+                        invokeRestart("muffleMessage")
+                      })
+  msgs <- paste(msgs, collapse = "\n")
+  expect_match(msgs, "[5]", fixed = TRUE)
+  expect_match(msgs, "[6]", fixed = TRUE)
+})
