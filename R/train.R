@@ -553,6 +553,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                 "; continuing it needs the same objective and classes (here \"", obj, "\"",
                 if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
     }
+    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha")[obj]
+    if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
+      .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
+                init_model$params[[loss_par]], "): continuing it would mix two losses.")
+    }
     if (!identical(train$feature_names, init_model$feature_names) ||
         !identical(train$feature_types, init_model$feature_types) ||
         !identical(unname(train$feature_levels), unname(init_model$feature_levels))) {

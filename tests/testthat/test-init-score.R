@@ -280,6 +280,10 @@ test_that("init_model that does not fit the data gets a classed error naming it"
   v <- hb_dataset(d$x, d$y)
   err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, valid = list(v = hb_dataset(d$x, d$y, reference = v))),
       "not hb_datasets")
+  mq <- hb_quiet(d$x, d$y, nrounds = 2L, objective = "quantile", quantile_alpha = 0.9)
+  err(hb_quiet(d$x, d$y, nrounds = 2L, objective = "quantile", init_model = mq), "`quantile_alpha` \\(0.5\\) differs")
+  expect_identical(hb_quiet(d$x, d$y, nrounds = 2L, objective = "quantile", quantile_alpha = 0.9,
+                            init_model = mq)$niter, 4L)
   yk <- gen_cont(15, n = 400, task = "multiclass")$y
   mk <- hb_quiet(d$x, yk, nrounds = 2L)
   err(hb_quiet(d$x, yk, nrounds = 2L, init_model = mk, init_score = rep(0, 400)), "`init_score` has 1 column")
