@@ -110,7 +110,8 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   uint8_t *use = hb_malloc((size_t)d->nfeat);
   if (!use) { hb_grow_ws_free(ws); return NULL; }
   for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
-  int st = hb_rowblock_create(d, use, cfg->quantized, cfg->nthreads, &ws->rb);
+  int st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
+                                      cfg->nthreads, &ws->rb);
   hb_free(use);
   if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
   return ws;
@@ -179,6 +180,7 @@ typedef struct {
   int f;
   const uint8_t *goleft;
   const uint16_t *code;
+  const uint8_t *bcol;  /* or non-NULL: goleft per bin of f's bundle, its column (one byte a row) */
 } side_rule_t;
 
 /* Which rows of rows[0..n) go left: side[i] = 1 for left; returns how many. */
@@ -196,8 +198,8 @@ static int decide(const hb_dataset_t *d, const side_rule_t *rule, const int *row
     }
     return nl;
   }
-  if (!st->sparse) {
-    const uint8_t *bins = st->bins;
+  if (!st->sparse || rule->bcol) {
+    const uint8_t *bins = rule->bcol ? rule->bcol : st->bins;
     for (int i = 0; i < n; i++) {
       uint8_t s = goleft[bins[rows[i]]];
       side[i] = s;
@@ -270,7 +272,19 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
   const hb_binmapper_t *m = &d->mappers[f];
   uint8_t goleft[HB_MAX_NUM_BIN];
   for (int b = 0; b < m->num_bin; b++) goleft[b] = (uint8_t)hb_split_bin_left(sp, b);
-  side_rule_t rule = { f, goleft, NULL };
+  side_rule_t rule = { f, goleft, NULL, NULL };
+  /* A bundled feature whose bundle has no conflicts (each row's bundle bin
+   * names the one member off its default, or none): one byte a row. With
+   * conflicts, rows are sent by the feature's own store, as prediction
+   * sends them. */
+  uint8_t btab[HB_BUNDLE_MAX_BIN];
+  const hb_bundles_t *bd = ws->rb ? ws->rb->bundles : NULL;
+  if (bd && bd->bundle_of[f] >= 0 && bd->conflicts[bd->bundle_of[f]] == 0) {
+    const int j = bd->bundle_of[f];
+    hb_bundle_side_table(bd, d, j, f, goleft, btab);
+    rule.goleft = btab;
+    rule.bcol = bd->col + (size_t)j * (size_t)d->nrow;
+  }
   /* A sparse part of a wide factor: its side per code of the column (the
    * other parts' codes and nparts * 256 fall in its missing bin). */
   uint8_t ctab[HB_MAX_COLUMN_FEATURES * 256 + 1];
