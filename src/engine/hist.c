@@ -49,6 +49,7 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->wslot_off);
   hb_free(rb->wslot_part);
   hb_bundle_free(rb->bundles);
+  hb_free(rb->by_col);
   hb_free(rb->bb_mem);
   hb_free(rb->bhist);
   hb_free(rb->bhalf);
@@ -293,6 +294,14 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
     hb_rowblock_free(rb);
     return st;
   }
+  rb->by_col = hb_malloc((size_t)(d->nfeat > 0 ? d->nfeat : 1));
+  if (!rb->by_col) {
+    hb_rowblock_free(rb);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
+  }
+  for (int f = 0; f < d->nfeat; f++)
+    rb->by_col[f] = (uint8_t)(rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]) &&
+                              !(rb->nwide > 0 && rb->in_wide[f]) && !hb_rowblock_bundled(rb, f));
   /* Transpose in blocks of rows, so that each column's slice and the
    * block's rows both stay in cache. */
   int nth = hb_threads_use(nthreads), nblk = (d->nrow + 1023) / 1024;
@@ -769,35 +778,44 @@ static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const 
 
 /* Bundle j's active members' histograms from its slots in rb->bhist (plus
  * rb->bhalf with halves: first half + second, as add_feature_half adds),
- * their default bins from the leaf's totals: the unbundled bins bit for bit. */
+ * each member's default bin the leaf's totals less its other bins in bin
+ * order (sparse_default's sums, in the same pass): the unbundled bins bit
+ * for bit. A member's slots are consecutive, in bin order. */
 static void bundle_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j, int halves,
                           double tot_g, double tot_h, hb_histbin_t *hist) {
   const hb_bundles_t *b = rb->bundles;
-  const int s0 = b->slot_off[j];
+  const int s0 = b->slot_off[j], nb = b->num_bin[j];
   const hb_histbin_t *b1 = (const hb_histbin_t *)rb->bhist + s0, *b2 = (const hb_histbin_t *)rb->bhalf + s0;
-  int any = 0;
+  const int *sf = b->slot_feat + s0;
+  const uint8_t *sb = b->slot_bin + s0;
+  int k = 1;
   for (int m = b->first[j]; m < b->first[j + 1]; m++) {
     const int f = b->feat[m];
-    if (active && !active[f]) continue;
-    memset(hist + d->hist_offset[f], 0, sizeof(hb_histbin_t) * (size_t)d->mappers[f].num_bin);
-    any = 1;
-  }
-  if (!any) return;
-  for (int k = 1; k < b->num_bin[j]; k++) {
-    const int f = b->slot_feat[s0 + k];
-    if (active && !active[f]) continue;
-    hb_histbin_t *h = hist + d->hist_offset[f] + b->slot_bin[s0 + k];
-    if (halves) {
-      h->g = b1[k].g + b2[k].g;
-      h->h = b1[k].h + b2[k].h;
-    } else {
-      *h = b1[k];
+    int end = k;
+    while (end < nb && sf[end] == f) end++;
+    if (active && !active[f]) { k = end; continue; }
+    hb_histbin_t *h = hist + d->hist_offset[f];
+    const int nbf = d->mappers[f].num_bin, db = d->mappers[f].default_bin;
+    double g = tot_g, hh = tot_h;
+    for (int bin = 0; bin < nbf; bin++) {
+      if (bin == db) continue;
+      hb_histbin_t v = {0.0, 0.0};
+      if (k < end && sb[k] == bin) {
+        if (halves) {
+          v.g = b1[k].g + b2[k].g;
+          v.h = b1[k].h + b2[k].h;
+        } else {
+          v = b1[k];
+        }
+        k++;
+      }
+      h[bin] = v;
+      g -= v.g;
+      hh -= v.h;
     }
-  }
-  for (int m = b->first[j]; m < b->first[j + 1]; m++) {
-    const int f = b->feat[m];
-    if (active && !active[f]) continue;
-    sparse_default(hist + d->hist_offset[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
+    h[db].g = g;
+    h[db].h = hh;
+    k = end;
   }
 }
 
@@ -895,8 +913,7 @@ static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
 static int column_wise(const hb_rowblock_t *rb, int f) {
-  return !rb || (rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]) && !(rb->nwide > 0 && rb->in_wide[f]) &&
-                 !hb_rowblock_bundled(rb, f));
+  return !rb || rb->by_col[f];
 }
 
 static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const double *gh,
@@ -975,7 +992,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     wide_list = rb->wide_col + rb->nwslot;
     nwide = rb->nwide - rb->nwslot;
   }
-  int nper = nsp + nwide + nbt, finish = nper > 0 || tw[0].ns > 0 || tw[1].ns > 0;
+  int nper = nsp + nwide + nbt, finish = nsp + nwide > 0 || tw[0].ns > 0 || tw[1].ns > 0;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \

@@ -89,6 +89,7 @@ typedef struct {
   void *bb_mem;
   int bb_stride;
   void *bhist, *bhalf;
+  uint8_t *by_col;  /* nfeat: feature f is read from its column store (hist.c) */
 } hb_rowblock_t;
 
 /* Feature f is summed through a bundle of rb. */

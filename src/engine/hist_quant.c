@@ -203,24 +203,35 @@ static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows,
 }
 
 /* Bundle j's active members' histograms from its integer slots in
- * rb->bhist, their default bins the rest of the totals. */
+ * rb->bhist, each member's default bin the rest of the totals (in one pass;
+ * a member's slots are consecutive, in bin order). */
 static void bundle_finish_q(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j,
                             int64_t tot_g, int64_t tot_h, hb_qbin_t *hist) {
   const hb_bundles_t *b = rb->bundles;
-  const int s0 = b->slot_off[j];
+  const int s0 = b->slot_off[j], nb = b->num_bin[j];
   const hb_qbin_t *src = (const hb_qbin_t *)rb->bhist + s0;
+  const int *sf = b->slot_feat + s0;
+  const uint8_t *sb = b->slot_bin + s0;
+  int k = 1;
   for (int m = b->first[j]; m < b->first[j + 1]; m++) {
     const int f = b->feat[m];
-    if (!active || active[f]) memset(hist + d->hist_offset[f], 0, sizeof(hb_qbin_t) * (size_t)d->mappers[f].num_bin);
-  }
-  for (int k = 1; k < b->num_bin[j]; k++) {
-    const int f = b->slot_feat[s0 + k];
-    if (!active || active[f]) hist[d->hist_offset[f] + b->slot_bin[s0 + k]] = src[k];
-  }
-  for (int m = b->first[j]; m < b->first[j + 1]; m++) {
-    const int f = b->feat[m];
-    if (!active || active[f])
-      qdefault(hist + d->hist_offset[f], d->mappers[f].default_bin, d->mappers[f].num_bin, tot_g, tot_h);
+    int end = k;
+    while (end < nb && sf[end] == f) end++;
+    if (active && !active[f]) { k = end; continue; }
+    hb_qbin_t *h = hist + d->hist_offset[f];
+    const int nbf = d->mappers[f].num_bin, db = d->mappers[f].default_bin;
+    int64_t g = tot_g, hh = tot_h;
+    for (int bin = 0; bin < nbf; bin++) {
+      if (bin == db) continue;
+      hb_qbin_t v = {0, 0};
+      if (k < end && sb[k] == bin) v = src[k++];
+      h[bin] = v;
+      g -= v.g;
+      hh -= v.h;
+    }
+    h[db].g = g;
+    h[db].h = hh;
+    k = end;
   }
 }
 
