@@ -72,14 +72,19 @@ static int greedy(const hb_dataset_t *d, const cand_t *cand, int nc, const int *
   for (int i = 0; i < nc; i++) {
     const int f = cand[i].f;
     const hb_featstore_t *s = &d->store[f];
-    int chosen = -1, tried = 0;
+    int chosen = -1;
     int64_t conf = 0;
-    for (int j = 0; j < nopen && tried < HB_BUNDLE_SEARCH; j++) {
-      if (open[j].nslot + nslot[f] > HB_BUNDLE_MAX_BIN - 1) continue;  /* full: no search counted */
-      tried++;
-      const int64_t budget = max_conf - open[j].conflicts;
-      const int64_t c = count_conflicts(&open[j], s, budget);
-      if (c <= budget) { chosen = j; conf = c; break; }
+    /* A bundle the feature never meets first; only then one whose budget of
+     * conflicts takes it (else a few features that meet everything spend
+     * the budgets, and the exclusive ones open bundles of their own). */
+    for (int pass = 0; pass < 1 + (max_conf > 0) && chosen < 0; pass++) {
+      for (int j = 0, tried = 0; j < nopen && tried < HB_BUNDLE_SEARCH; j++) {
+        if (open[j].nslot + nslot[f] > HB_BUNDLE_MAX_BIN - 1) continue;  /* full: no search counted */
+        tried++;
+        const int64_t budget = pass ? max_conf - open[j].conflicts : 0;
+        const int64_t c = count_conflicts(&open[j], s, budget);
+        if (c <= budget) { chosen = j; conf = c; break; }
+      }
     }
     if (chosen < 0) {
       if (nopen == HB_BUNDLE_MAX_OPEN) continue;  /* stays alone */

@@ -45,9 +45,10 @@ typedef struct {
 /* Bundle the features f with use[f] != 0 (NULL: all) that are stored
  * sparse and are their column's only feature (wide factors' parts have row
  * codes of their own, hist.h), greedily: by decreasing stored entries, each
- * into the first of at most HB_BUNDLE_SEARCH open bundles whose rows it
- * meets in at most max_conflict_rate * nrow rows (counted over the bundle's
- * members together) and whose bins it fits, else into a new one. Bundles
+ * into the first of at most HB_BUNDLE_SEARCH open bundles whose bins it
+ * fits and whose rows it never meets, else the first whose rows it meets in
+ * at most max_conflict_rate * nrow rows (counted over the bundle's members
+ * together), else into a new one. Bundles
  * left with one feature are dissolved. *out is NULL (HB_OK) when no bundle
  * of two features forms. On failure returns a status with a message set and
  * *out is NULL. */
