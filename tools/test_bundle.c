@@ -9,7 +9,8 @@
  *    used bins say, every row's bundle bin the one its members' bins give.
  *  - Histograms summed through bundles equal, bit for bit, those summed
  *    without (doubles: whole data, a leaf summed in halves, a small leaf,
- *    sampled features, 1-3 threads), and exactly for quantized integers.
+ *    sampled features, 1-3 threads, the pairs read from gh or from the
+ *    bundle rows), and exactly for quantized integers.
  *  - With max_conflict_rate > 0: fewer bundles, conflicts within the rate.
  *  - Whole trees grown with and without bundling are the same (rows, bag,
  *    sampled features, 1 and 2 threads), their leaves holding the rows
@@ -219,6 +220,11 @@ static void test_hist(const hb_dataset_t *d) {
     gh[2 * i + 1] = 0.05 + hb_rng_unif(22, 1, 1, i);
   }
   for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 7 == 1);
+  /* the 2-thread row block reads the pairs from its bundle rows, the others from gh */
+  if (bund[1]) {
+    hb_rowblock_set_gh(bund[1], gh, 2);
+    CHECK(bund[1]->bb_goff >= bund[1]->bundles->nbundle && bund[1]->gh_src == gh, "pairs in the bundle rows");
+  }
   size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
   hb_histbin_t *want = malloc(hb), *got = malloc(hb), *naive = malloc(hb);
   double fracs[3] = { 1.0, 0.4, 0.05 };   /* whole data, a leaf in halves, a small leaf */

@@ -196,11 +196,22 @@ static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   return with_q ? (s + 3) & ~3 : s;
 }
 
-/* The bundles' bins row-major (from their columns) and their histograms. */
-static int rowblock_bundle_rows(const hb_dataset_t *d, hb_rowblock_t *rb, int nthreads) {
+/* The bundles' bins row-major (from their columns) and their histograms.
+ * Without with_q, rows of at most 48 bundles also carry the row's
+ * (gradient, hessian) pair (bb_goff, hb_rowblock_set_gh) in a 32- or
+ * 64-byte row: a scattered leaf's row is then one cache line, not one for
+ * its bundles and one for its pair. */
+static int rowblock_bundle_rows(const hb_dataset_t *d, hb_rowblock_t *rb, int with_q, int nthreads) {
   const hb_bundles_t *b = rb->bundles;
   int qoff, goff;
-  rb->bb_stride = row_stride(b->nbundle, 0, 0, &qoff, &goff);
+  rb->bb_goff = -1;
+  const int with_gh = (b->nbundle + 7) / 8 * 8 + 16;
+  if (!with_q && with_gh <= 64) {
+    rb->bb_goff = (b->nbundle + 7) / 8 * 8;
+    rb->bb_stride = with_gh <= 32 ? 32 : 64;
+  } else {
+    rb->bb_stride = row_stride(b->nbundle, 0, 0, &qoff, &goff);
+  }
   rb->bb_mem = hb_malloc((size_t)d->nrow * (size_t)rb->bb_stride + 64);
   rb->bhist = hb_malloc(sizeof(hb_histbin_t) * (size_t)b->slot_off[b->nbundle]);
   rb->bhalf = hb_malloc(sizeof(hb_histbin_t) * (size_t)b->slot_off[b->nbundle]);
@@ -245,6 +256,7 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
   rb->nrow = d->nrow;
   rb->ncol = ncol;
   rb->nfeat = d->nfeat;
+  rb->bb_goff = -1;
   int st = rowblock_wide(d, use, nthreads, ncol > 0 && !with_q, rb);
   if (st != HB_OK) {
     hb_rowblock_free(rb);
@@ -252,7 +264,7 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
   }
   if (max_conflict_rate >= 0 && nsp >= 2) {
     st = hb_bundle_create(d, use, max_conflict_rate, nthreads, &rb->bundles);
-    if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, nthreads);
+    if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, with_q, nthreads);
     if (st != HB_OK) {
       hb_rowblock_free(rb);
       return st;
@@ -334,10 +346,11 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
 }
 
 /* Row r's `size` bytes of src (src + r * size) into its row at byte off. */
-static void copy_into_rows(hb_rowblock_t *rb, int off, const void *src, size_t size, int nthreads) {
-  int nth = hb_threads_use(nthreads), n = rb->nrow;
-  const size_t stride = (size_t)rb->stride;
-  uint8_t *dst = rb->bins + off;
+static void copy_into_rows(uint8_t *rows, int n, int stride_bytes, int off, const void *src, size_t size,
+                           int nthreads) {
+  int nth = hb_threads_use(nthreads);
+  const size_t stride = (size_t)stride_bytes;
+  uint8_t *dst = rows + off;
   const uint8_t *from = src;
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
@@ -345,12 +358,14 @@ static void copy_into_rows(hb_rowblock_t *rb, int off, const void *src, size_t s
 }
 
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
-  if (rb && rb->qoff >= 0) copy_into_rows(rb, rb->qoff, q, sizeof(int32_t), nthreads);
+  if (rb && rb->qoff >= 0) copy_into_rows(rb->bins, rb->nrow, rb->stride, rb->qoff, q, sizeof(int32_t), nthreads);
 }
 
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
-  if (!rb || rb->goff < 0) return;
-  copy_into_rows(rb, rb->goff, gh, 2 * sizeof(double), nthreads);
+  if (!rb || (rb->goff < 0 && rb->bb_goff < 0)) return;
+  if (rb->goff >= 0) copy_into_rows(rb->bins, rb->nrow, rb->stride, rb->goff, gh, 2 * sizeof(double), nthreads);
+  if (rb->bb_goff >= 0)
+    copy_into_rows(rb->bb_rows, rb->nrow, rb->bb_stride, rb->bb_goff, gh, 2 * sizeof(double), nthreads);
   rb->gh_src = gh;
 }
 
@@ -706,14 +721,27 @@ static void build_bundle_rows(const hb_rowblock_t *rb, int t, int ntile, const i
     memset(acc + (size_t)k * HB_ACC_STRIDE, 0, sizeof(hb_histbin_t) * (size_t)b->num_bin[j0 + k]);
   const uint8_t *base = rb->bb_rows + j0;
   const size_t stride = (size_t)rb->bb_stride;
-  for (int i = 0; i < nrows; i++) {
-    const size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
-    if (rows && i + PREFETCH_AHEAD < nrows) {
-      const size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
-      hb_prefetch_row(base + ra * stride, (size_t)nc - 1);
-      HB_PREFETCH(gh + 2 * ra);
+  if (rows && rb->bb_goff >= 0 && rb->gh_src == gh) {
+    /* the pairs from the rows: one line a row */
+    const size_t goff = (size_t)(rb->bb_goff - j0);
+    for (int i = 0; i < nrows; i++) {
+      if (i + PREFETCH_AHEAD < nrows) HB_PREFETCH(base + (size_t)rows[i + PREFETCH_AHEAD] * stride);
+      const uint8_t *p = base + (size_t)rows[i] * stride;
+      double g, h;
+      memcpy(&g, p + goff, sizeof g);
+      memcpy(&h, p + goff + sizeof g, sizeof h);
+      row_add(acc, p, nc, g, h);
     }
-    row_add(acc, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+  } else {
+    for (int i = 0; i < nrows; i++) {
+      const size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
+      if (rows && i + PREFETCH_AHEAD < nrows) {
+        const size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+        hb_prefetch_row(base + ra * stride, (size_t)nc - 1);
+        HB_PREFETCH(gh + 2 * ra);
+      }
+      row_add(acc, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+    }
   }
   for (int k = 0; k < nc; k++)
     memcpy(dst + b->slot_off[j0 + k], acc + (size_t)k * HB_ACC_STRIDE,

@@ -88,6 +88,8 @@ typedef struct {
   uint8_t *bb_rows;
   void *bb_mem;
   int bb_stride;
+  int bb_goff;      /* where a bundle row holds its (gradient, hessian) pair
+                     * (hb_rowblock_set_gh), or -1: none */
   void *bhist, *bhalf;
   uint8_t *by_col;  /* nfeat: feature f is read from its column store (hist.c) */
 } hb_rowblock_t;
@@ -161,7 +163,7 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 /* Copy the packed quantized gradients q[0..nrow) into the rows (qoff >= 0). */
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
 /* Copy the (gradient, hessian) pairs gh[2r], gh[2r + 1] into the rows
- * (goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
+ * (goff >= 0) and the bundles' rows (bb_goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
  * row, not from gh, whenever it is given this same gh array: the caller
  * copies again whenever gh's contents change (hb_grow_tree: every tree). */
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);
