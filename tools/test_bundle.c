@@ -27,9 +27,8 @@
 #include "hist_quant.h"
 #include "rng.h"
 #include "tree.h"
+#include "test_common.h"
 
-static int npass = 0, nfail = 0;
-#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 enum { N = 30000, FIELDS = 3, LEVELS = 60, NONEHOT = FIELDS * LEVELS, C_NEG = NONEHOT, C_DENSE = NONEHOT + 1,
        NDENSE = 3, C_NOISE = C_DENSE + NDENSE, C_NEAR = C_NOISE + 1, NCOL = C_NEAR + 1 };
@@ -89,12 +88,7 @@ static void make_data(void) {
 static hb_dataset_t *make_dataset(void) {
   hb_csc_t x = { cp, ci, cx };
   hb_input_t in = { N, NCOL, NULL, &x, y, NULL };
-  hb_binparams_t bp;
-  hb_binparams_default(&bp);
-  bp.nthreads = 2;
-  hb_dataset_t *d = NULL;
-  if (hb_dataset_create(&in, &bp, NULL, &d) != HB_OK) printf("dataset: %s\n", hb_error_message());
-  return d;
+  return bin_input(&in);
 }
 
 /* The bundles against brute force: membership, bins, slots and every row's bundle bin. */
@@ -193,18 +187,6 @@ static void test_bundler(const hb_dataset_t *d) {
   free(use);
 }
 
-static void naive_hist(const hb_dataset_t *d, const int *rows, int m, const double *gh, hb_histbin_t *out) {
-  memset(out, 0, sizeof(hb_histbin_t) * (size_t)d->total_bins);
-  for (int k = 0; k < m; k++) {
-    int r = rows ? rows[k] : k;
-    for (int f = 0; f < d->nfeat; f++) {
-      hb_histbin_t *b = out + d->hist_offset[f] + hb_dataset_bin(d, f, r);
-      b->g += gh[2 * r];
-      b->h += gh[2 * r + 1];
-    }
-  }
-}
-
 /* Histograms through bundles against those without, bit for bit (and the naive sums). */
 static void test_hist(const hb_dataset_t *d) {
   hb_rowblock_t *plain = NULL, *bund[3] = { NULL, NULL, NULL };
@@ -212,14 +194,9 @@ static void test_hist(const hb_dataset_t *d) {
   for (int th = 0; th < 3; th++)
     CHECK(hb_rowblock_create_bundled(d, NULL, 0, 0.0, th + 1, &bund[th]) == HB_OK && bund[th] && bund[th]->bundles,
           "bundled row block: %s", hb_error_message());
-  double *gh = malloc(2 * sizeof(double) * N);
+  double *gh = random_gh(N, 22);
   int *rows = malloc(sizeof(int) * N);
-  uint8_t *half = malloc((size_t)d->nfeat);
-  for (int i = 0; i < N; i++) {
-    gh[2 * i] = hb_rng_unif(22, 1, 0, i) - 0.5;
-    gh[2 * i + 1] = 0.05 + hb_rng_unif(22, 1, 1, i);
-  }
-  for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 7 == 1);
+  uint8_t *half = some_features(d, 7);
   /* the 2-thread row block reads the pairs from its bundle rows, the others from gh */
   if (bund[1]) {
     hb_rowblock_set_gh(bund[1], gh, 2);
@@ -229,14 +206,11 @@ static void test_hist(const hb_dataset_t *d) {
   hb_histbin_t *want = malloc(hb), *got = malloc(hb), *naive = malloc(hb);
   double fracs[3] = { 1.0, 0.4, 0.05 };   /* whole data, a leaf in halves, a small leaf */
   for (int q = 0; q < 3 && plain && bund[2]; q++) {
-    int m = 0;
-    double G = 0, H = 0;
-    for (int i = 0; i < N; i++)
-      if (fracs[q] == 1.0 || hb_rng_unif(22, 2, (uint64_t)q, i) < fracs[q]) {
-        rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
-      }
+    const int m = pick_rows(N, fracs[q], 22, (uint64_t)q, rows);
     const int *rr = fracs[q] == 1.0 ? NULL : rows;
-    naive_hist(d, rr, m, gh, naive);
+    double G = 0, H = 0;   /* in row order, as the learner sums a leaf */
+    for (int k = 0; k < m; k++) G += gh[2 * rows[k]], H += gh[2 * rows[k] + 1];
+    naive_hist(d, rr, m, gh, NULL, naive);
     for (int a = 0; a < 2; a++) {
       const uint8_t *active = a ? half : NULL;
       hb_hist_build(d, plain, rr, m, gh, G, H, active, want, 2);
@@ -273,38 +247,15 @@ static void test_hist(const hb_dataset_t *d) {
   size_t qb = sizeof(hb_qbin_t) * (size_t)d->total_bins;
   hb_qbin_t *qw = malloc(qb), *qg = malloc(qb), *qn = malloc(qb);
   for (int q = 0; q < 3 && qplain && qbund; q++) {
-    int m = 0;
-    int64_t G = 0, H = 0;
-    for (int i = 0; i < N; i++)
-      if (fracs[q] == 1.0 || hb_rng_unif(22, 4, (uint64_t)q, i) < fracs[q]) {
-        rows[m++] = i; G += hb_qpack_g(qv[i]); H += hb_qpack_h(qv[i]);
-      }
+    const int m = pick_rows(N, fracs[q], 23, (uint64_t)q, rows);
     const int *rr = fracs[q] == 1.0 ? NULL : rows;
-    memset(qn, 0, qb);
-    for (int k = 0; k < m; k++)
-      for (int f = 0; f < d->nfeat; f++) {
-        hb_qbin_t *b = qn + d->hist_offset[f] + hb_dataset_bin(d, f, rows[k]);
-        b->g += hb_qpack_g(qv[rows[k]]);
-        b->h += hb_qpack_h(qv[rows[k]]);
-      }
+    int64_t G = 0, H = 0;
+    for (int k = 0; k < m; k++) G += hb_qpack_g(qv[rows[k]]), H += hb_qpack_h(qv[rows[k]]);
+    naive_qhist(d, rows, m, qv, NULL, qn);
     for (int a = 0; a < 2; a++) {
       const uint8_t *active = a ? half : NULL;
       hb_qhist_build(d, qplain, rr, m, qv, 100, G, H, active, qw, 2);
-      for (int th = 1; th <= 3; th++) {
-        memset(qg, 0x7f, qb);
-        hb_qhist_build(d, qbund, rr, m, qv, 100, G, H, active, qg, th);
-        int differ = 0, off = 0;
-        for (int f = 0; f < d->nfeat; f++) {
-          if (active && !active[f]) continue;
-          for (int k = d->hist_offset[f]; k < d->hist_offset[f + 1]; k++) {
-            differ += qg[k].g != qw[k].g || qg[k].h != qw[k].h;
-            off += qg[k].g != qn[k].g || qg[k].h != qn[k].h;
-          }
-        }
-        CHECK(differ == 0 && off == 0,
-              "bundled quantized histogram: %d bins differ from the plain one, %d from the naive sums (rows %d, "
-              "active %d, %d threads)", differ, off, m, a, th);
-      }
+      check_qhist_threads(d, qbund, rr, m, qv, G, H, active, qw, qn, qg, "bundled against plain:");
     }
   }
   free(qw); free(qg); free(qn); free(qv);
@@ -333,75 +284,50 @@ static void test_hist(const hb_dataset_t *d) {
   free(gh); free(rows); free(half);
 }
 
-/* One tree (63 leaves) with or without bundling; leaf_of[r]: row r's leaf. */
-static hb_tree_t *grow(const hb_dataset_t *d, int bundle, int nthreads, const int *bag, int bag_n,
-                       const uint8_t *active, int *leaf_of) {
+/* Trees of 63 leaves with and without bundles: the same splits, leaf
+ * values and leaf rows, for all rows and features, a bag, sampled features,
+ * on 1 and 2 threads; the bundled one splits on one-hot features and every
+ * row sits in the leaf its bins lead to. */
+static void test_trees(const hb_dataset_t *d) {
   hb_config_t cfg;
   hb_config_default(&cfg);
   cfg.num_leaves = 63;
   cfg.min_data_in_leaf = 10;
-  cfg.nthreads = nthreads;
-  cfg.enable_bundle = bundle;
   double *gh = malloc(2 * sizeof(double) * N);
-  for (int i = 0; i < N; i++) { gh[2 * i] = 1.0 - y[i]; gh[2 * i + 1] = 0.5 + hb_rng_unif(23, 1, 0, i); }
-  hb_grow_ws_t *ws = hb_grow_ws_create(&cfg, d);
-  hb_tree_t *t = hb_tree_create(cfg.num_leaves);
-  if (!ws || !t || hb_grow_tree(ws, &cfg, d, gh, NULL, bag, bag_n, active, t) != HB_OK) {
-    printf("grow: %s\n", hb_error_message());
-    hb_tree_free(t);
-    t = NULL;
-  } else {
-    for (int i = 0; i < N; i++) leaf_of[i] = -1;
-    for (int l = 0; l < t->num_leaves; l++) {
-      int cnt;
-      const int *r = hb_grow_leaf_rows(ws, l, &cnt);
-      for (int k = 0; k < cnt; k++) leaf_of[r[k]] = l;
-    }
-  }
-  hb_grow_ws_free(ws);
-  free(gh);
-  return t;
-}
-
-static int same_tree(const hb_tree_t *a, const hb_tree_t *b) {
-  if (a->num_leaves != b->num_leaves) return 0;
-  for (int k = 0; k < a->num_leaves - 1; k++)
-    if (a->split_feature[k] != b->split_feature[k] || a->threshold_bin[k] != b->threshold_bin[k] ||
-        a->split_gain[k] != b->split_gain[k] || a->decision[k] != b->decision[k] || a->left[k] != b->left[k] ||
-        a->right[k] != b->right[k]) return 0;
-  for (int l = 0; l < a->num_leaves; l++)
-    if (a->leaf_value[l] != b->leaf_value[l] || a->leaf_count[l] != b->leaf_count[l]) return 0;
-  return 1;
-}
-
-static void test_trees(const hb_dataset_t *d) {
   int *bag = malloc(sizeof(int) * N), bag_n = 0;
-  for (int i = 0; i < N; i++) if (hb_rng_unif(24, 1, 0, i) < 0.7) bag[bag_n++] = i;
   uint8_t *active = malloc((size_t)d->nfeat);
-  for (int f = 0; f < d->nfeat; f++) active[f] = (uint8_t)(hb_rng_unif(24, 2, 0, f) < 0.6);
-  int *lo0 = malloc(sizeof(int) * N), *lo1 = malloc(sizeof(int) * N);
-  for (int v = 0; v < 3; v++) {
-    const int *bg = v == 1 ? bag : NULL;
-    const uint8_t *act = v == 2 ? active : NULL;
-    int n = bg ? bag_n : N;
-    for (int th = 1; th <= 2; th++) {
-      hb_tree_t *t0 = grow(d, 0, th, bg, n, act, lo0), *t1 = grow(d, 1, th, bg, n, act, lo1);
-      CHECK(t0 && t1 && t0->num_leaves == 63 && same_tree(t0, t1) && memcmp(lo0, lo1, sizeof(int) * N) == 0,
-            "trees with and without bundles differ (variant %d, %d threads)", v, th);
-      /* split on bundled one-hot features (partitioned by bundle columns), rows where their bins lead */
-      int onehot = 0, bad = 0;
-      for (int k = 0; t1 && k < t1->num_leaves - 1; k++) onehot += t1->split_feature[k] <= C_NEG;
-      for (int i = 0, k = 0; t1 && i < N; i++) {
-        int in = bg ? (k < n && bg[k] == i) : 1;
-        if (in) k++;
-        bad += in ? lo1[i] != hb_tree_leaf_binned(t1, d, i) : lo1[i] != -1;
-      }
-      CHECK(onehot > 0 && bad == 0, "bundled tree: %d one-hot splits, %d rows misplaced (variant %d)", onehot, bad, v);
-      hb_tree_free(t0);
-      hb_tree_free(t1);
-    }
+  int *lo[2] = { malloc(sizeof(int) * N), malloc(sizeof(int) * N) };
+  for (int i = 0; i < N; i++) {
+    gh[2 * i] = 1.0 - y[i];
+    gh[2 * i + 1] = 0.5 + hb_rng_unif(23, 1, 0, i);
+    if (hb_rng_unif(24, 1, 0, i) < 0.7) bag[bag_n++] = i;
   }
-  free(bag); free(active); free(lo0); free(lo1);
+  for (int f = 0; f < d->nfeat; f++) active[f] = (uint8_t)(hb_rng_unif(24, 2, 0, f) < 0.6);
+  for (int v = 0; v < 6; v++) {
+    const int *bg = v % 3 == 1 ? bag : NULL;
+    const uint8_t *act = v % 3 == 2 ? active : NULL;
+    const int n = bg ? bag_n : N;
+    cfg.nthreads = 1 + v / 3;
+    hb_tree_t *t[2];
+    for (int b = 0; b < 2; b++) {
+      cfg.enable_bundle = b;
+      t[b] = grow_tree(d, &cfg, gh, bg, n, act, lo[b], NULL);
+    }
+    CHECK(t[0] && t[1] && t[0]->num_leaves == 63 && same_tree(t[0], t[1]) && memcmp(lo[0], lo[1], sizeof(int) * N) == 0,
+          "trees with and without bundles differ (variant %d, %d threads)", v % 3, cfg.nthreads);
+    int onehot = 0, bad = 0;
+    for (int k = 0; t[1] && k < t[1]->num_leaves - 1; k++) onehot += t[1]->split_feature[k] <= C_NEG;
+    for (int i = 0, k = 0; t[1] && i < N; i++) {
+      const int in = bg ? (k < n && bg[k] == i) : 1;
+      k += in;
+      bad += in ? lo[1][i] != hb_tree_leaf_binned(t[1], d, i) : lo[1][i] != -1;
+    }
+    CHECK(onehot > 0 && bad == 0, "bundled tree: %d one-hot splits, %d rows misplaced (variant %d)", onehot, bad,
+          v % 3);
+    hb_tree_free(t[0]);
+    hb_tree_free(t[1]);
+  }
+  free(gh); free(bag); free(active); free(lo[0]); free(lo[1]);
 }
 
 int main(void) {

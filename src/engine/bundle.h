@@ -62,4 +62,39 @@ void hb_bundle_free(hb_bundles_t *b);
 void hb_bundle_side_table(const hb_bundles_t *b, const hb_dataset_t *d, int j, int f, const uint8_t *fgoleft,
                           uint8_t *goleft);
 
+/* Bundle j's active members' histograms from its slots, the one loop of
+ * the double and the integer histograms (hist.c, hist_quant.c): every bin
+ * of a member written once, slot k's value SLOT(k) (a BIN_T) where the
+ * member has one, zero elsewhere, and its default bin the totals (ACC_T)
+ * less its other bins in bin order, as a sparse feature's default bin is
+ * derived without bundles. A member's slots are consecutive, in bin order. */
+#define HB_BUNDLE_RECOVER(BIN_T, ACC_T, b, d, j, active, hist, SLOT, tot_g, tot_h)     \
+  do {                                                                                \
+    const int s0_ = (b)->slot_off[j], nb_ = (b)->num_bin[j];                         \
+    int k_ = 1;                                                                       \
+    for (int m_ = (b)->first[j]; m_ < (b)->first[(j) + 1]; m_++) {                   \
+      const int f_ = (b)->feat[m_];                                                   \
+      int end_ = k_;                                                                  \
+      while (end_ < nb_ && (b)->slot_feat[s0_ + end_] == f_) end_++;                  \
+      if ((active) && !(active)[f_]) {                                                \
+        k_ = end_;                                                                    \
+        continue;                                                                     \
+      }                                                                               \
+      BIN_T *h_ = (hist) + (d)->hist_offset[f_];                                      \
+      const int nbf_ = (d)->mappers[f_].num_bin, db_ = (d)->mappers[f_].default_bin; \
+      ACC_T g_ = (tot_g), hh_ = (tot_h);                                              \
+      for (int bin_ = 0; bin_ < nbf_; bin_++) {                                       \
+        if (bin_ == db_) continue;                                                    \
+        BIN_T v_ = {0, 0};                                                            \
+        if (k_ < end_ && (b)->slot_bin[s0_ + k_] == bin_) v_ = SLOT(k_++);            \
+        h_[bin_] = v_;                                                                \
+        g_ -= v_.g;                                                                   \
+        hh_ -= v_.h;                                                                  \
+      }                                                                               \
+      h_[db_].g = g_;                                                                 \
+      h_[db_].h = hh_;                                                                \
+      k_ = end_;                                                                      \
+    }                                                                                 \
+  } while (0)
+
 #endif

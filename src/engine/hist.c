@@ -804,47 +804,27 @@ static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const 
   sparse_default(hist + d->hist_offset[f], left, nb, tot_g, tot_h);
 }
 
-/* Bundle j's active members' histograms from its slots in rb->bhist (plus
- * rb->bhalf with halves: first half + second, as add_feature_half adds),
- * each member's default bin the leaf's totals less its other bins in bin
- * order (sparse_default's sums, in the same pass): the unbundled bins bit
- * for bit. A member's slots are consecutive, in bin order. */
+/* Slot k of a bundle's bins: the first half's sums, plus the second's when
+ * the leaf was summed in halves (first + second, as add_feature_half adds). */
+static inline hb_histbin_t slot_value(const hb_histbin_t *b1, const hb_histbin_t *b2, int halves, int k) {
+  hb_histbin_t v = b1[k];
+  if (halves) {
+    v.g += b2[k].g;
+    v.h += b2[k].h;
+  }
+  return v;
+}
+
+/* Bundle j's active members' histograms from rb->bhist (and rb->bhalf),
+ * their default bins from the leaf's totals: the unbundled bins bit for bit. */
 static void bundle_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j, int halves,
                           double tot_g, double tot_h, hb_histbin_t *hist) {
   const hb_bundles_t *b = rb->bundles;
-  const int s0 = b->slot_off[j], nb = b->num_bin[j];
-  const hb_histbin_t *b1 = (const hb_histbin_t *)rb->bhist + s0, *b2 = (const hb_histbin_t *)rb->bhalf + s0;
-  const int *sf = b->slot_feat + s0;
-  const uint8_t *sb = b->slot_bin + s0;
-  int k = 1;
-  for (int m = b->first[j]; m < b->first[j + 1]; m++) {
-    const int f = b->feat[m];
-    int end = k;
-    while (end < nb && sf[end] == f) end++;
-    if (active && !active[f]) { k = end; continue; }
-    hb_histbin_t *h = hist + d->hist_offset[f];
-    const int nbf = d->mappers[f].num_bin, db = d->mappers[f].default_bin;
-    double g = tot_g, hh = tot_h;
-    for (int bin = 0; bin < nbf; bin++) {
-      if (bin == db) continue;
-      hb_histbin_t v = {0.0, 0.0};
-      if (k < end && sb[k] == bin) {
-        if (halves) {
-          v.g = b1[k].g + b2[k].g;
-          v.h = b1[k].h + b2[k].h;
-        } else {
-          v = b1[k];
-        }
-        k++;
-      }
-      h[bin] = v;
-      g -= v.g;
-      hh -= v.h;
-    }
-    h[db].g = g;
-    h[db].h = hh;
-    k = end;
-  }
+  const hb_histbin_t *b1 = (const hb_histbin_t *)rb->bhist + b->slot_off[j];
+  const hb_histbin_t *b2 = (const hb_histbin_t *)rb->bhalf + b->slot_off[j];
+#define SLOT(k) slot_value(b1, b2, halves, k)
+  HB_BUNDLE_RECOVER(hb_histbin_t, double, b, d, j, active, hist, SLOT, tot_g, tot_h);
+#undef SLOT
 }
 
 /* The first feature of part t of nparts of a row block's sparse part, the

@@ -203,36 +203,14 @@ static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows,
 }
 
 /* Bundle j's active members' histograms from its integer slots in
- * rb->bhist, each member's default bin the rest of the totals (in one pass;
- * a member's slots are consecutive, in bin order). */
+ * rb->bhist, their default bins the rest of the totals. */
 static void bundle_finish_q(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j,
                             int64_t tot_g, int64_t tot_h, hb_qbin_t *hist) {
   const hb_bundles_t *b = rb->bundles;
-  const int s0 = b->slot_off[j], nb = b->num_bin[j];
-  const hb_qbin_t *src = (const hb_qbin_t *)rb->bhist + s0;
-  const int *sf = b->slot_feat + s0;
-  const uint8_t *sb = b->slot_bin + s0;
-  int k = 1;
-  for (int m = b->first[j]; m < b->first[j + 1]; m++) {
-    const int f = b->feat[m];
-    int end = k;
-    while (end < nb && sf[end] == f) end++;
-    if (active && !active[f]) { k = end; continue; }
-    hb_qbin_t *h = hist + d->hist_offset[f];
-    const int nbf = d->mappers[f].num_bin, db = d->mappers[f].default_bin;
-    int64_t g = tot_g, hh = tot_h;
-    for (int bin = 0; bin < nbf; bin++) {
-      if (bin == db) continue;
-      hb_qbin_t v = {0, 0};
-      if (k < end && sb[k] == bin) v = src[k++];
-      h[bin] = v;
-      g -= v.g;
-      hh -= v.h;
-    }
-    h[db].g = g;
-    h[db].h = hh;
-    k = end;
-  }
+  const hb_qbin_t *src = (const hb_qbin_t *)rb->bhist + b->slot_off[j];
+#define SLOT(k) src[k]
+  HB_BUNDLE_RECOVER(hb_qbin_t, int64_t, b, d, j, active, hist, SLOT, tot_g, tot_h);
+#undef SLOT
 }
 
 /* Feature f is summed from its column store. */
