@@ -191,6 +191,20 @@ typedef struct {
   const uint8_t *bcol;  /* or non-NULL: goleft per bin of f's bundle, its column (one byte a row) */
 } side_rule_t;
 
+/* First k in [lo, n) with a[k] >= key in the increasing a (n if none),
+ * galloping from lo: cheap when the answer is near lo. */
+static int gallop(const int *a, int lo, int n, int key) {
+  if (lo >= n || a[lo] >= key) return lo;
+  int step = 1;
+  while (lo + step < n && a[lo + step] < key) { lo += step; step *= 2; }
+  int hi = lo + step < n ? lo + step : n;   /* a[lo] < key <= a[hi] (or hi = n) */
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (a[mid] < key) lo = mid; else hi = mid;
+  }
+  return hi;
+}
+
 /* Which rows of rows[0..n) go left: side[i] = 1 for left; returns how many. */
 static int decide(const hb_dataset_t *d, const side_rule_t *rule, const int *rows, int n, uint8_t *side) {
   const int f = rule->f;
@@ -230,16 +244,7 @@ static int decide(const hb_dataset_t *d, const side_rule_t *rule, const int *row
   const int *sr = st->rows;
   for (int i = 0; i < n; i++) {
     int row = rows[i];
-    if (k < nnz && sr[k] < row) {
-      int step = 1;
-      while (k + step < nnz && sr[k + step] < row) { k += step; step *= 2; }
-      int hi2 = k + step < nnz ? k + step : nnz;  /* sr[k] < row <= sr[hi2] (or hi2 = nnz) */
-      while (hi2 - k > 1) {
-        int m = k + (hi2 - k) / 2;
-        if (sr[m] < row) k = m; else hi2 = m;
-      }
-      k = hi2;
-    }
+    k = gallop(sr, k, nnz, row);
     uint8_t s = (uint8_t)((k < nnz && sr[k] == row) ? goleft[st->vals[k]] : dflt);
     side[i] = s;
     nl += s;
@@ -267,20 +272,6 @@ static int split_rows(const hb_dataset_t *d, const side_rule_t *rule, const int 
     }
   }
   return pl;
-}
-
-/* First k in [lo, n) with a[k] >= key in the increasing a (n if none),
- * galloping from lo: cheap when the answer is near lo. */
-static int gallop(const int *a, int lo, int n, int key) {
-  if (lo >= n || a[lo] >= key) return lo;
-  int step = 1;
-  while (lo + step < n && a[lo + step] < key) { lo += step; step *= 2; }
-  int hi = lo + step < n ? lo + step : n;   /* a[lo] < key <= a[hi] (or hi = n) */
-  while (hi - lo > 1) {
-    int mid = lo + (hi - lo) / 2;
-    if (a[mid] < key) lo = mid; else hi = mid;
-  }
-  return hi;
 }
 
 /* Stable partition of the increasing rows[0..cnt) on sparse feature f
