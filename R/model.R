@@ -34,6 +34,12 @@
     meta[["r.top_rate"]] <- .hb_num_text(r_params$top_rate)
     meta[["r.other_rate"]] <- .hb_num_text(r_params$other_rate)
   }
+  # Bundling is a training detail: recorded only when not the default, so
+  # that other models' text is unchanged.
+  if (isFALSE(r_params$enable_bundle)) meta[["r.enable_bundle"]] <- "FALSE"
+  if (!is.null(r_params$max_conflict_rate) && r_params$max_conflict_rate > 0) {
+    meta[["r.max_conflict_rate"]] <- .hb_num_text(r_params$max_conflict_rate)
+  }
   if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
   if (!is.null(evaluation_log)) {
     rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
@@ -139,7 +145,9 @@
     refit_leaves = .hb_meta_value(meta, "r.refit_leaves", .hb_meta_bool) %||% TRUE,
     goss = .hb_meta_value(meta, "r.goss", .hb_meta_bool) %||% FALSE,
     top_rate = .hb_meta_value(meta, "r.top_rate", as.numeric) %||% 0.2,
-    other_rate = .hb_meta_value(meta, "r.other_rate", as.numeric) %||% 0.1
+    other_rate = .hb_meta_value(meta, "r.other_rate", as.numeric) %||% 0.1,
+    enable_bundle = .hb_meta_value(meta, "r.enable_bundle", .hb_meta_bool) %||% TRUE,
+    max_conflict_rate = .hb_meta_value(meta, "r.max_conflict_rate", as.numeric) %||% 0
   )
   env <- new.env(parent = emptyenv())
   env$ptr <- ptr

@@ -55,8 +55,10 @@ static const param_t params_table[] = {
   {"goss", P_INT, offsetof(hb_config_t, goss)},
   {"top_rate", P_DBL, offsetof(hb_config_t, top_rate)},
   {"other_rate", P_DBL, offsetof(hb_config_t, other_rate)},
+  {"enable_bundle", P_INT, offsetof(hb_config_t, enable_bundle)},
+  {"max_conflict_rate", P_DBL, offsetof(hb_config_t, max_conflict_rate)},
 };
-#define N_TRAINING_ONLY 8  /* the last entries above */
+#define N_TRAINING_ONLY 10  /* the last entries above */
 
 /* Fill cfg from a named list; unknown names are an input error. */
 static void config_from_list(SEXP params, hb_config_t *cfg) {

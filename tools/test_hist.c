@@ -18,9 +18,8 @@
 #include "hist_quant.h"
 #include "rng.h"
 #include "tree.h"
+#include "test_common.h"
 
-static int npass = 0, nfail = 0;
-#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* Enough rows for parallel histograms and partitions (two 16384-row chunks),
  * enough dense features for several 64-column tiles. */
@@ -78,12 +77,7 @@ static hb_dataset_t *make_dataset(void) {
   cols[PD + 7].type = HB_COL_FACTOR; cols[PD + 7].dbl = NULL; cols[PD + 7].i32 = xmid;
   cols[PD + 7].nlevels = MID_LEVELS;
   hb_input_t in = { N, P, cols, NULL, y, NULL, NULL, 0 };
-  hb_binparams_t bp;
-  hb_binparams_default(&bp);
-  bp.nthreads = 2;
-  hb_dataset_t *d = NULL;
-  if (hb_dataset_create(&in, &bp, NULL, &d) != HB_OK) printf("dataset: %s\n", hb_error_message());
-  return d;
+  return bin_input(&in);
 }
 
 static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
@@ -176,19 +170,6 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   free(use);
 }
 
-static void naive_hist(const hb_dataset_t *d, const int *rows, int m, const double *gh,
-                       const uint8_t *active, hb_histbin_t *out) {
-  memset(out, 0, sizeof(hb_histbin_t) * (size_t)d->total_bins);
-  for (int k = 0; k < m; k++) {
-    int r = rows ? rows[k] : k;
-    for (int f = 0; f < d->nfeat; f++) {
-      if (active && !active[f]) continue;
-      hb_histbin_t *b = out + d->hist_offset[f] + hb_dataset_bin(d, f, r);
-      b->g += gh[2 * r]; b->h += gh[2 * r + 1];
-    }
-  }
-}
-
 /* Bins of active features equal bit for bit (a, b) and within tol of the naive sums. */
 static int compare(const hb_dataset_t *d, const uint8_t *active, const hb_histbin_t *a,
                    const hb_histbin_t *b, const hb_histbin_t *naive, double *err) {
@@ -205,15 +186,9 @@ static int compare(const hb_dataset_t *d, const uint8_t *active, const hb_histbi
 }
 
 static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
-  double *gh = malloc(2 * sizeof(double) * N);
+  double *gh = random_gh(N, 12);
   int *rows = malloc(sizeof(int) * N);
-  uint8_t *half = malloc((size_t)d->nfeat);
-  for (int i = 0; i < N; i++) {
-    gh[2 * i] = hb_rng_unif(12, 1, 0, i) - 0.5;
-    gh[2 * i + 1] = 0.05 + hb_rng_unif(12, 1, 1, i);
-  }
-  /* every other feature, and a few more, so tiles are not contiguous */
-  for (int f = 0; f < d->nfeat; f++) half[f] = (uint8_t)(f % 2 == 0 || f % 9 == 1);
+  uint8_t *half = some_features(d, 9);
   size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
   hb_histbin_t *col = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
   double fracs[3] = { 1.0, 0.3, 0.002 };
@@ -373,32 +348,9 @@ static void test_qhist(const hb_dataset_t *d) {
     const int *rr = fracs[k] == 1.0 ? NULL : rows;
     for (int a = 0; a < 2; a++) {
       const uint8_t *active = a ? half : NULL;
-      memset(naive, 0, hb);
-      for (int j = 0; j < m; j++) {
-        int r = rows[j];
-        for (int f = 0; f < d->nfeat; f++) {
-          if (active && !active[f]) continue;
-          hb_qbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, r);
-          b->g += hb_qpack_g(q[r]);
-          b->h += hb_qpack_h(q[r]);
-        }
-      }
+      naive_qhist(d, rows, m, q, active, naive);
       hb_qhist_build(d, NULL, rr, m, q, 100, G, H, active, col, 1);
-      for (int th = 1; th <= 3; th++) {
-        memset(row, 0x7f, hb);
-        hb_qhist_build(d, rb, rr, m, q, 100, G, H, active, row, th);
-        int differ = 0, off = 0;
-        for (int f = 0; f < d->nfeat; f++) {
-          if (active && !active[f]) continue;
-          for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
-            differ += row[b].g != col[b].g || row[b].h != col[b].h;
-            off += row[b].g != naive[b].g || row[b].h != naive[b].h;
-          }
-        }
-        CHECK(differ == 0 && off == 0,
-              "quantized row-wise histogram: %d bins differ from column-wise, %d from the plain sums "
-              "(rows %d, active %d, %d threads)", differ, off, m, a, th);
-      }
+      check_qhist_threads(d, rb, rr, m, q, G, H, active, col, naive, row, "row-wise against column-wise:");
     }
   }
   free(col); free(row); free(naive); free(q); free(rows); free(half);
@@ -417,37 +369,9 @@ static hb_tree_t *grow(const hb_dataset_t *d, int nthreads, const int *bag, int 
   cfg.nthreads = nthreads;
   double *gh = malloc(2 * sizeof(double) * N);
   for (int i = 0; i < N; i++) { gh[2 * i] = -y[i] + 1.5; gh[2 * i + 1] = 0.5 + hb_rng_unif(13, 1, 0, i); }
-  hb_grow_ws_t *ws = hb_grow_ws_create(&cfg, d);
-  hb_tree_t *t = hb_tree_create(cfg.num_leaves);
-  if (!ws || !t || hb_grow_tree(ws, &cfg, d, gh, NULL, bag, bag_n, active, t) != HB_OK) {
-    printf("grow: %s\n", hb_error_message());
-    hb_tree_free(t);
-    t = NULL;
-  } else {
-    for (int i = 0; i < N; i++) leaf_of[i] = -1;
-    int at = 0;
-    for (int l = 0; l < t->num_leaves; l++) {
-      int cnt;
-      const int *r = hb_grow_leaf_rows(ws, l, &cnt);
-      memcpy(leafrows + at, r, sizeof(int) * (size_t)cnt);
-      at += cnt;
-      for (int k = 0; k < cnt; k++) leaf_of[r[k]] = leaf_of[r[k]] == -1 ? l : -2;
-    }
-  }
-  hb_grow_ws_free(ws);
+  hb_tree_t *t = grow_tree(d, &cfg, gh, bag, bag_n, active, leaf_of, leafrows);
   free(gh);
   return t;
-}
-
-static int same_tree(const hb_tree_t *a, const hb_tree_t *b) {
-  if (a->num_leaves != b->num_leaves) return 0;
-  for (int k = 0; k < a->num_leaves - 1; k++)
-    if (a->split_feature[k] != b->split_feature[k] || a->threshold_bin[k] != b->threshold_bin[k] ||
-        a->split_gain[k] != b->split_gain[k] || a->decision[k] != b->decision[k] ||
-        a->left[k] != b->left[k] || a->right[k] != b->right[k]) return 0;
-  for (int l = 0; l < a->num_leaves; l++)
-    if (a->leaf_value[l] != b->leaf_value[l] || a->leaf_count[l] != b->leaf_count[l]) return 0;
-  return 1;
 }
 
 static void test_trees(const hb_dataset_t *d) {

@@ -38,6 +38,8 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->goss = 0;
   cfg->top_rate = 0.2;
   cfg->other_rate = 0.1;
+  cfg->enable_bundle = 1;
+  cfg->max_conflict_rate = 0.0;
 }
 
 /* A finite, non-negative double (NaN fails). */
@@ -119,6 +121,10 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "stochastic_rounding must be TRUE or FALSE");
   if (c->refit_leaves != 0 && c->refit_leaves != 1)
     return hb_error_set(HB_ERR_INPUT, "refit_leaves must be TRUE or FALSE");
+  if (c->enable_bundle != 0 && c->enable_bundle != 1)
+    return hb_error_set(HB_ERR_INPUT, "enable_bundle must be TRUE or FALSE");
+  if (!(c->max_conflict_rate >= 0.0 && c->max_conflict_rate < 1.0))
+    return hb_error_set(HB_ERR_INPUT, "max_conflict_rate must be >= 0 and below 1");
   if (c->device != HB_DEVICE_CPU && c->device != HB_DEVICE_CUDA)
     return hb_error_set(HB_ERR_INPUT, "device must be \"cpu\" or \"cuda\"");
   /* max_depth <= 0 means no limit and nthreads <= 0 the default, so every int is valid;

@@ -57,6 +57,10 @@ typedef struct {
   int goss;                   /* 0: every row (or the bag) grows each tree */
   double top_rate;            /* 0.2: share of rows kept for their large gradients */
   double other_rate;          /* 0.1: share of rows sampled from the rest */
+  /* Exclusive feature bundling of sparse features on the CPU (bundle.h); not saved with a model. */
+  int enable_bundle;          /* 1: bundle; 0: every sparse feature summed alone */
+  double max_conflict_rate;   /* 0: bundle only features never off default in one row (models unchanged);
+                                 up to this share of rows may conflict, in [0, 1) */
 } hb_config_t;
 
 void hb_config_default(hb_config_t *cfg);

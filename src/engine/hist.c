@@ -48,6 +48,11 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->wslot_col);
   hb_free(rb->wslot_off);
   hb_free(rb->wslot_part);
+  hb_bundle_free(rb->bundles);
+  hb_free(rb->by_col);
+  hb_free(rb->bb_mem);
+  hb_free(rb->bhist);
+  hb_free(rb->bhalf);
   hb_free(rb);
 }
 
@@ -127,7 +132,8 @@ static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads
 static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowblock_t *rb) {
   int64_t nnz = 0;
   if (d->nfeat > (1 << 24)) return HB_OK;  /* entries hold features in 24 bits: column-wise instead */
-#define IN_CSR(f) (d->store[f].sparse && (!use || use[f]) && !(rb->in_wide && rb->in_wide[f]))
+#define IN_CSR(f) \
+  (d->store[f].sparse && (!use || use[f]) && !(rb->in_wide && rb->in_wide[f]) && !hb_rowblock_bundled(rb, f))
   for (int f = 0; f < d->nfeat; f++)
     if (IN_CSR(f)) { rb->nsparse++; nnz += d->store[f].nnz; }
   if (rb->nsparse == 0) return HB_OK;
@@ -190,8 +196,53 @@ static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   return with_q ? (s + 3) & ~3 : s;
 }
 
+/* The bundles' bins row-major (from their columns) and their histograms.
+ * Without with_q, rows of at most 48 bundles also carry the row's
+ * (gradient, hessian) pair (bb_goff, hb_rowblock_set_gh) in a 32- or
+ * 64-byte row: a scattered leaf's row is then one cache line, not one for
+ * its bundles and one for its pair. */
+static int rowblock_bundle_rows(const hb_dataset_t *d, hb_rowblock_t *rb, int with_q, int nthreads) {
+  const hb_bundles_t *b = rb->bundles;
+  int qoff, goff;
+  rb->bb_goff = -1;
+  const int with_gh = (b->nbundle + 7) / 8 * 8 + 16;
+  if (!with_q && with_gh <= 64) {
+    rb->bb_goff = (b->nbundle + 7) / 8 * 8;
+    rb->bb_stride = with_gh <= 32 ? 32 : 64;
+  } else {
+    rb->bb_stride = row_stride(b->nbundle, 0, 0, &qoff, &goff);
+  }
+  rb->bb_mem = hb_malloc((size_t)d->nrow * (size_t)rb->bb_stride + 64);
+  rb->bhist = hb_malloc(sizeof(hb_histbin_t) * (size_t)b->slot_off[b->nbundle]);
+  rb->bhalf = hb_malloc(sizeof(hb_histbin_t) * (size_t)b->slot_off[b->nbundle]);
+  if (!rb->bb_mem || !rb->bhist || !rb->bhalf)
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the bundles' rows (%d rows x %d bundles)", d->nrow,
+                        b->nbundle);
+  rb->bb_rows = (uint8_t *)rb->bb_mem + (64 - (uintptr_t)rb->bb_mem % 64) % 64;
+  const int nblk = (d->nrow + 1023) / 1024, nb = b->nbundle;
+  const size_t stride = (size_t)rb->bb_stride;
+  int nth = hb_threads_use(nthreads);
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(static)
+  for (int k = 0; k < nblk; k++) {
+    const int r0 = k * 1024, r1 = r0 + 1024 < d->nrow ? r0 + 1024 : d->nrow;
+    for (int r = r0; r < r1; r++) memset(rb->bb_rows + (size_t)r * stride + nb, 0, stride - (size_t)nb);
+    for (int j = 0; j < nb; j++) {
+      const uint8_t *src = b->col + (size_t)j * (size_t)d->nrow;
+      uint8_t *dst = rb->bb_rows + (size_t)r0 * stride + j;
+      for (int r = r0; r < r1; r++, dst += stride) *dst = src[r];
+    }
+  }
+  return HB_OK;
+}
+
 int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, int nthreads,
                        hb_rowblock_t **out) {
+  return hb_rowblock_create_bundled(d, use, with_q, -1.0, nthreads, out);
+}
+
+int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int with_q, double max_conflict_rate,
+                               int nthreads, hb_rowblock_t **out) {
   *out = NULL;
   int ncol = 0, nsp = 0;
   for (int f = 0; f < d->nfeat; f++) {
@@ -205,10 +256,19 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
   rb->nrow = d->nrow;
   rb->ncol = ncol;
   rb->nfeat = d->nfeat;
+  rb->bb_goff = -1;
   int st = rowblock_wide(d, use, nthreads, ncol > 0 && !with_q, rb);
   if (st != HB_OK) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
+  }
+  if (max_conflict_rate >= 0 && nsp >= 2) {
+    st = hb_bundle_create(d, use, max_conflict_rate, nthreads, &rb->bundles);
+    if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, with_q, nthreads);
+    if (st != HB_OK) {
+      hb_rowblock_free(rb);
+      return st;
+    }
   }
   int row_bytes = ncol;
   for (int s = 0; s < rb->nwslot; s++) {
@@ -226,11 +286,13 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
   if (ncol > 0) {
     rb->bins_mem = hb_calloc((size_t)d->nrow * (size_t)rb->stride + 64, 1);
     if (rb->bins_mem) rb->bins = (uint8_t *)rb->bins_mem + (64 - (uintptr_t)rb->bins_mem % 64) % 64;
+  }
+  if (ncol > 0 || rb->bundles) {  /* the bundles are summed in the same accumulators */
     rb->nscratch = hb_threads_use(nthreads);
     rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
   }
   rb->half = hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
-  if (!rb->feat || !rb->col_of || !rb->half || (ncol > 0 && (!rb->bins || !rb->scratch))) {
+  if (!rb->feat || !rb->col_of || !rb->half || (ncol > 0 && !rb->bins) || (rb->nscratch > 0 && !rb->scratch)) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
                         d->nrow, ncol);
@@ -244,6 +306,14 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
     hb_rowblock_free(rb);
     return st;
   }
+  rb->by_col = hb_malloc((size_t)(d->nfeat > 0 ? d->nfeat : 1));
+  if (!rb->by_col) {
+    hb_rowblock_free(rb);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
+  }
+  for (int f = 0; f < d->nfeat; f++)
+    rb->by_col[f] = (uint8_t)(rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]) &&
+                              !(rb->nwide > 0 && rb->in_wide[f]) && !hb_rowblock_bundled(rb, f));
   /* Transpose in blocks of rows, so that each column's slice and the
    * block's rows both stay in cache. */
   int nth = hb_threads_use(nthreads), nblk = (d->nrow + 1023) / 1024;
@@ -276,10 +346,11 @@ int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, in
 }
 
 /* Row r's `size` bytes of src (src + r * size) into its row at byte off. */
-static void copy_into_rows(hb_rowblock_t *rb, int off, const void *src, size_t size, int nthreads) {
-  int nth = hb_threads_use(nthreads), n = rb->nrow;
-  const size_t stride = (size_t)rb->stride;
-  uint8_t *dst = rb->bins + off;
+static void copy_into_rows(uint8_t *rows, int n, int stride_bytes, int off, const void *src, size_t size,
+                           int nthreads) {
+  int nth = hb_threads_use(nthreads);
+  const size_t stride = (size_t)stride_bytes;
+  uint8_t *dst = rows + off;
   const uint8_t *from = src;
   (void)nth;
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
@@ -287,12 +358,14 @@ static void copy_into_rows(hb_rowblock_t *rb, int off, const void *src, size_t s
 }
 
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads) {
-  if (rb && rb->qoff >= 0) copy_into_rows(rb, rb->qoff, q, sizeof(int32_t), nthreads);
+  if (rb && rb->qoff >= 0) copy_into_rows(rb->bins, rb->nrow, rb->stride, rb->qoff, q, sizeof(int32_t), nthreads);
 }
 
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
-  if (!rb || rb->goff < 0) return;
-  copy_into_rows(rb, rb->goff, gh, 2 * sizeof(double), nthreads);
+  if (!rb || (rb->goff < 0 && rb->bb_goff < 0)) return;
+  if (rb->goff >= 0) copy_into_rows(rb->bins, rb->nrow, rb->stride, rb->goff, gh, 2 * sizeof(double), nthreads);
+  if (rb->bb_goff >= 0)
+    copy_into_rows(rb->bb_rows, rb->nrow, rb->bb_stride, rb->bb_goff, gh, 2 * sizeof(double), nthreads);
   rb->gh_src = gh;
 }
 
@@ -628,6 +701,53 @@ static void build_sparse_rows(const hb_dataset_t *d, const hb_rowblock_t *rb, co
 #undef HAS_ENTRIES
 }
 
+/* The first bundle of tile t of ntile over the row block's bundles. */
+static int bundle_tile_start(const hb_rowblock_t *rb, int t, int ntile) {
+  return (int)((long long)t * rb->bundles->nbundle / ntile);
+}
+
+/* Tile t of ntile of the row block's bundles summed over the rows
+ * rows[0..nrows) (rows == NULL: r0 .. r0+nrows-1) in row order, into the
+ * bundle slots of dst (rb->bhist or rb->bhalf), through this thread's
+ * accumulators: each slot the same additions in the same order as the
+ * compressed sparse rows make for its feature's bin. */
+static void build_bundle_rows(const hb_rowblock_t *rb, int t, int ntile, const int *rows, int nrows, int r0,
+                              const double *gh, hb_histbin_t *dst) {
+  const hb_bundles_t *b = rb->bundles;
+  const int j0 = bundle_tile_start(rb, t, ntile), nc = bundle_tile_start(rb, t + 1, ntile) - j0;
+  if (nc <= 0) return;
+  hb_histbin_t *acc = (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id());
+  for (int k = 0; k < nc; k++)
+    memset(acc + (size_t)k * HB_ACC_STRIDE, 0, sizeof(hb_histbin_t) * (size_t)b->num_bin[j0 + k]);
+  const uint8_t *base = rb->bb_rows + j0;
+  const size_t stride = (size_t)rb->bb_stride;
+  if (rows && rb->bb_goff >= 0 && rb->gh_src == gh) {
+    /* the pairs from the rows: one line a row */
+    const size_t goff = (size_t)(rb->bb_goff - j0);
+    for (int i = 0; i < nrows; i++) {
+      if (i + PREFETCH_AHEAD < nrows) HB_PREFETCH(base + (size_t)rows[i + PREFETCH_AHEAD] * stride);
+      const uint8_t *p = base + (size_t)rows[i] * stride;
+      double g, h;
+      memcpy(&g, p + goff, sizeof g);
+      memcpy(&h, p + goff + sizeof g, sizeof h);
+      row_add(acc, p, nc, g, h);
+    }
+  } else {
+    for (int i = 0; i < nrows; i++) {
+      const size_t r = rows ? (size_t)rows[i] : (size_t)(r0 + i);
+      if (rows && i + PREFETCH_AHEAD < nrows) {
+        const size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+        hb_prefetch_row(base + ra * stride, (size_t)nc - 1);
+        HB_PREFETCH(gh + 2 * ra);
+      }
+      row_add(acc, base + r * stride, nc, gh[2 * r], gh[2 * r + 1]);
+    }
+  }
+  for (int k = 0; k < nc; k++)
+    memcpy(dst + b->slot_off[j0 + k], acc + (size_t)k * HB_ACC_STRIDE,
+           sizeof(hb_histbin_t) * (size_t)b->num_bin[j0 + k]);
+}
+
 /* The in_wide features of wide column c (active ones) summed over the rows
  * rows[0..nrows) (rows == NULL: r0 .. r0+nrows-1) in row order from the
  * column's codes, into hist, default bins left for sparse_finish: the same
@@ -682,6 +802,29 @@ static void sparse_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const 
   const int nb = d->mappers[f].num_bin;
   const int left = rb->nwide > 0 && rb->in_wide[f] ? nb - 1 : d->mappers[f].default_bin;
   sparse_default(hist + d->hist_offset[f], left, nb, tot_g, tot_h);
+}
+
+/* Slot k of a bundle's bins: the first half's sums, plus the second's when
+ * the leaf was summed in halves (first + second, as add_feature_half adds). */
+static inline hb_histbin_t slot_value(const hb_histbin_t *b1, const hb_histbin_t *b2, int halves, int k) {
+  hb_histbin_t v = b1[k];
+  if (halves) {
+    v.g += b2[k].g;
+    v.h += b2[k].h;
+  }
+  return v;
+}
+
+/* Bundle j's active members' histograms from rb->bhist (and rb->bhalf),
+ * their default bins from the leaf's totals: the unbundled bins bit for bit. */
+static void bundle_finish(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j, int halves,
+                          double tot_g, double tot_h, hb_histbin_t *hist) {
+  const hb_bundles_t *b = rb->bundles;
+  const hb_histbin_t *b1 = (const hb_histbin_t *)rb->bhist + b->slot_off[j];
+  const hb_histbin_t *b2 = (const hb_histbin_t *)rb->bhalf + b->slot_off[j];
+#define SLOT(k) slot_value(b1, b2, halves, k)
+  HB_BUNDLE_RECOVER(hb_histbin_t, double, b, d, j, active, hist, SLOT, tot_g, tot_h);
+#undef SLOT
 }
 
 /* The first feature of part t of nparts of a row block's sparse part, the
@@ -778,7 +921,7 @@ static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
 static int column_wise(const hb_rowblock_t *rb, int f) {
-  return !rb || (rb->col_of[f] < 0 && !(rb->nsparse > 0 && rb->in_sp[f]) && !(rb->nwide > 0 && rb->in_wide[f]));
+  return !rb || rb->by_col[f];
 }
 
 static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const double *gh,
@@ -808,8 +951,9 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     sp_per_row = rb->nrow > 0 ? rb->sp_ptr[rb->nrow] / rb->nrow : 0;
     if (sp_per_row < 1) sp_per_row = 1;
   }
-  if ((long long)nrows * (n_act + n_col + sp_per_row + (rb ? rb->nwide : 0)) < PAR_MIN_UPDATES) nth = 1;
-  if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  const int nbundle = rb && rb->bundles ? rb->bundles->nbundle : 0;
+  if ((long long)nrows * (n_act + n_col + sp_per_row + (rb ? rb->nwide : 0) + nbundle) < PAR_MIN_UPDATES) nth = 1;
+  if ((n_act > 0 || nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
   /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
    * of its rows, the first into hist and the second into rb->half, then
    * added: threads then split its rows as well as its columns, so each of
@@ -832,8 +976,12 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
    * half (w = half * nper + k), so that the threads each take a half of
    * everything rather than all of one kind. */
   int nwide = rb ? rb->nwide : 0;
-  int shalf = rb && (rb->nsparse > 0 || nwide > 0) && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
+  int shalf = rb && (rb->nsparse > 0 || nwide > 0 || nbundle > 0) && nrows >= HB_HIST_HALF_ROWS ? 2 : 1;
   int nsp = rb && rb->nsparse > 0 ? (nth + shalf - 1) / shalf : 0;
+  /* The bundles in tiles of at most HB_HIST_TILE (the accumulators' width),
+   * as many as the threads when the rows are not halved. */
+  int nbt = (nbundle + HB_HIST_TILE - 1) / HB_HIST_TILE;
+  if (shalf == 1 && nbt < nth) nbt = nth < nbundle ? nth : nbundle;
   /* The slot columns' parts are summed by the last tile, from the rows it
    * reads anyway, in the same halves (the whole data: its tile is not
    * halved, its wide parts are, at mid); the other wide columns in a pass
@@ -852,7 +1000,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     wide_list = rb->wide_col + rb->nwslot;
     nwide = rb->nwide - rb->nwslot;
   }
-  int nper = nsp + nwide, finish = nper > 0 || tw[0].ns > 0 || tw[1].ns > 0;
+  int nper = nsp + nwide + nbt, finish = nsp + nwide > 0 || tw[0].ns > 0 || tw[1].ns > 0;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
@@ -865,9 +1013,12 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     if (t_ < nsp)                                                                                             \
       build_sparse_rows(d, rb, active, sparse_part_start(d, rb, t_, nsp), sparse_part_start(d, rb, t_ + 1, nsp), \
                         rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh, s_ ? rb->half : hist);                  \
-    else                                                                                                      \
+    else if (t_ < nsp + nwide)                                                                                \
       build_wide_rows(d, rb, wide_list[t_ - nsp], active, rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh,      \
                       s_ ? rb->half : hist);                                                                  \
+    else                                                                                                      \
+      build_bundle_rows(rb, t_ - nsp - nwide, nbt, rows ? rows + lo_ : NULL, hi_ - lo_, lo_, gh,              \
+                        (hb_histbin_t *)(s_ ? rb->bhalf : rb->bhist));                                        \
   } while (0)
   if (nth == 1) {
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
@@ -875,6 +1026,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
     for (int f = 0; finish && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
+    for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
@@ -893,6 +1045,10 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     if (finish) {
 #pragma omp for schedule(static) nowait
       for (int f = 0; f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
+    }
+    if (nbundle > 0) {
+#pragma omp for schedule(static) nowait
+      for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
     }
 #pragma omp for schedule(dynamic, 1)
     for (int f = 0; f < d->nfeat; f++)

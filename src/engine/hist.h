@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dataset.h"
+#include "bundle.h"
 
 /* No row count: split_rules.h estimates counts from hessian sums. */
 typedef struct {
@@ -77,7 +78,26 @@ typedef struct {
   int *wslot_col;   /* nwslot: the columns, increasing */
   int *wslot_off;   /* nwslot: a slot's first byte in a row */
   int *wslot_part;  /* nwslot: the summed part of a one-byte slot, or -1: two bytes */
+  /* Exclusive feature bundles of sparse features (bundle.h), or NULL: their
+   * bins row-major (bundle j of row r at bb_rows[r * bb_stride + j]), so a
+   * leaf's bundles cost one or two cache lines a row; a bundled feature is
+   * in neither the compressed sparse rows nor the column-wise features.
+   * bhist and bhalf hold the bundles' histograms (slot_off[nbundle] pairs,
+   * double or integer) of a leaf or of the second half of its rows. */
+  hb_bundles_t *bundles;
+  uint8_t *bb_rows;
+  void *bb_mem;
+  int bb_stride;
+  int bb_goff;      /* where a bundle row holds its (gradient, hessian) pair
+                     * (hb_rowblock_set_gh), or -1: none */
+  void *bhist, *bhalf;
+  uint8_t *by_col;  /* nfeat: feature f is read from its column store (hist.c) */
 } hb_rowblock_t;
+
+/* Feature f is summed through a bundle of rb. */
+static inline int hb_rowblock_bundled(const hb_rowblock_t *rb, int f) {
+  return rb && rb->bundles && rb->bundles->bundle_of[f] >= 0;
+}
 
 /* Most wide columns given slots in the rows (the others are summed in a
  * pass of their own). */
@@ -131,6 +151,11 @@ static inline void hb_prefetch_row(const uint8_t *p, size_t last) {
  * *out is NULL. */
 int hb_rowblock_create(const hb_dataset_t *d, const uint8_t *use, int with_q, int nthreads,
                        hb_rowblock_t **out);
+/* The same, and with max_conflict_rate >= 0 the used sparse features
+ * bundled (hb_bundle_create) and summed per bundle; < 0: no bundles (what
+ * hb_rowblock_create does). */
+int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int with_q, double max_conflict_rate,
+                               int nthreads, hb_rowblock_t **out);
 /* Thread t's accumulators (t < nscratch). */
 static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
   return (char *)rb->scratch + (size_t)t * HB_HIST_SCRATCH;
@@ -138,7 +163,7 @@ static inline void *hb_rowblock_scratch(const hb_rowblock_t *rb, int t) {
 /* Copy the packed quantized gradients q[0..nrow) into the rows (qoff >= 0). */
 void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
 /* Copy the (gradient, hessian) pairs gh[2r], gh[2r + 1] into the rows
- * (goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
+ * (goff >= 0) and the bundles' rows (bb_goff >= 0; else nothing). hb_hist_build then reads a row's pair from the
  * row, not from gh, whenever it is given this same gh array: the caller
  * copies again whenever gh's contents change (hb_grow_tree: every tree). */
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);

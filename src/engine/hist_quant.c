@@ -59,11 +59,18 @@ static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) 
 }
 #undef QADD
 
+/* Row-major bins a tile reads: the row block's dense columns, or its
+ * bundles (no packed gradient in the rows: qoff -1). */
+typedef struct {
+  const uint8_t *bins;
+  int stride, qoff;
+} qblock_t;
+
 /* Rows [i0, i1) of rows (NULL: the rows themselves) over the tile's nc
- * columns of the row block (col[k]), summed in acc and added every rows16
+ * columns of the block (col[k]), summed in acc and added every rows16
  * rows into the pairs out[k] (nb[k] bins each: the first flush stores,
  * later ones add; cleared when there are no rows). */
-static void tile_rows(const hb_rowblock_t *rb, const int *rows, int i0, int i1, const int32_t *q, int rows16,
+static void tile_rows(const qblock_t *rb, const int *rows, int i0, int i1, const int32_t *q, int rows16,
                       const int *col, const int *nb, int nc, int32_t *acc, hb_qbin_t *const *out) {
   const size_t stride = (size_t)rb->stride;
   const int contiguous = col[nc - 1] - col[0] == nc - 1;
@@ -141,6 +148,15 @@ static int lower_bound(const int *a, int lo, int n, int key) {
   return lo;
 }
 
+/* A sparse feature's default bin: the totals less its other bins. */
+static void qdefault(hb_qbin_t *h, int default_bin, int nb, int64_t tot_g, int64_t tot_h) {
+  int64_t g = tot_g, hh = tot_h;
+  for (int b = 0; b < nb; b++)
+    if (b != default_bin) { g -= h[b].g; hh -= h[b].h; }
+  h[default_bin].g = g;
+  h[default_bin].h = hh;
+}
+
 /* One feature from its column store; a sparse one's default bin is the
  * rest of the totals. */
 static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows, const int32_t *q, int rows16,
@@ -183,13 +199,23 @@ static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows,
   }
 #undef QADD
   flush(acc, h, nb);
-  if (s->sparse) {
-    int64_t g = tot_g, hh = tot_h;
-    for (int b = 0; b < nb; b++)
-      if (b != m->default_bin) { g -= h[b].g; hh -= h[b].h; }
-    h[m->default_bin].g = g;
-    h[m->default_bin].h = hh;
-  }
+  if (s->sparse) qdefault(h, m->default_bin, nb, tot_g, tot_h);
+}
+
+/* Bundle j's active members' histograms from its integer slots in
+ * rb->bhist, their default bins the rest of the totals. */
+static void bundle_finish_q(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int j,
+                            int64_t tot_g, int64_t tot_h, hb_qbin_t *hist) {
+  const hb_bundles_t *b = rb->bundles;
+  const hb_qbin_t *src = (const hb_qbin_t *)rb->bhist + b->slot_off[j];
+#define SLOT(k) src[k]
+  HB_BUNDLE_RECOVER(hb_qbin_t, int64_t, b, d, j, active, hist, SLOT, tot_g, tot_h);
+#undef SLOT
+}
+
+/* Feature f is summed from its column store. */
+static int q_column_wise(const hb_rowblock_t *rb, int f) {
+  return !rb || (rb->col_of[f] < 0 && !hb_rowblock_bundled(rb, f));
 }
 
 void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
@@ -198,10 +224,16 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
   int n_act = 0, n_col = 0;
   if (rb)
     for (int c = 0; c < rb->ncol; c++) n_act += !active || active[rb->feat[c]];
-  for (int f = 0; f < d->nfeat; f++) n_col += (!rb || rb->col_of[f] < 0) && (!active || active[f]);
+  for (int f = 0; f < d->nfeat; f++) n_col += q_column_wise(rb, f) && (!active || active[f]);
+  const int nbundle = rb && rb->bundles ? rb->bundles->nbundle : 0;
   int nth = hb_threads_use(nthreads);
-  if ((long long)nrows * (n_act + n_col) < QPAR_MIN_UPDATES) nth = 1;
-  if (n_act > 0 && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  if ((long long)nrows * (n_act + n_col + nbundle) < QPAR_MIN_UPDATES) nth = 1;
+  if ((n_act > 0 || nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  /* the bundles in tiles of at most HB_HIST_TILE, one a thread at least */
+  int nbt = (nbundle + HB_HIST_TILE - 1) / HB_HIST_TILE;
+  if (nbt < nth) nbt = nth < nbundle ? nth : nbundle;
+  const qblock_t blk = { rb ? rb->bins : NULL, rb ? rb->stride : 0, rb ? rb->qoff : -1 };
+  const qblock_t bblk = { nbundle > 0 ? rb->bb_rows : NULL, nbundle > 0 ? rb->bb_stride : 0, -1 };
   /* the rows' shares: one per thread, each in its own part of the scratch */
   int nshare = n_act > 0 ? nth : 1;
   if (nshare > nrows) nshare = nrows > 0 ? nrows : 1;
@@ -226,7 +258,7 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
         int col[HB_HIST_TILE], nb[HB_HIST_TILE];
         hb_qbin_t *hp[HB_HIST_TILE];
         int nc = tile_cols(d, rb, active, t, ntile, n_act, hist, col, nb, hp);
-        if (nc > 0) tile_rows(rb, rows, 0, nrows, q, rows16, col, nb, nc, part_acc(rb, hb_threads_id()), hp);
+        if (nc > 0) tile_rows(&blk, rows, 0, nrows, q, rows16, col, nb, nc, part_acc(rb, hb_threads_id()), hp);
       }
     }
     for (int t = 0; !by_cols && t < ntile; t++) {
@@ -238,7 +270,7 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
         int i0 = (int)((long long)c * nrows / nshare), i1 = (int)((long long)(c + 1) * nrows / nshare);
         hb_qbin_t *out[HB_HIST_TILE];  /* one share: straight into the histogram */
         for (int k = 0; k < nc; k++) out[k] = nshare == 1 ? hp[k] : part_pairs(rb, c) + (size_t)k * HB_ACC_STRIDE;
-        tile_rows(rb, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), out);
+        tile_rows(&blk, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), out);
       }
       if (nshare == 1) continue;  /* the same for every thread */
 #pragma omp for schedule(static)
@@ -252,9 +284,28 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
         }
       }
     }
+    if (nbundle > 0) {
+      /* each bundle summed over all the leaf's rows by one thread, then its
+       * members recovered (after the barrier: every tile done) */
+#pragma omp for schedule(static)
+      for (int t = 0; t < nbt; t++) {
+        const hb_bundles_t *b = rb->bundles;
+        const int j0 = (int)((long long)t * nbundle / nbt), j1 = (int)((long long)(t + 1) * nbundle / nbt);
+        int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+        hb_qbin_t *hp[HB_HIST_TILE];
+        for (int j = j0; j < j1; j++) {
+          col[j - j0] = j;
+          nb[j - j0] = b->num_bin[j];
+          hp[j - j0] = (hb_qbin_t *)rb->bhist + b->slot_off[j];
+        }
+        if (j1 > j0) tile_rows(&bblk, rows, 0, nrows, q, rows16, col, nb, j1 - j0, part_acc(rb, hb_threads_id()), hp);
+      }
+#pragma omp for schedule(static) nowait
+      for (int j = 0; j < nbundle; j++) bundle_finish_q(d, rb, active, j, tot_g, tot_h, hist);
+    }
 #pragma omp for schedule(dynamic, 1)
     for (int f = 0; f < d->nfeat; f++)
-      if ((!rb || rb->col_of[f] < 0) && (!active || active[f]))
+      if (q_column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, q, rows16, tot_g, tot_h, hist, col_acc);
   }
 }

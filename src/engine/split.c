@@ -251,11 +251,33 @@ void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t
   c->con = hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
 }
 
+/* 1 when no candidate of a feature can be valid because its histogram h
+ * (nb bins) holds at most one bin that is not exactly empty (g = h = 0),
+ * bin k, and the leaf's hessian beyond it, tot.h - h_k, is below
+ * min_sum_hessian_in_leaf (> 0): every candidate's side, summed in bin
+ * order with exact zeros, is then 0 or h_k, the other side tot.h less that
+ * (or, for "missing alone", tot.h - 0 and its complement 0), so one side
+ * fails the hessian rule. Most of a small leaf's one-hot features are so,
+ * and their scans (the search's main cost on wide sparse data) are skipped
+ * with the same result. */
+static int no_candidate(const scan_ctx *c, const hb_histbin_t *h, int nb) {
+  const double mh = c->cfg->min_sum_hessian_in_leaf;
+  if (!(mh > 0)) return 0;
+  int k = -1;
+  for (int b = 0; b < nb; b++) {
+    if (h[b].g == 0.0 && h[b].h == 0.0) continue;
+    if (k >= 0) return 0;
+    k = b;
+  }
+  return k < 0 || c->tot.h - h[k].h < mh;
+}
+
 void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
                       int f, hb_split_t *best) {
   const hb_binmapper_t *m = &d->mappers[f];
   if (!c->splittable || m->trivial) return;
   const hb_histbin_t *h = hist + d->hist_offset[f];
+  if (no_candidate(c, h, m->num_bin)) return;
   if (m->type == HB_FEAT_CATEGORICAL) scan_categorical(c, f, m, h, best);
   else scan_numeric(c, f, m, h, best);
 }
