@@ -1,0 +1,248 @@
+/* test_rank.c: engine-only checks of learning to rank (rank.h) against a
+ * brute force written here: LightGBM's lambdarank loop and NDCG@k run on
+ * every order of the tied documents of a small query and averaged (the
+ * expectation rank.h promises), then normalised; a three-document query
+ * worked by hand; non-contiguous queries; the same values for 1 and 3
+ * threads; label checks. Run by tools/Makefile. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "rank.h"
+#include "error.h"
+
+static int failures = 0, checks = 0;
+#define CHECK(cond, ...)                              \
+  do {                                                \
+    checks++;                                         \
+    if (!(cond)) {                                    \
+      failures++;                                     \
+      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                   \
+      fprintf(stderr, "\n");                          \
+    }                                                 \
+  } while (0)
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * (1.0 + fabs(a) + fabs(b)); }
+
+#define MAXM 7
+
+/* LightGBM's GetGradientsForOneQuery for the documents in the order ord
+ * (which sorts the scores descending), before normalisation: lam, hes and
+ * the sum of |lambda| over pairs, added to the outputs. */
+static void lgb_pairs(const hb_config_t *c, int m, const int *lab, const double *s, const int *ord, double inv,
+                      double *lam, double *hes, double *sum) {
+  const int norm = c->lambdarank_norm && s[ord[0]] != s[ord[m - 1]];
+  for (int i = 0; i < m - 1 && i < c->lambdarank_truncation_level; i++)
+    for (int j = i + 1; j < m; j++) {
+      if (lab[ord[i]] == lab[ord[j]]) continue;
+      const int hr = lab[ord[i]] > lab[ord[j]] ? i : j, lr = hr == i ? j : i;
+      const int hi = ord[hr], lo = ord[lr];
+      const double ds = s[hi] - s[lo];
+      double delta = (c->label_gain[lab[hi]] - c->label_gain[lab[lo]]) *
+                     fabs(1.0 / log2(2.0 + hr) - 1.0 / log2(2.0 + lr)) * inv;
+      if (norm) delta /= 0.01 + fabs(ds);
+      double p = 1.0 / (1.0 + exp(ds)), ph = p * (1.0 - p) * delta;
+      p *= -delta;
+      lam[lo] -= p;
+      hes[lo] += ph;
+      lam[hi] += p;
+      hes[hi] += ph;
+      *sum -= 2.0 * p;
+    }
+}
+
+/* NDCG@k of one order, as LightGBM's metric computes it. */
+static double lgb_ndcg(const hb_config_t *c, int m, const int *lab, const int *ord, int k) {
+  int sorted[MAXM];
+  memcpy(sorted, lab, sizeof(int) * m);
+  for (int i = 0; i < m; i++)
+    for (int j = i + 1; j < m; j++)
+      if (sorted[j] > sorted[i]) {
+        int t = sorted[i];
+        sorted[i] = sorted[j];
+        sorted[j] = t;
+      }
+  double dcg = 0, idcg = 0;
+  for (int p = 0; p < m && p < k; p++) {
+    dcg += c->label_gain[lab[ord[p]]] / log2(2.0 + p);
+    idcg += c->label_gain[sorted[p]] / log2(2.0 + p);
+  }
+  return idcg > 0 ? dcg / idcg : 1.0;
+}
+
+/* Every permutation of 0..m-1 that orders s descending, visited by fn. */
+typedef struct {
+  const hb_config_t *c;
+  int m, k;
+  const int *lab;
+  const double *s;
+  double inv, lam[MAXM], hes[MAXM], sum, ndcg;
+  int count;
+} acc_t;
+
+static void visit(acc_t *a, int *perm, int depth, int *used) {
+  if (depth == a->m) {
+    for (int i = 1; i < a->m; i++)
+      if (a->s[perm[i]] > a->s[perm[i - 1]]) return;
+    lgb_pairs(a->c, a->m, a->lab, a->s, perm, a->inv, a->lam, a->hes, &a->sum);
+    a->ndcg += lgb_ndcg(a->c, a->m, a->lab, perm, a->k);
+    a->count++;
+    return;
+  }
+  for (int v = 0; v < a->m; v++)
+    if (!used[v]) {
+      used[v] = 1;
+      perm[depth] = v;
+      visit(a, perm, depth + 1, used);
+      used[v] = 0;
+    }
+}
+
+/* One query of m documents checked against the brute force, as rows
+ * `rows` of a data set of n rows split into two queries (the others are
+ * filler with their own labels). */
+static void one_query(const hb_config_t *c, int m, const int *lab, const double *s, int k, const char *what) {
+  acc_t a;
+  memset(&a, 0, sizeof a);
+  a.c = c;
+  a.m = m;
+  a.k = k;
+  a.lab = lab;
+  a.s = s;
+  /* max DCG at the truncation level */
+  int srt[MAXM];
+  memcpy(srt, lab, sizeof(int) * m);
+  for (int i = 0; i < m; i++)
+    for (int j = i + 1; j < m; j++)
+      if (srt[j] > srt[i]) {
+        int t = srt[i];
+        srt[i] = srt[j];
+        srt[j] = t;
+      }
+  double maxdcg = 0;
+  for (int p = 0; p < m && p < c->lambdarank_truncation_level; p++) maxdcg += c->label_gain[srt[p]] / log2(2.0 + p);
+  a.inv = maxdcg > 0 ? 1.0 / maxdcg : 0.0;
+  int perm[MAXM], used[MAXM] = {0};
+  visit(&a, perm, 0, used);
+  double f = 1.0 / a.count;
+  double want_l[MAXM], want_h[MAXM], sum = a.sum * f;
+  double nf = c->lambdarank_norm && sum > 0 ? log2(1.0 + sum) / sum : 1.0;
+  for (int i = 0; i < m; i++) {
+    want_l[i] = a.lam[i] * f * nf;
+    want_h[i] = a.hes[i] * f * nf;
+  }
+  /* the engine: the query's documents interleaved with a second query's, rows in reverse */
+  const int n = 2 * m;
+  int qid[2 * MAXM];
+  double label[2 * MAXM], score[2 * MAXM], gh[4 * MAXM], gh3[4 * MAXM];
+  for (int i = 0; i < m; i++) {
+    const int r = n - 1 - 2 * i;  /* document i */
+    qid[r] = 1;
+    label[r] = lab[i];
+    score[r] = s[i];
+    qid[r - 1] = 0;
+    label[r - 1] = (i * 7) % 3;
+    score[r - 1] = 0.1 * i;
+  }
+  hb_rank_query_t *q = NULL;
+  CHECK(hb_rank_query_create(n, qid, 2, &q) == HB_OK, "%s: query index", what);
+  if (!q) return;
+  CHECK(hb_rank_gradients(c, q, label, NULL, score, gh, 1) == HB_OK, "%s: gradients", what);
+  CHECK(hb_rank_gradients(c, q, label, NULL, score, gh3, 3) == HB_OK, "%s: gradients, 3 threads", what);
+  CHECK(memcmp(gh, gh3, sizeof(double) * 2 * n) == 0, "%s: 1 and 3 threads differ", what);
+  for (int i = 0; i < m; i++) {
+    const int r = n - 1 - 2 * i;
+    CHECK(close_to(gh[2 * r], want_l[i]), "%s: doc %d lambda %.17g, brute force %.17g", what, i, gh[2 * r], want_l[i]);
+    CHECK(close_to(gh[2 * r + 1], want_h[i]), "%s: doc %d hessian %.17g, brute force %.17g", what, i, gh[2 * r + 1],
+          want_h[i]);
+  }
+  /* ndcg of this query alone: a data set with just it */
+  hb_rank_query_t *q1 = NULL;
+  int zero[MAXM] = {0};
+  double lab1[MAXM];
+  for (int i = 0; i < m; i++) lab1[i] = lab[i];
+  CHECK(hb_rank_query_create(m, zero, 1, &q1) == HB_OK, "%s: one query", what);
+  double nd = -1;
+  CHECK(hb_rank_ndcg(c, q1, lab1, NULL, s, k, 2, &nd) == HB_OK, "%s: ndcg", what);
+  CHECK(close_to(nd, a.ndcg * f), "%s: ndcg@%d %.17g, brute force %.17g", what, k, nd, a.ndcg * f);
+  hb_rank_query_free(q);
+  hb_rank_query_free(q1);
+}
+
+int main(void) {
+  hb_config_t c;
+  hb_config_default(&c);
+  c.objective = HB_OBJ_LAMBDARANK;
+  /* By hand: labels (2, 0, 1) at scores (1, 2, 0): order doc1, doc0, doc2;
+   * no normalisation, truncation 30. Gains 3, 0, 1; maxDCG = 3 + 1/log2(3). */
+  {
+    hb_config_t h = c;
+    h.lambdarank_norm = 0;
+    int qid[3] = {0, 0, 0};
+    double label[3] = {2, 0, 1}, score[3] = {1, 2, 0}, gh[6];
+    hb_rank_query_t *q = NULL;
+    CHECK(hb_rank_query_create(3, qid, 1, &q) == HB_OK, "hand: index");
+    CHECK(hb_rank_gradients(&h, q, label, NULL, score, gh, 1) == HB_OK, "hand: gradients");
+    const double inv = 1.0 / (3.0 + 1.0 / log2(3.0)), D0 = 1.0, D1 = 1.0 / log2(3.0), D2 = 0.5;
+    /* pairs: (doc0 hi, doc1 lo) at positions 1, 0; (doc0 hi, doc2 lo) at 1, 2; (doc2 hi, doc1 lo) at 2, 0 */
+    const double s01 = 1.0 / (1.0 + exp(1.0 - 2.0)), d01 = 3 * (D0 - D1) * inv;
+    const double s02 = 1.0 / (1.0 + exp(1.0 - 0.0)), d02 = 2 * (D1 - D2) * inv;
+    const double s21 = 1.0 / (1.0 + exp(0.0 - 2.0)), d21 = 1 * (D0 - D2) * inv;
+    const double l0 = -s01 * d01 - s02 * d02, l1 = s01 * d01 + s21 * d21, l2 = s02 * d02 - s21 * d21;
+    CHECK(close_to(gh[0], l0) && close_to(gh[2], l1) && close_to(gh[4], l2), "hand: lambdas %g %g %g, want %g %g %g",
+          gh[0], gh[2], gh[4], l0, l1, l2);
+    const double h0 = s01 * (1 - s01) * d01 + s02 * (1 - s02) * d02;
+    CHECK(close_to(gh[1], h0), "hand: hessian %g, want %g", gh[1], h0);
+    double nd;
+    CHECK(hb_rank_ndcg(&h, q, label, NULL, score, 2, 1, &nd) == HB_OK, "hand: ndcg");
+    CHECK(close_to(nd, (0 + 3 * D1) / (3 + D1)), "hand: ndcg@2 %g", nd);
+    /* all labels equal: zero gradients, ndcg 1 */
+    double same[3] = {1, 1, 1};
+    CHECK(hb_rank_gradients(&h, q, same, NULL, score, gh, 1) == HB_OK, "equal labels");
+    CHECK(gh[0] == 0 && gh[1] == 0 && gh[2] == 0 && gh[5] == 0, "equal labels: zero gradients");
+    CHECK(hb_rank_ndcg(&h, q, same, NULL, score, 3, 1, &nd) == HB_OK && nd == 1.0, "equal labels: ndcg 1");
+    double bad[3] = {0, 31, 1};
+    CHECK(hb_rank_check_labels(&h, 3, bad) == HB_ERR_INPUT, "a label beyond label_gain");
+    bad[1] = 1.5;
+    CHECK(hb_rank_check_labels(&h, 3, bad) == HB_ERR_INPUT, "a fractional label");
+    bad[1] = -1;
+    CHECK(hb_rank_check_labels(&h, 3, bad) == HB_ERR_INPUT, "a negative label");
+    int badq[3] = {0, 2, 0};
+    hb_rank_query_t *q2 = NULL;
+    CHECK(hb_rank_query_create(3, badq, 2, &q2) == HB_ERR_INPUT && !q2, "a query code out of range");
+    hb_rank_query_free(q);
+  }
+  /* Brute force: ties of every shape, with and without normalisation, truncation. */
+  {
+    const int lab_a[6] = {3, 0, 1, 0, 2, 1};
+    const double s_all[6] = {0, 0, 0, 0, 0, 0};
+    const double s_two[6] = {0.5, 0.5, -1, 0.5, -1, 2};
+    const double s_none[6] = {0.3, -0.2, 1.1, 0.7, -0.9, 0.05};
+    const double s_near[6] = {1, 1, 1, 0.25, 0.25, 1};
+    const double *cases[4] = {s_all, s_two, s_none, s_near};
+    const char *names[4] = {"all tied", "two blocks", "no ties", "big block"};
+    for (int norm = 0; norm <= 1; norm++)
+      for (int trunc = 1; trunc <= 30; trunc += 2) {
+        if (trunc > 7 && trunc != 29) continue;
+        hb_config_t t = c;
+        t.lambdarank_norm = norm;
+        t.lambdarank_truncation_level = trunc;
+        for (int k = 0; k < 4; k++) {
+          char what[96];
+          snprintf(what, sizeof what, "%s, norm %d, truncation %d", names[k], norm, trunc);
+          one_query(&t, 6, lab_a, cases[k], 1 + (trunc % 5), what);
+        }
+      }
+    /* custom gains, some equal */
+    hb_config_t g = c;
+    g.num_label_gain = 4;
+    const double gains[4] = {0, 1, 1, 5};
+    memcpy(g.label_gain, gains, sizeof gains);
+    one_query(&g, 6, lab_a, s_two, 3, "custom gains");
+    one_query(&g, 6, lab_a, s_all, 2, "custom gains, all tied");
+  }
+  printf("test_rank: %d checks, %d failed\n", checks, failures);
+  return failures != 0;
+}
