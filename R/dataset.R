@@ -391,6 +391,42 @@
 
 # The number of starting-score columns of an init_score (NULL: 0).
 .hb_init_score_ncol <- function(s) if (is.null(s)) 0L else if (is.matrix(s)) ncol(s) else 1L
+# Query ids of the rows (ranking): NULL, or list(codes = 0-based integer
+# codes in the order of the sorted ids, nq = number of queries, ids = the
+# sorted ids as text). Any atomic
+# vector of ids works: integer, numeric, factor or character; rows of a query
+# need not be contiguous.
+.hb_group <- function(group, n, arg = "group", nrow_arg = "x") {
+  if (is.null(group)) return(NULL)
+  if (is.list(group) || !is.atomic(group) || !(is.numeric(group) || is.factor(group) || is.character(group)) ||
+      (!is.null(dim(group)) && !(length(dim(group)) == 2L && ncol(group) == 1L))) {
+    .hb_abort("`", arg, "` must be a vector of query ids, one per row (integer, factor or character), not ",
+              .hb_describe(group), ".")
+  }
+  group <- .hb_vector_arg(if (is.null(dim(group))) group else group[, 1L], n, arg, nrow_arg)
+  if (anyNA(group)) {
+    bad <- which(is.na(group))
+    .hb_abort("`", arg, "` contains ", length(bad), " missing query ids (first at position ", bad[1L],
+              "); every row must belong to a query.")
+  }
+  f <- if (is.factor(group)) droplevels(group) else factor(group)
+  list(codes = as.integer(f) - 1L, nq = nlevels(f), ids = levels(f))
+}
+
+# Ranking labels: whole numbers from 0 to length(label_gain) - 1.
+.hb_check_grades <- function(y, ngain, arg = "y") {
+  bad <- which(!(y >= 0 & y == round(y)))
+  if (length(bad)) {
+    .hb_abort("`", arg, "` must hold relevance grades, whole numbers >= 0, for objective = \"lambdarank\"; `",
+              arg, "[", bad[1L], "]` is ", format(y[bad[1L]]), ".")
+  }
+  big <- which(y >= ngain)
+  if (length(big)) {
+    .hb_abort("`", arg, "[", big[1L], "]` is ", format(y[big[1L]]), ", beyond `label_gain`, which has ", ngain,
+              " values (grades 0 to ", ngain - 1L, "); give a longer `label_gain`.")
+  }
+  invisible(y)
+}
 
 .hb_state <- new.env(parent = emptyenv())
 .hb_state$counter <- 0L
@@ -437,13 +473,16 @@
 #'   the labels' average (the model's own starting score is then 0), and the
 #'   same offset must be given to [predict.histboost()] for new rows.
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
+#' @param group `NULL`, or for ranking (`objective = "lambdarank"`) the query
+#'   of each row: a vector of ids (integer, factor or character, no `NA`), one
+#'   per row. A query's rows need not be contiguous.
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
 #'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
-#'   `max_bin` and identifiers. It cannot be saved:
+#'   `max_bin`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
 #' @examples
 #' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
@@ -453,8 +492,8 @@
 #' dim(v)
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
-                       nthreads = NULL, init_score = NULL, ...) {
-  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score"),
+                       nthreads = NULL, init_score = NULL, group = NULL, ...) {
+  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group"),
                  "hb_dataset")
   if (!is.null(reference) && !missing(max_bin)) {
     .hb_check_dataset(reference, "reference")
@@ -464,14 +503,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                 "); a dataset with a reference reuses its bins.")
     }
   }
-  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score)
+  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like).
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
-                              init_score = NULL, iarg = "init_score") {
+                              init_score = NULL, iarg = "init_score", group = NULL) {
   nthreads <- .hb_nthreads(nthreads)
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
@@ -492,13 +531,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   }
   w <- .hb_weights(weights, feat$nrow, warg)
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
+  grp <- .hb_group(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
   structure(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin,
+    max_bin = max_bin, group = grp,
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }
@@ -519,6 +559,7 @@ print.hb_dataset <- function(x, ...) {
   }
   nis <- x$init_score_ncol %||% 0L
   if (nis > 0L) cat("  starting scores (init_score): ", nis, " column", if (nis > 1L) "s", "\n", sep = "")
+  if (!is.null(x$group)) cat(sprintf("  %d queries (ranking)\n", x$group$nq))
   if (!is.null(x$reference_id)) cat("  binned with a reference dataset\n")
   invisible(x)
 }

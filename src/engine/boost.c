@@ -561,9 +561,11 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   return HB_OK;
 }
 
-int hb_booster_set_query(hb_booster_t *b, int data, int nq, const int *qid) {
+int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qid) {
   if (data < 0 || data > b->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d to give queries to", data);
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  if (n != d->nrow)
+    return hb_error_set(HB_ERR_INPUT, "the query of each row is needed: %d given for %d rows", n, d->nrow);
   hb_rank_query_t *q = NULL;
   int st = hb_rank_query_create(d->nrow, qid, nq, &q);
   if (st != HB_OK) return st;
