@@ -391,42 +391,6 @@
 
 # The number of starting-score columns of an init_score (NULL: 0).
 .hb_init_score_ncol <- function(s) if (is.null(s)) 0L else if (is.matrix(s)) ncol(s) else 1L
-# Query ids of the rows (ranking): NULL, or list(codes = 0-based integer
-# codes in the order of the sorted ids, nq = number of queries, ids = the
-# sorted ids as text). Any atomic
-# vector of ids works: integer, numeric, factor or character; rows of a query
-# need not be contiguous.
-.hb_group <- function(group, n, arg = "group", nrow_arg = "x") {
-  if (is.null(group)) return(NULL)
-  if (is.list(group) || !is.atomic(group) || !(is.numeric(group) || is.factor(group) || is.character(group)) ||
-      (!is.null(dim(group)) && !(length(dim(group)) == 2L && ncol(group) == 1L))) {
-    .hb_abort("`", arg, "` must be a vector of query ids, one per row (integer, factor or character), not ",
-              .hb_describe(group), ".")
-  }
-  group <- .hb_vector_arg(if (is.null(dim(group))) group else group[, 1L], n, arg, nrow_arg)
-  if (anyNA(group)) {
-    bad <- which(is.na(group))
-    .hb_abort("`", arg, "` contains ", length(bad), " missing query ids (first at position ", bad[1L],
-              "); every row must belong to a query.")
-  }
-  f <- if (is.factor(group)) droplevels(group) else factor(group)
-  list(codes = as.integer(f) - 1L, nq = nlevels(f), ids = levels(f))
-}
-
-# Ranking labels: whole numbers from 0 to length(label_gain) - 1.
-.hb_check_grades <- function(y, ngain, arg = "y") {
-  bad <- which(!(y >= 0 & y == round(y)))
-  if (length(bad)) {
-    .hb_abort("`", arg, "` must hold relevance grades, whole numbers >= 0, for objective = \"lambdarank\"; `",
-              arg, "[", bad[1L], "]` is ", format(y[bad[1L]]), ".")
-  }
-  big <- which(y >= ngain)
-  if (length(big)) {
-    .hb_abort("`", arg, "[", big[1L], "]` is ", format(y[big[1L]]), ", beyond `label_gain`, which has ", ngain,
-              " values (grades 0 to ", ngain - 1L, "); give a longer `label_gain`.")
-  }
-  invisible(y)
-}
 
 .hb_state <- new.env(parent = emptyenv())
 .hb_state$counter <- 0L

@@ -634,31 +634,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, nr
   if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking" else obj
 }
 
-# label_gain: NULL (2^i - 1 for grades 0..30, LightGBM's) or a checked numeric vector.
-.hb_label_gain <- function(g) {
-  if (is.null(g)) return(2^(0:30) - 1)
-  ok <- is.numeric(g) && !is.object(g) && is.null(dim(g)) && length(g) >= 1L && length(g) <= 64L &&
-    all(is.finite(g)) && all(g >= 0) && !is.unsorted(g)
-  if (!ok) {
-    .hb_abort("`label_gain` must be NULL or the gains of grades 0, 1, 2, ...: 1 to 64 finite numbers >= 0, ",
-              "non-decreasing, e.g. 2^(0:4) - 1.")
-  }
-  as.double(g)
-}
-
-# eval_at: distinct whole numbers >= 1.
-.hb_eval_at <- function(k) {
-  ok <- is.numeric(k) && !is.object(k) && length(k) >= 1L && all(is.finite(k)) && all(k >= 1) &&
-    all(k == round(k)) && all(k < .Machine$integer.max) && !anyDuplicated(k)
-  if (!ok) .hb_abort("`eval_at` must be distinct whole numbers >= 1 (the cut-offs k of ndcg@k), e.g. c(1, 3, 5).")
-  as.integer(k)
-}
-
-# "ndcg" -> "ndcg@k" for each k of eval_at; other names as they are.
-.hb_expand_ndcg <- function(metric, eval_at) {
-  unlist(lapply(metric, function(m) if (m == "ndcg") paste0("ndcg@", eval_at) else m), use.names = FALSE)
-}
-
 # The model of a trained setup (.hb_setup()), best_iter its best iteration
 # (0: none), the booster freed.
 .hb_finish <- function(tr, evaluation_log, best_iter, best_score, call) {
