@@ -77,6 +77,13 @@
 #' # The formula interface
 #' fit3 <- histboost(mpg ~ ., data = mtcars, nrounds = 10, min_data_in_leaf = 5,
 #'                   nthreads = 1, verbose = 0)
+#'
+#' # Ranking: grades 0-3, rows grouped into queries
+#' q <- rep(1:30, each = 10)
+#' grade <- findInterval(ifelse(is.na(df$a), 0, df$a) + rnorm(300, sd = 0.2), c(0.3, 0.6, 0.9))
+#' fit4 <- histboost(df, grade, group = q, objective = "lambdarank", nrounds = 10,
+#'                   min_data_in_leaf = 5, nthreads = 1, verbose = 0)
+#' head(predict(fit4, df))  # scores: higher ranks first within a query
 #' @export
 histboost <- function(x, ...) {
   UseMethod("histboost")
