@@ -12,17 +12,7 @@
 #include "rank.h"
 #include "error.h"
 
-static int failures = 0, checks = 0;
-#define CHECK(cond, ...)                              \
-  do {                                                \
-    checks++;                                         \
-    if (!(cond)) {                                    \
-      failures++;                                     \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                   \
-      fprintf(stderr, "\n");                          \
-    }                                                 \
-  } while (0)
+#include "test_check.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * (1.0 + fabs(a) + fabs(b)); }
 
@@ -53,17 +43,22 @@ static void lgb_pairs(const hb_config_t *c, int m, const int *lab, const double 
     }
 }
 
+/* The m grades in out, largest first. */
+static void sort_desc(const int *lab, int m, int *out) {
+  memcpy(out, lab, sizeof(int) * m);
+  for (int i = 0; i < m; i++)
+    for (int j = i + 1; j < m; j++)
+      if (out[j] > out[i]) {
+        int t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+      }
+}
+
 /* NDCG@k of one order, as LightGBM's metric computes it. */
 static double lgb_ndcg(const hb_config_t *c, int m, const int *lab, const int *ord, int k) {
   int sorted[MAXM];
-  memcpy(sorted, lab, sizeof(int) * m);
-  for (int i = 0; i < m; i++)
-    for (int j = i + 1; j < m; j++)
-      if (sorted[j] > sorted[i]) {
-        int t = sorted[i];
-        sorted[i] = sorted[j];
-        sorted[j] = t;
-      }
+  sort_desc(lab, m, sorted);
   double dcg = 0, idcg = 0;
   for (int p = 0; p < m && p < k; p++) {
     dcg += c->label_gain[lab[ord[p]]] / log2(2.0 + p);
@@ -113,14 +108,7 @@ static void one_query(const hb_config_t *c, int m, const int *lab, const double 
   a.s = s;
   /* max DCG at the truncation level */
   int srt[MAXM];
-  memcpy(srt, lab, sizeof(int) * m);
-  for (int i = 0; i < m; i++)
-    for (int j = i + 1; j < m; j++)
-      if (srt[j] > srt[i]) {
-        int t = srt[i];
-        srt[i] = srt[j];
-        srt[j] = t;
-      }
+  sort_desc(lab, m, srt);
   double maxdcg = 0;
   for (int p = 0; p < m && p < c->lambdarank_truncation_level; p++) maxdcg += c->label_gain[srt[p]] / log2(2.0 + p);
   a.inv = maxdcg > 0 ? 1.0 / maxdcg : 0.0;
