@@ -28,7 +28,7 @@ if (length(args) && args[[1]] == "--child") {
   set.seed(1)  # xgboost's R package seeds from R's generator
   sizes <- as.integer(table(d$qtr))  # queries are contiguous and numbered in order
   invisible(gc(full = TRUE))
-  t0 <- proc.time()[["elapsed"]]
+  t0 <- proc.time()
   if (pkg == "histboost") {
     m <- histboost::histboost(d$xtr, d$ytr, group = d$qtr, objective = "lambdarank", nrounds = rounds,
                               num_leaves = leaves, learning_rate = 0.1, min_data_in_leaf = 20L,
@@ -49,9 +49,11 @@ if (length(args) && args[[1]] == "--child") {
                                           lambda = 0, nthread = threads, verbosity = 0L),
                             data = dm, nrounds = rounds, verbose = 0)
   }
-  secs <- proc.time()[["elapsed"]] - t0
+  t1 <- proc.time()
+  secs <- t1[["elapsed"]] - t0[["elapsed"]]
+  cpu <- sum(t1[c("user.self", "sys.self")]) - sum(t0[c("user.self", "sys.self")])
   pred <- if (pkg == "xgboost") predict(m, xgboost::xgb.DMatrix(d$xte, nthread = threads)) else predict(m, d$xte)
-  saveRDS(list(seconds = secs, pred = as.numeric(pred)), a[[3]])
+  saveRDS(list(seconds = secs, cpu = cpu, pred = as.numeric(pred)), a[[3]])
   quit(save = "no")
 }
 
@@ -104,7 +106,8 @@ cat(sprintf("train: %d rows, %d queries; test: %d rows, %d queries; grades %s\n"
             length(te$y), max(te$q), paste(tabulate(tr$y + 1L, 5L), collapse = "/")))
 
 rscript <- file.path(R.home("bin"), "Rscript")
-secs <- matrix(NA_real_, length(pkgs), opt$reps, dimnames = list(pkgs, NULL))
+secs <- cpus <- matrix(NA_real_, length(pkgs), opt$reps, dimnames = list(pkgs, NULL))
+load0 <- tryCatch(readLines("/proc/loadavg"), error = function(e) "unknown")
 ndcg10 <- ndcg5 <- setNames(numeric(length(pkgs)), pkgs)
 for (r in seq_len(opt$reps)) {
   order_r <- if (r %% 2L) pkgs else rev(pkgs)  # take turns: no package always first
@@ -116,18 +119,21 @@ for (r in seq_len(opt$reps)) {
     v <- readRDS(res)
     unlink(res)
     secs[pkg, r] <- v$seconds
+    cpus[pkg, r] <- v$cpu
     if (r == 1L) {
       ndcg10[pkg] <- ndcg_at(te$y, te$q, v$pred, 10L)
       ndcg5[pkg] <- ndcg_at(te$y, te$q, v$pred, 5L)
     }
-    cat(sprintf("rep %d %-9s %6.2f s\n", r, pkg, v$seconds))
+    cat(sprintf("rep %d %-9s %6.2f s (cpu %6.2f s)\n", r, pkg, v$seconds, v$cpu))
   }
 }
 unlink(data_file)
 med <- apply(secs, 1L, stats::median)
+load1 <- tryCatch(readLines("/proc/loadavg"), error = function(e) "unknown")
 peers <- setdiff(pkgs, "histboost")
 fastest_peer <- if (length(peers)) peers[which.min(med[peers])] else NA
 tab <- data.frame(package = pkgs, version = vapply(pkgs, bench_version, ""), seconds = med,
+                  cpu_seconds = apply(cpus, 1L, stats::median),
                   ratio_to_histboost = med / med[["histboost"]], ndcg10 = ndcg10, ndcg5 = ndcg5,
                   row.names = NULL)
 print(tab, digits = 4)
@@ -145,10 +151,11 @@ writeLines(c(
   sprintf(paste("Each training in its own process, the packages taking turns; median of %d runs.",
                 "Test NDCG computed in R for all three (ties: the mean over their orders)."), opt$reps),
   sprintf("Command: `Rscript inst/bench/rank.R %s`", paste(args, collapse = " ")), "",
-  "| package | version | train seconds | time / histboost's | test NDCG@10 | test NDCG@5 |",
-  "|---|---|---:|---:|---:|---:|",
-  sprintf("| %s | %s | %.2f | %.2fx | %.4f | %.4f |", tab$package, tab$version, tab$seconds, tab$ratio_to_histboost,
-          tab$ndcg10, tab$ndcg5), "",
+  sprintf("Load average before and after (the machine is shared): %s; %s.", load0, load1), "",
+  "| package | version | train seconds | CPU seconds | time / histboost's | test NDCG@10 | test NDCG@5 |",
+  "|---|---|---:|---:|---:|---:|---:|",
+  sprintf("| %s | %s | %.2f | %.2f | %.2fx | %.4f | %.4f |", tab$package, tab$version, tab$seconds, tab$cpu_seconds,
+          tab$ratio_to_histboost, tab$ndcg10, tab$ndcg5), "",
   if (!is.na(fastest_peer)) sprintf("histboost's time is %.2fx the faster peer's (%s).", med[["histboost"]] /
                                       med[[fastest_peer]], fastest_peer),
   sprintf("Runs (seconds): %s", paste(sprintf("%s %s", rownames(secs), apply(secs, 1L, function(v)

@@ -67,23 +67,43 @@ typedef struct {
   int row, grade;
 } doc_t;
 
-/* Score descending, then row: a total order, so the sort is the same on every run. */
-static int doc_cmp(const void *a, const void *b) {
-  const doc_t *x = a, *y = b;
-  if (x->s != y->s) return x->s > y->s ? -1 : 1;
-  return (x->row > y->row) - (x->row < y->row);
+/* x before y in a query's ranking: score descending, then row (a total
+ * order, so every sort gives the same result); inline, unlike qsort's calls. */
+static inline int doc_before(const doc_t *x, const doc_t *y) {
+  return x->s > y->s || (x->s == y->s && x->row < y->row);
 }
 
-/* Sort a query's documents (insertion sort for the short queries that are most of them). */
+/* Sort a query's documents: quicksort (median of three) down to short runs, then insertion sort. */
 static void sort_docs(doc_t *d, int m) {
-  if (m > 24) {
-    qsort(d, (size_t)m, sizeof *d, doc_cmp);
-    return;
+  while (m > 16) {
+    doc_t *a = &d[0], *b = &d[m / 2], *c = &d[m - 1], t;
+    if (doc_before(b, a)) { t = *a; *a = *b; *b = t; }
+    if (doc_before(c, b)) { t = *b; *b = *c; *c = t; }
+    if (doc_before(b, a)) { t = *a; *a = *b; *b = t; }
+    const doc_t pivot = *b;
+    int i = 0, j = m - 1;
+    for (;;) {
+      while (doc_before(&d[i], &pivot)) i++;
+      while (doc_before(&pivot, &d[j])) j--;
+      if (i >= j) break;
+      t = d[i]; d[i] = d[j]; d[j] = t;
+      i++;
+      j--;
+    }
+    /* d[0..j] precede d[j+1..m): recurse into the smaller side, loop on the larger */
+    if (j + 1 < m - j - 1) {
+      sort_docs(d, j + 1);
+      d += j + 1;
+      m -= j + 1;
+    } else {
+      sort_docs(d + j + 1, m - j - 1);
+      m = j + 1;
+    }
   }
   for (int i = 1; i < m; i++) {
     doc_t v = d[i];
     int j = i - 1;
-    while (j >= 0 && doc_cmp(&d[j], &v) > 0) {
+    while (j >= 0 && doc_before(&v, &d[j])) {
       d[j + 1] = d[j];
       j--;
     }
@@ -112,6 +132,7 @@ typedef struct {
   int *bstart;                 /* blocks + 1: first position of each block */
   double *bt, *ba, *bd, *bw;   /* per block: share of positions < T, mean of D over positions < T (0
                                   beyond), mean of D, and the expected weight of a pair inside it */
+  double *bdpos, *ex;          /* per position: its block's bd, and exp(score - the query's top score) */
   int *cnt;                    /* num_label_gain grade counts */
   int *present;                /* the grades present in a block */
   double *absg;                /* num_label_gain: per grade, the block's sum of gain differences */
@@ -153,30 +174,49 @@ static void query_gradients(const hb_config_t *cfg, const double *disc, int m, r
     ws->bw[b] = mb > 1 ? 2.0 * acc / ((double)mb * (mb - 1)) : 0.0;
   }
   const int norm = cfg->lambdarank_norm && nb > 1;
+  const double top = d[0].s;
+  for (int i = 0; i < m; i++) {
+    ws->bdpos[i] = ws->bd[ws->blk[i]];
+    ws->ex[i] = exp(d[i].s - top);
+  }
   double sum_lambdas = 0.0;
   for (int a = 0; a < nb && ws->bstart[a] < T; a++) {
     const int s = ws->bstart[a], e = ws->bstart[a + 1];
     const double sa = d[s].s;
-    /* pairs with a document in a later block: E[1{p < T} (D(p) - D(q))] = ba - bt x bd(later) */
+    /* pairs with a document in a later block: E[1{p < T} (D(p) - D(q))] = ba - bt x bd(later);
+     * sigma(s_hi - s_lo) = e_lo / (e_hi + e_lo) with e = exp(s - the query's top score), no exp a pair */
+    const double ta = ws->bt[a] * inv, aa = ws->ba[a] * inv;
     for (int i = s; i < e; i++) {
       const int gi = d[i].grade;
+      const double gain_i = gain[gi], ei = ws->ex[i];
+      double li = 0.0, hi_ = 0.0;
       for (int j = e; j < m; j++) {
         const int gj = d[j].grade;
         if (gi == gj) continue;
-        const int b = ws->blk[j];
-        const double w = ws->ba[a] - ws->bt[a] * ws->bd[b];
-        double delta = fabs(gain[gi] - gain[gj]) * w * inv;
-        const double ds = gi > gj ? sa - d[j].s : d[j].s - sa;  /* high minus low */
-        if (norm) delta /= 0.01 + fabs(ds);
-        const double p = 1.0 / (1.0 + exp(ds));
-        const double pl = -p * delta, ph = p * (1.0 - p) * delta;
-        const int hi = gi > gj ? i : j, lo = gi > gj ? j : i;
-        lam[hi] += pl;
-        lam[lo] -= pl;
-        hes[hi] += ph;
-        hes[lo] += ph;
-        sum_lambdas -= 2.0 * pl;
+        const double ej = ws->ex[j], gap = sa - d[j].s;  /* > 0 */
+        const double delta = fabs(gain_i - gain[gj]) * (aa - ta * ws->bdpos[j]);
+        const double nf = norm ? 0.01 + gap : 1.0, sum_e = ei + ej;  /* delta is divided by nf */
+        double p, q;  /* sigma(s_hi - s_lo) / nf and 1 - sigma */
+        if (sum_e > 0.0) {
+          const double r = 1.0 / (nf * sum_e);  /* one division a pair */
+          p = (gi > gj ? ej : ei) * r;
+          q = (gi > gj ? ei : ej) * r * nf;
+        } else {  /* both scores far below the top: exp() itself */
+          p = 1.0 / (1.0 + exp(gi > gj ? gap : -gap));
+          q = 1.0 - p;
+          p /= nf;
+        }
+        const double pd = p * delta, ph = pd * q;
+        /* the better document's lambda falls by p delta, the other's rises by it */
+        const double signed_pd = gi > gj ? -pd : pd;
+        li += signed_pd;
+        lam[j] -= signed_pd;
+        hi_ += ph;
+        hes[j] += ph;
+        sum_lambdas += 2.0 * pd;
       }
+      lam[i] += li;
+      hes[i] += hi_;
     }
     /* pairs inside the block: equal scores (sigma = 1/2), the block's
      * expected weight; by grade counts, not pair by pair */
@@ -215,7 +255,7 @@ static void query_gradients(const hb_config_t *cfg, const double *disc, int m, r
 static void *ws_alloc(int nth, int m, int ngain, rank_ws_t *ws) {
   const size_t M = (size_t)(m > 0 ? m : 1);
   size_t per = M * (sizeof(doc_t) + 2 * sizeof(double) + sizeof(int)) +
-                                                 (M + 1) * sizeof(int) + 4 * M * sizeof(double) +
+                                                 (M + 1) * sizeof(int) + 6 * M * sizeof(double) +
                                                  (size_t)ngain * (2 * sizeof(int) + sizeof(double)) + 64;
   per = (per + 15) / 16 * 16;  /* each thread's share starts aligned */
   char *mem = hb_malloc(per * (size_t)nth);
@@ -229,6 +269,8 @@ static void *ws_alloc(int nth, int m, int ngain, rank_ws_t *ws) {
     ws[t].ba = (double *)p;            p += M * sizeof(double);
     ws[t].bd = (double *)p;            p += M * sizeof(double);
     ws[t].bw = (double *)p;            p += M * sizeof(double);
+    ws[t].bdpos = (double *)p;         p += M * sizeof(double);
+    ws[t].ex = (double *)p;            p += M * sizeof(double);
     ws[t].absg = (double *)p;          p += (size_t)ngain * sizeof(double);
     ws[t].blk = (int *)p;              p += M * sizeof(int);
     ws[t].bstart = (int *)p;           p += (M + 1) * sizeof(int);
@@ -236,6 +278,26 @@ static void *ws_alloc(int nth, int m, int ngain, rank_ws_t *ws) {
     ws[t].present = (int *)p;
   }
   return mem;
+}
+
+/* Insertion sort while it moves few documents (a query in nearly the order
+ * of the last ranking: one tree's change of the scores), else the quicksort. */
+static void sort_docs_adaptive(doc_t *d, int m) {
+  long budget = 4L * m + 32;
+  for (int i = 1; i < m; i++) {
+    doc_t v = d[i];
+    int j = i - 1;
+    while (j >= 0 && doc_before(&v, &d[j])) {
+      d[j + 1] = d[j];
+      j--;
+    }
+    d[j + 1] = v;
+    budget -= i - 1 - j;
+    if (budget < 0) {
+      sort_docs(d, m);
+      return;
+    }
+  }
 }
 
 /* Fill ws->doc with query g's documents, sorted by score; returns their number. */
@@ -253,7 +315,7 @@ static int load_query(const hb_rank_query_t *q, int g, const double *label, cons
 
 #define RANK_MAX_THREADS 256
 
-int hb_rank_gradients(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label,
+int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *label,
                       const double *weight, const double *score, double *gh, int nthreads) {
   int nth = hb_threads_use(nthreads);
   if (nth > RANK_MAX_THREADS) nth = RANK_MAX_THREADS;
@@ -265,7 +327,16 @@ int hb_rank_gradients(const hb_config_t *cfg, const hb_rank_query_t *q, const do
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
   for (int g = 0; g < q->nq; g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
-    const int m = load_query(q, g, label, score, w);
+    /* the rows in the order of the last round's ranking: nearly sorted already */
+    const int s = q->start[g], m = q->start[g + 1] - s;
+    for (int i = 0; i < m; i++) {
+      const int r = q->rows[s + i];
+      w->doc[i].s = score[r];
+      w->doc[i].row = r;
+      w->doc[i].grade = (int)label[r];
+    }
+    sort_docs_adaptive(w->doc, m);
+    for (int i = 0; i < m; i++) q->rows[s + i] = w->doc[i].row;
     query_gradients(cfg, q->discount, m, w);
     for (int i = 0; i < m; i++) {
       const int r = w->doc[i].row;

@@ -34,7 +34,8 @@
 typedef struct {
   int n, nq;          /* rows, queries */
   int *start;         /* nq + 1: query q's rows are rows[start[q] .. start[q + 1]) */
-  int *rows;          /* n row indices, each query's in increasing order */
+  int *rows;          /* n row indices: each query's in increasing order, or (after
+                         hb_rank_gradients) in the order of the last ranking */
   int max_size;       /* rows of the largest query */
   double *discount;   /* max_size values: D(p) = 1 / log2(2 + p) */
 } hb_rank_query_t;
@@ -51,9 +52,11 @@ int hb_rank_check_labels(const hb_config_t *cfg, int n, const double *label);
 
 /* LambdaRank gradients and hessians of every row (see above) into gh as
  * (gradient, hessian) pairs, each times the row's weight when given. Queries
- * in parallel; each query's values are the same for any thread count.
+ * in parallel; each query's values are the same for any thread count (and
+ * any order of its rows). Each query's rows are left in q in the order of
+ * this ranking, so the next round's sort starts from nearly sorted rows.
  * HB_OK or HB_ERR_NOMEM. */
-int hb_rank_gradients(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label,
+int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *label,
                       const double *weight, const double *score, double *gh, int nthreads);
 
 /* Mean NDCG@k over the queries with rows (k >= 1), each weighted by its
