@@ -175,6 +175,20 @@ test_that("a first and a second tree's leaves are -G / (H + lambda_l2) of the re
   expect_identical(predict(fit, d$x), predict(fit, d$x, type = "raw"))
 })
 
+test_that("with an init_score, the first tree fits the gradients at those starting scores", {
+  d <- rank_data(22)
+  set.seed(5)
+  s0 <- round(rnorm(length(d$y)), 1)  # offsets with ties inside queries
+  fit <- hb_quiet(d$x, d$y, group = d$group, init_score = s0, objective = "lambdarank", nrounds = 1L,
+                  num_leaves = 4L, min_data_in_leaf = 15L, lambda_l2 = 1, learning_rate = 1, seed = 1)
+  gh <- ref_rank_grad(d$y, d$group, s0)
+  leaf <- predict(fit, d$x, type = "leaf")[, 1]
+  want <- -tapply(gh[, "g"], leaf, sum) / (tapply(gh[, "h"], leaf, sum) + 1)
+  expect_equal(unname(leaf_values(fit, 1)[names(want)]), unname(as.vector(want)), tolerance = 1e-9)
+  expect_equal(predict(fit, d$x, init_score = s0), s0 + as.vector(want)[match(leaf, as.integer(names(want)))],
+               tolerance = 1e-12)
+})
+
 # ---- the metric and early stopping ------------------------------------------------
 
 test_that("logged ndcg@k equals NDCG@k in plain R (ties averaged, weights per query); early stopping maximises it", {
