@@ -5,14 +5,18 @@
 # parameters for all three where they have them.
 #
 #   Rscript inst/bench/rank.R [--rows 300000] [--rounds 100] [--leaves 63] [--threads 2] [--reps 3]
-#                             [--packages histboost,lightgbm,xgboost] [--lib DIR] [--out DIR]
+#                             [--packages histboost,lightgbm,xgboost] [--wait-policy passive]
+#                             [--lib DIR] [--out DIR]
 #
 # The data are generated once and saved; every training then runs in its own
 # Rscript process (this file with --child), the packages taking turns rep
 # after rep, so that no run inherits another's heap or warm caches. NDCG@10
 # is computed here, in R, the same way for all three (tied scores: the mean
-# over their orders, as histboost's metric). Results go to DIR (default
-# inst/bench/results) as rank-<date>.md and .csv.
+# over their orders, as histboost's metric). --wait-policy sets
+# OMP_WAIT_POLICY for the trainings (passive: idle threads sleep instead of
+# spinning, which on a loaded machine keeps a waiting thread from taking a
+# core from a working one). Results go to DIR (default inst/bench/results) as
+# rank-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
 self <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
@@ -60,7 +64,9 @@ if (length(args) && args[[1]] == "--child") {
 # ---- parent ----------------------------------------------------------------------------
 source(file.path(here, "run.R"))  # bench_options(), bench_cpu(), bench_version()
 opt <- bench_options(args, list(rows = 3e5, rounds = 100L, leaves = 63L, threads = 2L, reps = 3L,
-                                packages = "histboost,lightgbm,xgboost", lib = "", out = ""), "rank.R")
+                                packages = "histboost,lightgbm,xgboost", wait_policy = "", lib = "", out = ""),
+                     "rank.R")
+if (nzchar(opt$wait_policy)) Sys.setenv(OMP_WAIT_POLICY = opt$wait_policy)  # the children inherit it
 pkgs <- strsplit(opt$packages, ",", fixed = TRUE)[[1]]
 pkgs <- pkgs[vapply(pkgs, requireNamespace, NA, quietly = TRUE)]
 out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
@@ -151,7 +157,8 @@ writeLines(c(
   sprintf(paste("Each training in its own process, the packages taking turns; median of %d runs.",
                 "Test NDCG computed in R for all three (ties: the mean over their orders)."), opt$reps),
   sprintf("Command: `Rscript inst/bench/rank.R %s`", paste(args, collapse = " ")), "",
-  sprintf("Load average before and after (the machine is shared): %s; %s.", load0, load1), "",
+  sprintf("Load average before and after (the machine is shared): %s; %s. OMP_WAIT_POLICY: %s.", load0, load1,
+          if (nzchar(opt$wait_policy)) opt$wait_policy else "unset"), "",
   "| package | version | train seconds | CPU seconds | time / histboost's | test NDCG@10 | test NDCG@5 |",
   "|---|---|---:|---:|---:|---:|---:|",
   sprintf("| %s | %s | %.2f | %.2f | %.2fx | %.4f | %.4f |", tab$package, tab$version, tab$seconds, tab$cpu_seconds,

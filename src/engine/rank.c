@@ -147,6 +147,7 @@ static void query_gradients(const hb_config_t *cfg, const double *disc, int m, r
   for (int i = 0; i < m; i++) lam[i] = hes[i] = 0.0;
   const double maxdcg = ideal_dcg(cfg, d, m, T, disc, ws->cnt);
   if (!(maxdcg > 0.0)) return;  /* every gain 0: NDCG is 1 whatever the order */
+  if (m > 0 && ws->cnt[d[0].grade] == m) return;  /* one grade: no pairs */
   const double inv = 1.0 / maxdcg;
   /* tie blocks, and what each contributes to its pairs' expected weights */
   int nb = 0;
@@ -174,10 +175,10 @@ static void query_gradients(const hb_config_t *cfg, const double *disc, int m, r
     ws->bw[b] = mb > 1 ? 2.0 * acc / ((double)mb * (mb - 1)) : 0.0;
   }
   const int norm = cfg->lambdarank_norm && nb > 1;
-  const double top = d[0].s;
+  const double s_top = d[0].s;
   for (int i = 0; i < m; i++) {
     ws->bdpos[i] = ws->bd[ws->blk[i]];
-    ws->ex[i] = exp(d[i].s - top);
+    ws->ex[i] = exp(d[i].s - s_top);
   }
   double sum_lambdas = 0.0;
   for (int a = 0; a < nb && ws->bstart[a] < T; a++) {
