@@ -11,6 +11,10 @@
 #include "config.h"
 #include "rank.h"
 #include "error.h"
+#include "boost.h"
+#include "dataset.h"
+#include "metric.h"
+#include "model_io.h"
 
 #include "test_check.h"
 
@@ -159,7 +163,81 @@ static void one_query(const hb_config_t *c, int m, const int *lab, const double 
   hb_rank_query_free(q1);
 }
 
+/* A lambdarank booster end to end: queries interleaved, a validation set,
+ * ndcg rising, the model text with its ranking keys read back, and the
+ * errors of a booster without queries. */
+static void booster_case(void) {
+  enum { N = 600, NQ = 40 };
+  static double x0[N], x1[N], y[N];
+  static int qid[N];
+  for (int i = 0; i < N; i++) {
+    qid[i] = (i * 7) % NQ;
+    x0[i] = sin(0.37 * i) + 0.1 * (i % 5);
+    x1[i] = cos(1.3 * i);
+    const double rel = x0[i] + 0.3 * x1[i];
+    y[i] = rel > 0.9 ? 3 : rel > 0.4 ? 2 : rel > -0.2 ? 1 : 0;
+  }
+  hb_column_t cols[2] = {{HB_COL_DOUBLE, x0, NULL, 0}, {HB_COL_DOUBLE, x1, NULL, 0}};
+  hb_input_t in = {N, 2, cols, NULL, y, NULL, NULL, 0};
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  hb_dataset_t *d = NULL;
+  CHECK(hb_dataset_create(&in, &bp, NULL, &d) == HB_OK, "dataset: %s", hb_error_message());
+  if (!d) return;
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.objective = HB_OBJ_LAMBDARANK;
+  cfg.num_leaves = 7;
+  cfg.min_data_in_leaf = 10;
+  cfg.num_label_gain = 4;
+  cfg.lambdarank_truncation_level = 10;
+  hb_schema_t sc;
+  hb_schema_init(&sc);
+  char *names[2] = {"x0", "x1"};
+  int types[2] = {0, 0}, nlev[2] = {0, 0};
+  char **levels[2] = {NULL, NULL};
+  sc.nfeat = 2; sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  hb_booster_t *b = NULL;
+  CHECK(hb_booster_create(&cfg, d, &sc, &b) == HB_OK, "booster: %s", hb_error_message());
+  if (!b) { hb_dataset_free(d); return; }
+  CHECK(hb_booster_add_valid(b, d) == HB_OK, "valid");
+  int fin = 0;
+  double nd = 0;
+  CHECK(hb_booster_update(b, &fin) == HB_ERR_STATE, "a round without queries is refused");
+  CHECK(hb_booster_eval_at(b, 1, HB_METRIC_NDCG, 5, &nd) == HB_ERR_INPUT, "ndcg without queries is refused");
+  CHECK(hb_booster_set_query(b, 0, N - 1, NQ, qid) == HB_ERR_INPUT, "a query per row is needed");
+  CHECK(hb_booster_set_query(b, 0, N, NQ, qid) == HB_OK, "train queries");
+  CHECK(hb_booster_set_query(b, 1, N, NQ, qid) == HB_OK, "valid queries");
+  double first = 0, last = 0;
+  for (int r = 0; r < 8; r++) {
+    CHECK(hb_booster_update(b, &fin) == HB_OK, "round %d: %s", r, hb_error_message());
+    CHECK(hb_booster_eval_at(b, 1, HB_METRIC_NDCG, 5, &nd) == HB_OK, "ndcg");
+    if (r == 0) first = nd;
+    last = nd;
+  }
+  double nd0 = 0;
+  CHECK(hb_booster_eval_at(b, 0, HB_METRIC_NDCG, 5, &nd0) == HB_OK && nd0 == last, "train and valid agree");
+  CHECK(last > first && last > 0.8, "ndcg@5 rose: %g -> %g", first, last);
+  char *text = NULL;
+  size_t len = 0;
+  CHECK(hb_model_to_string(hb_booster_model(b), &text, &len) == HB_OK, "model text");
+  CHECK(text && strstr(text, "objective=lambdarank\n") && strstr(text, "label_gain=0 1 3 7\n") &&
+            strstr(text, "lambdarank_truncation_level=10\nlambdarank_norm=1\n"),
+        "the ranking keys are written");
+  hb_model_t *m = NULL;
+  CHECK(text && hb_model_from_string(text, len, &m) == HB_OK, "read back: %s", hb_error_message());
+  if (m) {
+    CHECK(m->config.num_label_gain == 4 && m->config.label_gain[3] == 7.0 && m->config.lambdarank_truncation_level == 10,
+          "label_gain and truncation read back");
+    hb_model_free(m);
+  }
+  free(text);
+  hb_booster_free(b);
+  hb_dataset_free(d);
+}
+
 int main(void) {
+  booster_case();
   hb_config_t c;
   hb_config_default(&c);
   c.objective = HB_OBJ_LAMBDARANK;
