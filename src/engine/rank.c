@@ -1,5 +1,6 @@
 /* rank.c: learning to rank: the query index, LambdaRank's gradients and
  * NDCG@k (the rules, ties included, are in rank.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include "rank.h"
@@ -73,6 +74,23 @@ static inline int doc_before(const doc_t *x, const doc_t *y) {
   return x->s > y->s || (x->s == y->s && x->row < y->row);
 }
 
+/* Insertion sort of m documents while it moves at most `budget` of them in
+ * all; 1 when sorted, 0 when it gave up (the documents are then partly sorted). */
+static int insertion_sort(doc_t *d, int m, long budget) {
+  for (int i = 1; i < m; i++) {
+    doc_t v = d[i];
+    int j = i - 1;
+    while (j >= 0 && doc_before(&v, &d[j])) {
+      d[j + 1] = d[j];
+      j--;
+    }
+    d[j + 1] = v;
+    budget -= i - 1 - j;
+    if (budget < 0) return 0;
+  }
+  return 1;
+}
+
 /* Sort a query's documents: quicksort (median of three) down to short runs, then insertion sort. */
 static void sort_docs(doc_t *d, int m) {
   while (m > 16) {
@@ -100,15 +118,7 @@ static void sort_docs(doc_t *d, int m) {
       m = j + 1;
     }
   }
-  for (int i = 1; i < m; i++) {
-    doc_t v = d[i];
-    int j = i - 1;
-    while (j >= 0 && doc_before(&v, &d[j])) {
-      d[j + 1] = d[j];
-      j--;
-    }
-    d[j + 1] = v;
-  }
+  insertion_sort(d, m, LONG_MAX);
 }
 
 /* DCG@k of the ideal order of m documents with these grades (count per grade first). */
@@ -281,28 +291,15 @@ static void *ws_alloc(int nth, int m, int ngain, rank_ws_t *ws) {
   return mem;
 }
 
-/* Insertion sort while it moves few documents (a query in nearly the order
- * of the last ranking: one tree's change of the scores), else the quicksort. */
+/* Sort a query's documents: by insertion while that moves few of them (a
+ * query in nearly the order of the last ranking: one tree's change of the
+ * scores), else by the quicksort. */
 static void sort_docs_adaptive(doc_t *d, int m) {
-  long budget = 4L * m + 32;
-  for (int i = 1; i < m; i++) {
-    doc_t v = d[i];
-    int j = i - 1;
-    while (j >= 0 && doc_before(&v, &d[j])) {
-      d[j + 1] = d[j];
-      j--;
-    }
-    d[j + 1] = v;
-    budget -= i - 1 - j;
-    if (budget < 0) {
-      sort_docs(d, m);
-      return;
-    }
-  }
+  if (!insertion_sort(d, m, 4L * m + 32)) sort_docs(d, m);
 }
 
-/* Fill ws->doc with query g's documents, sorted by score; returns their number. */
-static int load_query(const hb_rank_query_t *q, int g, const double *label, const double *score, rank_ws_t *ws) {
+/* Fill ws->doc with query g's documents, in the order of q's rows; returns their number. */
+static int load_docs(const hb_rank_query_t *q, int g, const double *label, const double *score, rank_ws_t *ws) {
   const int s = q->start[g], m = q->start[g + 1] - s;
   for (int i = 0; i < m; i++) {
     const int r = q->rows[s + i];
@@ -310,7 +307,6 @@ static int load_query(const hb_rank_query_t *q, int g, const double *label, cons
     ws->doc[i].row = r;
     ws->doc[i].grade = (int)label[r];
   }
-  sort_docs(ws->doc, m);
   return m;
 }
 
@@ -328,16 +324,10 @@ int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
   for (int g = 0; g < q->nq; g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
-    /* the rows in the order of the last round's ranking: nearly sorted already */
-    const int s = q->start[g], m = q->start[g + 1] - s;
-    for (int i = 0; i < m; i++) {
-      const int r = q->rows[s + i];
-      w->doc[i].s = score[r];
-      w->doc[i].row = r;
-      w->doc[i].grade = (int)label[r];
-    }
+    /* the rows come in the order of the last round's ranking, nearly sorted, and stay in this one's */
+    const int m = load_docs(q, g, label, score, w);
     sort_docs_adaptive(w->doc, m);
-    for (int i = 0; i < m; i++) q->rows[s + i] = w->doc[i].row;
+    for (int i = 0; i < m; i++) q->rows[q->start[g] + i] = w->doc[i].row;
     query_gradients(cfg, q->discount, m, w);
     for (int i = 0; i < m; i++) {
       const int r = w->doc[i].row;
@@ -367,7 +357,8 @@ int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double 
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
   for (int g = 0; g < q->nq; g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
-    const int m = load_query(q, g, label, score, w);
+    const int m = load_docs(q, g, label, score, w);
+    sort_docs(w->doc, m);
     double qw = 0.0;
     for (int i = 0; i < m; i++) qw += weight ? weight[w->doc[i].row] : 1.0;
     val[2 * (size_t)g + 1] = m > 0 ? qw / m : 0.0;
