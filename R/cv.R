@@ -4,7 +4,7 @@
 
 # hb_cv()'s own arguments: training parameters of histboost() that it sets
 # itself for every fold.
-.HB_CV_OWN <- c("x", "y", "weights", "nrounds", "valid", "early_stopping_rounds", "eval_metric",
+.HB_CV_OWN <- c("x", "y", "weights", "group", "nrounds", "valid", "early_stopping_rounds", "eval_metric",
                 "nthreads", "seed", "verbose")
 
 #' Cross-validation
@@ -20,6 +20,10 @@
 #'   [hb_dataset()]: each fold is binned from its own training rows, so its
 #'   held-out rows play no part in the bins).
 #' @param y,weights Labels and optional row weights, as for [histboost()].
+#' @param group For ranking (`objective = "lambdarank"`): the query of each
+#'   row, as for [histboost()]. Folds are then made of whole queries (each
+#'   query's rows are held out together), and `folds`, when given, must not
+#'   split a query.
 #' @param nfold Number of folds, 2 or more (not used when `folds` is given).
 #' @param folds `NULL`, or a list of integer vectors: the held-out rows of
 #'   each fold (e.g. for grouped or time-ordered folds). Folds must not
@@ -64,7 +68,7 @@
 #' @export
 hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = TRUE, nrounds = 100L,
                   early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL, seed = NULL,
-                  verbose = 1L, keep_models = FALSE, ...) {
+                  verbose = 1L, keep_models = FALSE, group = NULL, ...) {
   call <- match.call()
   dots <- list(...)
   if ("valid" %in% names(dots)) {
@@ -89,10 +93,17 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     .hb_abort("`weights` has ", length(weights), " values but `x` has ", n, " rows.")
   }
   init_score <- .hb_init_score(dots[["init_score"]], n)
+  grp <- .hb_group(group, n)  # checked here; each fold's rows are passed on as ids
   stratified <- .hb_flag(stratified, "stratified")
   keep_models <- .hb_flag(keep_models, "keep_models")
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
-  if (is.null(folds)) {
+  if (is.null(folds) && !is.null(grp)) {
+    # whole queries: the queries are dealt out to the folds, then their rows follow them
+    nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, grp$nq))
+    if (grp$nq < 2L) .hb_abort("`group` has ", grp$nq, " query; cross-validation by query needs at least 2.")
+    qfold <- .hb_make_folds(grp$nq, nfold)
+    folds <- lapply(qfold, function(q) which(grp$codes %in% (q - 1L)))
+  } else if (is.null(folds)) {
     nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
     by_class <- stratified && (is.factor(y) || is.logical(y) ||
@@ -101,6 +112,15 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
   } else {
     folds <- .hb_check_folds(folds, n)
+    if (!is.null(grp)) {
+      fold_of <- integer(n)
+      for (k in seq_along(folds)) fold_of[folds[[k]]] <- k
+      split_q <- which(vapply(split(fold_of, grp$codes), function(f) length(unique(f)) > 1L, NA))
+      if (length(split_q)) {
+        .hb_abort("`folds` split query ", grp$ids[split_q[1L]], " of `group` between folds ",
+                  "(or between a fold and the training rows); hold out each query's rows together.")
+      }
+    }
   }
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
 
@@ -129,9 +149,11 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     a$y <- .hb_rows(y, tr)
     a["weights"] <- list(if (!is.null(weights)) weights[tr])  # a$weights <- NULL would drop it
     a["init_score"] <- list(if (!is.null(init_score)) .hb_rows(init_score, tr))
+    a["group"] <- list(if (!is.null(grp)) grp$codes[tr])
     a$valid <- list(test = list(x = .hb_rows(x, te), y = .hb_rows(y, te),
                                 weights = if (!is.null(weights)) weights[te],
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
+    if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
     runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots)),
                           histboost_error_input = function(e) {
                             msg <- conditionMessage(e)
@@ -141,8 +163,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
 
   # The folds a round at a time.
   metric <- runs[[1L]]$eval_metric
-  codes <- unname(.HB_METRICS[metric])
-  higher <- metric[1L] %in% .HB_HIGHER_BETTER
+  mp <- .hb_metric_parse(metric)
+  higher <- mp$name[1L] %in% .HB_HIGHER_BETTER
   nm <- length(metric)
   last <- matrix(NA_real_, nm, K)           # each fold's latest metrics
   niter <- integer(K)
@@ -160,7 +182,7 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
       if (res[2L] >= iter) {
         niter[k] <- res[2L]
         moved <- TRUE
-        last[, k] <- .Call(C_hb_booster_eval, runs[[k]]$booster, rep(1L, nm), codes)
+        last[, k] <- .Call(C_hb_booster_eval, runs[[k]]$booster, rep(1L, nm), mp$code, mp$at)
       }
       # a fold whose trees can no longer split keeps its model and metrics
       if (res[1L] != 0L || res[2L] < iter) done[k] <- TRUE

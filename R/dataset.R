@@ -437,13 +437,16 @@
 #'   the labels' average (the model's own starting score is then 0), and the
 #'   same offset must be given to [predict.histboost()] for new rows.
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
+#' @param group `NULL`, or for ranking (`objective = "lambdarank"`) the query
+#'   of each row: a vector of ids (integer, factor or character, no `NA`), one
+#'   per row. A query's rows need not be contiguous.
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
 #'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
-#'   `max_bin` and identifiers. It cannot be saved:
+#'   `max_bin`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
 #' @examples
 #' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
@@ -453,8 +456,8 @@
 #' dim(v)
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
-                       nthreads = NULL, init_score = NULL, ...) {
-  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score"),
+                       nthreads = NULL, init_score = NULL, group = NULL, ...) {
+  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group"),
                  "hb_dataset")
   if (!is.null(reference) && !missing(max_bin)) {
     .hb_check_dataset(reference, "reference")
@@ -464,14 +467,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                 "); a dataset with a reference reuses its bins.")
     }
   }
-  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score)
+  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like).
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
-                              init_score = NULL, iarg = "init_score") {
+                              init_score = NULL, iarg = "init_score", group = NULL) {
   nthreads <- .hb_nthreads(nthreads)
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
@@ -492,13 +495,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   }
   w <- .hb_weights(weights, feat$nrow, warg)
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
+  grp <- .hb_group(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
   structure(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin,
+    max_bin = max_bin, group = grp,
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }
@@ -519,6 +523,7 @@ print.hb_dataset <- function(x, ...) {
   }
   nis <- x$init_score_ncol %||% 0L
   if (nis > 0L) cat("  starting scores (init_score): ", nis, " column", if (nis > 1L) "s", "\n", sep = "")
+  if (!is.null(x$group)) cat(sprintf("  %d queries (ranking)\n", x$group$nq))
   if (!is.null(x$reference_id)) cat("  binned with a reference dataset\n")
   invisible(x)
 }

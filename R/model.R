@@ -102,12 +102,12 @@
   meta <- info$meta
   if (!info$objective %in% .HB_OBJECTIVES) .hb_format_error("`model_text`: unknown objective.")
   objective <- names(.HB_OBJECTIVES)[info$objective + 1L]
-  task <- if (objective %in% .HB_REGRESSION_FAMILY) "regression" else objective
+  task <- .hb_task(objective)
   classes <- info$label_levels
-  if (task != "regression" && length(classes) < 2L) {
+  if (!task %in% c("regression", "ranking") && length(classes) < 2L) {
     classes <- if (task == "binary") c("0", "1") else as.character(seq_len(info$num_class) - 1L)
   }
-  if (task == "regression") classes <- NULL
+  if (task %in% c("regression", "ranking")) classes <- NULL
   fnames <- info$feature_names
   if (any(!info$feature_types %in% c(0L, 1L))) .hb_format_error("`model_text`: unknown feature type.")
   ftypes <- .HB_FEAT_TYPES[info$feature_types + 1L]
@@ -116,7 +116,7 @@
   cfg <- info$config
   eval_metric <- .hb_meta_value(meta, "r.eval_metric", function(v) {
     m <- strsplit(v, ",", fixed = TRUE)[[1L]]
-    if (!all(m %in% names(.HB_METRICS))) stop("bad")
+    if (!all(sub("@[0-9]+$", "", m) %in% names(.HB_METRICS))) stop("bad")
     m
   })
   params <- list(
@@ -149,6 +149,10 @@
     enable_bundle = .hb_meta_value(meta, "r.enable_bundle", .hb_meta_bool) %||% TRUE,
     max_conflict_rate = .hb_meta_value(meta, "r.max_conflict_rate", as.numeric) %||% 0
   )
+  if (task == "ranking") {
+    params <- c(params, list(lambdarank_truncation_level = cfg$lambdarank_truncation_level,
+                             lambdarank_norm = cfg$lambdarank_norm == 1L, label_gain = cfg$label_gain))
+  }
   env <- new.env(parent = emptyenv())
   env$ptr <- ptr
   structure(list(

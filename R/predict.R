@@ -11,7 +11,8 @@
 #'   unseen in training is treated as missing (so a factor without levels,
 #'   all `NA`, is all missing). A model fitted with a formula
 #'   takes the variables of the formula.
-#' @param type `"response"` (regression: the prediction; binary: the
+#' @param type `"response"` (regression: the prediction; ranking: the
+#'   score that orders a query's rows, the same as `"raw"`; binary: the
 #'   probability of the second class, `object$classes[2]`; multiclass: an
 #'   n x K matrix of probabilities), `"class"` (a factor; classification
 #'   only), `"raw"` (scores before the link function), `"leaf"` (an integer
@@ -65,8 +66,8 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
-  if (type == "class" && object$task == "regression") {
-    .hb_abort("`type` = \"class\" needs a classification model; this one is a regression.")
+  if (type == "class" && object$task %in% c("regression", "ranking")) {
+    .hb_abort("`type` = \"class\" needs a classification model; this one is a ", object$task, ".")
   }
   niter <- object$niter
   if (is.null(iteration)) {

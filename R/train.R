@@ -3,20 +3,28 @@
 # validation sets, early stopping and progress printing.
 
 .HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
-                    huber = 6L, l1 = 7L, quantile = 8L, custom = 9L)
+                    huber = 6L, l1 = 7L, quantile = 8L, lambdarank = 9L, custom = 10L)
 # Objectives of the regression task (a numeric y, one score a row), and those
 # whose response is exp(score).
 .HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
                  multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
-                 quantile = 11L)
+                 quantile = 11L, ndcg = 12L)
 # Metrics each objective may use; the first is its default.
 .HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
                          huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
-                         quantile = c("quantile", "mae", "rmse"), custom = c("rmse", "mae", "auc"))
-.HB_HIGHER_BETTER <- "auc"
+                         quantile = c("quantile", "mae", "rmse"), lambdarank = "ndcg",
+                         custom = c("rmse", "mae", "auc"))
+.HB_HIGHER_BETTER <- c("auc", "ndcg")
+
+# Metric names as given ("ndcg@5") -> list(name (without the cut-off), code, at (0: none)).
+.hb_metric_parse <- function(m) {
+  base <- sub("@.*$", "", m)
+  at <- ifelse(grepl("@", m, fixed = TRUE), suppressWarnings(as.integer(sub("^[^@]*@", "", m))), 0L)
+  list(name = base, code = unname(.HB_METRICS[base]), at = as.integer(at))
+}
 
 # Arguments of histboost.default() (for the unknown-argument check).
 .HB_TRAIN_ARGS <- c(
@@ -24,9 +32,10 @@
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "goss", "top_rate", "other_rate", "boosting", "monotone_constraints", "valid",
-  "early_stopping_rounds", "eval_metric", "nthreads", "seed", "device", "quantized", "grad_bits",
-  "stochastic_rounding", "refit_leaves", "enable_bundle", "max_conflict_rate", "verbose"
+  "quantile_alpha", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
+  "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
+  "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
+  "max_conflict_rate", "verbose"
 )
 
 #' Train a histogram gradient-boosted tree model
@@ -71,6 +80,13 @@
 #' # The formula interface
 #' fit3 <- histboost(mpg ~ ., data = mtcars, nrounds = 10, min_data_in_leaf = 5,
 #'                   nthreads = 1, verbose = 0)
+#'
+#' # Ranking: grades 0-3, rows grouped into queries
+#' q <- rep(1:30, each = 10)
+#' grade <- findInterval(ifelse(is.na(df$a), 0, df$a) + rnorm(300, sd = 0.2), c(0.3, 0.6, 0.9))
+#' fit4 <- histboost(df, grade, group = q, objective = "lambdarank", nrounds = 10,
+#'                   min_data_in_leaf = 5, nthreads = 1, verbose = 0)
+#' head(predict(fit4, df))  # scores: higher ranks first within a query
 #' @export
 histboost <- function(x, ...) {
   UseMethod("histboost")
@@ -106,7 +122,11 @@ histboost <- function(x, ...) {
 #'   `"l1"` (absolute error: the conditional median) or `"quantile"` (the
 #'   pinball loss: the conditional `quantile_alpha` quantile). `"l1"` and
 #'   `"quantile"` refit each leaf to the quantile of its rows' residuals
-#'   (as LightGBM does) and train on the CPU only.
+#'   (as LightGBM does) and train on the CPU only. `"lambdarank"` learns to
+#'   rank the rows of each query given by `group` (LambdaRank with NDCG,
+#'   as LightGBM's): `y` holds relevance grades 0, 1, 2, ... (higher is more
+#'   relevant), scores order a query's rows, and the default metric is NDCG
+#'   at `eval_at`; CPU only.
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -160,6 +180,24 @@ histboost <- function(x, ...) {
 #'   (LightGBM's safeguard); >= 0.
 #' @param quantile_alpha The quantile `objective = "quantile"` fits, in
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
+#' @param group Ranking only: the query of each row, a vector of ids
+#'   (integer, factor or character, no `NA`) as long as `y`. A query's rows
+#'   need not be contiguous, and their order never changes the model: tied
+#'   scores are resolved by their expectation over the tied orders (see
+#'   Details). A validation set gives its own, `list(x = , y = , group = )`.
+#' @param eval_at Cut-offs k of the `"ndcg"` metric: `eval_metric = "ndcg"`
+#'   (the default for ranking) logs `ndcg@k` for each, the first one steering
+#'   early stopping (higher is better). `"ndcg@10"` may also be named directly
+#'   in `eval_metric`.
+#' @param lambdarank_truncation_level A pair of a query's rows counts only
+#'   when one of them is among this many top-scored rows (LightGBM's
+#'   `lambdarank_truncation_level`); >= 1.
+#' @param lambdarank_norm `TRUE` normalises each query's gradients as
+#'   LightGBM does (divides a pair's weight by 0.01 + the score gap and scales
+#'   the query's gradients by log2(1 + S) / S, S their sum of absolute values).
+#' @param label_gain `NULL` (the gain of grade i is `2^i - 1`, for grades 0 to
+#'   30) or the gain of each grade 0, 1, 2, ...: non-negative and
+#'   non-decreasing, at most 64 values. Labels must be below its length.
 #' @param goss `TRUE` for gradient-based one-side sampling (Ke et al.
 #'   2017): after the first `1 / learning_rate` rounds, each tree grows from
 #'   the `top_rate` share of rows with the largest gradients (|g h| summed
@@ -192,7 +230,8 @@ histboost <- function(x, ...) {
 #'   (`fit$params$monotone_constraints`).
 #' @param valid `NULL` or a list of validation sets, each an [hb_dataset()]
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
-#'   weights = NULL, init_score = NULL)`. Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
+#'   weights = NULL, init_score = NULL, group = NULL)` (`group`: for
+#'   ranking, where it is needed). Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
 #' @param early_stopping_rounds `NULL`, or stop when the first metric on the
 #'   last validation set has not improved for this many rounds; the best
 #'   iteration is then used by `predict()`.
@@ -203,7 +242,8 @@ histboost <- function(x, ...) {
 #'   for `"poisson"`, `"gamma"` and `"tweedie"` their own loss, `"rmse"` and
 #'   `"mae"` (of the response, `exp(score)`); `"huber"` also takes `"rmse"` and
 #'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
-#'   (`"quantile"`), `"mae"` and `"rmse"`.
+#'   (`"quantile"`), `"mae"` and `"rmse"`; `"lambdarank"` `"ndcg"` (NDCG at
+#'   each of `eval_at`) or `"ndcg@k"`.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
 #'   depend on it.
@@ -249,10 +289,26 @@ histboost <- function(x, ...) {
 #' @param verbose 0 silent; 1 prints the validation metrics every 10th round
 #'   and the last; 2 every round. `FALSE` and `TRUE` mean 0 and 1 (numeric
 #'   parameters otherwise refuse logical values).
+#' @details
+#' Ranking (`objective = "lambdarank"`): each round every pair of rows of a
+#' query with different grades, one of them among the top
+#' `lambdarank_truncation_level` rows by the current scores, pulls the
+#' better row up and the other down with a weight |delta NDCG| (the change
+#' of the query's NDCG at `lambdarank_truncation_level` were the two
+#' swapped) times `sigmoid(score gap)`, LightGBM's lambdarank. Rows with the
+#' same score have no order; where LightGBM takes their row order, histboost
+#' takes the expectation over all orders of the tied rows (the first round,
+#' where every score is 0, included), so the model does not depend on how
+#' the rows are sorted; without ties the two agree. NDCG@k is likewise the
+#' mean over the orders of tied rows, and a query whose grades all have gain
+#' 0 counts as 1 (LightGBM's convention); a query whose grades are all equal
+#' has zero gradients and NDCG 1. With `weights`, each row's gradient is
+#' multiplied by its weight and each query's NDCG weighted by its rows' mean
+#' weight.
 #' @export
 histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
-                                            "tweedie", "huber", "l1", "quantile"),
+                                            "tweedie", "huber", "l1", "quantile", "lambdarank"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
@@ -260,8 +316,9 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                               cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
-                              goss = FALSE, top_rate = 0.2, other_rate = 0.1, boosting = c("gbdt", "rf"),
-                              monotone_constraints = NULL, valid = NULL,
+                              group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
+                              lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
+                              other_rate = 0.1, boosting = c("gbdt", "rf"), monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
@@ -282,12 +339,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   nv <- length(valid_sets)
   log_names <- if (nv) as.vector(outer(eval_metric, names(valid_sets), function(m, s) paste0(s, "_", m)))
   eval_data <- rep(seq_len(nv), each = length(eval_metric))
-  eval_code <- rep(unname(.HB_METRICS[eval_metric]), times = nv)
+  mp <- .hb_metric_parse(eval_metric)
+  eval_code <- rep(mp$code, times = nv)
+  eval_at <- rep(mp$at, times = nv)
   # The log grows as rounds complete (doubling): nrounds = 1e9 with early
   # stopping is a fair request, and its log must not be allocated up front.
   log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = length(log_names))
   watch <- length(log_names) - length(eval_metric) + 1L # first metric, last set
-  higher <- eval_metric[1L] %in% .HB_HIGHER_BETTER
+  higher <- mp$name[1L] %in% .HB_HIGHER_BETTER
   best_iter <- 0L
   best_score <- NULL
   niter <- 0L
@@ -303,7 +362,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       break
     }
     if (nv) {
-      scores <- .Call(C_hb_booster_eval, booster, eval_data, eval_code)
+      scores <- .Call(C_hb_booster_eval, booster, eval_data, eval_code, eval_at)
       if (iter > nrow(log)) {
         more <- min(nrow(log), nrounds - nrow(log))
         log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
@@ -363,6 +422,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
   enable_bundle <- a$enable_bundle %||% TRUE; max_conflict_rate <- a$max_conflict_rate %||% 0
+  group <- a$group
   # Parameters first: cheap, and a typo should not wait for the binning.
   custom <- NULL
   if (is.function(objective)) {
@@ -403,6 +463,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     quantile_alpha = .hb_number(quantile_alpha, "quantile_alpha", lower = 0, upper = 1, lower_open = TRUE,
                                 upper_open = TRUE)
   )
+  rank <- list(
+    lambdarank_truncation_level = .hb_number(a$lambdarank_truncation_level, "lambdarank_truncation_level",
+                                             integer = TRUE, lower = 1),
+    lambdarank_norm = .hb_flag(a$lambdarank_norm, "lambdarank_norm"),
+    label_gain = .hb_label_gain(a$label_gain)
+  )
+  eval_at <- .hb_eval_at(a$eval_at)
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
                                       lower = 1, null_ok = TRUE)
@@ -517,11 +584,12 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                 x$max_bin, ".")
     }
     if (!x$has_label) .hb_abort("`x` is an hb_dataset without labels; create it with `y`.")
+    if (!is.null(group)) .hb_abort("`group` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
     train <- x
   } else {
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
-                               init_score = init_score)
+                               init_score = init_score, group = group)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
     # collection (milliseconds) frees them before the engine allocates its training buffers,
     # which then reuse that memory: 40 MB less peak memory at 1M rows.
@@ -532,7 +600,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   # Task and classes.
   info <- train$label_info
   obj <- if (objective == "auto") info$task_hint else objective
-  task <- if (obj %in% .HB_REGRESSION_FAMILY) "regression" else obj
+  task <- .hb_task(obj)
   classes <- info$classes
   if (!is.null(custom)) {
     if (inherits(x, "hb_dataset")) {
@@ -549,7 +617,23 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     }
     custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
     classes <- NULL
-  } else if (task == "regression" && info$task_hint != "regression") {
+  }
+
+  if (task == "ranking") {
+    if (info$task_hint != "regression") {
+      .hb_abort("`objective` = \"lambdarank\" needs numeric relevance grades in `y` (0, 1, 2, ...; higher is ",
+                "more relevant), but `y` is categorical; convert it with as.integer().")
+    }
+    if (is.null(train$group)) {
+      .hb_abort("`objective` = \"lambdarank\" needs `group`, the query of each row (e.g. group = query_id): ",
+                "rows are ranked within their query.")
+    }
+    if (!inherits(x, "hb_dataset")) .hb_check_grades(y, length(rank$label_gain))
+    classes <- NULL
+  } else if (!is.null(train$group)) {
+    .hb_abort("`group` is used only for ranking: give objective = \"lambdarank\" (the objective is \"", obj, "\").")
+  }
+  if (is.null(custom) && task == "regression" && info$task_hint != "regression") {
     .hb_abort("`objective` = \"", obj, "\" needs a numeric `y`, but `y` is categorical.")
   }
   if (task == "binary" && info$task_hint != "binary") {
@@ -616,6 +700,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                 "their residuals, which the GPU learner does not do. Use device = \"cpu\" (or \"auto\").")
     }
   }
+  if (obj == "lambdarank" && device == "cuda") {
+    if (identical(a$device[1L], "auto")) {
+      device <- "cpu"
+    } else {
+      .hb_abort("`objective` = \"lambdarank\" trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
+    }
+  }
   if (obj %in% c("poisson", "tweedie", "gamma") && !inherits(x, "hb_dataset")) {
     lo <- if (obj == "gamma") which(!(y > 0)) else which(y < 0)
     if (length(lo)) {
@@ -653,16 +744,22 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   allowed <- .HB_TASK_METRICS[[obj]]
   if (is.null(eval_metric)) eval_metric <- allowed[1L]
   for (m in eval_metric) {
-    if (!m %in% names(.HB_METRICS)) {
+    base <- sub("@.*$", "", m)
+    if (!base %in% names(.HB_METRICS)) {
       .hb_abort("`eval_metric` \"", m, "\" is unknown; choose from ", .hb_and(allowed), ".",
                 .hb_did_you_mean(m, names(.HB_METRICS)))
     }
-    if (!m %in% allowed) {
+    if (base == "ndcg" && m != "ndcg" && !grepl("^ndcg@[1-9][0-9]{0,8}$", m)) {
+      .hb_abort("`eval_metric` \"", m, "\" must be \"ndcg\" (at each of `eval_at`) or \"ndcg@k\" with a whole ",
+                "number k >= 1, such as \"ndcg@10\".")
+    }
+    if (base != "ndcg" && m != base) .hb_abort("`eval_metric` \"", m, "\": only \"ndcg\" takes a cut-off @k.")
+    if (!base %in% allowed) {
       .hb_abort("`eval_metric` \"", m, "\" does not suit the ", obj, " objective; choose from ",
                 .hb_and(allowed), ".")
     }
   }
-  eval_metric <- unique(eval_metric)
+  eval_metric <- unique(.hb_expand_ndcg(eval_metric, eval_at))
 
   # Validation sets.
   valid_sets <- .hb_valid_sets(valid, train, nthreads)
@@ -673,6 +770,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                 if (nis == 0L) "has an `init_score` but the training data has none"
                 else if (vis == 0L) "needs an `init_score`, as the training data has one"
                 else paste0("has ", vis, " `init_score` columns; the training data has ", nis), ".")
+    }
+    has <- !is.null(valid_sets[[k]]$group)
+    if (task == "ranking" && !has) {
+      .hb_abort("`valid` set \"", names(valid_sets)[k], "\" needs `group` for ranking: ",
+                "list(x = , y = , group = ) or hb_dataset(..., group = ).")
+    }
+    if (task != "ranking" && has) {
+      .hb_abort("`valid` set \"", names(valid_sets)[k], "\" has a `group`, which only ranking uses.")
     }
   }
 
@@ -688,10 +793,19 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels), monotone = monotone)
+  if (task == "ranking") {
+    eng_params <- c(eng_params, list(lambdarank_truncation_level = rank$lambdarank_truncation_level,
+                                     lambdarank_norm = as.integer(rank$lambdarank_norm),
+                                     label_gain = as.double(rank$label_gain)))
+  }
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
   for (v in valid_sets) .Call(C_hb_booster_add_valid, booster, v$ptr)
+  if (task == "ranking") {  # data set 0 is the training set, then the validation sets in order
+    sets <- c(list(train), valid_sets)
+    for (k in seq_along(sets)) .Call(C_hb_booster_set_query, booster, k - 1L, sets[[k]]$group$codes, sets[[k]]$group$nq)
+  }
   profile <- device == "cuda" && isTRUE(getOption("histboost.gpu_profile"))
   if (profile) .Call(C_hb_booster_profile, booster, 1L)
   ok <- TRUE
@@ -729,6 +843,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     h <- h * tr$custom_weights
   }
   .Call(C_hb_booster_set_gradients, tr$booster, g, h)
+}
+
+# "regression", "binary", "multiclass" or "ranking" for an objective.
+.hb_task <- function(obj) {
+  if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking" else obj
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration
@@ -784,15 +903,17 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       if (!v$has_label) .hb_abort(set, " has no labels; create it with `y`.")
       out[[k]] <- v
     } else if (is.list(v) && !is.data.frame(v)) {
-      extra <- setdiff(names(v), c("x", "y", "weights", "init_score"))
+      extra <- setdiff(names(v), c("x", "y", "weights", "init_score", "group"))
       if (is.null(names(v)) || any(names(v) == "") || length(extra)) {
-        .hb_abort(set, " must be list(x = , y = , weights = NULL, init_score = NULL) with named elements.")
+        .hb_abort(set, " must be list(x = , y = , weights = NULL, init_score = NULL, group = NULL) with named ",
+                  "elements.")
       }
       if (is.null(v$x) || is.null(v$y)) .hb_abort(set, " needs both `x` and `y`.")
       # Messages name the set, then the element as the user wrote it: "`valid` set "test": `y` ...".
       out[[k]] <- tryCatch(
         .hb_dataset_build(v$x, v$y, v$weights, max_bin = train$max_bin, reference = train,
-                          nthreads = nthreads, source = "training", init_score = v$init_score),
+                          nthreads = nthreads, source = "training", init_score = v$init_score,
+                          group = v$group),
         histboost_error_input = function(e) {
           .hb_abort(set, ": ", conditionMessage(e))
         })

@@ -16,7 +16,9 @@ SEXP C_hb_booster_add_valid(SEXP, SEXP);
 SEXP C_hb_booster_train_scores(SEXP);
 SEXP C_hb_booster_set_gradients(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_update(SEXP);
-SEXP C_hb_booster_eval(SEXP, SEXP, SEXP);
+SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
@@ -48,7 +50,9 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_train_scores, 1),
   ENTRY(C_hb_booster_set_gradients, 3),
   ENTRY(C_hb_booster_update, 1),
-  ENTRY(C_hb_booster_eval, 3),
+  ENTRY(C_hb_booster_eval, 4),
+  ENTRY(C_hb_booster_set_query, 4),
+  ENTRY(C_hb_rank_gradients, 6),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
   ENTRY(C_hb_model_load, 1),

@@ -8,6 +8,7 @@
 #include "engine/boost.h"
 #include "engine/model_io.h"
 #include "engine/metric.h"
+#include "engine/rank.h"
 
 static void booster_finalize(SEXP ptr) {
   hb_booster_t *b = (hb_booster_t *)R_ExternalPtrAddr(ptr);
@@ -18,7 +19,7 @@ static void booster_finalize(SEXP ptr) {
 }
 
 /* How each named R parameter maps onto hb_config_t. */
-enum { P_INT, P_DBL, P_SEED };
+enum { P_INT, P_DBL, P_SEED, P_GAINS };  /* P_GAINS: label_gain, a double vector */
 typedef struct { const char *name; int kind; size_t off; } param_t;
 static const param_t params_table[] = {
   {"objective", P_INT, offsetof(hb_config_t, objective)},
@@ -46,6 +47,9 @@ static const param_t params_table[] = {
   {"poisson_max_delta_step", P_DBL, offsetof(hb_config_t, poisson_max_delta_step)},
   {"quantile_alpha", P_DBL, offsetof(hb_config_t, quantile_alpha)},
   {"rf", P_INT, offsetof(hb_config_t, rf)},
+  {"lambdarank_truncation_level", P_INT, offsetof(hb_config_t, lambdarank_truncation_level)},
+  {"lambdarank_norm", P_INT, offsetof(hb_config_t, lambdarank_norm)},
+  {"label_gain", P_GAINS, offsetof(hb_config_t, label_gain)},
   /* how it trains, not part of a model (R keeps them in the model's params) */
   {"device", P_INT, offsetof(hb_config_t, device)},
   {"quantized", P_INT, offsetof(hb_config_t, quantized)},
@@ -77,7 +81,12 @@ static void config_from_list(SEXP params, hb_config_t *cfg) {
     if (!p) hb_r_throw("input", "`%s` is not a parameter of the histboost engine.", nm);
     SEXP v = VECTOR_ELT(params, k);
     char *base = (char *)cfg + p->off;
-    if (p->kind == P_INT) {
+    if (p->kind == P_GAINS) {
+      if (TYPEOF(v) != REALSXP || XLENGTH(v) < 1 || XLENGTH(v) > HB_RANK_MAX_GAIN)
+        hb_r_throw("input", "`label_gain` must be a numeric vector of 1 to %d values.", HB_RANK_MAX_GAIN);
+      cfg->num_label_gain = (int)XLENGTH(v);
+      for (int i = 0; i < HB_RANK_MAX_GAIN; i++) cfg->label_gain[i] = i < cfg->num_label_gain ? REAL(v)[i] : 0.0;
+    } else if (p->kind == P_INT) {
       int iv = hb_r_int(v, nm);
       memcpy(base, &iv, sizeof iv);
     } else if (p->kind == P_DBL) {
@@ -240,17 +249,62 @@ SEXP C_hb_booster_update(SEXP booster) {
   return out;
 }
 
-/* Metrics: for each k, metric[k] (HB_METRIC_*) on dataset data[k] (0 train, 1.. valid). */
-SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric) {
+/* Metrics: for each k, metric[k] (HB_METRIC_*) on dataset data[k] (0 train,
+ * 1.. valid), with cut-off at[k] (ndcg@k; `at` may be NULL: none). */
+SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric, SEXP at) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
-  if (TYPEOF(data) != INTSXP || TYPEOF(metric) != INTSXP || XLENGTH(data) != XLENGTH(metric))
-    hb_r_throw("input", "`data` and `metric` must be integer vectors of the same length.");
+  if (TYPEOF(data) != INTSXP || TYPEOF(metric) != INTSXP || XLENGTH(data) != XLENGTH(metric) ||
+      (!Rf_isNull(at) && (TYPEOF(at) != INTSXP || XLENGTH(at) != XLENGTH(data))))
+    hb_r_throw("input", "`data`, `metric` and `at` must be integer vectors of the same length.");
   R_xlen_t n = XLENGTH(data);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
   for (R_xlen_t k = 0; k < n; k++) {
     hb_error_clear();
-    int st = hb_booster_eval(b, INTEGER(data)[k], INTEGER(metric)[k], REAL(out) + k);
+    int st = hb_booster_eval_at(b, INTEGER(data)[k], INTEGER(metric)[k], Rf_isNull(at) ? 0 : INTEGER(at)[k],
+                                REAL(out) + k);
     if (st != HB_OK) hb_r_throw_status(st, "`eval_metric`");
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The queries of data set `data` (0 train, 1.. valid): `qid` an integer
+ * vector of 0-based query codes, one a row, below `nq`. */
+SEXP C_hb_booster_set_query(SEXP booster, SEXP data, SEXP qid, SEXP nq) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  int dat = hb_r_int(data, "data"), nqv = hb_r_int(nq, "nq");
+  if (TYPEOF(qid) != INTSXP) hb_r_throw("input", "`group` must be passed as integer query codes.");
+  hb_error_clear();
+  int st = hb_booster_set_query(b, dat, (int)XLENGTH(qid), nqv, INTEGER(qid));
+  if (st != HB_OK) hb_r_throw_status(st, "`group`");
+  return R_NilValue;
+}
+
+/* LambdaRank's gradients and hessians (an n x 2 matrix) of rows with
+ * labels `label`, 0-based query codes `qid` (below nq) and scores `score`,
+ * under `params` (as for the booster), for tests. */
+SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params, SEXP nthreads) {
+  hb_config_t cfg;
+  config_from_list(params, &cfg);
+  R_xlen_t n = XLENGTH(label);
+  if (TYPEOF(label) != REALSXP || TYPEOF(score) != REALSXP || TYPEOF(qid) != INTSXP || XLENGTH(score) != n ||
+      XLENGTH(qid) != n)
+    hb_r_throw("input", "`label`, `score` (double) and `qid` (integer) must have one value per row.");
+  hb_error_clear();
+  int st = hb_config_check(&cfg);
+  if (st == HB_OK) st = hb_rank_check_labels(&cfg, (int)n, REAL(label));
+  if (st != HB_OK) hb_r_throw_status(st, "`label`");
+  hb_rank_query_t *q = NULL;
+  st = hb_rank_query_create((int)n, INTEGER(qid), hb_r_int(nq, "nq"), &q);
+  if (st != HB_OK) hb_r_throw_status(st, "`qid`");
+  double *gh = (double *)R_alloc(2 * (size_t)(n > 0 ? n : 1), sizeof(double));
+  st = hb_rank_gradients(&cfg, q, REAL(label), NULL, REAL(score), gh, hb_r_int(nthreads, "nthreads"));
+  hb_rank_query_free(q);
+  if (st != HB_OK) hb_r_throw_status(st, "ranking gradients");
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int)n, 2));
+  for (R_xlen_t i = 0; i < n; i++) {
+    REAL(out)[i] = gh[2 * i];
+    REAL(out)[n + i] = gh[2 * i + 1];
   }
   UNPROTECT(1);
   return out;
@@ -356,6 +410,10 @@ SEXP hb_r_config_list(const hb_config_t *cfg) {
       double dv;
       memcpy(&dv, base, sizeof dv);
       SET_VECTOR_ELT(out, at, Rf_ScalarReal(dv));
+    } else if (params_table[q].kind == P_GAINS) {
+      SEXP g = Rf_allocVector(REALSXP, cfg->num_label_gain);
+      SET_VECTOR_ELT(out, at, g);
+      memcpy(REAL(g), cfg->label_gain, sizeof(double) * (size_t)cfg->num_label_gain);
     } else {
       uint64_t sv;
       memcpy(&sv, base, sizeof sv);

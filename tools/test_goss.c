@@ -10,18 +10,7 @@
 #include <string.h>
 #include "goss.h"
 #include "rng.h"
-
-static int failures = 0, checks = 0;
-#define CHECK(cond, ...)                              \
-  do {                                                \
-    checks++;                                         \
-    if (!(cond)) {                                    \
-      failures++;                                     \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                   \
-      fprintf(stderr, "\n");                          \
-    }                                                 \
-  } while (0)
+#include "test_check.h"
 
 static const double *g_size;
 static int by_size_desc(const void *a, const void *b) {

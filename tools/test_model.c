@@ -908,7 +908,7 @@ static void test_io(void) {
   EDIT_FAILS("best_iteration=2", "best_iteration=4", "best_iteration");
   EDIT_FAILS("num_leaves=31", "num_leaves=1", "num_leaves must be between");
   EDIT_FAILS("learning_rate=", "learning_rate=x", "learning_rate");
-  EDIT_FAILS("objective=regression", "objective=lambdarank", "objective");
+  EDIT_FAILS("objective=regression", "objective=listnet", "objective");
   EDIT_FAILS("seed=18446744073709551615", "seed=18446744073709551616", "seed");
   EDIT_FAILS("seed=18446744073709551615", "seed=-1", "seed");
   EDIT_FAILS("threshold=1.5", "threshold=1e999", "threshold");

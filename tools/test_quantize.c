@@ -10,18 +10,7 @@
 #include "quantize.h"
 #include "rng.h"
 
-static int failures = 0, checks = 0;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    checks++;                                                \
-    if (!(cond)) {                                           \
-      failures++;                                            \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);        \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-    }                                                        \
-  } while (0)
+#include "test_check.h"
 
 static void test_levels(void) {
   CHECK(hb_quant_grad_levels(2) == 1 && hb_quant_hess_levels(2) == 3, "2 bits");

@@ -8,6 +8,7 @@
 #include "metric.h"
 #include "objective.h"
 #include "goss.h"
+#include "rank.h"
 #include "error.h"
 #include "rng.h"
 #include "threads.h"
@@ -39,6 +40,7 @@ struct hb_booster {
   uint8_t *stale;                  /* 1 + nvalid: the host copy of the scores is behind */
   int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
   int custom_set;                  /* a custom objective: gh holds this round's gradients */
+  hb_rank_query_t **query;         /* 1 + cap_valid: each data set's queries (ranking), or NULL */
 };
 
 void hb_booster_free(hb_booster_t *b) {
@@ -58,6 +60,9 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->q);
   hb_free(b->usable);
   hb_free(b->stale);
+  if (b->query)
+    for (int v = 0; v <= b->cap_valid; v++) hb_rank_query_free(b->query[v]);
+  hb_free(b->query);
   hb_free(b);
 }
 
@@ -123,6 +128,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "a custom objective trains on the CPU only and boosts (no random forest)");
   if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
     return hb_error_set(HB_ERR_INPUT, "goss trains on the CPU only (the GPU learner samples rows by bagging)");
+  if (cfg->device == HB_DEVICE_CUDA && cfg->objective == HB_OBJ_LAMBDARANK)
+    return hb_error_set(HB_ERR_INPUT, "the lambdarank objective trains on the CPU only");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
                         "of their residuals, which the GPU learner does not do)",
@@ -148,7 +155,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   b->model = hb_model_create();
   b->score = hb_malloc(sizeof(double) * nk);
   b->active = hb_malloc((size_t)train->nfeat);
-  if (!b->model || !b->score || !b->active) goto nomem;
+  b->query = hb_calloc(1, sizeof(hb_rank_query_t *));
+  if (!b->model || !b->score || !b->active || !b->query) goto nomem;
   if (gpu) {
     /* The GPU learner keeps gradients, the partition and the bag itself. */
     b->usable = hb_malloc((size_t)b->K * (size_t)train->nfeat);
@@ -218,6 +226,10 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
     double **ns = hb_realloc(b->vscore, sizeof(*ns) * (size_t)cap);
     if (!ns) return HB_ERR_NOMEM;
     b->vscore = ns;
+    hb_rank_query_t **nq = hb_realloc(b->query, sizeof(*nq) * ((size_t)cap + 1));
+    if (!nq) return HB_ERR_NOMEM;
+    for (int v = b->cap_valid + 1; v <= cap; v++) nq[v] = NULL;
+    b->query = nq;
     b->cap_valid = cap;
   }
   size_t nk = (size_t)valid->nrow * (size_t)b->K;
@@ -472,7 +484,13 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   (void)nth;
   *finished = 0;
   /* a forest's trees all start from the starting score */
-  if (cfg->objective == HB_OBJ_CUSTOM) {
+  if (cfg->objective == HB_OBJ_LAMBDARANK) {
+    if (!b->query[0])
+      return hb_error_set(HB_ERR_STATE, "the lambdarank objective needs the training rows' queries before the first round");
+    if ((st = hb_rank_gradients(cfg, b->query[0], d->label, d->weight, cfg->rf ? b->base : b->score, b->gh,
+                                cfg->nthreads)) != HB_OK)
+      return st;
+  } else if (cfg->objective == HB_OBJ_CUSTOM) {
     if (!b->custom_set) return hb_error_set(HB_ERR_INPUT, "a custom objective needs this round's gradients first");
     b->custom_set = 0;
   } else {
@@ -576,7 +594,24 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   return HB_OK;
 }
 
+int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qid) {
+  if (data < 0 || data > b->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d to give queries to", data);
+  const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  if (n != d->nrow)
+    return hb_error_set(HB_ERR_INPUT, "the query of each row is needed: %d given for %d rows", n, d->nrow);
+  hb_rank_query_t *q = NULL;
+  int st = hb_rank_query_create(d->nrow, qid, nq, &q);
+  if (st != HB_OK) return st;
+  hb_rank_query_free(b->query[data]);
+  b->query[data] = q;
+  return HB_OK;
+}
+
 int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
+  return hb_booster_eval_at(b, data, metric, 0, out);
+}
+
+int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out) {
   if (data < 0 || data > b->nvalid)
     return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
   int st = gpu_sync_scores(b, data);
@@ -584,6 +619,11 @@ int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
   const double *s = data == 0 ? b->score : b->vscore[data - 1];
   if (!d->label) return hb_error_set(HB_ERR_INPUT, "data set %d has no labels to evaluate against", data);
+  if (metric == HB_METRIC_NDCG) {
+    if (!b->query[data]) return hb_error_set(HB_ERR_INPUT, "ndcg needs the queries of data set %d", data);
+    if ((st = hb_rank_check_labels(&b->cfg, d->nrow, d->label)) != HB_OK) return st;
+    return hb_rank_ndcg(&b->cfg, b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
+  }
   return hb_metric_eval(metric, &b->cfg, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);
 }
 

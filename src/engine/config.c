@@ -28,6 +28,10 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->huber_delta = 1.0;
   cfg->poisson_max_delta_step = 0.7;
   cfg->quantile_alpha = 0.5;
+  cfg->lambdarank_truncation_level = 30;
+  cfg->lambdarank_norm = 1;
+  cfg->num_label_gain = 31;  /* LightGBM's default: grades 0..30 */
+  for (int i = 0; i < HB_RANK_MAX_GAIN; i++) cfg->label_gain[i] = i < cfg->num_label_gain ? ldexp(1.0, i) - 1.0 : 0.0;
   cfg->seed = 0;
   cfg->nthreads = 0;
   cfg->device = HB_DEVICE_CPU;
@@ -53,7 +57,7 @@ int hb_config_check(const hb_config_t *c) {
   if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
     return hb_error_set(HB_ERR_INPUT,
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
-                        "l1, quantile, custom");
+                        "l1, quantile, lambdarank, custom");
   if (c->goss != 0 && c->goss != 1) return hb_error_set(HB_ERR_INPUT, "goss must be TRUE or FALSE");
   if (c->rf != 0 && c->rf != 1) return hb_error_set(HB_ERR_INPUT, "rf must be 0 or 1");
   if (c->rf && !((c->bagging_freq > 0 && c->bagging_fraction < 1.0) || c->feature_fraction < 1.0))
@@ -72,6 +76,18 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "tweedie_variance_power must be above 1 and below 2");
   if (!(c->huber_delta > 0.0) || !isfinite(c->huber_delta))
     return hb_error_set(HB_ERR_INPUT, "huber_delta must be positive and finite");
+  if (c->lambdarank_truncation_level < 1)
+    return hb_error_set(HB_ERR_INPUT, "lambdarank_truncation_level must be >= 1 (got %d)",
+                        c->lambdarank_truncation_level);
+  if (c->lambdarank_norm != 0 && c->lambdarank_norm != 1)
+    return hb_error_set(HB_ERR_INPUT, "lambdarank_norm must be TRUE or FALSE");
+  if (c->num_label_gain < 1 || c->num_label_gain > HB_RANK_MAX_GAIN)
+    return hb_error_set(HB_ERR_INPUT, "label_gain must have 1 to %d values (got %d)", HB_RANK_MAX_GAIN,
+                        c->num_label_gain);
+  for (int i = 0; i < c->num_label_gain; i++)
+    if (!nonneg(c->label_gain[i]) || (i > 0 && c->label_gain[i] < c->label_gain[i - 1]))
+      return hb_error_set(HB_ERR_INPUT, "label_gain must be finite, >= 0 and non-decreasing (value %d is %g)",
+                          i + 1, c->label_gain[i]);
   if (!nonneg(c->poisson_max_delta_step))
     return hb_error_set(HB_ERR_INPUT, "poisson_max_delta_step must be >= 0 and finite");
   if (c->objective == HB_OBJ_MULTICLASS) {

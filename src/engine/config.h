@@ -10,9 +10,11 @@
  * the raw score. */
 enum {
   HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2, HB_OBJ_POISSON = 3, HB_OBJ_GAMMA = 4,
-  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8, HB_OBJ_CUSTOM = 9
+  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8, HB_OBJ_LAMBDARANK = 9, HB_OBJ_CUSTOM = 10
 };
-#define HB_OBJ_COUNT 10
+#define HB_OBJ_COUNT 11
+/* Most relevance grades a ranking model's label_gain can list (grades 0..63). */
+#define HB_RANK_MAX_GAIN 64
 /* 1 when the objective refits each new leaf to a quantile of its rows'
  * residuals (absolute error: the median; quantile: quantile_alpha). */
 #define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE)
@@ -45,6 +47,11 @@ typedef struct {
   double huber_delta;         /* 1: residuals beyond it count linearly in the Huber loss */
   double poisson_max_delta_step; /* 0.7: the Poisson hessian is exp(score + this), damping the first steps */
   double quantile_alpha;      /* 0.5: the quantile the quantile objective fits, in (0, 1) */
+  /* LambdaRank (rank.h): one score a row, rows grouped into queries. */
+  int lambdarank_truncation_level; /* 30: pairs need a document in the top this many of the current ranking */
+  int lambdarank_norm;        /* 1: LightGBM's normalisation of each query's lambdas */
+  int num_label_gain;         /* 31: entries of label_gain; labels must be below it */
+  double label_gain[HB_RANK_MAX_GAIN]; /* gain of grade i: 2^i - 1 by default; non-decreasing */
   uint64_t seed;
   int nthreads;               /* <= 0: default */
   int device;                 /* HB_DEVICE_CPU, or HB_DEVICE_CUDA: grow trees on the GPU (not saved with a model) */

@@ -13,7 +13,7 @@
  *   format_version=1
  *   checksum=<16 lowercase hex: FNV-1a 64 of every byte after this line>
  *   [config]
- *   objective=regression|binary|multiclass|poisson|gamma|tweedie|huber|l1|quantile
+ *   objective=regression|binary|multiclass|poisson|gamma|tweedie|huber|l1|quantile|lambdarank
  *   num_class=<int>  learning_rate=<dbl>  num_leaves=<int>  max_depth=<int>
  *   min_data_in_leaf=<int>  min_sum_hessian_in_leaf=<dbl>  lambda_l1=<dbl>
  *   lambda_l2=<dbl>  min_gain_to_split=<dbl>  max_cat_threshold=<int>
@@ -23,7 +23,9 @@
  *   the writer always puts nthreads=0, the reader accepts any int)
  *   then only for its objective: tweedie_variance_power=<dbl> (tweedie),
  *   huber_delta=<dbl> (huber), poisson_max_delta_step=<dbl> (poisson),
- *   quantile_alpha=<dbl> (quantile); rf=1 for a random forest
+ *   quantile_alpha=<dbl> (quantile); rf=1 for a random forest;
+ *   lambdarank_truncation_level=<int>  lambdarank_norm=<int>
+ *   label_gain=<list of 1..64 dbl> (lambdarank)
  *   [schema]
  *   num_features=<int>
  *   then per feature:  feature=<str>  type=numeric|categorical
@@ -87,10 +89,12 @@ static uint64_t dbl_bits(double x) {
   return u;
 }
 
-static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson", "gamma",
-                                                    "tweedie",    "huber",  "l1",         "quantile", "custom"};
+static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson",
+                                                    "gamma",      "tweedie", "huber",     "l1",
+                                                    "quantile",   "lambdarank", "custom"};
 
-enum { K_INT, K_DBL, K_U64, K_OBJ };
+/* K_GAINS: label_gain, a list of num_label_gain doubles. */
+enum { K_INT, K_DBL, K_U64, K_OBJ, K_GAINS };
 /* `obj`: a key written only for that objective (a parameter of its loss)
  * or when changed (HB_OBJ_COUNT: when changed only), and read when present
  * (models from before it have none: the default); -1: every model has it. */
@@ -125,6 +129,9 @@ static const struct {
     {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
     {"quantile_alpha", K_DBL, offsetof(hb_config_t, quantile_alpha), HB_OBJ_QUANTILE},
     {"rf", K_INT, offsetof(hb_config_t, rf), HB_OBJ_COUNT},
+    {"lambdarank_truncation_level", K_INT, offsetof(hb_config_t, lambdarank_truncation_level), HB_OBJ_LAMBDARANK},
+    {"lambdarank_norm", K_INT, offsetof(hb_config_t, lambdarank_norm), HB_OBJ_LAMBDARANK},
+    {"label_gain", K_GAINS, offsetof(hb_config_t, label_gain), HB_OBJ_LAMBDARANK},
 };
 #define N_CFG_KEYS ((int)(sizeof CFG_KEYS / sizeof CFG_KEYS[0]))
 
@@ -446,6 +453,14 @@ static void sb_hex32s(sbuf_t *b, const char *key, const uint32_t *a, int n) {
   sb_put(b, "\n", 1);
 }
 
+/* 1 when two configurations have the same label_gain. */
+static int same_gains(const hb_config_t *a, const hb_config_t *b) {
+  if (a->num_label_gain != b->num_label_gain) return 0;
+  for (int i = 0; i < a->num_label_gain; i++)
+    if (dbl_bits(a->label_gain[i]) != dbl_bits(b->label_gain[i])) return 0;
+  return 1;
+}
+
 /* Everything before the trees. */
 static void write_head(sbuf_t *b, const hb_model_t *m) {
   hb_config_t dflt;
@@ -456,9 +471,14 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
     /* a loss's parameter: written for its objective, or when changed (a
      * metric of that loss on another objective's model reads it) */
     if (CFG_KEYS[k].obj >= 0 && CFG_KEYS[k].obj != m->config.objective &&
-        memcmp(p, (const char *)&dflt + CFG_KEYS[k].off, CFG_KEYS[k].type == K_DBL ? sizeof(double) : sizeof(int)) == 0)
+        (CFG_KEYS[k].type == K_GAINS ? same_gains(&m->config, &dflt)
+                                     : memcmp(p, (const char *)&dflt + CFG_KEYS[k].off,
+                                              CFG_KEYS[k].type == K_DBL ? sizeof(double) : sizeof(int)) == 0))
       continue;
     switch (CFG_KEYS[k].type) {
+      case K_GAINS:
+        sb_doubles(b, CFG_KEYS[k].key, m->config.label_gain, m->config.num_label_gain);
+        break;
       case K_OBJ: {
         int o;
         memcpy(&o, p, sizeof o);
@@ -889,6 +909,24 @@ static int rd_list(reader_t *r, const char *key, int kind, int n, void *dst) {
   return HB_OK;
 }
 
+/* "label_gain=<list of 1..HB_RANK_MAX_GAIN dbl>" into c. */
+static int rd_gains(reader_t *r, const char *key, hb_config_t *c) {
+  const char *v;
+  size_t vn;
+  const reader_t save = *r;  /* the line is read twice: to count its values, then to parse them */
+  int st = rd_key(r, key, &v, &vn);
+  if (st) return st;
+  int n = vn > 0 ? 1 : 0;
+  for (size_t i = 0; i < vn && n <= HB_RANK_MAX_GAIN; i++) n += v[i] == ' ';
+  if (n < 1 || n > HB_RANK_MAX_GAIN) return rd_err(r, "%s must have 1 to %d values", key, HB_RANK_MAX_GAIN);
+  *r = save;
+  double g[HB_RANK_MAX_GAIN];
+  if ((st = rd_list(r, key, L_DBL, n, g))) return st;
+  c->num_label_gain = n;
+  for (int i = 0; i < HB_RANK_MAX_GAIN; i++) c->label_gain[i] = i < n ? g[i] : 0.0;
+  return HB_OK;
+}
+
 static int rd_config(reader_t *r, hb_config_t *c) {
   char sb[48];
   int st = rd_exact(r, "[config]");
@@ -905,6 +943,10 @@ static int rd_config(reader_t *r, hb_config_t *c) {
         continue;
       }
       *r = save;
+    }
+    if (CFG_KEYS[k].type == K_GAINS) {
+      if ((st = rd_gains(r, key, c))) return st;
+      continue;
     }
     if ((st = rd_key(r, key, &v, &vn))) return st;
     int bad = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "objective.h"
 #include "objective_rules.h"
+#include "rank.h"
 #include "select.h"
 #include "error.h"
 #include "threads.h"
@@ -12,6 +13,7 @@
 
 int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label) {
   if (!label) return hb_error_set(HB_ERR_INPUT, "the training data has no labels");
+  if (cfg->objective == HB_OBJ_LAMBDARANK) return hb_rank_check_labels(cfg, n, label);
   for (int i = 0; i < n; i++) {
     double y = label[i];
     if (!isfinite(y))
@@ -81,7 +83,10 @@ int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
                             const double *weight, double *init) {
   int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
   for (int k = 0; k < K; k++) init[k] = 0.0;
-  if (!cfg->boost_from_average || cfg->objective == HB_OBJ_CUSTOM) return HB_OK;  /* custom: from 0 */
+  /* a ranking's scores only order the documents of a query: a start is
+   * pointless; a custom objective starts from 0 */
+  if (!cfg->boost_from_average || cfg->objective == HB_OBJ_LAMBDARANK || cfg->objective == HB_OBJ_CUSTOM)
+    return HB_OK;
   if (HB_OBJ_RENEWS(cfg->objective)) {
     hb_objective_vw_t *p = hb_malloc(sizeof *p * (size_t)(n > 0 ? n : 1));
     if (!p) return HB_ERR_NOMEM;

@@ -293,6 +293,19 @@ test_that("monotone constraints: device = \"cuda\" is refused by name, \"auto\" 
   expect_identical(predict(auto, d$x), predict(cpu, d$x))
 })
 
+test_that("lambdarank: device = \"cuda\" is refused by name, \"auto\" trains it on the CPU", {
+  skip_without_gpu()
+  d <- tiefree(16)
+  grade <- findInterval(d$y, stats::quantile(d$y, c(0.5, 0.8, 0.95)))
+  q <- rep_len(1:50, length(grade))
+  expect_error(hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 2L, device = "cuda"),
+               class = "histboost_error_input", regexp = "`objective` = \"lambdarank\" trains on the CPU only")
+  auto <- hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 3L, device = "auto", seed = 1)
+  expect_identical(auto$params$device, "cpu")
+  cpu <- hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 3L, device = "cpu", seed = 1)
+  expect_identical(predict(auto, d$x), predict(cpu, d$x))
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")
