@@ -1,5 +1,5 @@
 /* test_common.h: what the engine tests of the CPU learner share (included
- * by tools/test_*.c, not a test itself): the CHECK counter, naive
+ * by tools/test_*.c, not a test itself): test_check.h's CHECK, naive
  * histograms to compare kernels with, and tree equality. */
 #ifndef HB_TEST_COMMON_H
 #define HB_TEST_COMMON_H
@@ -14,8 +14,7 @@
 #include "hist_quant.h"
 #include "tree.h"
 
-static int npass = 0, nfail = 0;
-#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "test_check.h"
 
 /* n random (gradient, hessian) pairs, gradients in [-0.5, 0.5), hessians in
  * [0.05, 1.05), from key `key` (malloc'd). */
