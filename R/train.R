@@ -111,6 +111,9 @@ histboost <- function(x, ...) {
 #'   trees followed by the new ones, so it predicts on its own. The data must
 #'   have the model's features, classes and objective; not for random forests
 #'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
+#'   The parameters of its loss (`tweedie_variance_power`, `huber_delta`,
+#'   `quantile_alpha`; for ranking `lambdarank_truncation_level`,
+#'   `lambdarank_norm` and `label_gain`) must be the model's.
 #'   The evaluation log and best iteration count the model's iterations too.
 #' @param nrounds Number of boosting rounds (iterations).
 #' @param objective `"auto"` (from `y`), `"regression"` (squared error),
@@ -662,6 +665,16 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
       .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
                 init_model$params[[loss_par]], "): continuing it would mix two losses.")
+    }
+    if (obj == "lambdarank") {  # the ranking loss's own parameters, likewise
+      for (rp in c("lambdarank_truncation_level", "lambdarank_norm", "label_gain")) {
+        mine <- as.double(rank[[rp]])
+        theirs <- as.double(init_model$params[[rp]])
+        if (!isTRUE(all.equal(mine, theirs))) {
+          .hb_abort("`", rp, "` (", paste(rank[[rp]], collapse = ", "), ") differs from `init_model`'s (",
+                    paste(init_model$params[[rp]], collapse = ", "), "): continuing it would mix two losses.")
+        }
+      }
     }
     if (!identical(train$feature_names, init_model$feature_names) ||
         !identical(train$feature_types, init_model$feature_types) ||

@@ -285,6 +285,26 @@ test_that("a ranking model saves and loads; other models' texts carry no ranking
   expect_equal(rowSums(phi), predict(fit, d$x[1:20, ], type = "raw"), tolerance = 1e-10)
 })
 
+test_that("init_model continues a ranking model with its own ranking loss", {
+  d <- rank_data(53)
+  fit <- function(...) hb_quiet(d$x, d$y, group = d$group, objective = "lambdarank", seed = 2,
+                                lambdarank_truncation_level = 4L, lambdarank_norm = FALSE,
+                                label_gain = c(0, 1, 3, 7), ...)
+  base <- fit(nrounds = 4L)
+  # the same loss: one longer training
+  expect_equal(predict(fit(nrounds = 3L, init_model = base), d$x), predict(fit(nrounds = 7L), d$x),
+               tolerance = 1e-12)
+  # another loss would mix two: refused, for each of the three parameters
+  err <- function(expr, arg) {
+    expect_error(expr, class = "histboost_error_input", regexp = paste0("`", arg, "`.*differs from `init_model`'s"))
+  }
+  cont <- function(...) hb_quiet(d$x, d$y, group = d$group, objective = "lambdarank", seed = 2, nrounds = 2L,
+                                 init_model = base, ...)
+  err(cont(lambdarank_norm = FALSE, label_gain = c(0, 1, 3, 7)), "lambdarank_truncation_level")
+  err(cont(lambdarank_truncation_level = 4L, label_gain = c(0, 1, 3, 7)), "lambdarank_norm")
+  err(cont(lambdarank_truncation_level = 4L, lambdarank_norm = FALSE), "label_gain")
+})
+
 # ---- cross-validation -----------------------------------------------------------------
 
 test_that("hb_cv() with a group holds out whole queries and refuses folds that split one", {
