@@ -115,6 +115,9 @@ histboost <- function(x, ...) {
 #'   `quantile_alpha`; for ranking `lambdarank_truncation_level`,
 #'   `lambdarank_norm` and `label_gain`) must be the model's.
 #'   The evaluation log and best iteration count the model's iterations too.
+#'   Random draws (bagging, feature sampling, stochastic rounding) count the
+#'   continuation's rounds from 1, so with them a continuation is not the
+#'   same model as one longer training.
 #' @param nrounds Number of boosting rounds (iterations).
 #' @param objective `"auto"` (from `y`), `"regression"` (squared error),
 #'   `"binary"` (also accepts numeric 0/1 labels), `"multiclass"`, or a loss
