@@ -17,8 +17,7 @@
 #include "split.h"
 #include "split_rules.h"
 
-static int npass = 0, nfail = 0;
-#define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "test_check.h"
 
 /* ---- the rule ------------------------------------------------------ */
 
@@ -278,6 +277,6 @@ int main(void) {
     test_refusals(d);
     hb_dataset_free(d);
   }
-  printf("test_monotone: %d passed, %d failed\n", npass, nfail);
-  return nfail ? 1 : 0;
+  printf("test_monotone: %d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
 }

@@ -486,7 +486,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   /* a forest's trees all start from the starting score */
   if (cfg->objective == HB_OBJ_LAMBDARANK) {
     if (!b->query[0])
-      return hb_error_set(HB_ERR_STATE, "the lambdarank objective needs the training rows' queries before the first round");
+      return hb_error_set(HB_ERR_STATE,
+                          "the lambdarank objective needs the training rows' queries before the first round");
     if ((st = hb_rank_gradients(cfg, b->query[0], d->label, d->weight, cfg->rf ? b->base : b->score, b->gh,
                                 cfg->nthreads)) != HB_OK)
       return st;

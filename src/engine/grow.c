@@ -154,7 +154,8 @@ int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *
       return hb_error_set(HB_ERR_INPUT, "monotone constraint %d of column %d is not -1, 0 or 1", col_mono[c], c + 1);
     for (int f = d->col_first[c]; col_mono[c] && f < d->col_first[c + 1]; f++)
       if (d->mappers[f].type == HB_FEAT_CATEGORICAL)
-        return hb_error_set(HB_ERR_INPUT, "column %d is categorical: monotone constraints apply to numeric columns only",
+        return hb_error_set(HB_ERR_INPUT,
+                            "column %d is categorical: monotone constraints apply to numeric columns only",
                             c + 1);
     any |= col_mono[c] != 0;
   }
