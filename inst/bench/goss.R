@@ -12,18 +12,13 @@ source(file.path(here, "run.R"))  # gen_higgs(), metric_auc()
 opt <- bench_options(args, list(rows = 1e6, rounds = 100L, threads = 2L, reps = 3L, lib = "", out = ""), "goss.R")
 suppressPackageStartupMessages(library(histboost))
 has_lgb <- requireNamespace("lightgbm", quietly = TRUE)
-out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
-dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out <- bench_out(opt$out, here)
 
-set.seed(20261125)
 n <- as.integer(opt$rows)
-nt <- n %/% 5L
-w <- gen_higgs(n + nt)
-xtr <- w$x[seq_len(n), ]
-ytr <- w$y[seq_len(n)]
-xte <- w$x[n + seq_len(nt), ]
-yte <- w$y[n + seq_len(nt)]
-rm(w)
+sp <- higgs_split(n, 20261125)
+xtr <- sp$xtr; ytr <- sp$ytr; xte <- sp$xte; yte <- sp$yte
+nt <- length(yte)
+rm(sp)
 fit <- function(pkg, goss) {
   if (pkg == "histboost") {
     return(histboost(xtr, factor(ytr), nrounds = opt$rounds, num_leaves = 255L, learning_rate = 0.1,

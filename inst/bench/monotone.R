@@ -93,8 +93,7 @@ if (child) {
 
 pkgs <- c("histboost", "lightgbm", "xgboost")
 pkgs <- pkgs[vapply(pkgs, requireNamespace, NA, quietly = TRUE)]
-out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
-dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out <- bench_out(opt$out, here)
 rscript <- file.path(R.home("bin"), "Rscript")
 if (nzchar(opt$wait_policy)) Sys.setenv(OMP_WAIT_POLICY = opt$wait_policy)
 runs <- expand.grid(constrained = c(TRUE, FALSE), package = pkgs, stringsAsFactors = FALSE)

@@ -22,30 +22,19 @@
 # Results go to DIR (default inst/bench/results) as quant-speed-<device>-<date>.md and .csv.
 options(warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- list(rows = 1e6, rounds = 100L, threads = 2L, bits = 4L, reps = 3L, device = "cpu", out = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/quant-speed.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
 here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
-source(file.path(here, "run.R"))  # gen_higgs(), metric_auc()
+source(file.path(here, "run.R"))  # bench_options(), higgs_split(), metric_auc()
+opt <- bench_options(args, list(rows = 1e6, rounds = 100L, threads = 2L, bits = 4L, reps = 3L, device = "cpu",
+                                out = ""), "quant-speed.R")
 suppressPackageStartupMessages(library(histboost))
 has_lgb <- opt$device == "cpu" && requireNamespace("lightgbm", quietly = TRUE)
-out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
-dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out <- bench_out(opt$out, here)
 
-set.seed(20261122)
 n <- as.integer(opt$rows)
-n_test <- as.integer(n / 5)
-w <- gen_higgs(n + n_test)
-xtr <- w$x[seq_len(n), ]
-ytr <- w$y[seq_len(n)]
-xte <- w$x[n + seq_len(n_test), ]
-yte <- w$y[n + seq_len(n_test)]
-rm(w)
+sp <- higgs_split(n, 20261122)
+xtr <- sp$xtr; ytr <- sp$ytr; xte <- sp$xte; yte <- sp$yte
+n_test <- length(yte)
+rm(sp)
 lg <- 2L^(opt$bits - 1L) - 1L  # gradient levels: -lg..lg
 cat(sprintf("%d train rows x %d features, %d rounds, %d threads, %d-bit gradients, device %s\n",
             n, ncol(xtr), opt$rounds, opt$threads, opt$bits, opt$device))

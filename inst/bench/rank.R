@@ -69,8 +69,7 @@ opt <- bench_options(args, list(rows = 3e5, rounds = 100L, leaves = 63L, threads
 if (nzchar(opt$wait_policy)) Sys.setenv(OMP_WAIT_POLICY = opt$wait_policy)  # the children inherit it
 pkgs <- strsplit(opt$packages, ",", fixed = TRUE)[[1]]
 pkgs <- pkgs[vapply(pkgs, requireNamespace, NA, quietly = TRUE)]
-out <- if (nzchar(opt$out)) opt$out else file.path(here, "results")
-dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out <- bench_out(opt$out, here)
 
 # Queries of 10 to 100 documents; grades 0..4 from a non-linear relevance
 # (interactions, a threshold, a smooth term) plus a query effect and noise.

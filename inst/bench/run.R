@@ -139,6 +139,21 @@ bench_options <- function(args, defaults, script) {
   if (!is.null(opt$lib) && nzchar(opt$lib)) .libPaths(c(opt$lib, .libPaths()))
   opt
 }
+# The results folder: `out` when given, else inst/bench/results beside the
+# script (`here`); created if missing.
+bench_out <- function(out, here) {
+  if (!nzchar(out)) out <- file.path(here, "results")
+  dir.create(out, showWarnings = FALSE, recursive = TRUE)
+  out
+}
+# Train and test rows of the Higgs-shaped data (a fifth as many test rows),
+# drawn from `seed`.
+higgs_split <- function(n, seed) {
+  set.seed(seed)
+  nt <- as.integer(n / 5)
+  w <- gen_higgs(n + nt)
+  list(xtr = w$x[seq_len(n), ], ytr = w$y[seq_len(n)], xte = w$x[n + seq_len(nt), ], yte = w$y[n + seq_len(nt)])
+}
 bench_cpu <- function() {
   tryCatch(sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
            error = function(e) "unknown")
