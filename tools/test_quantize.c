@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "config.h"
+#include "error.h"
 #include "quantize.h"
 #include "rng.h"
 
@@ -145,6 +147,69 @@ static void test_packing(void) {
   }
 }
 
+/* The CPU's rounding pass (hb_quantize_tree, vectorized where the machine
+ * has SSE2) gives every row the value of the scalar rule the GPU runs:
+ * hb_quant_round with the row's draws and the pass's own scales, on values
+ * at exact levels, a hair either side of them, at the largest magnitudes,
+ * zeros and negative zeros; both rounding modes, 4 and 8 bits, a varying and
+ * a constant hessian; rows enough for the threads to split them. */
+static void test_pass_is_rule(void) {
+  const int n = 200003;
+  double *gh = malloc(sizeof(double) * 2 * (size_t)n);
+  int32_t *q = malloc(sizeof(int32_t) * (size_t)n);
+  if (!gh || !q) { CHECK(0, "out of memory"); free(gh); free(q); return; }
+  for (int bits = 4; bits <= 8; bits += 4)
+    for (int st = 0; st < 2; st++)
+      for (int consth = 0; consth < 2; consth++) {
+        hb_config_t cfg;
+        hb_config_default(&cfg);
+        cfg.grad_bits = bits;
+        cfg.stochastic_rounding = st;
+        cfg.seed = 77;
+        const double mg = 0.75, mh = 0.25;
+        const int lg = hb_quant_grad_levels(bits), lh = hb_quant_hess_levels(bits);
+        for (int i = 0; i < n; i++) {
+          double lvg = (double)((i % (2 * lg + 1)) - lg) * (mg / lg), lvh = (double)(i % (lh + 1)) * (mh / lh);
+          double g, h;
+          switch (i % 6) {
+            case 0: g = lvg; h = lvh; break;
+            case 1: g = nextafter(lvg, -1.0); h = nextafter(lvh, 1.0); break;
+            case 2: g = nextafter(lvg, 1.0); h = nextafter(lvh, -1.0); break;
+            case 3: g = (i & 8) ? mg : -mg; h = mh; break;
+            case 4: g = (i & 8) ? 0.0 : -0.0; h = 0.0; break;
+            default: g = sin((double)i) * mg; h = (0.5 + 0.5 * cos((double)i)) * mh; break;
+          }
+          gh[2 * (size_t)i] = g;
+          gh[2 * (size_t)i + 1] = consth ? 0.125 : (h < 0 ? 0 : h);
+        }
+        gh[0] = mg;                          /* the largest magnitudes are met */
+        gh[1] = consth ? 0.125 : mh;
+        hb_qtree_t qt;
+        int status = hb_quantize_tree(&cfg, 5, n, gh, q, &qt, 2);
+        CHECK(status == HB_OK, "the pass failed");
+        if (status != HB_OK) continue;
+        const uint64_t head = hb_quant_head(cfg.seed, 5);
+        int bad = 0, first = -1;
+        for (int i = 0; i < n; i++) {
+          int g = hb_quant_round(gh[2 * (size_t)i], qt.sg, hb_quant_uniform_from(head, (uint64_t)i, 0), st, -lg, lg);
+          int h = consth ? 1
+                         : hb_quant_round(gh[2 * (size_t)i + 1], qt.sh, hb_quant_uniform_from(head, (uint64_t)i, 1),
+                                          st, 0, lh);
+          if (q[i] != g * 65536 + h) { bad++; if (first < 0) first = i; }
+        }
+        CHECK(bad == 0, "%d bits, stochastic %d, constant hessian %d: %d rows differ from the rule (first %d)", bits,
+              st, consth, bad, first);
+        double ag = 0, ah = 0;  /* the scales come from the largest magnitudes (a hair above mg here) */
+        for (int i = 0; i < n; i++) {
+          if (fabs(gh[2 * (size_t)i]) > ag) ag = fabs(gh[2 * (size_t)i]);
+          if (gh[2 * (size_t)i + 1] > ah) ah = gh[2 * (size_t)i + 1];
+        }
+        CHECK(ag > mg && qt.sg == ag / lg && qt.sh == (consth ? 0.125 : ah / lh), "scales %g %g", qt.sg, qt.sh);
+      }
+  free(gh);
+  free(q);
+}
+
 int main(void) {
   test_levels();
   test_unbiased();
@@ -152,6 +217,7 @@ int main(void) {
   test_round_is_floor();
   test_draws();
   test_packing();
+  test_pass_is_rule();
   printf("test_quantize: %d checks, %d failed\n", checks, failures);
   return failures != 0;
 }
