@@ -209,16 +209,17 @@ histboost <- function(x, ...) {
 #'   the `top_rate` share of rows with the largest gradients (|g h| summed
 #'   over classes) and a random `other_rate` share of the rest, whose
 #'   gradients are scaled by `(1 - top_rate) / other_rate`. Faster on large
-#'   data at little cost in accuracy; not with bagging, CPU only (`"auto"`
-#'   then trains on the CPU). The draws depend on `seed`, the round and the
-#'   row only.
+#'   data at little cost in accuracy; not with bagging. The CPU and the GPU
+#'   draw the same rows (the draws depend on `seed`, the round and the row
+#'   only) and grow the same trees.
 #' @param top_rate,other_rate GOSS's shares, in (0, 1), summing to at most 1.
 #' @param boosting `"gbdt"` (gradient boosting) or `"rf"` (a random forest,
 #'   as LightGBM's: every tree fits the gradients at the starting score from
 #'   its own bag or feature sample, unshrunk (`learning_rate` is not used),
 #'   and the prediction is the starting score plus the mean of the trees).
 #'   `"rf"` needs bagging (`bagging_fraction` < 1, `bagging_freq` >= 1) or
-#'   `feature_fraction` < 1, and trains on the CPU.
+#'   `feature_fraction` < 1; it trains on the CPU or the GPU (the same
+#'   trees), not with GOSS.
 #' @param monotone_constraints `NULL`, or the direction each numeric column
 #'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
 #'   Either one value per column of `x` in order, or a vector named by
@@ -692,21 +693,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
               num_class, " score", if (num_class > 1L) "s", " a row: give ",
               if (num_class > 1L) paste0("a matrix with one column per class (", num_class, ")")
               else "one value per row", ".")
-  }
-  if (boosting == "rf" && device == "cuda") {
-    if (identical(a$device[1L], "auto")) {
-      device <- "cpu"
-    } else {
-      .hb_abort("`boosting` = \"rf\" trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
-    }
-  }
-  if (sampling$goss && device == "cuda") {
-    if (identical(a$device[1L], "auto")) {
-      device <- "cpu"
-    } else {
-      .hb_abort("`goss` = TRUE trains on the CPU only (the GPU learner samples rows by bagging). ",
-                "Use device = \"cpu\" (or \"auto\").")
-    }
   }
   if (obj %in% c("l1", "quantile") && device == "cuda") {
     if (identical(a$device[1L], "auto")) {

@@ -365,6 +365,11 @@ static void test_init_score(void) {
     }
     CHECK(m->init_score[0] == 0.0 && m->num_trees == 4 && err < 1e-9,
           "scores are offset + trees (rf %d): init %g, err %g", rf, m->init_score[0], err);
+    /* a boosted model brings a late validation set up to date with its trees' sum;
+     * a forest, whose scores are their mean, takes its sets before the first round */
+    int vst = hb_booster_add_valid(b, d);
+    CHECK(rf ? vst == HB_ERR_STATE && strstr(hb_error_message(), "before its first round") : vst == HB_OK,
+          "a validation set after 4 rounds (rf %d): %d %s", rf, vst, hb_error_message());
     double *pr = malloc(sizeof(double) * N), *p0 = malloc(sizeof(double) * N);
     hb_input_t pin = { N, P, cols, NULL, NULL, NULL, off, 1 }, pin0 = { N, P, cols, NULL, NULL, NULL, NULL, 0 };
     CHECK(hb_predict(m, &pin, 0, 0, HB_PRED_RAW, 2, pr) == HB_OK &&

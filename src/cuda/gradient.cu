@@ -77,6 +77,69 @@ __global__ void k_bag_fill(int n, const int *bag_all, uint8_t *inbag) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) inbag[i] = 1;
 }
 
+// ---- GOSS (the CPU's hb_goss_sample, goss.c, step for step) ----
+
+// Each row's size: the sum over classes of |g h|, in class order.
+__global__ void k_goss_size(const double *__restrict__ g, const double *__restrict__ h, int n, int K,
+                            double *__restrict__ size) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    double s = 0;
+    for (int k = 0; k < K; k++) s += fabs(g[(size_t)k * n + i] * h[(size_t)k * n + i]);
+    size[i] = s;
+  }
+}
+
+// Rows above the threshold (the top-th largest size, sorted[n - top]) are
+// kept; rows equal to it are flagged in `eq` and counted above.
+__global__ void k_goss_above(const double *__restrict__ size, const double *__restrict__ sorted, int n, int top,
+                             uint8_t *__restrict__ keep, uint8_t *__restrict__ eq, int *above) {
+  const double thr = sorted[n - top];
+  int cnt = 0;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    keep[i] = size[i] > thr;
+    eq[i] = size[i] == thr;
+    cnt += size[i] > thr;
+  }
+  for (int o = 16; o > 0; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+  if ((threadIdx.x & 31) == 0 && cnt) atomicAdd(above, cnt);
+}
+
+// The first top - above rows equal to the threshold, in row order (ties,
+// their list), are kept too.
+__global__ void k_goss_ties(const int *__restrict__ ties, const int *nties, int top, const int *above,
+                            uint8_t *__restrict__ keep) {
+  const int m = min(top - *above, *nties);
+  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += gridDim.x * blockDim.x) keep[ties[j]] = 1;
+}
+
+// The rest are drawn with probability keep_p (the CPU's draws), and a drawn
+// row's gradients and hessians of every class are scaled by amp.
+__global__ void k_goss_draw(uint64_t head, double keep_p, double amp, int n, int K, const uint8_t *__restrict__ keep,
+                            uint8_t *__restrict__ inbag, double *__restrict__ g, double *__restrict__ h) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (keep[i]) {
+      inbag[i] = 1;
+      continue;
+    }
+    const bool drawn = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)i)) < keep_p;
+    inbag[i] = drawn;
+    if (!drawn) continue;
+    for (int k = 0; k < K; k++) {
+      g[(size_t)k * n + i] *= amp;
+      h[(size_t)k * n + i] *= amp;
+    }
+  }
+}
+
+// Before GOSS starts (or when it is off this round): every row.
+__global__ void k_goss_all(int n, uint8_t *inbag, int *nbag, int *bag_all) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    *nbag = n;
+    *bag_all = 1;
+  }
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) inbag[i] = 1;
+}
+
 // The largest e with m * 2^e * rows <= 2^bits (0 for m == 0).
 __device__ __forceinline__ int fixed_exponent(double m, double rows, int bits) {
   if (!(m > 0)) return 0;
@@ -199,12 +262,47 @@ int absmax_launch(const double *g, const double *h, int n, unsigned long long *o
   return HB_OK;
 }
 
-// Bytes of temporary storage the bag compaction needs for n rows.
-int bag_temp_bytes(int n, size_t *bytes) {
+// Bytes of temporary storage the bag compaction (and GOSS's sort) needs for n rows.
+int bag_temp_bytes(int n, int goss, size_t *bytes) {
   *bytes = 0;
   thrust::counting_iterator<int> rows(0);
   HB_CUDA_TRY(cub::DeviceSelect::Flagged(NULL, *bytes, rows, (const uint8_t *)NULL, (int *)NULL, (int *)NULL, n),
               "sizing the bagging buffers");
+  if (goss) {
+    size_t sort_bytes = 0;
+    HB_CUDA_TRY(cub::DeviceRadixSort::SortKeys(NULL, sort_bytes, (const double *)NULL, (double *)NULL, n),
+                "sizing the GOSS buffers");
+    if (sort_bytes > *bytes) *bytes = sort_bytes;
+  }
+  return HB_OK;
+}
+
+int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, double *g, double *h, uint8_t *inbag,
+                int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
+  if (!a.on) {
+    k_goss_all<<<grid, 256, 0, st>>>(n, inbag, nbag, bag_all);
+    HB_CUDA_TRY(cudaGetLastError(), "the GOSS kernel");
+    return HB_OK;
+  }
+  HB_SAME_CARVEOUT(k_goss_size);
+  k_goss_size<<<grid, 256, 0, st>>>(g, h, n, K, a.size);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS size kernel");
+  size_t tb = temp_bytes;
+  HB_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, tb, a.size, a.sorted, n, 0, 64, st), "the GOSS sort");
+  HB_CUDA_TRY(cudaMemsetAsync(a.above, 0, sizeof(int), st), "clearing a counter");
+  k_goss_above<<<grid, 256, 0, st>>>(a.size, a.sorted, n, a.top, a.keep, inbag, a.above);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS threshold kernel");
+  thrust::counting_iterator<int> rows(0);
+  tb = temp_bytes;
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS ties");
+  k_goss_ties<<<grid, 256, 0, st>>>(bag, nbag, a.top, a.above, a.keep);
+  k_goss_draw<<<grid, 256, 0, st>>>(hb_rng_key_head(seed, HB_RNG_GOSS, round), a.keep_p, a.amp, n, K, a.keep, inbag,
+                                    g, h);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS sampling kernel");
+  tb = temp_bytes;
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS selection");
+  k_bag_fix<<<1, 1, 0, st>>>(n, nbag, bag_all);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS selection");
   return HB_OK;
 }
 

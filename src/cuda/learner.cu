@@ -7,6 +7,7 @@
 // per class the root, num_leaves - 1 fixed sequences of split kernels
 // (learner.cuh says how they steer themselves), the routing of every row and
 // the score updates; then one copy of the trees to pinned host memory.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include "learner.cuh"
@@ -23,6 +24,7 @@ struct Valid {
   int n;
   uint32_t *d_bins;
   double *d_score;  // n x K
+  double *d_base;   // n x K starting scores (a forest), else NULL
 };
 }  // namespace
 
@@ -58,12 +60,16 @@ struct hb_cuda_learner {
   unsigned long long *d_sums, *d_absmax, *d_rows_seen;
   int *d_err;
   int *d_tree, *h_tree;  // K: the number of each class's tree this round (read by the captured graph)
+  // a forest (cfg.rf): the starting scores, which gradients are taken at and
+  // scores average above, and 1 / (round + 1) (read by the captured graph)
+  double *d_base, *d_inv_t, *h_inv_t;
   QuantArgs q;
-  // bagging
+  // bagging, or GOSS's sample (whose buffers are in goss)
   uint8_t *d_inbag;
   int *d_bag, *d_nbag, *d_bag_all;
   void *d_cub;
   size_t cub_bytes;
+  GossArgs goss;
   // pinned host copies of the round's output
   Ctl *h_ctl;
   NodeOut *h_nodes;
@@ -107,13 +113,15 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_blockcnt, L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
-                 L->d_tree};
+                 L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
-  void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree};
+  void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
+                    L->h_inv_t};
   for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++) cudaFreeHost(pinned[k]);
   for (int v = 0; v < L->nvalid; v++) {
     cudaFree(L->valid[v].d_bins);
     cudaFree(L->valid[v].d_score);
+    cudaFree(L->valid[v].d_base);
   }
   hb_free(L->valid);
   hb_free(L->splits);
@@ -262,13 +270,30 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   HALLOC(L->h_err, 1);
   HALLOC(L->h_rows_seen, 1);
   HALLOC(L->h_usable, (size_t)K * F);
-  if (cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) {
+  if (cfg->rf) {
+    DALLOC(L->d_base, (size_t)n * K);
+    DALLOC(L->d_inv_t, 1);
+    HALLOC(L->h_inv_t, 1);
+  }
+  if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) {
     DALLOC(L->d_inbag, n);
     DALLOC(L->d_bag, n);
     DALLOC(L->d_nbag, 1);
     DALLOC(L->d_bag_all, 1);
-    if ((st = bag_temp_bytes(n, &L->cub_bytes)) != HB_OK) goto fail;
+    if ((st = bag_temp_bytes(n, cfg->goss, &L->cub_bytes)) != HB_OK) goto fail;
     TRY(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
+  }
+  if (cfg->goss) {  // goss.c's constants, computed as it computes them
+    int top = (int)ceil(cfg->top_rate * n);
+    if (top > n) top = n;
+    if (top < 1) top = 1;
+    L->goss.top = top;
+    L->goss.keep_p = cfg->other_rate / (1.0 - cfg->top_rate);
+    L->goss.amp = (1.0 - cfg->top_rate) / cfg->other_rate;
+    DALLOC(L->goss.size, n);
+    DALLOC(L->goss.sorted, n);
+    DALLOC(L->goss.keep, n);
+    DALLOC(L->goss.above, 1);
   }
   TRY(cudaMemcpy(L->d_label, d->label, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading labels");
   if (d->weight)
@@ -279,6 +304,9 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   // Scores start at each row's starting score (the model's, plus an offset where the data has one).
   TRY(cudaMemcpy(L->d_score, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
       "uploading starting scores");
+  if (L->d_base)
+    TRY(cudaMemcpy(L->d_base, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
+        "uploading starting scores");
   if ((st = upload_train(L, d)) != HB_OK) goto fail;
   TRY(cudaEventCreate(&L->round_ev[0]), "creating events");
   TRY(cudaEventCreate(&L->round_ev[1]), "creating events");
@@ -306,6 +334,11 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
     DALLOC(v.d_score, (size_t)nrow * L->K);
     TRY(cudaMemcpy(v.d_score, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
         "uploading validation scores");
+    if (L->cfg.rf) {  // a forest's set comes before its first tree: start is its starting scores
+      DALLOC(v.d_base, (size_t)nrow * L->K);
+      TRY(cudaMemcpy(v.d_base, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
+          "uploading validation scores");
+    }
   }
   L->valid[L->nvalid++] = v;
   *data = L->nvalid;
@@ -313,6 +346,7 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
 fail:
   cudaFree(v.d_bins);
   cudaFree(v.d_score);
+  cudaFree(v.d_base);
   return st;
 }
 
@@ -426,12 +460,14 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
 #undef HB_MARK
     st = score_train_launch(a, L->d_cols, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
                             L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
-                            L->d_score + (size_t)k * n, kGrid1D, s);
+                            L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t, L->d_score + (size_t)k * n,
+                            kGrid1D, s);
     if (st != HB_OK) return st;
     for (int v = 0; v < L->nvalid; v++) {
       const Valid &vs = L->valid[v];
       if (vs.n < 1) continue;
       st = score_valid_launch(a, L->d_leafout + (size_t)k * NL, vs.d_bins, L->stride, vs.n,
+                              vs.d_base ? vs.d_base + (size_t)k * vs.n : NULL, L->d_inv_t,
                               vs.d_score + (size_t)k * vs.n, kGrid1D, s);
       if (st != HB_OK) return st;
     }
@@ -495,10 +531,17 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     HB_CUDA_TRY(cudaEventRecord(L->round_ev[0], s), "recording an event");
   }
   HB_CUDA_TRY(cudaMemsetAsync(L->d_err, 0, sizeof(int), s), "clearing the error flag");
-  if ((st = gradients_launch(cfg, n, K, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess,
-                             kGrid1D, s)) != HB_OK)
+  // a forest's trees all fit the gradients at the starting scores
+  if ((st = gradients_launch(cfg, n, K, L->d_label, L->d_weight, L->d_base ? L->d_base : L->d_score, L->d_grad,
+                             L->d_hess, kGrid1D, s)) != HB_OK)
     return st;
-  if (L->d_inbag && iter % cfg->bagging_freq == 0) {
+  if (cfg->goss) {
+    // this round's rows (after 1 / learning_rate rounds on every row, as boost.c)
+    L->goss.on = (double)iter >= floor(1.0 / cfg->learning_rate);
+    st = goss_launch(L->goss, cfg->seed, (uint64_t)iter, n, K, L->d_grad, L->d_hess, L->d_inbag, L->d_bag, L->d_nbag,
+                     L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
+    if (st != HB_OK) return st;
+  } else if (L->d_inbag && iter % cfg->bagging_freq == 0) {
     st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->d_inbag, L->d_bag,
                     L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
     if (st != HB_OK) return st;
@@ -509,6 +552,11 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
   for (int k = 0; k < K; k++) L->h_tree[k] = iter * K + k;
   HB_CUDA_TRY(cudaMemcpyAsync(L->d_tree, L->h_tree, sizeof(int) * (size_t)K, cudaMemcpyHostToDevice, s),
               "uploading the tree numbers");
+  if (L->d_inv_t) {  // as boost.c's forest update: 1 / the trees of a class with this round's
+    *L->h_inv_t = 1.0 / (double)(iter + 1);
+    HB_CUDA_TRY(cudaMemcpyAsync(L->d_inv_t, L->h_inv_t, sizeof(double), cudaMemcpyHostToDevice, s),
+                "uploading the forest's weight");
+  }
   if ((st = run_trees(L, s, &ev_used)) != HB_OK) return st;
   if (L->profile) HB_CUDA_TRY(cudaEventRecord(L->round_ev[1], s), "recording an event");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "a training round");

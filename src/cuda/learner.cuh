@@ -235,20 +235,35 @@ int gradients_launch(const hb_config_t *cfg, int n, int K, const double *label, 
                      const double *score, double *g, double *h, int grid, cudaStream_t st);
 // out[0..2]: largest |g|, largest |h|, smallest |h| (as the bits of non-negative doubles).
 int absmax_launch(const double *g, const double *h, int n, unsigned long long *out, int grid, cudaStream_t st);
-int bag_temp_bytes(int n, size_t *bytes);
+int bag_temp_bytes(int n, int goss, size_t *bytes);
+// GOSS (the CPU's goss.c): this round's rows, as a bag: the top rows by
+// the sum over classes of |g h|, ties at the threshold in row order, and a
+// draw of the rest whose g and h are scaled by amp (in place). Off (before
+// 1 / learning_rate rounds): every row.
+struct GossArgs {
+  int on, top;           // top = ceil(top_rate * n), within [1, n]
+  double keep_p, amp;    // other_rate / (1 - top_rate), (1 - top_rate) / other_rate
+  double *size, *sorted; // n each
+  uint8_t *keep;         // n
+  int *above;            // 1
+};
+int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, double *g, double *h, uint8_t *inbag,
+                int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
 int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag, int *bag, int *nbag,
                int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
 int root_launch(const TreeArgs &a, const double *g, const double *h, const unsigned long long *absmax, int n,
                 int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
                 QuantArgs q, const int *tree, int grid, cudaStream_t st);
 
-// score.cu
+// score.cu. base: NULL, or (a forest) the rows' starting scores, the
+// scores then the running mean of the trees above them, inv_t (device
+// memory) = 1 / the number of trees with this one.
 int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
-                       cudaStream_t st);
+                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+                       const double *inv_t, double *score, int grid, cudaStream_t st);
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
-                       double *score, int grid, cudaStream_t st);
+                       const double *base, const double *inv_t, double *score, int grid, cudaStream_t st);
 
 // partition.cu
 int partition_grid();

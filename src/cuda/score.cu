@@ -3,7 +3,8 @@
 // gradients and hessians are summed per leaf as 64-bit fixed point (exact,
 // so the sums do not depend on the order of the additions, with about 2^-38
 // of the largest value as resolution), the leaf values follow from the
-// shared rule, and the scores of training and validation rows are updated.
+// shared rule, and the scores of training and validation rows are updated
+// (a forest's as the running mean of its trees above the starting scores).
 #include "learner.cuh"
 extern "C" {
 #include "quantize.h"
@@ -111,27 +112,38 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
   }
 }
 
+// A tree's output v added to score s: plainly (boosting), or with base
+// (a forest) as the running mean of the trees above the row's starting
+// score, s += (v - (s - base)) * inv_t, inv_t = 1 / trees so far (the CPU's
+// add_tree, boost.c, operation for operation: no fused multiply-add).
+__device__ __forceinline__ double add_tree(double s, double v, const double *base, int i, const double *inv_t) {
+  if (!base) return s + v;
+  return __dadd_rn(s, __dmul_rn(__dsub_rn(v, __dsub_rn(s, base[i])), *inv_t));
+}
+
 __global__ void k_add_train(const int *__restrict__ leaf_of_row, const LeafOut *__restrict__ leaves, int n,
+                            const double *__restrict__ base, const double *__restrict__ inv_t,
                             double *__restrict__ score) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    score[i] += leaves[leaf_of_row[i]].value;
+    score[i] = add_tree(score[i], leaves[leaf_of_row[i]].value, base, i, inv_t);
 }
 
 // Validation rows: route and add in one pass.
 __global__ void __launch_bounds__(kRouteThreads)
 k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__restrict__ leaves,
-            const uint32_t *__restrict__ bins, int stride, int n, double *__restrict__ score) {
+            const uint32_t *__restrict__ bins, int stride, int n, const double *__restrict__ base,
+            const double *__restrict__ inv_t, double *__restrict__ score) {
   __shared__ NodeRoute snodes[kMaxSharedNodes];
   const int nl = c->num_leaves;
   const NodeRoute *nodes = stage_nodes(route, nl, snodes);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    score[i] += leaves[route_words(nodes, nl, bins + (size_t)i * stride)].value;
+    score[i] = add_tree(score[i], leaves[route_words(nodes, nl, bins + (size_t)i * stride)].value, base, i, inv_t);
 }
 
 int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, double *score, int grid,
-                       cudaStream_t st) {
+                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+                       const double *inv_t, double *score, int grid, cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
@@ -143,15 +155,15 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
                                                            learning_rate, leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
   HB_SAME_CARVEOUT(k_add_train);
-  k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, score);
+  k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, base, inv_t, score);
   HB_CUDA_TRY(cudaGetLastError(), "the score kernel");
   return HB_OK;
 }
 
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
-                       double *score, int grid, cudaStream_t st) {
+                       const double *base, const double *inv_t, double *score, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_route_add);
-  k_route_add<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, leaf_out, bins, stride, n, score);
+  k_route_add<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, leaf_out, bins, stride, n, base, inv_t, score);
   HB_CUDA_TRY(cudaGetLastError(), "the validation routing kernel");
   return HB_OK;
 }

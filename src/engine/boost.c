@@ -122,12 +122,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
   if ((st = check_init_score(cfg, train)) != HB_OK) return st;
-  if (cfg->device == HB_DEVICE_CUDA && cfg->rf)
-    return hb_error_set(HB_ERR_INPUT, "random-forest mode trains on the CPU only");
   if (cfg->objective == HB_OBJ_CUSTOM && (cfg->device == HB_DEVICE_CUDA || cfg->rf))
     return hb_error_set(HB_ERR_INPUT, "a custom objective trains on the CPU only and boosts (no random forest)");
-  if (cfg->device == HB_DEVICE_CUDA && cfg->goss)
-    return hb_error_set(HB_ERR_INPUT, "goss trains on the CPU only (the GPU learner samples rows by bagging)");
   if (cfg->device == HB_DEVICE_CUDA && cfg->objective == HB_OBJ_LAMBDARANK)
     return hb_error_set(HB_ERR_INPUT, "the lambdarank objective trains on the CPU only");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
@@ -218,6 +214,8 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
                         b->train->nfeat);
   int st0 = check_init_score(&b->cfg, valid);
   if (st0 != HB_OK) return st0;
+  if (b->cfg.rf && b->model->num_trees > 0)  /* its scores would need the mean of the trees, not their sum */
+    return hb_error_set(HB_ERR_STATE, "a random forest takes its validation sets before its first round");
   if (b->nvalid == b->cap_valid) {
     int cap = b->cap_valid ? 2 * b->cap_valid : 4;
     const hb_dataset_t **nv = hb_realloc(b->valid, sizeof(*nv) * (size_t)cap);

@@ -259,18 +259,9 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
-test_that("rf, goss, l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+test_that("l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
   skip_without_gpu()
   d <- tiefree(15)
-  expect_error(hb_quiet(d$x, d$y, boosting = "rf", feature_fraction = 0.5, nrounds = 2L, device = "cuda"),
-               class = "histboost_error_input", regexp = "`boosting` = \"rf\" trains on the CPU only")
-  rf <- hb_quiet(d$x, d$y, boosting = "rf", feature_fraction = 0.5, nrounds = 3L, device = "auto", seed = 1)
-  expect_identical(rf$params$device, "cpu")
-  expect_error(hb_quiet(d$x, d$y, goss = TRUE, nrounds = 2L, device = "cuda"), class = "histboost_error_input",
-               regexp = "`goss` = TRUE trains on the CPU only")
-  auto <- hb_quiet(d$x, d$y, goss = TRUE, nrounds = 12L, device = "auto", seed = 1)
-  expect_identical(auto$params$device, "cpu")
-  expect_identical(predict(auto, d$x), predict(hb_quiet(d$x, d$y, goss = TRUE, nrounds = 12L, seed = 1), d$x))
   for (obj in c("l1", "quantile")) {
     expect_error(hb_quiet(d$x, d$y, objective = obj, nrounds = 2L, device = "cuda"),
                  class = "histboost_error_input", regexp = paste0("`objective` = \"", obj, "\" trains on the CPU only"))
@@ -279,6 +270,88 @@ test_that("rf, goss, l1 and quantile: device = \"cuda\" is refused by name, \"au
     cpu <- hb_quiet(d$x, d$y, objective = obj, nrounds = 3L, device = "cpu", seed = 1)
     expect_identical(predict(auto, d$x), predict(cpu, d$x))
   }
+})
+
+test_that("GOSS samples the CPU's rows on the GPU: the same trees and logs (ties at the threshold too)", {
+  skip_without_gpu()
+  cases <- list(regression = tiefree(43), binary = tiefree(44, task = "binary"),
+                multiclass = tiefree(45, task = "multiclass"))
+  # integer labels: rows of a leaf share their |g h|, so many tie at the threshold
+  cases$ties <- cases$regression
+  cases$ties$y <- round(cases$ties$y)
+  for (nm in names(cases)) {
+    d <- cases[[nm]]
+    tr <- 1:3000
+    va <- 3001:4000
+    for (q in c(FALSE, TRUE)) {
+      label <- paste(nm, if (q) "quantized" else "")
+      # learning_rate 0.25: GOSS samples from round 5 on
+      args <- list(d$x[tr, ], d$y[tr], goss = TRUE, top_rate = 0.25, other_rate = 0.15, nrounds = 14L,
+                   num_leaves = 15L, min_data_in_leaf = 10L, learning_rate = 0.25, seed = 8, quantized = q,
+                   valid = list(v = list(x = d$x[va, ], y = d$y[va])))
+      cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+      gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+      expect_identical(gpu$params$device, "cuda")
+      expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+      expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
+      expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+    }
+  }
+  # the sample is a sample: later trees hold fewer rows than the first ones
+  d <- cases$regression
+  gpu <- hb_quiet(d$x, d$y, goss = TRUE, top_rate = 0.2, other_rate = 0.1, nrounds = 8L, num_leaves = 4L,
+                  learning_rate = 0.25, seed = 8, device = "cuda")
+  tt <- hb_trees(gpu)
+  rows <- as.vector(tapply(tt$count[tt$is_leaf], tt$tree[tt$is_leaf], sum))
+  expect_equal(rows[1:4], rep(4000, 4))
+  expect_true(all(rows[5:8] < 4000 * 0.35) && all(rows[5:8] >= 4000 * 0.2))
+})
+
+test_that("a random forest grows the CPU's trees on the GPU, and its scores are the mean of its trees", {
+  skip_without_gpu()
+  for (task in c("regression", "binary", "multiclass")) {
+    d <- tiefree(41, task = task)
+    tr <- 1:3000
+    va <- 3001:4000
+    samplings <- list(list(bagging_fraction = 0.6, bagging_freq = 1L), list(feature_fraction = 0.5),
+                      list(bagging_fraction = 0.7, bagging_freq = 2L, feature_fraction = 0.75, quantized = TRUE))
+    for (smp in samplings) {
+      label <- paste(task, paste(names(smp), unlist(smp), collapse = ", "))
+      args <- c(list(d$x[tr, ], d$y[tr], boosting = "rf", nrounds = 12L, num_leaves = 15L, min_data_in_leaf = 20L,
+                     seed = 5, valid = list(v = list(x = d$x[va, ], y = d$y[va]))), smp)
+      cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+      gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+      expect_identical(gpu$params$device, "cuda")
+      expect_identical(gpu$params$boosting, "rf")
+      expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+      expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
+      # the logs come from the device's running means of the trees (train and validation rows)
+      expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+      # and the last validation entry is the metric of predict()'s forest mean
+      pv <- predict(gpu, d$x[va, ], type = "raw")
+      last <- tail(gpu$evaluation_log, 1)
+      if (task == "regression") {
+        expect_equal(last$v_rmse, sqrt(mean((d$y[va] - pv)^2)), tolerance = 1e-9, label = label)
+      } else if (task == "binary") {
+        yv <- as.integer(d$y[va]) - 1L
+        expect_equal(last$v_logloss, logloss(yv, sigmoid(pv)), tolerance = 1e-9, label = label)
+      } else {
+        pr <- exp(pv - apply(pv, 1, max))
+        pr <- pr / rowSums(pr)
+        yv <- as.integer(d$y[va])
+        expect_equal(last$v_multi_logloss, -mean(log(pr[cbind(seq_along(yv), yv)])), tolerance = 1e-9, label = label)
+      }
+    }
+  }
+  # a per-row offset: the forest averages above each row's own start
+  d <- tiefree(42)
+  off <- 0.5 * sin(3 * d$x$x2)
+  args <- list(d$x, d$y, boosting = "rf", feature_fraction = 0.5, nrounds = 8L, num_leaves = 15L, seed = 2,
+               init_score = off)
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = "rf with an offset")
+  expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7)
 })
 
 test_that("monotone constraints: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
