@@ -132,7 +132,7 @@ histboost <- function(x, ...) {
 #'   rank the rows of each query given by `group` (LambdaRank with NDCG,
 #'   as LightGBM's): `y` holds relevance grades 0, 1, 2, ... (higher is more
 #'   relevant), scores order a query's rows, and the default metric is NDCG
-#'   at `eval_at`; CPU only.
+#'   at `eval_at` (on the GPU the host computes each round's gradients).
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -140,8 +140,8 @@ histboost <- function(x, ...) {
 #'   for a two-class `y`). Weights multiply what it returns; boosting starts
 #'   from 0 (or `init_score`); `predict()` returns raw scores (apply your
 #'   link yourself) and the metrics `"rmse"` (default), `"mae"` and `"auc"`
-#'   judge raw scores. One score a row, on the CPU, with `x` as data (not an
-#'   `hb_dataset`).
+#'   judge raw scores. One score a row, on the CPU or the GPU (whose scores
+#'   come back to R each round), with `x` as data (not an `hb_dataset`).
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -618,10 +618,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       .hb_abort("a custom `objective` gives one score a row: `y` must be numeric or have two classes.")
     }
     if (boosting == "rf") .hb_abort("a custom `objective` boosts: not with `boosting` = \"rf\".")
-    if (device == "cuda") {
-      if (identical(a$device[1L], "auto")) device <- "cpu"
-      else .hb_abort("a custom `objective` trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
-    }
     custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
     classes <- NULL
   }
@@ -700,13 +696,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     } else {
       .hb_abort("`objective` = \"", obj, "\" trains on the CPU only: its leaves are refit to quantiles of ",
                 "their residuals, which the GPU learner does not do. Use device = \"cpu\" (or \"auto\").")
-    }
-  }
-  if (obj == "lambdarank" && device == "cuda") {
-    if (identical(a$device[1L], "auto")) {
-      device <- "cpu"
-    } else {
-      .hb_abort("`objective` = \"lambdarank\" trains on the CPU only. Use device = \"cpu\" (or \"auto\").")
     }
   }
   if (obj %in% c("poisson", "tweedie", "gamma") && !inherits(x, "hb_dataset")) {

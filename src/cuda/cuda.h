@@ -92,6 +92,12 @@ typedef struct {
  * points into the learner's memory until the next round. */
 int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees);
 
+/* Gradients computed on the host (a custom objective's, LambdaRank's) for
+ * the next round, which then skips the device's gradient kernel: gh holds
+ * the (g, h) pairs of class k's rows at gh + 2 k n, as the CPU learner keeps
+ * them. */
+int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh);
+
 /* Copy the current scores of data set `data` (0 train, 1.. validation) to
  * out (nrow x K, column-major). */
 int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out);

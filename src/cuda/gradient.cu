@@ -40,6 +40,21 @@ __global__ void k_gradients(int objective, hb_obj_param_t q, int n, int K, const
   }
 }
 
+// Interleaved (g, h) pairs (the host's layout) into the g and h arrays.
+__global__ void k_split_pairs(const double *__restrict__ gh, size_t m, double *__restrict__ g, double *__restrict__ h) {
+  for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < m; j += (size_t)gridDim.x * blockDim.x) {
+    g[j] = gh[2 * j];
+    h[j] = gh[2 * j + 1];
+  }
+}
+
+int split_pairs_launch(const double *gh, size_t m, double *g, double *h, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_split_pairs);
+  k_split_pairs<<<grid, 256, 0, st>>>(gh, m, g, h);
+  HB_CUDA_TRY(cudaGetLastError(), "the gradient upload kernel");
+  return HB_OK;
+}
+
 // Largest |g| and |h|: non-negative doubles order like their bit patterns;
 // NaN counts as infinite, so it is reported rather than lost.
 __global__ void k_absmax(const double *__restrict__ g, const double *__restrict__ h, int n,

@@ -63,6 +63,10 @@ struct hb_cuda_learner {
   // a forest (cfg.rf): the starting scores, which gradients are taken at and
   // scores average above, and 1 / (round + 1) (read by the captured graph)
   double *d_base, *d_inv_t, *h_inv_t;
+  // gradients from the host (hb_cuda_learner_set_gradients): their pairs as
+  // uploaded (2 n K), and whether the next round takes them
+  double *d_host_gh;
+  int host_grad;
   QuantArgs q;
   // bagging, or GOSS's sample (whose buffers are in goss)
   uint8_t *d_inbag;
@@ -113,7 +117,8 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_blockcnt, L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
-                 L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above};
+                 L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
+                 L->d_host_gh};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t};
@@ -531,10 +536,14 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     HB_CUDA_TRY(cudaEventRecord(L->round_ev[0], s), "recording an event");
   }
   HB_CUDA_TRY(cudaMemsetAsync(L->d_err, 0, sizeof(int), s), "clearing the error flag");
-  // a forest's trees all fit the gradients at the starting scores
-  if ((st = gradients_launch(cfg, n, K, L->d_label, L->d_weight, L->d_base ? L->d_base : L->d_score, L->d_grad,
-                             L->d_hess, kGrid1D, s)) != HB_OK)
+  // a forest's trees all fit the gradients at the starting scores; the
+  // host's gradients, when it gave them, were split into d_grad and d_hess
+  if (L->host_grad) {
+    L->host_grad = 0;
+  } else if ((st = gradients_launch(cfg, n, K, L->d_label, L->d_weight, L->d_base ? L->d_base : L->d_score,
+                                    L->d_grad, L->d_hess, kGrid1D, s)) != HB_OK) {
     return st;
+  }
   if (cfg->goss) {
     // this round's rows (after 1 / learning_rate rounds on every row, as boost.c)
     L->goss.on = (double)iter >= floor(1.0 / cfg->learning_rate);
@@ -620,6 +629,20 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     trees[k].leaves = lf;
   }
   return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {
+  const size_t m = (size_t)L->n * L->K;
+  int st = HB_OK;
+  if (!L->d_host_gh) DALLOC(L->d_host_gh, 2 * m);
+  TRY(cudaMemcpyAsync(L->d_host_gh, gh, sizeof(double) * 2 * m, cudaMemcpyHostToDevice, L->st),
+      "uploading gradients");
+  if ((st = split_pairs_launch(L->d_host_gh, m, L->d_grad, L->d_hess, kGrid1D, L->st)) != HB_OK) return st;
+  HB_CUDA_TRY(cudaStreamSynchronize(L->st), "uploading gradients");  // gh may change once we return
+  L->host_grad = 1;
+  return HB_OK;
+fail:
+  return st;
 }
 
 extern "C" int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {

@@ -233,6 +233,8 @@ int hist_launch_rows(const HistPlan *p, const uint32_t *bins, int stride, const 
 // gradient.cu
 int gradients_launch(const hb_config_t *cfg, int n, int K, const double *label, const double *weight,
                      const double *score, double *g, double *h, int grid, cudaStream_t st);
+// The host's interleaved (g, h) pairs (m of them) into g and h.
+int split_pairs_launch(const double *gh, size_t m, double *g, double *h, int grid, cudaStream_t st);
 // out[0..2]: largest |g|, largest |h|, smallest |h| (as the bits of non-negative doubles).
 int absmax_launch(const double *g, const double *h, int n, unsigned long long *out, int grid, cudaStream_t st);
 int bag_temp_bytes(int n, int goss, size_t *bytes);

@@ -92,6 +92,29 @@ static int gpu_sync_scores(hb_booster_t *b, int data) {
   return st;
 }
 
+/* Objectives whose gradients the host computes, on either device: a custom
+ * objective's come from R (hb_booster_set_gradients), LambdaRank's from
+ * rank.c; the GPU learner then takes them from b->gh. */
+#define HOST_GRADIENTS(cfg) ((cfg)->objective == HB_OBJ_LAMBDARANK || (cfg)->objective == HB_OBJ_CUSTOM)
+
+/* This round's gradients into b->gh for HOST_GRADIENTS objectives, at the
+ * training scores (a forest's: the starting scores), brought back from the
+ * GPU first where they live there. */
+static int host_gradients(hb_booster_t *b) {
+  const hb_config_t *cfg = &b->cfg;
+  const hb_dataset_t *d = b->train;
+  if (cfg->objective == HB_OBJ_CUSTOM) {
+    if (!b->custom_set) return hb_error_set(HB_ERR_INPUT, "a custom objective needs this round's gradients first");
+    b->custom_set = 0;
+    return HB_OK;
+  }
+  if (!b->query[0])
+    return hb_error_set(HB_ERR_STATE, "the lambdarank objective needs the training rows' queries before the first round");
+  int st = cfg->rf ? HB_OK : gpu_sync_scores(b, 0);
+  if (st != HB_OK) return st;
+  return hb_rank_gradients(cfg, b->query[0], d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
+}
+
 /* The K columns of per-row starting scores a dataset brings, if any, must
  * match the model's classes. */
 static int check_init_score(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -122,10 +145,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                         schema ? schema->nfeat : -1, train->ncol);
   if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
   if ((st = check_init_score(cfg, train)) != HB_OK) return st;
-  if (cfg->objective == HB_OBJ_CUSTOM && (cfg->device == HB_DEVICE_CUDA || cfg->rf))
-    return hb_error_set(HB_ERR_INPUT, "a custom objective trains on the CPU only and boosts (no random forest)");
-  if (cfg->device == HB_DEVICE_CUDA && cfg->objective == HB_OBJ_LAMBDARANK)
-    return hb_error_set(HB_ERR_INPUT, "the lambdarank objective trains on the CPU only");
+  if (cfg->objective == HB_OBJ_CUSTOM && cfg->rf)
+    return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
   if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
                         "of their residuals, which the GPU learner does not do)",
@@ -154,10 +175,12 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   b->query = hb_calloc(1, sizeof(hb_rank_query_t *));
   if (!b->model || !b->score || !b->active || !b->query) goto nomem;
   if (gpu) {
-    /* The GPU learner keeps gradients, the partition and the bag itself. */
+    /* The GPU learner keeps gradients, the partition and the bag itself;
+     * the host computes those of a custom objective and of LambdaRank. */
     b->usable = hb_malloc((size_t)b->K * (size_t)train->nfeat);
     b->stale = hb_calloc(1, 1);
     if (!b->usable || !b->stale) goto nomem;
+    if (HOST_GRADIENTS(cfg) && !(b->gh = hb_malloc(2 * sizeof(double) * nk))) goto nomem;
   } else {
     b->gh = hb_malloc(2 * sizeof(double) * nk);
     if (!b->gh) goto nomem;
@@ -425,6 +448,9 @@ static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tre
  * the device, the trees built from its records. */
 static int update_gpu(hb_booster_t *b, int *finished) {
   int K = b->K, nf = b->train->nfeat, st = HB_OK, single = 0;
+  if (HOST_GRADIENTS(&b->cfg) &&
+      ((st = host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(b->gpu, b->gh)) != HB_OK))
+    return st;
   for (int k = 0; k < K; k++) {
     if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) return st;
     memcpy(b->usable + (size_t)k * nf, b->active, (size_t)nf);
@@ -481,18 +507,9 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   int n = b->n, K = b->K, st = HB_OK, nth = hb_threads_use(cfg->nthreads);
   (void)nth;
   *finished = 0;
-  /* a forest's trees all start from the starting score */
-  if (cfg->objective == HB_OBJ_LAMBDARANK) {
-    if (!b->query[0])
-      return hb_error_set(HB_ERR_STATE,
-                          "the lambdarank objective needs the training rows' queries before the first round");
-    if ((st = hb_rank_gradients(cfg, b->query[0], d->label, d->weight, cfg->rf ? b->base : b->score, b->gh,
-                                cfg->nthreads)) != HB_OK)
-      return st;
-  } else if (cfg->objective == HB_OBJ_CUSTOM) {
-    if (!b->custom_set) return hb_error_set(HB_ERR_INPUT, "a custom objective needs this round's gradients first");
-    b->custom_set = 0;
-  } else {
+  if (HOST_GRADIENTS(cfg)) {
+    if ((st = host_gradients(b)) != HB_OK) return st;
+  } else {  /* a forest's trees all start from the starting score */
     hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   }
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate

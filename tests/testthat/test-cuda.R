@@ -225,16 +225,66 @@ test_that("the GPU continues a CPU model (init_model) into the trees of one CPU 
   expect_same_trees(cpu, gpu, tol = 1e-8, label = "continued on the GPU")
 })
 
-test_that("a custom objective is refused on the GPU by name, and \"auto\" trains it on the CPU", {
+test_that("a custom objective trains on the GPU: the CPU's trees, from the device's scores each round", {
   skip_without_gpu()
   d <- tiefree(23)
+  b <- tiefree(24, task = "binary")
+  yb <- as.integer(b$y) - 1L
   sq <- function(preds, labels) list(grad = preds - labels, hess = rep(1, length(preds)))
-  expect_error(hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "cuda"),
-               class = "histboost_error_input", regexp = "custom `objective` trains on the CPU only")
-  a <- hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "auto", seed = 1)
-  c <- hb_quiet(d$x, d$y, objective = sq, nrounds = 3L, device = "cpu", seed = 1)
-  expect_identical(a$params$device, "cpu")
-  expect_identical(hb_trees(a), hb_trees(c))
+  seen <- list()
+  lg <- function(preds, labels) {  # logistic loss, recording the scores it was called with
+    seen[[length(seen) + 1L]] <<- preds
+    p <- 1 / (1 + exp(-preds))
+    list(grad = p - labels, hess = p * (1 - p))
+  }
+  w <- runif(4000, 0.5, 2)
+  cases <- list(list(x = d$x, y = d$y, objective = sq, label = "squared error"),
+                list(x = d$x, y = d$y, objective = sq, weights = w, quantized = TRUE, label = "weighted, quantized"),
+                list(x = b$x, y = yb, objective = lg, valid = list(v = list(x = b$x[1:500, ], y = yb[1:500])),
+                     eval_metric = "auc", label = "logistic"),
+                list(x = b$x, y = yb, objective = lg, goss = TRUE, learning_rate = 0.25, label = "logistic, GOSS"))
+  for (cs in cases) {
+    label <- cs$label
+    cs$label <- NULL
+    args <- c(cs, list(nrounds = 10L, num_leaves = 15L, min_data_in_leaf = 20L, seed = 3))
+    seen <- list()
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    seen_cpu <- seen
+    seen <- list()
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+    expect_lt(max(abs(predict(cpu, cs$x) - predict(gpu, cs$x))), 1e-6, label = label)
+    expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+    if (length(seen)) {
+      # the function saw the device's scores: round k's are the raw predictions of the first k - 1 trees
+      expect_length(seen, 10L)
+      expect_equal(seen[[6]], predict(gpu, cs$x, iteration = 5L), tolerance = 1e-12, label = label)
+      expect_equal(seen, seen_cpu, tolerance = 1e-9, label = label)
+    }
+  }
+})
+
+test_that("LambdaRank trains on the GPU: the CPU's trees and NDCG log", {
+  skip_without_gpu()
+  d <- tiefree(16)
+  grade <- findInterval(d$y, stats::quantile(d$y, c(0.5, 0.8, 0.95)))
+  set.seed(16)
+  qs <- sort(sample.int(200, 4000, TRUE))  # queries of different sizes, rows grouped
+  tr <- 1:3000
+  va <- 3001:4000
+  for (v in list(list(), list(quantized = TRUE), list(lambdarank_truncation_level = 5L, eval_at = c(3L, 10L)))) {
+    label <- if (length(v)) paste(names(v), collapse = ", ") else "defaults"
+    args <- c(list(d$x[tr, ], grade[tr], group = qs[tr], objective = "lambdarank", nrounds = 12L, num_leaves = 15L,
+                   min_data_in_leaf = 10L, seed = 1,
+                   valid = list(v = list(x = d$x[va, ], y = grade[va], group = qs[va]))), v)
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+    expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-9, label = paste(label, "log"))
+    expect_lt(max(abs(predict(cpu, d$x) - predict(gpu, d$x))), 1e-6, label = label)
+  }
 })
 
 test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and Huber losses", {
@@ -363,19 +413,6 @@ test_that("monotone constraints: device = \"cuda\" is refused by name, \"auto\" 
   auto <- hb_quiet(d$x, d$y, nrounds = 3L, device = "auto", seed = 1, monotone_constraints = mc)
   expect_identical(auto$params$device, "cpu")
   cpu <- hb_quiet(d$x, d$y, nrounds = 3L, device = "cpu", seed = 1, monotone_constraints = mc)
-  expect_identical(predict(auto, d$x), predict(cpu, d$x))
-})
-
-test_that("lambdarank: device = \"cuda\" is refused by name, \"auto\" trains it on the CPU", {
-  skip_without_gpu()
-  d <- tiefree(16)
-  grade <- findInterval(d$y, stats::quantile(d$y, c(0.5, 0.8, 0.95)))
-  q <- rep_len(1:50, length(grade))
-  expect_error(hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 2L, device = "cuda"),
-               class = "histboost_error_input", regexp = "`objective` = \"lambdarank\" trains on the CPU only")
-  auto <- hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 3L, device = "auto", seed = 1)
-  expect_identical(auto$params$device, "cpu")
-  cpu <- hb_quiet(d$x, grade, group = q, objective = "lambdarank", nrounds = 3L, device = "cpu", seed = 1)
   expect_identical(predict(auto, d$x), predict(cpu, d$x))
 })
 
