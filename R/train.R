@@ -230,8 +230,8 @@ histboost <- function(x, ...) {
 #'   raw prediction (each class's, for multiclass) is then monotone in the
 #'   column with the others held fixed; a missing value goes wherever the
 #'   tree sent missing values and is not ordered against the numbers.
-#'   Numeric columns only (not factors); CPU only (`"auto"` trains on the
-#'   CPU); not with `objective` `"l1"` or `"quantile"`, whose refit leaves
+#'   Numeric columns only (not factors); the CPU and the GPU grow the same
+#'   trees; not with `objective` `"l1"` or `"quantile"`, whose refit leaves
 #'   would break the constraints. Works with quantized training, bagging,
 #'   GOSS and `boosting = "rf"`. The model keeps them
 #'   (`fit$params$monotone_constraints`).
@@ -716,13 +716,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     } else if (!identical(monotone %||% integer(length(base_mono)), base_mono)) {
       .hb_abort("`monotone_constraints` differ from `init_model`'s; a continued model keeps them (leave ",
                 "`monotone_constraints` NULL to take the model's).")
-    }
-  }
-  if (!is.null(monotone) && device == "cuda") {
-    if (identical(a$device[1L], "auto")) {
-      device <- "cpu"
-    } else {
-      .hb_abort("`monotone_constraints` train on the CPU only. Use device = \"cpu\" (or \"auto\").")
     }
   }
   if (!is.null(monotone) && obj %in% c("l1", "quantile")) {

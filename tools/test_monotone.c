@@ -254,9 +254,6 @@ static void test_refusals(const hb_dataset_t *d) {
   int mono[P] = { 1, 0, 0, 0 }, on_factor[P] = { 0, 0, 1, 0 }, two[P] = { 2, 0, 0, 0 };
   hb_config_t cfg;
   hb_config_default(&cfg);
-  cfg.device = HB_DEVICE_CUDA;
-  CHECK(refused(d, &cfg, mono, "CPU only"), "the GPU learner took monotone constraints");
-  hb_config_default(&cfg);
   cfg.objective = HB_OBJ_L1;
   CHECK(refused(d, &cfg, mono, "l1 objective"), "l1 took monotone constraints");
   cfg.objective = HB_OBJ_QUANTILE;

@@ -92,6 +92,11 @@ typedef struct {
  * points into the learner's memory until the next round. */
 int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees);
 
+/* Monotone constraints (LightGBM's basic method, as the CPU learner's):
+ * mono[f] in -1, 0, 1 for each of the dataset's nfeat internal features;
+ * before the first round. */
+int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono);
+
 /* Gradients computed on the host (a custom objective's, LambdaRank's) for
  * the next round, which then skips the device's gradient kernel: gh holds
  * the (g, h) pairs of class k's rows at gh + 2 k n, as the CPU learner keeps

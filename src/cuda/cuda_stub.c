@@ -40,6 +40,10 @@ int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable,
   (void)L; (void)iter; (void)usable; (void)trees;
   return no_cuda();
 }
+int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {
+  (void)L; (void)mono;
+  return no_cuda();
+}
 int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {
   (void)L; (void)gh;
   return no_cuda();

@@ -218,6 +218,8 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     root.slot = 0;
     root.splittable = 1;
     root.g = root.h = 0;
+    root.lo = -INFINITY;
+    root.hi = INFINITY;
     a.leaves[0] = root;
     c->child_lf[0] = root;
     a.splits[0].feature = -1;

@@ -67,6 +67,7 @@ struct hb_cuda_learner {
   // uploaded (2 n K), and whether the next round takes them
   double *d_host_gh;
   int host_grad;
+  int8_t *d_mono;  // per feature: monotone constraint, or NULL
   QuantArgs q;
   // bagging, or GOSS's sample (whose buffers are in goss)
   uint8_t *d_inbag;
@@ -118,7 +119,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
-                 L->d_host_gh};
+                 L->d_host_gh, L->d_mono};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t};
@@ -414,6 +415,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.rows_seen = L->profile ? L->d_rows_seen : NULL;
   a.rs = L->d_rs + k;
   a.max_leaves = L->L;
+  a.mono = L->d_mono;
   a.l1 = c->lambda_l1;
   a.l2 = c->lambda_l2;
   a.cat_l2 = c->cat_l2;
@@ -629,6 +631,16 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     trees[k].leaves = lf;
   }
   return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {
+  int st = HB_OK;
+  if (L->graph) return hb_error_set(HB_ERR_STATE, "monotone constraints are set before the first round");
+  if (!L->d_mono) DALLOC(L->d_mono, L->nfeat);
+  TRY(cudaMemcpy(L->d_mono, mono, (size_t)L->nfeat, cudaMemcpyHostToDevice), "uploading monotone constraints");
+  return HB_OK;
+fail:
+  return st;
 }
 
 extern "C" int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {

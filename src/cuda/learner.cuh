@@ -126,6 +126,7 @@ struct Leaf {
   int depth, slot;         // slot: histogram slot or -1
   int splittable;
   long long g, h;          // fixed-point sums (set when its histogram is scanned)
+  double lo, hi;           // bounds of its (unshrunk) output: monotone constraints, else infinite
 };
 
 // Control of the tree being grown (one per learner, in device memory). The
@@ -198,6 +199,7 @@ struct TreeArgs {
   unsigned long long *rows_seen;  // profiling: rows the histogram kernels summed
   const RoundScales *rs;   // this tree's scales
   int max_leaves;
+  const int8_t *mono;      // per feature: monotone constraint (-1, 0, 1), or NULL for none
   // configuration
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
   int min_data, max_depth, max_cat_threshold, min_data_per_group;

@@ -78,9 +78,9 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 // What the partition kernels read of the control block, all at their start
 // (one round trip): the leaf being split is copied into it (learner.cuh).
 struct PartView {
-  int done, part_fast, l, r, feature, next_slot, num_leaves, nfree;
+  int done, part_fast, l, r, feature, is_cat, next_slot, num_leaves, nfree;
   long long lg, lh;  // the split's left sums
-  double scale_h;
+  double scale_g, scale_h;
   Leaf lf;
 };
 
@@ -91,11 +91,13 @@ __device__ __forceinline__ PartView part_view(const Ctl *c) {
   v.l = c->cur_leaf;
   v.r = c->new_leaf;
   v.feature = c->cur.feature;
+  v.is_cat = c->cur.is_cat;
   v.next_slot = c->next_slot;
   v.num_leaves = c->num_leaves;
   v.nfree = c->nfree;
   v.lg = c->cur.lg;
   v.lh = c->cur.lh;
+  v.scale_g = c->scale_g;
   v.scale_h = c->scale_h;
   v.lf = c->cur_lf;
   return v;
@@ -123,6 +125,23 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     R.g = lf.g - v.lg;
     R.h = lf.h - v.lh;
     L.slot = R.slot = -1;
+    if (a.mono) {  // the children's output bounds: grow.c's bound_children
+      const double ol = hb_rule_clamp(hb_rule_leaf_output((double)L.g * v.scale_g, (double)L.h * v.scale_h, a.l1, a.l2),
+                                      lf.lo, lf.hi);
+      const double orr = hb_rule_clamp(hb_rule_leaf_output((double)R.g * v.scale_g, (double)R.h * v.scale_h, a.l1, a.l2),
+                                       lf.lo, lf.hi);
+      const int m = v.is_cat ? 0 : a.mono[v.feature];
+      if (m) {
+        const double mid = (ol + orr) / 2.0;
+        if (m > 0) {
+          if (mid < L.hi) L.hi = mid;
+          if (mid > R.lo) R.lo = mid;
+        } else {
+          if (mid > L.lo) L.lo = mid;
+          if (mid < R.hi) R.hi = mid;
+        }
+      }
+    }
     const int node = r - 1;
     a.nodes[node].ln = cl;
     a.nodes[node].rn = cr;

@@ -107,7 +107,10 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
     o.h = H;
     o.count = leaves[l].count;
     o.depth = leaves[l].depth;
-    o.value = leaves[l].count > 0 ? learning_rate * hb_rule_leaf_output(G, H, l1, l2) : 0.0;
+    // within the leaf's bounds under monotone constraints (infinite otherwise: no change)
+    o.value = leaves[l].count > 0
+                  ? learning_rate * hb_rule_clamp(hb_rule_leaf_output(G, H, l1, l2), leaves[l].lo, leaves[l].hi)
+                  : 0.0;
     out[l] = o;
   }
 }

@@ -102,8 +102,21 @@ struct Scales {
   double g, h;
 };
 
-__device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, long long gl, long long hl, int nl,
-                                            double Gd, double Hd, int n, double l2, double parent) {
+// The searched leaf's output bounds and the feature's monotone constraint
+// (split.h's hb_split_con_t): a leaf with finite bounds, or a constrained
+// feature, takes the bounded gains, as on the CPU.
+struct Bound {
+  double lo, hi;
+  int mono;
+  bool on;  // mono != 0, or finite bounds
+};
+
+__device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, const Bound &bd, long long gl,
+                                            long long hl, int nl, double Gd, double Hd, int n, double l2,
+                                            double parent) {
+  if (bd.on)
+    return hb_rule_split_gain_bounded((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent,
+                                      a.min_data, a.min_hess, a.min_gain, bd.lo, bd.hi, bd.mono);
   return hb_rule_split_gain((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent,
                             a.min_data, a.min_hess, a.min_gain);
 }
@@ -129,8 +142,8 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
-static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long long bg, long long bh, int n,
-                       Split &res, Shared &sm) {
+static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int f, int nb, long long bg,
+                              long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
   if ((t & 31) == 0) {
@@ -177,14 +190,14 @@ static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long 
     long long lg = 0, lh = 0;
     int ln = 0;
     if (in) {
-      best.gain = cand_gain(a, sc, pg, ph, pc, Gd, Hd, n, a.l2, parent);
+      best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
       best.idx = 2 * t;
       dl = has_na ? 0 : pc >= n - pc;
       lg = pg;
       lh = ph;
       ln = pc;
       if (has_na) {
-        Cand c2 = {cand_gain(a, sc, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
+        Cand c2 = {cand_gain(a, sc, bd, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
         if (better(c2, best)) {
           best = c2;
           dl = 1;
@@ -196,7 +209,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long 
     }
     Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
     if (t == 0 && has_na) {
-      c3.gain = cand_gain(a, sc, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
+      c3.gain = cand_gain(a, sc, bd, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
       c3.idx = 2 * (M - 1);
     }
     const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
@@ -286,7 +299,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long 
   long long lg = 0, lh = 0;
   int ln = 0;
   if (t < kmax) {  // candidate k = t + 1 from each end
-    best.gain = cand_gain(a, sc, pg, ph, pc, Gd, Hd, n, l2c, parent);
+    best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
     best.idx = t;
     lg = pg;
     lh = ph;
@@ -297,7 +310,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, int f, int nb, long 
       const int q = mcat - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
-      Cand c1 = {cand_gain(a, sc, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
+      Cand c1 = {cand_gain(a, sc, bd, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
       if (better(c1, best)) {
         best = c1;
         lg = g1;
@@ -361,6 +374,7 @@ struct CtlView {
   int done, num_leaves, nfree;
   int small, large, find_small, find_large, small_slot, parent_slot;
   int count;  // rows of this block's child
+  double lo, hi;  // its output bounds
   Scales sc;
 };
 
@@ -523,7 +537,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
   const int y = pair >= F, f = y ? pair - F : pair;
   // What does not change within a tree, read before waiting.
-  const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f];
+  const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f], mono = a.mono ? a.mono[f] : 0;
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
   // The control block's fields at once (one round trip), then the decision.
@@ -538,6 +552,8 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   v.small_slot = c->small_slot;
   v.parent_slot = c->parent_slot;
   v.count = c->child_lf[y].count;
+  v.lo = c->child_lf[y].lo;
+  v.hi = c->child_lf[y].hi;
   v.sc.g = c->scale_g;
   v.sc.h = c->scale_h;
   if (v.done) return;
@@ -562,7 +578,8 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       bg = hv.g;
       bh = hv.h;
     }
-    search(a, v.sc, f, nb, bg, bh, v.count, res, sm.search);
+    const Bound bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY};
+    search(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
     __syncthreads();
     copy_split(&a.fbest[pair], &res);
   } else if (t == 0) {

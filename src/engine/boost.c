@@ -13,6 +13,7 @@
 #include "rng.h"
 #include "threads.h"
 #include "split.h"
+#include "split_rules.h"
 #include "cuda.h"
 
 struct hb_booster {
@@ -38,6 +39,8 @@ struct hb_booster {
   hb_cuda_learner_t *gpu;
   uint8_t *usable;                 /* K x nfeat: features each tree of a GPU round may split on */
   uint8_t *stale;                  /* 1 + nvalid: the host copy of the scores is behind */
+  int8_t *mono;                    /* nfeat monotone constraints of a GPU learner's features, or NULL */
+  double *lo, *hi;                 /* with mono: each leaf's output bounds while a GPU tree is rebuilt */
   int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
   int custom_set;                  /* a custom objective: gh holds this round's gradients */
   hb_rank_query_t **query;         /* 1 + cap_valid: each data set's queries (ranking), or NULL */
@@ -55,6 +58,7 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->in_bag);
   hb_free(b->goss_scratch);
   hb_free(b->base);
+  hb_free(b->mono); hb_free(b->lo); hb_free(b->hi);
   hb_free(b->active);
   hb_cuda_learner_free(b->gpu);
   hb_free(b->q);
@@ -153,8 +157,6 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   int any_mono = 0;
   for (int c = 0; schema->monotone && c < schema->nfeat; c++) any_mono |= schema->monotone[c] != 0;
-  if (any_mono && cfg->device == HB_DEVICE_CUDA)
-    return hb_error_set(HB_ERR_INPUT, "monotone constraints train on the CPU only");
   if (any_mono && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "monotone constraints do not combine with the %s objective: its leaves are "
                         "refit to quantiles of their residuals, which would undo them",
@@ -215,9 +217,19 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     memcpy(b->base, b->score, sizeof(double) * nk);
   }
   if (gpu) {
-    if ((st = hb_cuda_learner_create(cfg, train, b->score, &b->gpu)) != HB_OK) {
+    if ((st = hb_cuda_learner_create(cfg, train, b->score, &b->gpu)) != HB_OK ||
+        (any_mono && (st = hb_monotone_features(train, schema->monotone, &b->mono)) != HB_OK)) {
       hb_booster_free(b);
       return st;
+    }
+    if (b->mono) {
+      b->lo = hb_malloc(sizeof(double) * (size_t)cfg->num_leaves);
+      b->hi = hb_malloc(sizeof(double) * (size_t)cfg->num_leaves);
+      if (!b->lo || !b->hi) goto nomem;
+      if ((st = hb_cuda_learner_set_monotone(b->gpu, b->mono)) != HB_OK) {
+        hb_booster_free(b);
+        return st;
+      }
     }
   }
   *out = b;
@@ -398,6 +410,32 @@ static int renew_leaves(const hb_booster_t *b, hb_tree_t *t, const double *score
   return HB_OK;
 }
 
+/* Under monotone constraints, the unshrunk outputs o[0], o[1] of the GPU's
+ * split r of leaf l and the children's bounds (the right child is leaf
+ * nr): grow.c's bound_children on the split's sums, which are the doubles
+ * the device computed its bounds from, so the bounds are the device's. */
+static void gpu_bound_children(const hb_booster_t *b, const hb_cuda_split_t *r, int l, int nr, double o[2]) {
+  const hb_config_t *cfg = &b->cfg;
+  double lo = b->lo[l], hi = b->hi[l];
+  o[0] = hb_rule_clamp(hb_split_leaf_output(cfg, r->left_g, r->left_h), lo, hi);
+  o[1] = hb_rule_clamp(hb_split_leaf_output(cfg, r->right_g, r->right_h), lo, hi);
+  b->lo[nr] = lo;
+  b->hi[nr] = hi;
+  const int m = r->is_cat ? 0 : b->mono[r->feature];
+  if (m) {
+    const double mid = (o[0] + o[1]) / 2.0;
+    if (m > 0) {
+      if (mid < b->hi[l]) b->hi[l] = mid;
+      if (mid > b->lo[nr]) b->lo[nr] = mid;
+    } else {
+      if (mid > b->lo[l]) b->lo[l] = mid;
+      if (mid < b->hi[nr]) b->hi[nr] = mid;
+    }
+  }
+  o[0] = hb_rule_clamp(o[0], b->lo[l], b->hi[l]);
+  o[1] = hb_rule_clamp(o[1], b->lo[nr], b->hi[nr]);
+}
+
 /* Turn the GPU's split records into tree t: the splits replayed in order
  * through hb_tree_split_leaf (as the CPU grower records them), then the leaf
  * values refit on the device. */
@@ -426,8 +464,16 @@ static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tre
     ts.default_left = r->default_left;
     ts.left_bins = r->left_bins;
     ts.gain = r->gain;
-    ts.value[0] = lr * hb_split_leaf_output(cfg, r->left_g, r->left_h);
-    ts.value[1] = lr * hb_split_leaf_output(cfg, r->right_g, r->right_h);
+    if (b->mono) {  /* internal nodes keep their clamped outputs, as the CPU's */
+      double o[2];
+      if (i == 0) { b->lo[0] = -HUGE_VAL; b->hi[0] = HUGE_VAL; }
+      gpu_bound_children(b, r, r->leaf, t->num_leaves, o);
+      ts.value[0] = lr * o[0];
+      ts.value[1] = lr * o[1];
+    } else {
+      ts.value[0] = lr * hb_split_leaf_output(cfg, r->left_g, r->left_h);
+      ts.value[1] = lr * hb_split_leaf_output(cfg, r->right_g, r->right_h);
+    }
     ts.hess[0] = r->left_h;
     ts.hess[1] = r->right_h;
     ts.count[0] = r->left_count;

@@ -145,9 +145,8 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws);
 }
 
-int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono) {
-  hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
-  ws->mono = NULL; ws->lo = ws->hi = NULL;
+int hb_monotone_features(const hb_dataset_t *d, const int *col_mono, int8_t **out) {
+  *out = NULL;
   int any = 0;
   for (int c = 0; col_mono && c < d->ncol; c++) {
     if (col_mono[c] < -1 || col_mono[c] > 1)
@@ -160,15 +159,25 @@ int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *
     any |= col_mono[c] != 0;
   }
   if (!any) return HB_OK;
-  ws->mono = hb_malloc((size_t)d->nfeat);
+  if (!(*out = hb_malloc((size_t)d->nfeat))) return hb_error_set(HB_ERR_NOMEM, "out of memory for monotone constraints");
+  for (int f = 0; f < d->nfeat; f++) (*out)[f] = (int8_t)col_mono[d->feat_col[f]];
+  return HB_OK;
+}
+
+int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono) {
+  hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
+  ws->mono = NULL; ws->lo = ws->hi = NULL;
+  int8_t *mono;
+  int st = hb_monotone_features(d, col_mono, &mono);
+  if (st != HB_OK || !mono) return st;
+  ws->mono = mono;
   ws->lo = hb_malloc(sizeof(double) * (size_t)ws->max_leaves);
   ws->hi = hb_malloc(sizeof(double) * (size_t)ws->max_leaves);
-  if (!ws->mono || !ws->lo || !ws->hi) {
+  if (!ws->lo || !ws->hi) {
     hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
     ws->mono = NULL; ws->lo = ws->hi = NULL;
     return hb_error_set(HB_ERR_NOMEM, "out of memory for monotone constraints");
   }
-  for (int f = 0; f < d->nfeat; f++) ws->mono[f] = (int8_t)col_mono[d->feat_col[f]];
   return HB_OK;
 }
 

@@ -22,6 +22,11 @@ void hb_grow_ws_free(hb_grow_ws_t *ws);
  * has none). */
 int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono);
 
+/* The constraint of each internal feature of d (nfeat values, *out
+ * allocated) from col_mono as above, checked; *out NULL when no column is
+ * constrained. The CPU learner's and the GPU learner's. */
+int hb_monotone_features(const hb_dataset_t *d, const int *col_mono, int8_t **out);
+
 /* Grow one tree from row-indexed (gradient, hessian) pairs gh (row r's at
  * gh[2r], gh[2r+1]; 2 d->nrow values) over the rows
  * bag[0..bag_n) (increasing), or all rows when bag is NULL, using only the
