@@ -128,7 +128,8 @@ histboost <- function(x, ...) {
 #'   `"l1"` (absolute error: the conditional median) or `"quantile"` (the
 #'   pinball loss: the conditional `quantile_alpha` quantile). `"l1"` and
 #'   `"quantile"` refit each leaf to the quantile of its rows' residuals
-#'   (as LightGBM does) and train on the CPU only. `"lambdarank"` learns to
+#'   (as LightGBM does; on the GPU the host refits the device's trees).
+#'   `"lambdarank"` learns to
 #'   rank the rows of each query given by `group` (LambdaRank with NDCG,
 #'   as LightGBM's): `y` holds relevance grades 0, 1, 2, ... (higher is more
 #'   relevant), scores order a query's rows, and the default metric is NDCG
@@ -689,14 +690,6 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
               num_class, " score", if (num_class > 1L) "s", " a row: give ",
               if (num_class > 1L) paste0("a matrix with one column per class (", num_class, ")")
               else "one value per row", ".")
-  }
-  if (obj %in% c("l1", "quantile") && device == "cuda") {
-    if (identical(a$device[1L], "auto")) {
-      device <- "cpu"  # "auto": the GPU where it can train this objective
-    } else {
-      .hb_abort("`objective` = \"", obj, "\" trains on the CPU only: its leaves are refit to quantiles of ",
-                "their residuals, which the GPU learner does not do. Use device = \"cpu\" (or \"auto\").")
-    }
   }
   if (obj %in% c("poisson", "tweedie", "gamma") && !inherits(x, "hb_dataset")) {
     lo <- if (obj == "gamma") which(!(y > 0)) else which(y < 0)

@@ -103,6 +103,14 @@ int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono);
  * them. */
 int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh);
 
+/* l1 and quantile (HB_OBJ_RENEWS, one tree a round): the round leaves the
+ * scores as they were; the host takes each training row's leaf in the
+ * round's tree and whether it was in the tree's sample (nrow values each),
+ * refits the leaves and hands their shrunk values (num_leaves of them) back,
+ * which updates the scores of the training and validation rows. */
+int hb_cuda_learner_leaf_rows(hb_cuda_learner_t *L, int *leaf_of_row, uint8_t *inbag);
+int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values);
+
 /* Copy the current scores of data set `data` (0 train, 1.. validation) to
  * out (nrow x K, column-major). */
 int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out);

@@ -48,6 +48,14 @@ int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {
   (void)L; (void)gh;
   return no_cuda();
 }
+int hb_cuda_learner_leaf_rows(hb_cuda_learner_t *L, int *leaf_of_row, uint8_t *inbag) {
+  (void)L; (void)leaf_of_row; (void)inbag;
+  return no_cuda();
+}
+int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values) {
+  (void)L; (void)values;
+  return no_cuda();
+}
 int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
   (void)L; (void)data; (void)out;
   return no_cuda();

@@ -68,6 +68,9 @@ struct hb_cuda_learner {
   double *d_host_gh;
   int host_grad;
   int8_t *d_mono;  // per feature: monotone constraint, or NULL
+  // l1 and quantile (HB_OBJ_RENEWS): the host refits a round's leaves, so
+  // its scores are updated after (hb_cuda_learner_set_leaf_values)
+  int renew;
   QuantArgs q;
   // bagging, or GOSS's sample (whose buffers are in goss)
   uint8_t *d_inbag;
@@ -217,6 +220,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   L->q.stochastic = cfg->stochastic_rounding;
   L->q.refit = cfg->refit_leaves;
   L->q.seed = cfg->seed;
+  L->renew = HB_OBJ_RENEWS(cfg->objective);
   const int K = L->K, NL = L->L;
   nbin = (int *)hb_malloc(sizeof(int) * (size_t)F);
   iscat = (int *)hb_malloc(sizeof(int) * (size_t)F);
@@ -468,9 +472,9 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     st = score_train_launch(a, L->d_cols, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
                             L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
                             L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t, L->d_score + (size_t)k * n,
-                            kGrid1D, s);
+                            !L->renew, kGrid1D, s);
     if (st != HB_OK) return st;
-    for (int v = 0; v < L->nvalid; v++) {
+    for (int v = 0; v < L->nvalid && !L->renew; v++) {
       const Valid &vs = L->valid[v];
       if (vs.n < 1) continue;
       st = score_valid_launch(a, L->d_leafout + (size_t)k * NL, vs.d_bins, L->stride, vs.n,
@@ -655,6 +659,37 @@ extern "C" int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double 
   return HB_OK;
 fail:
   return st;
+}
+
+extern "C" int hb_cuda_learner_leaf_rows(hb_cuda_learner_t *L, int *leaf_of_row, uint8_t *inbag) {
+  if (L->K != 1) return hb_error_set(HB_ERR_INPUT, "a round's leaves are handed out for one tree a round only");
+  HB_CUDA_TRY(cudaMemcpyAsync(leaf_of_row, L->d_leaf_of_row, sizeof(int) * (size_t)L->n, cudaMemcpyDeviceToHost, L->st),
+              "copying the rows' leaves back");
+  if (L->d_inbag)
+    HB_CUDA_TRY(cudaMemcpyAsync(inbag, L->d_inbag, (size_t)L->n, cudaMemcpyDeviceToHost, L->st),
+                "copying the rows' leaves back");
+  HB_CUDA_TRY(cudaStreamSynchronize(L->st), "copying the rows' leaves back");
+  if (!L->d_inbag) memset(inbag, 1, (size_t)L->n);
+  return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values) {
+  if (!L->renew || L->K != 1) return hb_error_set(HB_ERR_STATE, "leaf values are set only for l1 and quantile trees");
+  const int NL = L->h_ctl[0].num_leaves, n = L->n;
+  cudaStream_t s = L->st;
+  for (int l = 0; l < NL; l++) L->h_leafout[l].value = values[l];
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_leafout, L->h_leafout, sizeof(LeafOut) * (size_t)NL, cudaMemcpyHostToDevice, s),
+              "uploading leaf values");
+  TreeArgs a = tree_args(L, 0);
+  int st = score_add_launch(L->d_leaf_of_row, L->d_leafout, n, L->d_base, L->d_inv_t, L->d_score, kGrid1D, s);
+  for (int v = 0; v < L->nvalid && st == HB_OK; v++) {
+    const Valid &vs = L->valid[v];
+    if (vs.n > 0)
+      st = score_valid_launch(a, L->d_leafout, vs.d_bins, L->stride, vs.n, vs.d_base, L->d_inv_t, vs.d_score, kGrid1D, s);
+  }
+  if (st != HB_OK) return st;
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "updating scores");  // h_leafout is reused by the next round
+  return HB_OK;
 }
 
 extern "C" int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {

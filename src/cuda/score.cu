@@ -146,7 +146,7 @@ k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__
 int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
-                       const double *inv_t, double *score, int grid, cudaStream_t st) {
+                       const double *inv_t, double *score, int add, int grid, cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
@@ -157,6 +157,11 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
   k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, a.l2,
                                                            learning_rate, leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
+  return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, grid, st) : HB_OK;
+}
+
+int score_add_launch(const int *leaf_of_row, const LeafOut *leaf_out, int n, const double *base, const double *inv_t,
+                     double *score, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_add_train);
   k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, base, inv_t, score);
   HB_CUDA_TRY(cudaGetLastError(), "the score kernel");

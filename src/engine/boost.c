@@ -41,6 +41,7 @@ struct hb_booster {
   uint8_t *stale;                  /* 1 + nvalid: the host copy of the scores is behind */
   int8_t *mono;                    /* nfeat monotone constraints of a GPU learner's features, or NULL */
   double *lo, *hi;                 /* with mono: each leaf's output bounds while a GPU tree is rebuilt */
+  int *leaf_of;                    /* l1, quantile on the GPU: each row's leaf in the round's tree (in_bag: sampled) */
   int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
   int custom_set;                  /* a custom objective: gh holds this round's gradients */
   hb_rank_query_t **query;         /* 1 + cap_valid: each data set's queries (ranking), or NULL */
@@ -58,7 +59,7 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->in_bag);
   hb_free(b->goss_scratch);
   hb_free(b->base);
-  hb_free(b->mono); hb_free(b->lo); hb_free(b->hi);
+  hb_free(b->mono); hb_free(b->lo); hb_free(b->hi); hb_free(b->leaf_of);
   hb_free(b->active);
   hb_cuda_learner_free(b->gpu);
   hb_free(b->q);
@@ -151,10 +152,6 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if ((st = check_init_score(cfg, train)) != HB_OK) return st;
   if (cfg->objective == HB_OBJ_CUSTOM && cfg->rf)
     return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
-  if (cfg->device == HB_DEVICE_CUDA && HB_OBJ_RENEWS(cfg->objective))
-    return hb_error_set(HB_ERR_INPUT, "the %s objective trains on the CPU only (its leaves are refit to quantiles "
-                        "of their residuals, which the GPU learner does not do)",
-                        cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   int any_mono = 0;
   for (int c = 0; schema->monotone && c < schema->nfeat; c++) any_mono |= schema->monotone[c] != 0;
   if (any_mono && HB_OBJ_RENEWS(cfg->objective))
@@ -183,6 +180,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     b->stale = hb_calloc(1, 1);
     if (!b->usable || !b->stale) goto nomem;
     if (HOST_GRADIENTS(cfg) && !(b->gh = hb_malloc(2 * sizeof(double) * nk))) goto nomem;
+    /* l1 and quantile: each row's leaf (in bag) and sample flag of a round's tree */
+    if (HB_OBJ_RENEWS(cfg->objective) &&
+        (!(b->leaf_of = hb_malloc(sizeof(int) * (size_t)b->n)) || !(b->in_bag = hb_malloc((size_t)b->n))))
+      goto nomem;
   } else {
     b->gh = hb_malloc(2 * sizeof(double) * nk);
     if (!b->gh) goto nomem;
@@ -375,12 +376,25 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
 /* Rows walked through a tree together (out of the bag, validation). */
 #define OOB_BLOCK 256
 
+/* The rows of leaf l (their count in *count): the CPU grower's partition,
+ * or the rows of a GPU tree grouped by leaf. */
+typedef struct {
+  const hb_grow_ws_t *ws;             /* the CPU's, or NULL */
+  const int *idx, *begin, *count;     /* the GPU's: idx[begin[l] ..) */
+} leaf_rows_t;
+
+static const int *leaf_rows(const leaf_rows_t *lr, int l, int *count) {
+  if (lr->ws) return hb_grow_leaf_rows(lr->ws, l, count);
+  *count = lr->count[l];
+  return lr->idx + lr->begin[l];
+}
+
 /* Absolute error and quantile (HB_OBJ_RENEWS): each leaf of the tree just
  * grown gets the learning rate x the (weighted) quantile of its rows'
  * residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
  * only pick the splits). Leaves in parallel, each thread sorting into its
  * own buffer; a leaf's value depends only on its rows. */
-static int renew_leaves(const hb_booster_t *b, hb_tree_t *t, const double *score) {
+static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t *t, const double *score) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
   const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
@@ -388,7 +402,7 @@ static int renew_leaves(const hb_booster_t *b, hb_tree_t *t, const double *score
   int most = 0, nth = hb_threads_use(cfg->nthreads);
   for (int l = 0; l < L; l++) {
     int cnt;
-    hb_grow_leaf_rows(b->ws, l, &cnt);
+    leaf_rows(lr, l, &cnt);
     if (cnt > most) most = cnt;
   }
   if (nth > L) nth = L;
@@ -399,7 +413,7 @@ static int renew_leaves(const hb_booster_t *b, hb_tree_t *t, const double *score
   for (int l = 0; l < L; l++) {
     hb_objective_vw_t *p = buf + (size_t)hb_threads_id() * (size_t)most;
     int cnt;
-    const int *rows = hb_grow_leaf_rows(b->ws, l, &cnt);
+    const int *rows = leaf_rows(lr, l, &cnt);
     for (int i = 0; i < cnt; i++) {
       p[i].v = d->label[rows[i]] - score[rows[i]];
       p[i].w = d->weight ? d->weight[rows[i]] : 1.0;
@@ -490,6 +504,34 @@ static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tre
 }
 
 
+/* l1 and quantile on the GPU: the round's tree t (one a round) refit to the
+ * quantiles of its leaves' in-bag residuals at `score` (the scores the
+ * gradients were taken at) by renew_leaves, the rows grouped by the leaf the
+ * device routed them to; the device then adds the refit values. */
+static int gpu_renew_leaves(hb_booster_t *b, hb_tree_t *t, const double *score) {
+  const int n = b->n, L = t->num_leaves;
+  int st = hb_cuda_learner_leaf_rows(b->gpu, b->leaf_of, b->in_bag);
+  if (st != HB_OK) return st;
+  int *begin = hb_calloc((size_t)L + 1, sizeof(int)), *count = hb_calloc((size_t)L, sizeof(int));
+  int *idx = hb_malloc(sizeof(int) * (size_t)n);
+  if (!begin || !count || !idx) {
+    hb_free(begin); hb_free(count); hb_free(idx);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory refitting leaves to quantiles");
+  }
+  for (int i = 0; i < n; i++)
+    if (b->in_bag[i]) count[b->leaf_of[i]]++;
+  for (int l = 0; l < L; l++) begin[l + 1] = begin[l] + count[l];
+  memcpy(count, begin, sizeof(int) * (size_t)L);  /* fill positions, then counts again */
+  for (int i = 0; i < n; i++)
+    if (b->in_bag[i]) idx[count[b->leaf_of[i]]++] = i;  /* in row order within a leaf, as the CPU's partition */
+  for (int l = 0; l < L; l++) count[l] = begin[l + 1] - begin[l];
+  const leaf_rows_t lr = {NULL, idx, begin, count};
+  st = renew_leaves(b, &lr, t, score);
+  if (st == HB_OK) st = hb_cuda_learner_set_leaf_values(b->gpu, t->leaf_value);
+  hb_free(begin); hb_free(count); hb_free(idx);
+  return st;
+}
+
 /* One round on the GPU: the feature samples of the K trees, the round on
  * the device, the trees built from its records. */
 static int update_gpu(hb_booster_t *b, int *finished) {
@@ -497,6 +539,9 @@ static int update_gpu(hb_booster_t *b, int *finished) {
   if (HOST_GRADIENTS(&b->cfg) &&
       ((st = host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(b->gpu, b->gh)) != HB_OK))
     return st;
+  /* l1 and quantile refit from the residuals at this round's scores */
+  const int renew = HB_OBJ_RENEWS(b->cfg.objective);
+  if (renew && !b->cfg.rf && (st = gpu_sync_scores(b, 0)) != HB_OK) return st;
   for (int k = 0; k < K; k++) {
     if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) return st;
     memcpy(b->usable + (size_t)k * nf, b->active, (size_t)nf);
@@ -515,6 +560,7 @@ static int update_gpu(hb_booster_t *b, int *finished) {
   for (int k = 0; k < K && st == HB_OK; k++) {
     if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) { st = HB_ERR_NOMEM; break; }
     st = gpu_build_tree(b, &gt[k], tr[k]);
+    if (st == HB_OK && renew) st = gpu_renew_leaves(b, tr[k], b->cfg.rf ? b->base : b->score);
     if (st == HB_OK && tr[k]->num_leaves == 1) single++;
   }
   for (int k = 0; k < K && st == HB_OK; k++) {
@@ -587,7 +633,10 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       break;
     st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
     /* residuals from the score the gradients were taken at (a forest's: the starting score) */
-    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) st = renew_leaves(b, tr[k], cfg->rf ? b->base : b->score);
+    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) {
+      const leaf_rows_t lr = {b->ws, NULL, NULL, NULL};
+      st = renew_leaves(b, &lr, tr[k], cfg->rf ? b->base : b->score);
+    }
     if (st != HB_OK) break;
     hb_tree_t *t = tr[k];
     if (t->num_leaves == 1) single++;

@@ -309,17 +309,49 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
-test_that("l1 and quantile: device = \"cuda\" is refused by name, \"auto\" trains them on the CPU", {
+test_that("l1 and quantile on the GPU: the CPU's trees, leaves refit to the same residual quantiles", {
   skip_without_gpu()
   d <- tiefree(15)
+  set.seed(15)
+  w <- runif(4000, 0.5, 2)
+  tr <- 1:3000
+  va <- 3001:4000
+  variants <- list(list(), list(weights = w[tr]), list(bagging_fraction = 0.7, bagging_freq = 2L),
+                   list(goss = TRUE, learning_rate = 0.25), list(quantized = TRUE),
+                   list(boosting = "rf", feature_fraction = 0.6))
   for (obj in c("l1", "quantile")) {
-    expect_error(hb_quiet(d$x, d$y, objective = obj, nrounds = 2L, device = "cuda"),
-                 class = "histboost_error_input", regexp = paste0("`objective` = \"", obj, "\" trains on the CPU only"))
-    auto <- hb_quiet(d$x, d$y, objective = obj, nrounds = 3L, device = "auto", seed = 1)
-    expect_identical(auto$params$device, "cpu")
-    cpu <- hb_quiet(d$x, d$y, objective = obj, nrounds = 3L, device = "cpu", seed = 1)
-    expect_identical(predict(auto, d$x), predict(cpu, d$x))
+    for (v in variants) {
+      label <- paste(obj, paste(names(v), if (length(v)) sapply(v, function(z) if (length(z) > 1) "w" else z),
+                                collapse = ", "))
+      args <- c(list(d$x[tr, ], d$y[tr], objective = obj, quantile_alpha = 0.8, nrounds = 10L, num_leaves = 15L,
+                     min_data_in_leaf = 20L, seed = 4, valid = list(v = list(x = d$x[va, ], y = d$y[va]))), v)
+      if (is.null(v$learning_rate)) args$learning_rate <- 0.2
+      cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+      gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+      expect_identical(gpu$params$device, "cuda")
+      # leaves are quantiles of residuals: the same numbers (to rounding), not refit sums;
+      # internal nodes keep the search's -G/H, from fixed-point sums whose scale GOSS's
+      # scaled-up sampled gradients coarsen (about 1e-5 of the CPU's doubles)
+      expect_same_trees(cpu, gpu, tol = 1e-12, label = label, tol_internal = 1e-5)
+      expect_lt(max(abs(predict(cpu, d$x) - predict(gpu, d$x))), 1e-9, label = label)
+      expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-9, label = paste(label, "log"))
+    }
   }
+  # the GPU model's leaves, round by round: the weighted 0.8 quantile of each
+  # leaf's residuals at the scores before the round (plain R, as test-objectives.R)
+  fit <- hb_quiet(d$x, d$y, objective = "quantile", quantile_alpha = 0.8, weights = w, nrounds = 2L,
+                  num_leaves = 7L, learning_rate = 0.5, device = "cuda")
+  leaves <- predict(fit, d$x, type = "leaf")
+  tab <- hb_trees(fit)
+  s <- rep(ref_wquantile(d$y, w, 0.8), 4000)
+  for (t in 1:2) {
+    lt <- tab[tab$tree == t & tab$is_leaf, ]
+    want <- vapply(split(seq_along(s), leaves[, t]), function(r) 0.5 * ref_wquantile(d$y[r] - s[r], w[r], 0.8), 0)
+    expect_equal(lt$value[match(paste0("L", names(want)), lt$id)], unname(want), tolerance = 1e-12,
+                 label = paste("GPU quantile tree", t))
+    s <- s + lt$value[match(paste0("L", leaves[, t]), lt$id)]
+  }
+  expect_equal(predict(fit, d$x), s, tolerance = 1e-12)
 })
 
 test_that("GOSS samples the CPU's rows on the GPU: the same trees and logs (ties at the threshold too)", {

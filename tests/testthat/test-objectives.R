@@ -158,18 +158,6 @@ test_that("objectives check their labels, parameters and metrics, and survive a 
   expect_true(all(cv$pred > 0))
 })
 
-# The weighted a-quantile the leaves are refit to, in plain R: the smallest
-# value whose cumulative weight reaches a x the total, averaged with the
-# next on an exact step (unit weights: quantile(type = 2)).
-ref_wquantile <- function(v, w, a) {
-  o <- order(v)
-  v <- v[o]
-  w <- w[o]
-  cw <- cumsum(w)
-  t <- a * sum(w)
-  i <- which(cw >= t)[1L]
-  if (cw[i] == t && i < length(v)) (v[i] + v[i + 1L]) / 2 else v[i]
-}
 
 test_that("l1 and quantile leaves are the quantiles of their rows' residuals", {
   d <- obj_data(55)
