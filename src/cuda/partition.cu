@@ -125,22 +125,14 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     R.g = lf.g - v.lg;
     R.h = lf.h - v.lh;
     L.slot = R.slot = -1;
-    if (a.mono) {  // the children's output bounds: grow.c's bound_children
-      const double ol = hb_rule_clamp(hb_rule_leaf_output((double)L.g * v.scale_g, (double)L.h * v.scale_h, a.l1, a.l2),
-                                      lf.lo, lf.hi);
-      const double orr = hb_rule_clamp(hb_rule_leaf_output((double)R.g * v.scale_g, (double)R.h * v.scale_h, a.l1, a.l2),
-                                       lf.lo, lf.hi);
-      const int m = v.is_cat ? 0 : a.mono[v.feature];
-      if (m) {
-        const double mid = (ol + orr) / 2.0;
-        if (m > 0) {
-          if (mid < L.hi) L.hi = mid;
-          if (mid > R.lo) R.lo = mid;
-        } else {
-          if (mid > L.lo) L.lo = mid;
-          if (mid < R.hi) R.hi = mid;
-        }
-      }
+    if (a.mono) {  // the children's output bounds (split_rules.h, as the CPU's)
+      double b[4], o[2];
+      hb_rule_bound_children(lf.lo, lf.hi, (double)L.g * v.scale_g, (double)L.h * v.scale_h, (double)R.g * v.scale_g,
+                             (double)R.h * v.scale_h, a.l1, a.l2, v.is_cat ? 0 : a.mono[v.feature], b, o);
+      L.lo = b[0];
+      L.hi = b[1];
+      R.lo = b[2];
+      R.hi = b[3];
     }
     const int node = r - 1;
     a.nodes[node].ln = cl;

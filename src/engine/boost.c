@@ -426,28 +426,15 @@ static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t 
 
 /* Under monotone constraints, the unshrunk outputs o[0], o[1] of the GPU's
  * split r of leaf l and the children's bounds (the right child is leaf
- * nr): grow.c's bound_children on the split's sums, which are the doubles
- * the device computed its bounds from, so the bounds are the device's. */
+ * nr): hb_rule_bound_children on the split's sums, the doubles the device
+ * computed its bounds from, so the bounds are the device's. */
 static void gpu_bound_children(const hb_booster_t *b, const hb_cuda_split_t *r, int l, int nr, double o[2]) {
   const hb_config_t *cfg = &b->cfg;
-  double lo = b->lo[l], hi = b->hi[l];
-  o[0] = hb_rule_clamp(hb_split_leaf_output(cfg, r->left_g, r->left_h), lo, hi);
-  o[1] = hb_rule_clamp(hb_split_leaf_output(cfg, r->right_g, r->right_h), lo, hi);
-  b->lo[nr] = lo;
-  b->hi[nr] = hi;
-  const int m = r->is_cat ? 0 : b->mono[r->feature];
-  if (m) {
-    const double mid = (o[0] + o[1]) / 2.0;
-    if (m > 0) {
-      if (mid < b->hi[l]) b->hi[l] = mid;
-      if (mid > b->lo[nr]) b->lo[nr] = mid;
-    } else {
-      if (mid > b->lo[l]) b->lo[l] = mid;
-      if (mid < b->hi[nr]) b->hi[nr] = mid;
-    }
-  }
-  o[0] = hb_rule_clamp(o[0], b->lo[l], b->hi[l]);
-  o[1] = hb_rule_clamp(o[1], b->lo[nr], b->hi[nr]);
+  double bd[4];
+  hb_rule_bound_children(b->lo[l], b->hi[l], r->left_g, r->left_h, r->right_g, r->right_h, cfg->lambda_l1,
+                         cfg->lambda_l2, r->is_cat ? 0 : b->mono[r->feature], bd, o);
+  b->lo[l] = bd[0]; b->hi[l] = bd[1];
+  b->lo[nr] = bd[2]; b->hi[nr] = bd[3];
 }
 
 /* Turn the GPU's split records into tree t: the splits replayed in order

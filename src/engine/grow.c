@@ -716,34 +716,15 @@ static void drop_unreachable(hb_grow_ws_t *ws, int num_leaves, int remaining) {
 }
 
 /* Under monotone constraints, the unshrunk outputs o[0], o[1] of split sp
- * of leaf l, clamped to l's bounds, and the children's bounds (the right
- * child is leaf r): both inherit l's, and a numeric split on a constrained
- * feature puts the midpoint of the two outputs between them (LightGBM's
- * basic method). The outputs are then clamped to their own child's bounds,
- * which changes them only where rounding made the split search's order of
- * the two outputs (from other sums of the same rows) disagree with theirs:
- * every leaf keeps within its bounds, which is what makes the trees
- * monotone. */
+ * of leaf l and the children's bounds (the right child is leaf r):
+ * hb_rule_bound_children. */
 static void bound_children(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_split_t *sp, int l, int r,
                            double o[2]) {
-  double lo = ws->lo[l], hi = ws->hi[l];
-  o[0] = hb_rule_clamp(hb_split_leaf_output(cfg, sp->left_g, sp->left_h), lo, hi);
-  o[1] = hb_rule_clamp(hb_split_leaf_output(cfg, sp->right_g, sp->right_h), lo, hi);
-  ws->lo[r] = lo;
-  ws->hi[r] = hi;
-  int m = sp->is_cat ? 0 : ws->mono[sp->feature];
-  if (m) {
-    double mid = (o[0] + o[1]) / 2.0;
-    if (m > 0) {
-      if (mid < ws->hi[l]) ws->hi[l] = mid;
-      if (mid > ws->lo[r]) ws->lo[r] = mid;
-    } else {
-      if (mid > ws->lo[l]) ws->lo[l] = mid;
-      if (mid < ws->hi[r]) ws->hi[r] = mid;
-    }
-  }
-  o[0] = hb_rule_clamp(o[0], ws->lo[l], ws->hi[l]);
-  o[1] = hb_rule_clamp(o[1], ws->lo[r], ws->hi[r]);
+  double b[4];
+  hb_rule_bound_children(ws->lo[l], ws->hi[l], sp->left_g, sp->left_h, sp->right_g, sp->right_h, cfg->lambda_l1,
+                         cfg->lambda_l2, sp->is_cat ? 0 : ws->mono[sp->feature], b, o);
+  ws->lo[l] = b[0]; ws->hi[l] = b[1];
+  ws->lo[r] = b[2]; ws->hi[r] = b[3];
 }
 
 /* Record split sp of leaf l in the tree (l stays left, the right child is

@@ -121,6 +121,36 @@ HB_RULE double hb_rule_split_gain_bounded(double gl, double hl, int nl, double g
   return gain > min_gain ? gain : -1.0;
 }
 
+/* Monotone constraints at a split (LightGBM's basic method), for a leaf
+ * whose outputs are bounded by [lo, hi], on a feature with constraint mono
+ * (0 for a categorical split): the children's bounds b = {left lo, left
+ * hi, right lo, right hi}, the parent's with the midpoint of the two
+ * outputs put between them on a constrained split; and the children's
+ * unshrunk outputs o, each its own clamped to the parent's bounds and then
+ * to its own. They change only where rounding made the search's order of
+ * the two outputs (from other sums of the same rows) disagree with theirs:
+ * every leaf keeps within its bounds, which makes the trees monotone. The
+ * CPU grower's, the GPU partition's and the host's replay of GPU trees. */
+HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, double gr, double hr, double l1,
+                                    double l2, int mono, double b[4], double o[2]) {
+  o[0] = hb_rule_clamp(hb_rule_leaf_output(gl, hl, l1, l2), lo, hi);
+  o[1] = hb_rule_clamp(hb_rule_leaf_output(gr, hr, l1, l2), lo, hi);
+  b[0] = b[2] = lo;
+  b[1] = b[3] = hi;
+  if (mono) {
+    const double mid = (o[0] + o[1]) / 2.0;
+    if (mono > 0) {
+      if (mid < b[1]) b[1] = mid;
+      if (mid > b[2]) b[2] = mid;
+    } else {
+      if (mid > b[0]) b[0] = mid;
+      if (mid < b[3]) b[3] = mid;
+    }
+  }
+  o[0] = hb_rule_clamp(o[0], b[0], b[1]);
+  o[1] = hb_rule_clamp(o[1], b[2], b[3]);
+}
+
 /* Sort key of a category when ordering a categorical feature's bins:
  * G / (H + cat_smooth) (LightGBM's many-vs-many rule). */
 HB_RULE double hb_rule_cat_key(double g, double h, double cat_smooth) {
