@@ -210,6 +210,22 @@ static void test_pass_is_rule(void) {
   free(q);
 }
 
+/* Gradients so small that max / levels underflows to 0: the scale is 1
+ * (every value rounds as 0 would), never a division by zero. */
+static void test_denormal_scale(void) {
+  double gh[8] = {4.9e-324, 0.25, 0.0, 0.25, -4.9e-324, 0.25, 9.9e-324, 0.25};
+  int32_t q[4];
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.grad_bits = 8;
+  hb_qtree_t qt;
+  CHECK(hb_quant_scale(9.9e-324, 127) == 1.0, "an underflowing scale is 1");
+  CHECK(hb_quantize_tree(&cfg, 0, 4, gh, q, &qt, 1) == HB_OK && qt.sg == 1.0, "denormal gradients quantize");
+  int ok = 1;
+  for (int i = 0; i < 4; i++) ok &= q[i] >= 0 * 65536 && q[i] <= 1 * 65536 + 1;
+  CHECK(ok, "denormal gradients round to 0 or 1: %d %d %d %d", q[0], q[1], q[2], q[3]);
+}
+
 int main(void) {
   test_levels();
   test_unbiased();
@@ -218,6 +234,7 @@ int main(void) {
   test_draws();
   test_packing();
   test_pass_is_rule();
+  test_denormal_scale();
   printf("test_quantize: %d checks, %d failed\n", checks, failures);
   return failures != 0;
 }

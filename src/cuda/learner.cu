@@ -352,6 +352,10 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
   }
   L->valid[L->nvalid++] = v;
   *data = L->nvalid;
+  if (L->graph) {  // the captured round updates the sets it knew: capture again with this one
+    cudaGraphExecDestroy(L->graph);
+    L->graph = NULL;
+  }
   return HB_OK;
 fail:
   cudaFree(v.d_bins);

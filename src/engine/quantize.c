@@ -75,7 +75,7 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
   const double sg = hb_quant_scale(mg, lg), sh = lhl ? hb_quant_scale(mh, lhl) : (mh > 0 ? mh : 1.0);
   const int stoch = cfg->stochastic_rounding;
   const uint64_t head = hb_quant_head(cfg->seed, tree);
-  const int nchunk = (n + 16383) / 16384;
+  const int nchunk = (int)(((int64_t)n + 16383) / 16384);
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int c = 0; c < nchunk; c++)
     round_rows(gh, q, c * 16384, c + 1 < nchunk ? (c + 1) * 16384 : n, sg, sh, lg, lhl, stoch, head);

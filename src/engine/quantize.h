@@ -33,7 +33,10 @@ HB_QFN int hb_quant_hess_levels(int bits) { return (1 << bits) - 1; }
 
 /* The scale of values whose largest magnitude is `maxabs`, on `levels`
  * levels (a positive number even when every value is 0). */
-HB_QFN double hb_quant_scale(double maxabs, int levels) { return maxabs > 0 ? maxabs / levels : 1.0; }
+HB_QFN double hb_quant_scale(double maxabs, int levels) {
+  const double s = maxabs / levels;  /* 0 when maxabs is a denormal that underflows: then as if all were 0 */
+  return s > 0 ? s : 1.0;
+}
 
 /* v / scale rounded, stochastically with u in [0, 1) or to nearest, and
  * kept within [lo, hi] (v / scale can land a rounding error past the largest
