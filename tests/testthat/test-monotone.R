@@ -267,10 +267,10 @@ test_that("bad constraints are refused by name", {
   err(MONO, "do not combine with `objective` = \"quantile\"", objective = "quantile")
   expect_error(hb_quiet(d$x, d$y, nrounds = 2L, monotone_constraints = MONO, monotone = 1),
                class = "histboost_error_input", regexp = "not an argument")
-  # "auto" trains them on the CPU (where there is no GPU it would anyway;
-  # test-cuda.R checks the refusal of "cuda" and the fallback with a GPU)
+  # "auto" trains them where it trains anything: the GPU when there is one
+  # (test-cuda.R compares its trees with the CPU's), else the CPU
   auto <- hb_quiet(d$x, d$y, nrounds = 3L, seed = 1, device = "auto", monotone_constraints = MONO)
-  expect_identical(auto$params$device, "cpu")
+  expect_identical(auto$params$device, if (hb_device_info()$available) "cuda" else "cpu")
 })
 
 # ---- lightgbm ----------------------------------------------------------------
