@@ -210,6 +210,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     c->small_slot = 0;
     c->parent_slot = -1;
     c->ticket = c->ticket2 = 0;
+    c->part_left = c->part_right = 0;
     Leaf root;
     root.begin = 0;
     root.count = nroot;

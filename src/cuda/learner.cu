@@ -46,7 +46,6 @@ struct hb_cuda_learner {
   int *d_idx[2];
   int2 *d_gh[2];
   uint8_t *d_flags;
-  int *d_blockcnt;
   Bin *d_hist;
   Leaf *d_leaves;
   Split *d_splits, *d_fbest;
@@ -118,7 +117,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   hist_plan_free(L->plan);
   void *dev[] = {L->d_bins, L->d_cols, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
                  L->d_iscat, L->d_usable, L->d_idx[0], L->d_idx[1], L->d_gh[0], L->d_gh[1], L->d_flags,
-                 L->d_blockcnt, L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
+                 L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
@@ -255,7 +254,6 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     DALLOC(L->d_gh[s], n);
   }
   DALLOC(L->d_flags, n);
-  DALLOC(L->d_blockcnt, L->part_grid);
   DALLOC(L->d_hist, (size_t)NL * d->total_bins);
   DALLOC(L->d_leaves, NL);
   DALLOC(L->d_splits, NL);
@@ -413,7 +411,6 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.splits = L->d_splits;
   a.fbest = L->d_fbest;
   a.free_slots = L->d_free;
-  a.blockcnt = L->d_blockcnt;
   a.flags = L->d_flags;
   a.ctl = L->d_ctl + k;
   const size_t nn = L->L > 1 ? (size_t)L->L - 1 : 1;

@@ -4,7 +4,7 @@
 // each file exports. Internal to src/cuda; the outside sees only cuda.h.
 //
 // How a tree grows without the host: every split is the same fixed sequence
-// of launches (count and scatter the partition of the leaf being split;
+// of launches (partition the rows of the leaf being split;
 // build the smaller child's histogram; subtract for the larger one, search
 // both children's splits and pick the leaf to split next). Each kernel reads what to do from the
 // control block `Ctl` in device memory, which the previous kernel wrote, and
@@ -145,7 +145,7 @@ struct Ctl {
   int nfree;
   Leaf cur_lf;            // the leaf being split (a copy of leaves[cur_leaf])
   Leaf child_lf[2];       // copies of leaves[small] and leaves[large] once laid out
-  int part_fast;          // this split's partition was done by one block
+  int part_left, part_right;  // rows the partition's blocks have placed on each side (reset by its last block)
   int next_slot;          // histogram slot taken when the leaf was picked, cleared by the partition
   unsigned int ticket;    // last-block-done counters (reset by the last block)
   unsigned int ticket2;
@@ -190,7 +190,6 @@ struct TreeArgs {
   Split *splits;           // per leaf
   Split *fbest;            // 2 x nfeat: per child, per feature
   int *free_slots;
-  int *blockcnt;           // partition: per block
   uint8_t *flags;          // partition: per position, 1 = goes left
   Ctl *ctl;
   NodeOut *nodes;          // max_leaves - 1

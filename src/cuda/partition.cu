@@ -5,19 +5,21 @@
 // (its "side"); each position holds a row index and the row's fixed-point
 // (g, h), so a histogram reads a leaf's gradients contiguously. Splitting the
 // leaf scatters its segment into the other buffer at the same place, left
-// rows first, each side in the order it had (a stable partition: two passes,
-// count then scatter, over contiguous chunks of the segment). The other
-// leaves' segments stay where they are, in whichever buffer holds them, so
-// nothing is copied back.
+// rows first, in one kernel: each block counts its chunk, reserves room for
+// it on each side with an atomic add, and scatters it (so a side's rows keep
+// their order within a chunk, not across chunks: every sum over a leaf's
+// rows is an integer sum, the same in any order). The other leaves'
+// segments stay where they are, in whichever buffer holds them, so nothing
+// is copied back.
 //
 // The count pass reads the split feature's bin of each row from a
 // feature-major copy of the bins (one byte per row and feature, made once
-// when the rows are uploaded): the rows of a leaf are in ascending order, so
-// those of a large leaf share 32-byte memory sectors, where the row-major
+// when the rows are uploaded): a leaf's rows come in long ascending runs (a
+// chunk keeps its order), so those of a large leaf share 32-byte memory sectors, where the row-major
 // bins cost a sector per row for the one byte wanted. On an H100 at 10.5
 // million rows this took the partition from 28 to 18 us per split.
 //
-// The last block of the scatter pass then lays out the children: exact
+// The last block to finish then lays out the children: exact
 // counts and sums, which child's histogram is built (the smaller) and which
 // is derived by subtraction, histogram slots, and whether each child may be
 // split further.
@@ -78,7 +80,7 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 // What the partition kernels read of the control block, all at their start
 // (one round trip): the leaf being split is copied into it (learner.cuh).
 struct PartView {
-  int done, part_fast, l, r, feature, is_cat, next_slot, num_leaves, nfree;
+  int done, l, r, feature, is_cat, next_slot, num_leaves, nfree;
   long long lg, lh;  // the split's left sums
   double scale_g, scale_h;
   Leaf lf;
@@ -87,7 +89,6 @@ struct PartView {
 __device__ __forceinline__ PartView part_view(const Ctl *c) {
   PartView v;
   v.done = c->done;
-  v.part_fast = c->part_fast;
   v.l = c->cur_leaf;
   v.r = c->new_leaf;
   v.feature = c->cur.feature;
@@ -200,9 +201,17 @@ __global__ void k_rows(const uint8_t *__restrict__ cols, int nfeat, int nrow, ui
   }
 }
 
-// Pass 1: each block counts the left-going rows of its chunk and keeps the
-// per-row decisions for pass 2.
-__global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
+// One pass: each block counts the left-going rows of its chunk (keeping
+// the per-row decisions in `flags`), reserves room for its left rows at the
+// front of the segment and for its right rows at the back with one atomic
+// add each, and scatters its chunk there; the last block to finish lays out
+// the children. Within a block's chunk each side keeps its order; the
+// chunks' places depend on which block reserved first, so the order of a
+// leaf's rows is not the row order. Nothing depends on it: every sum over
+// rows is an integer sum (exact in any order), and the rows handed to the
+// host (l1, quantile) come from the routing, in row order. A small leaf is
+// done by block 0 alone.
+__global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
   __shared__ uint32_t sbits[kBinWords];
@@ -211,18 +220,20 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
   if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
   if (v.done) return;
   const Leaf &lf = v.lf;
-  // The split feature's column: the rows of a large leaf (ascending: the
-  // partition is stable) share its 32-byte sectors, where row-major bins
-  // cost a sector per row for one byte.
+  // The split feature's column: the rows of a chunk (ascending within it)
+  // share its 32-byte sectors, where row-major bins cost a sector per row
+  // for one byte.
   const uint8_t *col = a.cols + (size_t)v.feature * a.nrow;
   clear_slot_share(a, v.next_slot);
   __syncthreads();
+  const int n = lf.count;
   const int *idx = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
-  if (lf.count <= kFastRows) {
-    // A small leaf: block 0 does the whole partition and the layout; the
-    // scatter kernel has nothing left to do.
+  const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
+  int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
+  int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
+  if (n <= kFastRows) {
+    // A small leaf: block 0 does the whole partition and the layout.
     if (blockIdx.x != 0) return;
-    const int n = lf.count;
     int fl[kFastPer], mine = 0;
 #pragma unroll
     for (int k = 0; k < kFastPer; k++) {
@@ -234,9 +245,6 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
       mine += fl[k];
     }
     const int total_left = block_count(mine, tmp);
-    const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
-    int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
-    int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
     int before = 0;
 #pragma unroll
     for (int k = 0; k < kFastPer; k++) {
@@ -252,13 +260,11 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
       }
       before += tile_left;
     }
-    if (threadIdx.x == 0) c->part_fast = 1;
     layout_children(a, c, v, total_left);
     return;
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) c->part_fast = 0;
   int begin, end;
-  chunk_of(lf.count, blockIdx.x, gridDim.x, begin, end);
+  chunk_of(n, blockIdx.x, gridDim.x, begin, end);
   uint8_t *flags = a.flags + lf.begin;
   int mine = 0;
   for (int i0 = begin + threadIdx.x; i0 < end; i0 += kCountBatch * kPartThreads) {
@@ -278,44 +284,16 @@ __global__ void __launch_bounds__(kPartThreads) k_part_count(TreeArgs a) {
       mine += fl;
     }
   }
-  const int total = block_count(mine, tmp);
-  if (threadIdx.x == 0) a.blockcnt[blockIdx.x] = total;
-}
-
-// Pass 2: scatter each chunk into the other buffer (left rows from begin,
-// right rows after all left rows), then the last block lays out the children.
-__global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
-  HB_WAIT_PREVIOUS();
-  Ctl *c = a.ctl;
-  const PartView v = part_view(c);
-  if (v.done || v.part_fast) return;
-  __shared__ int tmp[32];
-  __shared__ int s_total_left, s_before;
-  const Leaf &lf = v.lf;
-  const int n = lf.count;
-  // Left rows of the whole segment and of the chunks before this one.
-  int tl = 0, bf = 0;
-  for (int k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
-    const int v = a.blockcnt[k];
-    tl += v;
-    if (k < blockIdx.x) bf += v;
-  }
-  tl = block_count(tl, tmp);
-  bf = block_count(bf, tmp);
-  if (threadIdx.x == 0) {
-    s_total_left = tl;
-    s_before = bf;
+  const int chunk_left = block_count(mine, tmp);  // (its barriers make the flags visible to the block)
+  // Room for the chunk: its left rows from the front, its right rows from the back.
+  __shared__ int s_left0, s_right0;
+  if (threadIdx.x == 0 && begin < end) {
+    s_left0 = atomicAdd(&c->part_left, chunk_left);
+    s_right0 = n - atomicAdd(&c->part_right, (end - begin) - chunk_left) - ((end - begin) - chunk_left);
   }
   __syncthreads();
-  const int total_left = s_total_left;
-  int before = s_before;  // left rows before the current tile
-  int begin, end;
-  chunk_of(n, blockIdx.x, gridDim.x, begin, end);
-  const int *idx_in = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
-  const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
-  int *idx_out = (lf.side ? a.idx[0] : a.idx[1]) + lf.begin;
-  int2 *gh_out = (lf.side ? a.gh[0] : a.gh[1]) + lf.begin;
-  const uint8_t *flags = a.flags + lf.begin;
+  const int left0 = s_left0, right0 = s_right0;
+  int before = 0;  // left rows of the chunk before the current tile
   // kScatterBatch tiles of a row per thread at once: their reads first, then
   // one barrier for the ranks of all of them.
   __shared__ int wcnt[kScatterBatch][kPartThreads / 32];  // left rows per tile and warp
@@ -323,13 +301,13 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   const unsigned lanes_before = (1u << lane) - 1u;
   for (int s = begin; s < end; s += kScatterBatch * kPartThreads) {
     int fl[kScatterBatch], id[kScatterBatch], in_warp[kScatterBatch];
-    int2 v[kScatterBatch];
+    int2 gv[kScatterBatch];
 #pragma unroll
     for (int u = 0; u < kScatterBatch; u++) {
       const int i = s + u * kPartThreads + threadIdx.x;
       fl[u] = i < end ? flags[i] : 0;
-      id[u] = i < end ? idx_in[i] : 0;
-      v[u] = i < end ? gh_in[i] : make_int2(0, 0);
+      id[u] = i < end ? idx[i] : 0;
+      gv[u] = i < end ? gh_in[i] : make_int2(0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kScatterBatch; u++) {
@@ -349,9 +327,9 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
       const int i = s + u * kPartThreads + threadIdx.x;
       if (i < end) {
         const int lefts_before = before + wb + in_warp[u];
-        const int dst = fl[u] ? lefts_before : total_left + (i - lefts_before);
+        const int dst = fl[u] ? left0 + lefts_before : right0 + (i - begin - lefts_before);
         idx_out[dst] = id[u];
-        gh_out[dst] = v[u];
+        gh_out[dst] = gv[u];
       }
       before += tile_left;
     }
@@ -364,6 +342,8 @@ __global__ void __launch_bounds__(kPartThreads) k_part_scatter(TreeArgs a) {
   __syncthreads();
   if (!last) return;
   __threadfence();
+  const int total_left = *(volatile int *)&c->part_left;
+  if (threadIdx.x == 0) c->part_left = c->part_right = 0;
   layout_children(a, c, v, total_left);
 }
 
@@ -386,11 +366,8 @@ int partition_grid() {
 }
 
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st) {
-  HB_SAME_CARVEOUT(k_part_count);
-  HB_SAME_CARVEOUT(k_part_scatter);
-  int r = launch_pdl(k_part_count, dim3(grid), dim3(kPartThreads), 0, st, "the partition count kernel", a);
-  if (r == HB_OK) r = launch_pdl(k_part_scatter, dim3(grid), dim3(kPartThreads), 0, st, "the partition scatter kernel", a);
-  return r;
+  HB_SAME_CARVEOUT(k_partition);
+  return launch_pdl(k_partition, dim3(grid), dim3(kPartThreads), 0, st, "the partition kernel", a);
 }
 
 }  // namespace hbc
