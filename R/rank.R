@@ -55,13 +55,15 @@
 .hb_eval_at <- function(k) {
   ok <- is.numeric(k) && !is.object(k) && length(k) >= 1L && all(is.finite(k)) && all(k >= 1) &&
     all(k == round(k)) && all(k < .Machine$integer.max) && !anyDuplicated(k)
-  if (!ok) .hb_abort("`eval_at` must be distinct whole numbers >= 1 (the cut-offs k of ndcg@k), e.g. c(1, 3, 5).")
+  if (!ok) {
+    .hb_abort("`eval_at` must be distinct whole numbers >= 1 (the cut-offs k of ndcg@k and map@k), e.g. c(1, 3, 5).")
+  }
   as.integer(k)
 }
 
-# "ndcg" -> "ndcg@k" for each k of eval_at; other names as they are.
-.hb_expand_ndcg <- function(metric, eval_at) {
-  unlist(lapply(metric, function(m) if (m == "ndcg") paste0("ndcg@", eval_at) else m), use.names = FALSE)
+# "ndcg" -> "ndcg@k" and "map" -> "map@k" for each k of eval_at; other names as they are.
+.hb_expand_at <- function(metric, eval_at) {
+  unlist(lapply(metric, function(m) if (m %in% .HB_AT_METRICS) paste0(m, "@", eval_at) else m), use.names = FALSE)
 }
 
 # LambdaRank's gradients and hessians (an n x 2 matrix, columns g and h) of
@@ -77,3 +79,4 @@
   colnames(out) <- c("g", "h")
   out
 }
+
