@@ -1,6 +1,6 @@
 # rank.R: learning to rank (objective = "lambdarank"): checks of the query
 # ids, relevance grades, gains and cut-offs, and a test hook for the engine's
-# gradients (src/engine/rank.c). histboost() and hb_cv() call these.
+# gradients and metrics (src/engine/rank.c). histboost() and hb_cv() call these.
 
 # Query ids of the rows (ranking): NULL, or list(codes = 0-based integer
 # codes in the order of the sorted ids, nq = number of queries, ids = the
@@ -80,3 +80,13 @@
   out
 }
 
+# NDCG@k or MAP@k ("ndcg" or "map") of rows with grades `label`, query ids
+# `group`, scores `score` and optional `weights`, as the booster logs it, for tests.
+.hb_rank_metric <- function(label, group, score, metric = c("ndcg", "map"), k = 1L, weights = NULL,
+                            label_gain = NULL, nthreads = 2L) {
+  metric <- match.arg(metric)
+  grp <- .hb_group(group, length(label))
+  params <- list(objective = .HB_OBJECTIVES[["lambdarank"]], label_gain = .hb_label_gain(label_gain))
+  .Call(C_hb_rank_metric, as.double(label), grp$codes, grp$nq, as.double(score),
+        if (!is.null(weights)) as.double(weights), .HB_METRICS[[metric]], as.integer(k), params, as.integer(nthreads))
+}
