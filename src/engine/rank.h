@@ -32,11 +32,13 @@
  * ordered by score, AP@k = sum over positions i = 1..k of
  * rel_i x (relevant documents in positions 1..i) / i, divided by min(k, R);
  * a query with no relevant document counts as 1, as in LightGBM. Ties again
- * take the expectation over the tied orders (LightGBM's std::sort leaves
- * them to chance): in a tied block of b documents, r of them relevant, after
- * H relevant documents, the j-th position (j = 0..b-1) is relevant with
+ * take the expectation over the tied orders (LightGBM leaves their order to
+ * its sort): in a tied block of b documents, r of them relevant, after H
+ * relevant documents, the j-th position (j = 0..b-1) is relevant with
  * probability r / b, and then holds an expected H + 1 + j (r - 1) / (b - 1)
- * relevant documents up to it. */
+ * relevant documents up to it; AP@k is linear in these, so its expectation
+ * is exact. The query's weight is its rows' mean weight, as for NDCG
+ * (LightGBM's query weights). */
 #ifndef HB_RANK_H
 #define HB_RANK_H
 #include "config.h"
