@@ -1,6 +1,6 @@
 # rank.R: learning to rank (objective = "lambdarank"): checks of the query
 # ids, relevance grades, gains and cut-offs, and a test hook for the engine's
-# gradients (src/engine/rank.c). histboost() and hb_cv() call these.
+# gradients and metrics (src/engine/rank.c). histboost() and hb_cv() call these.
 
 # Query ids of the rows (ranking): NULL, or list(codes = 0-based integer
 # codes in the order of the sorted ids, nq = number of queries, ids = the
@@ -55,13 +55,15 @@
 .hb_eval_at <- function(k) {
   ok <- is.numeric(k) && !is.object(k) && length(k) >= 1L && all(is.finite(k)) && all(k >= 1) &&
     all(k == round(k)) && all(k < .Machine$integer.max) && !anyDuplicated(k)
-  if (!ok) .hb_abort("`eval_at` must be distinct whole numbers >= 1 (the cut-offs k of ndcg@k), e.g. c(1, 3, 5).")
+  if (!ok) {
+    .hb_abort("`eval_at` must be distinct whole numbers >= 1 (the cut-offs k of ndcg@k and map@k), e.g. c(1, 3, 5).")
+  }
   as.integer(k)
 }
 
-# "ndcg" -> "ndcg@k" for each k of eval_at; other names as they are.
-.hb_expand_ndcg <- function(metric, eval_at) {
-  unlist(lapply(metric, function(m) if (m == "ndcg") paste0("ndcg@", eval_at) else m), use.names = FALSE)
+# "ndcg" -> "ndcg@k" and "map" -> "map@k" for each k of eval_at; other names as they are.
+.hb_expand_at <- function(metric, eval_at) {
+  unlist(lapply(metric, function(m) if (m %in% .HB_AT_METRICS) paste0(m, "@", eval_at) else m), use.names = FALSE)
 }
 
 # LambdaRank's gradients and hessians (an n x 2 matrix, columns g and h) of
@@ -76,4 +78,15 @@
                as.integer(nthreads))
   colnames(out) <- c("g", "h")
   out
+}
+
+# NDCG@k or MAP@k ("ndcg" or "map") of rows with grades `label`, query ids
+# `group`, scores `score` and optional `weights`, as the booster logs it, for tests.
+.hb_rank_metric <- function(label, group, score, metric = c("ndcg", "map"), k = 1L, weights = NULL,
+                            label_gain = NULL, nthreads = 2L) {
+  metric <- match.arg(metric)
+  grp <- .hb_group(group, length(label))
+  params <- list(objective = .HB_OBJECTIVES[["lambdarank"]], label_gain = .hb_label_gain(label_gain))
+  .Call(C_hb_rank_metric, as.double(label), grp$codes, grp$nq, as.double(score),
+        if (!is.null(weights)) as.double(weights), .HB_METRICS[[metric]], as.integer(k), params, as.integer(nthreads))
 }

@@ -9,15 +9,17 @@
 .HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
                  multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
-                 quantile = 11L, ndcg = 12L)
+                 quantile = 11L, ndcg = 12L, map = 13L)
 # Metrics each objective may use; the first is its default.
 .HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
                          huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
-                         quantile = c("quantile", "mae", "rmse"), lambdarank = "ndcg",
+                         quantile = c("quantile", "mae", "rmse"), lambdarank = c("ndcg", "map"),
                          custom = c("rmse", "mae", "auc"))
-.HB_HIGHER_BETTER <- c("auc", "ndcg")
+.HB_HIGHER_BETTER <- c("auc", "ndcg", "map")
+# Metrics with a cut-off k ("ndcg@5"): given bare, one for each of `eval_at`.
+.HB_AT_METRICS <- c("ndcg", "map")
 
 # Metric names as given ("ndcg@5") -> list(name (without the cut-off), code, at (0: none)).
 .hb_metric_parse <- function(m) {
@@ -133,7 +135,8 @@ histboost <- function(x, ...) {
 #'   rank the rows of each query given by `group` (LambdaRank with NDCG,
 #'   as LightGBM's): `y` holds relevance grades 0, 1, 2, ... (higher is more
 #'   relevant), scores order a query's rows, and the default metric is NDCG
-#'   at `eval_at` (on the GPU the host computes each round's gradients).
+#'   at `eval_at` (`"map"`, mean average precision, is the other; on the GPU
+#'   the host computes each round's gradients).
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -192,10 +195,11 @@ histboost <- function(x, ...) {
 #'   need not be contiguous, and their order never changes the model: tied
 #'   scores are resolved by their expectation over the tied orders (see
 #'   Details). A validation set gives its own, `list(x = , y = , group = )`.
-#' @param eval_at Cut-offs k of the `"ndcg"` metric: `eval_metric = "ndcg"`
-#'   (the default for ranking) logs `ndcg@k` for each, the first one steering
-#'   early stopping (higher is better). `"ndcg@10"` may also be named directly
-#'   in `eval_metric`.
+#' @param eval_at Cut-offs k of the `"ndcg"` and `"map"` metrics:
+#'   `eval_metric = "ndcg"` (the default for ranking) logs `ndcg@k` for each,
+#'   and `"map"` `map@k`, the first one steering early stopping (higher is
+#'   better). `"ndcg@10"` or `"map@10"` may also be named directly in
+#'   `eval_metric`.
 #' @param lambdarank_truncation_level A pair of a query's rows counts only
 #'   when one of them is among this many top-scored rows (LightGBM's
 #'   `lambdarank_truncation_level`); >= 1.
@@ -251,7 +255,8 @@ histboost <- function(x, ...) {
 #'   `"mae"` (of the response, `exp(score)`); `"huber"` also takes `"rmse"` and
 #'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
 #'   (`"quantile"`), `"mae"` and `"rmse"`; `"lambdarank"` `"ndcg"` (NDCG at
-#'   each of `eval_at`) or `"ndcg@k"`.
+#'   each of `eval_at`), `"map"` (MAP, mean average precision, at each of
+#'   `eval_at`), `"ndcg@k"` or `"map@k"`.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
 #'   depend on it.
@@ -310,9 +315,15 @@ histboost <- function(x, ...) {
 #' the rows are sorted; without ties the two agree. NDCG@k is likewise the
 #' mean over the orders of tied rows, and a query whose grades all have gain
 #' 0 counts as 1 (LightGBM's convention); a query whose grades are all equal
-#' has zero gradients and NDCG 1. With `weights`, each row's gradient is
-#' multiplied by its weight and each query's NDCG weighted by its rows' mean
-#' weight.
+#' has zero gradients and NDCG 1. MAP@k (`"map"`, LightGBM's map) counts a
+#' row relevant when its grade is > 0: a query's average precision at k is
+#' the sum, over the positions i <= k holding a relevant row, of the share of
+#' relevant rows among the first i, divided by min(k, the query's relevant
+#' rows); a query with no relevant row counts as 1 (LightGBM's convention),
+#' and tied rows again take the mean over their orders (LightGBM leaves
+#' their order to its sort). With `weights`, each row's gradient is
+#' multiplied by its weight and each query's NDCG or MAP weighted by its
+#' rows' mean weight (LightGBM's query weights).
 #' @export
 histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
@@ -726,17 +737,19 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       .hb_abort("`eval_metric` \"", m, "\" is unknown; choose from ", .hb_and(allowed), ".",
                 .hb_did_you_mean(m, names(.HB_METRICS)))
     }
-    if (base == "ndcg" && m != "ndcg" && !grepl("^ndcg@[1-9][0-9]{0,8}$", m)) {
-      .hb_abort("`eval_metric` \"", m, "\" must be \"ndcg\" (at each of `eval_at`) or \"ndcg@k\" with a whole ",
-                "number k >= 1, such as \"ndcg@10\".")
+    if (base %in% .HB_AT_METRICS && m != base && !grepl(paste0("^", base, "@[1-9][0-9]{0,8}$"), m)) {
+      .hb_abort("`eval_metric` \"", m, "\" must be \"", base, "\" (at each of `eval_at`) or \"", base,
+                "@k\" with a whole number k >= 1, such as \"", base, "@10\".")
     }
-    if (base != "ndcg" && m != base) .hb_abort("`eval_metric` \"", m, "\": only \"ndcg\" takes a cut-off @k.")
+    if (!base %in% .HB_AT_METRICS && m != base) {
+      .hb_abort("`eval_metric` \"", m, "\": only \"ndcg\" and \"map\" take a cut-off @k.")
+    }
     if (!base %in% allowed) {
       .hb_abort("`eval_metric` \"", m, "\" does not suit the ", obj, " objective; choose from ",
                 .hb_and(allowed), ".")
     }
   }
-  eval_metric <- unique(.hb_expand_ndcg(eval_metric, eval_at))
+  eval_metric <- unique(.hb_expand_at(eval_metric, eval_at))
 
   # Validation sets.
   valid_sets <- .hb_valid_sets(valid, train, nthreads)

@@ -19,6 +19,7 @@ SEXP C_hb_booster_update(SEXP);
 SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_rank_metric(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
@@ -53,6 +54,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_eval, 4),
   ENTRY(C_hb_booster_set_query, 4),
   ENTRY(C_hb_rank_gradients, 6),
+  ENTRY(C_hb_rank_metric, 9),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
   ENTRY(C_hb_model_load, 1),

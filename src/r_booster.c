@@ -310,6 +310,36 @@ SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params,
   return out;
 }
 
+/* NDCG@k or MAP@k (metric: HB_METRIC_NDCG or HB_METRIC_MAP) of rows with
+ * labels `label`, 0-based query codes `qid` (below nq), scores `score` and
+ * weights `weight` (NULL: none), under `params`, as a booster computes it,
+ * for tests. */
+SEXP C_hb_rank_metric(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP weight, SEXP metric, SEXP k, SEXP params,
+                      SEXP nthreads) {
+  hb_config_t cfg;
+  config_from_list(params, &cfg);
+  R_xlen_t n = XLENGTH(label);
+  if (TYPEOF(label) != REALSXP || TYPEOF(score) != REALSXP || TYPEOF(qid) != INTSXP || XLENGTH(score) != n ||
+      XLENGTH(qid) != n || (!Rf_isNull(weight) && (TYPEOF(weight) != REALSXP || XLENGTH(weight) != n)))
+    hb_r_throw("input", "`label`, `score`, `weight` (double) and `qid` (integer) must have one value per row.");
+  const int mc = hb_r_int(metric, "metric"), kk = hb_r_int(k, "k"), nth = hb_r_int(nthreads, "nthreads");
+  if (mc != HB_METRIC_NDCG && mc != HB_METRIC_MAP) hb_r_throw("input", "`metric` must be ndcg or map.");
+  hb_error_clear();
+  int st = hb_config_check(&cfg);
+  if (st == HB_OK) st = hb_rank_check_labels(&cfg, (int)n, REAL(label));
+  if (st != HB_OK) hb_r_throw_status(st, "`label`");
+  hb_rank_query_t *q = NULL;
+  st = hb_rank_query_create((int)n, INTEGER(qid), hb_r_int(nq, "nq"), &q);
+  if (st != HB_OK) hb_r_throw_status(st, "`qid`");
+  const double *w = Rf_isNull(weight) ? NULL : REAL(weight);
+  double out = 0.0;
+  st = mc == HB_METRIC_MAP ? hb_rank_map(q, REAL(label), w, REAL(score), kk, nth, &out)
+                           : hb_rank_ndcg(&cfg, q, REAL(label), w, REAL(score), kk, nth, &out);
+  hb_rank_query_free(q);
+  if (st != HB_OK) hb_r_throw_status(st, "`eval_metric`");
+  return Rf_ScalarReal(out);
+}
+
 /* Store R-side extras (named character `meta`) and the best iteration
  * (0: none, else counted in the final model) in the booster's model, then
  * serialize it: character(1); with `release` TRUE, list(text, model

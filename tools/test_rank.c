@@ -1,5 +1,5 @@
 /* test_rank.c: engine-only checks of learning to rank (rank.h) against a
- * brute force written here: LightGBM's lambdarank loop and NDCG@k run on
+ * brute force written here: LightGBM's lambdarank loop, NDCG@k and MAP@k run on
  * every order of the tied documents of a small query and averaged (the
  * expectation rank.h promises), then normalised; a three-document query
  * worked by hand; non-contiguous queries; the same values for 1 and 3
@@ -71,13 +71,25 @@ static double lgb_ndcg(const hb_config_t *c, int m, const int *lab, const int *o
   return idcg > 0 ? dcg / idcg : 1.0;
 }
 
+/* MAP@k of one order, as LightGBM's metric (map_metric.hpp) computes it:
+ * relevant means label > 0; 1 when no document is relevant. */
+static double lgb_map(int m, const int *lab, const int *ord, int k) {
+  int npos = 0, hit = 0;
+  for (int i = 0; i < m; i++) npos += lab[i] > 0;
+  const int top = k < m ? k : m;
+  double sum = 0;
+  for (int j = 0; j < top; j++)
+    if (lab[ord[j]] > 0) sum += (double)++hit / (j + 1.0);
+  return npos > 0 ? sum / (npos < top ? npos : top) : 1.0;
+}
+
 /* Every permutation of 0..m-1 that orders s descending, visited by fn. */
 typedef struct {
   const hb_config_t *c;
   int m, k;
   const int *lab;
   const double *s;
-  double inv, lam[MAXM], hes[MAXM], sum, ndcg;
+  double inv, lam[MAXM], hes[MAXM], sum, ndcg, map;
   int count;
 } acc_t;
 
@@ -87,6 +99,7 @@ static void visit(acc_t *a, int *perm, int depth, int *used) {
       if (a->s[perm[i]] > a->s[perm[i - 1]]) return;
     lgb_pairs(a->c, a->m, a->lab, a->s, perm, a->inv, a->lam, a->hes, &a->sum);
     a->ndcg += lgb_ndcg(a->c, a->m, a->lab, perm, a->k);
+    a->map += lgb_map(a->m, a->lab, perm, a->k);
     a->count++;
     return;
   }
@@ -159,6 +172,28 @@ static void one_query(const hb_config_t *c, int m, const int *lab, const double 
   double nd = -1;
   CHECK(hb_rank_ndcg(c, q1, lab1, NULL, s, k, 2, &nd) == HB_OK, "%s: ndcg", what);
   CHECK(close_to(nd, a.ndcg * f), "%s: ndcg@%d %.17g, brute force %.17g", what, k, nd, a.ndcg * f);
+  double mp = -1, mp1 = -1;
+  CHECK(hb_rank_map(q1, lab1, NULL, s, k, 2, &mp) == HB_OK, "%s: map", what);
+  CHECK(close_to(mp, a.map * f), "%s: map@%d %.17g, brute force %.17g", what, k, mp, a.map * f);
+  /* in the two-query set, weighted: query 1 by its rows' mean weight (2 to 4 a row), query 0 by 1 */
+  double w2[2 * MAXM], lab2[2 * MAXM], map0 = -1;
+  for (int i = 0; i < n; i++) {
+    w2[i] = qid[i] == 1 ? 2.0 + (i % 3) : 1.0;
+    lab2[i] = label[i];
+  }
+  double qw1 = 0;
+  for (int i = 0; i < n; i++) qw1 += qid[i] == 1 ? w2[i] : 0.0;
+  qw1 /= m;
+  /* query 0 alone (its rows in order) for its own AP */
+  double lab0[MAXM], s0[MAXM];
+  for (int i = 0; i < m; i++) {
+    lab0[i] = label[n - 2 - 2 * i];
+    s0[i] = score[n - 2 - 2 * i];
+  }
+  CHECK(hb_rank_map(q1, lab0, NULL, s0, k, 1, &map0) == HB_OK, "%s: map of query 0", what);
+  CHECK(hb_rank_map(q, lab2, w2, score, k, 3, &mp1) == HB_OK, "%s: weighted map", what);
+  CHECK(close_to(mp1, (map0 + qw1 * mp) / (1.0 + qw1)), "%s: weighted map@%d %.17g, want %.17g", what, k, mp1,
+        (map0 + qw1 * mp) / (1.0 + qw1));
   hb_rank_query_free(q);
   hb_rank_query_free(q1);
 }
@@ -205,16 +240,30 @@ static void booster_case(void) {
   double nd = 0;
   CHECK(hb_booster_update(b, &fin) == HB_ERR_STATE, "a round without queries is refused");
   CHECK(hb_booster_eval_at(b, 1, HB_METRIC_NDCG, 5, &nd) == HB_ERR_INPUT, "ndcg without queries is refused");
+  CHECK(hb_booster_eval_at(b, 1, HB_METRIC_MAP, 5, &nd) == HB_ERR_INPUT, "map without queries is refused");
   CHECK(hb_booster_set_query(b, 0, N - 1, NQ, qid) == HB_ERR_INPUT, "a query per row is needed");
   CHECK(hb_booster_set_query(b, 0, N, NQ, qid) == HB_OK, "train queries");
   CHECK(hb_booster_set_query(b, 1, N, NQ, qid) == HB_OK, "valid queries");
-  double first = 0, last = 0;
+  double first = 0, last = 0, mp = 0, map_first = 0, map_last = 0;
+  /* map before any tree: every score 0, all tied */
+  CHECK(hb_booster_eval_at(b, 1, HB_METRIC_MAP, 3, &map_first) == HB_OK, "map at the start");
   for (int r = 0; r < 8; r++) {
     CHECK(hb_booster_update(b, &fin) == HB_OK, "round %d: %s", r, hb_error_message());
     CHECK(hb_booster_eval_at(b, 1, HB_METRIC_NDCG, 5, &nd) == HB_OK, "ndcg");
     if (r == 0) first = nd;
     last = nd;
+    CHECK(hb_booster_eval_at(b, 1, HB_METRIC_MAP, 3, &map_last) == HB_OK, "map");
   }
+  /* the booster's map is hb_rank_map of its scores */
+  int nr = 0;
+  const double *vs = hb_booster_scores(b, 1, &nr);
+  hb_rank_query_t *qq = NULL;
+  CHECK(vs && nr == N && hb_rank_query_create(N, qid, NQ, &qq) == HB_OK, "scores and a query index");
+  double direct = -1;
+  CHECK(qq && hb_rank_map(qq, y, NULL, vs, 3, 1, &direct) == HB_OK && direct == map_last, "map through the booster");
+  hb_rank_query_free(qq);
+  CHECK(map_last > map_first && map_last > 0.9, "map@3 rose: %g -> %g", map_first, map_last);
+  CHECK(hb_booster_eval_at(b, 1, HB_METRIC_MAP, 0, &mp) == HB_ERR_INPUT, "map@0 is refused");
   double nd0 = 0;
   CHECK(hb_booster_eval_at(b, 0, HB_METRIC_NDCG, 5, &nd0) == HB_OK && nd0 == last, "train and valid agree");
   CHECK(last > first && last > 0.8, "ndcg@5 rose: %g -> %g", first, last);
@@ -264,6 +313,27 @@ int main(void) {
     double nd;
     CHECK(hb_rank_ndcg(&h, q, label, NULL, score, 2, 1, &nd) == HB_OK, "hand: ndcg");
     CHECK(close_to(nd, (0 + 3 * D1) / (3 + D1)), "hand: ndcg@2 %g", nd);
+    /* map: order doc1 (0), doc0 (2), doc2 (1); relevant at positions 2 and 3 */
+    double mp;
+    CHECK(hb_rank_map(q, label, NULL, score, 1, 1, &mp) == HB_OK && mp == 0.0, "hand: map@1 %g", mp);
+    CHECK(hb_rank_map(q, label, NULL, score, 2, 1, &mp) == HB_OK && close_to(mp, 0.5 / 2), "hand: map@2 %g", mp);
+    CHECK(hb_rank_map(q, label, NULL, score, 3, 1, &mp) == HB_OK && close_to(mp, (0.5 + 2.0 / 3) / 2),
+          "hand: map@3 %g", mp);
+    CHECK(hb_rank_map(q, label, NULL, score, 9, 1, &mp) == HB_OK && close_to(mp, (0.5 + 2.0 / 3) / 2),
+          "hand: map@9 %g", mp);
+    /* all three tied, one relevant: at each position with probability 1/3 */
+    double one[3] = {0, 3, 0}, flat[3] = {0.5, 0.5, 0.5};
+    CHECK(hb_rank_map(q, one, NULL, flat, 2, 1, &mp) == HB_OK && close_to(mp, (1.0 + 0.5) / 3), "hand: tied map@2 %g",
+          mp);
+    /* no relevant document: 1, as in LightGBM */
+    double none[3] = {0, 0, 0};
+    CHECK(hb_rank_map(q, none, NULL, score, 2, 1, &mp) == HB_OK && mp == 1.0, "no relevant: map 1");
+    CHECK(hb_rank_map(q, label, NULL, score, 0, 1, &mp) == HB_ERR_INPUT, "map@0 is refused");
+    CHECK(hb_metric_eval(HB_METRIC_MAP, NULL, 3, 1, score, label, NULL, 1, &mp) == HB_ERR_INPUT,
+          "map needs the booster's queries");
+    CHECK(hb_metric_higher_better(HB_METRIC_MAP) && hb_metric_higher_better(HB_METRIC_NDCG) &&
+              !hb_metric_higher_better(HB_METRIC_RMSE),
+          "map and ndcg: higher is better");
     /* all labels equal: zero gradients, ndcg 1 */
     double same[3] = {1, 1, 1};
     CHECK(hb_rank_gradients(&h, q, same, NULL, score, gh, 1) == HB_OK, "equal labels");
@@ -308,6 +378,16 @@ int main(void) {
     memcpy(g.label_gain, gains, sizeof gains);
     one_query(&g, 6, lab_a, s_two, 3, "custom gains");
     one_query(&g, 6, lab_a, s_all, 2, "custom gains, all tied");
+    /* map@k at every k, few relevant documents (k beyond them) and none */
+    const int lab_b[6] = {0, 1, 0, 0, 0, 2}, lab_c[6] = {0, 0, 0, 0, 0, 0};
+    const int *labs[3] = {lab_a, lab_b, lab_c};
+    for (int l = 0; l < 3; l++)
+      for (int k = 1; k <= 7; k++)
+        for (int j = 0; j < 4; j++) {
+          char what[96];
+          snprintf(what, sizeof what, "map: labels %d, %s, k %d", l, names[j], k);
+          one_query(&c, 6, labs[l], cases[j], k, what);
+        }
   }
   printf("test_rank: %d checks, %d failed\n", checks, failures);
   return failures != 0;

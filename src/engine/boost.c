@@ -717,9 +717,11 @@ int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
   const double *s = data == 0 ? b->score : b->vscore[data - 1];
   if (!d->label) return hb_error_set(HB_ERR_INPUT, "data set %d has no labels to evaluate against", data);
-  if (metric == HB_METRIC_NDCG) {
-    if (!b->query[data]) return hb_error_set(HB_ERR_INPUT, "ndcg needs the queries of data set %d", data);
+  if (metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP) {
+    const char *name = metric == HB_METRIC_NDCG ? "ndcg" : "map";
+    if (!b->query[data]) return hb_error_set(HB_ERR_INPUT, "%s needs the queries of data set %d", name, data);
     if ((st = hb_rank_check_labels(&b->cfg, d->nrow, d->label)) != HB_OK) return st;
+    if (metric == HB_METRIC_MAP) return hb_rank_map(b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
     return hb_rank_ndcg(&b->cfg, b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
   }
   return hb_metric_eval(metric, &b->cfg, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);

@@ -30,13 +30,13 @@ int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h);
 
 /* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
 int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);
-/* The same with the metric's cut-off k (ndcg@k; other metrics ignore it). */
+/* The same with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */
 int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out);
 
 /* The queries of data set `data` (0 train, 1.. valid) for ranking: qid[i]
  * in 0..nq-1 is row i's query, n the set's rows (copied into an index; a previous one is
  * replaced). Lambdarank needs the training set's before the first round,
- * ndcg a set's before it is evaluated. HB_OK, HB_ERR_INPUT or HB_ERR_NOMEM. */
+ * ndcg or map a set's before it is evaluated. HB_OK, HB_ERR_INPUT or HB_ERR_NOMEM. */
 int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qid);
 
 /* Raw scores of dataset `data` (0 train, 1.. valid): nrow x num_class

@@ -9,8 +9,10 @@
 #define CHUNK 8192
 #define PROB_EPS 1e-15
 
-/* 1 when larger is better (auc, ndcg), else 0. */
-int hb_metric_higher_better(int metric) { return metric == HB_METRIC_AUC || metric == HB_METRIC_NDCG; }
+/* 1 when larger is better (auc, ndcg, map), else 0. */
+int hb_metric_higher_better(int metric) {
+  return metric == HB_METRIC_AUC || metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP;
+}
 
 /* Loss of row i (weight not applied); loglink: the response is exp(score). */
 static inline double row_loss(int metric, const hb_config_t *c, int loglink, int n, int K, const double *s,
@@ -121,8 +123,9 @@ static int auc(int n, const double *s, const double *y, const double *w, double 
 /* Metric of raw scores against labels; see metric.h. */
 int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, const double *score,
                    const double *label, const double *weight, int nthreads, double *out) {
-  if (metric == HB_METRIC_NDCG)
-    return hb_error_set(HB_ERR_INPUT, "ndcg needs the rows' queries: evaluate it through the booster");
+  if (metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP)
+    return hb_error_set(HB_ERR_INPUT, "%s needs the rows' queries: evaluate it through the booster",
+                        metric == HB_METRIC_NDCG ? "ndcg" : "map");
   if (metric < HB_METRIC_RMSE || metric > HB_METRIC_QUANTILE)
     return hb_error_set(HB_ERR_INPUT, "unknown metric %d", metric);
   hb_config_t dflt;

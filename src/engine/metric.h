@@ -12,12 +12,12 @@ enum {
   HB_METRIC_RMSE = 0, HB_METRIC_MAE = 1, HB_METRIC_LOGLOSS = 2, HB_METRIC_AUC = 3,
   HB_METRIC_ERROR = 4, HB_METRIC_MULTI_LOGLOSS = 5, HB_METRIC_MULTI_ERROR = 6,
   HB_METRIC_POISSON = 7, HB_METRIC_GAMMA = 8, HB_METRIC_TWEEDIE = 9, HB_METRIC_HUBER = 10,
-  HB_METRIC_QUANTILE = 11, HB_METRIC_NDCG = 12
+  HB_METRIC_QUANTILE = 11, HB_METRIC_NDCG = 12, HB_METRIC_MAP = 13
 };
-/* HB_METRIC_NDCG (NDCG@k) needs the rows' queries: hb_booster_eval_at()
- * computes it with rank.h; hb_metric_eval() refuses it. */
+/* HB_METRIC_NDCG (NDCG@k) and HB_METRIC_MAP (MAP@k) need the rows' queries:
+ * hb_booster_eval_at() computes them with rank.h; hb_metric_eval() refuses them. */
 
-/* 1 when a larger value is better (auc, ndcg), else 0. */
+/* 1 when a larger value is better (auc, ndcg, map), else 0. */
 int hb_metric_higher_better(int metric);
 /* Metric of raw scores (column-major n x num_class: regression scores,
  * binary log-odds, multiclass scores before softmax) against labels

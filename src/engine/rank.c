@@ -1,5 +1,5 @@
-/* rank.c: learning to rank: the query index, LambdaRank's gradients and
- * NDCG@k (the rules, ties included, are in rank.h). */
+/* rank.c: learning to rank: the query index, LambdaRank's gradients,
+ * NDCG@k and MAP@k (the rules, ties included, are in rank.h). */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -340,19 +340,65 @@ int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *
   return HB_OK;
 }
 
-int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
-                 const double *score, int k, int nthreads, double *out) {
-  if (k < 1) return hb_error_set(HB_ERR_INPUT, "ndcg@k needs k >= 1 (got %d)", k);
+/* NDCG@k of one query's m documents, sorted by score: tied documents share
+ * their block's mean discount (0 at positions >= k); 1 when the ideal DCG is 0. */
+static double query_ndcg(const hb_config_t *cfg, const double *disc, rank_ws_t *w, int m, int k) {
+  const doc_t *d = w->doc;
+  const double idcg = ideal_dcg(cfg, d, m, k, disc, w->cnt);
+  if (!(idcg > 0.0)) return 1.0;
+  double dcg = 0.0;
+  for (int s = 0; s < m && s < k;) {
+    int e = s + 1;
+    while (e < m && d[e].s == d[s].s) e++;
+    double dsum = 0.0, gsum = 0.0;
+    for (int p = s; p < e; p++) {
+      if (p < k) dsum += disc[p];
+      gsum += cfg->label_gain[d[p].grade];
+    }
+    dcg += dsum / (e - s) * gsum;
+    s = e;
+  }
+  return dcg / idcg;
+}
+
+/* AP@k of one query's m documents, sorted by score; 1 when none is relevant
+ * (label > 0). Ties: the expectation over their orders (rank.h). */
+static double query_ap(const doc_t *d, int m, int k) {
+  int R = 0;
+  for (int i = 0; i < m; i++) R += d[i].grade > 0;
+  if (R == 0) return 1.0;
+  double sum = 0.0;
+  int hits = 0;  /* relevant documents in the blocks before this one */
+  for (int s = 0; s < m && s < k;) {
+    int e = s + 1, r = d[s].grade > 0;
+    while (e < m && d[e].s == d[s].s) r += d[e++].grade > 0;
+    if (r > 0) {
+      const int b = e - s;
+      const double pr = (double)r / b, step = b > 1 ? (double)(r - 1) / (b - 1) : 0.0;
+      for (int p = s; p < e && p < k; p++) sum += pr * (hits + 1 + (p - s) * step) / (p + 1);
+    }
+    hits += r;
+    s = e;
+  }
+  return sum / (k < R ? k : R);
+}
+
+/* The mean over the queries with rows of NDCG@k (map 0) or AP@k (map 1),
+ * each query weighted by its rows' mean weight. */
+static int rank_metric(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
+                       const double *score, int k, int nthreads, int map, double *out) {
+  const char *name = map ? "map" : "ndcg";
+  if (k < 1) return hb_error_set(HB_ERR_INPUT, "%s@k needs k >= 1 (got %d)", name, k);
   int nth = hb_threads_use(nthreads);
   if (nth > RANK_MAX_THREADS) nth = RANK_MAX_THREADS;
   if (nth > q->nq) nth = q->nq > 0 ? q->nq : 1;
   rank_ws_t ws[RANK_MAX_THREADS];
-  void *mem = ws_alloc(nth, q->max_size, cfg->num_label_gain, ws);
+  void *mem = ws_alloc(nth, q->max_size, cfg ? cfg->num_label_gain : 0, ws);
   double *val = hb_malloc(sizeof(double) * 2 * (size_t)(q->nq > 0 ? q->nq : 1));
   if (!mem || !val) {
     hb_free(mem);
     hb_free(val);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory computing ndcg");
+    return hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
   }
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
   for (int g = 0; g < q->nq; g++) {
@@ -362,25 +408,7 @@ int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double 
     double qw = 0.0;
     for (int i = 0; i < m; i++) qw += weight ? weight[w->doc[i].row] : 1.0;
     val[2 * (size_t)g + 1] = m > 0 ? qw / m : 0.0;
-    const double idcg = ideal_dcg(cfg, w->doc, m, k, q->discount, w->cnt);
-    if (!(idcg > 0.0)) {
-      val[2 * (size_t)g] = 1.0;
-      continue;
-    }
-    /* tied documents share their block's mean discount (0 at positions >= k) */
-    double dcg = 0.0;
-    for (int s = 0; s < m && s < k;) {
-      int e = s + 1;
-      while (e < m && w->doc[e].s == w->doc[s].s) e++;
-      double dsum = 0.0, gsum = 0.0;
-      for (int p = s; p < e; p++) {
-        if (p < k) dsum += q->discount[p];
-        gsum += cfg->label_gain[w->doc[p].grade];
-      }
-      dcg += dsum / (e - s) * gsum;
-      s = e;
-    }
-    val[2 * (size_t)g] = dcg / idcg;
+    val[2 * (size_t)g] = map ? query_ap(w->doc, m, k) : query_ndcg(cfg, q->discount, w, m, k);
   }
   double num = 0.0, den = 0.0;  /* in query order: the same sum for any thread count */
   for (int g = 0; g < q->nq; g++) {
@@ -390,7 +418,17 @@ int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double 
   }
   hb_free(mem);
   hb_free(val);
-  if (!(den > 0.0)) return hb_error_set(HB_ERR_INPUT, "ndcg: the queries' weights sum to zero");
+  if (!(den > 0.0)) return hb_error_set(HB_ERR_INPUT, "%s: the queries' weights sum to zero", name);
   *out = num / den;
   return HB_OK;
+}
+
+int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
+                 const double *score, int k, int nthreads, double *out) {
+  return rank_metric(cfg, q, label, weight, score, k, nthreads, 0, out);
+}
+
+int hb_rank_map(const hb_rank_query_t *q, const double *label, const double *weight, const double *score, int k,
+                int nthreads, double *out) {
+  return rank_metric(NULL, q, label, weight, score, k, nthreads, 1, out);
 }

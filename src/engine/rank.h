@@ -1,5 +1,5 @@
 /* rank.h: learning to rank: the query index (which rows make each query),
- * LambdaRank's gradients and the NDCG@k metric.
+ * LambdaRank's gradients and the NDCG@k and MAP@k metrics.
  *
  * The gradients are LightGBM's lambdarank objective (Burges 2010; LightGBM's
  * rank_objective.hpp): within a query, every pair of documents with
@@ -25,7 +25,20 @@
  * Najork 2008): each document of a tied block gets the mean of the block's
  * discounts (0 beyond position k). A query whose ideal DCG is 0 (every label
  * of gain 0) counts as NDCG 1, as in LightGBM; one whose labels are all equal
- * gets zero gradients and hessians, and NDCG 1. */
+ * gets zero gradients and hessians, and NDCG 1.
+ *
+ * MAP@k is LightGBM's (map_metric.hpp): a document is relevant when its
+ * label is > 0; with R relevant documents in a query and the documents
+ * ordered by score, AP@k = sum over positions i = 1..k of
+ * rel_i x (relevant documents in positions 1..i) / i, divided by min(k, R);
+ * a query with no relevant document counts as 1, as in LightGBM. Ties again
+ * take the expectation over the tied orders (LightGBM leaves their order to
+ * its sort): in a tied block of b documents, r of them relevant, after H
+ * relevant documents, the j-th position (j = 0..b-1) is relevant with
+ * probability r / b, and then holds an expected H + 1 + j (r - 1) / (b - 1)
+ * relevant documents up to it; AP@k is linear in these, so its expectation
+ * is exact. The query's weight is its rows' mean weight, as for NDCG
+ * (LightGBM's query weights). */
 #ifndef HB_RANK_H
 #define HB_RANK_H
 #include "config.h"
@@ -64,5 +77,10 @@ int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *
  * HB_ERR_NOMEM. */
 int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
                  const double *score, int k, int nthreads, double *out);
+
+/* Mean MAP@k over the queries with rows (k >= 1), weighted as hb_rank_ndcg
+ * weights them. HB_OK, HB_ERR_INPUT or HB_ERR_NOMEM. */
+int hb_rank_map(const hb_rank_query_t *q, const double *label, const double *weight, const double *score, int k,
+                int nthreads, double *out);
 
 #endif

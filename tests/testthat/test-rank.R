@@ -2,8 +2,8 @@
 # against LightGBM's lambdarank loop written out in plain R below and run on
 # every order of each query's tied rows (the expectation histboost promises),
 # a first and a second tree's leaves against -G / (H + lambda_l2) of those,
-# the logged NDCG@k against its definition in plain R, and whole trainings
-# against lightgbm's lambdarank.
+# the logged NDCG@k and MAP@k against their definitions in plain R, and whole
+# trainings and the MAP of their scores against lightgbm's.
 
 # ---- plain-R references -------------------------------------------------------
 
@@ -93,6 +93,33 @@ ref_ndcg <- function(label, group, score, k, weights = NULL, gain = 2^(0:30) - 1
     d <- ifelse(seq_len(m) <= k, ref_disc(seq_len(m) - 1), 0)
     blockd <- ave(d, s[o])  # the mean discount of each tie block
     sum(gain[lab[o] + 1] * blockd) / idcg
+  }, 0)
+  qw <- vapply(split(w, group), mean, 0)
+  sum(qw * vals) / sum(qw)
+}
+
+# AP@k of one order of a query (LightGBM's map_metric.hpp): a row is
+# relevant when its grade is > 0; 1 when none is.
+ref_ap_order <- function(lab, ord, k) {
+  R <- sum(lab > 0)
+  if (R == 0) return(1)
+  top <- seq_len(min(k, length(lab)))
+  rel <- lab[ord][top] > 0
+  sum(rel * cumsum(rel) / top) / min(k, R)
+}
+
+# Mean MAP@k over queries (weighted by their rows' mean weight), each the
+# mean of AP@k over the orders of its tied rows, enumerated (a query with
+# ties may have up to 7 rows; one without has a single order).
+ref_map <- function(label, group, score, k, weights = NULL) {
+  w <- if (is.null(weights)) rep(1, length(label)) else weights
+  vals <- vapply(split(seq_along(label), group), function(rows) {
+    lab <- label[rows]; s <- score[rows]
+    if (!anyDuplicated(s)) return(ref_ap_order(lab, order(-s), k))
+    stopifnot(length(rows) <= 7L)  # enumerable
+    P <- ref_perms(length(rows))
+    P <- P[apply(P, 1, function(o) all(diff(s[o]) <= 0)), , drop = FALSE]
+    mean(apply(P, 1, function(o) ref_ap_order(lab, o, k)))
   }, 0)
   qw <- vapply(split(w, group), mean, 0)
   sum(qw * vals) / sum(qw)
@@ -227,6 +254,59 @@ test_that("logged ndcg@k equals NDCG@k in plain R (ties averaged, weights per qu
   expect_identical(fit2$params$label_gain, c(0, 0, 1, 3))
 })
 
+test_that("logged map@k equals MAP@k in plain R on training and validation sets; early stopping maximises it", {
+  d <- rank_data(32, nq = 220, maxq = 6)
+  d$y[d$group %in% c(5, 17, 170, 190, 201)] <- 0L  # queries with no relevant row: AP 1
+  tr <- d$group <= 160
+  set.seed(4)
+  w <- runif(sum(!tr), 0.5, 2)
+  train <- list(x = d$x[tr, ], y = d$y[tr], group = d$group[tr])
+  test <- list(x = d$x[!tr, ], y = d$y[!tr], group = d$group[!tr], weights = w)
+  fit <- hb_quiet(train$x, train$y, group = train$group, objective = "lambdarank", nrounds = 60L,
+                  eval_metric = "map", eval_at = c(3, 1, 6), learning_rate = 0.3, num_leaves = 7L, seed = 3,
+                  valid = list(tr = train, te = test), early_stopping_rounds = 5L)
+  log <- fit$evaluation_log
+  expect_named(log, c("iter", paste0(rep(c("tr_", "te_"), each = 3), "map@", c(3, 1, 6))))
+  for (it in c(1L, 2L, nrow(log))) {
+    for (set in c("tr", "te")) {
+      ds <- if (set == "tr") train else test
+      s <- predict(fit, ds$x, type = "raw", iteration = it)
+      if (it == 1L) expect_true(any(tapply(s, ds$group, anyDuplicated) > 0))  # ties: averaged over their orders
+      for (k in c(1L, 3L, 6L)) {
+        expect_equal(log[[sprintf("%s_map@%d", set, k)]][it], ref_map(ds$y, ds$group, s, k, ds$weights),
+                     tolerance = 1e-12, label = sprintf("%s map@%d at iteration %d", set, k, it))
+      }
+    }
+  }
+  # higher is better: the best iteration is the first maximum of the last set's map@3, 5 rounds before the end
+  expect_identical(fit$best_iteration, which.max(log[["te_map@3"]]))
+  expect_identical(nrow(log), min(60L, fit$best_iteration + 5L))
+  expect_lt(fit$best_iteration, 60L)
+  expect_gt(max(log[["te_map@3"]]), log[["te_map@3"]][1])
+  expect_identical(fit$best_score, max(log[["te_map@3"]]))
+  # "map@k" named directly beside ndcg; the row order of a set does not change either
+  perm <- sample(sum(!tr))
+  shuf <- list(x = test$x[perm, ], y = test$y[perm], group = paste0("q", test$group[perm]), weights = w[perm])
+  fit2 <- hb_quiet(train$x, train$y, group = train$group, objective = "lambdarank", nrounds = 3L,
+                   eval_metric = c("map@2", "ndcg"), eval_at = c(1, 3), seed = 3, valid = list(te = test, sh = shuf))
+  log2 <- fit2$evaluation_log
+  expect_named(log2, c("iter", "te_map@2", "te_ndcg@1", "te_ndcg@3", "sh_map@2", "sh_ndcg@1", "sh_ndcg@3"))
+  s <- predict(fit2, test$x, type = "raw")
+  expect_equal(log2[["te_map@2"]][3], ref_map(test$y, test$group, s, 2, w), tolerance = 1e-12)
+  expect_equal(log2[["te_ndcg@3"]][3], ref_ndcg(test$y, test$group, s, 3, w), tolerance = 1e-12)
+  expect_equal(log2[["sh_map@2"]], log2[["te_map@2"]], tolerance = 1e-14)
+  expect_equal(log2[["sh_ndcg@1"]], log2[["te_ndcg@1"]], tolerance = 1e-14)
+  expect_identical(fit2$params$eval_metric, c("map@2", "ndcg@1", "ndcg@3"))
+  # the metric and its cut-offs survive saving
+  path <- tempfile(fileext = ".txt")
+  on.exit(unlink(path))
+  back <- hb_load(hb_save(fit, path))
+  expect_identical(back$params$eval_metric, c("map@3", "map@1", "map@6"))
+  # the engine's metric, through the test hook, equals the reference too (unweighted, map@4)
+  expect_equal(histboost:::.hb_rank_metric(test$y, test$group, s, "map", 4L), ref_map(test$y, test$group, s, 4),
+               tolerance = 1e-12)
+})
+
 # ---- invariances --------------------------------------------------------------------
 
 test_that("the model does not depend on the order of the rows, the query ids' type or the thread count", {
@@ -332,6 +412,31 @@ test_that("hb_cv() with a group holds out whole queries and refuses folds that s
                class = "histboost_error_input", regexp = "`folds` split query 1 of `group`")
 })
 
+test_that("hb_cv() logs map@k of the out-of-fold scores and stops early on it", {
+  d <- rank_data(64, nq = 150, minq = 3, maxq = 7)
+  d$y <- pmax(d$y - 1L, 0L)  # a third of the rows relevant, so that map@2 has room to rise
+  set.seed(3)
+  folds <- split(seq_along(d$y), sample(rep(1:3, length.out = 150))[d$group])
+  fits <- hb_cv(d$x, d$y, group = d$group, objective = "lambdarank", folds = folds, nrounds = 6L, verbose = 0,
+                eval_metric = "map", eval_at = c(2, 4), seed = 1, keep_models = TRUE)
+  expect_named(fits$evaluation_log, c("iter", "test_map@2_mean", "test_map@2_sd", "test_map@4_mean", "test_map@4_sd"))
+  for (k in c(2L, 4L)) {
+    per_fold <- vapply(seq_along(folds), function(f) {
+      te <- folds[[f]]
+      ref_map(d$y[te], d$group[te], predict(fits$models[[f]], d$x[te, ], type = "raw"), k)
+    }, 0)
+    expect_equal(fits$evaluation_log[[sprintf("test_map@%d_mean", k)]][6], mean(per_fold), tolerance = 1e-12)
+    expect_equal(fits$evaluation_log[[sprintf("test_map@%d_sd", k)]][6], sd(per_fold), tolerance = 1e-10)
+  }
+  es <- hb_cv(d$x, d$y, group = d$group, objective = "lambdarank", folds = folds, nrounds = 80L, verbose = 0,
+              eval_metric = "map@2", learning_rate = 0.3, seed = 1, early_stopping_rounds = 3L)
+  m <- es$evaluation_log[["test_map@2_mean"]]
+  expect_identical(es$best_iteration, which.max(m))
+  expect_identical(length(m), es$best_iteration + 3L)
+  expect_gt(max(m), m[1])
+  expect_gt(es$best_iteration, 2L)
+})
+
 # ---- input checks -----------------------------------------------------------------------
 
 test_that("bad ranking input is a classed error naming the argument", {
@@ -360,6 +465,12 @@ test_that("bad ranking input is a classed error naming the argument", {
            lambdarank_truncation_level = 0)
   rank_err("`lambdarank_norm` must be", group = d$group, lambdarank_norm = NA)
   rank_err("`eval_metric` \"ndcg@0\" must be \"ndcg\"", group = d$group, eval_metric = "ndcg@0")
+  rank_err("`eval_metric` \"map@0\" must be \"map\" \\(at each of `eval_at`\\) or \"map@k\"", group = d$group,
+           eval_metric = "map@0")
+  rank_err("`eval_metric` \"map@x\" must be \"map\"", group = d$group, eval_metric = c("ndcg", "map@x"))
+  rank_err("`eval_metric` \"map@\" must be \"map\"", group = d$group, eval_metric = "map@")
+  rank_err("`eval_metric` \"map@2.5\" must be \"map\"", group = d$group, eval_metric = "map@2.5")
+  rank_err("`eval_metric` \"maps\" is unknown.*ndcg.*map", group = d$group, eval_metric = "maps")
   rank_err("does not suit the lambdarank objective", group = d$group, eval_metric = "rmse")
   rank_err("`valid` set \"v\" needs `group` for ranking", group = d$group, valid = list(v = list(x = d$x, y = d$y)))
   vy <- d$y
@@ -369,6 +480,19 @@ test_that("bad ranking input is a classed error naming the argument", {
                class = "histboost_error_input", regexp = "ranking labels must be whole numbers from 0 to 30")
   expect_error(hb_quiet(d$x, d$y, group = d$group, nrounds = 1L), class = "histboost_error_input",
                regexp = "`group` is used only for ranking: give objective = \"lambdarank\"")
+  # map without lambdarank, and a cut-off on a metric that takes none
+  for (m in c("map", "map@3")) {
+    expect_error(hb_quiet(d$x, as.numeric(d$y), nrounds = 1L, eval_metric = m), class = "histboost_error_input",
+                 regexp = paste0("`eval_metric` \"", m, "\" does not suit the regression objective"))
+  }
+  expect_error(hb_quiet(d$x, d$y > 1, nrounds = 1L, eval_metric = "map"), class = "histboost_error_input",
+               regexp = "does not suit the binary objective")
+  expect_error(hb_quiet(d$x, as.numeric(d$y), nrounds = 1L, eval_metric = "rmse@3"), class = "histboost_error_input",
+               regexp = "only \"ndcg\" and \"map\" take a cut-off @k")
+  expect_error(hb_cv(d$x, d$y, group = d$group, objective = "lambdarank", nfold = 2L, nrounds = 1L, verbose = 0,
+                     eval_metric = "map@0"), class = "histboost_error_input", regexp = "\"map@0\" must be \"map\"")
+  expect_error(histboost:::.hb_rank_metric(d$y, d$group, numeric(length(d$y)), "map", 0L),
+               class = "histboost_error_input", regexp = "map@k needs k >= 1")
   expect_error(hb_quiet(d$x, d$y, group = d$group, objective = "lambdarank", nrounds = 1L, eval_metric = "ndcg",
                         valid = list(v = list(x = d$x, y = d$y, group = d$group[-1]))),
                class = "histboost_error_input", regexp = "`group` has 79|`group` has")
@@ -422,4 +546,43 @@ test_that("test NDCG is close to lightgbm's lambdarank on generated data", {
     expect_gt(ours, none + 0.1)  # it learned
     expect_lt(abs(ours - theirs), 0.02, label = sprintf("ndcg@%d: histboost %.4f, lightgbm %.4f", k, ours, theirs))
   }
+})
+
+test_that("map@k equals lightgbm's map on the same scores (weighted queries, a query with no relevant row)", {
+  skip_if_not_installed("lightgbm", minimum_version = "4.0.0")
+  set.seed(92)
+  nq <- 120
+  sizes <- sample(3:30, nq, replace = TRUE)
+  qid <- rep(seq_len(nq), sizes)
+  n <- length(qid)
+  X <- matrix(rnorm(n * 2), n, 2)
+  y <- findInterval(X[, 1] + rnorm(n), c(0.8, 1.8))
+  y[qid %in% c(3, 50)] <- 0L  # no relevant row: 1 in both
+  w <- runif(n, 0.5, 2)
+  # scores to rank by, distinct within every query: lightgbm orders tied rows as its sort leaves them, where
+  # histboost averages over the orders, so the two agree only without ties
+  s <- rank(X[, 1] + rnorm(n), ties.method = "first") / 100
+  # lightgbm logs map@k of its validation set's init_score plus one tree whose leaves, times a learning rate
+  # of 1e-10, cannot reorder scores 0.01 apart
+  cnt <- as.integer(table(qid))
+  dtr <- lightgbm::lgb.Dataset(X, label = y, group = cnt)
+  dw <- lightgbm::lgb.Dataset.create.valid(dtr, X, label = y, group = cnt, weight = w, init_score = s)
+  du <- lightgbm::lgb.Dataset.create.valid(dtr, X, label = y, group = cnt, init_score = s)
+  lgb <- lightgbm::lgb.train(list(objective = "lambdarank", metric = "map", eval_at = c(1L, 3L, 10L, 40L),
+                                  learning_rate = 1e-10, num_threads = 2L, verbose = -1L, seed = 1L),
+                             dtr, nrounds = 1L, valids = list(w = dw, u = du), record = TRUE)
+  for (k in c(1L, 3L, 10L, 40L)) {
+    theirs <- unlist(lgb$record_evals$u[[paste0("map@", k)]]$eval)
+    expect_length(theirs, 1L)
+    ours <- histboost:::.hb_rank_metric(y, qid, s, "map", k)
+    expect_equal(ours, theirs, tolerance = 1e-12, label = sprintf("map@%d", k))
+    expect_equal(ours, ref_map(y, qid, s, k), tolerance = 1e-12)
+    # weighted: lightgbm keeps the queries' mean weights as floats (a relative error near 1e-8)
+    ours <- histboost:::.hb_rank_metric(y, qid, s, "map", k, weights = w)
+    expect_equal(ours, unlist(lgb$record_evals$w[[paste0("map@", k)]]$eval), tolerance = 1e-7,
+                 label = sprintf("weighted map@%d", k))
+    expect_equal(ours, ref_map(y, qid, s, k, w), tolerance = 1e-12)
+    expect_gt(abs(ours - theirs), 1e-4)  # the weights matter
+  }
+  expect_gt(histboost:::.hb_rank_metric(y, qid, s, "map", 3L), histboost:::.hb_rank_metric(y, qid, -s, "map", 3L))
 })
