@@ -12,7 +12,7 @@
 // segments stay where they are, in whichever buffer holds them, so nothing
 // is copied back.
 //
-// The count pass reads the split feature's bin of each row from a
+// The count reads the split feature's bin of each row from a
 // feature-major copy of the bins (one byte per row and feature, made once
 // when the rows are uploaded): a leaf's rows come in long ascending runs (a
 // chunk keeps its order), so those of a large leaf share 32-byte memory sectors, where the row-major
@@ -77,7 +77,7 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 }
 }  // namespace
 
-// What the partition kernels read of the control block, all at their start
+// What the partition kernel reads of the control block, all at their start
 // (one round trip): the leaf being split is copied into it (learner.cuh).
 struct PartView {
   int done, l, r, feature, is_cat, next_slot, num_leaves, nfree;
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
   if (v.done) return;
   const Leaf &lf = v.lf;
-  // The split feature's column: the rows of a chunk (ascending within it)
+  // The split feature's column: the rows of a chunk (in ascending runs)
   // share its 32-byte sectors, where row-major bins cost a sector per row
   // for one byte.
   const uint8_t *col = a.cols + (size_t)v.feature * a.nrow;
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       mine += fl;
     }
   }
-  const int chunk_left = block_count(mine, tmp);  // (its barriers make the flags visible to the block)
+  const int chunk_left = block_count(mine, tmp);  // (each thread reads back only the flags it wrote)
   // Room for the chunk: its left rows from the front, its right rows from the back.
   __shared__ int s_left0, s_right0;
   if (threadIdx.x == 0 && begin < end) {
@@ -342,9 +342,13 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const int total_left = *(volatile int *)&c->part_left;
-  if (threadIdx.x == 0) c->part_left = c->part_right = 0;
-  layout_children(a, c, v, total_left);
+  __shared__ int s_total_left;
+  if (threadIdx.x == 0) {
+    s_total_left = *(volatile int *)&c->part_left;
+    c->part_left = c->part_right = 0;
+  }
+  __syncthreads();
+  layout_children(a, c, v, s_total_left);
 }
 
 int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, int bits, cudaStream_t st) {

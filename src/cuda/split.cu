@@ -388,7 +388,7 @@ struct Tail {
 // Run by the last block of k_split: record each child's best split, then
 // split next the leaf with the best pending split (ties: the lowest leaf):
 // its split becomes the next internal node, and the control block says
-// which leaf the partition kernels take. Everything the choice needs is read
+// which leaf the partition kernel takes. Everything the choice needs is read
 // in one round of loads (the features' bests, the other leaves' pending
 // gains), the chosen leaf's record in a second, and the rest is writes.
 static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
