@@ -280,6 +280,20 @@ SEXP C_hb_booster_set_query(SEXP booster, SEXP data, SEXP qid, SEXP nq) {
   return R_NilValue;
 }
 
+/* The query index of rows with labels `label` and 0-based query codes
+ * `qid` (below nq), after checking the configuration and the labels (R
+ * errors otherwise), for the test entry points below. */
+static hb_rank_query_t *rank_query_checked(const hb_config_t *cfg, int n, SEXP label, SEXP qid, SEXP nq) {
+  hb_error_clear();
+  int st = hb_config_check(cfg);
+  if (st == HB_OK) st = hb_rank_check_labels(cfg, n, REAL(label));
+  if (st != HB_OK) hb_r_throw_status(st, "`label`");
+  hb_rank_query_t *q = NULL;
+  st = hb_rank_query_create(n, INTEGER(qid), hb_r_int(nq, "nq"), &q);
+  if (st != HB_OK) hb_r_throw_status(st, "`qid`");
+  return q;
+}
+
 /* LambdaRank's gradients and hessians (an n x 2 matrix) of rows with
  * labels `label`, 0-based query codes `qid` (below nq) and scores `score`,
  * under `params` (as for the booster), for tests. */
@@ -290,15 +304,9 @@ SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params,
   if (TYPEOF(label) != REALSXP || TYPEOF(score) != REALSXP || TYPEOF(qid) != INTSXP || XLENGTH(score) != n ||
       XLENGTH(qid) != n)
     hb_r_throw("input", "`label`, `score` (double) and `qid` (integer) must have one value per row.");
-  hb_error_clear();
-  int st = hb_config_check(&cfg);
-  if (st == HB_OK) st = hb_rank_check_labels(&cfg, (int)n, REAL(label));
-  if (st != HB_OK) hb_r_throw_status(st, "`label`");
-  hb_rank_query_t *q = NULL;
-  st = hb_rank_query_create((int)n, INTEGER(qid), hb_r_int(nq, "nq"), &q);
-  if (st != HB_OK) hb_r_throw_status(st, "`qid`");
+  hb_rank_query_t *q = rank_query_checked(&cfg, (int)n, label, qid, nq);
   double *gh = (double *)R_alloc(2 * (size_t)(n > 0 ? n : 1), sizeof(double));
-  st = hb_rank_gradients(&cfg, q, REAL(label), NULL, REAL(score), gh, hb_r_int(nthreads, "nthreads"));
+  int st = hb_rank_gradients(&cfg, q, REAL(label), NULL, REAL(score), gh, hb_r_int(nthreads, "nthreads"));
   hb_rank_query_free(q);
   if (st != HB_OK) hb_r_throw_status(st, "ranking gradients");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int)n, 2));
@@ -324,16 +332,10 @@ SEXP C_hb_rank_metric(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP weight, SE
     hb_r_throw("input", "`label`, `score`, `weight` (double) and `qid` (integer) must have one value per row.");
   const int mc = hb_r_int(metric, "metric"), kk = hb_r_int(k, "k"), nth = hb_r_int(nthreads, "nthreads");
   if (mc != HB_METRIC_NDCG && mc != HB_METRIC_MAP) hb_r_throw("input", "`metric` must be ndcg or map.");
-  hb_error_clear();
-  int st = hb_config_check(&cfg);
-  if (st == HB_OK) st = hb_rank_check_labels(&cfg, (int)n, REAL(label));
-  if (st != HB_OK) hb_r_throw_status(st, "`label`");
-  hb_rank_query_t *q = NULL;
-  st = hb_rank_query_create((int)n, INTEGER(qid), hb_r_int(nq, "nq"), &q);
-  if (st != HB_OK) hb_r_throw_status(st, "`qid`");
+  hb_rank_query_t *q = rank_query_checked(&cfg, (int)n, label, qid, nq);
   const double *w = Rf_isNull(weight) ? NULL : REAL(weight);
   double out = 0.0;
-  st = mc == HB_METRIC_MAP ? hb_rank_map(q, REAL(label), w, REAL(score), kk, nth, &out)
+  int st = mc == HB_METRIC_MAP ? hb_rank_map(q, REAL(label), w, REAL(score), kk, nth, &out)
                            : hb_rank_ndcg(&cfg, q, REAL(label), w, REAL(score), kk, nth, &out);
   hb_rank_query_free(q);
   if (st != HB_OK) hb_r_throw_status(st, "`eval_metric`");
