@@ -1,0 +1,242 @@
+# plot.R: base-graphics plots of a model (its learning curves from the
+# evaluation log, or its feature importance) and of a cross-validation (the
+# folds' mean curve with a band of one standard deviation). Each returns the
+# data it drew, invisibly, so that a plot can be checked or redrawn.
+
+#' Plot a histboost model: learning curves or feature importance
+#'
+#' `type = "log"` draws the learning curves of the evaluation log: one line per
+#' logged data set (each validation set, in the order of `valid`) for one
+#' metric, against the iteration, with a dotted vertical line at the best
+#' iteration when early stopping chose one. `type = "importance"` draws a
+#' horizontal bar chart of the `top` most important features of
+#' [hb_importance()], the most important on top.
+#'
+#' Only the data sets given in `valid` are logged: to see the training curve
+#' too, pass the training data as one of them, e.g.
+#' `valid = list(train = list(x = x, y = y), test = list(x = x_test, y = y_test))`.
+#' A model trained without `valid` has no evaluation log, and asking for its
+#' curves is an error (of class `histboost_error_input`). The log is kept by
+#' [hb_save()], [hb_load()] and `saveRDS()`.
+#'
+#' @param x A `"histboost"` model.
+#' @param type `"log"` (learning curves) or `"importance"` (feature importance).
+#' @param metric For `type = "log"`: `NULL` (the first metric of
+#'   `eval_metric`, the one early stopping watches) or the name of one logged
+#'   metric, such as `"auc"` or `"ndcg@5"`.
+#' @param top For `type = "importance"`: how many features to show at most
+#'   (all the used ones when fewer).
+#' @param importance For `type = "importance"`: rank and measure features by
+#'   `"gain"` (total gain of their splits) or `"split"` (number of splits).
+#' @param ... Graphical parameters passed on to [graphics::matplot()] (for
+#'   `"log"`; `col`, `lty` and `lwd` also set the legend's) or
+#'   [graphics::barplot()] (for `"importance"`), e.g. `main`, `ylim`, `col`.
+#' @return Invisibly, the data drawn. For `"log"`, a data.frame in long form
+#'   with columns `iteration`, `data` (the data set's name), `metric` and
+#'   `value`, one row per data set and iteration (data sets in log order,
+#'   iterations increasing), with attribute `best_iteration` (the iteration
+#'   marked, or `NULL` when none is). For `"importance"`, the rows of
+#'   [hb_importance()] drawn, most important first (top to bottom in the plot).
+#' @seealso [hb_importance()], [plot.hb_cv()]
+#' @examples
+#' set.seed(1)
+#' x <- data.frame(a = runif(200), b = runif(200), c = runif(200))
+#' y <- 2 * x$a + x$b + rnorm(200, sd = 0.2)
+#' fit <- histboost(x[1:150, ], y[1:150], nrounds = 10, nthreads = 1, verbose = 0,
+#'                  eval_metric = c("rmse", "mae"),
+#'                  valid = list(train = list(x = x[1:150, ], y = y[1:150]),
+#'                               test = list(x = x[151:200, ], y = y[151:200])))
+#' plot(fit)                       # rmse of both data sets per iteration
+#' curves <- plot(fit, metric = "mae", main = "Mean absolute error")
+#' head(curves)
+#' plot(fit, type = "importance")
+#' @method plot histboost
+#' @export
+plot.histboost <- function(x, type = c("log", "importance"), metric = NULL, top = 20L,
+                           importance = c("gain", "split"), ...) {
+  .hb_check_model(x, "x")
+  type <- .hb_choice(type, c("log", "importance"), "type")
+  if (type == "log") {
+    if (!missing(top) || !missing(importance)) {
+      .hb_abort("`top` and `importance` apply to type = \"importance\", not to type = \"log\".")
+    }
+    return(.hb_plot_log(x, metric, ...))
+  }
+  if (!is.null(metric)) .hb_abort("`metric` applies to type = \"log\", not to type = \"importance\".")
+  .hb_plot_importance(x, top, importance, ...)
+}
+
+# The columns of a model's evaluation log ("<set>_<metric>" after `iter`) as
+# data.frame(column, data, metric), in log order. The log holds, for each set,
+# one column per metric of `metrics` (the model's eval_metric, in order);
+# without them, each column's metric is the longest known metric name it ends
+# with.
+.hb_log_layout <- function(log, metrics) {
+  cols <- names(log)[-1L]
+  m <- NULL
+  if (length(metrics) && length(cols) %% length(metrics) == 0L) {
+    m <- rep_len(metrics, length(cols))
+    if (!all(endsWith(cols, paste0("_", m)))) m <- NULL
+  }
+  if (is.null(m)) {
+    m <- vapply(cols, function(col) {
+      hit <- regmatches(col, regexpr(paste0("_(", paste(names(.HB_METRICS), collapse = "|"),
+                                             ")(@[0-9]+)?$"), col))
+      if (!length(hit)) .hb_format_error("evaluation log column \"", col, "\" is not <data set>_<metric>.")
+      substring(hit, 2L)
+    }, "", USE.NAMES = FALSE)
+  }
+  data.frame(column = cols, data = substr(cols, 1L, nchar(cols) - nchar(m) - 1L), metric = m,
+             stringsAsFactors = FALSE)
+}
+
+# The metric to plot: `metric` checked against those available (NULL: the first).
+.hb_plot_metric <- function(metric, available) {
+  if (is.null(metric)) return(available[1L])
+  if (!is.character(metric) || length(metric) != 1L || is.na(metric)) {
+    .hb_abort("`metric` must be NULL or one metric name; the logged metrics are ", .hb_and(available), ".")
+  }
+  if (!metric %in% available) {
+    .hb_abort("`metric` \"", metric, "\" is not in the evaluation log; the logged metrics are ",
+              .hb_and(available), ".", .hb_did_you_mean(metric, available))
+  }
+  metric
+}
+
+.HB_BEST_COL <- "grey40"
+
+.hb_plot_log <- function(x, metric, ...) {
+  log <- x$evaluation_log
+  if (is.null(log) || !nrow(log) || ncol(log) < 2L) {
+    .hb_abort("`x` has no evaluation log to plot: it was trained without validation sets, so no ",
+              "metric was logged. Train with `valid` (the training data may be one of the sets, e.g. ",
+              "valid = list(train = list(x = , y = ))), or plot type = \"importance\".")
+  }
+  lay <- .hb_log_layout(log, x$params$eval_metric)
+  metric <- .hb_plot_metric(metric, unique(lay$metric))
+  lay <- lay[lay$metric == metric, , drop = FALSE]
+  iter <- log$iter
+  Y <- as.matrix(log[lay$column])
+  colnames(Y) <- lay$data
+  best <- x$best_iteration
+  higher <- sub("@.*$", "", metric) %in% .HB_HIGHER_BETTER
+  k <- ncol(Y)
+  draw <- function(..., xlab = "Iteration", ylab = metric, type = "l", lty = 1L, lwd = 1, col = seq_len(k)) {
+    graphics::matplot(iter, Y, ..., xlab = xlab, ylab = ylab, type = type, lty = lty, lwd = lwd, col = col)
+    leg <- colnames(Y)
+    lcol <- rep_len(col, k)
+    llty <- rep_len(lty, k)
+    llwd <- rep_len(lwd, k)
+    if (!is.null(best)) {
+      graphics::abline(v = best, lty = 3L, col = .HB_BEST_COL)
+      leg <- c(leg, sprintf("best iteration (%d)", best))
+      lcol <- c(lcol, .HB_BEST_COL)
+      llty <- c(llty, 3L)
+      llwd <- c(llwd, 1)
+    }
+    graphics::legend(if (higher) "bottomright" else "topright", legend = leg, col = lcol, lty = llty,
+                     lwd = llwd, bty = "n")
+  }
+  draw(...)
+  out <- data.frame(iteration = rep(iter, k), data = rep(lay$data, each = length(iter)), metric = metric,
+                    value = as.vector(Y), stringsAsFactors = FALSE)
+  attr(out, "best_iteration") <- best
+  invisible(out)
+}
+
+.hb_plot_importance <- function(x, top, importance, ...) {
+  top <- .hb_number(top, "top", integer = TRUE, lower = 1)
+  importance <- .hb_choice(importance, c("gain", "split"), "importance")
+  imp <- hb_importance(x, importance)
+  if (!nrow(imp)) .hb_abort("`x` has no splits, so there is no feature importance to plot.")
+  shown <- imp[seq_len(min(top, nrow(imp))), , drop = FALSE]
+  values <- if (importance == "gain") shown$gain else shown$splits
+  # barplot() draws its first bar at the bottom: reversed, the largest is on top.
+  draw <- function(..., xlab = if (importance == "gain") "Total gain" else "Number of splits",
+                   las = 1, cex.names = 1) {
+    # room on the left for the feature names
+    need <- max(graphics::strwidth(shown$feature, units = "inches", cex = cex.names)) /
+      graphics::par("csi") + 1.5
+    mar <- graphics::par("mar")
+    if (need > mar[2L]) {
+      old <- graphics::par(mar = c(mar[1L], need, mar[3L], mar[4L]))
+      on.exit(graphics::par(old))
+    }
+    graphics::barplot(rev(values), names.arg = rev(shown$feature), horiz = TRUE, ..., xlab = xlab,
+                      las = las, cex.names = cex.names)
+  }
+  draw(...)
+  invisible(shown)
+}
+
+#' Plot a cross-validation's learning curve
+#'
+#' Draws, for one metric, the mean over the folds of the held-out metric at
+#' each iteration, a band of one standard deviation over the folds either
+#' side of it, and a dotted vertical line at the best iteration.
+#'
+#' @param x An `"hb_cv"` object made by [hb_cv()].
+#' @param metric `NULL` (the first metric, the one early stopping watches) or
+#'   the name of one metric of the cross-validation.
+#' @param ... Graphical parameters passed on to [graphics::plot.default()], e.g.
+#'   `main`, `ylim`, `log`; `col`, `lty`, `lwd` and `type` apply to the mean
+#'   curve (the band is `col`, made translucent).
+#' @return Invisibly, the data drawn: a data.frame with columns `iteration`,
+#'   `metric`, `mean` and `sd` (the fold mean and standard deviation from the
+#'   object's evaluation log), one row per iteration, with attribute
+#'   `best_iteration` (the iteration marked).
+#' @seealso [hb_cv()], [plot.histboost()]
+#' @examples
+#' set.seed(1)
+#' x <- data.frame(a = runif(200), b = runif(200))
+#' y <- 2 * x$a + x$b + rnorm(200, sd = 0.2)
+#' cv <- hb_cv(x, y, nfold = 3, nrounds = 10, eval_metric = c("rmse", "mae"),
+#'             nthreads = 1, verbose = 0)
+#' plot(cv)
+#' curve <- plot(cv, metric = "mae", col = "darkblue")
+#' head(curve)
+#' @method plot hb_cv
+#' @export
+plot.hb_cv <- function(x, metric = NULL, ...) {
+  if (!inherits(x, "hb_cv") || !is.data.frame(x$evaluation_log) || !"iter" %in% names(x$evaluation_log)) {
+    .hb_abort("`x` must be a cross-validation made by hb_cv().")
+  }
+  log <- x$evaluation_log
+  available <- x$metric %||% sub("^test_(.*)_mean$", "\\1", grep("^test_.*_mean$", names(log), value = TRUE))
+  if (!nrow(log) || !length(available)) {
+    .hb_abort("`x` has no rounds in its evaluation log to plot.")
+  }
+  metric <- .hb_plot_metric(metric, available)
+  iter <- log$iter
+  m <- log[[paste0("test_", metric, "_mean")]]
+  s <- log[[paste0("test_", metric, "_sd")]]
+  best <- x$best_iteration
+  if (!is.null(best) && best < 1L) best <- NULL
+  draw <- function(..., xlab = "Iteration", ylab = paste("mean test", metric), type = "l", col = 1L,
+                   lty = 1L, lwd = 1.5, ylim = range(c(m - s, m + s), finite = TRUE)) {
+    graphics::plot(iter, m, ..., type = "n", xlab = xlab, ylab = ylab, ylim = ylim)
+    band <- grDevices::adjustcolor(col, alpha.f = 0.25)
+    ok <- is.finite(m) & is.finite(s)
+    graphics::polygon(c(iter[ok], rev(iter[ok])), c(m[ok] - s[ok], rev(m[ok] + s[ok])), col = band, border = NA)
+    graphics::lines(iter, m, type = type, col = col, lty = lty, lwd = lwd)
+    leg <- c("mean over folds", "mean +/- 1 sd")
+    lcol <- c(col, band)
+    llty <- c(lty, NA)
+    lpch <- c(NA, 15L)
+    if (!is.null(best)) {
+      graphics::abline(v = best, lty = 3L, col = .HB_BEST_COL)
+      leg <- c(leg, sprintf("best iteration (%d)", best))
+      lcol <- c(lcol, .HB_BEST_COL)
+      llty <- c(llty, 3L)
+      lpch <- c(lpch, NA)
+    }
+    higher <- sub("@.*$", "", metric) %in% .HB_HIGHER_BETTER
+    graphics::legend(if (higher) "bottomright" else "topright", legend = leg, col = lcol, lty = llty,
+                     pch = lpch, pt.cex = 2, bty = "n")
+  }
+  draw(...)
+  out <- data.frame(iteration = iter, metric = rep(metric, length(iter)), mean = m, sd = s,
+                    stringsAsFactors = FALSE)
+  attr(out, "best_iteration") <- best
+  invisible(out)
+}

@@ -1,0 +1,242 @@
+# plot.histboost() and plot.hb_cv(): the data each returns (what it drew) is
+# checked against the model's evaluation log, against metrics recomputed in
+# plain R from predict(iteration = i), and against importance summed in plain
+# R from hb_trees(). Every test draws on a null device.
+
+plot_data <- local({
+  cache <- NULL
+  function() {
+    if (!is.null(cache)) return(cache)
+    set.seed(11)
+    n <- 400
+    x <- data.frame(a = runif(n), b = runif(n), c = rnorm(n), d = rnorm(n),
+                    f = factor(sample(c("p", "q", "r"), n, TRUE)))
+    y <- 3 * x$a + sin(4 * x$b) + (x$f == "q") + rnorm(n, sd = 0.3)
+    tr <- 1:300
+    te <- 301:400
+    fit <- hb_quiet(x[tr, ], y[tr], nrounds = 40L, learning_rate = 0.3, num_leaves = 8L,
+                    min_data_in_leaf = 5L, eval_metric = c("rmse", "mae"), early_stopping_rounds = 3L,
+                    valid = list(train = list(x = x[tr, ], y = y[tr]), test = list(x = x[te, ], y = y[te])))
+    cache <<- list(x = x, y = y, tr = tr, te = te, fit = fit)
+    cache
+  }
+})
+
+# Importance in plain R from the node table: total gain and split count of
+# each feature over the internal nodes, sorted by `by` (ties: feature order).
+ref_importance <- function(model, by = c("gain", "split")) {
+  by <- match.arg(by)
+  nd <- hb_trees(model)
+  nd <- nd[!nd$is_leaf, ]
+  feats <- unique(nd$feature)
+  gain <- vapply(feats, function(f) sum(nd$gain[nd$feature == f]), 0)
+  splits <- vapply(feats, function(f) sum(nd$feature == f), 0L)
+  key <- if (by == "gain") gain else splits
+  o <- order(-key, match(feats, model$feature_names))
+  data.frame(feature = feats[o], gain = unname(gain[o]), splits = unname(splits[o]))
+}
+
+test_that("type = 'log' returns the evaluation log of each data set for the metric, in long form", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  fit <- d$fit
+  log <- fit$evaluation_log
+  n <- nrow(log)
+  expect_gt(n, 3L)
+  for (m in c("rmse", "mae")) {
+    out <- plot(fit, metric = m)
+    expect_s3_class(out, "data.frame")
+    expect_identical(names(out), c("iteration", "data", "metric", "value"))
+    expect_identical(out$iteration, c(log$iter, log$iter))
+    expect_identical(out$data, rep(c("train", "test"), each = n))
+    expect_identical(out$metric, rep(m, 2L * n))
+    expect_identical(out$value, c(log[[paste0("train_", m)]], log[[paste0("test_", m)]]))
+  }
+  # the default is the first metric of eval_metric
+  expect_identical(plot(fit)$metric, rep("rmse", 2L * n))
+  # and the values are the metrics of the model's predictions, recomputed in R
+  out <- plot(fit, metric = "mae")
+  for (i in c(1L, n)) {
+    p_tr <- predict(fit, d$x[d$tr, ], iteration = i)
+    p_te <- predict(fit, d$x[d$te, ], iteration = i)
+    expect_equal(out$value[out$data == "train" & out$iteration == i], mae(d$y[d$tr], p_tr), tolerance = TOL$metric)
+    expect_equal(out$value[out$data == "test" & out$iteration == i], mae(d$y[d$te], p_te), tolerance = TOL$metric)
+  }
+  # with eval_metric in the other order, mae is the default
+  fit2 <- hb_quiet(d$x[d$tr, ], d$y[d$tr], nrounds = 5L, eval_metric = c("mae", "rmse"),
+                   valid = list(list(x = d$x[d$te, ], y = d$y[d$te])))
+  out2 <- plot(fit2)
+  expect_identical(out2$metric, rep("mae", 5L))
+  expect_identical(out2$data, rep("valid_1", 5L))
+  expect_identical(out2$value, fit2$evaluation_log$valid_1_mae)
+})
+
+test_that("type = 'log' marks the best iteration early stopping chose, and none without it", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  fit <- d$fit
+  out <- plot(fit)
+  # early stopping watches the first metric on the last set
+  best <- which.min(fit$evaluation_log$test_rmse)
+  expect_identical(attr(out, "best_iteration"), best)
+  expect_identical(attr(out, "best_iteration"), fit$best_iteration)
+  expect_identical(attr(plot(fit, metric = "mae"), "best_iteration"), best)
+
+  plain <- hb_quiet(d$x[d$tr, ], d$y[d$tr], nrounds = 6L,
+                    valid = list(test = list(x = d$x[d$te, ], y = d$y[d$te])))
+  expect_null(plain$best_iteration)
+  out <- plot(plain)
+  expect_null(attr(out, "best_iteration"))
+  expect_identical(out$value, plain$evaluation_log$test_rmse)
+})
+
+test_that("type = 'log' splits set and metric names that hold underscores and cut-offs", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  set.seed(5)
+  n <- 240
+  x <- data.frame(a = runif(n), b = runif(n))
+  cls <- factor(findInterval(x$a + rnorm(n, sd = 0.1), c(0.35, 0.7)), labels = c("lo", "mid", "hi"))
+  fit <- hb_quiet(x[1:160, ], cls[1:160], nrounds = 4L, min_data_in_leaf = 5L,
+                  eval_metric = c("multi_logloss", "multi_error"),
+                  valid = list(my_hold_out = list(x = x[161:240, ], y = cls[161:240])))
+  out <- plot(fit, metric = "multi_error")
+  expect_identical(unique(out$data), "my_hold_out")
+  expect_identical(out$value, fit$evaluation_log$my_hold_out_multi_error)
+  expect_identical(plot(fit)$value, fit$evaluation_log$my_hold_out_multi_logloss)
+
+  q <- rep(1:24, each = 10)
+  grade <- findInterval(x$a + rnorm(n, sd = 0.2), c(0.3, 0.6, 0.9))
+  rk <- hb_quiet(x[1:160, ], grade[1:160], group = q[1:160], objective = "lambdarank", nrounds = 4L,
+                 min_data_in_leaf = 5L, eval_at = c(1L, 3L),
+                 valid = list(v = list(x = x[161:240, ], y = grade[161:240], group = q[161:240])))
+  expect_identical(names(rk$evaluation_log), c("iter", "v_ndcg@1", "v_ndcg@3"))
+  expect_identical(plot(rk, metric = "ndcg@3")$value, rk$evaluation_log[["v_ndcg@3"]])
+  expect_identical(plot(rk)$metric, rep("ndcg@1", 4L))
+
+  # without the recorded metric names the columns are still split by the known metrics
+  bare <- fit
+  bare$params$eval_metric <- NULL
+  expect_identical(plot(bare, metric = "multi_error"), out)
+})
+
+test_that("type = 'log' counts a continued model's iterations, and a loaded model keeps its log", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  fit <- d$fit
+  more <- hb_quiet(d$x[d$tr, ], d$y[d$tr], nrounds = 3L, init_model = fit,
+                   valid = list(test = list(x = d$x[d$te, ], y = d$y[d$te])))
+  out <- plot(more)
+  expect_identical(out$iteration, fit$best_iteration + 1:3)
+  expect_identical(out$value, more$evaluation_log$test_rmse)
+
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f), add = TRUE)
+  hb_save(fit, f)
+  loaded <- hb_load(f)
+  expect_identical(plot(loaded, metric = "mae"), plot(fit, metric = "mae"))
+})
+
+test_that("type = 'importance' returns hb_importance's top rows, largest first", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  fit <- plot_data()$fit
+  for (by in c("gain", "split")) {
+    ref <- ref_importance(fit, by)
+    expect_gt(nrow(ref), 3L)
+    out <- plot(fit, type = "importance", importance = by, top = 3L)
+    expect_identical(out$feature, ref$feature[1:3])
+    expect_equal(out$gain, ref$gain[1:3], tolerance = TOL$exact)
+    expect_identical(out$splits, ref$splits[1:3])
+    expect_identical(out, utils::head(hb_importance(fit, by), 3L))
+    # top larger than the number of features: every feature used, none made up
+    all <- plot(fit, type = "importance", importance = by, top = 100L)
+    expect_identical(nrow(all), nrow(ref))
+    expect_lte(nrow(all), length(fit$feature_names))
+    expect_identical(all$feature, ref$feature)
+  }
+  # the default is gain, top 20
+  expect_identical(plot(fit, type = "importance")$feature, ref_importance(fit, "gain")$feature)
+})
+
+test_that("plot.hb_cv returns the folds' mean and sd of the metric and marks the best iteration", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  set.seed(3)
+  cv <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 6L, learning_rate = 0.3, num_leaves = 8L,
+              min_data_in_leaf = 5L, eval_metric = c("rmse", "mae"), keep_models = TRUE, verbose = 0L)
+  log <- cv$evaluation_log
+  for (m in c("rmse", "mae")) {
+    out <- plot(cv, metric = m)
+    expect_identical(names(out), c("iteration", "metric", "mean", "sd"))
+    expect_identical(out$iteration, log$iter)
+    expect_identical(out$metric, rep(m, nrow(log)))
+    expect_identical(out$mean, log[[paste0("test_", m, "_mean")]])
+    expect_identical(out$sd, log[[paste0("test_", m, "_sd")]])
+    expect_identical(attr(out, "best_iteration"), cv$best_iteration)
+  }
+  # the default metric is the first; recomputed in R from each fold's model
+  out <- plot(cv)
+  expect_identical(out$metric, rep("rmse", 6L))
+  per_fold <- sapply(seq_along(cv$folds), function(k) {
+    te <- cv$folds[[k]]
+    vapply(1:6, function(i) rmse(d$y[te], predict(cv$models[[k]], d$x[te, ], iteration = i)), 0)
+  })
+  expect_equal(out$mean, rowMeans(per_fold), tolerance = TOL$metric)
+  expect_equal(out$sd, apply(per_fold, 1L, stats::sd), tolerance = TOL$metric)
+  expect_identical(attr(out, "best_iteration"), which.min(rowMeans(per_fold)))
+})
+
+test_that("plotting leaves the model and the cross-validation unchanged", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  fit <- d$fit
+  ptr <- fit$.ptr$ptr
+  before <- serialize(fit, NULL)
+  plot(fit)
+  plot(fit, metric = "mae", col = c("red", "blue"), lwd = 2, main = "curves")
+  plot(fit, type = "importance", top = 2L, col = "grey")
+  expect_identical(serialize(fit, NULL), before)
+  expect_identical(fit$.ptr$ptr, ptr)
+
+  cv <- hb_cv(d$x, d$y, nfold = 2L, nrounds = 3L, seed = 1, verbose = 0L)
+  before <- serialize(cv, NULL)
+  plot(cv, col = "darkgreen", main = "cv")
+  expect_identical(serialize(cv, NULL), before)
+})
+
+test_that("plot errors are classed and name what is available", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  fit <- d$fit
+  # no validation set: no log
+  nolog <- hb_quiet(d$x[d$tr, ], d$y[d$tr], nrounds = 3L)
+  expect_null(nolog$evaluation_log)
+  expect_error(plot(nolog), class = "histboost_error_input", regexp = "no evaluation log")
+  expect_error(plot(nolog, type = "log"), class = "histboost_error")
+  # importance still works for it
+  expect_identical(plot(nolog, type = "importance")$feature, ref_importance(nolog)$feature)
+  # a metric that was not logged: the message lists the logged ones
+  expect_error(plot(fit, metric = "auc"), class = "histboost_error_input",
+               regexp = "`rmse` and `mae`")
+  expect_error(plot(fit, metric = "rmsee"), class = "histboost_error_input", regexp = "Did you mean `rmse`")
+  expect_error(plot(fit, metric = c("rmse", "mae")), class = "histboost_error_input")
+  expect_error(plot(fit, type = "tree"), class = "histboost_error_input", regexp = "`type`")
+  expect_error(plot(fit, type = "importance", top = 0L), class = "histboost_error_input", regexp = "`top`")
+  expect_error(plot(fit, type = "importance", importance = "cover"), class = "histboost_error_input",
+               regexp = "`importance`")
+  expect_error(plot(fit, type = "importance", metric = "rmse"), class = "histboost_error_input",
+               regexp = "`metric`")
+  expect_error(plot(fit, top = 5L), class = "histboost_error_input", regexp = "`top`")
+
+  cv <- hb_cv(d$x, d$y, nfold = 2L, nrounds = 3L, seed = 1, verbose = 0L)
+  expect_error(plot(cv, metric = "mae"), class = "histboost_error_input", regexp = "`rmse`")
+  bad <- structure(list(evaluation_log = NULL), class = "hb_cv")
+  expect_error(plot(bad), class = "histboost_error_input", regexp = "hb_cv")
+})
