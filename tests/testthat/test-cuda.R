@@ -265,7 +265,7 @@ test_that("a custom objective trains on the GPU: the CPU's trees, from the devic
   }
 })
 
-test_that("LambdaRank trains on the GPU: the CPU's trees and NDCG log", {
+test_that("LambdaRank trains on the GPU: the CPU's trees and NDCG and MAP logs", {
   skip_without_gpu()
   d <- tiefree(16)
   grade <- findInterval(d$y, stats::quantile(d$y, c(0.5, 0.8, 0.95)))
@@ -273,7 +273,8 @@ test_that("LambdaRank trains on the GPU: the CPU's trees and NDCG log", {
   qs <- sort(sample.int(200, 4000, TRUE))  # queries of different sizes, rows grouped
   tr <- 1:3000
   va <- 3001:4000
-  for (v in list(list(), list(quantized = TRUE), list(lambdarank_truncation_level = 5L, eval_at = c(3L, 10L)))) {
+  for (v in list(list(), list(quantized = TRUE), list(lambdarank_truncation_level = 5L, eval_at = c(3L, 10L)),
+                 list(eval_metric = c("map", "ndcg"), eval_at = c(2L, 5L), early_stopping_rounds = 3L))) {
     label <- if (length(v)) paste(names(v), collapse = ", ") else "defaults"
     args <- c(list(d$x[tr, ], grade[tr], group = qs[tr], objective = "lambdarank", nrounds = 12L, num_leaves = 15L,
                    min_data_in_leaf = 10L, seed = 1,
@@ -284,6 +285,12 @@ test_that("LambdaRank trains on the GPU: the CPU's trees and NDCG log", {
     expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
     expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-9, label = paste(label, "log"))
     expect_lt(max(abs(predict(cpu, d$x) - predict(gpu, d$x))), 1e-6, label = label)
+    if (!is.null(v$eval_metric)) {
+      # the values are the CPU's (above), which test-rank.R checks against
+      # plain R; here: which metrics, and early stopping on the first
+      expect_identical(names(gpu$evaluation_log), c("iter", "v_map@2", "v_map@5", "v_ndcg@2", "v_ndcg@5"))
+      expect_equal(gpu$best_iteration, which.max(gpu$evaluation_log[["v_map@2"]]))
+    }
   }
 })
 
