@@ -180,7 +180,9 @@ plot.histboost <- function(x, type = c("log", "importance"), metric = NULL, top 
 #'   the name of one metric of the cross-validation.
 #' @param ... Graphical parameters passed on to [graphics::plot.default()], e.g.
 #'   `main`, `ylim`, `log`; `col`, `lty`, `lwd` and `type` apply to the mean
-#'   curve (the band is `col`, made translucent).
+#'   curve (the band is `col`, made translucent). On a logarithmic y axis
+#'   (`log = "y"`) the band's lower edge stops at half the smallest positive
+#'   mean where mean - sd is not positive.
 #' @return Invisibly, the data drawn: a data.frame with columns `iteration`,
 #'   `metric`, `mean` and `sd` (the fold mean and standard deviation from the
 #'   object's evaluation log), one row per iteration, with attribute
@@ -212,12 +214,23 @@ plot.hb_cv <- function(x, metric = NULL, ...) {
   s <- log[[paste0("test_", metric, "_sd")]]
   best <- x$best_iteration
   if (!is.null(best) && best < 1L) best <- NULL
+  # The band's lower edge, m - s, can reach 0 or below, which a logarithmic
+  # y axis cannot show: there it stops at half the smallest positive mean.
+  lower <- function(log) {
+    lo <- m - s
+    if (is.character(log) && grepl("y", log, fixed = TRUE)) {
+      floor <- min(m[is.finite(m) & m > 0], Inf) / 2
+      if (is.finite(floor)) lo[is.finite(lo) & lo < floor] <- floor
+    }
+    lo
+  }
   draw <- function(..., xlab = "Iteration", ylab = paste("mean test", metric), type = "l", col = 1L,
-                   lty = 1L, lwd = 1.5, ylim = range(c(m - s, m + s), finite = TRUE)) {
-    graphics::plot(iter, m, ..., type = "n", xlab = xlab, ylab = ylab, ylim = ylim)
+                   lty = 1L, lwd = 1.5, log = "", ylim = range(c(lower(log), m + s), finite = TRUE)) {
+    graphics::plot(iter, m, ..., type = "n", xlab = xlab, ylab = ylab, ylim = ylim, log = log)
     band <- grDevices::adjustcolor(col, alpha.f = 0.25)
-    ok <- is.finite(m) & is.finite(s)
-    graphics::polygon(c(iter[ok], rev(iter[ok])), c(m[ok] - s[ok], rev(m[ok] + s[ok])), col = band, border = NA)
+    lo <- lower(log)
+    ok <- is.finite(m) & is.finite(s) & is.finite(lo)
+    graphics::polygon(c(iter[ok], rev(iter[ok])), c(lo[ok], rev(m[ok] + s[ok])), col = band, border = NA)
     graphics::lines(iter, m, type = type, col = col, lty = lty, lwd = lwd)
     leg <- c("mean over folds", "mean +/- 1 sd")
     lcol <- c(col, band)

@@ -189,6 +189,16 @@ test_that("plot.hb_cv returns the folds' mean and sd of the metric and marks the
   expect_equal(out$mean, rowMeans(per_fold), tolerance = TOL$metric)
   expect_equal(out$sd, apply(per_fold, 1L, stats::sd), tolerance = TOL$metric)
   expect_identical(attr(out, "best_iteration"), which.min(rowMeans(per_fold)))
+  # a log y axis, where mean - sd is not positive: the same data, drawn
+  wide <- cv
+  wide$evaluation_log$test_rmse_sd <- 1.5 * wide$evaluation_log$test_rmse_mean
+  out <- plot(wide, log = "y")
+  expect_identical(out$sd, wide$evaluation_log$test_rmse_sd)
+  expect_true(graphics::par("ylog"))
+  # the band's lower edge stops at half the smallest mean: the y range (in
+  # log10, extended 4% each side as R does) runs from there to the top of the band
+  ylim <- log10(range(c(min(out$mean) / 2, out$mean + out$sd)))
+  expect_equal(graphics::par("usr")[3:4], ylim + c(-0.04, 0.04) * diff(ylim), tolerance = 1e-8)
 })
 
 test_that("plotting leaves the model and the cross-validation unchanged", {
