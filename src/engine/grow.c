@@ -19,6 +19,7 @@
 #include "split.h"
 #include "split_quant.h"
 #include "split_rules.h"
+#include "math_rules.h"
 #include "error.h"
 #include "threads.h"
 #if defined(__SSE2__)
@@ -567,7 +568,7 @@ static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_datas
  * __double2ll_rn) without a library call: adding and taking away 1.5 * 2^52
  * leaves the nearest integer of any |y| < 2^51. */
 static inline long long round_ll(double y) {
-  const double c = 6755399441055744.0;
+  const double c = HB_ROUND_MAGIC;
   return fabs(y) < 2251799813685248.0 ? (long long)((y + c) - c) : llrint(y);
 }
 
@@ -601,7 +602,7 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const doubl
      * (fixed_exponent gave |x| 2^e <= 2^62 / n, and n >= 65536 here), the
      * double y + 1.5 * 2^52 holds round(y) in its low bits, so its bits less
      * those of 1.5 * 2^52 are the integer round_ll gives */
-    const __m128d P = _mm_set_pd(ph, pg), C = _mm_set1_pd(6755399441055744.0);
+    const __m128d P = _mm_set_pd(ph, pg), C = _mm_set1_pd(HB_ROUND_MAGIC);
     const __m128i CB = _mm_castpd_si128(C);
 #pragma omp for schedule(static)
     for (int r = 0; r < n; r++) {

@@ -9,6 +9,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* 1.5 * 2^52: for |x| < 2^51, (x + HB_ROUND_MAGIC) - HB_ROUND_MAGIC is x
+ * rounded to the nearest integer (ties to even), and the low bits of
+ * x + HB_ROUND_MAGIC, less those of HB_ROUND_MAGIC, are that integer; read
+ * backwards, an integer i with |i| < 2^51 added to those bits gives the
+ * double i + HB_ROUND_MAGIC exactly. The conversions without a library call
+ * or a 64-bit vector convert (SSE2 has none). */
+#define HB_ROUND_MAGIC 6755399441055744.0
+
 #ifdef __CUDACC__
 #define HB_MATH static inline __host__ __device__
 #else
@@ -67,7 +75,7 @@ static inline int hb_exp_pair_ok(__m128d x) {
 }
 
 static inline __m128d hb_exp_pair(__m128d x) {
-  const __m128d magic = _mm_set1_pd(6755399441055744.0); /* 1.5 * 2^52 */
+  const __m128d magic = _mm_set1_pd(HB_ROUND_MAGIC);
   const __m128d t = _mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(1.4426950408889634)), _mm_set1_pd(0.5));
   __m128d k = _mm_sub_pd(_mm_add_pd(t, magic), magic);
   k = _mm_sub_pd(k, _mm_and_pd(_mm_cmpgt_pd(k, t), _mm_set1_pd(1.0)));

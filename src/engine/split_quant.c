@@ -12,6 +12,7 @@
 #include <string.h>
 #include "split_quant.h"
 #include "split_rules.h"
+#include "math_rules.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -30,7 +31,7 @@ static void numeric_prefix(const hb_qsplit_leaf_t *c, const hb_qbin_t *h, int T,
   int pc = 0, t = 0;
 #if defined(__SSE2__)
   int cnt[HB_MAX_NUM_BIN];
-  const __m128d C = _mm_set1_pd(6755399441055744.0), SH = _mm_set1_pd(c->sh), SG = _mm_set1_pd(c->sg),
+  const __m128d C = _mm_set1_pd(HB_ROUND_MAGIC), SH = _mm_set1_pd(c->sh), SG = _mm_set1_pd(c->sg),
                 CF = _mm_set1_pd(c->cnt_factor), HALF = _mm_set1_pd(0.5), ONE = _mm_set1_pd(1.0);
   const __m128i CB = _mm_castpd_si128(C);
 #define I64_TO_PD(x) _mm_sub_pd(_mm_castsi128_pd(_mm_add_epi64((x), CB)), C)
