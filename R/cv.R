@@ -154,7 +154,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
                                 weights = if (!is.null(weights)) weights[te],
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
-    runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots)),
+    runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots),
+                                    ordered_given = "ordered_factors" %in% names(dots)),
                           histboost_error_input = function(e) {
                             msg <- conditionMessage(e)
                             .hb_abort(if (K > 1L) paste0("fold ", k, ": ") else "", msg)

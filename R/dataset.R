@@ -8,7 +8,14 @@
 .HB_COL_DOUBLE <- 0L
 .HB_COL_INT <- 1L
 .HB_COL_FACTOR <- 2L
-.HB_FEAT_TYPES <- c("numeric", "categorical") # engine codes 0, 1
+.HB_FEAT_TYPES <- c("numeric", "categorical", "ordinal") # engine codes 0, 1, 2
+
+# An ordered factor's treatment (`ordered_factors`): "ordinal" splits it on
+# its level order as a numeric feature of level codes 1..nlevels (the model
+# keeps the levels); "categorical" as any factor.
+.hb_ordered_choice <- function(value) {
+  .hb_choice(value, c("ordinal", "categorical"), "ordered_factors")
+}
 
 # "double", "integer", "logical", "factor" or NA (unsupported column).
 .hb_column_kind <- function(col) {
@@ -73,8 +80,9 @@
   if (inherits(x, "Matrix") && !methods::is(x, "sparseMatrix")) as.matrix(x) else x
 }
 
-# Training features: list(spec, nrow, names, types, levels).
-.hb_features <- function(x, arg = "x") {
+# Training features: list(spec, nrow, names, types, levels); ordered factors
+# as `ordered` says (.hb_ordered_choice()).
+.hb_features <- function(x, arg = "x", ordered = "ordinal") {
   x <- .hb_unwrap_matrix(x)
   if (is.data.frame(x)) {
     n <- nrow(x)
@@ -111,10 +119,17 @@
                     " values are missing); drop the column, or give it its levels, e.g. ",
                     "factor(values, levels = c(...)).")
         }
-        cols[[j]] <- col
-        types[j] <- .HB_COL_FACTOR
-        nlev[j] <- nlevels(col)
-        ftypes[j] <- "categorical"
+        if (is.ordered(col) && ordered == "ordinal") {
+          # Split on the level order: the codes as an integer column (NA stays NA).
+          cols[[j]] <- as.integer(col)
+          types[j] <- .HB_COL_INT
+          ftypes[j] <- "ordinal"
+        } else {
+          cols[[j]] <- col
+          types[j] <- .HB_COL_FACTOR
+          nlev[j] <- nlevels(col)
+          ftypes[j] <- "categorical"
+        }
         flev[[j]] <- levels(col)
       }
     }
@@ -168,6 +183,7 @@
   fn <- schema$names
   p <- length(fn)
   is_cat <- schema$types == "categorical"
+  is_ord <- schema$types == "ordinal"
   if (is.data.frame(x)) {
     n <- nrow(x)
     nms <- names(x)
@@ -194,6 +210,17 @@
         cols[[j]] <- col
         types[j] <- .HB_COL_FACTOR
         nlev[j] <- length(lv)
+      } else if (is_ord[j]) {
+        # An ordered factor split on its level order: values matched to the
+        # training levels by label, coded 1..nlevels; unseen labels and NA
+        # are missing (they take the split's learned missing direction).
+        if (!(is.factor(col) || is.character(col))) {
+          .hb_abort("`", arg, "` column `", fn[j], "` must be an ordered factor (or its labels as ",
+                    "characters), as ", as_in, ", but it is ", .hb_describe(col), ".")
+        }
+        lv <- schema$levels[[j]]
+        cols[[j]] <- if (is.factor(col)) match(levels(col), lv)[as.integer(col)] else match(col, lv)
+        types[j] <- .HB_COL_INT
       } else {
         kind <- .hb_column_kind(col)
         if (identical(kind, "factor")) {
@@ -211,8 +238,8 @@
     spec <- list(kind = 0L, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
   } else if (is.matrix(x) || methods::is(x, "sparseMatrix")) {
     sparse <- !is.matrix(x)
-    if (any(is_cat)) {
-      .hb_abort("`", arg, "` is a matrix but ", who, " has factor features (", .hb_and(fn[is_cat]),
+    if (any(is_cat | is_ord)) {
+      .hb_abort("`", arg, "` is a matrix but ", who, " has factor features (", .hb_and(fn[is_cat | is_ord]),
                 "); give a data.frame with those columns as factors.")
     }
     if (!sparse && !(is.numeric(x) || is.logical(x))) {
@@ -437,6 +464,13 @@
 #'   the labels' average (the model's own starting score is then 0), and the
 #'   same offset must be given to [predict.histboost()] for new rows.
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
+#' @param ordered_factors How ordered factors (`ordered()`) are split:
+#'   `"ordinal"` (the default) on their level order, as rpart and ranger do:
+#'   thresholds between consecutive levels, with missing values (and, in new
+#'   data, labels the training levels lack) sent the learned missing
+#'   direction; `"categorical"` as unordered factors, by sets of levels.
+#'   Unordered factors are always categorical. Not with a `reference` (whose
+#'   columns decide).
 #' @param group `NULL`, or for ranking (`objective = "lambdarank"`) the query
 #'   of each row: a vector of ids (integer, factor or character, no `NA`), one
 #'   per row. A query's rows need not be contiguous.
@@ -456,9 +490,15 @@
 #' dim(v)
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
-                       nthreads = NULL, init_score = NULL, group = NULL, ...) {
-  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group"),
+                       nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal", ...) {
+  .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
+                              "ordered_factors"),
                  "hb_dataset")
+  ordered_factors <- .hb_ordered_choice(ordered_factors)
+  if (!is.null(reference) && !missing(ordered_factors)) {
+    .hb_abort("`ordered_factors` must not be given with a `reference`: the reference dataset's columns ",
+              "decide how each factor is split.")
+  }
   if (!is.null(reference) && !missing(max_bin)) {
     .hb_check_dataset(reference, "reference")
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
@@ -467,14 +507,15 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                 "); a dataset with a reference reuses its bins.")
     }
   }
-  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group)
+  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group,
+                    ordered = ordered_factors)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like).
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
-                              init_score = NULL, iarg = "init_score", group = NULL) {
+                              init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal") {
   nthreads <- .hb_nthreads(nthreads)
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
@@ -489,7 +530,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     max_bin <- reference$max_bin
   } else {
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
-    feat <- .hb_features(x, arg)
+    feat <- .hb_features(x, arg, ordered = ordered)
     lab <- .hb_label(y, feat$nrow, yarg)
     label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
   }

@@ -109,7 +109,7 @@
   }
   if (task %in% c("regression", "ranking")) classes <- NULL
   fnames <- info$feature_names
-  if (any(!info$feature_types %in% c(0L, 1L))) .hb_format_error("`model_text`: unknown feature type.")
+  if (any(!info$feature_types %in% c(0L, 1L, 2L))) .hb_format_error("`model_text`: unknown feature type.")
   ftypes <- .HB_FEAT_TYPES[info$feature_types + 1L]
   flevels <- info$feature_levels
   names(flevels) <- fnames
@@ -127,7 +127,8 @@
     lambda_l1 = cfg$lambda_l1, lambda_l2 = cfg$lambda_l2, min_gain_to_split = cfg$min_gain_to_split,
     max_bin = .hb_meta_value(meta, "r.max_bin", .hb_meta_int),
     max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
-    min_data_per_group = cfg$min_data_per_group, bagging_fraction = cfg$bagging_fraction,
+    min_data_per_group = cfg$min_data_per_group, max_cat_to_onehot = cfg$max_cat_to_onehot,
+    bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
     boosting = if (isTRUE(cfg$rf == 1L)) "rf" else "gbdt",
     monotone_constraints = if (!is.null(info$monotone_constraints)) {

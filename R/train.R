@@ -32,7 +32,8 @@
 .HB_TRAIN_ARGS <- c(
   "x", "y", "weights", "init_score", "init_model", "nrounds", "objective", "learning_rate", "num_leaves",
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
-  "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "bagging_fraction",
+  "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
+  "ordered_factors", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
@@ -169,14 +170,28 @@ histboost <- function(x, ...) {
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels.
 #' @param max_cat_threshold Most categories on the scanned side of a
-#'   categorical split.
-#' @param cat_smooth Smoothing added when ordering categories, >= 0.
-#' @param cat_l2 Extra L2 regularization in categorical splits, >= 0.
-#' @param min_data_per_group Fewest rows for a category to take part in a
-#'   categorical split. The rows are estimated from the category's hessian sum
-#'   like the counts of `min_data_in_leaf`; a category whose estimate is below
-#'   `max(1, min_data_per_group)` is left out of the search and goes with the
-#'   right-hand side of the split.
+#'   many-vs-many categorical split (at most half the categories scanned).
+#' @param cat_smooth In a many-vs-many categorical split, the fewest rows a
+#'   category needs in the leaf to enter the search (the others go right),
+#'   and the smoothing added to its hessian sum when categories are ordered by
+#'   `G / (H + cat_smooth)`; >= 0.
+#' @param cat_l2 Extra L2 regularization of the children of a many-vs-many
+#'   categorical split, >= 0.
+#' @param min_data_per_group In a many-vs-many categorical split, the rows
+#'   that must join the left side between two candidate splits of the scan,
+#'   and the fewest rows on the right side.
+#' @param max_cat_to_onehot A factor with at most this many bins (its levels
+#'   plus one for missing values, so 3 levels by default) is split one
+#'   category against the rest; larger ones many-vs-many. Categorical
+#'   splits follow LightGBM's rules: a category's rows are estimated from
+#'   its hessian sum like the counts of `min_data_in_leaf`, categories are
+#'   ordered by `G / (H + cat_smooth)` and the first (or last) k go left.
+#'   Missing values are one more category (LightGBM sends them right).
+#' @param ordered_factors How ordered factors are split: `"ordinal"` (the
+#'   default) on their level order, as numbers 1, 2, ... with a learned
+#'   direction for missing values (and for labels unseen in training), as
+#'   rpart and ranger do; `"categorical"` by sets of levels as any factor.
+#'   See [hb_dataset()].
 #' @param bagging_fraction Share of rows sampled every `bagging_freq` rounds,
 #'   in (0, 1].
 #' @param bagging_freq Resample rows every this many rounds; 0 disables bagging.
@@ -332,7 +347,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
                               max_bin = 255L, max_cat_threshold = 32L, cat_smooth = 10,
-                              cat_l2 = 10, min_data_per_group = 100L, bagging_fraction = 1,
+                              cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
+                              ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
@@ -345,7 +361,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
   call <- match.call()
   args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
-  tr <- .hb_setup(args, max_bin_given = !missing(max_bin))
+  tr <- .hb_setup(args, max_bin_given = !missing(max_bin), ordered_given = !missing(ordered_factors))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
   booster <- tr$booster
   valid_sets <- tr$valid_sets
@@ -424,7 +440,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 # arguments (a named list; max_bin_given: whether max_bin was passed): the
 # checks, the binning, the validation sets and a booster ready to train,
 # which the caller frees. Shared with hb_cv(), which trains one per fold.
-.hb_setup <- function(a, max_bin_given) {
+.hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
   x <- a$x; y <- a$y; weights <- a$weights; init_score <- a$init_score; nrounds <- a$nrounds
   objective <- a$objective
   learning_rate <- a$learning_rate; num_leaves <- a$num_leaves; max_depth <- a$max_depth
@@ -432,6 +448,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   lambda_l1 <- a$lambda_l1; lambda_l2 <- a$lambda_l2; min_gain_to_split <- a$min_gain_to_split
   max_bin <- a$max_bin; max_cat_threshold <- a$max_cat_threshold; cat_smooth <- a$cat_smooth
   cat_l2 <- a$cat_l2; min_data_per_group <- a$min_data_per_group; bagging_fraction <- a$bagging_fraction
+  max_cat_to_onehot <- a$max_cat_to_onehot %||% 4L
+  ordered_factors <- .hb_ordered_choice(a$ordered_factors %||% "ordinal")
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
   poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
@@ -470,6 +488,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     cat_smooth = .hb_number(cat_smooth, "cat_smooth", lower = 0),
     cat_l2 = .hb_number(cat_l2, "cat_l2", lower = 0),
     min_data_per_group = .hb_number(min_data_per_group, "min_data_per_group", integer = TRUE, lower = 1),
+    max_cat_to_onehot = .hb_number(max_cat_to_onehot, "max_cat_to_onehot", integer = TRUE, lower = 1),
     bagging_fraction = .hb_number(bagging_fraction, "bagging_fraction", lower = 0, upper = 1,
                                   lower_open = TRUE),
     bagging_freq = .hb_number(bagging_freq, "bagging_freq", integer = TRUE, lower = 0),
@@ -602,13 +621,16 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       .hb_abort("`max_bin` must not be given when `x` is an hb_dataset: it was binned with max_bin = ",
                 x$max_bin, ".")
     }
+    if (ordered_given) {
+      .hb_abort("`ordered_factors` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
+    }
     if (!x$has_label) .hb_abort("`x` is an hb_dataset without labels; create it with `y`.")
     if (!is.null(group)) .hb_abort("`group` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
     train <- x
   } else {
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
-                               init_score = init_score, group = group)
+                               init_score = init_score, group = group, ordered = ordered_factors)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
     # collection (milliseconds) frees them before the engine allocates its training buffers,
     # which then reuse that memory: 40 MB less peak memory at 1M rows.

@@ -36,6 +36,7 @@ static const param_t params_table[] = {
   {"cat_smooth", P_DBL, offsetof(hb_config_t, cat_smooth)},
   {"cat_l2", P_DBL, offsetof(hb_config_t, cat_l2)},
   {"min_data_per_group", P_INT, offsetof(hb_config_t, min_data_per_group)},
+  {"max_cat_to_onehot", P_INT, offsetof(hb_config_t, max_cat_to_onehot)},
   {"bagging_fraction", P_DBL, offsetof(hb_config_t, bagging_fraction)},
   {"bagging_freq", P_INT, offsetof(hb_config_t, bagging_freq)},
   {"feature_fraction", P_DBL, offsetof(hb_config_t, feature_fraction)},
@@ -130,7 +131,7 @@ static void schema_from_list(SEXP s, int nfeat, hb_schema_t *out) {
     out->names[f] = strcpy(R_alloc(strlen(nm) + 1, 1), nm);
     out->types[f] = INTEGER(types)[f];
     SEXP lv = VECTOR_ELT(levels, f);
-    if (out->types[f] == HB_FEAT_CATEGORICAL) {
+    if (out->types[f] == HB_FEAT_CATEGORICAL || out->types[f] == HB_FEAT_ORDINAL) {
       if (TYPEOF(lv) != STRSXP) hb_r_throw("input", "`schema`: feature %d has no levels.", f + 1);
       int nl = (int)XLENGTH(lv);
       out->nlevels[f] = nl;

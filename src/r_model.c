@@ -101,7 +101,7 @@ SEXP C_hb_model_info(SEXP ptr) {
   for (int f = 0; f < nf; f++) {
     SET_STRING_ELT(fn, f, utf8_string(m->schema.names[f]));
     INTEGER(ft)[f] = m->schema.types[f];
-    if (m->schema.types[f] == HB_FEAT_CATEGORICAL) {
+    if (m->schema.types[f] == HB_FEAT_CATEGORICAL || m->schema.types[f] == HB_FEAT_ORDINAL) {
       int nl = m->schema.nlevels[f];
       SEXP lv = PROTECT(Rf_allocVector(STRSXP, nl));
       for (int l = 0; l < nl; l++) SET_STRING_ELT(lv, l, utf8_string(m->schema.levels[f][l]));

@@ -430,6 +430,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.min_data = c->min_data_in_leaf;
   a.max_depth = c->max_depth;
   a.max_cat_threshold = c->max_cat_threshold;
+  a.max_cat_to_onehot = c->max_cat_to_onehot;
   a.min_data_per_group = c->min_data_per_group;
   return a;
 }

@@ -201,7 +201,7 @@ struct TreeArgs {
   const int8_t *mono;      // per feature: monotone constraint (-1, 0, 1), or NULL for none
   // configuration
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
-  int min_data, max_depth, max_cat_threshold, min_data_per_group;
+  int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
 
 // Words a row is padded to for w words of bins: as they are up to two, four

@@ -138,6 +138,7 @@ struct Shared {
   int bin[kThreads];
   long long g[kThreads], h[kThreads];
   int cnt[kThreads];
+  unsigned char ok[2][kThreads];  // many-vs-many: whether the first / last k + 1 are a candidate
 };
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
@@ -246,17 +247,46 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
     __syncthreads();
     return;
   }
-  // Categorical: bins (the missing bin among them) with enough rows, ordered
-  // by G / (H + cat_smooth), ties by bin; prefixes from both ends.
-  const bool keep = t < nb && cnt > 0 && cnt >= a.min_data_per_group;
+  // Categorical (split_rules.h, split_quant.c's candidates in its order).
+  // The parent's gain takes lambda_l2 alone, the children's lambda_l2 +
+  // cat_l2 in a many-vs-many scan.
+  const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+  if (hb_rule_cat_onehot(nb, a.max_cat_to_onehot)) {  // each bin alone on the left
+    Cand best = {-1.0, INT_MAX};
+    if (t < nb) {
+      best.gain = cand_gain(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
+      best.idx = t;
+    }
+    const Cand win = block_best(best, sm.cand);
+    if (!(win.gain > 0)) return;
+    if (t == win.idx) {
+      res.lg = bg;
+      res.lh = bh;
+      res.ln = cnt;
+    }
+    if (t < kBinWords) res.bins[t] = 0;
+    __syncthreads();
+    if (t == 0) {
+      res.bins[win.idx >> 5] = 1u << (win.idx & 31);
+      res.gain = win.gain;
+      res.feature = f;
+      res.is_cat = 1;
+      res.threshold = -1;
+      res.default_left = win.idx == nb - 1;
+    }
+    __syncthreads();
+    return;
+  }
+  // Many against many: bins (the missing bin among them) with at least
+  // cat_smooth rows, ordered by G / (H + cat_smooth), ties by bin.
+  const bool keep = t < nb && hb_rule_cat_used(cnt, a.cat_smooth);
   sm.key[t] = keep ? hb_rule_cat_key((double)bg * sc.g, (double)bh * sc.h, a.cat_smooth) : 0.0;
   sm.bin[t] = keep ? t : kThreads + t;  // not kept: after every kept bin, in bin order
   sm.g[t] = bg;
   sm.h[t] = bh;
   sm.cnt[t] = cnt;
-  const int mcat = __syncthreads_count(keep);
-  const int dropped = __syncthreads_count(t < nb && cnt > 0 && cnt < a.min_data_per_group);
-  if (mcat < 2) return;
+  const int used = __syncthreads_count(keep);
+  if (used < 1) return;
   // Bitonic sort of the (kept, key, bin) entries, ascending; a thread per pair.
   for (int size = 2; size <= kThreads; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
@@ -280,34 +310,59 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
       __syncthreads();
     }
   }
-  int kmax = mcat - 1;
-  if (a.max_cat_threshold < kmax) kmax = a.max_cat_threshold;
+  const int kmax = hb_rule_cat_max_left(used, a.max_cat_threshold);
   // Prefix sums in sorted order (position t), kept in shared memory.
   const int sb = sm.bin[t];
-  long long pg = t < mcat ? sm.g[sb] : 0, ph = t < mcat ? sm.h[sb] : 0;
-  int pc = t < mcat ? sm.cnt[sb] : 0;
+  long long pg = t < used ? sm.g[sb] : 0, ph = t < used ? sm.h[sb] : 0;
+  int pc = t < used ? sm.cnt[sb] : 0;
   block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
   sm.g[t] = pg;  // every read of the per-bin sums happened before block_scan3's barriers
   sm.h[t] = ph;
   sm.cnt[t] = pc;
   __syncthreads();
-  const long long KG = sm.g[mcat - 1], KH = sm.h[mcat - 1];
-  const int KC = sm.cnt[mcat - 1];
+  const long long KG = sm.g[used - 1], KH = sm.h[used - 1];
+  const int KC = sm.cnt[used - 1];
+  // Which k of each end are candidates (hb_rule_cat_step: a walk, as its
+  // row counts since the last candidate carry over): lane 0 of warp 0 walks
+  // the first end, lane 0 of warp 1 the last; at most max_cat_threshold steps.
+  if (t == 0 || t == 32) {
+    const int dir = t == 32;
+    int group = 0, k = 1;
+    for (; k <= kmax; k++) {
+      const int p = dir ? used - k : k - 1;  // the position joining the left side
+      const int ck = sm.cnt[p] - (p > 0 ? sm.cnt[p - 1] : 0);
+      long long lh;
+      int ln;
+      if (dir) {
+        const int q = used - 1 - k;  // the last k = the kept total less the prefix through q
+        lh = KH - (q >= 0 ? sm.h[q] : 0);
+        ln = KC - (q >= 0 ? sm.cnt[q] : 0);
+      } else {
+        lh = sm.h[k - 1];
+        ln = sm.cnt[k - 1];
+      }
+      const int st = hb_rule_cat_step(ck, ln, (double)lh * sc.h, n, Hd, &group, a.min_data, a.min_hess,
+                                      a.min_data_per_group);
+      if (st < 0) break;
+      sm.ok[dir][k - 1] = st > 0;
+    }
+    for (; k <= kmax; k++) sm.ok[dir][k - 1] = 0;
+  }
+  __syncthreads();
   const double l2c = a.l2 + a.cat_l2;
-  const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, l2c);
   Cand best = {-1.0, INT_MAX};
   long long lg = 0, lh = 0;
   int ln = 0;
   if (t < kmax) {  // candidate k = t + 1 from each end
-    best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
-    best.idx = t;
-    lg = pg;
-    lh = ph;
-    ln = pc;
-    // With no category left out, the last t+1 are the complement of the
-    // first mcat-t-1: a partition the first end already gives (split.c).
-    if (!(dropped == 0 && mcat - (t + 1) <= kmax)) {
-      const int q = mcat - 2 - t;  // the last t+1 = kept total minus the prefix through q
+    if (sm.ok[0][t]) {
+      best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
+      best.idx = t;
+      lg = pg;
+      lh = ph;
+      ln = pc;
+    }
+    if (sm.ok[1][t]) {
+      const int q = used - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
       Cand c1 = {cand_gain(a, sc, bd, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
@@ -329,7 +384,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
   }
   if (t < kBinWords) res.bins[t] = 0;
   __syncthreads();
-  if (t < mcat && (dir ? t >= mcat - k : t < k)) atomicOr(&res.bins[sm.bin[t] >> 5], 1u << (sm.bin[t] & 31));
+  if (t < used && (dir ? t >= used - k : t < k)) atomicOr(&res.bins[sm.bin[t] >> 5], 1u << (sm.bin[t] & 31));
   __syncthreads();
   if (t == 0) {
     res.gain = win.gain;

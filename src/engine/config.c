@@ -16,6 +16,7 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->lambda_l2 = 0.0;
   cfg->min_gain_to_split = 0.0;
   cfg->max_cat_threshold = 32;
+  cfg->max_cat_to_onehot = 4;
   cfg->cat_smooth = 10.0;
   cfg->cat_l2 = 10.0;
   cfg->min_data_per_group = 100;
@@ -115,6 +116,8 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "min_gain_to_split must be >= 0 and finite");
   if (c->max_cat_threshold < 1)
     return hb_error_set(HB_ERR_INPUT, "max_cat_threshold must be >= 1 (got %d)", c->max_cat_threshold);
+  if (c->max_cat_to_onehot < 1)
+    return hb_error_set(HB_ERR_INPUT, "max_cat_to_onehot must be >= 1 (got %d)", c->max_cat_to_onehot);
   if (!nonneg(c->cat_smooth))
     return hb_error_set(HB_ERR_INPUT, "cat_smooth must be >= 0 and finite");
   if (!nonneg(c->cat_l2))

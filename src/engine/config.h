@@ -34,9 +34,12 @@ typedef struct {
   double lambda_l2;           /* 0 */
   double min_gain_to_split;   /* 0 */
   int max_cat_threshold;      /* 32: most levels on the scanned side of a categorical split */
-  double cat_smooth;          /* 10: added to the hessian when ordering levels */
+  int max_cat_to_onehot;      /* 4: categorical features of at most this many bins (levels + the missing
+                                 bin) split one level against the rest */
+  double cat_smooth;          /* 10: fewest rows for a level to enter the many-vs-many scan, and added to
+                                 the hessian when ordering levels */
   double cat_l2;              /* 10: extra L2 for categorical splits */
-  int min_data_per_group;     /* 100: fewest rows per level to take part in a categorical split */
+  int min_data_per_group;     /* 100: rows between two candidates of a many-vs-many scan, and fewest on its right */
   double bagging_fraction;    /* 1 */
   int bagging_freq;           /* 0: no bagging */
   double feature_fraction;    /* 1: share of features each tree may use */

@@ -30,7 +30,11 @@
 #define HB_MAX_NUM_BIN 256  /* value bins + the missing bin */
 #define HB_MAX_COLUMN_FEATURES 64  /* features one factor column may span */
 
-enum { HB_FEAT_NUMERIC = 0, HB_FEAT_CATEGORICAL = 1 };
+/* Feature types. A bin mapper is NUMERIC or CATEGORICAL; a model's schema
+ * may also say ORDINAL: a numeric feature whose values are the level codes
+ * 1..nlevels of an ordered factor, the schema keeping the levels so new data
+ * is coded the same way (its mapper and splits are numeric). */
+enum { HB_FEAT_NUMERIC = 0, HB_FEAT_CATEGORICAL = 1, HB_FEAT_ORDINAL = 2 };
 enum { HB_COL_DOUBLE = 0, HB_COL_INT = 1, HB_COL_FACTOR = 2 };
 
 /* One dense input column, borrowed (never modified). */

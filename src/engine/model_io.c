@@ -17,7 +17,8 @@
  *   num_class=<int>  learning_rate=<dbl>  num_leaves=<int>  max_depth=<int>
  *   min_data_in_leaf=<int>  min_sum_hessian_in_leaf=<dbl>  lambda_l1=<dbl>
  *   lambda_l2=<dbl>  min_gain_to_split=<dbl>  max_cat_threshold=<int>
- *   cat_smooth=<dbl>  cat_l2=<dbl>  min_data_per_group=<int>
+ *   cat_smooth=<dbl>  cat_l2=<dbl>  min_data_per_group=<int>  max_cat_to_onehot=<int>
+ *   (the last only when it is not 4: models from before it have none)
  *   bagging_fraction=<dbl>  bagging_freq=<int>  feature_fraction=<dbl>
  *   boost_from_average=<int>  seed=<u64>  nthreads=<int>     (one per line;
  *   the writer always puts nthreads=0, the reader accepts any int)
@@ -28,8 +29,10 @@
  *   label_gain=<list of 1..64 dbl> (lambdarank)
  *   [schema]
  *   num_features=<int>
- *   then per feature:  feature=<str>  type=numeric|categorical
+ *   then per feature:  feature=<str>  type=numeric|categorical|ordinal
  *                      num_levels=<int>  and num_levels lines level=<str>
+ *                      (0 levels for numeric, >= 1 for ordinal: an ordered
+ *                      factor split as numbers, its codes 1..num_levels)
  *   then, only when a feature has one, monotone_constraints=<list of
  *   num_features int: -1, 0 or 1, 0 for categorical features>
  *   [labels]
@@ -118,6 +121,7 @@ static const struct {
     {"cat_smooth", K_DBL, offsetof(hb_config_t, cat_smooth), -1},
     {"cat_l2", K_DBL, offsetof(hb_config_t, cat_l2), -1},
     {"min_data_per_group", K_INT, offsetof(hb_config_t, min_data_per_group), -1},
+    {"max_cat_to_onehot", K_INT, offsetof(hb_config_t, max_cat_to_onehot), HB_OBJ_COUNT},
     {"bagging_fraction", K_DBL, offsetof(hb_config_t, bagging_fraction), -1},
     {"bagging_freq", K_INT, offsetof(hb_config_t, bagging_freq), -1},
     {"feature_fraction", K_DBL, offsetof(hb_config_t, feature_fraction), -1},
@@ -283,13 +287,13 @@ static int check_model(const hb_model_t *m, const char *where, int code) {
   const hb_schema_t *s = &m->schema;
   if (s->nfeat < 0) return hb_error_set(code, "%snegative feature count", where);
   for (int f = 0; f < s->nfeat; f++) {
-    if (s->types[f] != HB_FEAT_NUMERIC && s->types[f] != HB_FEAT_CATEGORICAL)
+    if (s->types[f] != HB_FEAT_NUMERIC && s->types[f] != HB_FEAT_CATEGORICAL && s->types[f] != HB_FEAT_ORDINAL)
       return hb_error_set(code, "%sfeature %d has unknown type %d", where, f, s->types[f]);
     int nl = s->nlevels ? s->nlevels[f] : 0;
-    if (nl < 0 || (s->types[f] == HB_FEAT_NUMERIC && nl != 0))
+    if (nl < 0 || (s->types[f] == HB_FEAT_NUMERIC && nl != 0) || (s->types[f] == HB_FEAT_ORDINAL && nl < 1))
       return hb_error_set(code, "%sfeature %d has %d levels", where, f, nl);
     int mc = s->monotone ? s->monotone[f] : 0;
-    if (mc < -1 || mc > 1 || (mc != 0 && s->types[f] != HB_FEAT_NUMERIC))
+    if (mc < -1 || mc > 1 || (mc != 0 && s->types[f] == HB_FEAT_CATEGORICAL))
       return hb_error_set(code, "%sfeature %d: monotone constraint %d (must be -1, 0 or 1, and 0 for a categorical "
                           "feature)", where, f, mc);
   }
@@ -516,7 +520,9 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
   for (int f = 0; f < s->nfeat; f++) {
     int nl = s->nlevels ? s->nlevels[f] : 0;
     sb_kv_str(b, "feature", s->names ? s->names[f] : NULL);
-    sb_printf(b, "type=%s\n", s->types[f] == HB_FEAT_CATEGORICAL ? "categorical" : "numeric");
+    sb_printf(b, "type=%s\n", s->types[f] == HB_FEAT_CATEGORICAL ? "categorical"
+                              : s->types[f] == HB_FEAT_ORDINAL   ? "ordinal"
+                                                                 : "numeric");
     sb_kv_int(b, "num_levels", nl);
     for (int j = 0; j < nl; j++)
       sb_kv_str(b, "level", (s->levels && s->levels[f]) ? s->levels[f][j] : NULL);
@@ -1014,7 +1020,9 @@ static int rd_schema(reader_t *r, hb_schema_t *s) {
     if ((st = rd_key(r, "type", &v, &vn))) return st;
     if (vn == 7 && memcmp(v, "numeric", 7) == 0) s->types[f] = HB_FEAT_NUMERIC;
     else if (vn == 11 && memcmp(v, "categorical", 11) == 0) s->types[f] = HB_FEAT_CATEGORICAL;
-    else return rd_err(r, "feature %d: type must be numeric or categorical, found '%s'", f, snip(v, vn, sb));
+    else if (vn == 7 && memcmp(v, "ordinal", 7) == 0) s->types[f] = HB_FEAT_ORDINAL;
+    else return rd_err(r, "feature %d: type must be numeric, categorical or ordinal, found '%s'", f,
+                       snip(v, vn, sb));
     long hi = s->types[f] == HB_FEAT_NUMERIC ? 0 : rd_lines_left(r) - 1;
     if ((st = rd_int(r, "num_levels", 0, hi < 0 ? 0 : hi, &nl))) return st;
     if (nl > 0) {
@@ -1028,7 +1036,7 @@ static int rd_schema(reader_t *r, hb_schema_t *s) {
     if (!(s->monotone = hb_malloc((size_t)(n > 0 ? n : 1) * sizeof(int)))) return HB_ERR_NOMEM;
     if ((st = rd_list(r, "monotone_constraints", L_INT, n, s->monotone))) return st;
     for (int f = 0; f < n; f++)
-      if (s->monotone[f] < -1 || s->monotone[f] > 1 || (s->monotone[f] != 0 && s->types[f] != HB_FEAT_NUMERIC))
+      if (s->monotone[f] < -1 || s->monotone[f] > 1 || (s->monotone[f] != 0 && s->types[f] == HB_FEAT_CATEGORICAL))
         return rd_err(r, "monotone_constraints: value %d of feature %d must be -1, 0 or 1, and 0 for a categorical "
                       "feature", s->monotone[f], f + 1);
   }

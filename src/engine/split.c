@@ -6,10 +6,12 @@
  * min_sum_hessian_in_leaf hessian on both sides and gain > min_gain_to_split
  * (and > 0). Numeric features scan thresholds with the missing bin on either
  * side (and "missing alone on the right"); with no missing rows in the leaf
- * the missing direction follows the larger child. Categorical features order
- * their levels by G/(H + cat_smooth) and scan prefixes from both ends
- * (LightGBM's many-vs-many rule), skipping from the second end the sets
- * whose complement the first end already gave (the same partition). Ties keep the first candidate in scan
+ * the missing direction follows the larger child. Categorical features
+ * follow LightGBM's rules (split_rules.h): one category against the rest
+ * for features of at most max_cat_to_onehot bins, else the categories with
+ * at least cat_smooth rows ordered by G/(H + cat_smooth) and prefixes
+ * scanned from both ends, min_data_per_group rows between two candidates
+ * and on the right. Ties keep the first candidate in scan
  * order, then the lower feature index, so the result is deterministic.
  * Under monotone constraints (split.h: hb_split_con_t) a constrained
  * feature or a bounded leaf takes the bounded gain of split_rules.h in
@@ -193,40 +195,58 @@ void hb_cat_sort(hb_cat_key_t *keys, int n) {
   if (a != keys) memcpy(keys, a, sizeof(hb_cat_key_t) * (size_t)n);
 }
 
+/* A categorical feature, by split_rules.h's rules (LightGBM's). */
 static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
                              const hb_histbin_t *h, hb_split_t *best) {
   const hb_config_t *cfg = c->cfg;
   int nb = m->num_bin;
   double cf = c->cnt_factor;
+  double best_gain = 0.0, bgl = 0, bhl = 0;
+  int bnl = 0;
+  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
+    int bb = -1;
+    for (int b = 0; b < nb; b++) {
+      int cnt = hb_rule_count(h[b].h, cf);
+      double g = candidate(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
+      if (g > best_gain) { best_gain = g; bb = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt; }
+    }
+    if (bb < 0 || !(best_gain > best->gain)) return;
+    best->feature = f;
+    best->gain = best_gain;
+    best->is_cat = 1;
+    best->threshold_bin = -1;
+    bits_clear(best->left_bins);
+    bits_set(best->left_bins, bb);
+    best->default_left = bb == nb - 1;
+    finish(c, best, bgl, bhl, bnl);
+    return;
+  }
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
-  int mcat = 0, dropped = 0;
+  int used = 0;
   for (int b = 0; b < nb; b++) {
     cnt[b] = hb_rule_count(h[b].h, cf);
-    if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
-    if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
-    keys[mcat].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
-    keys[mcat].bin = b;
-    mcat++;
+    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) continue;
+    keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
+    keys[used].bin = b;
+    used++;
   }
-  if (mcat < 2) return;
-  hb_cat_sort(keys, mcat);
-  double l2 = cfg->lambda_l2 + cfg->cat_l2;
-  double parent_gain = hb_rule_leaf_gain(c->tot.g, c->tot.h, cfg->lambda_l1, l2);
-  int kmax = mcat - 1;
-  if (cfg->max_cat_threshold < kmax) kmax = cfg->max_cat_threshold;
-  double best_gain = 0.0, bgl = 0, bhl = 0;
-  int bk = 0, bdir = 0, bnl = 0;
+  if (used < 1) return;
+  hb_cat_sort(keys, used);
+  const double l2c = cfg->lambda_l2 + cfg->cat_l2;
+  const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
+  int bk = 0, bdir = 0;
   for (int dir = 0; dir < 2; dir++) {
     double gl = 0, hl = 0;
-    int nl = 0;
+    int nl = 0, group = 0;
     for (int k = 1; k <= kmax; k++) {
-      int b = keys[dir == 0 ? k - 1 : mcat - k].bin;
+      int b = keys[dir == 0 ? k - 1 : used - k].bin;
       gl += h[b].g; hl += h[b].h; nl += cnt[b];
-      /* With no category left out, the last k from this end are the
-       * complement of the first mcat - k: a partition already scanned. */
-      if (dir == 1 && dropped == 0 && mcat - k <= kmax) continue;
-      double g = candidate(c, gl, hl, nl, l2, parent_gain, 0);  /* factors take no monotone constraint */
+      int st = hb_rule_cat_step(cnt[b], nl, hl, c->tot.n, c->tot.h, &group, cfg->min_data_in_leaf,
+                                cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+      if (st < 0) break;
+      if (st == 0) continue;
+      double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
       if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
     }
   }
@@ -236,7 +256,7 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   best->is_cat = 1;
   best->threshold_bin = -1;
   bits_clear(best->left_bins);
-  for (int k = 1; k <= bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k - 1 : mcat - k].bin);
+  for (int k = 1; k <= bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k - 1 : used - k].bin);
   best->default_left = hb_split_bin_left(best, nb - 1);
   finish(c, best, bgl, bhl, bnl);
 }

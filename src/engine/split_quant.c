@@ -4,7 +4,8 @@
  * scales, and the gain, count estimate and missing-value rule come from
  * split_rules.h. Candidates are taken in the GPU's index order (numeric: at
  * each threshold missing-right then missing-left, then missing alone;
- * categorical: the first k from one end for every k, then the last k), a
+ * categorical: each bin alone (one-vs-rest), or the first k from one end
+ * for every k the scan takes, then the last k), a
  * later one winning only with a strictly larger gain. Monotone constraints
  * (c->con) change the gains as in split.c, not the candidates. */
 #include <math.h>
@@ -178,58 +179,61 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     take(c, f, bgain, 0, bt, bdl, bits, blg, blh, bln, best, olg, olh);
     return;
   }
-  /* Categorical: bins with enough rows ordered by G / (H + cat_smooth), ties by bin. */
+  /* Categorical (split_rules.h; the candidates in split.c's order). One
+   * against the rest for few bins, lambda_l2 alone: */
+  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
+    double bgain = -1.0;
+    int bb = -1, bln = 0;
+    for (int b = 0; b < nb; b++) {
+      int cnt = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
+      double g = cand(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
+      if (g > bgain) { bgain = g; bb = b; bln = cnt; }
+    }
+    if (!(bgain > 0)) return;
+    memset(bits, 0, sizeof bits);
+    bits[bb >> 5] |= 1u << (bb & 31);
+    take(c, f, bgain, 1, -1, bb == nb - 1, bits, h[bb].g, h[bb].h, bln, best, olg, olh);
+    return;
+  }
+  /* Many against many: bins with at least cat_smooth rows ordered by
+   * G / (H + cat_smooth), ties by bin, prefixes from both ends. */
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
-  int mcat = 0, dropped = 0;
+  int used = 0;
   for (int b = 0; b < nb; b++) {
     cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
-    if (cnt[b] > 0 && cnt[b] < cfg->min_data_per_group) dropped++;
-    if (cnt[b] <= 0 || cnt[b] < cfg->min_data_per_group) continue;
-    keys[mcat].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
-    keys[mcat].bin = b;
-    mcat++;
+    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) continue;
+    keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
+    keys[used].bin = b;
+    used++;
   }
-  if (mcat < 2) return;
-  hb_cat_sort(keys, mcat);
-  int kmax = mcat - 1;
-  if (cfg->max_cat_threshold < kmax) kmax = cfg->max_cat_threshold;
-  int64_t pg[HB_MAX_NUM_BIN], ph[HB_MAX_NUM_BIN];
-  int pc[HB_MAX_NUM_BIN];
-  int64_t sg = 0, sh = 0;
-  int sc = 0;
-  for (int p = 0; p < mcat; p++) {
-    int b = keys[p].bin;
-    sg += h[b].g;
-    sh += h[b].h;
-    sc += cnt[b];
-    pg[p] = sg;
-    ph[p] = sh;
-    pc[p] = sc;
-  }
+  if (used < 1) return;
+  hb_cat_sort(keys, used);
+  const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
   const double l2c = cfg->lambda_l2 + cfg->cat_l2;
-  const double parent = hb_rule_leaf_gain(c->Gd, c->Hd, cfg->lambda_l1, l2c);
   double bgain = -1.0;
   int bk = 0, bdir = 0, bln = 0;
   int64_t blg = 0, blh = 0;
-  for (int p = 0; p < kmax; p++) {  /* the first p + 1 */
-    double g0 = cand(c, pg[p], ph[p], pc[p], l2c, parent, 0);
-    if (g0 > bgain) { bgain = g0; bk = p + 1; bdir = 0; blg = pg[p]; blh = ph[p]; bln = pc[p]; }
-  }
-  for (int p = 0; p < kmax; p++) {  /* the last p + 1 */
-    /* With no category left out, the complement of the first mcat-p-1: a
-     * partition already scanned (split.c). */
-    if (dropped == 0 && mcat - (p + 1) <= kmax) continue;
-    int q = mcat - 2 - p;
-    int64_t lg = sg - (q >= 0 ? pg[q] : 0), lh = sh - (q >= 0 ? ph[q] : 0);
-    int ln = sc - (q >= 0 ? pc[q] : 0);
-    double g1 = cand(c, lg, lh, ln, l2c, parent, 0);
-    if (g1 > bgain) { bgain = g1; bk = p + 1; bdir = 1; blg = lg; blh = lh; bln = ln; }
+  for (int dir = 0; dir < 2; dir++) {
+    int64_t lg = 0, lh = 0;
+    int ln = 0, group = 0;
+    for (int k = 1; k <= kmax; k++) {
+      int b = keys[dir == 0 ? k - 1 : used - k].bin;
+      lg += h[b].g;
+      lh += h[b].h;
+      ln += cnt[b];
+      int st = hb_rule_cat_step(cnt[b], ln, (double)lh * c->sh, c->n, c->Hd, &group, cfg->min_data_in_leaf,
+                                cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+      if (st < 0) break;
+      if (st == 0) continue;
+      double g = cand(c, lg, lh, ln, l2c, c->parent_gain, 0);
+      if (g > bgain) { bgain = g; bk = k; bdir = dir; blg = lg; blh = lh; bln = ln; }
+    }
   }
   if (!(bgain > 0)) return;
   memset(bits, 0, sizeof bits);
   for (int k = 0; k < bk; k++) {
-    int b = keys[bdir ? mcat - 1 - k : k].bin;
+    int b = keys[bdir ? used - 1 - k : k].bin;
     bits[b >> 5] |= 1u << (b & 31);
   }
   int dl = (bits[(nb - 1) >> 5] >> ((nb - 1) & 31)) & 1u;

@@ -151,6 +151,56 @@ HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, 
   o[1] = hb_rule_clamp(o[1], b[2], b[3]);
 }
 
+/* Categorical splits, LightGBM's rules (FeatureHistogram's categorical
+ * threshold search), a category being a bin of the feature (the missing
+ * bin is one more category here; LightGBM sends missing values right):
+ *
+ * - one-vs-rest when the feature has at most max_cat_to_onehot bins (its
+ *   levels plus the missing bin, LightGBM's num_bin: 3 levels by default):
+ *   every category alone on the left is a candidate, with lambda_l2;
+ * - otherwise many-vs-many: the categories whose estimated rows in the leaf
+ *   reach cat_smooth (and are > 0) are sorted by G / (H + cat_smooth), and
+ *   the first k from either end (k <= min(max_cat_threshold, (used + 1) /
+ *   2)) go left, scanned with hb_rule_cat_step, with lambda_l2 + cat_l2 in
+ *   the children's gains; the categories left out of the sort go right;
+ * - the parent's gain, which a split must beat by more than
+ *   min_gain_to_split, is L(G, H) with lambda_l2 alone in both cases. */
+
+/* Whether a categorical feature with num_bin bins splits one-vs-rest. */
+HB_RULE int hb_rule_cat_onehot(int num_bin, int max_cat_to_onehot) {
+  return num_bin <= max_cat_to_onehot;
+}
+
+/* Whether a category with estimated rows cnt enters the sorted scan. */
+HB_RULE int hb_rule_cat_used(int cnt, double cat_smooth) {
+  return cnt > 0 && (double)cnt >= cat_smooth;
+}
+
+/* How many categories a scan from one end may put on the left, of `used`. */
+HB_RULE int hb_rule_cat_max_left(int used, int max_cat_threshold) {
+  int k = (used + 1) / 2;
+  return max_cat_threshold < k ? max_cat_threshold : k;
+}
+
+/* One step of a many-vs-many scan from one end, after its k-th category
+ * (cnt estimated rows) joined the left side, now nl rows and hessian hl of
+ * the leaf's n and H. *group counts the rows added since the last candidate
+ * (0 at the start of each end). Returns 1 when the first k are a candidate,
+ * 0 to go on, -1 to stop this end: the left side needs min_data_in_leaf rows
+ * and min_sum_hessian hessian, the right side as much and at least
+ * min_data_per_group rows, and min_data_per_group rows must join between
+ * two candidates. */
+HB_RULE int hb_rule_cat_step(int cnt, int nl, double hl, int n, double H, int *group, int min_data_in_leaf,
+                             double min_sum_hessian, int min_data_per_group) {
+  *group += cnt;
+  if (nl < min_data_in_leaf || hl < min_sum_hessian) return 0;
+  if (n - nl < min_data_in_leaf || n - nl < min_data_per_group) return -1;
+  if (H - hl < min_sum_hessian) return -1;
+  if (*group < min_data_per_group) return 0;
+  *group = 0;
+  return 1;
+}
+
 /* Sort key of a category when ordering a categorical feature's bins:
  * G / (H + cat_smooth) (LightGBM's many-vs-many rule). */
 HB_RULE double hb_rule_cat_key(double g, double h, double cat_smooth) {

@@ -568,3 +568,55 @@ ref_wquantile <- function(v, w, a) {
   i <- which(cw >= t)[1L]
   if (cw[i] == t && i < length(v)) (v[i] + v[i + 1L]) / 2 else v[i]
 }
+
+# LightGBM's categorical split rules (its FeatureHistogram categorical
+# threshold search), written out in plain R from the documented behaviour,
+# on the per-category sums of one leaf: g, h (gradient and hessian sums) and
+# the leaf's n rows and H, one entry per category (the engine's bins: its
+# levels in the engine's bin order, then missing values as one more
+# category), num_bin = the feature's bins (levels kept in training + 1).
+# Returns NULL (no valid split) or list(left = indices of the categories on
+# the left, gain = L(left) + L(right) - L(parent)).
+ref_cat_split <- function(g, h, n, G, H, num_bin, params) {
+  cnt <- ifelse(h * n / H + 0.5 >= 1, floor(h * n / H + 0.5), 0)
+  l1 <- params$lambda_l1; l2 <- params$lambda_l2
+  parent <- ref_leaf_gain(G, H, l1, l2)
+  min_gain <- max(params$min_gain_to_split, 0)
+  mdl <- params$min_data_in_leaf; mh <- params$min_sum_hessian_in_leaf
+  gain_of <- function(gl, hl, nl, l2c) {
+    if (nl < mdl || n - nl < mdl || hl < mh || H - hl < mh) return(-Inf)
+    v <- ref_leaf_gain(gl, hl, l1, l2c) + ref_leaf_gain(G - gl, H - hl, l1, l2c) - parent
+    if (v > min_gain) v else -Inf
+  }
+  best <- NULL
+  onehot <- if (is.null(params$max_cat_to_onehot)) 4L else params$max_cat_to_onehot
+  if (num_bin <= onehot) {
+    for (b in seq_along(g)) {
+      v <- gain_of(g[b], h[b], cnt[b], l2)
+      if (v > 0 && (is.null(best) || v > best$gain)) best <- list(left = b, gain = v)
+    }
+    return(best)
+  }
+  used <- which(cnt > 0 & cnt >= params$cat_smooth)
+  if (!length(used)) return(NULL)
+  key <- g[used] / (h[used] + params$cat_smooth)
+  used <- used[order(key, used)]
+  kmax <- min(params$max_cat_threshold, (length(used) + 1L) %/% 2L)
+  l2c <- l2 + params$cat_l2
+  for (dir in 1:2) {
+    ord <- if (dir == 1L) used else rev(used)
+    group <- 0
+    for (k in seq_len(kmax)) {
+      left <- ord[seq_len(k)]
+      nl <- sum(cnt[left]); hl <- sum(h[left])
+      group <- group + cnt[ord[k]]
+      if (nl < mdl || hl < mh) next
+      if (n - nl < mdl || n - nl < params$min_data_per_group || H - hl < mh) break
+      if (group < params$min_data_per_group) next
+      group <- 0
+      v <- gain_of(sum(g[left]), hl, nl, l2c)
+      if (v > 0 && (is.null(best) || v > best$gain)) best <- list(left = left, gain = v)
+    }
+  }
+  best
+}
