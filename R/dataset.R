@@ -494,7 +494,6 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
                               "ordered_factors"),
                  "hb_dataset")
-  ordered_factors <- .hb_ordered_choice(ordered_factors)
   if (!is.null(reference) && !missing(ordered_factors)) {
     .hb_abort("`ordered_factors` must not be given with a `reference`: the reference dataset's columns ",
               "decide how each factor is split.")
@@ -508,7 +507,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     }
   }
   .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group,
-                    ordered = ordered_factors)
+                    ordered = .hb_ordered_choice(ordered_factors))
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names

@@ -8,8 +8,9 @@
 #'   (`"N<k>"` for internal node k, `"L<k>"` for leaf k; k is 0-based),
 #'   `is_leaf`, `depth` (root 0), `feature`, `split_type` (`"numeric"` or
 #'   `"categorical"`), `threshold` (numeric splits send values `<= threshold`
-#'   left), `categories` (categorical splits: the levels sent left, joined by
-#'   `"||"`), `default_left` (where missing values go), `left`, `right` (child
+#'   left; an ordered factor split on its level order is numeric, in level
+#'   codes 1, 2, ...), `categories` (categorical splits: the levels sent left;
+#'   ordered factors: the levels at or below the threshold; joined by `"||"`), `default_left` (where missing values go), `left`, `right` (child
 #'   ids), `gain`, `value` (leaf value, or the internal node's value), `hessian`
 #'   and `count`. Trees are in iteration order; a multiclass model has one
 #'   tree per class per iteration.
@@ -31,6 +32,13 @@ hb_trees <- function(model) {
     codes <- nd$cat_codes[[r]]
     codes <- codes[codes >= 1L & codes <= length(lv)] # bit c <-> level code c (1-based)
     categories[r] <- paste(lv[codes], collapse = "||")
+  }
+  # An ordered factor split on its level order: the levels at or below the
+  # threshold (level codes 1..k) go left.
+  ord_rows <- which(!leaf & !(nd$categorical %in% TRUE) & model$feature_types[nd$feature] %in% "ordinal")
+  for (r in ord_rows) {
+    lv <- model$feature_levels[[nd$feature[r]]]
+    categories[r] <- paste(lv[seq_len(length(lv))[seq_along(lv) <= nd$threshold[r]]], collapse = "||")
   }
   data.frame(
     tree = nd$tree,

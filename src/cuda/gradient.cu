@@ -221,6 +221,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     root.g = root.h = 0;
     root.lo = -INFINITY;
     root.hi = INFINITY;
+    root.l2 = a.l2;
     a.leaves[0] = root;
     c->child_lf[0] = root;
     a.splits[0].feature = -1;

@@ -127,6 +127,7 @@ struct Leaf {
   int splittable;
   long long g, h;          // fixed-point sums (set when its histogram is scanned)
   double lo, hi;           // bounds of its (unshrunk) output: monotone constraints, else infinite
+  double l2;               // the L2 of its output (hb_rule_child_l2)
 };
 
 // Control of the tree being grown (one per learner, in device memory). The

@@ -126,10 +126,11 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     R.g = lf.g - v.lg;
     R.h = lf.h - v.lh;
     L.slot = R.slot = -1;
+    L.l2 = R.l2 = hb_rule_child_l2(v.is_cat, a.nbin[v.feature], a.max_cat_to_onehot, a.l2, a.cat_l2);
     if (a.mono) {  // the children's output bounds (split_rules.h, as the CPU's)
       double b[4], o[2];
       hb_rule_bound_children(lf.lo, lf.hi, (double)L.g * v.scale_g, (double)L.h * v.scale_h, (double)R.g * v.scale_g,
-                             (double)R.h * v.scale_h, a.l1, a.l2, v.is_cat ? 0 : a.mono[v.feature], b, o);
+                             (double)R.h * v.scale_h, a.l1, L.l2, v.is_cat ? 0 : a.mono[v.feature], b, o);
       L.lo = b[0];
       L.hi = b[1];
       R.lo = b[2];

@@ -94,7 +94,7 @@ k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint8_t *
 
 // Leaf values from the leaf sums (one thread per leaf).
 __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, const unsigned long long *sums,
-                              const RoundScales *rs, QuantArgs q, double l1, double l2, double learning_rate,
+                              const RoundScales *rs, QuantArgs q, double l1, double learning_rate,
                               LeafOut *__restrict__ out) {
   const int nl = c->num_leaves;
   const bool quant_sums = q.on && !q.refit;
@@ -109,7 +109,8 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
     o.depth = leaves[l].depth;
     // within the leaf's bounds under monotone constraints (infinite otherwise: no change)
     o.value = leaves[l].count > 0
-                  ? learning_rate * hb_rule_clamp(hb_rule_leaf_output(G, H, l1, l2), leaves[l].lo, leaves[l].hi)
+                  ? learning_rate * hb_rule_clamp(hb_rule_leaf_output(G, H, l1, leaves[l].l2), leaves[l].lo,
+                                                  leaves[l].hi)
                   : 0.0;
     out[l] = o;
   }
@@ -154,8 +155,8 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
                                                 sums);
   HB_CUDA_TRY(cudaGetLastError(), "the routing kernel");
   HB_SAME_CARVEOUT(k_leaf_values);
-  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, a.l2,
-                                                           learning_rate, leaf_out);
+  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, learning_rate,
+                                                           leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
   return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, grid, st) : HB_OK;
 }

@@ -428,11 +428,12 @@ static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t 
  * split r of leaf l and the children's bounds (the right child is leaf
  * nr): hb_rule_bound_children on the split's sums, the doubles the device
  * computed its bounds from, so the bounds are the device's. */
-static void gpu_bound_children(const hb_booster_t *b, const hb_cuda_split_t *r, int l, int nr, double o[2]) {
+static void gpu_bound_children(const hb_booster_t *b, const hb_cuda_split_t *r, int l, int nr, double l2,
+                               double o[2]) {
   const hb_config_t *cfg = &b->cfg;
   double bd[4];
   hb_rule_bound_children(b->lo[l], b->hi[l], r->left_g, r->left_h, r->right_g, r->right_h, cfg->lambda_l1,
-                         cfg->lambda_l2, r->is_cat ? 0 : b->mono[r->feature], bd, o);
+                         l2, r->is_cat ? 0 : b->mono[r->feature], bd, o);
   b->lo[l] = bd[0]; b->hi[l] = bd[1];
   b->lo[nr] = bd[2]; b->hi[nr] = bd[3];
 }
@@ -465,15 +466,17 @@ static int gpu_build_tree(const hb_booster_t *b, const hb_cuda_tree_t *g, hb_tre
     ts.default_left = r->default_left;
     ts.left_bins = r->left_bins;
     ts.gain = r->gain;
+    const double l2 = hb_rule_child_l2(r->is_cat, b->train->mappers[r->feature].num_bin, cfg->max_cat_to_onehot,
+                                       cfg->lambda_l2, cfg->cat_l2);
     if (b->mono) {  /* internal nodes keep their clamped outputs, as the CPU's */
       double o[2];
       if (i == 0) { b->lo[0] = -HUGE_VAL; b->hi[0] = HUGE_VAL; }
-      gpu_bound_children(b, r, r->leaf, t->num_leaves, o);
+      gpu_bound_children(b, r, r->leaf, t->num_leaves, l2, o);
       ts.value[0] = lr * o[0];
       ts.value[1] = lr * o[1];
     } else {
-      ts.value[0] = lr * hb_split_leaf_output(cfg, r->left_g, r->left_h);
-      ts.value[1] = lr * hb_split_leaf_output(cfg, r->right_g, r->right_h);
+      ts.value[0] = lr * hb_rule_leaf_output(r->left_g, r->left_h, cfg->lambda_l1, l2);
+      ts.value[1] = lr * hb_rule_leaf_output(r->right_g, r->right_h, cfg->lambda_l1, l2);
     }
     ts.hess[0] = r->left_h;
     ts.hess[1] = r->right_h;

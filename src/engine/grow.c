@@ -74,6 +74,7 @@ struct hb_grow_ws {
    * leaf's unshrunk output */
   int8_t *mono;
   double *lo, *hi;
+  double *leaf_l2;        /* per leaf: the L2 of its output (hb_rule_child_l2) */
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -89,6 +90,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   ws->tmp = hb_malloc(sizeof(int) * n);
   ws->chunk_left = hb_malloc(sizeof(int) * (PART_MAX_CHUNKS + 1));
   ws->begin = hb_malloc(sizeof(int) * (size_t)L);
+  ws->leaf_l2 = hb_malloc(sizeof(double) * (size_t)L);
   ws->count = hb_malloc(sizeof(int) * (size_t)L);
   ws->sum = hb_malloc(sizeof(hb_leafsum_t) * (size_t)L);
   ws->best = hb_malloc(sizeof(hb_split_t) * (size_t)L);
@@ -109,7 +111,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     if ((size_t)L * (size_t)ws->nrefit <= ((size_t)1 << 20))
       ws->rsum = hb_malloc(sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);  /* NULL is allowed */
   }
-  if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin ||
+  if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
       !ws->count || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
       (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh))) {
     hb_grow_ws_free(ws);
@@ -142,7 +144,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->free_slots);
   hb_rowblock_free(ws->rb);
   hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->pos); hb_free(ws->chunk_left);
-  hb_free(ws->begin); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
+  hb_free(ws->begin); hb_free(ws->leaf_l2); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
   hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
@@ -685,7 +687,7 @@ static void refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const doubl
       G = (double)sg * qt->sg;
       H = (double)sh * qt->sh;
     }
-    double out = hb_split_leaf_output(cfg, G, H);
+    double out = hb_rule_leaf_output(G, H, cfg->lambda_l1, ws->leaf_l2[l]);
     if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);  /* the refit keeps the leaf's bounds */
     tree->leaf_value[l] = n > 0 ? cfg->learning_rate * out : 0.0;
     tree->leaf_hess[l] = H;
@@ -719,11 +721,11 @@ static void drop_unreachable(hb_grow_ws_t *ws, int num_leaves, int remaining) {
 /* Under monotone constraints, the unshrunk outputs o[0], o[1] of split sp
  * of leaf l and the children's bounds (the right child is leaf r):
  * hb_rule_bound_children. */
-static void bound_children(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_split_t *sp, int l, int r,
+static void bound_children(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_split_t *sp, int l, int r, double l2,
                            double o[2]) {
   double b[4];
   hb_rule_bound_children(ws->lo[l], ws->hi[l], sp->left_g, sp->left_h, sp->right_g, sp->right_h, cfg->lambda_l1,
-                         cfg->lambda_l2, sp->is_cat ? 0 : ws->mono[sp->feature], b, o);
+                         l2, sp->is_cat ? 0 : ws->mono[sp->feature], b, o);
   ws->lo[l] = b[0]; ws->hi[l] = b[1];
   ws->lo[r] = b[2]; ws->hi[r] = b[3];
 }
@@ -739,14 +741,17 @@ static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, 
   ts.default_left = sp->default_left;
   ts.left_bins = sp->left_bins;
   ts.gain = sp->gain;
+  const double l2 = hb_rule_child_l2(sp->is_cat, d->mappers[sp->feature].num_bin, cfg->max_cat_to_onehot,
+                                     cfg->lambda_l2, cfg->cat_l2);
+  ws->leaf_l2[l] = ws->leaf_l2[t->num_leaves] = l2;
   if (ws->mono) {
     double o[2];
-    bound_children(ws, cfg, sp, l, t->num_leaves, o);
+    bound_children(ws, cfg, sp, l, t->num_leaves, l2, o);
     ts.value[0] = cfg->learning_rate * o[0];
     ts.value[1] = cfg->learning_rate * o[1];
   } else {
-    ts.value[0] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->left_g, sp->left_h);
-    ts.value[1] = cfg->learning_rate * hb_split_leaf_output(cfg, sp->right_g, sp->right_h);
+    ts.value[0] = cfg->learning_rate * hb_rule_leaf_output(sp->left_g, sp->left_h, cfg->lambda_l1, l2);
+    ts.value[1] = cfg->learning_rate * hb_rule_leaf_output(sp->right_g, sp->right_h, cfg->lambda_l1, l2);
   }
   ts.hess[0] = sp->left_h;
   ts.hess[1] = sp->right_h;
@@ -790,6 +795,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   tree->num_leaves = 1;
   tree->cat_nbits_words = 0;
   tree->leaf_value[0] = n > 0 ? cfg->learning_rate * hb_split_leaf_output(cfg, G, H) : 0.0;
+  ws->leaf_l2[0] = cfg->lambda_l2;
   tree->leaf_hess[0] = H;
   tree->leaf_count[0] = n;
   tree->leaf_parent[0] = -1;

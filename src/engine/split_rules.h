@@ -164,11 +164,22 @@ HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, 
  *   2)) go left, scanned with hb_rule_cat_step, with lambda_l2 + cat_l2 in
  *   the children's gains; the categories left out of the sort go right;
  * - the parent's gain, which a split must beat by more than
- *   min_gain_to_split, is L(G, H) with lambda_l2 alone in both cases. */
+ *   min_gain_to_split, is L(G, H) with lambda_l2 alone in both cases;
+ * - the two leaves of a many-vs-many split keep lambda_l2 + cat_l2 for
+ *   their outputs (hb_rule_child_l2). */
 
 /* Whether a categorical feature with num_bin bins splits one-vs-rest. */
 HB_RULE int hb_rule_cat_onehot(int num_bin, int max_cat_to_onehot) {
   return num_bin <= max_cat_to_onehot;
+}
+
+/* The L2 of the outputs of the two leaves a split makes (their values,
+ * and their bounds under monotone constraints), for good: LightGBM's
+ * children of a many-vs-many categorical split take lambda_l2 + cat_l2,
+ * every other leaf lambda_l2. is_cat: the split is categorical, on a
+ * feature of num_bin bins. */
+HB_RULE double hb_rule_child_l2(int is_cat, int num_bin, int max_cat_to_onehot, double l2, double cat_l2) {
+  return is_cat && !hb_rule_cat_onehot(num_bin, max_cat_to_onehot) ? l2 + cat_l2 : l2;
 }
 
 /* Whether a category with estimated rows cnt enters the sorted scan. */
