@@ -537,6 +537,37 @@ test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octe
   }
 })
 
+test_that("categorical rules on the GPU are the CPU's: one-vs-rest, cat_smooth, min_data_per_group, cat_l2 leaves", {
+  skip_without_gpu()
+  d <- tiefree(16, n = 6000)
+  set.seed(16)
+  d$x$a <- factor(sample(c("u", "v", "w"), 6000, TRUE))                               # 4 bins: one-vs-rest
+  d$x$b <- factor(sample(paste0("B", 1:12), 6000, TRUE, prob = c(40, 30, 20, 10, 5, 4, 3, 2, 1, 1, 0.5, 0.5)))
+  d$x$c <- factor(sample(paste0("C", 1:30), 6000, TRUE))
+  d$x$b[sample.int(6000, 300)] <- NA
+  d$y <- d$y + c(1, -1, 0.3)[as.integer(d$x$a)] + ifelse(is.na(d$x$b), 0.5, rnorm(12, sd = 1.5)[as.integer(d$x$b)]) +
+    rnorm(30)[as.integer(d$x$c)]
+  variants <- list(
+    list(),
+    list(min_data_per_group = 5L, cat_smooth = 1, cat_l2 = 3, min_data_in_leaf = 5L, num_leaves = 31L),
+    list(min_data_per_group = 30L, cat_smooth = 50, max_cat_threshold = 3L, max_cat_to_onehot = 13L),
+    list(min_data_per_group = 10L, monotone_constraints = c(x4 = 1L))
+  )
+  for (v in variants) {
+    p <- modifyList(gpu_params, v)
+    label <- paste(names(v), vapply(v, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
+    if (!nzchar(label)) label <- "defaults"
+    cpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu"), p))
+    gpu <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda"), p))
+    expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+    expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
+    qc <- do.call(hb_quiet, c(list(d$x, d$y, device = "cpu", quantized = TRUE), p))
+    qg <- do.call(hb_quiet, c(list(d$x, d$y, device = "cuda", quantized = TRUE), p))
+    expect_identical(hb_trees(qg), hb_trees(qc), label = paste(label, "quantized"))
+  }
+})
+
 test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
   skip_without_gpu()
   d <- tiefree(14, n = 5000)
