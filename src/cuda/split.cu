@@ -252,8 +252,17 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
   // cat_l2 in a many-vs-many scan.
   const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
   if (hb_rule_cat_onehot(nb, a.max_cat_to_onehot)) {  // each bin alone on the left
+    const bool has_rows = t < nb && cnt > 0;
+    const int nonempty = __syncthreads_count(has_rows);
+    // the lowest bin with rows: the lowest set bit of the block's vote
+    if (t == 0) sm.tc[0] = INT_MAX;
+    __syncthreads();
+    if (has_rows) atomicMin(&sm.tc[0], t);
+    __syncthreads();
+    const int first = sm.tc[0];
+    __syncthreads();
     Cand best = {-1.0, INT_MAX};
-    if (t < nb) {
+    if (t < nb && !hb_rule_cat_onehot_seen(nonempty, first, t)) {
       best.gain = cand_gain(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
       best.idx = t;
     }
@@ -286,6 +295,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
   sm.h[t] = bh;
   sm.cnt[t] = cnt;
   const int used = __syncthreads_count(keep);
+  const int dropped = __syncthreads_count(t < nb && cnt > 0 && !keep);
   if (used < 1) return;
   // Bitonic sort of the (kept, key, bin) entries, ascending; a thread per pair.
   for (int size = 2; size <= kThreads; size <<= 1) {
@@ -361,7 +371,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
       lh = ph;
       ln = pc;
     }
-    if (sm.ok[1][t]) {
+    if (sm.ok[1][t] && !hb_rule_cat_seen(dropped, used, t + 1, kmax, sm.ok[0])) {
       const int q = used - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);

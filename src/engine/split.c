@@ -204,8 +204,11 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   double best_gain = 0.0, bgl = 0, bhl = 0;
   int bnl = 0;
   if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
-    int bb = -1;
+    int bb = -1, nonempty = 0, first = -1;
+    for (int b = 0; b < nb; b++)
+      if (hb_rule_count(h[b].h, cf) > 0) { if (first < 0) first = b; nonempty++; }
     for (int b = 0; b < nb; b++) {
+      if (hb_rule_cat_onehot_seen(nonempty, first, b)) continue;
       int cnt = hb_rule_count(h[b].h, cf);
       double g = candidate(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
       if (g > best_gain) { best_gain = g; bb = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt; }
@@ -223,10 +226,11 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   }
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
-  int used = 0;
+  uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
+  int used = 0, dropped = 0;
   for (int b = 0; b < nb; b++) {
     cnt[b] = hb_rule_count(h[b].h, cf);
-    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) continue;
+    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
     keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
     keys[used].bin = b;
     used++;
@@ -236,6 +240,7 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   const double l2c = cfg->lambda_l2 + cfg->cat_l2;
   const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
   int bk = 0, bdir = 0;
+  memset(first, 0, (size_t)kmax);
   for (int dir = 0; dir < 2; dir++) {
     double gl = 0, hl = 0;
     int nl = 0, group = 0;
@@ -244,8 +249,10 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
       gl += h[b].g; hl += h[b].h; nl += cnt[b];
       int st = hb_rule_cat_step(cnt[b], nl, hl, c->tot.n, c->tot.h, &group, cfg->min_data_in_leaf,
                                 cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+      if (dir == 0) first[k - 1] = st > 0;
       if (st < 0) break;
       if (st == 0) continue;
+      if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
       double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
       if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
     }

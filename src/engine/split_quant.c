@@ -183,8 +183,11 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
    * against the rest for few bins, lambda_l2 alone: */
   if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
     double bgain = -1.0;
-    int bb = -1, bln = 0;
+    int bb = -1, bln = 0, nonempty = 0, first = -1;
+    for (int b = 0; b < nb; b++)
+      if (hb_rule_count((double)h[b].h * c->sh, c->cnt_factor) > 0) { if (first < 0) first = b; nonempty++; }
     for (int b = 0; b < nb; b++) {
+      if (hb_rule_cat_onehot_seen(nonempty, first, b)) continue;
       int cnt = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
       double g = cand(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
       if (g > bgain) { bgain = g; bb = b; bln = cnt; }
@@ -199,10 +202,11 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
    * G / (H + cat_smooth), ties by bin, prefixes from both ends. */
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
-  int used = 0;
+  uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
+  int used = 0, dropped = 0;
   for (int b = 0; b < nb; b++) {
     cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
-    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) continue;
+    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
     keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
     keys[used].bin = b;
     used++;
@@ -214,6 +218,7 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
   double bgain = -1.0;
   int bk = 0, bdir = 0, bln = 0;
   int64_t blg = 0, blh = 0;
+  memset(first, 0, (size_t)kmax);
   for (int dir = 0; dir < 2; dir++) {
     int64_t lg = 0, lh = 0;
     int ln = 0, group = 0;
@@ -224,8 +229,10 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
       ln += cnt[b];
       int st = hb_rule_cat_step(cnt[b], ln, (double)lh * c->sh, c->n, c->Hd, &group, cfg->min_data_in_leaf,
                                 cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+      if (dir == 0) first[k - 1] = st > 0;
       if (st < 0) break;
       if (st == 0) continue;
+      if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
       double g = cand(c, lg, lh, ln, l2c, c->parent_gain, 0);
       if (g > bgain) { bgain = g; bk = k; bdir = dir; blg = lg; blh = lh; bln = ln; }
     }

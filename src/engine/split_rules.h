@@ -212,6 +212,26 @@ HB_RULE int hb_rule_cat_step(int cnt, int nl, double hl, int n, double H, int *g
   return 1;
 }
 
+/* Whether one-vs-rest candidate `bin` repeats a partition: when the leaf
+ * has rows in two bins only, the second one alone is the complement of the
+ * first one alone (the same gain; see hb_rule_cat_seen). nonempty: the
+ * bins with an estimated row (hb_rule_count > 0), first_nonempty the
+ * lowest of them. */
+HB_RULE int hb_rule_cat_onehot_seen(int nonempty, int first_nonempty, int bin) {
+  return nonempty == 2 && bin != first_nonempty;
+}
+
+/* Whether the last k categories of a many-vs-many scan (kmax from each
+ * end, of `used` sorted) are a partition the first end already evaluated:
+ * when no category with rows was left out of the sort (dropped == 0) they
+ * are the complement of the first used - k, whose gain is the same; first[i]
+ * says whether the first i + 1 were a candidate. LightGBM evaluates both
+ * and keeps the first unless the second is strictly larger, which only
+ * rounding can make it; skipping it keeps the first on every device. */
+HB_RULE int hb_rule_cat_seen(int dropped, int used, int k, int kmax, const unsigned char *first) {
+  return dropped == 0 && used - k >= 1 && used - k <= kmax && first[used - k - 1];
+}
+
 /* Sort key of a category when ordering a categorical feature's bins:
  * G / (H + cat_smooth) (LightGBM's many-vs-many rule). */
 HB_RULE double hb_rule_cat_key(double g, double h, double cat_smooth) {

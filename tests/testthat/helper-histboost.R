@@ -147,7 +147,7 @@ ref_params <- function(...) {
             min_data_in_leaf = 1L, min_sum_hessian_in_leaf = 1e-3,
             lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
             max_cat_threshold = 32L, cat_smooth = 10, cat_l2 = 10,
-            min_data_per_group = 100L)
+            min_data_per_group = 100L, max_cat_to_onehot = 4L)
   a <- list(...)
   p[names(a)] <- a
   p
@@ -159,6 +159,10 @@ ref_params <- function(...) {
 # subset of the categories present (NA being one more category) that may be
 # scanned: categories with fewer than max(1, min_data_per_group) rows stay on
 # the right, and the left side is a non-empty proper subset of the others.
+# (This is the brute force's own restriction, not the engine's rule: the
+# engine's scan finds the same best subset when cat_smooth = cat_l2 =
+# lambda_l2 = 0, min_data_per_group = 1 and max_cat_threshold is large; its
+# rules are ref_cat_split's.)
 # max_cat_threshold is not modelled (use one >= the number of categories).
 #
 # counts = "exact" counts the rows of a side. counts = "estimate" counts them
@@ -275,11 +279,12 @@ ref_find_split <- function(X, info, g, h, rows, params) {
   l1 <- params$lambda_l1
   best <- NULL
   all_gains <- numeric(0); all_keys <- character(0)
+  # l2: the children's; the parent's gain takes lambda_l2 (a categorical split's children may take more)
   eval_cand <- function(GL, HL, nL, l2) {
     GR <- G - GL; HR <- H - HL; nR <- n - nL
     if (nL < params$min_data_in_leaf || nR < params$min_data_in_leaf) return(NA_real_)
     if (HL < params$min_sum_hessian_in_leaf || HR < params$min_sum_hessian_in_leaf) return(NA_real_)
-    ref_leaf_gain(GL, HL, l1, l2) + ref_leaf_gain(GR, HR, l1, l2) - ref_leaf_gain(G, H, l1, l2)
+    ref_leaf_gain(GL, HL, l1, l2) + ref_leaf_gain(GR, HR, l1, l2) - ref_leaf_gain(G, H, l1, params$lambda_l2)
   }
   offer <- function(gain, split, leftmask) {
     if (is.na(gain)) return()
@@ -332,24 +337,48 @@ ref_find_split <- function(X, info, g, h, rows, params) {
       code[is.na(code)] <- nb
       Gc <- vapply(seq_len(nb), function(b) sum(gg[code == b]), 0)
       Hc <- vapply(seq_len(nb), function(b) sum(hh[code == b]), 0)
-      nc <- vapply(seq_len(nb), function(b) sum(code == b), 0)
-      cons <- which(nc >= params$min_data_per_group)
+      # LightGBM's rules (ref_cat_split): rows estimated from hessian sums
+      est <- Hc * n / H + 0.5
+      nc <- ifelse(est >= 1, floor(est), 0)
+      cat_split <- function(lb, l2c) {
+        list(feature = j, type = "categorical", left_levels = lev[lb[lb <= length(lev)]], trained_levels = lev,
+             default_left = nb %in% lb, child_l2 = l2c)
+      }
+      onehot <- if (is.null(params$max_cat_to_onehot)) 4L else params$max_cat_to_onehot
+      if (nb <= onehot) {
+        # with rows in two bins only, the second alone is the first's complement: skipped, as the engine does
+        nonempty <- which(nc > 0)
+        for (b in seq_len(nb)) {
+          if (length(nonempty) == 2L && b != nonempty[1]) next
+          offer(eval_cand(Gc[b], Hc[b], nc[b], params$lambda_l2), cat_split(b, params$lambda_l2), code == b)
+        }
+        next
+      }
+      cons <- which(nc > 0 & nc >= params$cat_smooth)
+      dropped <- sum(nc > 0) - length(cons)
       m <- length(cons)
-      if (m < 2) next
+      if (m < 1) next
       ratio <- Gc[cons] / (Hc[cons] + params$cat_smooth)
       ord <- cons[order(ratio, cons)]
-      kmax <- min(params$max_cat_threshold, m - 1)
+      kmax <- min(params$max_cat_threshold, (m + 1L) %/% 2L)
       l2 <- params$lambda_l2 + params$cat_l2
+      first <- logical(kmax)
       for (dirn in 1:2) {
         o <- if (dirn == 1) ord else rev(ord)
+        group <- 0
         for (k in seq_len(kmax)) {
           lb <- o[seq_len(k)]
-          le <- code %in% lb
-          offer(eval_cand(sum(Gc[lb]), sum(Hc[lb]), sum(nc[lb]), l2),
-                list(feature = j, type = "categorical",
-                     left_levels = lev[lb[lb <= length(lev)]],
-                     trained_levels = lev,
-                     default_left = nb %in% lb), le)
+          nL <- sum(nc[lb]); HL <- sum(Hc[lb])
+          group <- group + nc[o[k]]
+          if (nL < params$min_data_in_leaf || HL < params$min_sum_hessian_in_leaf) next
+          if (n - nL < params$min_data_in_leaf || n - nL < params$min_data_per_group ||
+              H - HL < params$min_sum_hessian_in_leaf) break
+          if (group < params$min_data_per_group) next
+          group <- 0
+          if (dirn == 1) first[k] <- TRUE
+          # the complement of a partition the first end gave (the same gain): skipped, as the engine does
+          if (dirn == 2 && dropped == 0 && m - k >= 1 && m - k <= kmax && first[m - k]) next
+          offer(eval_cand(sum(Gc[lb]), HL, nL, l2), cat_split(lb, l2), code %in% lb)
         }
       }
     }
@@ -378,6 +407,7 @@ ref_goes_left <- function(split, x) {
 # Grow one tree on gradients g, hessians h (already weighted).
 ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
   leaves <- list(rows)
+  leaf_l2 <- params$lambda_l2        # the L2 of each leaf's output (its split's child_l2)
   depth <- 0L
   link <- list(NULL)                 # (node, side) each leaf hangs from
   best <- list(ref_find_split(X, info, g, h, rows, params))
@@ -403,6 +433,7 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
     if (!is.null(link[[l]])) nodes[[link[[l]]$node + 1L]][[link[[l]]$side]] <- node
     leaves[[l]] <- r[goes]
     leaves[[newleaf + 1L]] <- r[!goes]
+    leaf_l2[c(l, newleaf + 1L)] <- if (is.null(s$child_l2)) params$lambda_l2 else s$child_l2
     d <- depth[l] + 1L
     depth[c(l, newleaf + 1L)] <- d
     link[[l]] <- list(node = node, side = "left")
@@ -411,9 +442,9 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
       best[k] <- list(if (depth_ok(d)) ref_find_split(X, info, g, h, leaves[[k]], params) else NULL)
     }
   }
-  values <- vapply(leaves, function(r) {
-    params$learning_rate *
-      ref_leaf_output(sum(g[r]), sum(h[r]), params$lambda_l1, params$lambda_l2)
+  values <- vapply(seq_along(leaves), function(k) {
+    r <- leaves[[k]]
+    params$learning_rate * ref_leaf_output(sum(g[r]), sum(h[r]), params$lambda_l1, leaf_l2[k])
   }, 0)
   list(nodes = nodes, leaf_values = values, leaf_rows = leaves,
        gains = vapply(nodes, `[[`, 0, "gain"), margins = margins)
@@ -567,6 +598,24 @@ ref_wquantile <- function(v, w, a) {
   t <- a * sum(w)
   i <- which(cw >= t)[1L]
   if (cw[i] == t && i < length(v)) (v[i] + v[i + 1L]) / 2 else v[i]
+}
+
+# The L2 added to each leaf's output in tree k of `model` (hb_trees ids
+# "L<j>"): cat_l2 for a leaf made by a many-vs-many categorical split (its
+# factor has more than max_cat_to_onehot - 1 levels), else 0.
+leaf_extra_l2 <- function(model, k = 1L) {
+  tr <- hb_trees(model)
+  tr <- tr[tr$tree == k, ]
+  inner <- tr[!tr$is_leaf, ]
+  leaves <- tr$id[tr$is_leaf]
+  p <- model$params
+  onehot <- if (is.null(p$max_cat_to_onehot)) 4L else p$max_cat_to_onehot
+  extra <- vapply(leaves, function(id) {
+    r <- inner[inner$left %in% id | inner$right %in% id, ]
+    if (!nrow(r) || !identical(r$split_type, "categorical")) return(0)
+    if (length(model$feature_levels[[r$feature]]) + 1L > onehot) p$cat_l2 else 0
+  }, 0)
+  stats::setNames(extra, leaves)
 }
 
 # LightGBM's categorical split rules (its FeatureHistogram categorical

@@ -80,6 +80,23 @@ test_that("categorical splits equal LightGBM's rules written in plain R, over ma
   expect_lt(nsplit, nrow(grid))
 })
 
+test_that("a category enters the many-vs-many scan when its estimated rows (from hessian sums) reach cat_smooth", {
+  # Six levels of about 25 weighted rows; cat_smooth = 24: whether a level
+  # takes part is decided by round(h * n / H), not by its true row count.
+  differ <- 0L
+  for (seed in 1:8) {
+    set.seed(seed)
+    x <- factor(sample(paste0("L", 1:6), 150, TRUE), levels = paste0("L", 1:6))
+    y <- rnorm(6, sd = 2)[as.integer(x)] + rnorm(150)
+    w <- exp(rnorm(150, sd = 0.7))
+    p <- list(cat_smooth = 24, min_data_per_group = 1L, min_data_in_leaf = 5L, cat_l2 = 0)
+    check_cat_stump(x, y, w, p, paste("seed", seed))
+    est <- tapply(w, x, sum) * 150 / sum(w)
+    differ <- differ + any((floor(est + 0.5) >= 24) != (table(x) >= 24))
+  }
+  expect_gt(differ, 0L)   # the estimate and the true count disagree somewhere
+})
+
 test_that("small data: the defaults split a factor as LightGBM's rules allow (not only categories of 100 rows)", {
   # 240 rows, 10 levels of 24 rows: the old rule left every level out
   # (fewer than min_data_per_group = 100 rows each) and could not split.

@@ -22,7 +22,11 @@ test_that("each tree's leaves are the mean residual from the starting score; pre
   outs <- matrix(0, nrow(d$x), 6)
   for (t in 1:6) {
     lt <- tab[tab$tree == t & tab$is_leaf, ]
-    want <- tapply(d$y - s0, leaves[, t], mean)  # squared error at the starting score, no shrinkage
+    # squared error at the starting score, no shrinkage; a leaf of a
+    # many-vs-many categorical split takes cat_l2 as well (LightGBM's rule)
+    l2 <- leaf_extra_l2(fit, t)
+    cnt <- tapply(d$y, leaves[, t], length)
+    want <- tapply(d$y - s0, leaves[, t], sum) / (cnt + l2[paste0("L", names(cnt))])
     expect_equal(lt$value[match(paste0("L", names(want)), lt$id)], unname(as.vector(want)), tolerance = 1e-10,
                  label = paste("tree", t))
     outs[, t] <- lt$value[match(paste0("L", leaves[, t]), lt$id)]

@@ -168,11 +168,9 @@ test_that("weighted regression stump: min_data_in_leaf judged on estimated count
   expect_gt(differ, 0)
 })
 
-test_that("weighted binary stump (mixed features): estimated counts for min_data_in_leaf and min_data_per_group", {
+test_that("weighted binary stump (mixed features): estimated counts for min_data_in_leaf", {
   mdl <- 20L
-  mdpg <- 25L   # >= min_data_in_leaf: the ordered category scan stays optimal
-  p <- p_bf(); p$min_data_in_leaf <- mdl; p$min_data_per_group <- mdpg
-  differ <- 0
+  p <- p_bf(); p$min_data_in_leaf <- mdl
   for (seed in 3:8) {
     d <- gen_mixed(seed, n = 150, nnum = 2, ncat = 1, nval = 6, nlev = 5, na = 0.1)
     expect_one_bin_per_value(d$x)
@@ -181,33 +179,16 @@ test_that("weighted binary stump (mixed features): estimated counts for min_data
     set.seed(seed + 1000)
     y01 <- as.numeric(d$y + 2.5 * low + rnorm(150, sd = 0.3) > median(d$y))
     w <- exp(rnorm(150, sd = 0.7))
-    m <- fit_stump(d$x, factor(y01, levels = c(0, 1)), weights = w, min_data_in_leaf = mdl,
-                   min_data_per_group = mdpg)
+    m <- fit_stump(d$x, factor(y01, levels = c(0, 1)), weights = w, min_data_in_leaf = mdl)
     pr <- sum(w * y01) / sum(w)
     init <- log(pr / (1 - pr))
     g <- w * (pr - y01)
     h <- w * pr * (1 - pr)
     check_stump(m, d$x, g, h, init, p, paste("weighted binary seed", seed), counts = "estimate")
-    differ <- differ + differs_from(m, d$x, ref_bruteforce_split(d$x, g, h, p, counts = "exact"))
   }
-  expect_gt(differ, 0)
-})
-
-test_that("categorical scan leaves out categories whose estimated count < min_data_per_group", {
-  mdpg <- 22L   # levels hold ~23 rows each: the estimate decides which take part
-  p <- p_bf(); p$min_data_per_group <- mdpg
-  differ <- 0
-  for (seed in 1:6) {
-    d <- gen_mixed(seed, n = 150, nnum = 0, ncat = 2, nlev = 6, cat_na = 0.08)
-    set.seed(seed + 2000)
-    w <- exp(rnorm(150, sd = 0.7))
-    m <- fit_stump(d$x, d$y, weights = w, min_data_per_group = mdpg)
-    init <- sum(w * d$y) / sum(w)
-    g <- w * (init - d$y)
-    check_stump(m, d$x, g, w, init, p, paste("weighted factor seed", seed), counts = "estimate")
-    differ <- differ + differs_from(m, d$x, ref_bruteforce_split(d$x, g, w, p, counts = "exact"))
-  }
-  expect_gt(differ, 0)
+  # (that the estimate can differ from the true count, and the engine follows
+  # the estimate, is shown by the weighted regression stump above and, for
+  # categories, by test-categorical.R)
 })
 
 test_that("missing rows with tiny weights get a direction their leaf's sums account for", {

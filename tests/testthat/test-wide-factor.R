@@ -22,8 +22,10 @@ expand_wide <- function(f, max_bin) {
   as.data.frame(out)
 }
 
+# max_cat_to_onehot = 1: every part (3 levels and the missing bin) scans many
+# against many, as the brute force's every subset
 p_bf_wide <- function() ref_params(cat_smooth = 0, cat_l2 = 0, min_data_per_group = 1L,
-                                   max_cat_threshold = 64L, min_data_in_leaf = 2L)
+                                   max_cat_threshold = 64L, min_data_in_leaf = 2L, max_cat_to_onehot = 1L)
 
 test_that("a stump on a factor wider than max_bin = brute force over its expanded parts", {
   won_late <- 0
@@ -34,7 +36,7 @@ test_that("a stump on a factor wider than max_bin = brute force over its expande
     x$cat1[sample(which(!is.na(x$cat1)), 25)] <- sample(levels(x$cat1)[5:8], 25, replace = TRUE)
     m <- hb_quiet(x, d$y, nrounds = 1L, learning_rate = 1, num_leaves = 2L, lambda_l1 = 0,
                   lambda_l2 = 0, min_data_in_leaf = 2L, min_sum_hessian_in_leaf = 1e-3, cat_smooth = 0,
-                  cat_l2 = 0, min_data_per_group = 1L, max_cat_threshold = 64L, max_bin = 3L)
+                  cat_l2 = 0, min_data_per_group = 1L, max_cat_threshold = 64L, max_bin = 3L, max_cat_to_onehot = 1L)
     ex <- expand_wide(x$cat1, 3L)
     expect_equal(ncol(ex), 3L)
     init <- mean(d$y)
