@@ -50,7 +50,7 @@ static void test_config(void) {
   hb_config_default(&c);
   CHECK(hb_config_check(&c) == HB_OK, "defaults must be valid: %s", hb_error_message());
   CHECK(c.num_leaves == 31 && c.learning_rate == 0.1 && c.min_data_in_leaf == 20 && c.cat_smooth == 10.0 &&
-            c.min_data_per_group == 100 && c.max_cat_threshold == 32 && c.num_class == 1 &&
+            c.min_data_per_group == 100 && c.max_cat_threshold == 32 && c.max_cat_to_onehot == 4 && c.num_class == 1 &&
             c.objective == HB_OBJ_REGRESSION && c.boost_from_average == 1,
         "defaults");
   /* Each case: break one field, expect HB_ERR_INPUT and its R name in the message. */
@@ -77,6 +77,7 @@ static void test_config(void) {
   EXPECT_BAD(x.cat_smooth = -1, "cat_smooth");
   EXPECT_BAD(x.cat_l2 = INFINITY, "cat_l2");
   EXPECT_BAD(x.min_data_per_group = 0, "min_data_per_group");
+  EXPECT_BAD(x.max_cat_to_onehot = 0, "max_cat_to_onehot");
   EXPECT_BAD(x.bagging_fraction = 0, "bagging_fraction");
   EXPECT_BAD(x.bagging_fraction = 1.01, "bagging_fraction");
   EXPECT_BAD(x.bagging_freq = -1, "bagging_freq");
@@ -917,7 +918,8 @@ static void test_io(void) {
   EDIT_FAILS("feature=c", "feature=c d", "percent-encoded");
   EDIT_FAILS("feature=c", "feature=%4", "percent escape");
   EDIT_FAILS("feature=c", "feature=%00", "percent escape");
-  EDIT_FAILS("type=numeric", "type=ordinal", "type");
+  EDIT_FAILS("type=numeric", "type=interval", "type");
+  EDIT_FAILS("type=numeric", "type=ordinal", "levels");  /* an ordinal feature keeps its levels */
   EDIT_FAILS("decision=1 2", "decision=5 2", "unknown bits");
   EDIT_FAILS("num_meta=2", "num_meta=3", "expected 'key='");
   EDIT_FAILS("num_meta=2\nkey=eval%20log", "num_meta=2\nkey=", "twice");
