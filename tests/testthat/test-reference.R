@@ -56,6 +56,14 @@ test_that("brute force finds the hand-computed categorical split (NA as a catego
   expect_equal(b$gain, 32, tolerance = 1e-12)         # 4*2^2 + 4*2^2
   expect_true(all(b$left == c(TRUE, TRUE, FALSE, FALSE, TRUE, TRUE, FALSE, FALSE)) ||
                 all(b$left == !c(TRUE, TRUE, FALSE, FALSE, TRUE, TRUE, FALSE, FALSE)))
+  # three levels and NA are four bins: one level against the rest by
+  # default (max_cat_to_onehot = 4); b or c alone (|G| = 4.1 each, H = 2 of 8):
+  # 4.1^2 / 2 + 4.1^2 / 6
+  f0 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8), p0)
+  expect_equal(f0$gain, 4.1^2 * (1 / 2 + 1 / 6), tolerance = 1e-12)
+  expect_true(identical(f0$left_levels, "b") || identical(f0$left_levels, "c"))
+  # many against many (max_cat_to_onehot = 1) finds the best of all partitions
+  p0$max_cat_to_onehot <- 1L
   f <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8), p0)
   expect_equal(f$gain, 32, tolerance = 1e-12)
   # {b, NA} (lowest G/H first) and its complement {a, c} have equal gain in
@@ -63,13 +71,17 @@ test_that("brute force finds the hand-computed categorical split (NA as a catego
   left_ac <- setequal(f$left_levels, c("a", "c")) && !f$default_left
   left_bna <- setequal(f$left_levels, "b") && f$default_left
   expect_true(left_ac || left_bna)
-  # cat_l2 = 1 enters all three terms: 8^2/5 * 2
+  # cat_l2 = 1 enters the children's terms (the parent's G is 0): 8^2/5 * 2
   f1 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
-                       ref_params(cat_l2 = 1, cat_smooth = 0, min_data_per_group = 1))
+                       ref_params(cat_l2 = 1, cat_smooth = 0, min_data_per_group = 1, max_cat_to_onehot = 1L))
   expect_equal(f1$gain, 25.6, tolerance = 1e-12)
-  # min_data_per_group = 3: no category has 3 rows, nothing to split
+  # min_data_per_group = 3: two categories (4 rows) join before a candidate, and 4 stay right
+  f3 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
+                       ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 3, max_cat_to_onehot = 1L))
+  expect_equal(f3$gain, 32, tolerance = 1e-12)
+  # min_data_per_group = 5: the right side can never keep 5 rows once 5 have joined the left
   expect_null(ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
-                             ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 3)))
+                             ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 5, max_cat_to_onehot = 1L)))
 })
 
 test_that("reference grower: hand-computed stump, binary, and tree structure", {
