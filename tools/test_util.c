@@ -11,6 +11,7 @@
 #include "config.h"
 #include "math_rules.h"
 #include "objective.h"
+#include "split.h"
 
 static int failures = 0;
 static int checks = 0;
@@ -193,7 +194,42 @@ static void test_exp_pair(void) {
   }
 }
 
+/* hb_cat_sort_ends: the first and the last k of the sorted order, as a
+ * full sort has them, for random keys with ties (broken by bin), k from 1
+ * to n. */
+static void test_cat_sort_ends(void) {
+  hb_cat_key_t a[256], b[256];
+  uint64_t s = 12345;
+  for (int rep = 0; rep < 400; rep++) {
+    int n = 1 + (int)((s = s * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);  /* 1..256 */
+    for (int i = 0; i < n; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      a[i].key = (double)((s >> 40) % (rep % 3 == 0 ? 5 : 100000)) - 2.0;  /* many ties in a third */
+      a[i].bin = (int)((i * 37 + rep) % 256);
+    }
+    for (int i = 0; i < n; i++)   /* distinct bins, as a histogram's */
+      a[i].bin = i;
+    for (int i = n - 1; i > 0; i--) {   /* shuffle the bins */
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      int j = (int)((s >> 33) % (uint64_t)(i + 1));
+      int t = a[i].bin; a[i].bin = a[j].bin; a[j].bin = t;
+    }
+    memcpy(b, a, sizeof(hb_cat_key_t) * (size_t)n);
+    hb_cat_sort(b, n);
+    int k = 1 + rep % n;
+    hb_cat_key_t c[256];
+    memcpy(c, a, sizeof(hb_cat_key_t) * (size_t)n);
+    hb_cat_sort_ends(c, n, k < (n + 1) / 2 ? k : (n + 1) / 2);
+    int kk = k < (n + 1) / 2 ? k : (n + 1) / 2;
+    int bad = 0;
+    for (int i = 0; i < kk; i++)
+      bad += c[i].bin != b[i].bin || c[i].key != b[i].key || c[n - 1 - i].bin != b[n - 1 - i].bin;
+    CHECK(bad == 0);
+  }
+}
+
 int main(void) {
+  test_cat_sort_ends();
   test_error();
   test_alloc();
   test_exp();

@@ -195,6 +195,44 @@ void hb_cat_sort(hb_cat_key_t *keys, int n) {
   if (a != keys) memcpy(keys, a, sizeof(hb_cat_key_t) * (size_t)n);
 }
 
+/* Rearrange a[lo, hi) so that a[k] holds the element of rank k in the
+ * total order of cat_key_less, every smaller one before it and every
+ * larger one after (a quickselect; median-of-three pivots). */
+static void cat_select(hb_cat_key_t *a, int lo, int hi, int k) {
+  while (hi - lo > 8) {
+    int mid = lo + (hi - lo) / 2;
+    hb_cat_key_t x = a[lo], y = a[mid], z = a[hi - 1], p;
+    if (cat_key_less(&x, &y)) p = cat_key_less(&y, &z) ? y : (cat_key_less(&x, &z) ? z : x);
+    else p = cat_key_less(&x, &z) ? x : (cat_key_less(&y, &z) ? z : y);
+    int i = lo, j = hi - 1;
+    while (i <= j) {   /* Hoare: a[lo, i) <= p <= a(j, hi) */
+      while (cat_key_less(&a[i], &p)) i++;
+      while (cat_key_less(&p, &a[j])) j--;
+      if (i <= j) { hb_cat_key_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j + 1;
+    else if (k >= i) lo = i;
+    else return;
+  }
+  for (int i = lo + 1; i < hi; i++) {
+    hb_cat_key_t v = a[i];
+    int j = i;
+    while (j > lo && cat_key_less(&v, &a[j - 1])) { a[j] = a[j - 1]; j--; }
+    a[j] = v;
+  }
+}
+
+void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k) {
+  if (n <= 2 * k + 16) {
+    hb_cat_sort(keys, n);
+    return;
+  }
+  cat_select(keys, 0, n, k);          /* the k smallest in keys[0, k) */
+  cat_select(keys, k, n, n - k);      /* the k largest in keys[n - k, n) */
+  hb_cat_sort(keys, k);
+  hb_cat_sort(keys + (n - k), k);
+}
+
 /* A categorical feature, by split_rules.h's rules (LightGBM's). */
 static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
                              const hb_histbin_t *h, hb_split_t *best) {
@@ -236,9 +274,9 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
     used++;
   }
   if (used < 1) return;
-  hb_cat_sort(keys, used);
   const double l2c = cfg->lambda_l2 + cfg->cat_l2;
   const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
+  hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
   int bk = 0, bdir = 0;
   memset(first, 0, (size_t)kmax);
   for (int dir = 0; dir < 2; dir++) {

@@ -81,6 +81,10 @@ typedef struct {
  * qsort with that comparison gave, without its indirect calls (this runs
  * for every categorical feature of every leaf scanned). */
 void hb_cat_sort(hb_cat_key_t *keys, int n);
+/* What a scan from both ends needs of the sorted order, at less cost than
+ * hb_cat_sort when k is small: keys[0, k) and keys[n - k, n) end as they
+ * would in the sorted array (each in order); the middle in some order. */
+void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k);
 
 /* Best split over the active features of a leaf with sums `tot` and
  * histogram `hist`, under constraints con (NULL: none). best->feature = -1

@@ -212,8 +212,8 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     used++;
   }
   if (used < 1) return;
-  hb_cat_sort(keys, used);
   const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
+  hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
   const double l2c = cfg->lambda_l2 + cfg->cat_l2;
   double bgain = -1.0;
   int bk = 0, bdir = 0, bln = 0;
