@@ -59,7 +59,9 @@
 #' @return An object of class `"histboost"`: a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
 #'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
-#'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`.
+#'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
+#'   (calling `histboost()`, so that `update(fit, nrounds = 200)` refits with
+#'   changed arguments, and `update(fit, . ~ . - x)` with a changed formula).
 #'   `saveRDS()` works on it directly; see also [hb_save()].
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
@@ -344,6 +346,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                               enable_bundle = TRUE, max_conflict_rate = 0, verbose = 1L, ...) {
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
   call <- match.call()
+  call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
   args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
   tr <- .hb_setup(args, max_bin_given = !missing(max_bin))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
@@ -978,6 +981,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 #' @export
 histboost.formula <- function(formula, data, weights = NULL, ...) {
   call <- match.call()
+  call[[1L]] <- quote(histboost)
   if (missing(data) || !is.data.frame(data)) {
     .hb_abort("`data` must be a data.frame holding the variables of `formula`.")
   }
@@ -1009,4 +1013,18 @@ histboost.formula <- function(formula, data, weights = NULL, ...) {
                                                      collapse = " ")))
   fit$call <- call
   fit
+}
+
+# The formula of a formula fit, its `.` expanded as for lm (so that
+# update(fit, . ~ . - x) works): the response of the call's formula and the
+# predictors the model kept.
+#' @export
+formula.histboost <- function(x, ...) {
+  if (is.null(x$terms)) .hb_abort("the model was not fitted with a formula: it has none.")
+  rhs <- stats::formula(x$terms)
+  f <- x$call$formula
+  f <- if (is.call(f) && identical(f[[1L]], as.name("~"))) f else tryCatch(eval(f, parent.frame()),
+                                                                           error = function(e) NULL)
+  if (length(f) == 3L) rhs <- call("~", f[[2L]], rhs[[2L]])
+  stats::as.formula(rhs, env = parent.frame())
 }

@@ -10,12 +10,6 @@ in_data <- local({
   }
 })
 
-# expect an input error whose message names `what` (an argument in
-# backticks, or a column name)
-expect_input_error <- function(expr, what) {
-  expect_error(expr, class = "histboost_error_input", regexp = what)
-}
-
 fit_small <- function(x, y, ...) hb_quiet(x, y, nrounds = 3L, num_leaves = 4L, min_data_in_leaf = 5L, ...)
 
 test_that("bad y: missing or non-finite values, wrong length, wrong type, one level", {
