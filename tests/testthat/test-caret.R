@@ -65,8 +65,8 @@ test_that("a fit that stopped early (no tree could split) still predicts for eve
   m <- hb_caret_model()
   s <- c(1:20, 51:70, 101:120)
   param <- data.frame(nrounds = 20L, num_leaves = 7L, learning_rate = 0.3, min_data_in_leaf = 31L)  # 60 rows: no split
-  fit <- m$fit(iris[s, 1:4], iris$Species[s], wts = NULL, param = param, lev = NULL, last = TRUE,
-               classProbs = TRUE, seed = 1)
+  expect_warning(fit <- m$fit(iris[s, 1:4], iris$Species[s], wts = NULL, param = param, lev = NULL, last = TRUE,
+                              classProbs = TRUE, seed = 1), class = "histboost_warning")
   expect_lt(fit$niter, 20L)
   p <- m$prob(fit, iris[s, 1:4], submodels = data.frame(nrounds = c(5L, 10L)))
   expect_length(p, 3L)
