@@ -7,7 +7,8 @@
 #' (caret's custom-model interface), for regression and classification. It
 #' tunes `nrounds`, `num_leaves`, `learning_rate` and `min_data_in_leaf`;
 #' any other [histboost()] argument given to `train()` (e.g. `objective`,
-#' `lambda_l2`, `nthreads`) is passed through to every fit. For each
+#' `lambda_l2`, `nthreads`, `verbose`; fits are quiet unless `verbose` is
+#' given) is passed through to every fit. For each
 #' combination of the other three, one model with the largest `nrounds` of
 #' the grid is trained and predicts for the smaller ones from its first
 #' iterations (caret's "submodels"), so a grid over `nrounds` costs one fit.
@@ -87,10 +88,25 @@ hb_caret_model <- function() {
   list(loop = loop, submodels = unname(submodels))
 }
 
+# Arguments given to caret::train() reach here in `...`: `verbose` (quiet
+# unless asked) may be among them, the tuned parameters may not.
 .hb_caret_fit <- function(x, y, wts, param, lev, last, classProbs, ...) {
-  histboost(x, y, weights = wts, nrounds = as.integer(param$nrounds), num_leaves = as.integer(param$num_leaves),
-            learning_rate = param$learning_rate, min_data_in_leaf = as.integer(param$min_data_in_leaf),
-            verbose = 0L, ...)
+  extra <- list(...)
+  tuned <- intersect(names(extra), c("nrounds", "num_leaves", "learning_rate", "min_data_in_leaf"))
+  if (length(tuned)) {
+    .hb_abort(.hb_and(tuned), if (length(tuned) > 1L) " are" else " is", " tuned by caret: give ",
+              if (length(tuned) > 1L) "them" else "it", " in `tuneGrid`, not as an argument of train().")
+  }
+  if ("weights" %in% names(extra)) {
+    .hb_abort("`weights` go to caret::train() itself (caret passes them on as case weights).")
+  }
+  if (is.null(extra$verbose)) extra$verbose <- 0L
+  # The data as symbols in the call (do.call() would copy them into the model's `call`).
+  cl <- as.call(c(list(quote(histboost), x = quote(x), y = quote(y), weights = quote(wts),
+                       nrounds = as.integer(param$nrounds), num_leaves = as.integer(param$num_leaves),
+                       learning_rate = param$learning_rate,
+                       min_data_in_leaf = as.integer(param$min_data_in_leaf)), extra))
+  eval(cl)
 }
 
 # Predictions at the model's own nrounds, then at each submodel's.

@@ -35,9 +35,12 @@
 #'   makes them reproducible.
 #' @param nrounds Most boosting rounds.
 #' @param early_stopping_rounds `NULL`, or stop when the mean over the folds
-#'   of the first metric has not improved for this many rounds.
-#' @param eval_metric `NULL` (the task's default) or metric names, as for
-#'   [histboost()].
+#'   of the first metric has not improved for this many rounds
+#'   (`early_stopping_metric` and `early_stopping_min_delta`, given in `...`,
+#'   choose another metric and the least improvement, as for [histboost()]).
+#' @param eval_metric `NULL` (the task's default), metric names or metric
+#'   functions, as for [histboost()]; a function is called for each fold's
+#'   held-out rows.
 #' @param nthreads,seed,verbose As for [histboost()]; `seed` (drawn once when
 #'   `NULL`) is shared by the folds. `verbose = 1` prints the mean metrics
 #'   every 10th round, 2 every round.
@@ -47,7 +50,9 @@
 #'   folds; with `init_model` each fold continues it, and the log and best
 #'   iteration count the new rounds only, as `nrounds` for a continuation
 #'   with [histboost()], while the folds' models hold the base's iterations
-#'   too). Unknown arguments are an error.
+#'   too), and `params`, as for [histboost()] (which may set `hb_cv()`'s own
+#'   `nrounds`, `eval_metric`, ... too). Unknown arguments are an error, and
+#'   arguments are matched by their full names only.
 #' @return An object of class `"hb_cv"`: a list with `evaluation_log` (a
 #'   data.frame: `iter`, then `test_<metric>_mean` and `test_<metric>_sd`,
 #'   the mean and standard deviation over the folds, for each metric),
@@ -66,18 +71,33 @@
 #' cv$best_iteration
 #' plot(mtcars$mpg, cv$pred)  # out-of-fold predictions
 #' @export
-hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = TRUE, nrounds = 100L,
+hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratified = TRUE, nrounds = 100L,
                   early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL, seed = NULL,
-                  verbose = 1L, keep_models = FALSE, group = NULL, ...) {
+                  verbose = 1L, keep_models = FALSE, group = NULL) {
   call <- match.call()
   dots <- list(...)
   if ("valid" %in% names(dots)) {
     .hb_abort("`valid` is not an argument of hb_cv(): each fold is validated on its held-out rows.")
   }
+  if (!is.null(dots$params)) {
+    # LightGBM / xgboost names: hb_cv()'s own arguments among them set here, the rest go to the folds
+    resolved <- .hb_params_resolve(dots$params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
+    dots$params <- NULL
+    own <- intersect(names(resolved), names(formals(hb_cv)))
+    mine <- .hb_params_merge(mget(own, environment()), structure(resolved[own],
+                                                                implied = attr(resolved, "implied")),
+                             names(call)[-1L])
+    for (nm in own) assign(nm, mine[[nm]])
+    rest <- setdiff(names(resolved), own)
+    dots <- .hb_params_merge(dots, structure(resolved[rest], implied = attr(resolved, "implied")), names(dots))
+  }
+  if (!is.null(dots$callbacks)) {
+    .hb_abort("`callbacks` are called by histboost() for one model; hb_cv() does not take them.")
+  }
   known <- c(setdiff(.HB_TRAIN_ARGS, .HB_CV_OWN), "nfold", "folds", "stratified", "keep_models")
   nms <- names(dots)
   if (is.null(nms)) nms <- rep("", length(dots))
-  .hb_check_dots(dots[!nms %in% known], known, "hb_cv")
+  .hb_check_dots(dots[!nms %in% known], c(known, setdiff(names(formals(hb_cv)), "...")), "hb_cv")
   if (missing(x)) .hb_abort("`x` is required: give the data to cross-validate on.")
   if (inherits(x, "hb_dataset")) {
     .hb_abort("`x` must be a data.frame, matrix or dgCMatrix, not an hb_dataset: hb_cv() bins each ",
@@ -136,6 +156,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
                                       lower = 1, null_ok = TRUE)
   if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
   verbose <- .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+  # the folds train quietly: the choice of device = "auto" is said once, here
+  if (identical(dots$device, "auto") && verbose >= 1L) .hb_device_say(.hb_device("auto"))
 
   K <- length(folds)
   runs <- vector("list", K)
@@ -163,10 +185,10 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
   }
 
   # The folds a round at a time.
-  metric <- runs[[1L]]$eval_metric
-  mp <- .hb_metric_parse(metric)
-  higher <- mp$name[1L] %in% .HB_HIGHER_BETTER
-  nm <- length(metric)
+  st <- runs[[1L]]$metrics
+  metric <- NULL  # the metrics' names, known after the first round (a metric function names itself then)
+  nm <- length(st$rows)
+  min_delta <- runs[[1L]]$stopping$early_stopping_min_delta
   last <- matrix(NA_real_, nm, K)           # each fold's latest metrics
   niter <- integer(K)
   done <- logical(K)
@@ -183,7 +205,7 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
       if (res[2L] >= iter) {
         niter[k] <- res[2L]
         moved <- TRUE
-        last[, k] <- .Call(C_hb_booster_eval, runs[[k]]$booster, rep(1L, nm), mp$code, mp$at)
+        last[, k] <- .hb_eval(runs[[k]], 1L)
       }
       # a fold whose trees can no longer split keeps its model and metrics
       if (res[1L] != 0L || res[2L] < iter) done[k] <- TRUE
@@ -193,6 +215,11 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
       break
     }
     rounds <- iter
+    if (is.null(metric)) {
+      metric <- st$names
+      watch <- .hb_watch(runs[[1L]]$stopping$early_stopping_metric, paste0("test_", metric), metric, "test")
+      higher <- st$higher[watch]
+    }
     if (iter > nrow(log_mean)) {
       more <- min(nrow(log_mean), nrounds - nrow(log_mean))
       log_mean <- rbind(log_mean, matrix(NA_real_, more, nm))
@@ -203,13 +230,13 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
     if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds))) {
       .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
     }
-    s <- log_mean[iter, 1L]
-    if (is.null(best_score) || (if (higher) s > best_score else s < best_score)) {
+    s <- log_mean[iter, watch]
+    if (is.null(best_score) || (if (higher) s > best_score + min_delta else s < best_score - min_delta)) {
       best_score <- s
       best_iter <- iter
     } else if (!is.null(early_stopping_rounds) && iter - best_iter >= early_stopping_rounds) {
       stop_reason <- sprintf(paste("early stopping: no improvement of the mean test %s for %d rounds;",
-                                   "best iteration %d"), metric[1L], early_stopping_rounds, best_iter)
+                                   "best iteration %d"), metric[watch], early_stopping_rounds, best_iter)
       if (verbose == 1L && iter %% 10L != 0L) .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
       break
     }
@@ -218,8 +245,16 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
       break
     }
   }
-  if (verbose >= 1L && !is.null(stop_reason)) message(stop_reason)
+  if (iter == 1L && !is.null(stop_reason) && (!moved || all(done))) {
+    .hb_warn("in every fold, ", .hb_no_split_text(runs[[1L]]))  # a problem, whatever `verbose` says
+  } else if (verbose >= 1L && !is.null(stop_reason)) {
+    message(stop_reason)
+  }
 
+  if (is.null(metric)) {  # not one round: the names known without a call
+    metric <- ifelse(is.na(st$names), paste0("metric", seq_len(nm)), st$names)
+    watch <- 1L
+  }
   evaluation_log <- data.frame(iter = seq_len(rounds))
   for (j in seq_len(nm)) {
     evaluation_log[[paste0("test_", metric[j], "_mean")]] <- log_mean[seq_len(rounds), j]
@@ -249,7 +284,8 @@ hb_cv <- function(x, y, weights = NULL, nfold = 5L, folds = NULL, stratified = T
   }
   params <- c(list(nrounds = nrounds, early_stopping_rounds = early_stopping_rounds, seed = seed), dots)
   out <- list(evaluation_log = evaluation_log, best_iteration = best_iter, best_score = best_score,
-              folds = folds, pred = pred, models = if (keep_models) models, task = task, metric = metric,
+              folds = folds, pred = pred, models = if (keep_models) models, task = task,
+              metric = c(metric[watch], metric[-watch]),
               params = params, call = call)
   class(out) <- "hb_cv"
   out

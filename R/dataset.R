@@ -199,6 +199,13 @@
     for (j in seq_len(p)) {
       col <- x[[fn[j]]]
       if (is_cat[j]) {
+        if (is.character(col) && is.null(oldClass(col)) && is.null(dim(col))) {
+          # strings where training had a factor: read as its levels (codes
+          # 1..k), an unseen string as an unseen level, i.e. missing
+          col <- match(col, schema$levels[[j]])
+          storage.mode(col) <- "integer"
+          col <- structure(col, levels = schema$levels[[j]], class = "factor")
+        }
         if (!is.factor(col)) {
           .hb_abort("`", arg, "` column `", fn[j], "` must be a factor, as ", as_in, ", but it is ",
                     .hb_describe(col), ".")

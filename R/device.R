@@ -55,6 +55,16 @@ hb_device_info <- function() {
   "cuda"
 }
 
+# The one message of device = "auto": which device it chose, and why.
+.hb_device_say <- function(device) {
+  info <- .Call(C_hb_cuda_info)
+  if (device == "cuda") {
+    message("device = \"auto\" chose the GPU: ", info$name %||% "an NVIDIA GPU", ".")
+  } else {
+    message("device = \"auto\" chose the CPU: ", sub("[.]$", "", info$status %||% "no usable GPU"), ".")
+  }
+}
+
 # The GPU histogram of a dataset's rows, for tests and the benchmark.
 # quant_bits > 0: g and h are quantized levels, summed by the quantized kernel.
 .hb_cuda_hist <- function(dataset, g, h, rows = NULL, mode = 0L, smem_limit = 0L, reps = 0L, quant_bits = 0L) {

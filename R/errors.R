@@ -123,7 +123,9 @@
     .hb_abort("`...` holds ", sum(nms == ""), " unnamed extra argument(s) given to ", fun,
               "(); name every argument after the data.")
   }
-  hints <- vapply(nms, .hb_did_you_mean, "", candidates = known, aliases = .hb_aliases)
+  aliases <- c(.hb_aliases, .HB_PARAM_ALIASES[setdiff(names(.HB_PARAM_ALIASES), names(.hb_aliases))])
+  aliases <- aliases[aliases %in% known]
+  hints <- vapply(nms, .hb_did_you_mean, "", candidates = known, aliases = aliases)
   .hb_abort(.hb_and(nms), if (length(nms) > 1L) " are not arguments of " else " is not an argument of ",
             fun, "().", paste(unique(hints[hints != ""]), collapse = ""))
 }

@@ -1,5 +1,5 @@
 # importance.R: inspection of the trees: one row per node (hb_trees) and
-# feature importance by total gain or split count (hb_importance).
+# feature importance by total gain, split count or cover (hb_importance).
 
 #' The trees of a model as a table
 #'
@@ -62,39 +62,45 @@ hb_trees <- function(model) {
 
 #' Feature importance
 #'
-#' Total split gain and number of splits of each feature over all trees.
+#' Total split gain, number of splits and cover of each feature over all
+#' trees.
 #'
 #' @param model A `"histboost"` model.
-#' @param type Sort by `"gain"` (total gain of the feature's splits) or
-#'   `"split"` (number of splits).
-#' @return A data.frame with columns `feature`, `gain`, `splits` and
-#'   `fraction` (the feature's share of the total of `type`), sorted by `type`
-#'   in decreasing order. Features never used in a split are omitted.
+#' @param type Sort by `"gain"` (total gain of the feature's splits),
+#'   `"split"` (number of splits) or `"cover"` (the hessian sum of the
+#'   training rows that reached the feature's splits, xgboost's
+#'   `"total_cover"`; for unweighted squared error, the number of rows).
+#' @return A data.frame with columns `feature`, `gain`, `splits`, `cover`
+#'   and `fraction` (the feature's share of the total of `type`), sorted by
+#'   `type` in decreasing order. Features never used in a split are omitted.
 #' @examples
 #' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 10, min_data_in_leaf = 5,
 #'                  nthreads = 1, verbose = 0)
 #' hb_importance(fit)
 #' hb_importance(fit, type = "split")
+#' hb_importance(fit, type = "cover")
 #' @export
-hb_importance <- function(model, type = c("gain", "split")) {
+hb_importance <- function(model, type = c("gain", "split", "cover")) {
   .hb_check_model(model, "model")
-  type <- .hb_choice(type, c("gain", "split"), "type")
+  type <- .hb_choice(type, c("gain", "split", "cover"), "type")
   nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
   internal <- !nd$is_leaf
   f <- nd$feature[internal]
   nf <- length(model$feature_names)
   gain <- vapply(split(nd$gain[internal], factor(f, levels = seq_len(nf))), sum, 0)
   splits <- tabulate(f, nf)
+  cover <- vapply(split(nd$hessian[internal], factor(f, levels = seq_len(nf))), sum, 0)
   used <- which(splits > 0L)
-  key <- if (type == "gain") gain[used] else splits[used]
+  measure <- switch(type, gain = gain, split = splits, cover = cover)
+  key <- measure[used]
   ord <- used[order(-key, used)]
-  total <- sum(if (type == "gain") gain[used] else splits[used])
+  total <- sum(key)
   data.frame(
     feature = model$feature_names[ord],
     gain = unname(gain[ord]),
     splits = splits[ord],
-    fraction = if (total > 0) unname((if (type == "gain") gain[ord] else splits[ord]) / total) else
-      rep(NA_real_, length(ord)),
+    cover = unname(cover[ord]),
+    fraction = if (total > 0) unname(measure[ord] / total) else rep(NA_real_, length(ord)),
     stringsAsFactors = FALSE
   )
 }

@@ -40,6 +40,20 @@
   if (!is.null(r_params$max_conflict_rate) && r_params$max_conflict_rate > 0) {
     meta[["r.max_conflict_rate"]] <- .hb_num_text(r_params$max_conflict_rate)
   }
+  # Class weights and early-stopping choices, likewise only when set.
+  if (!is.null(r_params$scale_pos_weight) && r_params$scale_pos_weight != 1) {
+    meta[["r.scale_pos_weight"]] <- .hb_num_text(r_params$scale_pos_weight)
+  }
+  if (isTRUE(r_params$is_unbalance)) meta[["r.is_unbalance"]] <- "TRUE"
+  if (!is.null(r_params$class_weights)) {
+    cw <- r_params$class_weights
+    meta[["r.class_weights"]] <- paste(paste(.hb_csv_quote(names(cw)), collapse = ","),
+                                       paste(.hb_num_text(cw), collapse = ","), sep = "\n")
+  }
+  if (!is.null(r_params$early_stopping_min_delta) && r_params$early_stopping_min_delta > 0) {
+    meta[["r.early_stopping_min_delta"]] <- .hb_num_text(r_params$early_stopping_min_delta)
+  }
+  if (!is.null(r_params$early_stopping_metric)) meta[["r.early_stopping_metric"]] <- r_params$early_stopping_metric
   if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
   if (!is.null(evaluation_log)) {
     rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
@@ -148,7 +162,16 @@
     top_rate = .hb_meta_value(meta, "r.top_rate", as.numeric) %||% 0.2,
     other_rate = .hb_meta_value(meta, "r.other_rate", as.numeric) %||% 0.1,
     enable_bundle = .hb_meta_value(meta, "r.enable_bundle", .hb_meta_bool) %||% TRUE,
-    max_conflict_rate = .hb_meta_value(meta, "r.max_conflict_rate", as.numeric) %||% 0
+    max_conflict_rate = .hb_meta_value(meta, "r.max_conflict_rate", as.numeric) %||% 0,
+    scale_pos_weight = .hb_meta_value(meta, "r.scale_pos_weight", as.numeric) %||% 1,
+    is_unbalance = .hb_meta_value(meta, "r.is_unbalance", .hb_meta_bool) %||% FALSE,
+    class_weights = .hb_meta_value(meta, "r.class_weights", function(v) {
+      cw <- utils::read.csv(text = v, check.names = FALSE, colClasses = "numeric", stringsAsFactors = FALSE)
+      if (nrow(cw) != 1L) stop("bad")
+      unlist(cw)
+    }),
+    early_stopping_min_delta = .hb_meta_value(meta, "r.early_stopping_min_delta", as.numeric) %||% 0,
+    early_stopping_metric = .hb_meta_value(meta, "r.early_stopping_metric")
   )
   if (task == "ranking") {
     params <- c(params, list(lambdarank_truncation_level = cfg$lambdarank_truncation_level,
@@ -204,7 +227,12 @@
   p <- .Call(C_hb_model_load, object$model_text) # a private copy: the cache stays as it was
   .Call(C_hb_model_set_meta, p, meta)
   text <- .Call(C_hb_model_to_text, p)
-  .hb_model_from_text(text, call = object$call)
+  out <- .hb_model_from_text(text, call = object$call)
+  if (!is.null(object$fitted.values)) {  # not in the text: kept as they were
+    out$fitted.values <- object$fitted.values
+    out$y <- object$y
+  }
+  out
 }
 
 .hb_class_line <- function(object) {

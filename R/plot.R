@@ -27,7 +27,8 @@
 #' @param top For `type = "importance"`: how many features to show at most
 #'   (all the used ones when fewer).
 #' @param importance For `type = "importance"`: rank and measure features by
-#'   `"gain"` (total gain of their splits) or `"split"` (number of splits).
+#'   `"gain"` (total gain of their splits), `"split"` (number of splits) or
+#'   `"cover"` (hessian sum of the rows reaching them).
 #' @param ... Graphical parameters passed on to [graphics::matplot()] (for
 #'   `"log"`; `col`, `lty` and `lwd` also set the legend's) or
 #'   [graphics::barplot()] (for `"importance"`), e.g. `main`, `ylim`, `col`.
@@ -53,7 +54,7 @@
 #' @method plot histboost
 #' @export
 plot.histboost <- function(x, type = c("log", "importance"), metric = NULL, top = 20L,
-                           importance = c("gain", "split"), ...) {
+                           importance = c("gain", "split", "cover"), ...) {
   .hb_check_model(x, "x")
   type <- .hb_choice(type, c("log", "importance"), "type")
   if (type == "log") {
@@ -146,13 +147,14 @@ plot.histboost <- function(x, type = c("log", "importance"), metric = NULL, top 
 
 .hb_plot_importance <- function(x, top, importance, ...) {
   top <- .hb_number(top, "top", integer = TRUE, lower = 1)
-  importance <- .hb_choice(importance, c("gain", "split"), "importance")
+  importance <- .hb_choice(importance, c("gain", "split", "cover"), "importance")
   imp <- hb_importance(x, importance)
   if (!nrow(imp)) .hb_abort("`x` has no splits, so there is no feature importance to plot.")
   shown <- imp[seq_len(min(top, nrow(imp))), , drop = FALSE]
-  values <- if (importance == "gain") shown$gain else shown$splits
+  values <- switch(importance, gain = shown$gain, split = shown$splits, cover = shown$cover)
   # barplot() draws its first bar at the bottom: reversed, the largest is on top.
-  draw <- function(..., xlab = if (importance == "gain") "Total gain" else "Number of splits",
+  draw <- function(..., xlab = switch(importance, gain = "Total gain", split = "Number of splits",
+                                      cover = "Cover (hessian sum)"),
                    las = 1, cex.names = 1) {
     # room on the left for the feature names
     need <- max(graphics::strwidth(shown$feature, units = "inches", cex = cex.names)) /

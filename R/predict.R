@@ -9,7 +9,10 @@
 #'   columns are ignored); without names there must be exactly the training
 #'   columns, in order. Factor columns are matched by level label; a level
 #'   unseen in training is treated as missing (so a factor without levels,
-#'   all `NA`, is all missing). A model fitted with a formula
+#'   all `NA`, is all missing). A character column where the model had a
+#'   factor is read as that factor: each string is matched to the level of
+#'   the same label, and a string that is not a level is missing like an
+#'   unseen level. A model fitted with a formula
 #'   takes the variables of the formula.
 #' @param type `"response"` (regression: the prediction; ranking: the
 #'   score that orders a query's rows, the same as `"raw"`; binary: the

@@ -38,8 +38,11 @@
   "quantile_alpha", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
-  "max_conflict_rate", "verbose"
+  "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
+  "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose"
 )
+# Those `params` may not set: the data.
+.HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks")
 
 #' Train a histogram gradient-boosted tree model
 #'
@@ -55,12 +58,16 @@
 #'   `weights` and `max_bin`). For the formula method, a formula such as
 #'   `y ~ .` (no interactions; factors stay factors).
 #' @param ... For `histboost()`, arguments of the methods; for the formula
-#'   method, any argument of the default method. Unknown arguments are an
-#'   error.
+#'   method, any argument of the default method. Arguments after `...` are
+#'   matched by their full names only (R's partial matching does not apply):
+#'   an unknown, misspelt or shortened name (`nround`, `lambda`) is an error
+#'   that suggests the right one.
 #' @return An object of class `"histboost"`: a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
 #'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
-#'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`.
+#'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
+#'   (calling `histboost()`, so that `update(fit, nrounds = 200)` refits with
+#'   changed arguments, and `update(fit, . ~ . - x)` with a changed formula).
 #'   `saveRDS()` works on it directly; see also [hb_save()].
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
@@ -260,8 +267,9 @@ histboost <- function(x, ...) {
 #'   weights = NULL, init_score = NULL, group = NULL)` (`group`: for
 #'   ranking, where it is needed). Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
 #' @param early_stopping_rounds `NULL`, or stop when the first metric on the
-#'   last validation set has not improved for this many rounds; the best
-#'   iteration is then used by `predict()`.
+#'   last validation set (or the one `early_stopping_metric` names) has not
+#'   improved (by more than `early_stopping_min_delta`) for this many rounds;
+#'   the best iteration is then used by `predict()`.
 #' @param eval_metric `NULL` (the objective's own loss: rmse, logloss,
 #'   multi_logloss, poisson, gamma, tweedie or huber) or a character vector
 #'   from `"rmse"`, `"mae"`, `"huber"` (regression), `"logloss"`, `"auc"`,
@@ -271,7 +279,49 @@ histboost <- function(x, ...) {
 #'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
 #'   (`"quantile"`), `"mae"` and `"rmse"`; `"lambdarank"` `"ndcg"` (NDCG at
 #'   each of `eval_at`), `"map"` (MAP, mean average precision, at each of
-#'   `eval_at`), `"ndcg@k"` or `"map@k"`.
+#'   `eval_at`), `"ndcg@k"` or `"map@k"`. Or your own metric: a
+#'   `function(preds, labels)` (or `function(preds, labels, weights)`)
+#'   returning `list(name = , value = , higher_better = )`, called after
+#'   every round for each validation set with its predictions as
+#'   `predict(type = "response")` gives them (probabilities of the second
+#'   class for binary, an n x K matrix for multiclass, raw scores for a
+#'   custom objective), its labels as numbers (0/1 for two classes, 0 to K - 1
+#'   for K, the values of a numeric `y`) and its weights (`NULL` when it has
+#'   none). A list mixes names and functions, e.g. `list("auc", f1)`; the
+#'   first metric steers early stopping (unless `early_stopping_metric` names
+#'   another), and the log calls a function's columns by the name it
+#'   returns. [hb_cv()] takes them too.
+#' @param early_stopping_min_delta An improvement of the watched metric
+#'   counts for early stopping only when it is larger than this, >= 0
+#'   (LightGBM's `early_stopping_min_delta`).
+#' @param early_stopping_metric `NULL` (the first metric on the last
+#'   validation set), the name of a metric (`"auc"`; on the last validation
+#'   set) or a column of the evaluation log (`"valid_auc"`): the metric early
+#'   stopping watches, and that `best_score` reports (LightGBM's
+#'   `first_metric_only = TRUE` is the default here; this picks another).
+#' @param scale_pos_weight Binary classification: the weight of the rows of
+#'   the positive class (the second level of `y`, `TRUE`, or 1), > 0, as in
+#'   xgboost and LightGBM; they multiply `weights`.
+#' @param is_unbalance Binary classification: `TRUE` weighs the rows of the
+#'   rarer class by (the other class's rows) / (its own rows), as LightGBM's
+#'   `is_unbalance`; not with `scale_pos_weight`.
+#' @param class_weights `NULL`, or a weight per class, named by the levels
+#'   of `y` (classes not named weigh 1), e.g. `c(setosa = 1, virginica = 3)`:
+#'   each row's weight is multiplied by its class's.
+#'   These three options are row weights: the model equals the one trained
+#'   with the matching `weights` (the starting score too, which is the
+#'   weighted average, where LightGBM starts from the unweighted
+#'   one). Validation sets keep their own weights, so
+#'   their metrics are not reweighted; the training data's are.
+#' @param callbacks `NULL`, or a list of functions
+#'   `function(iteration, evaluation_log, model)`, called in order after
+#'   every round with the number of iterations so far (counting
+#'   `init_model`'s), the evaluation log so far (a data.frame as the model's
+#'   `evaluation_log`; `NULL` without validation sets) and the model so far
+#'   (a `"histboost"` model that predicts; built only when a callback uses
+#'   it, so cheap callbacks stay cheap). A callback that returns `TRUE`
+#'   stops training after that round (as xgboost's); anything else goes on.
+#'   Not in [hb_cv()].
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
 #'   depend on it.
@@ -280,7 +330,8 @@ histboost <- function(x, ...) {
 #'   in `params`.
 #' @param device `"cpu"`; `"cuda"` grows the trees on an NVIDIA GPU (the
 #'   package must have been installed where the CUDA toolkit was found, see
-#'   [hb_has_cuda()]); `"auto"` uses the GPU when there is one, else the CPU.
+#'   [hb_has_cuda()]); `"auto"` uses the GPU when there is one, else the CPU,
+#'   and says which in a message (unless `verbose = 0`).
 #'   GPU and CPU grow the same trees from the same data up to rounding: the GPU
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients.
@@ -314,9 +365,38 @@ histboost <- function(x, ...) {
 #'   where several members are non-zero counts, in the histograms, only for
 #'   the first of them (splits still send it by its own values), so the model
 #'   changes a little.
-#' @param verbose 0 silent; 1 prints the validation metrics every 10th round
-#'   and the last; 2 every round. `FALSE` and `TRUE` mean 0 and 1 (numeric
-#'   parameters otherwise refuse logical values).
+#' @param params `NULL`, or a named list of parameters as LightGBM's and
+#'   xgboost's R packages take them, e.g. `list(eta = 0.05, max_leaves = 15,
+#'   subsample = 0.8, reg_lambda = 1)`: histboost's own names and those
+#'   libraries' aliases of them (`eta`, `num_iterations`, `num_threads`,
+#'   `subsample`, `colsample_bytree`, `min_child_samples`,
+#'   `min_child_weight`, `reg_lambda`, `reg_alpha`, `lambda`, `max_leaves`,
+#'   `min_split_gain`, `gamma`, `metric`, `boosting_type`, `verbosity`, ...),
+#'   and their spellings of some values (objectives such as
+#'   `"binary:logistic"` or `"regression_l1"`, metrics such as
+#'   `"binary_logloss"` or `"mlogloss"`, `boosting = "gbtree"` or `"goss"`,
+#'   `device = "gpu"`). xgboost's `subsample` < 1 also sets `bagging_freq =
+#'   1` (it draws rows every round) unless that is given. `alpha`, which the
+#'   two libraries use for different things, is refused, as are names that
+#'   do not apply (`num_class`: the classes come from `y`). A parameter set
+#'   twice, by two aliases or by an argument and `params`, must have the same
+#'   value both times.
+#' @param keep_fitted `TRUE` keeps the training rows' predictions and labels
+#'   in the model (n values, n x K for K classes, and n labels), for
+#'   [fitted()][fitted.histboost] and [residuals()][fitted.histboost]; they
+#'   make the object (and `saveRDS()` files) larger, and are not part of the
+#'   model text ([hb_save()]).
+#' @param verbose 0 silent; 1 prints the validation metrics (without
+#'   validation sets, the training data's) every 10th round and the last; 2
+#'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters
+#'   otherwise refuse logical values). With `verbose >= 1` an interactive
+#'   session shows a progress bar (rounds done, time spent, an estimate of
+#'   the time left) once a training has run for 3 seconds; the option
+#'   `histboost.progress` changes that: `FALSE` never, `TRUE` as in
+#'   interactive sessions, a number the seconds after which to show it.
+#'   Whatever `verbose` says, a training whose first round cannot split
+#'   (every prediction the same, as with fewer than `2 * min_data_in_leaf`
+#'   rows) warns.
 #' @details
 #' Ranking (`objective = "lambdarank"`): each round every pair of rows of a
 #' query with different grades, one of them among the top
@@ -340,7 +420,7 @@ histboost <- function(x, ...) {
 #' multiplied by its weight and each query's NDCG or MAP weighted by its
 #' rows' mean weight (LightGBM's query weights).
 #' @export
-histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
+histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
                                             "tweedie", "huber", "l1", "quantile", "lambdarank"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
@@ -357,11 +437,21 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
-                              enable_bundle = TRUE, max_conflict_rate = 0, verbose = 1L, ...) {
+                              enable_bundle = TRUE, max_conflict_rate = 0,
+                              scale_pos_weight = 1, is_unbalance = FALSE, class_weights = NULL,
+                              early_stopping_min_delta = 0, early_stopping_metric = NULL, callbacks = NULL,
+                              params = NULL, keep_fitted = FALSE, verbose = 1L) {
+  # Arguments after `...` match by their exact names only: a misspelt or
+  # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
   call <- match.call()
+  call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
   args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
-  tr <- .hb_setup(args, max_bin_given = !missing(max_bin), ordered_given = !missing(ordered_factors))
+  resolved <- .hb_params_resolve(params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
+  args <- .hb_params_merge(args, resolved, names(call)[-1L])
+  args$params <- NULL
+  tr <- .hb_setup(args, max_bin_given = !missing(max_bin) || "max_bin" %in% names(resolved),
+                  ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
   booster <- tr$booster
   valid_sets <- tr$valid_sets
@@ -372,21 +462,26 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 
   # The loop: one .Call per round.
   nv <- length(valid_sets)
-  log_names <- if (nv) as.vector(outer(eval_metric, names(valid_sets), function(m, s) paste0(s, "_", m)))
-  eval_data <- rep(seq_len(nv), each = length(eval_metric))
-  mp <- .hb_metric_parse(eval_metric)
-  eval_code <- rep(mp$code, times = nv)
-  eval_at <- rep(mp$at, times = nv)
+  st <- tr$metrics
+  nm <- length(st$rows)
+  log_names <- NULL  # known after the first evaluation: a metric function names itself then
   # The log grows as rounds complete (doubling): nrounds = 1e9 with early
   # stopping is a fair request, and its log must not be allocated up front.
-  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = length(log_names))
-  watch <- length(log_names) - length(eval_metric) + 1L # first metric, last set
-  higher <- mp$name[1L] %in% .HB_HIGHER_BETTER
+  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = nm * nv)
+  min_delta <- tr$stopping$early_stopping_min_delta
+  callbacks <- .hb_callbacks(args$callbacks)
   best_iter <- 0L
   best_score <- NULL
   niter <- 0L
   stop_reason <- NULL
+  best_raw <- NULL
   shift <- tr$base_iter %||% 0L  # messages count a continued model's iterations, as its log does
+  progress <- .hb_progress(nrounds, verbose, shift)
+  on.exit(progress$done(), add = TRUE)
+  show <- function(iter, names, scores) {
+    progress$clear()
+    .hb_print_eval(iter, names, scores)
+  }
   for (iter in seq_len(nrounds)) {
     if (!is.null(tr$custom)) .hb_custom_round(tr)
     res <- .Call(C_hb_booster_update, booster)
@@ -396,36 +491,61 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
       stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
       break
     }
+    print_now <- verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))
+    improved <- FALSE
     if (nv) {
-      scores <- .Call(C_hb_booster_eval, booster, eval_data, eval_code, eval_at)
+      scores <- .hb_eval(tr, seq_len(nv))
+      if (is.null(log_names)) {
+        log_names <- as.vector(outer(st$names, names(valid_sets), function(m, s) paste0(s, "_", m)))
+        watch <- .hb_watch(tr$stopping$early_stopping_metric, log_names, st$names, names(valid_sets))
+        higher <- st$higher[(watch - 1L) %% nm + 1L]
+      }
       if (iter > nrow(log)) {
         more <- min(nrow(log), nrounds - nrow(log))
         log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
       }
       log[iter, ] <- scores
-      if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))) {
-        .hb_print_eval(shift + iter, log_names, scores)
-      }
+      if (print_now) show(shift + iter, log_names, scores)
       if (!is.null(early_stopping_rounds)) {
         s <- scores[watch]
-        if (is.null(best_score) || (if (higher) s > best_score else s < best_score)) {
+        if (is.null(best_score) || (if (higher) s > best_score + min_delta else s < best_score - min_delta)) {
           best_score <- s
           best_iter <- iter
-        } else if (iter - best_iter >= early_stopping_rounds) {
-          stop_reason <- sprintf("early stopping: no improvement of %s for %d rounds; best iteration %d",
-                                 log_names[watch], early_stopping_rounds, shift + best_iter)
-          if (verbose == 1L && iter %% 10L != 0L) .hb_print_eval(shift + iter, log_names, scores)
-          break
+          improved <- TRUE
+          if (tr$keep_fitted) best_raw <- .Call(C_hb_booster_scores, booster, 0L)
         }
       }
+    } else if (print_now) {
+      # no validation set: the training data's metrics show the progress
+      train_scores <- .hb_eval(tr, 0L)  # first: a metric function names itself in its first call
+      show(shift + iter, paste0("train_", st$names), train_scores)
     }
+    if (length(callbacks) && .hb_run_callbacks(callbacks, tr, shift + iter, log, iter, log_names, shift)) {
+      stop_reason <- sprintf("a callback stopped training after iteration %d", shift + iter)
+      if (verbose == 1L && !print_now && nv) show(shift + iter, log_names, scores)
+      break
+    }
+    if (!is.null(early_stopping_rounds) && !improved && iter - best_iter >= early_stopping_rounds) {
+      stop_reason <- sprintf("early stopping: no improvement of %s%s for %d rounds; best iteration %d",
+                             log_names[watch], if (min_delta > 0) paste0(" by more than ", format(min_delta)) else "",
+                             early_stopping_rounds, shift + best_iter)
+      if (verbose == 1L && !print_now) show(shift + iter, log_names, scores)
+      break
+    }
+    progress$tick(iter)
     if (finished) {
       stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
       break
     }
   }
-  if (verbose >= 1L && !is.null(stop_reason)) message(stop_reason)
-
+  progress$done()
+  if (iter == 1L && !is.null(stop_reason) && grepl("^no tree", stop_reason)) {
+    # Not one split: a problem whatever `verbose` says, and a warning, so that
+    # it reaches users of parsnip and caret (which train quietly).
+    .hb_warn(.hb_no_split_text(tr, shift))
+  } else if (verbose >= 1L && !is.null(stop_reason)) {
+    message(stop_reason)
+  }
 
   evaluation_log <- NULL
   if (nv && niter > 0L) {
@@ -433,7 +553,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                                  check.names = FALSE)
     names(evaluation_log) <- c("iter", log_names)
   }
-  .hb_finish(tr, evaluation_log, best_iter, best_score, call)
+  fitted_raw <- if (tr$keep_fitted) {
+    # the training rows' scores at the iteration predict() uses
+    if (best_iter > 0L && best_iter < niter) best_raw else .Call(C_hb_booster_scores, booster, 0L)
+  }
+  fit <- .hb_finish(tr, evaluation_log, best_iter, best_score, call)
+  if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
+  fit
 }
 
 # Everything histboost() does before its first round, from the values of its
@@ -459,6 +585,17 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
   stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
   enable_bundle <- a$enable_bundle %||% TRUE; max_conflict_rate <- a$max_conflict_rate %||% 0
+  keep_fitted <- .hb_flag(a$keep_fitted %||% FALSE, "keep_fitted")
+  imbalance <- .hb_imbalance_args(a)
+  stopping <- list(
+    early_stopping_min_delta = .hb_number(a$early_stopping_min_delta %||% 0, "early_stopping_min_delta", lower = 0),
+    early_stopping_metric = a$early_stopping_metric
+  )
+  if (!is.null(stopping$early_stopping_metric) &&
+      (!is.character(stopping$early_stopping_metric) || length(stopping$early_stopping_metric) != 1L ||
+       is.na(stopping$early_stopping_metric))) {
+    .hb_abort("`early_stopping_metric` must be NULL or the name of one metric, such as \"auc\" or \"valid_auc\".")
+  }
   group <- a$group
   # Parameters first: cheap, and a typo should not wait for the binning.
   custom <- NULL
@@ -555,10 +692,10 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
   }
   nthreads <- .hb_nthreads(nthreads)
+  device_asked <- device
   device <- .hb_device(device)
-  if (!is.null(eval_metric) && (!is.character(eval_metric) || !length(eval_metric) || anyNA(eval_metric))) {
-    .hb_abort("`eval_metric` must be NULL or a character vector of metric names.")
-  }
+  if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device)
+  metric_split <- .hb_metric_split(eval_metric)
   if (!is.null(early_stopping_rounds) && is.null(valid)) {
     .hb_abort("`early_stopping_rounds` needs validation data: give `valid`.")
   }
@@ -626,9 +763,14 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
     }
     if (!x$has_label) .hb_abort("`x` is an hb_dataset without labels; create it with `y`.")
     if (!is.null(group)) .hb_abort("`group` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
+    if (imbalance$scale_pos_weight != 1 || imbalance$is_unbalance || !is.null(imbalance$class_weights)) {
+      .hb_abort("`scale_pos_weight`, `is_unbalance` and `class_weights` reweigh the rows of `x`: give `x` as ",
+                "data, not an hb_dataset (whose weights are fixed).")
+    }
     train <- x
   } else {
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
+    weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y))
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
                                init_score = init_score, group = group, ordered = ordered_factors)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
@@ -752,7 +894,8 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 
   # Metrics.
   allowed <- .HB_TASK_METRICS[[obj]]
-  if (is.null(eval_metric)) eval_metric <- allowed[1L]
+  if (is.null(metric_split)) metric_split <- .hb_metric_split(allowed[1L])
+  eval_metric <- metric_split$builtin
   for (m in eval_metric) {
     base <- sub("@.*$", "", m)
     if (!base %in% names(.HB_METRICS)) {
@@ -771,7 +914,9 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                 .hb_and(allowed), ".")
     }
   }
-  eval_metric <- unique(.hb_expand_at(eval_metric, eval_at))
+  expanded <- stats::setNames(lapply(eval_metric, .hb_expand_at, eval_at = eval_at), eval_metric)
+  metrics <- .hb_metric_state(metric_split, expanded)
+  eval_metric <- unique(unlist(expanded, use.names = FALSE)) %||% character()  # the built-in ones, for params
 
   # Validation sets.
   valid_sets <- .hb_valid_sets(valid, train, nthreads)
@@ -822,6 +967,11 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   if (profile) .Call(C_hb_booster_profile, booster, 1L)
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
+       nrow = train$nrow, min_data_in_leaf = eng$min_data_in_leaf,
+       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance,
+       set_labels = if (length(metric_split$funs)) .hb_set_labels(train, valid_sets),
+       keep_fitted = keep_fitted,
+       train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
        max_bin = max_bin, device = device, quant = quant, sampling = sampling, bundle = bundle,
        profile = profile,
@@ -869,7 +1019,7 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
   quant <- tr$quant
   r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
-                     device = tr$device), quant, tr$sampling, tr$bundle)
+                     device = tr$device), quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping)
   # a continued model counts the iterations of the model it continued
   base_iter <- tr$base_iter %||% 0L
   if (best_iter > 0L) best_iter <- best_iter + base_iter
@@ -885,6 +1035,22 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
                                                         "hist_bytes", "splits", "rounds"))
   }
   fit
+}
+
+# The warning when the first round could not split: what it means, and the
+# likely cause when the data are too few for min_data_in_leaf.
+.hb_no_split_text <- function(tr, shift = 0L) {
+  msg <- if (shift > 0L) "no tree could split: training added nothing to `init_model`" else
+    "no tree could split: the model predicts the same value for every row"
+  n <- tr$nrow
+  mdl <- tr$min_data_in_leaf
+  if (!is.null(n) && !is.null(mdl) && n < 2 * mdl) {
+    paste0(msg, ". With ", n, " training rows, `min_data_in_leaf` = ", mdl, " leaves no split with ", mdl,
+           " rows on each side; lower it (e.g. min_data_in_leaf = ", max(1L, n %/% 10L), ").")
+  } else {
+    paste0(msg, ": no split gains enough (do the features vary? are `min_gain_to_split`, ",
+           "`min_sum_hessian_in_leaf` or `lambda_l1` too large?).")
+  }
 }
 
 .hb_print_eval <- function(iter, names, scores) {
@@ -998,8 +1164,9 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 #'   `predict()` computes it from `newdata`.
 #' @param data A data.frame holding the variables of `formula`.
 #' @export
-histboost.formula <- function(formula, data, weights = NULL, ...) {
+histboost.formula <- function(formula, data, ..., weights = NULL) {
   call <- match.call()
+  call[[1L]] <- quote(histboost)
   if (missing(data) || !is.data.frame(data)) {
     .hb_abort("`data` must be a data.frame holding the variables of `formula`.")
   }
@@ -1031,4 +1198,18 @@ histboost.formula <- function(formula, data, weights = NULL, ...) {
                                                      collapse = " ")))
   fit$call <- call
   fit
+}
+
+# The formula of a formula fit, its `.` expanded as for lm (so that
+# update(fit, . ~ . - x) works): the response of the call's formula and the
+# predictors the model kept.
+#' @export
+formula.histboost <- function(x, ...) {
+  if (is.null(x$terms)) .hb_abort("the model was not fitted with a formula: it has none.")
+  rhs <- stats::formula(x$terms)
+  f <- x$call$formula
+  f <- if (is.call(f) && identical(f[[1L]], as.name("~"))) f else tryCatch(eval(f, parent.frame()),
+                                                                           error = function(e) NULL)
+  if (length(f) == 3L) rhs <- call("~", f[[2L]], rhs[[2L]])
+  stats::as.formula(rhs, env = parent.frame())
 }

@@ -7,6 +7,7 @@
 
 SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_info(SEXP);
+SEXP C_hb_dataset_labels(SEXP);
 SEXP C_hb_ptr_valid(SEXP);
 SEXP C_hb_dataset_bins(SEXP);
 SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -14,6 +15,8 @@ SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
 SEXP C_hb_booster_train_scores(SEXP);
+SEXP C_hb_booster_scores(SEXP, SEXP);
+SEXP C_hb_booster_snapshot(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_gradients(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_update(SEXP);
 SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
@@ -42,6 +45,7 @@ SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
 static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_dataset_create, 7),
   ENTRY(C_hb_dataset_info, 1),
+  ENTRY(C_hb_dataset_labels, 1),
   ENTRY(C_hb_ptr_valid, 1),
   ENTRY(C_hb_dataset_bins, 1),
   ENTRY(C_hb_qhist_check, 7),
@@ -49,6 +53,8 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_create, 4),
   ENTRY(C_hb_booster_add_valid, 2),
   ENTRY(C_hb_booster_train_scores, 1),
+  ENTRY(C_hb_booster_scores, 2),
+  ENTRY(C_hb_booster_snapshot, 3),
   ENTRY(C_hb_booster_set_gradients, 3),
   ENTRY(C_hb_booster_update, 1),
   ENTRY(C_hb_booster_eval, 4),

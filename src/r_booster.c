@@ -221,6 +221,22 @@ SEXP C_hb_booster_train_scores(SEXP booster) {
   return out;
 }
 
+/* The raw scores of data set `data` (0 train, 1.. valid) after the rounds so
+ * far: a double vector of nrow, or an nrow x K matrix for K > 1 classes. */
+SEXP C_hb_booster_scores(SEXP booster, SEXP data) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const int dat = hb_r_int(data, "data");
+  const int K = hb_booster_model(b)->num_class > 1 ? hb_booster_model(b)->num_class : 1;
+  int n = 0;
+  hb_error_clear();
+  const double *s = hb_booster_scores(b, dat, &n);
+  if (!s) hb_r_throw_status(HB_ERR_NOMEM, "training");
+  SEXP out = PROTECT(K > 1 ? Rf_allocMatrix(REALSXP, n, K) : Rf_allocVector(REALSXP, n));
+  memcpy(REAL(out), s, sizeof(double) * (size_t)n * (size_t)K);
+  UNPROTECT(1);
+  return out;
+}
+
 /* ... and its gradients and hessians for those scores (double vectors of n). */
 SEXP C_hb_booster_set_gradients(SEXP booster, SEXP g, SEXP h) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
@@ -398,6 +414,36 @@ SEXP C_hb_booster_model_text(SEXP booster, SEXP meta, SEXP best_iteration, SEXP 
   m->config.nthreads = 0;
   R_SetExternalPtrAddr(ptr, m);
   UNPROTECT(3);
+  return out;
+}
+
+/* The model grown so far as text, for callbacks: the booster keeps it. With
+ * `base_text` (a continued training) the trees of the base's first
+ * `base_iter` iterations go in front, in a copy. */
+SEXP C_hb_booster_snapshot(SEXP booster, SEXP base_text, SEXP base_iter) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  hb_model_t *m = hb_booster_model(b);
+  if (Rf_isNull(base_text)) return hb_r_model_text(m);
+  if (TYPEOF(base_text) != STRSXP || XLENGTH(base_text) != 1 || STRING_ELT(base_text, 0) == NA_STRING)
+    hb_r_throw("input", "`init_model`: its model text is missing.");
+  const int bi = hb_r_int(base_iter, "base_iter");
+  /* the copy lives behind a pointer made first, so an R error cannot leak it */
+  SEXP ptr = PROTECT(hb_r_model_ptr(NULL));
+  char *buf = NULL;
+  size_t len = 0;
+  hb_model_t *copy = NULL, *base = NULL;
+  hb_error_clear();
+  int st = hb_model_to_string(m, &buf, &len);
+  if (st == HB_OK) st = hb_model_from_string(buf, len, &copy);
+  hb_free(buf);
+  R_SetExternalPtrAddr(ptr, copy);
+  SEXP ch = STRING_ELT(base_text, 0);
+  if (st == HB_OK) st = hb_model_from_string(CHAR(ch), (size_t)LENGTH(ch), &base);
+  if (st == HB_OK) st = hb_model_prepend(copy, base, bi);
+  hb_model_free(base);
+  if (st != HB_OK) hb_r_throw_status(st, "`callbacks`");
+  SEXP out = hb_r_model_text(copy);
+  UNPROTECT(1);
   return out;
 }
 

@@ -1,5 +1,6 @@
 /* r_dataset.c: .Call glue for binned datasets (hb_dataset_t behind an
  * external pointer with a finalizer). */
+#include <string.h>
 #include "r_util.h"
 #include "engine/error.h"
 
@@ -85,6 +86,27 @@ SEXP C_hb_dataset_info(SEXP ptr) {
   SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(d->label != NULL));
   SET_VECTOR_ELT(out, 6, Rf_ScalarLogical(d->weight != NULL));
   SET_VECTOR_ELT(out, 7, col);
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* list(label, weight): the dataset's labels as the engine holds them
+ * (numbers; classes as 0..K-1) and its weights, each a double vector or NULL. */
+SEXP C_hb_dataset_labels(SEXP ptr) {
+  const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprot++;
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2)); nprot++;
+  SET_STRING_ELT(nms, 0, Rf_mkChar("label"));
+  SET_STRING_ELT(nms, 1, Rf_mkChar("weight"));
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  const double *src[2] = {d->label, d->weight};
+  for (int k = 0; k < 2; k++) {
+    if (!src[k]) continue;
+    SEXP v = Rf_allocVector(REALSXP, d->nrow);
+    SET_VECTOR_ELT(out, k, v);
+    if (d->nrow > 0) memcpy(REAL(v), src[k], sizeof(double) * (size_t)d->nrow);
+  }
   UNPROTECT(nprot);
   return out;
 }

@@ -24,6 +24,12 @@ deep_copy <- function(x) unserialize(serialize(x, NULL))
 
 hb_quiet <- function(...) histboost(..., verbose = 0L)
 
+# expect an input error whose message names `what` (an argument in
+# backticks, or a column name; a regular expression)
+expect_input_error <- function(expr, what) {
+  expect_error(expr, class = "histboost_error_input", regexp = what)
+}
+
 sigmoid <- function(s) 1 / (1 + exp(-s))
 softmax_rows <- function(S) {
   S <- S - apply(S, 1, max)

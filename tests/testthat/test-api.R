@@ -327,7 +327,7 @@ test_that("y decides the task: logical, numeric 0/1 with objective binary, empty
 
 test_that("a constant response: every prediction is that constant", {
   x <- data.frame(a = rnorm(100), b = rnorm(100))
-  m <- hb_quiet(x, rep(2.5, 100), nrounds = 5L)
+  expect_warning(m <- hb_quiet(x, rep(2.5, 100), nrounds = 5L), class = "histboost_warning")  # nothing to split
   expect_equal(unname(predict(m, x)), rep(2.5, 100), tolerance = 1e-12)
 })
 
@@ -342,4 +342,29 @@ test_that("print and summary report the model", {
 
 test_that("hb_threads is a positive integer", {
   expect_true(is.numeric(hb_threads()) && length(hb_threads()) == 1L && hb_threads() >= 1)
+})
+
+test_that("hb_importance by cover: for unweighted squared error, the rows that reached the feature's splits", {
+  d <- gen_task(95, n = 700, task = "regression", factors = 1)
+  m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 8L, min_data_in_leaf = 10L)
+  # the rows reaching each split, counted by routing the training rows: a
+  # node's rows are those whose leaf lies in its subtree
+  tr <- hb_trees(m)
+  leaves <- predict(m, d$x, type = "leaf")
+  want <- numeric()
+  for (t in unique(tr$tree)) {
+    nodes <- tr[tr$tree == t, ]
+    kids <- function(id) {
+      r <- nodes[nodes$id == id, ]
+      if (r$is_leaf) as.integer(sub("L", "", id)) else c(kids(r$left), kids(r$right))
+    }
+    for (k in which(!nodes$is_leaf)) {
+      f <- nodes$feature[k]
+      want[f] <- (if (is.na(want[f])) 0 else want[f]) + sum(leaves[, t] %in% kids(nodes$id[k]))
+    }
+  }
+  imp <- hb_importance(m, type = "cover")
+  expect_equal(imp$cover, unname(want[imp$feature]), tolerance = 1e-9)
+  expect_false(is.unsorted(rev(imp$cover)))
+  expect_equal(imp$fraction, imp$cover / sum(imp$cover), tolerance = 1e-12)
 })

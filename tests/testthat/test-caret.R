@@ -65,8 +65,8 @@ test_that("a fit that stopped early (no tree could split) still predicts for eve
   m <- hb_caret_model()
   s <- c(1:20, 51:70, 101:120)
   param <- data.frame(nrounds = 20L, num_leaves = 7L, learning_rate = 0.3, min_data_in_leaf = 31L)  # 60 rows: no split
-  fit <- m$fit(iris[s, 1:4], iris$Species[s], wts = NULL, param = param, lev = NULL, last = TRUE,
-               classProbs = TRUE, seed = 1)
+  expect_warning(fit <- m$fit(iris[s, 1:4], iris$Species[s], wts = NULL, param = param, lev = NULL, last = TRUE,
+                              classProbs = TRUE, seed = 1), class = "histboost_warning")
   expect_lt(fit$niter, 20L)
   p <- m$prob(fit, iris[s, 1:4], submodels = data.frame(nrounds = c(5L, 10L)))
   expect_length(p, 3L)
@@ -91,4 +91,32 @@ test_that("caret::train() tunes histboost and refits the best setting", {
                     min_data_in_leaf = 10L, seed = 5)
   expect_identical(predict(tr, d$x), predict(alone, d$x, type = "class"))
   expect_equal(predict(tr, d$x, type = "prob")$yes, predict(alone, d$x), tolerance = 1e-12)
+})
+
+test_that("arguments given to train() reach histboost(): verbose among them, the tuned ones refused", {
+  m <- hb_caret_model()
+  x <- iris[, 1:4]
+  param <- data.frame(nrounds = 12L, num_leaves = 8L, learning_rate = 0.3, min_data_in_leaf = 10L)
+  va <- list(v = list(x = x, y = iris$Species))
+  # verbose = 1 prints the validation metric of round 10 and the last, as histboost() does
+  out <- capture.output(f1 <- m$fit(x, iris$Species, wts = NULL, param = param, lev = NULL, last = TRUE,
+                                    classProbs = TRUE, seed = 3, verbose = 1, valid = va), type = "message")
+  expect_identical(sum(grepl("^\\[(10|12)\\]  v_multi_logloss", out)), 2L)
+  f0 <- m$fit(x, iris$Species, wts = NULL, param = param, lev = NULL, last = TRUE, classProbs = TRUE, seed = 3,
+              verbose = 0)
+  expect_identical(predict(f0, x), predict(f1, x))
+  alone <- hb_quiet(x, iris$Species, nrounds = 12L, num_leaves = 8L, learning_rate = 0.3, min_data_in_leaf = 10L,
+                    seed = 3)
+  expect_identical(predict(f0, x), predict(alone, x))
+  # the call names the data, not a copy of it
+  expect_identical(f0$call$x, quote(x))
+  expect_input_error(m$fit(x, iris$Species, wts = NULL, param = param, lev = NULL, last = TRUE, classProbs = TRUE,
+                           nrounds = 5), "`nrounds` is tuned by caret")
+  if (!nzchar(Sys.getenv("TZ"))) Sys.setenv(TZ = "UTC")
+  skip_if_not_installed("caret")
+  set.seed(2)
+  ctrl <- caret::trainControl(method = "cv", number = 2, allowParallel = FALSE)
+  tr <- caret::train(x, iris$Species, method = hb_caret_model(), trControl = ctrl,
+                     tuneGrid = param, seed = 3, verbose = 0, nthreads = 2L)
+  expect_identical(predict(tr, x), predict(alone, x, type = "class"))
 })

@@ -93,7 +93,7 @@ test_that("contributions follow `iteration`, and a feature no tree uses gets zer
   expect_false(isTRUE(all.equal(p3, predict(fit, x[1:50, ], type = "contrib"))))
   # one row, and a model whose trees are single leaves (nothing to split)
   expect_equal(dim(predict(fit, x[7, ], type = "contrib")), c(1L, 8L))
-  flat <- hb_quiet(x[1:30, ], rep(2.5, 30), nrounds = 3L, seed = 1)
+  expect_warning(flat <- hb_quiet(x[1:30, ], rep(2.5, 30), nrounds = 3L, seed = 1), class = "histboost_warning")
   pf <- predict(flat, x[1:4, ], type = "contrib")
   expect_identical(unname(pf[, 1:7]), matrix(0, 4, 7))
   expect_equal(unname(pf[, 8]), rep(2.5, 4), tolerance = TOL$exact)

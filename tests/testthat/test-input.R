@@ -10,12 +10,6 @@ in_data <- local({
   }
 })
 
-# expect an input error whose message names `what` (an argument in
-# backticks, or a column name)
-expect_input_error <- function(expr, what) {
-  expect_error(expr, class = "histboost_error_input", regexp = what)
-}
-
 fit_small <- function(x, y, ...) hb_quiet(x, y, nrounds = 3L, num_leaves = 4L, min_data_in_leaf = 5L, ...)
 
 test_that("bad y: missing or non-finite values, wrong length, wrong type, one level", {
@@ -205,7 +199,7 @@ test_that("missing columns are named against the model, the reference dataset or
   expect_input_error(fit_small(d$x, d$y, valid = list(v = list(x = d$x[, -1], y = d$y))),
                      "`valid` set \"v\": `x` lacks column `x1` that the training data has")
   xf <- d$x
-  xf$f1 <- as.character(xf$f1)
+  xf$f1 <- as.numeric(xf$f1)
   expect_input_error(hb_dataset(xf, d$y, reference = ref),
                      "column `f1` must be a factor, as in the reference dataset")
 })
@@ -314,6 +308,25 @@ test_that("newdata is matched by column name and by factor level label", {
   pn <- predict(m, xn, type = "raw")
   expect_false(identical(pn, p))              # the rows do move (else the check is empty)
   expect_identical(predict(m, xu, type = "raw"), pn)
+
+  # strings where training had a factor: matched to the levels by label, an
+  # unseen string (and NA) missing, the same as the factor built in R
+  xs <- x
+  xs$f1 <- as.character(x$f1)
+  xs$f1[rows] <- "brand_new"
+  xs$f2 <- as.character(x$f2)
+  xs$f2[c(1, 5)] <- NA
+  xref <- xn
+  xref$f2[c(1, 5)] <- NA
+  expect_identical(predict(m, xs, type = "raw"), predict(m, xref, type = "raw"))
+  expect_identical(xs$f1[rows[1]], "brand_new")  # the caller's data untouched
+  # a validation set and a dataset binned with a reference take them too
+  ref <- hb_dataset(x, d$y)
+  vs <- hb_dataset(xs, d$y, reference = ref)
+  vf <- hb_dataset(xref, d$y, reference = ref)
+  fs <- hb_quiet(ref, nrounds = 5L, num_leaves = 8L, seed = 1, valid = list(v = vs), eval_metric = "logloss")
+  ff <- hb_quiet(ref, nrounds = 5L, num_leaves = 8L, seed = 1, valid = list(v = vf), eval_metric = "logloss")
+  expect_identical(fs$evaluation_log, ff$evaluation_log)
 
   # extra columns ignored, columns permuted
   xe <- cbind(x, extra = rnorm(nrow(x)), another = "txt")

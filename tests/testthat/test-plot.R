@@ -239,8 +239,13 @@ test_that("plot errors are classed and name what is available", {
   expect_error(plot(fit, metric = c("rmse", "mae")), class = "histboost_error_input")
   expect_error(plot(fit, type = "tree"), class = "histboost_error_input", regexp = "`type`")
   expect_error(plot(fit, type = "importance", top = 0L), class = "histboost_error_input", regexp = "`top`")
-  expect_error(plot(fit, type = "importance", importance = "cover"), class = "histboost_error_input",
-               regexp = "`importance`")
+  expect_error(plot(fit, type = "importance", importance = "covers"), class = "histboost_error_input",
+               regexp = "`importance`.*Did you mean `cover`")
+  # cover: the bars are hb_importance()'s cover column, largest on top
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  cv_imp <- plot(fit, type = "importance", importance = "cover", top = 3L)
+  expect_identical(cv_imp, utils::head(hb_importance(fit, "cover"), 3L))
   expect_error(plot(fit, type = "importance", metric = "rmse"), class = "histboost_error_input",
                regexp = "`metric`")
   expect_error(plot(fit, top = 5L), class = "histboost_error_input", regexp = "`top`")

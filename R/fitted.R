@@ -1,0 +1,79 @@
+# fitted.R: fitted() and residuals() of a model trained with keep_fitted =
+# TRUE, which keeps the training rows' predictions and labels.
+
+# Raw scores -> predictions as predict(type = "response") gives them.
+.hb_response <- function(raw, objective, classes) {
+  switch(objective,
+    binary = stats::plogis(raw),
+    multiclass = {
+      e <- exp(raw - apply(raw, 1L, max))
+      p <- e / rowSums(e)
+      colnames(p) <- classes
+      p
+    },
+    poisson = , gamma = , tweedie = exp(raw),
+    raw
+  )
+}
+
+# Store the fitted values (from the training rows' raw scores) and the
+# labels (numbers as the engine holds them: 0/1 or 0..K-1 for classes).
+.hb_keep_fitted <- function(fit, raw, label) {
+  fit$fitted.values <- .hb_response(raw, fit$params$objective, fit$classes)
+  fit$y <- label
+  fit
+}
+
+.hb_no_fitted <- function(what) {
+  .hb_abort(what, "(): the model kept no fitted values; train it with `keep_fitted = TRUE`, or use ",
+            "predict(fit, x) on the training data.")
+}
+
+#' Fitted values and residuals of a histboost model
+#'
+#' For a model trained with `keep_fitted = TRUE`: `fitted()` gives the
+#' training rows' predictions as [predict.histboost()] gives them with
+#' `type = "response"` (at the best iteration when early stopping chose one,
+#' with the rows' `init_score` offsets), and `residuals()` the labels minus
+#' those: `y - fitted` for a numeric `y` (on the response scale, so for
+#' `"poisson"` the counts minus the predicted means), `y - p` for a binary
+#' model (`y` 0 or 1 for the first or second class, `p` the probability of
+#' the second), and for a multiclass model the matrix of class indicators
+#' minus the probabilities. A model trained without it (or loaded with
+#' [hb_load()], whose text does not hold them) has none: these functions
+#' then say so.
+#'
+#' @param object A `"histboost"` model.
+#' @param ... Not used.
+#' @return A numeric vector, or for a multiclass model an n x K matrix (one
+#'   column per class).
+#' @examples
+#' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 20, min_data_in_leaf = 5,
+#'                  keep_fitted = TRUE, nthreads = 1, verbose = 0)
+#' all.equal(fitted(fit), predict(fit, mtcars[, -1]))
+#' sqrt(mean(residuals(fit)^2))
+#' @method fitted histboost
+#' @export
+fitted.histboost <- function(object, ...) {
+  .hb_check_dots(list(...), "object", "fitted")
+  if (is.null(object$fitted.values)) .hb_no_fitted("fitted")
+  object$fitted.values
+}
+
+#' @rdname fitted.histboost
+#' @method residuals histboost
+#' @export
+residuals.histboost <- function(object, ...) {
+  .hb_check_dots(list(...), "object", "residuals")
+  if (is.null(object$fitted.values) || is.null(object$y)) .hb_no_fitted("residuals")
+  if (object$task == "ranking") {
+    .hb_abort("residuals(): a ranking model's scores order the rows of a query; they have no residuals.")
+  }
+  f <- object$fitted.values
+  if (is.matrix(f)) {
+    ind <- matrix(0, nrow(f), ncol(f), dimnames = dimnames(f))
+    ind[cbind(seq_len(nrow(f)), object$y + 1L)] <- 1
+    return(ind - f)
+  }
+  object$y - f
+}

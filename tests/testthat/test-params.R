@@ -1,0 +1,98 @@
+# Argument names: exact matching with suggestions instead of R's partial
+# matching, and params = list(...) with LightGBM's and xgboost's names, each
+# checked against the same model trained with histboost's own names.
+
+test_that("shortened or foreign argument names are errors that suggest the name, not partial matches", {
+  d <- gen_task(401, n = 300, task = "regression")
+  expect_input_error(hb_quiet(d$x, d$y, nround = 7), "`nround` is not an argument of histboost\\(\\)\\. Did you mean `nrounds`\\?")
+  expect_input_error(hb_quiet(d$x, d$y, lambda = 1), "Did you mean `lambda_l2`")
+  expect_input_error(hb_quiet(d$x, d$y, min_data = 5), "Did you mean `min_data_in_leaf`")
+  expect_input_error(hb_quiet(d$x, d$y, bagging = 0.5), "Did you mean `bagging_fraction`")
+  expect_input_error(hb_quiet(d$x, d$y, eta = 0.5), "Did you mean `learning_rate`")
+  expect_input_error(hb_quiet(d$x, d$y, weight = rep(1, 300)), "Did you mean `weights`")
+  df <- cbind(d$x, target = d$y)
+  expect_input_error(hb_quiet(target ~ ., data = df, nround = 3), "Did you mean `nrounds`")
+  expect_input_error(hb_cv(d$x, d$y, nround = 3, verbose = 0), "Did you mean `nrounds`")
+  expect_input_error(hb_cv(d$x, d$y, fold = 3, verbose = 0), "Did you mean `folds`")
+  # the full names still work, and positions stop after y
+  f <- hb_quiet(d$x, d$y, nrounds = 3L)
+  expect_identical(f$niter, 3L)
+  expect_input_error(histboost(d$x, d$y, rep(1, 300), verbose = 0), "unnamed")
+})
+
+test_that("params = list() takes LightGBM's and xgboost's names: the same model as histboost's own", {
+  d <- gen_task(402, n = 600, task = "regression", factors = 1)
+  own <- hb_quiet(d$x, d$y, nrounds = 12L, learning_rate = 0.3, num_leaves = 7L, min_data_in_leaf = 10L,
+                  lambda_l2 = 2, lambda_l1 = 0.5, feature_fraction = 0.8, min_sum_hessian_in_leaf = 0.1,
+                  min_gain_to_split = 0.01, nthreads = 2L, seed = 9)
+  xgb <- hb_quiet(d$x, d$y, params = list(num_boost_round = 12, eta = 0.3, max_leaves = 7, min_child_samples = 10,
+                                          reg_lambda = 2, reg_alpha = 0.5, colsample_bytree = 0.8,
+                                          min_child_weight = 0.1, gamma = 0.01, nthread = 2, random_state = 9))
+  lgb <- hb_quiet(d$x, d$y, params = list(num_iterations = 12, shrinkage_rate = 0.3, num_leaves = 7,
+                                          min_data_in_leaf = 10, lambda = 2, l1_regularization = 0.5,
+                                          sub_feature = 0.8, min_sum_hessian = 0.1, min_split_gain = 0.01,
+                                          num_threads = 2, seed = 9))
+  expect_identical(predict(xgb, d$x), predict(own, d$x))
+  expect_identical(predict(lgb, d$x), predict(own, d$x))
+  expect_identical(xgb$params$learning_rate, 0.3)
+  expect_identical(xgb$niter, 12L)
+  # xgboost's subsample draws rows every round: bagging_freq = 1 unless given
+  bag <- hb_quiet(d$x, d$y, nrounds = 5L, bagging_fraction = 0.7, bagging_freq = 1L, seed = 3)
+  sub <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, params = list(subsample = 0.7))
+  expect_identical(predict(sub, d$x), predict(bag, d$x))
+  sub3 <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, bagging_freq = 3L, params = list(subsample = 0.7))
+  expect_identical(predict(sub3, d$x),
+                   predict(hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, bagging_fraction = 0.7, bagging_freq = 3L), d$x))
+  # values in their terms: objective, metric, boosting, verbosity
+  b <- gen_task(403, n = 600, task = "binary")
+  y01 <- as.integer(b$y == levels(b$y)[2])
+  va <- list(v = list(x = b$x[1:200, ], y = y01[1:200]))
+  fb <- histboost(b$x, y01, valid = va, params = list(objective = "binary:logistic", metric = "binary_logloss",
+                                                      num_iterations = 5, verbosity = -1, seed = 1))
+  expect_identical(fb$task, "binary")
+  expect_identical(names(fb$evaluation_log), c("iter", "v_logloss"))
+  expect_equal(fb$evaluation_log$v_logloss[5], logloss(y01[1:200], predict(fb, b$x[1:200, ])), tolerance = TOL$metric)
+  goss <- hb_quiet(b$x, b$y, nrounds = 15L, goss = TRUE, seed = 2)
+  lgoss <- hb_quiet(b$x, b$y, nrounds = 15L, seed = 2, params = list(boosting_type = "goss"))
+  expect_identical(predict(lgoss, b$x), predict(goss, b$x))
+  expect_identical(predict(hb_quiet(b$x, b$y, nrounds = 15L, seed = 2, params = list(data_sample_strategy = "goss")),
+                           b$x), predict(goss, b$x))
+  m <- gen_task(404, n = 300, task = "multiclass")
+  fm <- hb_quiet(m$x, m$y, nrounds = 3L, valid = list(v = list(x = m$x, y = m$y)),
+                 params = list(objective = "multi:softprob", eval_metric = c("mlogloss", "merror")))
+  expect_identical(names(fm$evaluation_log), c("iter", "v_multi_logloss", "v_multi_error"))
+})
+
+test_that("params: unknown, ambiguous and conflicting entries are clear errors", {
+  d <- gen_task(405, n = 200, task = "regression")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(learning_rat = 0.1)), "`learning_rat` is not a parameter.*Did you mean `learning_rate`")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(alpha = 0.1)), "`alpha` means the Huber")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(num_class = 3)), "classes are the levels of `y`")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(eta = 0.1, learning_rate = 0.2)),
+                     "gives `learning_rate` twice with different values \\(as `eta` and as `learning_rate`\\)")
+  expect_input_error(hb_quiet(d$x, d$y, learning_rate = 0.2, params = list(eta = 0.1)),
+                     "`learning_rate` is given both as an argument and in `params`")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(x = d$x)), "`x` is not a parameter")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(0.1)), "name every element")
+  expect_input_error(hb_quiet(d$x, d$y, params = c(eta = 0.1)), "named list")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(objective = "rank:pairwise")), "no histboost equivalent")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(boosting = "dart")), "not available")
+  # the same value twice is fine
+  a <- hb_quiet(d$x, d$y, nrounds = 3L, learning_rate = 0.2, seed = 1, params = list(eta = 0.2, learning_rate = 0.2))
+  expect_identical(a$params$learning_rate, 0.2)
+  # range checks name our parameter
+  expect_input_error(hb_quiet(d$x, d$y, params = list(eta = -1)), "`learning_rate` must be")
+})
+
+test_that("hb_cv() takes params too, its own arguments among them", {
+  d <- gen_task(406, n = 300, task = "regression")
+  set.seed(5)
+  a <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 4L, learning_rate = 0.5, seed = 1, verbose = 0)
+  set.seed(5)
+  b <- hb_cv(d$x, d$y, nfold = 3L, seed = 1, verbose = 0, params = list(num_iterations = 4, eta = 0.5))
+  expect_identical(nrow(b$evaluation_log), 4L)
+  expect_identical(b$evaluation_log, a$evaluation_log)
+  expect_identical(b$pred, a$pred)
+  expect_input_error(hb_cv(d$x, d$y, nrounds = 5L, params = list(num_iterations = 4), verbose = 0),
+                     "`nrounds` is given both")
+})
