@@ -265,15 +265,16 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
   uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
-  int used = 0, dropped = 0;
+  int used = 0, dropped = 0, used_rows = 0;
   for (int b = 0; b < nb; b++) {
     cnt[b] = hb_rule_count(h[b].h, cf);
     if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
+    used_rows += cnt[b];
     keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
     keys[used].bin = b;
     used++;
   }
-  if (used < 1) return;
+  if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
   const double l2c = cfg->lambda_l2 + cfg->cat_l2;
   const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
   hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */

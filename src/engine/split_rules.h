@@ -187,6 +187,15 @@ HB_RULE int hb_rule_cat_used(int cnt, double cat_smooth) {
   return cnt > 0 && (double)cnt >= cat_smooth;
 }
 
+/* Whether a many-vs-many scan can have a candidate at all: its left side
+ * is made of sorted categories, whose estimated rows sum to used_rows, and
+ * needs min_data_in_leaf rows and min_data_per_group rows joined since the
+ * start. (Saves sorting a wide factor's categories in leaves where they
+ * are few.) */
+HB_RULE int hb_rule_cat_can_split(int used_rows, int min_data_in_leaf, int min_data_per_group) {
+  return used_rows >= min_data_in_leaf && used_rows >= min_data_per_group;
+}
+
 /* How many categories a scan from one end may put on the left, of `used`. */
 HB_RULE int hb_rule_cat_max_left(int used, int max_cat_threshold) {
   int k = (used + 1) / 2;
