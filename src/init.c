@@ -28,6 +28,7 @@ SEXP C_hb_model_info(SEXP);
 SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_model_trees(SEXP);
 SEXP C_hb_model_set_meta(SEXP, SEXP);
+SEXP C_hb_write_file(SEXP, SEXP);
 SEXP C_hb_threads_default(void);
 SEXP C_hb_threads_use(SEXP);
 SEXP C_hb_has_openmp(void);
@@ -63,6 +64,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_model_predict, 7),
   ENTRY(C_hb_model_trees, 1),
   ENTRY(C_hb_model_set_meta, 2),
+  ENTRY(C_hb_write_file, 2),
   ENTRY(C_hb_threads_default, 0),
   ENTRY(C_hb_threads_use, 1),
   ENTRY(C_hb_has_openmp, 0),
