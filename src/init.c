@@ -4,6 +4,7 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 #include "r_util.h"
+#include "engine/threads.h"
 
 SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_info(SEXP);
@@ -80,4 +81,5 @@ void R_init_histboost(DllInfo *dll) {
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
   hb_r_init_symbols();
+  hb_threads_init();
 }
