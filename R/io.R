@@ -24,6 +24,17 @@
 #' Writing needs permission to create files in the folder of `file`, not only
 #' to write `file` itself.
 #'
+#' @section Trust:
+#' A model file written by `hb_save()` is data: `hb_load()` checks every
+#' count, index and the checksum, and a formula model's formula may only name
+#' columns and use the functions listed under \sQuote{Formulas} in
+#' [histboost()], so loading a model file from an untrusted source and
+#' predicting with it runs no code of its author's. This is the safe way to
+#' share models. An `.rds` file is different: `readRDS()` restores any R
+#' object, and one from an untrusted source is as unsafe as any R object (its
+#' author controls every field, environment and function in it); load `.rds`
+#' files only from sources you trust.
+#'
 #' @param model A `"histboost"` model.
 #' @param file Path of the file to write or read.
 #' @return `hb_save()` returns `file` invisibly; `hb_load()` a `"histboost"`

@@ -53,10 +53,12 @@
 .hb_format_error <- function(...) .hb_throw("format", paste0(...))
 
 # Decode one meta value with `fun`, turning any failure into a format error.
-.hb_meta_value <- function(meta, key, fun = identity) {
+.hb_meta_value <- function(meta, key, fun = identity, keep = NULL) {
   if (!key %in% names(meta)) return(NULL)
   v <- meta[[key]]
-  out <- tryCatch(fun(v), error = function(e) NULL, warning = function(w) NULL)
+  # An error of class `keep` is `fun`'s own message and passes through.
+  out <- tryCatch(fun(v), error = function(e) if (!is.null(keep) && inherits(e, keep)) stop(e) else NULL,
+                  warning = function(w) NULL)
   if (is.null(out)) .hb_format_error("`model_text`: the value of \"", key, "\" is malformed.")
   out
 }
@@ -81,13 +83,18 @@
 }
 
 .hb_meta_formula <- function(v) {
-  # Parsed, never evaluated beyond the `~` that builds the formula object.
+  # Parsed, checked (only column names, constants and the functions of
+  # formula.R), never evaluated: the formula object is built by hand.
   expr <- str2lang(v)
-  if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) stop("bad")
-  # Variables are looked up in newdata, functions in base R plus offset().
-  env <- new.env(parent = baseenv())
-  env$offset <- stats::offset
-  stats::terms(eval(expr, env))
+  if (!is.call(expr) || !identical(expr[[1L]], as.name("~")) || length(expr) != 2L) {
+    .hb_format_error("`model_text`: the value of \"r.formula\" is not a one-sided formula.")
+  }
+  why <- .hb_formula_problem(expr)
+  if (!is.null(why)) {
+    .hb_format_error("`model_text`: the model's formula is refused: ", why, ".")
+  }
+  # Variables are looked up in newdata, functions among the allowed ones only.
+  stats::terms(structure(expr, class = "formula", .Environment = .hb_formula_env()))
 }
 
 # Build the "histboost" object from a model text (training, hb_load, edits);
@@ -173,7 +180,7 @@
     }),
     evaluation_log = .hb_meta_value(meta, "r.evaluation_log", .hb_meta_log),
     call = call,
-    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula)
+    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = "histboost_error_format")
   ), class = "histboost")
 }
 

@@ -136,7 +136,13 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
 
 # The predictors of a formula model, evaluated on newdata (missing values kept).
 .hb_formula_frame <- function(terms, newdata) {
-  vars <- all.vars(terms)
+  # Checked again right before evaluation (the object's terms may have been
+  # edited since the model text was read), and evaluated where only the
+  # allowed functions exist.
+  why <- .hb_terms_problem(terms)
+  if (!is.null(why)) .hb_throw("format", paste0("`object`: the model's formula is refused: ", why, "."))
+  environment(terms) <- .hb_formula_env()
+  vars <- setdiff(all.vars(terms), .HB_FORMULA_CONSTANTS)
   miss <- setdiff(vars, names(newdata))
   if (length(miss)) {
     .hb_abort("`newdata` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
@@ -145,7 +151,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
                  error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
                                                conditionMessage(e)))
-  out <- mf[attr(terms, "term.labels")]
+  out <- .hb_formula_columns(mf, terms)
   attr(out, "offset") <- stats::model.offset(mf)
   out
 }

@@ -970,10 +970,34 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 }
 
 #' @rdname histboost
+#' @section Formulas:
+#' A formula model stores its predictors' formula in the model and
+#' `predict()` evaluates it on `newdata`, so a model file would run whatever
+#' code its formula holds. A formula may therefore only name columns (any
+#' name, backquoted or not) and use constants (numbers, strings, `TRUE`,
+#' `FALSE`, `NA`, `Inf`, `pi`) and these functions, which work row by row (a
+#' row's value never depends on the other rows):
+#' arithmetic, comparison and logic (`+ - * / ^ \%\% \%/\%`, `== != < > <= >=`,
+#' `& | !`, `\%in\%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
+#' `expm1`, `sqrt`, `abs`, `sign`, `floor`, `ceiling`, `trunc`, `round`,
+#' `signif`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`,
+#' `tanh`, `pmin`, `pmax`, `is.na`, `ifelse`, `as.numeric`, `as.double`,
+#' `as.integer`, `as.character`, `as.factor`, `factor` (with `labels` only
+#' together with `levels`), `cut` with its breaks given as values (`cut(x,
+#' breaks = c(-Inf, 0, 1, Inf))`, not a number of intervals, which would be
+#' recomputed from `newdata`), `c()` of constants, `I()` and `offset()`.
+#' Anything else (a function of your own, `pkg::fun`, `scale()`, `poly()`,
+#' `mean()`, `cut(x, 3)`) is refused when training, with an error of class
+#' `histboost_error_input` naming the call: compute such a column in `data`
+#' before training. The same rule is checked when [hb_load()] reads a
+#' model and again before `predict()` evaluates the
+#' formula, where only these functions exist; a model file whose formula
+#' breaks it is an error of class `histboost_error_format`.
 #' @param formula A model formula, `response ~ predictors`; `.` means all other
 #'   columns of `data`. Terms are used as columns as they are (no dummy coding,
 #'   no interactions). An `offset(...)` term is the `init_score`, and
-#'   `predict()` computes it from `newdata`.
+#'   `predict()` computes it from `newdata`. Only column names and the
+#'   functions listed under \sQuote{Formulas} are allowed.
 #' @param data A data.frame holding the variables of `formula`.
 #' @export
 histboost.formula <- function(formula, data, weights = NULL, ...) {
@@ -986,10 +1010,16 @@ histboost.formula <- function(formula, data, weights = NULL, ...) {
   if (is.null(env)) env <- parent.frame()
   miss <- vars[!vars %in% names(data) & !vapply(vars, exists, NA, envir = env)]
   if (length(miss)) .hb_abort("`data` lacks ", .hb_and(miss), " used in `formula`.")
+  # The predictors' formula is stored in the model and evaluated by predict():
+  # only what a model file may safely carry (formula.R), checked before
+  # anything is evaluated.
+  tt <- stats::terms(formula, data = data)
+  if (attr(tt, "response") == 0L) .hb_abort("`formula` needs a response on its left-hand side.")
+  why <- .hb_terms_problem(stats::delete.response(tt))
+  if (!is.null(why)) .hb_abort("`formula` is refused: ", why, ".")
   mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
                            drop.unused.levels = FALSE)
   tt <- attr(mf, "terms")
-  if (attr(tt, "response") == 0L) .hb_abort("`formula` needs a response on its left-hand side.")
   if (any(attr(tt, "order") > 1L)) {
     .hb_abort("`formula` has interaction terms; trees find interactions themselves, so list the ",
               "variables alone.")
@@ -1001,7 +1031,7 @@ histboost.formula <- function(formula, data, weights = NULL, ...) {
   labels <- attr(tt, "term.labels")
   if (!length(labels)) .hb_abort("`formula` has no predictors.")
   y <- stats::model.response(mf)
-  x <- mf[labels]
+  x <- .hb_formula_columns(mf, tt)
   fit <- if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
          else histboost.default(x, y, weights = weights, init_score = offset, ...)
   xt <- stats::delete.response(tt)
