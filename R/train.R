@@ -324,6 +324,21 @@ histboost <- function(x, ...) {
 #' their order to its sort). With `weights`, each row's gradient is
 #' multiplied by its weight and each query's NDCG or MAP weighted by its
 #' rows' mean weight (LightGBM's query weights).
+#'
+#' Overflow: finite inputs can still overflow (weights or labels near 1e308
+#' sum to infinity, a gain squares a gradient sum, a huge `learning_rate`
+#' drives the scores past what `exp()` takes). Every round checks that no
+#' gradient or hessian is missing and that the number of rows times the
+#' largest |gradient| stays below 1e150 (times the largest hessian, 1e300),
+#' that every leaf value and score is finite (and, for the log-link
+#' objectives `"poisson"`, `"gamma"` and `"tweedie"`, a score at most 709,
+#' so that `exp(score)` is finite), and that every logged metric is finite.
+#' Otherwise training stops with an error of class `histboost_error_input`
+#' that names the round and the likeliest cause: a custom objective's
+#' gradients, `weights`, the labels, an `init_score` (of the training or a
+#' validation set), or else the scores' growth and `learning_rate`. Scaling
+#' labels or weights by a constant within these bounds changes nothing but
+#' the scale.
 #' @export
 histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
