@@ -47,8 +47,18 @@
   if (is.finite(lower)) range <- c(range, sprintf("%s %s", if (lower_open) ">" else ">=", format(lower)))
   if (is.finite(upper)) range <- c(range, sprintf("%s %s", if (upper_open) "<" else "<=", format(upper)))
   expect <- paste0(what, if (length(range)) paste0(" ", paste(range, collapse = " and ")) else "")
-  shown <- if (is.atomic(value) && length(value) == 1L) format(value) else
+  # Say what was given as the user would see it: a string in quotes (so
+  # "10" does not read as the number 10 it failed to be), else the value.
+  shown <- if (is.character(value) && length(value) == 1L && !is.object(value)) {
+    if (is.na(value)) "NA (a missing string)" else sprintf("the string \"%s\"", value)
+  } else if (is.atomic(value) && length(value) == 1L && !is.object(value)) {
+    format(value)
+  } else {
     sprintf("an object of class %s and length %d", class(value)[1L], length(value))
+  }
+  if (is.character(value) && length(value) == 1L && !is.na(suppressWarnings(as.numeric(value)))) {
+    shown <- paste0(shown, " (write the number without quotes: ", name, " = ", value, ")")
+  }
   bad <- function() .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
   # TRUE is not a count: nrounds = TRUE or iteration = TRUE would act as 1.
   if (!is.numeric(value) || is.object(value) || length(value) != 1L) bad()

@@ -105,7 +105,11 @@ hb_save <- function(model, file) {
 #' @export
 hb_load <- function(file) {
   .hb_check_path(file)
-  if (!file.exists(file) || dir.exists(file)) .hb_abort("`file` \"", file, "\" does not exist.")
+  if (dir.exists(file)) {
+    .hb_abort("`file` \"", file, "\" is a folder, not a model file; give the path of a file that ",
+              "hb_save() wrote.")
+  }
+  if (!file.exists(file)) .hb_abort("`file` \"", file, "\" does not exist.")
   size <- file.size(file)
   raw <- readBin(file, what = "raw", n = size)
   text <- tryCatch(rawToChar(raw), error = function(e) NULL)
