@@ -93,8 +93,10 @@
   if (!is.null(why)) {
     .hb_format_error("`model_text`: the model's formula is refused: ", why, ".")
   }
-  # Variables are looked up in newdata, functions among the allowed ones only.
-  stats::terms(structure(expr, class = "formula", .Environment = .hb_formula_env()))
+  # No environment of its own: predict() evaluates it where only the allowed
+  # functions exist (.hb_formula_frame), and an empty one costs nothing when
+  # the model is serialized.
+  stats::terms(structure(expr, class = "formula", .Environment = emptyenv()))
 }
 
 # Build the "histboost" object from a model text (training, hb_load, edits);
@@ -162,6 +164,7 @@
   }
   env <- new.env(parent = emptyenv())
   env$ptr <- ptr
+  env$key <- .hb_text_key(text)
   structure(list(
     model_text = text,
     .ptr = env,
@@ -192,17 +195,76 @@
   invisible(object)
 }
 
+# A model text's identity, cheap to take: its checksum line and its size.
+.hb_text_key <- function(text) {
+  head <- substr(text, 1L, 64L)
+  paste(regmatches(head, regexpr("checksum=[0-9a-f]+", head)), nchar(text, type = "bytes"))
+}
+
 # The native model, reloaded from model_text when the cached pointer is
-# missing or dead (after readRDS(), or in a forked worker).
+# missing or dead (after readRDS(), or in a forked worker), or was made from
+# another text (a `.ptr` copied between objects).
 .hb_model_ptr <- function(object) {
   .hb_check_model(object)
   env <- object$.ptr
-  p <- if (is.environment(env)) env$ptr
+  key <- .hb_text_key(object$model_text)
+  p <- if (is.environment(env) && identical(env$key, key)) env$ptr
   if (is.null(p) || !isTRUE(.Call(C_hb_ptr_valid, p))) {
     p <- .Call(C_hb_model_load, object$model_text)
-    if (is.environment(env)) env$ptr <- p
+    if (is.environment(env) && (is.null(env$key) || identical(env$key, key))) {
+      env$ptr <- p
+      env$key <- key
+    }
   }
   p
+}
+
+# The fields predict() and friends rely on must be what the model text says:
+# the text is what predicts, and a field edited in R (feature_names
+# reversed, classes relabelled) would otherwise silently mislabel or swap
+# columns. Returns the object as rebuilt from its text (cached beside the
+# native model); a field that disagrees is a format error naming it.
+.HB_CHECKED_FIELDS <- c("task", "classes", "feature_names", "feature_types", "feature_levels",
+                        "niter", "best_iteration")
+.hb_model_truth <- function(object, arg = "object") {
+  ptr <- .hb_model_ptr(object)
+  env <- object$.ptr
+  key <- .hb_text_key(object$model_text)
+  truth <- if (is.environment(env) && identical(env$truth_key, key)) env$truth
+  if (is.null(truth)) {
+    truth <- tryCatch(.hb_model_from_text(object$model_text, ptr = ptr),
+                      histboost_error_format = function(e) {
+                        .hb_throw("format", paste0("`", arg, "`: its model text is not valid: ",
+                                                   conditionMessage(e)))
+                      })
+    # only what is compared and used (the cache is saved with the object)
+    truth <- truth[c(.HB_CHECKED_FIELDS, "terms")]
+    if (is.environment(env) && identical(env$key, key)) {
+      env$truth <- truth
+      env$truth_key <- key
+    }
+  }
+  bad <- .HB_CHECKED_FIELDS[!vapply(.HB_CHECKED_FIELDS, function(f) identical(object[[f]], truth[[f]]), NA)]
+  # terms set to NULL ask for the trees alone (continued training does that);
+  # other terms must be the text's, in every part model.frame() would use
+  if (!is.null(object$terms) && !.hb_same_terms(object$terms, truth$terms)) bad <- c(bad, "terms")
+  if (length(bad)) {
+    .hb_throw("format", paste0(
+      "`", arg, "`: its ", .hb_and(bad), if (length(bad) > 1L) " fields do" else " field does",
+      " not agree with its model text, which is what predicts: the object was edited. Use the model ",
+      "as histboost() or hb_load() returned it (its text is the truth: hb_save() and hb_load() ",
+      "restore the fields from it)."))
+  }
+  if (is.null(object$terms)) truth["terms"] <- list(NULL)
+  truth
+}
+
+.hb_same_terms <- function(a, b) {
+  if (is.null(a) || is.null(b) || !inherits(a, "terms")) return(FALSE)
+  parts <- function(tt) list(unclass(stats::formula(tt))[], attr(tt, "variables"), attr(tt, "predvars"),
+                             attr(tt, "term.labels"), attr(tt, "offset"), attr(tt, "factors"))
+  strip <- function(x) { attr(x, ".Environment") <- NULL; x }
+  identical(lapply(parts(a), strip), lapply(parts(b), strip))
 }
 
 # Add meta pairs to a model's text and rebuild the object from it.

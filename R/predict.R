@@ -62,6 +62,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
                               iteration = NULL, nthreads = NULL, init_score = NULL, ...) {
   .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score"), "predict")
   .hb_check_model(object)
+  terms <- .hb_model_truth(object)$terms  # every field used below agrees with the text
   type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib"), "type")
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
@@ -77,8 +78,8 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
     iteration <- min(iteration, niter)
   }
   nthreads <- .hb_nthreads(nthreads)
-  if (!is.null(object$terms) && is.data.frame(newdata)) {
-    newdata <- .hb_formula_frame(object$terms, newdata)
+  if (!is.null(terms) && is.data.frame(newdata)) {
+    newdata <- .hb_formula_frame(terms, newdata)
     offset <- attr(newdata, "offset")
     if (!is.null(offset) && type != "leaf") {  # leaf indices do not depend on the offset
       if (!is.null(init_score)) {
@@ -86,7 +87,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
       }
       init_score <- offset
     }
-  } else if (!is.null(object$terms) && !is.null(attr(object$terms, "offset")) && is.null(init_score) &&
+  } else if (!is.null(terms) && !is.null(attr(terms, "offset")) && is.null(init_score) &&
              type != "leaf") {
     # a formula's offset() is computed from a data.frame's columns: any other newdata would silently lose it
     .hb_abort("the model's formula has an offset(): give `newdata` as a data.frame holding its variables, ",

@@ -61,6 +61,9 @@
 #'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
 #'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`.
 #'   `saveRDS()` works on it directly; see also [hb_save()].
+#'   The fields restate what `model_text` says, and `predict()`, [hb_trees()]
+#'   and [hb_importance()] refuse an object whose fields were edited (an error
+#'   of class `histboost_error_format`): the text is what predicts.
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
 #' set.seed(1)
