@@ -12,6 +12,18 @@
   stop(cond)
 }
 
+# An input error raised because `parent`, an error from the user's own code
+# (a custom objective), happened: the message says whose code failed and
+# repeats its message; the original condition is kept as `parent` (the
+# convention rlang and cli follow), so nothing about it is lost.
+.hb_abort_from <- function(parent, ...) {
+  cond <- structure(
+    class = c("histboost_error_input", "histboost_error", "error", "condition"),
+    list(message = paste0(paste0(..., collapse = ""), conditionMessage(parent)), call = NULL, parent = parent)
+  )
+  stop(cond)
+}
+
 # Input error whose message is the pasted pieces (most errors are this kind).
 .hb_abort <- function(..., kind = "input") {
   .hb_throw(kind, paste0(..., collapse = ""))

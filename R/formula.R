@@ -168,3 +168,37 @@
   vi <- apply(fac, 2L, function(col) which(col > 0)[1L])
   mf[unname(vi)]
 }
+
+# `weights` or `subset` of the formula method, taken as lm() takes them: the
+# unevaluated argument `expr` is evaluated among the columns of `data`, then
+# where the formula was made (`env`), then in the caller's frame (`caller`).
+.hb_formula_arg <- function(expr, data, env, caller, name) {
+  if (is.null(expr)) return(NULL)
+  first <- tryCatch(list(value = eval(expr, data, env)), error = function(e) e)
+  if (!inherits(first, "error")) return(first$value)
+  second <- tryCatch(list(value = eval(expr, caller)), error = function(e) NULL)
+  if (!is.null(second)) return(second$value)
+  .hb_abort_from(first, "`", name, "` could not be evaluated among the columns of `data` or where the ",
+                 "formula was made: ")
+}
+
+# The rows of `data` a formula's `subset` keeps: a logical vector of one
+# value a row (NA drops the row, as in lm()) or row numbers.
+.hb_subset_rows <- function(subset, n) {
+  if (is.logical(subset) && !is.object(subset)) {
+    if (length(subset) != n) {
+      .hb_abort("`subset` has ", length(subset), " values but `data` has ", n, " rows; give one TRUE or ",
+                "FALSE a row, or row numbers.")
+    }
+    rows <- which(subset)
+  } else if (is.numeric(subset) && !is.object(subset)) {
+    if (anyNA(subset) || any(subset != round(subset)) || any(subset < 1 | subset > n)) {
+      .hb_abort("`subset` must hold row numbers between 1 and ", n, " (the rows of `data`).")
+    }
+    rows <- as.integer(subset)
+  } else {
+    .hb_abort("`subset` must be a logical vector (one value a row) or row numbers, not ", .hb_describe(subset), ".")
+  }
+  if (!length(rows)) .hb_abort("`subset` keeps no rows of `data`.")
+  rows
+}

@@ -94,6 +94,10 @@
 #' head(predict(fit4, df))  # scores: higher ranks first within a query
 #' @export
 histboost <- function(x, ...) {
+  if (missing(x)) {
+    .hb_abort("`x` is required: give the data and the labels, histboost(x, y, ...), or a formula and a ",
+              "data.frame, histboost(y ~ ., data = df, ...).")
+  }
   UseMethod("histboost")
 }
 
@@ -830,7 +834,10 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 # checked and weighted, handed to the booster before the round.
 .hb_custom_round <- function(tr) {
   s <- .Call(C_hb_booster_train_scores, tr$booster)
-  gh <- tr$custom(s, tr$custom_labels)
+  gh <- tryCatch(tr$custom(s, tr$custom_labels), error = function(e) {
+    .hb_abort_from(e, "`objective`, the custom objective function, failed (called as objective(preds, ",
+                   "labels) with ", length(s), " scores): ")
+  })
   n <- length(s)
   if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
     .hb_abort("`objective` must return list(grad = , hess = ) with numeric vectors, not ", .hb_describe(gh), ".")
@@ -1017,8 +1024,13 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 #'   `predict()` computes it from `newdata`. Only column names and the
 #'   functions listed under \sQuote{Formulas} are allowed.
 #' @param data A data.frame holding the variables of `formula`.
+#' @param subset For the formula method, the rows of `data` to train on: a
+#'   logical vector (rows where it is `NA` are dropped) or row numbers. As in
+#'   [lm()], `subset` and `weights` are evaluated among the columns of `data`
+#'   first (`weights = w` takes the column `w`), then where the formula was
+#'   made.
 #' @export
-histboost.formula <- function(formula, data, weights = NULL, ...) {
+histboost.formula <- function(formula, data, weights = NULL, subset = NULL, ...) {
   call <- match.call()
   if (missing(data) || !is.data.frame(data)) {
     .hb_abort("`data` must be a data.frame holding the variables of `formula`.")
@@ -1026,6 +1038,20 @@ histboost.formula <- function(formula, data, weights = NULL, ...) {
   vars <- setdiff(all.vars(formula), ".")
   env <- environment(formula)
   if (is.null(env)) env <- parent.frame()
+  weights <- .hb_formula_arg(substitute(weights), data, env, parent.frame(), "weights")
+  subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
+  if (!is.null(subset)) {
+    if (!is.null(weights) && length(weights) != nrow(data)) {
+      .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
+    }
+    if ("init_score" %in% names(list(...))) {
+      .hb_abort("`subset` and `init_score` together are ambiguous: give the offset in the formula as ",
+                "offset(...), or subset `data` and `init_score` yourself.")
+    }
+    rows <- .hb_subset_rows(subset, nrow(data))
+    data <- data[rows, , drop = FALSE]
+    if (!is.null(weights)) weights <- weights[rows]
+  }
   miss <- vars[!vars %in% names(data) & !vapply(vars, exists, NA, envir = env)]
   if (length(miss)) .hb_abort("`data` lacks ", .hb_and(miss), " used in `formula`.")
   # The predictors' formula is stored in the model and evaluated by predict():

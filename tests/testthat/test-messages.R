@@ -62,3 +62,61 @@ test_that("hb_load on a folder says it is a folder", {
   m <- msg_of(hb_load(file.path(d, "none.hbm")))
   expect_match(m, "does not exist", fixed = TRUE)
 })
+
+test_that("a custom objective that errors is a histboost_error_input keeping the original as parent", {
+  d <- gen_task(81, n = 200, task = "regression")
+  boom <- function(preds, labels) stop("boom: my gradient code")
+  err <- tryCatch(hb_quiet(d$x, d$y, objective = boom, nrounds = 3L), error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_match(conditionMessage(err), "`objective`, the custom objective function, failed", fixed = TRUE)
+  expect_match(conditionMessage(err), "boom: my gradient code", fixed = TRUE)
+  expect_s3_class(err$parent, "simpleError")
+  expect_identical(conditionMessage(err$parent), "boom: my gradient code")
+  # a classed condition of the user's own keeps its class as the parent
+  mine <- function(preds, labels) stop(structure(class = c("my_error", "error", "condition"),
+                                                 list(message = "mine", call = NULL)))
+  err <- tryCatch(hb_quiet(d$x, d$y, objective = mine, nrounds = 3L), error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_s3_class(err$parent, "my_error")
+  # in hb_cv too
+  err <- tryCatch(hb_cv(d$x, d$y, objective = boom, nfold = 2L, nrounds = 2L, verbose = 0),
+                  error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_identical(conditionMessage(err$parent), "boom: my gradient code")
+})
+
+test_that("histboost() without arguments says what it needs", {
+  m <- msg_of(histboost())
+  expect_match(m, "`x` is required", fixed = TRUE)
+  expect_match(m, "histboost(y ~ ., data = df, ...)", fixed = TRUE)
+})
+
+test_that("the formula method takes weights and subset as lm() does", {
+  set.seed(8)
+  n <- 300
+  d <- data.frame(a = rnorm(n), b = runif(n), w = runif(n, 0.2, 3), e = runif(n, 1, 2))
+  d$y <- d$a + 2 * d$b + rnorm(n, sd = 0.2)
+  fit <- function(...) hb_quiet(..., nrounds = 6L, num_leaves = 7L, min_data_in_leaf = 10L, seed = 2L)
+  # weights = w: the column of data, as lm(weights = w); reference: the vector itself
+  ref <- fit(d[c("a", "b")], d$y, weights = d$w)
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = w), d), predict(ref, d))
+  # an expression of columns
+  ref2 <- fit(d[c("a", "b")], d$y, weights = 1 / d$e)
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = 1 / e), d), predict(ref2, d))
+  # a vector from the caller's frame still works
+  wv <- d$w
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = wv), d), predict(ref, d))
+  # subset = a > 0 (and an NA row dropped, as lm drops it); reference: the rows themselves
+  d$a[3] <- NA
+  keep <- which(d$a > 0)
+  ref3 <- fit(d[keep, c("a", "b")], d$y[keep], weights = d$w[keep])
+  m3 <- fit(y ~ a + b, data = d, weights = w, subset = a > 0)
+  expect_identical(predict(m3, d), predict(ref3, d))
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = w, subset = keep), d), predict(ref3, d))
+  # bad ones are classed and name the argument
+  err <- expect_error(fit(y ~ a + b, data = d, weights = nope), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "^`weights` could not be evaluated")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = "a")), "`subset` must be")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = c(TRUE, FALSE))), "`subset` has 2 values")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = a > 100)), "`subset` keeps no rows")
+})
