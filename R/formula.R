@@ -39,7 +39,11 @@
   })
 }
 
-.hb_formula_walk <- function(e) {
+# `vector_ok`: `e` is an argument that takes a set of values (cut's breaks
+# and labels, factor's levels, the table of %in%); anywhere else a c() of
+# several values would be recycled along the rows of newdata, so a row's
+# value would depend on its position.
+.hb_formula_walk <- function(e, vector_ok = FALSE) {
   if (is.list(e) && !is.object(e)) {
     for (a in e) {
       why <- .hb_formula_walk(a)
@@ -77,6 +81,10 @@
     if (!all(ok)) {
       return(sprintf("`%s` may only hold constants (numbers, strings, TRUE/FALSE, Inf, pi)", shown))
     }
+    if (length(args) > 1L && !vector_ok) {
+      return(sprintf("`%s` would be recycled along the rows of `newdata`, so a row's value would depend on its position; several values belong only in cut()'s breaks or labels, factor()'s levels, labels or exclude, and on the right of %%in%%",
+                     shown))
+    }
     return(NULL)
   }
   if (f == "cut") {
@@ -93,8 +101,10 @@
     return(sprintf("`%s` gives `labels` without `levels`, so the labels would follow the levels found in `newdata`; give `levels` too, or make the factor before training",
                    shown))
   }
-  for (a in args) {
-    why <- .hb_formula_walk(a)
+  # the data argument (the first) is per row; the others of these take sets
+  sets <- f %in% c("cut", "factor", "%in%")
+  for (k in seq_along(args)) {
+    why <- .hb_formula_walk(args[[k]], vector_ok = sets && k > 1L)
     if (!is.null(why)) return(why)
   }
   NULL

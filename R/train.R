@@ -1010,7 +1010,10 @@ histboost.default <- function(x, y = NULL, weights = NULL, init_score = NULL, in
 #' `as.integer`, `as.character`, `as.factor`, `factor` (with `labels` only
 #' together with `levels`), `cut` with its breaks given as values (`cut(x,
 #' breaks = c(-Inf, 0, 1, Inf))`, not a number of intervals, which would be
-#' recomputed from `newdata`), `c()` of constants, `I()` and `offset()`.
+#' recomputed from `newdata`), `c()` of constants where a set of values
+#' belongs (`cut`'s breaks and labels, `factor`'s levels, labels and
+#' exclude, the right of `\%in\%`; anywhere else it would be recycled along
+#' the rows), `I()` and `offset()`.
 #' Anything else (a function of your own, `pkg::fun`, `scale()`, `poly()`,
 #' `mean()`, `cut(x, 3)`) is refused when training, with an error of class
 #' `histboost_error_input` naming the call: compute such a column in `data`

@@ -89,7 +89,8 @@ test_that("formulas that would run code are refused at load, and nothing runs", 
     c_with_call = q("~cut(x, c(0, file.create(\"MARK\"), 5)) + a"),
     data_dependent_cut = "~cut(x, 3) + a",
     sum_over_rows = "~I(a - mean(a)) + x",
-    dots = "~log(x) + ..."
+    dots = "~log(x) + ...",
+    recycled_vector = "~log(x) + I(a + c(1, 2))"
   )
   for (k in names(bad)) {
     f <- save_text(with_formula(m$model_text, bad[[k]]))
@@ -150,7 +151,8 @@ test_that("training refuses a formula a model could not carry, before evaluating
     side_effect = stats::as.formula(sprintf("y ~ I(x + 0 * file.create(\"%s\")) + a", marker)),
     namespace = y ~ stats::offset(x) + a,
     data_dependent = y ~ cut(x, 3) + a,
-    factor_labels = y ~ factor(g, labels = c("A", "B", "C")) + a
+    factor_labels = y ~ factor(g, labels = c("A", "B", "C")) + a,
+    recycled = y ~ pmin(a, c(0, 1)) + x
   )
   for (k in names(cases)) {
     err <- expect_error(fit_f(cases[[k]], d), class = "histboost_error_input", label = k)
@@ -166,6 +168,7 @@ test_that("legitimate formulas round-trip and match columns computed in plain R"
     dot = y ~ .,
     transforms = y ~ log(x) + I(a^2) + offset(log(e)),
     allowed_more = y ~ cut(x, breaks = c(-Inf, 1, 2, Inf)) + pmin(a, 1) + factor(g) + `my col` + I(pi * x),
+    sets = y ~ factor(g, levels = c("w", "v", "u"), labels = c("W", "V", "U")) + I(g %in% c("u", "v")) + x,
     removed = y ~ . - e
   )
   for (k in names(forms)) {
