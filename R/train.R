@@ -199,9 +199,11 @@ histboost <- function(x, ...) {
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
 #' @param group Ranking only: the query of each row, a vector of ids
 #'   (integer, factor or character, no `NA`) as long as `y`. A query's rows
-#'   need not be contiguous, and their order never changes the model: tied
-#'   scores are resolved by their expectation over the tied orders (see
-#'   Details). A validation set gives its own, `list(x = , y = , group = )`.
+#'   need not be contiguous and may come in any order: tied scores are
+#'   resolved by their expectation over the tied orders (see Details), so
+#'   row order never decides a ranking; rows in another order only sum in
+#'   another order, which can flip a split between candidates whose gains
+#'   agree to the last bits. A validation set gives its own, `list(x = , y = , group = )`.
 #' @param eval_at Cut-offs k of the `"ndcg"` and `"map"` metrics:
 #'   `eval_metric = "ndcg"` (the default for ranking) logs `ndcg@k` for each,
 #'   and `"map"` `map@k`, the first one steering early stopping (higher is
