@@ -476,7 +476,7 @@ static int overflow_cause(const hb_booster_t *b, const char *what, int data, int
   double mi = max_abs(d->init_score, d->init_score ? (size_t)d->nrow * (size_t)d->init_score_ncol : 0);
   if (mi * n > HB_INPUT_SUM_SUSPECT || !isfinite(max_abs(b->model->init_score, (size_t)K)))
     return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because the init_score%s is too large (largest |value| "
+                        "round %d: the %s%s overflowed because `init_score`%s is too large (largest |value| "
                         "%g); give raw scores of a sensible size (an offset such as log(exposure))",
                         round, what, where, where, mi);
   if (!blame_rate) return HB_OK;

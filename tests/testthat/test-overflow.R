@@ -57,10 +57,10 @@ test_that("labels of 1e200 (rmse) and 1e308 stop training and name `y`; labels x
 
 test_that("init_score of 1e308 stops training and names init_score (training and validation sets)", {
   d <- ovf_data()
-  expect_overflow(ovf_fit(d$x, d$y, init_score = rep(1e308, d$n)), "init_score is too large", "train")
+  expect_overflow(ovf_fit(d$x, d$y, init_score = rep(1e308, d$n)), "`init_score` is too large", "train")
   v <- list(x = d$x[1:50, ], y = d$y[1:50], init_score = rep(1e308, 50))
   expect_overflow(ovf_fit(d$x, d$y, init_score = rep(0, d$n), valid = list(v = v)),
-                  "validation set 1 overflowed because the init_score of validation set 1 is too large", "valid")
+                  "validation set 1 overflowed because `init_score` of validation set 1 is too large", "valid")
   # an ordinary offset trains, and the model's raw scores are the offset plus the trees
   off <- rnorm(d$n)
   m <- ovf_fit(d$x, d$y, init_score = off)
