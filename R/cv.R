@@ -119,13 +119,16 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
-    nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, grp$nq))
-    if (grp$nq < 2L) .hb_abort("`group` has ", grp$nq, " query; cross-validation by query needs at least 2.")
+    if (grp$nq < 2L) {
+      .hb_abort("`group` has ", grp$nq, " query; cross-validation by query holds out whole queries, so it ",
+                "needs at least 2.")
+    }
+    nfold <- .hb_fold_count(nfold, grp$nq, "queries in `group` (each fold holds out whole queries)")
     qfold <- .hb_make_folds(grp$nq, nfold)
     folds <- lapply(qfold, function(q) which(grp$codes %in% (q - 1L)))
   } else if (is.null(folds)) {
-    nfold <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2, upper = max(2, n))
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
+    nfold <- .hb_fold_count(nfold, n, "rows in `x`")
     by_class <- stratified && (is.factor(y) || is.logical(y) ||
                                  (is.character(dots$objective) &&
                                     isTRUE(dots$objective[1L] %in% c("binary", "multiclass"))))
@@ -142,6 +145,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
       }
     }
   }
+  .hb_check_fold_classes(folds, y, dots$objective)
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
 
   # histboost()'s arguments: its defaults, the caller's parameters, then each fold's data.
@@ -320,6 +324,41 @@ print.hb_cv <- function(x, ...) {
 # rows (in random order) are dealt out to the folds in turn, continuing
 # from one class to the next, so fold sizes differ by at most one and every
 # fold gets each class's share up to one row.
+# `nfold` checked against the `units` (rows or queries) there are to deal out.
+.hb_fold_count <- function(nfold, available, units) {
+  k <- .hb_number(nfold, "nfold", integer = TRUE, lower = 2)
+  if (k > available) {
+    .hb_abort("`nfold` is ", k, " but there are only ", available, " ", units, ", and each fold needs ",
+              "at least one; give `nfold` between 2 and ", available, ".")
+  }
+  k
+}
+
+# Classification: a class whose every row is held out by one fold leaves
+# that fold's training rows without it, and the fold cannot be validated.
+# Said here in terms of the folds, before any fold is trained.
+.hb_check_fold_classes <- function(folds, y, objective) {
+  is_class <- is.factor(y) || is.character(y) || is.logical(y) ||
+    (is.character(objective) && isTRUE(objective[1L] %in% c("binary", "multiclass")))
+  if (!is_class) return(invisible())
+  yc <- as.character(y)
+  n <- length(yc)
+  for (k in seq_along(folds)) {
+    te <- folds[[k]]
+    held <- unique(yc[te][!is.na(yc[te])])
+    gone <- setdiff(held, yc[-te])
+    if (length(gone)) {
+      cnt <- vapply(gone, function(g) sum(yc == g, na.rm = TRUE), 0L)
+      .hb_abort("fold ", k, " holds out every row of class ", .hb_and(gone), " (",
+                paste0(cnt, collapse = ", "), if (all(cnt == 1L)) " row" else " rows",
+                "), so its training rows have none of ", if (length(gone) > 1L) "these classes" else "it",
+                ". Give every class at least 2 rows (stratified folds spread a class over the folds), ",
+                "drop the class from `y`, or choose `folds` that leave some of its rows for training.")
+    }
+  }
+  invisible()
+}
+
 .hb_make_folds <- function(n, nfold, classes = NULL) {
   if (is.null(classes)) {
     id <- sample(rep_len(seq_len(nfold), n))

@@ -12,6 +12,18 @@
   stop(cond)
 }
 
+# An input error raised because `parent`, an error from the user's own code
+# (a custom objective), happened: the message says whose code failed and
+# repeats its message; the original condition is kept as `parent` (the
+# convention rlang and cli follow), so nothing about it is lost.
+.hb_abort_from <- function(parent, ...) {
+  cond <- structure(
+    class = c("histboost_error_input", "histboost_error", "error", "condition"),
+    list(message = paste0(paste0(..., collapse = ""), conditionMessage(parent)), call = NULL, parent = parent)
+  )
+  stop(cond)
+}
+
 # Input error whose message is the pasted pieces (most errors are this kind).
 .hb_abort <- function(..., kind = "input") {
   .hb_throw(kind, paste0(..., collapse = ""))
@@ -47,8 +59,18 @@
   if (is.finite(lower)) range <- c(range, sprintf("%s %s", if (lower_open) ">" else ">=", format(lower)))
   if (is.finite(upper)) range <- c(range, sprintf("%s %s", if (upper_open) "<" else "<=", format(upper)))
   expect <- paste0(what, if (length(range)) paste0(" ", paste(range, collapse = " and ")) else "")
-  shown <- if (is.atomic(value) && length(value) == 1L) format(value) else
+  # Say what was given as the user would see it: a string in quotes (so
+  # "10" does not read as the number 10 it failed to be), else the value.
+  shown <- if (is.character(value) && length(value) == 1L && !is.object(value)) {
+    if (is.na(value)) "NA (a missing string)" else sprintf("the string \"%s\"", value)
+  } else if (is.atomic(value) && length(value) == 1L && !is.object(value)) {
+    format(value)
+  } else {
     sprintf("an object of class %s and length %d", class(value)[1L], length(value))
+  }
+  if (is.character(value) && length(value) == 1L && !is.na(suppressWarnings(as.numeric(value)))) {
+    shown <- paste0(shown, " (write the number without quotes: ", name, " = ", value, ")")
+  }
   bad <- function() .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
   # TRUE is not a count: nrounds = TRUE or iteration = TRUE would act as 1.
   if (!is.numeric(value) || is.object(value) || length(value) != 1L) bad()

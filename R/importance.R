@@ -21,6 +21,7 @@
 #' @export
 hb_trees <- function(model) {
   .hb_check_model(model, "model")
+  .hb_model_truth(model, "model")  # feature names and levels as the text says
   nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
   leaf <- nd$is_leaf
   child_id <- function(c) ifelse(is.na(c), NA_character_, ifelse(c >= 0L, paste0("N", c), paste0("L", -c - 1L)))
@@ -82,6 +83,7 @@ hb_trees <- function(model) {
 #' @export
 hb_importance <- function(model, type = c("gain", "split", "cover")) {
   .hb_check_model(model, "model")
+  .hb_model_truth(model, "model")
   type <- .hb_choice(type, c("gain", "split", "cover"), "type")
   nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
   internal <- !nd$is_leaf

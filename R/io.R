@@ -15,6 +15,26 @@
 #' installed with the package: open it with
 #' `file.show(system.file("model-format.md", package = "histboost"))`.
 #'
+#' `hb_save()` never leaves a half-written file: it writes to a new temporary
+#' file in the same folder, checks every write, the flush to disk and the
+#' close, and only then renames it over `file`. If anything fails (a full
+#' disk, a file-size limit, a folder without write permission) the call is an
+#' error of class `histboost_error_input` that says why, the temporary file is
+#' removed, and a file that was already at `file` is left exactly as it was.
+#' Writing needs permission to create files in the folder of `file`, not only
+#' to write `file` itself.
+#'
+#' @section Trust:
+#' A model file written by `hb_save()` is data: `hb_load()` checks every
+#' count, index and the checksum, and a formula model's formula may only name
+#' columns and use the functions listed under \sQuote{Formulas} in
+#' [histboost()], so loading a model file from an untrusted source and
+#' predicting with it runs no code of its author's. This is the safe way to
+#' share models. An `.rds` file is different: `readRDS()` restores any R
+#' object, and one from an untrusted source is as unsafe as any R object (its
+#' author controls every field, environment and function in it); load `.rds`
+#' files only from sources you trust.
+#'
 #' @param model A `"histboost"` model.
 #' @param file Path of the file to write or read.
 #' @return `hb_save()` returns `file` invisibly; `hb_load()` a `"histboost"`
@@ -32,10 +52,52 @@
 hb_save <- function(model, file) {
   .hb_check_model(model, "model")
   .hb_check_path(file)
-  con <- tryCatch(file(file, open = "wb"), error = function(e) NULL, warning = function(w) NULL)
-  if (is.null(con)) .hb_abort("`file` \"", file, "\" cannot be opened for writing.")
-  on.exit(close(con))
-  writeBin(charToRaw(enc2utf8(model$model_text)), con)
+  .hb_write_file(enc2utf8(model$model_text), file)
+  invisible(file)
+}
+
+# Write `text` to `file` so that a failure is never silent and never leaves a
+# half-written file: the text goes to a new temporary file beside the target
+# (same folder, hence same file system), every write, the flush, the sync and
+# the close are checked in C (src/engine/fileio.c), and only then is it renamed
+# over the target. Any failure is an input error naming `file`, and the file
+# that was there before is left byte for byte as it was.
+.hb_write_file <- function(text, file) {
+  path <- path.expand(file)
+  if (dir.exists(path)) {
+    .hb_abort("`file` \"", file, "\" is a folder; give the path of a file (for example \"",
+              file.path(file, "model.hbm"), "\").")
+  }
+  # Write through a symbolic link to the file it points to, as file() would;
+  # renaming over the link itself would replace the link with a plain file.
+  if (nzchar(Sys.readlink(path))) path <- normalizePath(path, mustWork = FALSE)
+  dir <- dirname(path)
+  if (!dir.exists(dir)) {
+    .hb_abort("`file` \"", file, "\" cannot be written: its folder \"", dir,
+              "\" does not exist. Create it first, e.g. with dir.create().")
+  }
+  # tempfile() draws its name from C's rand(), not R's RNG: .Random.seed is left alone.
+  tmp <- tempfile(paste0(".", basename(path), "."), tmpdir = dir, fileext = ".tmp")
+  done <- FALSE
+  on.exit(if (!done) unlink(tmp))
+  tryCatch(.Call(C_hb_write_file, tmp, text), histboost_error_input = function(e) {
+    .hb_abort("`file` \"", file, "\" could not be written (", conditionMessage(e), "); ",
+              if (file.exists(path)) "the file that was there is unchanged." else "no file was created.",
+              " Check that the folder is writable and the disk has room.")
+  })
+  # The new file keeps the old one's permissions, as an overwrite in place would.
+  if (file.exists(path)) Sys.chmod(tmp, file.mode(path), use_umask = FALSE)
+  why <- NULL
+  ok <- withCallingHandlers(file.rename(tmp, path), warning = function(w) {
+    why <<- conditionMessage(w)
+    invokeRestart("muffleWarning")
+  })
+  if (!ok) {
+    .hb_abort("`file` \"", file, "\" could not be written: renaming the finished temporary file ",
+              "over it failed", if (!is.null(why)) paste0(" (", why, ")"), "; ",
+              if (file.exists(path)) "the file that was there is unchanged." else "no file was created.")
+  }
+  done <- TRUE
   invisible(file)
 }
 
@@ -43,7 +105,11 @@ hb_save <- function(model, file) {
 #' @export
 hb_load <- function(file) {
   .hb_check_path(file)
-  if (!file.exists(file) || dir.exists(file)) .hb_abort("`file` \"", file, "\" does not exist.")
+  if (dir.exists(file)) {
+    .hb_abort("`file` \"", file, "\" is a folder, not a model file; give the path of a file that ",
+              "hb_save() wrote.")
+  }
+  if (!file.exists(file)) .hb_abort("`file` \"", file, "\" does not exist.")
   size <- file.size(file)
   raw <- readBin(file, what = "raw", n = size)
   text <- tryCatch(rawToChar(raw), error = function(e) NULL)

@@ -67,10 +67,12 @@
 .hb_format_error <- function(...) .hb_throw("format", paste0(...))
 
 # Decode one meta value with `fun`, turning any failure into a format error.
-.hb_meta_value <- function(meta, key, fun = identity) {
+.hb_meta_value <- function(meta, key, fun = identity, keep = NULL) {
   if (!key %in% names(meta)) return(NULL)
   v <- meta[[key]]
-  out <- tryCatch(fun(v), error = function(e) NULL, warning = function(w) NULL)
+  # An error of class `keep` is `fun`'s own message and passes through.
+  out <- tryCatch(fun(v), error = function(e) if (!is.null(keep) && inherits(e, keep)) stop(e) else NULL,
+                  warning = function(w) NULL)
   if (is.null(out)) .hb_format_error("`model_text`: the value of \"", key, "\" is malformed.")
   out
 }
@@ -95,13 +97,20 @@
 }
 
 .hb_meta_formula <- function(v) {
-  # Parsed, never evaluated beyond the `~` that builds the formula object.
+  # Parsed, checked (only column names, constants and the functions of
+  # formula.R), never evaluated: the formula object is built by hand.
   expr <- str2lang(v)
-  if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) stop("bad")
-  # Variables are looked up in newdata, functions in base R plus offset().
-  env <- new.env(parent = baseenv())
-  env$offset <- stats::offset
-  stats::terms(eval(expr, env))
+  if (!is.call(expr) || !identical(expr[[1L]], as.name("~")) || length(expr) != 2L) {
+    .hb_format_error("`model_text`: the value of \"r.formula\" is not a one-sided formula.")
+  }
+  why <- .hb_formula_problem(expr)
+  if (!is.null(why)) {
+    .hb_format_error("`model_text`: the model's formula is refused: ", why, ".")
+  }
+  # No environment of its own: predict() evaluates it where only the allowed
+  # functions exist (.hb_formula_frame), and an empty one costs nothing when
+  # the model is serialized.
+  stats::terms(structure(expr, class = "formula", .Environment = emptyenv()))
 }
 
 # Build the "histboost" object from a model text (training, hb_load, edits);
@@ -179,6 +188,7 @@
   }
   env <- new.env(parent = emptyenv())
   env$ptr <- ptr
+  env$key <- .hb_text_key(text)
   structure(list(
     model_text = text,
     .ptr = env,
@@ -197,7 +207,7 @@
     }),
     evaluation_log = .hb_meta_value(meta, "r.evaluation_log", .hb_meta_log),
     call = call,
-    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula)
+    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = "histboost_error_format")
   ), class = "histboost")
 }
 
@@ -209,17 +219,76 @@
   invisible(object)
 }
 
+# A model text's identity, cheap to take: its checksum line and its size.
+.hb_text_key <- function(text) {
+  head <- substr(text, 1L, 64L)
+  paste(regmatches(head, regexpr("checksum=[0-9a-f]+", head)), nchar(text, type = "bytes"))
+}
+
 # The native model, reloaded from model_text when the cached pointer is
-# missing or dead (after readRDS(), or in a forked worker).
+# missing or dead (after readRDS(), or in a forked worker), or was made from
+# another text (a `.ptr` copied between objects).
 .hb_model_ptr <- function(object) {
   .hb_check_model(object)
   env <- object$.ptr
-  p <- if (is.environment(env)) env$ptr
+  key <- .hb_text_key(object$model_text)
+  p <- if (is.environment(env) && identical(env$key, key)) env$ptr
   if (is.null(p) || !isTRUE(.Call(C_hb_ptr_valid, p))) {
     p <- .Call(C_hb_model_load, object$model_text)
-    if (is.environment(env)) env$ptr <- p
+    if (is.environment(env) && (is.null(env$key) || identical(env$key, key))) {
+      env$ptr <- p
+      env$key <- key
+    }
   }
   p
+}
+
+# The fields predict() and friends rely on must be what the model text says:
+# the text is what predicts, and a field edited in R (feature_names
+# reversed, classes relabelled) would otherwise silently mislabel or swap
+# columns. Returns the object as rebuilt from its text (cached beside the
+# native model); a field that disagrees is a format error naming it.
+.HB_CHECKED_FIELDS <- c("task", "classes", "feature_names", "feature_types", "feature_levels",
+                        "niter", "best_iteration")
+.hb_model_truth <- function(object, arg = "object") {
+  ptr <- .hb_model_ptr(object)
+  env <- object$.ptr
+  key <- .hb_text_key(object$model_text)
+  truth <- if (is.environment(env) && identical(env$truth_key, key)) env$truth
+  if (is.null(truth)) {
+    truth <- tryCatch(.hb_model_from_text(object$model_text, ptr = ptr),
+                      histboost_error_format = function(e) {
+                        .hb_throw("format", paste0("`", arg, "`: its model text is not valid: ",
+                                                   conditionMessage(e)))
+                      })
+    # only what is compared and used (the cache is saved with the object)
+    truth <- truth[c(.HB_CHECKED_FIELDS, "terms")]
+    if (is.environment(env) && identical(env$key, key)) {
+      env$truth <- truth
+      env$truth_key <- key
+    }
+  }
+  bad <- .HB_CHECKED_FIELDS[!vapply(.HB_CHECKED_FIELDS, function(f) identical(object[[f]], truth[[f]]), NA)]
+  # terms set to NULL ask for the trees alone (continued training does that);
+  # other terms must be the text's, in every part model.frame() would use
+  if (!is.null(object$terms) && !.hb_same_terms(object$terms, truth$terms)) bad <- c(bad, "terms")
+  if (length(bad)) {
+    .hb_throw("format", paste0(
+      "`", arg, "`: its ", .hb_and(bad), if (length(bad) > 1L) " fields do" else " field does",
+      " not agree with its model text, which is what predicts: the object was edited. Use the model ",
+      "as histboost() or hb_load() returned it (its text is the truth: hb_save() and hb_load() ",
+      "restore the fields from it)."))
+  }
+  if (is.null(object$terms)) truth["terms"] <- list(NULL)
+  truth
+}
+
+.hb_same_terms <- function(a, b) {
+  if (is.null(a) || is.null(b) || !inherits(a, "terms")) return(FALSE)
+  parts <- function(tt) list(unclass(stats::formula(tt))[], attr(tt, "variables"), attr(tt, "predvars"),
+                             attr(tt, "term.labels"), attr(tt, "offset"), attr(tt, "factors"))
+  strip <- function(x) { attr(x, ".Environment") <- NULL; x }
+  identical(lapply(parts(a), strip), lapply(parts(b), strip))
 }
 
 # Add meta pairs to a model's text and rebuild the object from it.

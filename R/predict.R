@@ -65,6 +65,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
                               iteration = NULL, nthreads = NULL, init_score = NULL, ...) {
   .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score"), "predict")
   .hb_check_model(object)
+  terms <- .hb_model_truth(object)$terms  # every field used below agrees with the text
   type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib"), "type")
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
@@ -80,8 +81,8 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
     iteration <- min(iteration, niter)
   }
   nthreads <- .hb_nthreads(nthreads)
-  if (!is.null(object$terms) && is.data.frame(newdata)) {
-    newdata <- .hb_formula_frame(object$terms, newdata)
+  if (!is.null(terms) && is.data.frame(newdata)) {
+    newdata <- .hb_formula_frame(terms, newdata)
     offset <- attr(newdata, "offset")
     if (!is.null(offset) && type != "leaf") {  # leaf indices do not depend on the offset
       if (!is.null(init_score)) {
@@ -89,7 +90,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
       }
       init_score <- offset
     }
-  } else if (!is.null(object$terms) && !is.null(attr(object$terms, "offset")) && is.null(init_score) &&
+  } else if (!is.null(terms) && !is.null(attr(terms, "offset")) && is.null(init_score) &&
              type != "leaf") {
     # a formula's offset() is computed from a data.frame's columns: any other newdata would silently lose it
     .hb_abort("the model's formula has an offset(): give `newdata` as a data.frame holding its variables, ",
@@ -139,7 +140,13 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
 
 # The predictors of a formula model, evaluated on newdata (missing values kept).
 .hb_formula_frame <- function(terms, newdata) {
-  vars <- all.vars(terms)
+  # Checked again right before evaluation (the object's terms may have been
+  # edited since the model text was read), and evaluated where only the
+  # allowed functions exist.
+  why <- .hb_terms_problem(terms)
+  if (!is.null(why)) .hb_throw("format", paste0("`object`: the model's formula is refused: ", why, "."))
+  environment(terms) <- .hb_formula_env()
+  vars <- setdiff(all.vars(terms), .HB_FORMULA_CONSTANTS)
   miss <- setdiff(vars, names(newdata))
   if (length(miss)) {
     .hb_abort("`newdata` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
@@ -148,7 +155,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
                  error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
                                                conditionMessage(e)))
-  out <- mf[attr(terms, "term.labels")]
+  out <- .hb_formula_columns(mf, terms)
   attr(out, "offset") <- stats::model.offset(mf)
   out
 }

@@ -17,6 +17,17 @@
 #' threads would exhaust memory. The capped count is what is used and what
 #' `hb_threads()` returns.
 #'
+#' In a process made by `fork()`, such as the workers of
+#' `parallel::mclapply()`, `future::plan(multicore)`, `doMC` or `caret` and
+#' `tune` with a forking backend, histboost runs on one thread whatever
+#' `nthreads`, the option or the environment variable say, and `hb_threads()`
+#' returns 1: the OpenMP thread pool of a parent that has already trained does
+#' not survive the fork, and a worker that used it would wait forever. The
+#' workers are the parallelism there, and the results are identical to those
+#' of sequential code (the model never depends on the thread count). Workers
+#' that are fresh R processes (`parallel::makePSOCKcluster()`, `callr`,
+#' `future::plan(multisession)`) are not forked and use threads as usual.
+#'
 #' @return An integer, the default thread count.
 #' @examples
 #' hb_threads()

@@ -69,6 +69,9 @@
 #'   (calling `histboost()`, so that `update(fit, nrounds = 200)` refits with
 #'   changed arguments, and `update(fit, . ~ . - x)` with a changed formula).
 #'   `saveRDS()` works on it directly; see also [hb_save()].
+#'   The fields restate what `model_text` says, and `predict()`, [hb_trees()]
+#'   and [hb_importance()] refuse an object whose fields were edited (an error
+#'   of class `histboost_error_format`): the text is what predicts.
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
 #' set.seed(1)
@@ -99,6 +102,10 @@
 #' head(predict(fit4, df))  # scores: higher ranks first within a query
 #' @export
 histboost <- function(x, ...) {
+  if (missing(x)) {
+    .hb_abort("`x` is required: give the data and the labels, histboost(x, y, ...), or a formula and a ",
+              "data.frame, histboost(y ~ ., data = df, ...).")
+  }
   UseMethod("histboost")
 }
 
@@ -214,9 +221,11 @@ histboost <- function(x, ...) {
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
 #' @param group Ranking only: the query of each row, a vector of ids
 #'   (integer, factor or character, no `NA`) as long as `y`. A query's rows
-#'   need not be contiguous, and their order never changes the model: tied
-#'   scores are resolved by their expectation over the tied orders (see
-#'   Details). A validation set gives its own, `list(x = , y = , group = )`.
+#'   need not be contiguous and may come in any order: tied scores are
+#'   resolved by their expectation over the tied orders (see Details), so
+#'   row order never decides a ranking; rows in another order only sum in
+#'   another order, which can flip a split between candidates whose gains
+#'   agree to the last bits. A validation set gives its own, `list(x = , y = , group = )`.
 #' @param eval_at Cut-offs k of the `"ndcg"` and `"map"` metrics:
 #'   `eval_metric = "ndcg"` (the default for ranking) logs `ndcg@k` for each,
 #'   and `"map"` `map@k`, the first one steering early stopping (higher is
@@ -419,6 +428,21 @@ histboost <- function(x, ...) {
 #' their order to its sort). With `weights`, each row's gradient is
 #' multiplied by its weight and each query's NDCG or MAP weighted by its
 #' rows' mean weight (LightGBM's query weights).
+#'
+#' Overflow: finite inputs can still overflow (weights or labels near 1e308
+#' sum to infinity, a gain squares a gradient sum, a huge `learning_rate`
+#' drives the scores past what `exp()` takes). Every round checks that no
+#' gradient or hessian is missing and that the number of rows times the
+#' largest |gradient| stays below 1e150 (times the largest hessian, 1e300),
+#' that every leaf value and score is finite (and, for the log-link
+#' objectives `"poisson"`, `"gamma"` and `"tweedie"`, a score at most 709,
+#' so that `exp(score)` is finite), and that every logged metric is finite.
+#' Otherwise training stops with an error of class `histboost_error_input`
+#' that names the round and the likeliest cause: a custom objective's
+#' gradients, `weights`, the labels, an `init_score` (of the training or a
+#' validation set), or else the scores' growth and `learning_rate`. Scaling
+#' labels or weights by a constant within these bounds changes nothing but
+#' the scale.
 #' @export
 histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
@@ -984,7 +1008,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # checked and weighted, handed to the booster before the round.
 .hb_custom_round <- function(tr) {
   s <- .Call(C_hb_booster_train_scores, tr$booster)
-  gh <- tr$custom(s, tr$custom_labels)
+  gh <- tryCatch(tr$custom(s, tr$custom_labels), error = function(e) {
+    .hb_abort_from(e, "`objective`, the custom objective function, failed (called as objective(preds, ",
+                   "labels) with ", length(s), " scores): ")
+  })
   n <- length(s)
   if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
     .hb_abort("`objective` must return list(grad = , hess = ) with numeric vectors, not ", .hb_describe(gh), ".")
@@ -1158,13 +1185,45 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 }
 
 #' @rdname histboost
+#' @section Formulas:
+#' A formula model stores its predictors' formula in the model and
+#' `predict()` evaluates it on `newdata`, so a model file would run whatever
+#' code its formula holds. A formula may therefore only name columns (any
+#' name, backquoted or not) and use constants (numbers, strings, `TRUE`,
+#' `FALSE`, `NA`, `Inf`, `pi`) and these functions, which work row by row (a
+#' row's value never depends on the other rows):
+#' arithmetic, comparison and logic (`+ - * / ^ \%\% \%/\%`, `== != < > <= >=`,
+#' `& | !`, `\%in\%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
+#' `expm1`, `sqrt`, `abs`, `sign`, `floor`, `ceiling`, `trunc`, `round`,
+#' `signif`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`,
+#' `tanh`, `pmin`, `pmax`, `is.na`, `ifelse`, `as.numeric`, `as.double`,
+#' `as.integer`, `as.character`, `as.factor`, `factor` (with `labels` only
+#' together with `levels`), `cut` with its breaks given as values (`cut(x,
+#' breaks = c(-Inf, 0, 1, Inf))`, not a number of intervals, which would be
+#' recomputed from `newdata`), `c()` of constants where a set of values
+#' belongs (`cut`'s breaks and labels, `factor`'s levels, labels and
+#' exclude, the right of `\%in\%`; anywhere else it would be recycled along
+#' the rows), `I()` and `offset()`.
+#' Anything else (a function of your own, `pkg::fun`, `scale()`, `poly()`,
+#' `mean()`, `cut(x, 3)`) is refused when training, with an error of class
+#' `histboost_error_input` naming the call: compute such a column in `data`
+#' before training. The same rule is checked when [hb_load()] reads a
+#' model and again before `predict()` evaluates the
+#' formula, where only these functions exist; a model file whose formula
+#' breaks it is an error of class `histboost_error_format`.
 #' @param formula A model formula, `response ~ predictors`; `.` means all other
 #'   columns of `data`. Terms are used as columns as they are (no dummy coding,
 #'   no interactions). An `offset(...)` term is the `init_score`, and
-#'   `predict()` computes it from `newdata`.
+#'   `predict()` computes it from `newdata`. Only column names and the
+#'   functions listed under \sQuote{Formulas} are allowed.
 #' @param data A data.frame holding the variables of `formula`.
+#' @param subset For the formula method, the rows of `data` to train on: a
+#'   logical vector (rows where it is `NA` are dropped) or row numbers. As in
+#'   [lm()], `subset` and `weights` are evaluated among the columns of `data`
+#'   first (`weights = w` takes the column `w`), then where the formula was
+#'   made.
 #' @export
-histboost.formula <- function(formula, data, ..., weights = NULL) {
+histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL) {
   call <- match.call()
   call[[1L]] <- quote(histboost)
   if (missing(data) || !is.data.frame(data)) {
@@ -1173,12 +1232,32 @@ histboost.formula <- function(formula, data, ..., weights = NULL) {
   vars <- setdiff(all.vars(formula), ".")
   env <- environment(formula)
   if (is.null(env)) env <- parent.frame()
+  weights <- .hb_formula_arg(substitute(weights), data, env, parent.frame(), "weights")
+  subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
+  if (!is.null(subset)) {
+    if (!is.null(weights) && length(weights) != nrow(data)) {
+      .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
+    }
+    if ("init_score" %in% names(list(...))) {
+      .hb_abort("`subset` and `init_score` together are ambiguous: give the offset in the formula as ",
+                "offset(...), or subset `data` and `init_score` yourself.")
+    }
+    rows <- .hb_subset_rows(subset, nrow(data))
+    data <- data[rows, , drop = FALSE]
+    if (!is.null(weights)) weights <- weights[rows]
+  }
   miss <- vars[!vars %in% names(data) & !vapply(vars, exists, NA, envir = env)]
   if (length(miss)) .hb_abort("`data` lacks ", .hb_and(miss), " used in `formula`.")
+  # The predictors' formula is stored in the model and evaluated by predict():
+  # only what a model file may safely carry (formula.R), checked before
+  # anything is evaluated.
+  tt <- stats::terms(formula, data = data)
+  if (attr(tt, "response") == 0L) .hb_abort("`formula` needs a response on its left-hand side.")
+  why <- .hb_terms_problem(stats::delete.response(tt))
+  if (!is.null(why)) .hb_abort("`formula` is refused: ", why, ".")
   mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
                            drop.unused.levels = FALSE)
   tt <- attr(mf, "terms")
-  if (attr(tt, "response") == 0L) .hb_abort("`formula` needs a response on its left-hand side.")
   if (any(attr(tt, "order") > 1L)) {
     .hb_abort("`formula` has interaction terms; trees find interactions themselves, so list the ",
               "variables alone.")
@@ -1190,7 +1269,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL) {
   labels <- attr(tt, "term.labels")
   if (!length(labels)) .hb_abort("`formula` has no predictors.")
   y <- stats::model.response(mf)
-  x <- mf[labels]
+  x <- .hb_formula_columns(mf, tt)
   fit <- if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
          else histboost.default(x, y, weights = weights, init_score = offset, ...)
   xt <- stats::delete.response(tt)

@@ -4,6 +4,7 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 #include "r_util.h"
+#include "engine/threads.h"
 
 SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_info(SEXP);
@@ -31,6 +32,7 @@ SEXP C_hb_model_info(SEXP);
 SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_model_trees(SEXP);
 SEXP C_hb_model_set_meta(SEXP, SEXP);
+SEXP C_hb_write_file(SEXP, SEXP);
 SEXP C_hb_threads_default(void);
 SEXP C_hb_threads_use(SEXP);
 SEXP C_hb_has_openmp(void);
@@ -69,6 +71,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_model_predict, 7),
   ENTRY(C_hb_model_trees, 1),
   ENTRY(C_hb_model_set_meta, 2),
+  ENTRY(C_hb_write_file, 2),
   ENTRY(C_hb_threads_default, 0),
   ENTRY(C_hb_threads_use, 1),
   ENTRY(C_hb_has_openmp, 0),
@@ -84,4 +87,5 @@ void R_init_histboost(DllInfo *dll) {
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
   hb_r_init_symbols();
+  hb_threads_init();
 }

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include "r_util.h"
 #include "engine/error.h"
+#include "engine/fileio.h"
 #include "engine/model.h"
 #include "engine/model_io.h"
 #include "engine/predict.h"
@@ -77,6 +78,22 @@ SEXP hb_r_model_text(const hb_model_t *m) {
 /* Serialize a loaded model: character(1). */
 SEXP C_hb_model_to_text(SEXP ptr) {
   return hb_r_model_text((const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model"));
+}
+
+/* Write `text` (character(1)) to the new file `path` (character(1), which
+ * must not exist), every step checked (R's io.R renames it over the target).
+ * NULL, or an input error with the system's reason. */
+SEXP C_hb_write_file(SEXP path, SEXP text) {
+  if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1 || STRING_ELT(path, 0) == NA_STRING)
+    hb_r_throw("input", "`path` must be a single file path.");
+  if (TYPEOF(text) != STRSXP || XLENGTH(text) != 1 || STRING_ELT(text, 0) == NA_STRING)
+    hb_r_throw("input", "`text` must be a single string.");
+  SEXP ch = STRING_ELT(text, 0);
+  const char *p = R_ExpandFileName(Rf_translateChar(STRING_ELT(path, 0)));
+  hb_error_clear();
+  if (hb_file_write_new(p, CHAR(ch), (size_t)LENGTH(ch)) != HB_OK)
+    hb_r_throw("input", "%s", hb_error_message());
+  return R_NilValue;
 }
 
 /* Everything R needs to rebuild the "histboost" object from a model. */

@@ -4,6 +4,8 @@
 # (passed/failed count expectations; a test that errors counts as failed, as in
 # testthat's own summary). Exits non-zero on any failure or error, or when no
 # expectation ran at all. Run from the repository root: Rscript tools/run-tests.R
+# HISTBOOST_TEST_FILTER, when set, keeps the test files whose names match it
+# (testthat::test_dir's `filter`).
 if (!nzchar(Sys.getenv("HISTBOOST_NUM_THREADS"))) Sys.setenv(HISTBOOST_NUM_THREADS = "2")
 options(warn = 1, testthat.progress.max_fails = 100000L)
 suppressPackageStartupMessages(library(testthat))
@@ -16,7 +18,8 @@ if (!dir.exists("tests/testthat")) {
 reporter <- testthat::ProgressReporter$new(show_praise = FALSE, max_failures = 100000L)
 res <- tryCatch(
   testthat::test_dir("tests/testthat", package = "histboost", load_package = "installed",
-                     reporter = reporter, stop_on_failure = FALSE, stop_on_warning = FALSE),
+                     reporter = reporter, stop_on_failure = FALSE, stop_on_warning = FALSE,
+                     filter = if (nzchar(Sys.getenv("HISTBOOST_TEST_FILTER"))) Sys.getenv("HISTBOOST_TEST_FILTER")),
   error = function(e) {
     cat("run-tests: the test run itself failed:", conditionMessage(e), "\n")
     NULL

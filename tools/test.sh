@@ -4,7 +4,10 @@
 #   2. engine-only C tests under ASan/UBSan (make -C tools engine-test)
 #   3. R CMD build + R CMD check --no-manual --no-tests: fails on any ERROR or
 #      WARNING (NOTEs are printed and allowed; README.md explains them)
-#   4. the testthat suite against the installed package, two threads, ending
+#   4. the model-loader fuzzer under ASan/UBSan, a fixed 3000 cases (make -C tools fuzz)
+#   5. the testthat suite against an ASan/UBSan build in a second library
+#      (tools/asan-tests.sh; its closing line is printed, then overwritten by step 6's)
+#   6. the testthat suite against the installed package, two threads, ending
 #      with "histboost tests: N passed, N failed, N skipped"
 # Prints the time each step took. Check results stay in tools/build/check.
 set -eu
@@ -80,6 +83,8 @@ build_and_check() {
 step install sh tools/install.sh --test
 step engine-test make -C tools engine-test
 step check build_and_check
+step fuzz make -C tools fuzz
+step testthat-asan sh tools/asan-tests.sh
 step testthat Rscript tools/run-tests.R
 
 printf '\nstep times:\n%s  total: %ss\n' "${summary}" "$(( $(date +%s) - start ))"

@@ -1,6 +1,7 @@
 /* boost.c: the boosting loop state: scores, gradients, bagging, feature
  * sampling, one round per call, evaluation. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "boost.h"
@@ -376,6 +377,118 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
 /* Rows walked through a tree together (out of the bag, validation). */
 #define OOB_BLOCK 256
 
+/* ---- numbers out of range: stop with the cause named ---------------------
+ * Finite inputs can still overflow: weights or labels of 1e308 sum to
+ * infinity, a gain squares a gradient sum, a huge learning rate drives the
+ * scores past what exp() can take. Each round checks, cheaply and in an
+ * order that no thread count changes (maxima, flags):
+ *  - the gradients and hessians: none NaN, and n x the largest |gradient| at
+ *    most HB_GRAD_SUM_MAX (so every gradient sum, and its square in a gain,
+ *    is finite) and n x the largest hessian at most HB_HESS_SUM_MAX;
+ *  - every leaf value of the new trees: finite;
+ *  - every training and validation score: finite, and at most
+ *    HB_LOG_LINK_MAX for log-link objectives (whose response is exp(score)).
+ * A failed check names the likeliest cause (overflow_cause). */
+#define HB_GRAD_SUM_MAX 1e150
+#define HB_HESS_SUM_MAX 1e300
+#define HB_LOG_LINK_MAX 709.0   /* exp(709.78) is the largest finite double */
+/* An input whose n x largest magnitude exceeds this is named as a cause. */
+#define HB_INPUT_SUM_SUSPECT 1e50
+
+static int gradients_in_range(const double *gh, int n, int K, int nthreads) {
+  double mg = 0, mh = 0;
+  int nan = 0, nth = hb_threads_use(nthreads);
+  (void)nth;
+  const long m = (long)n * K;
+#pragma omp parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan) \
+    if (m > 65536)
+  for (long i = 0; i < m; i++) {
+    double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
+    if (ag != ag || ah != ah) { nan = 1; continue; }
+    if (ag > mg) mg = ag;
+    if (ah > mh) mh = ah;
+  }
+  return !nan && mg * (double)n <= HB_GRAD_SUM_MAX && mh * (double)n <= HB_HESS_SUM_MAX;
+}
+
+static int tree_values_finite(const hb_tree_t *t) {
+  for (int l = 0; l < t->num_leaves; l++)
+    if (!isfinite(t->leaf_value[l])) return 0;
+  return 1;
+}
+
+/* A score that means nothing: not finite, or beyond exp()'s range under a log link. */
+static inline int score_bad(double s, double hi) { return !(s <= hi) || !isfinite(s); }
+
+/* The largest |v[i]| over n values (NaN counts as infinite), 0 for NULL. */
+static double max_abs(const double *v, size_t n) {
+  double m = 0;
+  if (!v) return 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = fabs(v[i]);
+    if (a != a) return INFINITY;
+    if (a > m) m = a;
+  }
+  return m;
+}
+
+/* Record why training stopped (`what` went out of range in round `round`
+ * (1-based) of data set `data`: 0 training, 1.. validation) and return
+ * HB_ERR_INPUT. The
+ * inputs are examined in order: a custom objective's gradients, then the
+ * weights, labels and init_score of the data set; with none of them
+ * extreme, the scores grew round by round and the learning rate is named
+ * (or, without blame_rate, HB_OK is returned: no input is to blame). */
+static int overflow_cause(const hb_booster_t *b, const char *what, int data, int round, int blame_rate) {
+  const hb_config_t *cfg = &b->cfg;
+  const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  const double n = (double)d->nrow;
+  char where[48] = "";
+  if (data > 0) snprintf(where, sizeof where, " of validation set %d", data);
+  if (data == 0 && cfg->objective == HB_OBJ_CUSTOM && !strcmp(what, "gradients")) {
+    double mg = 0, mh = 0;
+    for (int i = 0; i < b->n; i++) {
+      double ag = fabs(b->gh[2 * (size_t)i]), ah = fabs(b->gh[2 * (size_t)i + 1]);
+      if (ag > mg) mg = ag;
+      if (ah > mh) mh = ah;
+    }
+    return hb_error_set(HB_ERR_INPUT,
+                        "round %d: the custom objective's gradients or hessians are too large to sum without "
+                        "overflow (largest |gradient| %g, largest hessian %g, over %d rows); scale them down "
+                        "(their sums over the rows must stay below %g)",
+                        round, mg, mh, b->n, HB_GRAD_SUM_MAX);
+  }
+  double mw = max_abs(d->weight, (size_t)d->nrow);
+  if (mw * n > HB_INPUT_SUM_SUSPECT)
+    return hb_error_set(HB_ERR_INPUT,
+                        "round %d: the %s%s overflowed because the weights%s are too large (largest %g); "
+                        "rescale `weights` (for example to a mean of 1): only their ratios matter",
+                        round, what, where, where, mw);
+  if (cfg->objective != HB_OBJ_BINARY && cfg->objective != HB_OBJ_MULTICLASS) {
+    double my = max_abs(d->label, (size_t)d->nrow);
+    if (my * n > HB_INPUT_SUM_SUSPECT)
+      return hb_error_set(HB_ERR_INPUT,
+                          "round %d: the %s%s overflowed because the labels (`y`)%s are too large (largest |y| "
+                          "%g); rescale them (for example divide them by %g) and scale the predictions back",
+                          round, what, where, where, my, pow(10.0, floor(log10(my))));
+  }
+  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  double mi = max_abs(d->init_score, d->init_score ? (size_t)d->nrow * (size_t)d->init_score_ncol : 0);
+  if (mi * n > HB_INPUT_SUM_SUSPECT || !isfinite(max_abs(b->model->init_score, (size_t)K)))
+    return hb_error_set(HB_ERR_INPUT,
+                        "round %d: the %s%s overflowed because `init_score`%s is too large (largest |value| "
+                        "%g); give raw scores of a sensible size (an offset such as log(exposure))",
+                        round, what, where, where, mi);
+  if (!blame_rate) return HB_OK;
+  return hb_error_set(HB_ERR_INPUT,
+                      "round %d: the %s%s went out of range: the scores grew without bound%s; lower "
+                      "`learning_rate` (now %g)",
+                      round, what, where,
+                      HB_OBJ_LOG_LINK(cfg->objective) ? " (the response is exp(score))" : "",
+                      cfg->learning_rate);
+}
+
+
 /* The rows of leaf l (their count in *count): the CPU grower's partition,
  * or the rows of a GPU tree grouped by leaf. */
 typedef struct {
@@ -551,6 +664,7 @@ static int update_gpu(hb_booster_t *b, int *finished) {
     if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) { st = HB_ERR_NOMEM; break; }
     st = gpu_build_tree(b, &gt[k], tr[k]);
     if (st == HB_OK && renew) st = gpu_renew_leaves(b, tr[k], b->cfg.rf ? b->base : b->score);
+    if (st == HB_OK && !tree_values_finite(tr[k])) st = overflow_cause(b, "leaf values", 0, b->iter + 1, 1);
     if (st == HB_OK && tr[k]->num_leaves == 1) single++;
   }
   for (int k = 0; k < K && st == HB_OK; k++) {
@@ -594,6 +708,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   } else {  /* a forest's trees all start from the starting score */
     hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   }
+  if (!gradients_in_range(b->gh, n, K, cfg->nthreads)) return overflow_cause(b, "gradients", 0, b->iter + 1, 1);
+  const double score_hi = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
    * rounds on every row, as LightGBM), or all */
   const int *bag = NULL;
@@ -629,6 +745,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     }
     if (st != HB_OK) break;
     hb_tree_t *t = tr[k];
+    if (!tree_values_finite(t)) { st = overflow_cause(b, "leaf values", 0, b->iter + 1, 1); break; }
     if (t->num_leaves == 1) single++;
     double *sk = b->score + (size_t)k * n;
     /* a forest keeps each score the starting score plus the mean of its trees */
@@ -636,31 +753,36 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     const double ik = b->model->init_score[k], inv_t = 1.0 / (double)(b->iter + 1);
     /* in-bag rows: from the partition (leaves in parallel: their rows are
      * disjoint); out-of-bag rows: walk the tree */
-    int nleaf = t->num_leaves;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (n > 65536)
+    int nleaf = t->num_leaves, bad = 0;
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536)
     for (int leaf = 0; leaf < nleaf; leaf++) {
       int cnt;
       const int *rows = hb_grow_leaf_rows(b->ws, leaf, &cnt);
       double v = t->leaf_value[leaf];
-      for (int i = 0; i < cnt; i++)
+      for (int i = 0; i < cnt; i++) {
         add_tree(&sk[rows[i]], v, rf ? row_start(d, ik, k, rows[i]) : 0.0, inv_t, rf);
+        bad |= score_bad(sk[rows[i]], score_hi);
+      }
     }
     if (bag) {  /* rows out of the bag, in blocks of OOB_BLOCK */
       hb_binnode_t *nd = hb_tree_binnodes(t, d);
       if (!nd) { st = HB_ERR_NOMEM; break; }
       const int nblk = (n + OOB_BLOCK - 1) / OOB_BLOCK;
-#pragma omp parallel for num_threads(nth) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) reduction(| : bad)
       for (int q = 0; q < nblk; q++) {
         int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
         const int hi = (q + 1) * OOB_BLOCK < n ? (q + 1) * OOB_BLOCK : n;
         for (int i = q * OOB_BLOCK; i < hi; i++)
           if (!b->in_bag[i]) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
-        for (int r = 0; r < m; r++)
+        for (int r = 0; r < m; r++) {
           add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(d, ik, k, rows[r]) : 0.0, inv_t, rf);
+          bad |= score_bad(sk[rows[r]], score_hi);
+        }
       }
       hb_free(nd);
     }
+    if (bad) { st = overflow_cause(b, "scores", 0, b->iter + 1, 1); break; }
     for (int v = 0; v < b->nvalid; v++) {
       const hb_dataset_t *vd = b->valid[v];
       double *vs = b->vscore[v] + (size_t)k * vd->nrow;
@@ -668,16 +790,20 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       hb_binnode_t *nd = hb_tree_binnodes(t, vd);
       if (!nd) { st = HB_ERR_NOMEM; break; }
       const int nblk = (vn + OOB_BLOCK - 1) / OOB_BLOCK;
-#pragma omp parallel for num_threads(nth) schedule(static)
+      int vbad = 0;
+#pragma omp parallel for num_threads(nth) schedule(static) reduction(| : vbad)
       for (int q = 0; q < nblk; q++) {
         int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
         const int hi = (q + 1) * OOB_BLOCK < vn ? (q + 1) * OOB_BLOCK : vn;
         for (int i = q * OOB_BLOCK; i < hi; i++) rows[m++] = i;
         hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
-        for (int r = 0; r < m; r++)
+        for (int r = 0; r < m; r++) {
           add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(vd, ik, k, rows[r]) : 0.0, inv_t, rf);
+          vbad |= score_bad(vs[rows[r]], score_hi);
+        }
       }
       hb_free(nd);
+      if (vbad) { st = overflow_cause(b, "scores", v + 1, b->iter + 1, 1); break; }
     }
     if (st != HB_OK) break;
   }
@@ -712,7 +838,19 @@ int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
   return hb_booster_eval_at(b, data, metric, 0, out);
 }
 
+static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out);
+
+/* A metric that is not finite because an input of its data set is extreme
+ * (a validation set's labels or init_score of 1e308) is an error naming it. */
 int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out) {
+  int st = eval_metric(b, data, metric, k, out);
+  if (st == HB_OK && !isfinite(*out)) {
+    st = overflow_cause(b, "metric", data, b->iter, 0);  /* after round b->iter */
+  }
+  return st;
+}
+
+static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out) {
   if (data < 0 || data > b->nvalid)
     return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
   int st = gpu_sync_scores(b, data);

@@ -4,7 +4,40 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(_OPENMP) && !defined(_WIN32)
+#include <pthread.h>
+#define HB_HAVE_ATFORK 1
+#endif
 #include "threads.h"
+
+/* GNU OpenMP's thread pool does not survive fork(): the child inherits the
+ * pool's bookkeeping but not its threads, so the child's first parallel
+ * region waits for them forever (parallel::mclapply, future's multicore,
+ * doMC after a multi-threaded training in the parent). As data.table does
+ * (src/openmp-utils.c), a pthread_atfork() child handler marks the process as
+ * a forked child, and every thread count below is then 1: a team of one never
+ * touches the pool. Results do not change, since nothing the engine computes
+ * depends on the thread count. The mark is per process: the parent keeps its
+ * threads, and a fresh R (PSOCK clusters, callr, future's multisession) is
+ * not a forked child. */
+static int forked_child = 0;
+
+#ifdef HB_HAVE_ATFORK
+static void threads_after_fork_child(void) { forked_child = 1; }
+#endif
+
+void hb_threads_init(void) {
+#ifdef HB_HAVE_ATFORK
+  /* Once per load. glibc forgets a shared object's handlers when it is
+   * unloaded (they are registered with its DSO handle), so a reload does not
+   * leave a dangling one. A registration that fails (out of memory) only
+   * loses the protection. */
+  static int registered = 0;
+  if (!registered && pthread_atfork(NULL, NULL, threads_after_fork_child) == 0) registered = 1;
+#endif
+}
+
+int hb_threads_forked(void) { return forked_child; }
 
 int hb_threads_have_openmp(void) {
 #ifdef _OPENMP
@@ -48,6 +81,7 @@ static int thread_limit(void) {
 }
 
 int hb_threads_default(void) {
+  if (forked_child) return 1;
   int n = hb_threads_cores() / 2;
   if (n < 1) n = 1;
   int lim = thread_limit();
@@ -61,6 +95,7 @@ int hb_threads_default(void) {
 #define HB_THREADS_PER_CORE 4
 
 int hb_threads_max(void) {
+  if (forked_child) return 1;
   int cores = hb_threads_cores();
   int n = cores > INT_MAX / HB_THREADS_PER_CORE ? INT_MAX : HB_THREADS_PER_CORE * cores;
   int lim = thread_limit();
@@ -68,6 +103,7 @@ int hb_threads_max(void) {
 }
 
 int hb_threads_use(int requested) {
+  if (forked_child) return 1;
   if (requested <= 0) return hb_threads_default();
   int max = hb_threads_max();
   return requested < max ? requested : max;

@@ -3,9 +3,16 @@
 #ifndef HB_THREADS_H
 #define HB_THREADS_H
 
+/* Register the fork handler that makes a forked child single-threaded (see
+ * threads.c); called once when the package is loaded. A no-op on Windows and
+ * without OpenMP. */
+void hb_threads_init(void);
+/* 1 in a child made by fork() after hb_threads_init(): every count below is 1. */
+int hb_threads_forked(void);
 /* Cores available to OpenMP (1 when built without OpenMP). */
 int hb_threads_cores(void);
-/* Default: half the cores (at least 1), capped by OMP_THREAD_LIMIT. */
+/* Default: half the cores (at least 1), capped by OMP_THREAD_LIMIT. 1 in a
+ * forked child, as are hb_threads_max() and hb_threads_use(). */
 int hb_threads_default(void);
 /* The most threads a request gets: 4 x cores, capped by OMP_THREAD_LIMIT. */
 int hb_threads_max(void);

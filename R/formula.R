@@ -1,0 +1,214 @@
+# formula.R: what a model's formula may hold. A formula model keeps its
+# predictors' formula in the model text (meta key r.formula), and predict()
+# evaluates it on newdata with model.frame(). A model file is data, so the
+# formula it carries must never run code: it may only name columns and apply
+# the pure, row-wise functions below. The rule is checked on the formula a
+# user trains with (an input error: a model that could not be saved and
+# reloaded is refused up front), when a model text is read (hb_load(),
+# readRDS(), a format error), and again on the terms just before predict()
+# evaluates them; the evaluation itself sees only these functions.
+
+# Pure functions of their arguments, applied row by row: a row's value never
+# depends on the other rows of newdata.
+.HB_FORMULA_FUNS <- c(
+  # the formula itself, parentheses, arithmetic, comparison and logic
+  "~", "(", "+", "-", "*", "/", "^", "%%", "%/%",
+  "==", "!=", "<", ">", "<=", ">=", "&", "|", "!", "%in%",
+  # elementwise mathematics
+  "log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "abs", "sign",
+  "floor", "ceiling", "trunc", "round", "signif",
+  "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+  "pmin", "pmax", "is.na", "ifelse",
+  # conversions (a factor's levels are matched by name at prediction)
+  "as.numeric", "as.double", "as.integer", "as.character", "as.factor", "factor",
+  # binning at fixed breaks, a vector of constants, I() and offset()
+  "cut", "c", "I", "offset"
+)
+
+# Names that stand for constants, not columns (when no column has the name);
+# Inf, NaN, NA, TRUE and FALSE are constants to the parser already.
+.HB_FORMULA_CONSTANTS <- "pi"
+
+# NULL when `expr` (a formula, a call or a name) holds only column names,
+# constants and the functions above, used row-wise; else why not, naming the
+# first call refused.
+.hb_formula_problem <- function(expr) {
+  tryCatch(.hb_formula_walk(expr), error = function(e) {
+    # a pathological tree (nested thousands deep) is refused, not a crash
+    "it is too deeply nested to check"
+  })
+}
+
+# `vector_ok`: `e` is an argument that takes a set of values (cut's breaks
+# and labels, factor's levels, the table of %in%); anywhere else a c() of
+# several values would be recycled along the rows of newdata, so a row's
+# value would depend on its position.
+.hb_formula_walk <- function(e, vector_ok = FALSE) {
+  if (is.list(e) && !is.object(e)) {
+    for (a in e) {
+      why <- .hb_formula_walk(a)
+      if (!is.null(why)) return(why)
+    }
+    return(NULL)
+  }
+  if (inherits(e, "formula")) e <- unclass(e)
+  if (is.name(e)) {
+    s <- as.character(e)
+    if (s == "..." || grepl("^\\.\\.[0-9]+$", s)) return(sprintf("it uses `%s`", s))
+    return(NULL)
+  }
+  if (is.null(e) || (is.atomic(e) && length(e) == 1L && is.null(attributes(e)))) return(NULL)
+  if (!is.call(e)) {
+    return(sprintf("it holds an object of class %s where a column name, a constant or a call belongs",
+                   class(e)[1L]))
+  }
+  fun <- e[[1L]]
+  shown <- .hb_formula_deparse(e)
+  if (!is.name(fun)) {
+    # base::system(), x$f(), f()(): only plain function names are looked up
+    return(sprintf("`%s` calls a function given as `%s`; only the functions listed in ?histboost are allowed",
+                   shown, .hb_formula_deparse(fun)))
+  }
+  f <- as.character(fun)
+  if (!f %in% .HB_FORMULA_FUNS) {
+    return(sprintf("`%s` calls `%s()`, which is not one of the functions a model formula may use (a model is data and never runs code); compute the column in the data before training, or use the functions listed in ?histboost",
+                   shown, f))
+  }
+  args <- as.list(e)[-1L]
+  nms <- names(args) %||% rep("", length(args))
+  if (f == "c") {
+    ok <- vapply(args, .hb_formula_is_constant, NA)
+    if (!all(ok)) {
+      return(sprintf("`%s` may only hold constants (numbers, strings, TRUE/FALSE, Inf, pi)", shown))
+    }
+    if (length(args) > 1L && !vector_ok) {
+      return(sprintf("`%s` would be recycled along the rows of `newdata`, so a row's value would depend on its position; several values belong only in cut()'s breaks or labels, factor()'s levels, labels or exclude, and on the right of %%in%%",
+                     shown))
+    }
+    return(NULL)
+  }
+  if (f == "cut") {
+    b <- if ("breaks" %in% nms) args[[match("breaks", nms)]] else {
+      pos <- which(nms == "")
+      if (length(pos) >= 2L) args[[pos[2L]]]
+    }
+    if (is.null(b) || !.hb_formula_is_vector_of_breaks(b)) {
+      return(sprintf("`%s` computes its breaks from the data, so a row's prediction would depend on which other rows are in `newdata`; give the breaks themselves, e.g. cut(x, breaks = c(-Inf, 0, 1, Inf)), or cut the column before training",
+                     shown))
+    }
+  }
+  if (f == "factor" && "labels" %in% nms && !"levels" %in% nms) {
+    return(sprintf("`%s` gives `labels` without `levels`, so the labels would follow the levels found in `newdata`; give `levels` too, or make the factor before training",
+                   shown))
+  }
+  # the data argument (the first) is per row; the others of these take sets
+  sets <- f %in% c("cut", "factor", "%in%")
+  for (k in seq_along(args)) {
+    why <- .hb_formula_walk(args[[k]], vector_ok = sets && k > 1L)
+    if (!is.null(why)) return(why)
+  }
+  NULL
+}
+
+# A constant: a number, string or logical (Inf and NA included), possibly
+# negated, or pi.
+.hb_formula_is_constant <- function(a) {
+  if (is.atomic(a) && length(a) == 1L && is.null(attributes(a))) return(TRUE)
+  if (is.name(a)) return(as.character(a) %in% .HB_FORMULA_CONSTANTS)
+  if (is.call(a) && identical(a[[1L]], as.name("-")) && length(a) == 2L) {
+    return(.hb_formula_is_constant(a[[2L]]))
+  }
+  FALSE
+}
+
+# Breaks given as values: c(...) of at least two constants.
+.hb_formula_is_vector_of_breaks <- function(b) {
+  is.call(b) && identical(b[[1L]], as.name("c")) && length(b) >= 3L &&
+    all(vapply(as.list(b)[-1L], .hb_formula_is_constant, NA))
+}
+
+.hb_formula_deparse <- function(e) {
+  s <- paste(deparse(e, width.cutoff = 500L, nlines = 5L), collapse = " ")
+  if (nchar(s) > 120L) s <- paste0(substr(s, 1L, 117L), "...")
+  s
+}
+
+# The environment a model's formula is evaluated in: the allowed functions
+# (and `list`, which model.frame() wraps the variables in) and nothing else;
+# its parent is the empty environment, so no other function can be found.
+.hb_formula_env <- local({
+  env <- NULL
+  function() {
+    if (is.null(env)) {
+      e <- new.env(parent = emptyenv())
+      for (f in c(.HB_FORMULA_FUNS, "list")) {
+        assign(f, if (f == "offset") stats::offset else get(f, envir = baseenv()), envir = e)
+      }
+      for (k in .HB_FORMULA_CONSTANTS) assign(k, get(k, envir = baseenv()), envir = e)
+      lockEnvironment(e, bindings = TRUE)
+      env <<- e
+    }
+    env
+  }
+})
+
+# The reason a terms object cannot be evaluated safely, or NULL: its formula,
+# the variables model.frame() evaluates and any predvars.
+.hb_terms_problem <- function(tt) {
+  if (!inherits(tt, "terms") || !inherits(tt, "formula")) return("it is not a terms object")
+  # model.frame() evaluates `list(<variables>)`, or the predvars when present
+  for (part in list(attr(tt, "variables"), attr(tt, "predvars"))) {
+    if (is.null(part)) next
+    if (!is.call(part) || !identical(part[[1L]], as.name("list"))) {
+      return("its variables are not a list of columns and calls")
+    }
+    why <- .hb_formula_problem(as.list(part)[-1L])
+    if (!is.null(why)) return(why)
+  }
+  .hb_formula_problem(stats::formula(tt))
+}
+
+# The predictor columns of a model frame, one per term, named as the frame
+# names them (a term label keeps backquotes, `my col`, which the frame's
+# column "my col" does not have). The frame's columns follow the terms'
+# variables, and each term (main effects only) marks its variable in the
+# "factors" matrix.
+.hb_formula_columns <- function(mf, tt) {
+  fac <- attr(tt, "factors")
+  vi <- apply(fac, 2L, function(col) which(col > 0)[1L])
+  mf[unname(vi)]
+}
+
+# `weights` or `subset` of the formula method, taken as lm() takes them: the
+# unevaluated argument `expr` is evaluated among the columns of `data`, then
+# where the formula was made (`env`), then in the caller's frame (`caller`).
+.hb_formula_arg <- function(expr, data, env, caller, name) {
+  if (is.null(expr)) return(NULL)
+  first <- tryCatch(list(value = eval(expr, data, env)), error = function(e) e)
+  if (!inherits(first, "error")) return(first$value)
+  second <- tryCatch(list(value = eval(expr, caller)), error = function(e) NULL)
+  if (!is.null(second)) return(second$value)
+  .hb_abort_from(first, "`", name, "` could not be evaluated among the columns of `data` or where the ",
+                 "formula was made: ")
+}
+
+# The rows of `data` a formula's `subset` keeps: a logical vector of one
+# value a row (NA drops the row, as in lm()) or row numbers.
+.hb_subset_rows <- function(subset, n) {
+  if (is.logical(subset) && !is.object(subset)) {
+    if (length(subset) != n) {
+      .hb_abort("`subset` has ", length(subset), " values but `data` has ", n, " rows; give one TRUE or ",
+                "FALSE a row, or row numbers.")
+    }
+    rows <- which(subset)
+  } else if (is.numeric(subset) && !is.object(subset)) {
+    if (anyNA(subset) || any(subset != round(subset)) || any(subset < 1 | subset > n)) {
+      .hb_abort("`subset` must hold row numbers between 1 and ", n, " (the rows of `data`).")
+    }
+    rows <- as.integer(subset)
+  } else {
+    .hb_abort("`subset` must be a logical vector (one value a row) or row numbers, not ", .hb_describe(subset), ".")
+  }
+  if (!length(rows)) .hb_abort("`subset` keeps no rows of `data`.")
+  rows
+}

@@ -1,0 +1,197 @@
+# A model file is data, never code: the formula a model text carries
+# (r.formula) may only name columns and use the row-wise functions listed in
+# ?histboost. Edited files are made the way an attacker would: the formula is
+# replaced in the text and the checksum recomputed (FNV-1a 64 in plain R,
+# from inst/model-format.md), so every refusal below comes from the formula
+# check, not from a damaged checksum.
+
+# FNV-1a 64 over raw bytes, with the 64-bit state as four 16-bit limbs.
+fnv1a64_hex <- function(bytes) {
+  h <- c(0x2325, 0x8422, 0x9ce4, 0xcbf2)      # 0xcbf29ce484222325, low limb first
+  for (b in as.integer(bytes)) {
+    h[1] <- bitwXor(h[1], b)
+    # times 0x100000001b3: limbs 0x01b3, 0, 0x0100, 0
+    r <- c(h[1] * 0x1b3, h[2] * 0x1b3, h[3] * 0x1b3 + h[1] * 0x100, h[4] * 0x1b3 + h[2] * 0x100)
+    carry <- 0
+    for (k in 1:4) {
+      v <- r[k] + carry
+      h[k] <- v %% 65536
+      carry <- v %/% 65536
+    }
+  }
+  paste(sprintf("%04x", rev(as.integer(h))), collapse = "")
+}
+
+percent_encode <- function(s) {
+  b <- charToRaw(enc2utf8(s))
+  keep <- grepl("[A-Za-z0-9._-]", rawToChar(b, multiple = TRUE))
+  paste0(ifelse(keep, rawToChar(b, multiple = TRUE), sprintf("%%%02X", as.integer(b))), collapse = "")
+}
+
+# The model text with its r.formula value replaced and a valid checksum.
+with_formula <- function(text, formula_text) {
+  lines <- strsplit(text, "\n", fixed = TRUE)[[1]]
+  k <- match("key=r.formula", lines)
+  stopifnot(!is.na(k), startsWith(lines[k + 1L], "value="))
+  lines[k + 1L] <- paste0("value=", percent_encode(formula_text))
+  body <- paste0(paste(lines[-(1:3)], collapse = "\n"), "\n")
+  lines[3] <- paste0("checksum=", fnv1a64_hex(charToRaw(body)))
+  paste0(paste(lines[1:3], collapse = "\n"), "\n", body)
+}
+
+safety_data <- function() {
+  set.seed(11)
+  n <- 300
+  d <- data.frame(x = runif(n, 0.5, 3), a = rnorm(n), e = runif(n, 1, 2),
+                  g = factor(sample(c("u", "v", "w"), n, TRUE)))
+  d$`my col` <- rnorm(n)
+  d$y <- log(d$x) + d$a^2 + 0.5 * d$`my col` + (d$g == "v") + log(d$e) + rnorm(n, sd = 0.2)
+  d
+}
+
+fit_f <- function(f, d) hb_quiet(f, data = d, nrounds = 8L, num_leaves = 7L, min_data_in_leaf = 10L, seed = 1L)
+
+save_text <- function(text) {
+  f <- tempfile(fileext = ".hbm")
+  writeBin(charToRaw(text), f)
+  f
+}
+
+test_that("the R-side checksum helper agrees with the writer (the edits below are valid files)", {
+  d <- safety_data()
+  m <- fit_f(y ~ log(x) + a, d)
+  # unchanged formula text: the recomputed checksum is the writer's own
+  lines <- strsplit(m$model_text, "\n", fixed = TRUE)[[1]]
+  v <- sub("^value=", "", lines[match("key=r.formula", lines) + 1L])
+  expect_identical(with_formula(m$model_text, utils::URLdecode(v)), m$model_text)
+})
+
+test_that("formulas that would run code are refused at load, and nothing runs", {
+  d <- safety_data()
+  m <- fit_f(y ~ log(x) + a, d)
+  marker <- tempfile("pwned")
+  q <- function(s) gsub("MARK", marker, s, fixed = TRUE)
+  bad <- c(
+    system = q("~log(x) + a + system(\"touch MARK\")"),
+    file.create_in_I = q("~log(x) + I(a + 0 * file.create(\"MARK\"))"),
+    backquoted_function = q("~log(x) + `system`(\"touch MARK\")"),
+    namespace = q("~log(x) + base::system(\"touch MARK\")"),
+    namespace_of_allowed = "~base::log(x) + a",
+    triple_colon = "~log(x) + stats:::offset(a)",
+    anonymous_function = q("~log(x) + (function(v) { file.create(\"MARK\"); v })(a)"),
+    nested_in_allowed = q("~log(x, base = 2 + 0 * file.create(\"MARK\")) + a"),
+    eval_parse = q("~log(x) + eval(parse(text = \"file.create('MARK')\"))"),
+    get = q("~log(x) + get(\"system\")(\"touch MARK\")"),
+    do_call = q("~log(x) + do.call(\"file.create\", list(\"MARK\"))"),
+    dollar = "~log(x) + d$a",
+    brackets = "~log(x) + a[[1]]",
+    assignment = "~log(x) + (a <- 1)",
+    c_with_call = q("~cut(x, c(0, file.create(\"MARK\"), 5)) + a"),
+    data_dependent_cut = "~cut(x, 3) + a",
+    sum_over_rows = "~I(a - mean(a)) + x",
+    dots = "~log(x) + ...",
+    recycled_vector = "~log(x) + I(a + c(1, 2))"
+  )
+  for (k in names(bad)) {
+    f <- save_text(with_formula(m$model_text, bad[[k]]))
+    err <- expect_error(hb_load(f), class = "histboost_error_format", label = k)
+    expect_match(conditionMessage(err), "formula", label = k)
+    unlink(f)
+    # the text through readRDS-like paths (the object rebuilt from its text) too
+    expect_error(histboost:::.hb_model_from_text(with_formula(m$model_text, bad[[k]])),
+                 class = "histboost_error_format", label = k)
+  }
+  expect_false(file.exists(marker))
+  # the message names the refused call and why
+  f <- save_text(with_formula(m$model_text, q("~log(x) + a + system(\"touch MARK\")")))
+  err <- expect_error(hb_load(f), class = "histboost_error_format")
+  expect_match(conditionMessage(err), "`system()`", fixed = TRUE)
+  expect_match(conditionMessage(err), "never runs code", fixed = TRUE)
+  f <- save_text(with_formula(m$model_text, "~cut(x, 3) + a"))
+  err <- expect_error(hb_load(f), class = "histboost_error_format")
+  expect_match(conditionMessage(err), "computes its breaks from the data", fixed = TRUE)
+  # a second expression hidden after the formula is not a formula
+  f <- save_text(with_formula(m$model_text, q("~log(x) + a; file.create(\"MARK\")")))
+  expect_error(hb_load(f), class = "histboost_error_format")
+  expect_false(file.exists(marker))
+})
+
+test_that("a model object whose terms were edited in R is refused before evaluation", {
+  d <- safety_data()
+  m <- fit_f(y ~ log(x) + a, d)
+  ref <- predict(m, d)
+  marker <- tempfile("pwned")
+  bad <- m
+  bad$terms <- stats::terms(stats::as.formula(sprintf("~log(x) + a + file.create(\"%s\")", marker)))
+  expect_error(predict(bad, d), class = "histboost_error_format")
+  expect_false(file.exists(marker))
+  # an environment that redefines an allowed function is never used
+  evil <- m
+  env <- new.env()
+  env$log <- function(v) {
+    file.create(marker)
+    v
+  }
+  environment(evil$terms) <- env
+  expect_identical(predict(evil, d), ref)
+  expect_false(file.exists(marker))
+  # predvars are what model.frame() evaluates: checked too
+  pv <- m
+  attr(pv$terms, "predvars") <- str2lang(sprintf("list(log(x), file.create(\"%s\"))", marker))
+  expect_error(predict(pv, d), class = "histboost_error_format")
+  expect_false(file.exists(marker))
+})
+
+test_that("training refuses a formula a model could not carry, before evaluating it", {
+  d <- safety_data()
+  marker <- tempfile("pwned")
+  myfun <- function(v) v * 2
+  cases <- list(
+    user_function = y ~ myfun(x) + a,
+    side_effect = stats::as.formula(sprintf("y ~ I(x + 0 * file.create(\"%s\")) + a", marker)),
+    namespace = y ~ stats::offset(x) + a,
+    data_dependent = y ~ cut(x, 3) + a,
+    factor_labels = y ~ factor(g, labels = c("A", "B", "C")) + a,
+    recycled = y ~ pmin(a, c(0, 1)) + x
+  )
+  for (k in names(cases)) {
+    err <- expect_error(fit_f(cases[[k]], d), class = "histboost_error_input", label = k)
+    expect_match(conditionMessage(err), "^`formula` is refused: ", label = k)
+  }
+  expect_false(file.exists(marker))
+})
+
+test_that("legitimate formulas round-trip and match columns computed in plain R", {
+  d <- safety_data()
+  nd <- d[c(5, 1, 77, 200), ]
+  forms <- list(
+    dot = y ~ .,
+    transforms = y ~ log(x) + I(a^2) + offset(log(e)),
+    allowed_more = y ~ cut(x, breaks = c(-Inf, 1, 2, Inf)) + pmin(a, 1) + factor(g) + `my col` + I(pi * x),
+    sets = y ~ factor(g, levels = c("w", "v", "u"), labels = c("W", "V", "U")) + I(g %in% c("u", "v")) + x,
+    removed = y ~ . - e
+  )
+  for (k in names(forms)) {
+    m <- fit_f(forms[[k]], d)
+    f <- tempfile(fileext = ".hbm")
+    hb_save(m, f)
+    m2 <- hb_load(f)
+    unlink(f)
+    expect_identical(predict(m2, d), predict(m, d), label = k)
+    expect_identical(predict(m2, nd), predict(m, nd), label = k)
+    # a row's prediction does not depend on the other rows of newdata
+    expect_identical(predict(m2, nd), predict(m2, d)[c(5, 1, 77, 200)], label = k)
+  }
+  # Independent reference: the same columns computed in plain R and given as
+  # a data.frame (the offset as init_score) grow the same trees.
+  m <- fit_f(y ~ log(x) + I(a^2) + offset(log(e)), d)
+  x <- data.frame(lx = log(d$x), a2 = d$a^2)
+  ref <- hb_quiet(x, d$y, init_score = log(d$e), nrounds = 8L, num_leaves = 7L,
+                  min_data_in_leaf = 10L, seed = 1L)
+  expect_identical(predict(hb_load({f <- tempfile(); hb_save(m, f); f}), nd),
+                   predict(ref, data.frame(lx = log(nd$x), a2 = nd$a^2), init_score = log(nd$e)))
+  m <- fit_f(y ~ cut(x, breaks = c(-Inf, 1, 2, Inf)) + a, d)
+  ref <- hb_quiet(data.frame(cx = cut(d$x, c(-Inf, 1, 2, Inf)), a = d$a), d$y, nrounds = 8L,
+                  num_leaves = 7L, min_data_in_leaf = 10L, seed = 1L)
+  expect_identical(predict(m, nd), predict(ref, data.frame(cx = cut(nd$x, c(-Inf, 1, 2, Inf)), a = nd$a)))
+})

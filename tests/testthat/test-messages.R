@@ -1,0 +1,122 @@
+# Messages say what was given and what is wanted, and never contradict
+# themselves or blame an argument the user did not give.
+
+msg_of <- function(expr, class = "histboost_error_input") {
+  err <- tryCatch(expr, error = function(e) e)
+  expect_s3_class(err, class)
+  conditionMessage(err)
+}
+
+test_that("a number given as a string is shown as the string it is", {
+  m <- msg_of(histboost(mtcars[, -1], mtcars$mpg, nrounds = "10", verbose = 0))
+  expect_match(m, "`nrounds` must be a whole number >= 1, not the string \"10\"", fixed = TRUE)
+  expect_match(m, "write the number without quotes: nrounds = 10", fixed = TRUE)
+  m <- msg_of(histboost(mtcars[, -1], mtcars$mpg, learning_rate = "fast", verbose = 0))
+  expect_match(m, "`learning_rate` must be a number > 0, not the string \"fast\".", fixed = TRUE)
+  m <- msg_of(histboost(mtcars[, -1], mtcars$mpg, nrounds = NA_character_, verbose = 0))
+  expect_match(m, "not NA (a missing string)", fixed = TRUE)
+  # numbers out of range still show the number
+  m <- msg_of(histboost(mtcars[, -1], mtcars$mpg, nrounds = 0, verbose = 0))
+  expect_match(m, "`nrounds` must be a whole number >= 1, not 0.", fixed = TRUE)
+})
+
+test_that("hb_cv: too few queries or rows for nfold says how many there are", {
+  set.seed(4)
+  x <- data.frame(a = rnorm(30))
+  y <- rpois(30, 2)
+  m <- msg_of(hb_cv(x, y, group = rep(1:3, each = 10), objective = "lambdarank", nfold = 5L, nrounds = 2L,
+                    verbose = 0))
+  expect_match(m, "`nfold` is 5 but there are only 3 queries in `group`", fixed = TRUE)
+  expect_match(m, "give `nfold` between 2 and 3", fixed = TRUE)
+  expect_false(grepl("<= 2", m, fixed = TRUE))
+  m <- msg_of(hb_cv(x, y, group = rep(1, 30), objective = "lambdarank", nfold = 5L, nrounds = 2L, verbose = 0))
+  expect_match(m, "`group` has 1 query; cross-validation by query holds out whole queries", fixed = TRUE)
+  m <- msg_of(hb_cv(x[1:4, , drop = FALSE], y[1:4], nfold = 5L, nrounds = 2L, verbose = 0))
+  expect_match(m, "`nfold` is 5 but there are only 4 rows in `x`", fixed = TRUE)
+})
+
+test_that("hb_cv: a class whose rows one fold holds out is named, not a `valid` set", {
+  y <- factor(c(as.character(iris$Species[-1]), "rare"))
+  x <- iris[c(2:150, 1), 1:4]
+  m <- msg_of(hb_cv(x, y, nfold = 3L, nrounds = 2L, verbose = 0))
+  expect_match(m, "^fold [1-3] holds out every row of class `rare` \\(1 row\\)")
+  expect_match(m, "Give every class at least 2 rows", fixed = TRUE)
+  expect_false(grepl("valid", m, fixed = TRUE))
+  # user-given folds: the same check, and which fold
+  folds <- list(seq(1, 150, 3), seq(2, 150, 3), seq(3, 150, 3))  # row 150, the rare one, in fold 3
+  m <- msg_of(hb_cv(x, y, folds = folds, nrounds = 2L, verbose = 0))
+  expect_match(m, "^fold 3 holds out every row of class `rare`")
+  # two rows of the class: stratified folds keep one for training, so cv runs
+  y2 <- factor(c(as.character(iris$Species[-(1:2)]), "rare", "rare"))
+  cv <- hb_cv(iris[c(3:150, 1:2), 1:4], y2, nfold = 2L, nrounds = 2L, verbose = 0, seed = 1)
+  expect_s3_class(cv, "hb_cv")
+})
+
+test_that("hb_load on a folder says it is a folder", {
+  d <- tempfile("hbdir")
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE))
+  m <- msg_of(hb_load(d))
+  expect_match(m, "is a folder, not a model file", fixed = TRUE)
+  expect_false(grepl("does not exist", m, fixed = TRUE))
+  m <- msg_of(hb_load(file.path(d, "none.hbm")))
+  expect_match(m, "does not exist", fixed = TRUE)
+})
+
+test_that("a custom objective that errors is a histboost_error_input keeping the original as parent", {
+  d <- gen_task(81, n = 200, task = "regression")
+  boom <- function(preds, labels) stop("boom: my gradient code")
+  err <- tryCatch(hb_quiet(d$x, d$y, objective = boom, nrounds = 3L), error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_match(conditionMessage(err), "`objective`, the custom objective function, failed", fixed = TRUE)
+  expect_match(conditionMessage(err), "boom: my gradient code", fixed = TRUE)
+  expect_s3_class(err$parent, "simpleError")
+  expect_identical(conditionMessage(err$parent), "boom: my gradient code")
+  # a classed condition of the user's own keeps its class as the parent
+  mine <- function(preds, labels) stop(structure(class = c("my_error", "error", "condition"),
+                                                 list(message = "mine", call = NULL)))
+  err <- tryCatch(hb_quiet(d$x, d$y, objective = mine, nrounds = 3L), error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_s3_class(err$parent, "my_error")
+  # in hb_cv too
+  err <- tryCatch(hb_cv(d$x, d$y, objective = boom, nfold = 2L, nrounds = 2L, verbose = 0),
+                  error = function(e) e)
+  expect_s3_class(err, "histboost_error_input")
+  expect_identical(conditionMessage(err$parent), "boom: my gradient code")
+})
+
+test_that("histboost() without arguments says what it needs", {
+  m <- msg_of(histboost())
+  expect_match(m, "`x` is required", fixed = TRUE)
+  expect_match(m, "histboost(y ~ ., data = df, ...)", fixed = TRUE)
+})
+
+test_that("the formula method takes weights and subset as lm() does", {
+  set.seed(8)
+  n <- 300
+  d <- data.frame(a = rnorm(n), b = runif(n), w = runif(n, 0.2, 3), e = runif(n, 1, 2))
+  d$y <- d$a + 2 * d$b + rnorm(n, sd = 0.2)
+  fit <- function(...) hb_quiet(..., nrounds = 6L, num_leaves = 7L, min_data_in_leaf = 10L, seed = 2L)
+  # weights = w: the column of data, as lm(weights = w); reference: the vector itself
+  ref <- fit(d[c("a", "b")], d$y, weights = d$w)
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = w), d), predict(ref, d))
+  # an expression of columns
+  ref2 <- fit(d[c("a", "b")], d$y, weights = 1 / d$e)
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = 1 / e), d), predict(ref2, d))
+  # a vector from the caller's frame still works
+  wv <- d$w
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = wv), d), predict(ref, d))
+  # subset = a > 0 (and an NA row dropped, as lm drops it); reference: the rows themselves
+  d$a[3] <- NA
+  keep <- which(d$a > 0)
+  ref3 <- fit(d[keep, c("a", "b")], d$y[keep], weights = d$w[keep])
+  m3 <- fit(y ~ a + b, data = d, weights = w, subset = a > 0)
+  expect_identical(predict(m3, d), predict(ref3, d))
+  expect_identical(predict(fit(y ~ a + b, data = d, weights = w, subset = keep), d), predict(ref3, d))
+  # bad ones are classed and name the argument
+  err <- expect_error(fit(y ~ a + b, data = d, weights = nope), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "^`weights` could not be evaluated")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = "a")), "`subset` must be")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = c(TRUE, FALSE))), "`subset` has 2 values")
+  expect_match(msg_of(fit(y ~ a + b, data = d, subset = a > 100)), "`subset` keeps no rows")
+})

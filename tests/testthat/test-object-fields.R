@@ -1,0 +1,83 @@
+# The model text is the truth: fields of the R object edited by hand
+# (feature names reversed, classes relabelled, a formula swapped) are
+# refused by predict() and friends instead of silently swapping columns;
+# a native-model cache copied from another model is never used.
+
+fields_models <- local({
+  cache <- NULL
+  function() {
+    if (is.null(cache)) {
+      d <- gen_task(91, n = 400, task = "binary", factors = 1)
+      r <- gen_task(92, n = 400, task = "regression")
+      cache <<- list(
+        bin = hb_quiet(d$x, d$y, nrounds = 5L, num_leaves = 7L, seed = 1L), xb = d$x,
+        reg = hb_quiet(r$x, r$y, nrounds = 5L, num_leaves = 7L, seed = 1L), xr = r$x,
+        frm = hb_quiet(y ~ x1 + log(abs(x2)), data = cbind(r$x, y = r$y), nrounds = 5L, seed = 1L))
+    }
+    cache
+  }
+})
+
+expect_field_refused <- function(m, field, x) {
+  for (f in list(function() predict(m, x), function() hb_trees(m), function() hb_importance(m))) {
+    err <- expect_error(f(), class = "histboost_error_format")
+    expect_match(conditionMessage(err), paste0("`", field, "` field does not agree with its model text"),
+                 fixed = TRUE)
+  }
+}
+
+test_that("edited fields are refused by predict, hb_trees and hb_importance", {
+  ms <- fields_models()
+  m <- ms$reg
+  m$feature_names <- rev(m$feature_names)
+  expect_field_refused(m, "feature_names", ms$xr)
+  m <- ms$bin
+  m$classes <- rev(m$classes)
+  expect_field_refused(m, "classes", ms$xb)
+  m <- ms$bin
+  m$feature_levels[["f1"]] <- rev(m$feature_levels[["f1"]])
+  expect_field_refused(m, "feature_levels", ms$xb)
+  m <- ms$bin
+  m$feature_types[] <- "numeric"
+  expect_field_refused(m, "feature_types", ms$xb)
+  m <- ms$reg
+  m$task <- "binary"
+  expect_field_refused(m, "task", ms$xr)
+  m <- ms$reg
+  m$niter <- 2L
+  expect_field_refused(m, "niter", ms$xr)
+  m <- ms$frm
+  m$terms <- stats::terms(~ log(abs(x2)) + x1)
+  err <- expect_error(predict(m, ms$xr), class = "histboost_error_format")
+  expect_match(conditionMessage(err), "`terms` field does not agree", fixed = TRUE)
+})
+
+test_that("untouched models pass: copies, saveRDS/readRDS, and hb_save/hb_load restore edited ones", {
+  ms <- fields_models()
+  ref <- predict(ms$reg, ms$xr)
+  copy <- ms$reg
+  expect_identical(predict(copy, ms$xr), ref)
+  f <- tempfile(fileext = ".rds")
+  saveRDS(ms$frm, f)
+  expect_identical(predict(readRDS(f), ms$xr), predict(ms$frm, ms$xr))
+  unlink(f)
+  # hb_save writes only the text: the reloaded model has the true fields again
+  m <- ms$reg
+  m$feature_names <- rev(m$feature_names)
+  g <- tempfile(fileext = ".hbm")
+  hb_save(m, g)
+  expect_identical(predict(hb_load(g), ms$xr), ref)
+  unlink(g)
+})
+
+test_that("a native-model cache copied from another model is not used", {
+  ms <- fields_models()
+  a <- ms$reg
+  b <- hb_quiet(ms$xr, rnorm(nrow(ms$xr)), nrounds = 3L, seed = 5L)  # same columns, another model
+  ref_a <- predict(a, ms$xr)
+  ref_b <- predict(b, ms$xr)
+  expect_false(identical(ref_a, ref_b))
+  a$.ptr <- b$.ptr
+  expect_identical(predict(a, ms$xr), ref_a)
+  expect_identical(predict(b, ms$xr), ref_b)
+})
