@@ -156,7 +156,7 @@ other_cases <- list(
     e$feature_names <- rev(e$feature_names)
     predict(e, bi$x)
   }, "object", class = "format"),
-  importance_type = case(hb_importance(bi$m, type = "cover"), "type"),
+  importance_type = case(hb_importance(bi$m, type = "total_gain"), "type"),
   importance_not_model = case(hb_importance(1), "model"),
   trees_not_model = case(hb_trees("m"), "model"),
   # ---- files -------------------------------------------------------------
