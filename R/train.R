@@ -102,7 +102,9 @@
 #' head(predict(fit4, df))  # scores: higher ranks first within a query
 #' @export
 histboost <- function(x, ...) {
-  if (missing(x)) {
+  # No data at all. (histboost(formula = , data = ), as update() calls a
+  # formula fit again, dispatches on its first argument.)
+  if (missing(x) && !...length()) {
     .hb_abort("`x` is required: give the data and the labels, histboost(x, y, ...), or a formula and a ",
               "data.frame, histboost(y ~ ., data = df, ...).")
   }
