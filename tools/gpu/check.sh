@@ -8,6 +8,7 @@
 #   time    Rscript tools/gpu/profile.R $PROFILE_ARGS (a timed training)
 #   ncu     the same under Nsight Compute: every kernel's duration, summed by kernel
 #   kernels Rscript tools/gpu/kernels.R (the histogram kernel alone, by rows)
+#   sanitize tools/gpu/sanitize.R under compute-sanitizer, memcheck then racecheck
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
 set -eu
@@ -50,6 +51,13 @@ for step in "$@"; do
         --section Occupancy Rscript tools/gpu/profile.R ${NCU_ARGS:-2000000 3} > "${out}/ncu-detail.log" 2>&1 || true
       grep -E "^  k_|Duration|Stall|Warp Cycles Per|Achieved Occupancy|Registers|Block Size|Grid Size|Memory Throughput|Compute \(SM\)" \
         "${out}/ncu-detail.log" | head -150 ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool "${tool}" --target-processes all --error-exitcode 9 \
+          Rscript tools/gpu/sanitize.R > "${out}/sanitize-${tool}.log" 2>&1
+        echo "compute-sanitizer ${tool}: exit $?"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
+      done ;;
     ncu)
       ncu --target-processes all --metrics gpu__time_duration.sum --print-summary per-kernel \
         Rscript tools/gpu/profile.R ${NCU_ARGS:-2000000 3} > "${out}/ncu.log" 2>&1 || true
