@@ -18,6 +18,14 @@
 #' Threads: see [hb_threads()]; the option `histboost.nthreads` and the
 #' environment variable `HISTBOOST_NUM_THREADS` set the default.
 #'
+#' Interrupting: Ctrl-C (or RStudio's stop button) stops [histboost()],
+#' [hb_cv()], [predict.histboost()] (every type) and [hb_dataset()] within a
+#' fraction of a second, also in the middle of a boosting round or of one
+#' long prediction. What the call made is freed and R's own `interrupt`
+#' condition is signalled (`tryCatch(..., interrupt = )` catches it); models
+#' and datasets made before are untouched, and the next call gives what it
+#' gives in a fresh session.
+#'
 #' @name histboost-package
 #' @aliases histboost-package
 #' @keywords internal

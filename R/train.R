@@ -1,5 +1,6 @@
 # train.R: histboost() and its methods: parameter checks, the boosting loop
-# (one .Call per round, so Ctrl-C works between rounds), evaluation on
+# (one .Call per round; Ctrl-C stops a round in its middle too, see
+# src/r_interrupt.c, and on.exit() frees the booster), evaluation on
 # validation sets, early stopping and progress printing.
 
 .HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,

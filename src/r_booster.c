@@ -1,6 +1,7 @@
 /* r_booster.c: .Call glue for training: a booster behind an external pointer
  * (its protected slot keeps the training and validation datasets alive), one
- * call per boosting round so R can honour interrupts between rounds. */
+ * call per boosting round (R runs callbacks and evaluation between rounds;
+ * Ctrl-C is honoured within a round too, r_interrupt.c). */
 #include <stddef.h>
 #include <string.h>
 #include "r_util.h"
@@ -255,8 +256,10 @@ SEXP C_hb_booster_update(SEXP booster) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   int finished = 0;
   hb_error_clear();
+  hb_r_interrupt_begin();
   int st = hb_booster_update(b, &finished);
-  if (st != HB_OK && hb_booster_on_gpu(b) && st != HB_ERR_INPUT)
+  if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
+  if (st != HB_OK && hb_booster_on_gpu(b) && st != HB_ERR_INPUT && st != HB_ERR_INTERRUPT)
     hb_r_throw("device", "training on the GPU: %s", hb_error_message());
   if (st != HB_OK) hb_r_throw_status(st, "training");
   SEXP out = PROTECT(Rf_allocVector(INTSXP, 2));

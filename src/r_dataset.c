@@ -45,7 +45,13 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
     hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->ncol);
   hb_error_clear();
   hb_dataset_t *d = NULL;
+  hb_r_interrupt_begin();
   int st = hb_dataset_create(&in, &bp, ref, &d);
+  if (hb_r_interrupt_end()) {  /* R wants to stop: whatever was made goes */
+    hb_dataset_free(d);
+    d = NULL;
+    st = HB_ERR_INTERRUPT;
+  }
   if (st != HB_OK || !d) {
     if (d) hb_dataset_free(d);
     hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "`x`");

@@ -200,7 +200,9 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, in.nrow, ncol_out)); nprot++;
   if (in.nrow > 0 && ncol_out > 0) {
     hb_error_clear();
+    hb_r_interrupt_begin();
     int st = hb_predict(m, &in, start, num, ty, nt, REAL(out));
+    if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
     if (st != HB_OK) hb_r_throw_status(st, "`newdata`");
   }
   if (ty == HB_PRED_LEAF) {

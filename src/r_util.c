@@ -14,6 +14,7 @@ void hb_r_init_symbols(void) {
   hb_r_tag_dataset = Rf_install("hb_dataset");
   hb_r_tag_booster = Rf_install("hb_booster");
   hb_r_tag_model = Rf_install("hb_model");
+  hb_r_interrupt_init();
 }
 
 void hb_r_throw(const char *kind, const char *fmt, ...) {
@@ -35,6 +36,8 @@ void hb_r_throw(const char *kind, const char *fmt, ...) {
 }
 
 void hb_r_throw_status(int status, const char *context) {
+  /* R's own jump (the user's interrupt) waits since the engine stopped for it */
+  if (status == HB_ERR_INTERRUPT) hb_r_interrupt_resume();
   const char *kind = "engine";
   if (status == HB_ERR_INPUT) kind = "input";
   else if (status == HB_ERR_FORMAT) kind = "format";

@@ -17,12 +17,29 @@ void hb_r_throw(const char *kind, const char *fmt, ...)
 #endif
   ;
 /* Raise the R error matching an engine status, with the engine's last
- * message after `context` (e.g. "`x`"). Never returns. */
+ * message after `context` (e.g. "`x`"); for HB_ERR_INTERRUPT, resume the
+ * interrupt R signalled (see below). Never returns. */
 void hb_r_throw_status(int status, const char *context)
 #if defined(__GNUC__)
   __attribute__((noreturn))
 #endif
   ;
+
+/* Interrupts (r_interrupt.c). Around a long engine call:
+ *   hb_r_interrupt_begin();
+ *   int st = engine_call(...);
+ *   if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
+ *   ... free what the glue holds ...
+ *   if (st != HB_OK) hb_r_throw_status(st, "...");
+ * In between, the engine's checks ask R about Ctrl-C; end() returns 1 when
+ * R wants to jump, and hb_r_throw_status(HB_ERR_INTERRUPT) then resumes
+ * R's jump: the user's interrupt. Call end() before anything that may
+ * raise an R error. hb_r_interrupt_resume() resumes a held jump (it does
+ * not return then) and returns when none is held. */
+void hb_r_interrupt_init(void);
+void hb_r_interrupt_begin(void);
+int hb_r_interrupt_end(void);
+void hb_r_interrupt_resume(void);
 
 /* Scalar arguments, checked (type, length 1, not NA); errors name `what`. */
 int hb_r_int(SEXP x, const char *what);

@@ -11,6 +11,7 @@
 #include "goss.h"
 #include "rank.h"
 #include "error.h"
+#include "interrupt.h"
 #include "rng.h"
 #include "threads.h"
 #include "split.h"
@@ -46,7 +47,16 @@ struct hb_booster {
   int32_t *q;                      /* quantized training on the CPU: a tree's packed row values */
   int custom_set;                  /* a custom objective: gh holds this round's gradients */
   hb_rank_query_t **query;         /* 1 + cap_valid: each data set's queries (ranking), or NULL */
+  int broken;                      /* interrupted after a round had changed scores: no further use */
 };
+
+/* HB_ERR_STATE for a booster whose round an interrupt left half done (its
+ * scores then hold some of the round's trees, its model none of them). */
+static int check_usable(const hb_booster_t *b) {
+  return b->broken ? hb_error_set(HB_ERR_STATE, "this booster was interrupted in the middle of a round and cannot "
+                                  "be used further; start the training again")
+                   : HB_OK;
+}
 
 void hb_booster_free(hb_booster_t *b) {
   if (!b) return;
@@ -639,6 +649,9 @@ static int gpu_renew_leaves(hb_booster_t *b, hb_tree_t *t, const double *score) 
  * the device, the trees built from its records. */
 static int update_gpu(hb_booster_t *b, int *finished) {
   int K = b->K, nf = b->train->nfeat, st = HB_OK, single = 0;
+  /* the device grows a round's trees in one launch sequence: the host asks
+   * about interrupts once a round, before anything changes */
+  if ((st = hb_interrupt_check()) != HB_OK) return st;
   if (HOST_GRADIENTS(&b->cfg) &&
       ((st = host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(b->gpu, b->gh)) != HB_OK))
     return st;
@@ -697,12 +710,22 @@ int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h) 
 }
 
 int hb_booster_update(hb_booster_t *b, int *finished) {
+  *finished = 0;
+  int st = check_usable(b);
+  if (st != HB_OK) return st;
   if (b->gpu) return update_gpu(b, finished);
   const hb_dataset_t *d = b->train;
   hb_config_t *cfg = &b->cfg;
-  int n = b->n, K = b->K, st = HB_OK, nth = hb_threads_use(cfg->nthreads);
+  int n = b->n, K = b->K, nth = hb_threads_use(cfg->nthreads);
   (void)nth;
-  *finished = 0;
+  /* An interrupt (hb_interrupt_check, here and between the splits of a
+   * tree) before the first score changes undoes the round: what it changed
+   * is redrawn the same way next time (the bag and GOSS's sample depend on
+   * the round only), and a custom objective's gradients stay given. One
+   * after that leaves the booster broken (check_usable). */
+  if ((st = hb_interrupt_check()) != HB_OK) return st;
+  const int custom_given = b->custom_set;
+  int touched = 0;
   if (HOST_GRADIENTS(cfg)) {
     if ((st = host_gradients(b)) != HB_OK) return st;
   } else {  /* a forest's trees all start from the starting score */
@@ -729,6 +752,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   if (!tr) return HB_ERR_NOMEM;
   for (int k = 0; k < K; k++) tr[k] = NULL;
   for (int k = 0; k < K; k++) {
+    if (k > 0 && (st = hb_interrupt_check()) != HB_OK) break;
     if (!(tr[k] = hb_tree_create(cfg->num_leaves))) { st = HB_ERR_NOMEM; break; }
     if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) break;
     const double *ghk = b->gh + 2 * (size_t)k * n;
@@ -744,6 +768,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       st = renew_leaves(b, &lr, tr[k], cfg->rf ? b->base : b->score);
     }
     if (st != HB_OK) break;
+    touched = 1;
     hb_tree_t *t = tr[k];
     if (!tree_values_finite(t)) { st = overflow_cause(b, "leaf values", 0, b->iter + 1, 1); break; }
     if (t->num_leaves == 1) single++;
@@ -815,6 +840,10 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   }
   for (int k = 0; k < K; k++) hb_tree_free(tr[k]);
   if (tr != trees) hb_free(tr);
+  if (st == HB_ERR_INTERRUPT) {
+    if (touched) b->broken = 1;
+    else b->custom_set = custom_given;
+  }
   if (st != HB_OK) return st;
   b->iter++;
   *finished = single == K;
@@ -853,7 +882,8 @@ int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out
 static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out) {
   if (data < 0 || data > b->nvalid)
     return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
-  int st = gpu_sync_scores(b, data);
+  int st = check_usable(b);
+  if (st == HB_OK) st = gpu_sync_scores(b, data);
   if (st != HB_OK) return st;
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
   const double *s = data == 0 ? b->score : b->vscore[data - 1];
@@ -869,7 +899,10 @@ static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out
 }
 
 const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow) {
-  if (data < 0 || data > b->nvalid || gpu_sync_scores(b, data) != HB_OK) { *nrow = 0; return NULL; }
+  if (data < 0 || data > b->nvalid || check_usable(b) != HB_OK || gpu_sync_scores(b, data) != HB_OK) {
+    *nrow = 0;
+    return NULL;
+  }
   *nrow = data == 0 ? b->n : b->valid[data - 1]->nrow;
   return data == 0 ? b->score : b->vscore[data - 1];
 }

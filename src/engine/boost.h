@@ -21,7 +21,13 @@ void hb_booster_free(hb_booster_t *b);
 int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid);
 
 /* One round. *finished is set to 1 when no tree could split (every tree of
- * the round is a single leaf), as LightGBM stops then. */
+ * the round is a single leaf), as LightGBM stops then. An interrupt
+ * (interrupt.h, checked between trees and between splits) returns
+ * HB_ERR_INTERRUPT: caught before the round's first tree has changed the
+ * scores, the round is undone and the booster trains on as if it had not
+ * been called; later, the booster is left broken and every further call
+ * (update, eval, scores) fails with HB_ERR_STATE. The model grown so far
+ * (hb_booster_model) holds whole rounds either way. */
 int hb_booster_update(hb_booster_t *b, int *finished);
 /* A custom objective's gradients for the next round, g and h of the n
  * training rows at the current scores (hb_booster_scores): copied; finite,

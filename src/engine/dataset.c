@@ -7,6 +7,7 @@
 #include <string.h>
 #include "dataset.h"
 #include "error.h"
+#include "interrupt.h"
 #include "threads.h"
 #include "rng.h"
 
@@ -714,6 +715,26 @@ static int make_sample(int nrow, const hb_binparams_t *bp, int need_flag, sample
   return HB_OK;
 }
 
+/* Columns (or features) are binned a group at a time, one parallel loop per
+ * group, and interrupts are checked between groups (interrupt.h): a group
+ * holds about GROUP_VALUES input values (tens of milliseconds), and at
+ * least two columns a thread. Each thread keeps its scratch from group to
+ * group. */
+#define GROUP_VALUES ((long long)1 << 21)
+
+static int column_group(int nrow, int nt, int ncol) {
+  long long g = GROUP_VALUES / (nrow > 0 ? nrow : 1);
+  if (g < 2LL * nt) g = 2LL * nt;
+  if (g > ncol) g = ncol;
+  return g > 0 ? (int)g : 1;
+}
+
+static void scratch_free_all(scratch_t *sc, int nt) {
+  if (!sc) return;
+  for (int t = 0; t < nt; t++) scratch_free(&sc[t]);
+  hb_free(sc);
+}
+
 /* Keep the failure of the lowest column (worker threads; the message is set after). */
 static void first_error(int *err_c, int *err_code, int c, int st) {
 #ifdef _OPENMP
@@ -770,25 +791,24 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     sample_t smp;
     hb_binmapper_t **cm = hb_calloc((size_t)ncol, sizeof *cm);
     int *cn = hb_calloc((size_t)ncol, sizeof *cn);
-    if (!cm || !cn || make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
-      hb_free(cm); hb_free(cn); hb_dataset_free(d);
+    scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
+    if (!cm || !cn || !scs || make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
+      hb_free(cm); hb_free(cn); hb_free(scs); hb_dataset_free(d);
       return HB_ERR_NOMEM;
     }
+    const int group = column_group(smp.n, nt, ncol);
+    for (int c0 = 0; c0 < ncol && err_c < 0; c0 += group) {
+      const int c1 = ncol - c0 < group ? ncol : c0 + group;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    {
-      scratch_t sc;
-      memset(&sc, 0, sizeof sc);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int c = 0; c < ncol; c++) {
-        int st = build_column_mappers(in, &bp, &smp, c, &cm[c], &cn[c], &sc);
+      for (int c = c0; c < c1; c++) {
+        int st = build_column_mappers(in, &bp, &smp, c, &cm[c], &cn[c], &scs[hb_threads_id()]);
         if (st != HB_OK) first_error(&err_c, &err_code, c, st);
       }
-      scratch_free(&sc);
+      if (err_c < 0 && c1 < ncol && hb_interrupt_check() != HB_OK) { err_c = c1; err_code = HB_ERR_INTERRUPT; }
     }
+    scratch_free_all(scs, nt);
     hb_free(smp.rows);
     hb_free(smp.flag);
     for (int c = 0; c < ncol; c++) d->col_first[c + 1] = d->col_first[c] + cn[c];
@@ -824,24 +844,28 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
       }
     }
     int train = reference == NULL;
+    scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
+    if (!scs) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+    const int group = column_group(nrow, nt, nfeat);
+    for (int f0 = 0; f0 < nfeat && err_c < 0; f0 += group) {
+      const int f1 = nfeat - f0 < group ? nfeat : f0 + group;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    {
-      scratch_t sc;
-      memset(&sc, 0, sizeof sc);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int f = 0; f < nfeat; f++) {
-        int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc);
+      for (int f = f0; f < f1; f++) {
+        int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &scs[hb_threads_id()]);
         if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
       }
-      scratch_free(&sc);
+      if (err_c < 0 && f1 < nfeat && hb_interrupt_check() != HB_OK) {
+        err_c = d->feat_col[f1];
+        err_code = HB_ERR_INTERRUPT;
+      }
     }
+    scratch_free_all(scs, nt);
   }
   if (err_c >= 0) {
     hb_dataset_free(d);
+    if (err_code == HB_ERR_INTERRUPT) return hb_error_set(HB_ERR_INTERRUPT, "interrupted");
     if (err_code == HB_ERR_NOMEM)
       return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory binning column %d", err_c + 1);
     return hb_error_set(err_code, "dataset: internal error binning column %d", err_c + 1);

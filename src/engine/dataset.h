@@ -124,7 +124,9 @@ typedef struct hb_dataset {
 /* Bin `in` into a new dataset. With `reference` (a training set), reuse its
  * mappers (in->ncol must equal reference->ncol and column types must agree);
  * otherwise place boundaries from the data. Labels and weights are copied.
- * On failure returns a status, records a message and *out is NULL. */
+ * On failure returns a status, records a message and *out is NULL;
+ * interrupts are checked between groups of columns (interrupt.h:
+ * HB_ERR_INTERRUPT). */
 int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp,
                       const hb_dataset_t *reference, hb_dataset_t **out);
 void hb_dataset_free(hb_dataset_t *d);

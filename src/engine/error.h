@@ -12,7 +12,8 @@ enum {
   HB_ERR_INPUT = 2,    /* the caller passed data the engine cannot use */
   HB_ERR_FORMAT = 3,   /* a model text is malformed or fails its checksum */
   HB_ERR_STATE = 4,    /* an object is used out of order (e.g. no trees) */
-  HB_ERR_INTERNAL = 5  /* a broken invariant: a bug in histboost */
+  HB_ERR_INTERNAL = 5, /* a broken invariant: a bug in histboost */
+  HB_ERR_INTERRUPT = 6 /* the caller asked the engine to stop (interrupt.h) */
 };
 
 /* Record a printf-style message for `code` and return `code`. Main thread only. */

@@ -21,6 +21,7 @@
 #include "split_rules.h"
 #include "math_rules.h"
 #include "error.h"
+#include "interrupt.h"
 #include "threads.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -818,6 +819,8 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
+    /* a split takes milliseconds: Ctrl-C is honoured between two */
+    if ((status = hb_interrupt_check()) != HB_OK) break;
     int l = -1;
     double bestg = -INFINITY;
     for (int k = 0; k < tree->num_leaves; k++)

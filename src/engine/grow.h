@@ -35,6 +35,8 @@ int hb_monotone_features(const hb_dataset_t *d, const int *col_mono, int8_t **ou
  * With qt (quantized training) the tree grows from qt's integer values as
  * the GPU grows it (split_quant.h), and its leaf values are refit from gh
  * (or taken from the quantized sums) in 64-bit fixed point as on the GPU. */
+/* Interrupts are checked between splits (interrupt.h): HB_ERR_INTERRUPT
+ * leaves `tree` half grown, for the caller to throw away. */
 int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                  const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
                  const uint8_t *active, hb_tree_t *tree);

@@ -12,6 +12,7 @@
 #include "predict.h"
 #include "shap.h"
 #include "error.h"
+#include "interrupt.h"
 #include "threads.h"
 
 /* Value of feature f in `row` of dense input: INT NA and out-of-range factor codes are NaN. */
@@ -37,6 +38,32 @@ static inline double dense_value(const hb_column_t *c, int row) {
 #define PRED_BLOCK 64
 /* Most values in one thread's block (32 KiB, an L1 cache): wide data get fewer rows a block. */
 #define PRED_BLOCK_VALUES 4096
+
+/* Rows are predicted a group at a time, one parallel loop per group, and
+ * interrupts are checked between groups (interrupt.h). A group holds about
+ * PRED_GROUP_NODES node visits (a walk visits at most its tree's depth + 1
+ * nodes: tens of milliseconds), and at least four blocks a thread;
+ * contributions about CONTRIB_GROUP_WORK steps of TreeSHAP (leaves x
+ * (depth + 1)^2 a row and tree), and at least a row a thread. A parallel
+ * loop costs microseconds to start, so the groups cost nothing measurable. */
+#define PRED_GROUP_NODES ((long long)1 << 24)
+#define CONTRIB_GROUP_WORK ((long long)1 << 25)
+
+/* Units of work per group (at least min_units, at most total). */
+static long long group_units(long long per_unit, long long target, long long min_units, long long total) {
+  long long g = per_unit > 0 ? target / per_unit : total;
+  if (g < min_units) g = min_units;
+  if (g > total) g = total;
+  return g > 0 ? g : 1;
+}
+
+/* The deepest leaf of a tree (0 for a single leaf). */
+static int tree_depth(const hb_tree_t *t) {
+  int d = 0;
+  for (int l = 0; l < t->num_leaves; l++)
+    if (t->leaf_depth[l] > d) d = t->leaf_depth[l];
+  return d;
+}
 
 /* Leaf of a tree for the row of values x. */
 static inline int walk(const hb_tree_t *t, const double *x) {
@@ -392,37 +419,50 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
     hb_shap_free(&s);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for contribution buffers");
   }
+  long long row_work = 0;
+  for (int t = t0; t < t1; t++) {
+    const long long d1 = tree_depth(m->trees[t]) + 1;
+    row_work += (long long)m->trees[t]->num_leaves * d1 * d1;
+  }
+  const int group = (int)group_units(row_work, CONTRIB_GROUP_WORK, nth, nrow);
+  /* rows handed out 16 at a time, fewer when a group has few rows */
+  const int chunk = group / (4 * nth) < 1 ? 1 : group / (4 * nth) > 16 ? 16 : group / (4 * nth);
   (void)nth;
+  (void)chunk;
+  for (int g0 = 0; g0 < nrow && st == HB_OK; g0 += group) {
+    const int g1 = nrow - g0 < group ? nrow : g0 + group;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 16)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, chunk)
 #endif
-  for (int i = 0; i < nrow; i++) {
+    for (int i = g0; i < g1; i++) {
 #ifdef _OPENMP
-    const int th = omp_get_thread_num();
+      const int th = omp_get_thread_num();
 #else
-    const int th = 0;
+      const int th = 0;
 #endif
-    char *b = blocks + (size_t)th * span;
-    double *x = (double *)b, *phi = (double *)(b + xb), *work = (double *)(b + xb + pb);
-    hb_shap_step_t *path = (hb_shap_step_t *)(b + xb + pb + wb);
-    if (cols) {
-      for (int f = 0; f < nfeat; f++) x[f] = dense_value(&cols[f], i);
-    } else {
-      for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
+      char *b = blocks + (size_t)th * span;
+      double *x = (double *)b, *phi = (double *)(b + xb), *work = (double *)(b + xb + pb);
+      hb_shap_step_t *path = (hb_shap_step_t *)(b + xb + pb + wb);
+      if (cols) {
+        for (int f = 0; f < nfeat; f++) x[f] = dense_value(&cols[f], i);
+      } else {
+        for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
+      }
+      memset(phi, 0, sizeof(double) * width);
+      hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
+      if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
+        for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
+      for (int k = 0; k < K; k++)
+        phi[(size_t)k * (nfeat + 1) + nfeat] += start_score(m->init_score, off, k, N, (size_t)i);
+      for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
+      if (!cols)
+        for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
     }
-    memset(phi, 0, sizeof(double) * width);
-    hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
-    if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
-      for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
-    for (int k = 0; k < K; k++)
-      phi[(size_t)k * (nfeat + 1) + nfeat] += start_score(m->init_score, off, k, N, (size_t)i);
-    for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
-    if (!cols)
-      for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
+    if (g1 < nrow) st = hb_interrupt_check();
   }
   hb_free(blocks);
   hb_shap_free(&s);
-  return HB_OK;
+  return st;
 }
 
 /* Predict rows of `in` into out (column-major); see predict.h. */
@@ -506,64 +546,72 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   const double *init = m->init_score, *off = in->init_score;
   int objective = m->config.objective;
   const int avg = m->config.rf ? num_iter : 0;  /* a forest averages its iterations */
+  long long row_nodes = 0;
+  for (int t = t0; t < t1; t++) row_nodes += tree_depth(trees[t]) + 1;
+  const int group = (int)group_units((long long)brow * row_nodes, PRED_GROUP_NODES, 4LL * nth, nblock);
+  int st = HB_OK;
   (void)nth;
 
+  for (int b0 = 0; b0 < nblock && st == HB_OK; b0 += group) {
+    const int b1 = nblock - b0 < group ? nblock : b0 + group;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static)
 #endif
-  for (int b = 0; b < nblock; b++) {
+    for (int b = b0; b < b1; b++) {
 #ifdef _OPENMP
-    const int th = omp_get_thread_num();
+      const int th = omp_get_thread_num();
 #else
-    const int th = 0;
+      const int th = 0;
 #endif
-    double *x = blocks + (size_t)th * (size_t)brow * width;
-    int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
-    if (!cols && (size_t)(csr.p[i0 + nb] - csr.p[i0]) * CHAIN_SPARSITY <= (size_t)nb * (size_t)nfeat) {
-      chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, off, avg, objective,
-                 type, N, out);
-      continue;
-    }
-    if (cols) {
-      for (int f = 0; f < nfeat; f++)
-        for (int r = 0; r < nb; r++) x[(size_t)r * nfeat + f] = dense_value(&cols[f], i0 + r);
-    } else {
-      for (int r = 0; r < nb; r++)
-        for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = csr.x[e];
-    }
-    int leaf[PRED_BLOCK];
-    if (type == HB_PRED_LEAF) {
-      for (int t = t0; t < t1; t++) {
-        double *o = out + (size_t)(t - t0) * N + i0;
-        block_leaves(trees[t], &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
-        for (int r = 0; r < nb; r++) o[r] = (double)leaf[r];
+      double *x = blocks + (size_t)th * (size_t)brow * width;
+      int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
+      if (!cols && (size_t)(csr.p[i0 + nb] - csr.p[i0]) * CHAIN_SPARSITY <= (size_t)nb * (size_t)nfeat) {
+        chain_rows(trees, &zc, &csr, i0, nb, bitmaps + (size_t)th * bwords, x, t0, t1, K, init, off, avg, objective,
+                   type, N, out);
+        continue;
       }
-    } else {
-      for (int k = 0; k < K; k++)
+      if (cols) {
+        for (int f = 0; f < nfeat; f++)
+          for (int r = 0; r < nb; r++) x[(size_t)r * nfeat + f] = dense_value(&cols[f], i0 + r);
+      } else {
         for (int r = 0; r < nb; r++)
-          out[(size_t)k * N + i0 + r] = avg ? 0.0 : start_score(init, off, k, N, (size_t)(i0 + r));
-      for (int t = t0; t < t1; t++) {
-        const hb_tree_t *tr = trees[t];
-        double *o = out + (size_t)(t % K) * N + i0;
-        block_leaves(tr, &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
-        for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[leaf[r]];
+          for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = csr.x[e];
       }
-      if (avg)  /* a forest: the starting score plus the mean of its trees */
+      int leaf[PRED_BLOCK];
+      if (type == HB_PRED_LEAF) {
+        for (int t = t0; t < t1; t++) {
+          double *o = out + (size_t)(t - t0) * N + i0;
+          block_leaves(trees[t], &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
+          for (int r = 0; r < nb; r++) o[r] = (double)leaf[r];
+        }
+      } else {
         for (int k = 0; k < K; k++)
           for (int r = 0; r < nb; r++)
-            out[(size_t)k * N + i0 + r] =
-                start_score(init, off, k, N, (size_t)(i0 + r)) + out[(size_t)k * N + i0 + r] / avg;
-      if (type == HB_PRED_RESPONSE)
-        for (int r = 0; r < nb; r++) response(objective, K, out + i0 + r, N);
+            out[(size_t)k * N + i0 + r] = avg ? 0.0 : start_score(init, off, k, N, (size_t)(i0 + r));
+        for (int t = t0; t < t1; t++) {
+          const hb_tree_t *tr = trees[t];
+          double *o = out + (size_t)(t % K) * N + i0;
+          block_leaves(tr, &flat, flat.first ? flat.first[t - t0] : -1, x, nb, nfeat, leaf);
+          for (int r = 0; r < nb; r++) o[r] += tr->leaf_value[leaf[r]];
+        }
+        if (avg)  /* a forest: the starting score plus the mean of its trees */
+          for (int k = 0; k < K; k++)
+            for (int r = 0; r < nb; r++)
+              out[(size_t)k * N + i0 + r] =
+                  start_score(init, off, k, N, (size_t)(i0 + r)) + out[(size_t)k * N + i0 + r] / avg;
+        if (type == HB_PRED_RESPONSE)
+          for (int r = 0; r < nb; r++) response(objective, K, out + i0 + r, N);
+      }
+      if (!cols)
+        for (int r = 0; r < nb; r++)
+          for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = 0.0;
     }
-    if (!cols)
-      for (int r = 0; r < nb; r++)
-        for (int e = csr.p[i0 + r]; e < csr.p[i0 + r + 1]; e++) x[(size_t)r * nfeat + csr.j[e]] = 0.0;
+    if (b1 < nblock) st = hb_interrupt_check();
   }
   hb_free(blocks);
   hb_free(bitmaps);
   zchain_free(&zc);
   flat_free(&flat);
   csr_free(&csr);
-  return HB_OK;
+  return st;
 }

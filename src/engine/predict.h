@@ -16,7 +16,9 @@ enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB 
  *   CONTRIB:       nrow x (num_class * (ncol + 1)): per class, each feature's
  *                  contribution to the raw score and last the bias (shap.h),
  *                  summing to the RAW prediction.
- * Parallel over rows with nthreads threads. */
+ * Parallel over rows with nthreads threads, a group of rows at a time;
+ * interrupts are checked between groups (interrupt.h: HB_ERR_INTERRUPT, out
+ * then partly written). */
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter,
                int type, int nthreads, double *out);
 
