@@ -9,6 +9,7 @@
 #   ncu     the same under Nsight Compute: every kernel's duration, summed by kernel
 #   kernels Rscript tools/gpu/kernels.R (the histogram kernel alone, by rows)
 #   sanitize tools/gpu/sanitize.R under compute-sanitizer, memcheck then racecheck
+#   oom     tools/gpu/oom.R: out of device memory beside tools/gpu/hog
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
 set -eu
@@ -58,6 +59,8 @@ for step in "$@"; do
         echo "compute-sanitizer ${tool}: exit $?"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
       done ;;
+    oom)
+      nvcc -O2 -o tools/gpu/hog tools/gpu/hog.cu && Rscript tools/gpu/oom.R 2>&1 | tee "${out}/oom.log" | tail -8 ;;
     ncu)
       ncu --target-processes all --metrics gpu__time_duration.sum --print-summary per-kernel \
         Rscript tools/gpu/profile.R ${NCU_ARGS:-2000000 3} > "${out}/ncu.log" 2>&1 || true
