@@ -237,72 +237,65 @@ void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k) {
 static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
                              const hb_histbin_t *h, hb_split_t *best) {
   const hb_config_t *cfg = c->cfg;
-  int nb = m->num_bin;
-  double cf = c->cnt_factor;
+  const int nb = m->num_bin, onehot = hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot);
   double best_gain = 0.0, bgl = 0, bhl = 0;
-  int bnl = 0;
-  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
-    int bb = -1, nonempty = 0, first = -1;
-    for (int b = 0; b < nb; b++)
-      if (hb_rule_count(h[b].h, cf) > 0) { if (first < 0) first = b; nonempty++; }
-    for (int b = 0; b < nb; b++) {
-      if (hb_rule_cat_onehot_seen(nonempty, first, b)) continue;
-      int cnt = hb_rule_count(h[b].h, cf);
-      double g = candidate(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
-      if (g > best_gain) { best_gain = g; bb = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt; }
-    }
-    if (bb < 0 || !(best_gain > best->gain)) return;
-    best->feature = f;
-    best->gain = best_gain;
-    best->is_cat = 1;
-    best->threshold_bin = -1;
-    bits_clear(best->left_bins);
-    bits_set(best->left_bins, bb);
-    best->default_left = bb == nb - 1;
-    finish(c, best, bgl, bhl, bnl);
-    return;
-  }
+  int bnl = 0, bk = 0, bdir = 0, used = 0;   /* the winner: bin bk (one-vs-rest), or the first / last bk of
+                                                 the used sorted categories */
   hb_cat_key_t keys[HB_MAX_NUM_BIN];
   int cnt[HB_MAX_NUM_BIN];
-  uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
-  int used = 0, dropped = 0, used_rows = 0;
-  for (int b = 0; b < nb; b++) {
-    cnt[b] = hb_rule_count(h[b].h, cf);
-    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
-    used_rows += cnt[b];
-    keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
-    keys[used].bin = b;
-    used++;
-  }
-  if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
-  const double l2c = cfg->lambda_l2 + cfg->cat_l2;
-  const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
-  hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
-  int bk = 0, bdir = 0;
-  memset(first, 0, (size_t)kmax);
-  for (int dir = 0; dir < 2; dir++) {
-    double gl = 0, hl = 0;
-    int nl = 0, group = 0;
-    for (int k = 1; k <= kmax; k++) {
-      int b = keys[dir == 0 ? k - 1 : used - k].bin;
-      gl += h[b].g; hl += h[b].h; nl += cnt[b];
-      int st = hb_rule_cat_step(cnt[b], nl, hl, c->tot.n, c->tot.h, &group, cfg->min_data_in_leaf,
-                                cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
-      if (dir == 0) first[k - 1] = st > 0;
-      if (st < 0) break;
-      if (st == 0) continue;
-      if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
-      double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
-      if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
+  for (int b = 0; b < nb; b++) cnt[b] = hb_rule_count(h[b].h, c->cnt_factor);
+  if (onehot) {  /* each bin alone on the left, lambda_l2 */
+    int nonempty = 0, lowest = -1;
+    for (int b = 0; b < nb; b++)
+      if (cnt[b] > 0) { if (lowest < 0) lowest = b; nonempty++; }
+    bk = -1;
+    for (int b = 0; b < nb; b++) {
+      if (hb_rule_cat_onehot_seen(nonempty, lowest, b)) continue;
+      double g = candidate(c, h[b].g, h[b].h, cnt[b], cfg->lambda_l2, c->parent_gain, 0);
+      if (g > best_gain) { best_gain = g; bk = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt[b]; }
     }
+    if (bk < 0) return;
+  } else {  /* many against many */
+    uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
+    int dropped = 0, used_rows = 0;
+    for (int b = 0; b < nb; b++) {
+      if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
+      used_rows += cnt[b];
+      keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
+      keys[used].bin = b;
+      used++;
+    }
+    if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
+    const double l2c = cfg->lambda_l2 + cfg->cat_l2;
+    const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
+    hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
+    memset(first, 0, (size_t)kmax);
+    for (int dir = 0; dir < 2; dir++) {
+      double gl = 0, hl = 0;
+      int nl = 0, group = 0;
+      for (int k = 1; k <= kmax; k++) {
+        int b = keys[dir == 0 ? k - 1 : used - k].bin;
+        gl += h[b].g; hl += h[b].h; nl += cnt[b];
+        int st = hb_rule_cat_step(cnt[b], nl, hl, c->tot.n, c->tot.h, &group, cfg->min_data_in_leaf,
+                                  cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+        if (dir == 0) first[k - 1] = st > 0;
+        if (st < 0) break;
+        if (st == 0) continue;
+        if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
+        double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
+        if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
+      }
+    }
+    if (bk == 0) return;
   }
-  if (bk == 0 || !(best_gain > best->gain)) return;
+  if (!(best_gain > best->gain)) return;
   best->feature = f;
   best->gain = best_gain;
   best->is_cat = 1;
   best->threshold_bin = -1;
   bits_clear(best->left_bins);
-  for (int k = 1; k <= bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k - 1 : used - k].bin);
+  if (onehot) bits_set(best->left_bins, bk);
+  else for (int k = 0; k < bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k : used - 1 - k].bin);
   best->default_left = hb_split_bin_left(best, nb - 1);
   finish(c, best, bgl, bhl, bnl);
 }

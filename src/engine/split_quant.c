@@ -179,70 +179,64 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     take(c, f, bgain, 0, bt, bdl, bits, blg, blh, bln, best, olg, olh);
     return;
   }
-  /* Categorical (split_rules.h; the candidates in split.c's order). One
-   * against the rest for few bins, lambda_l2 alone: */
-  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {
-    double bgain = -1.0;
-    int bb = -1, bln = 0, nonempty = 0, first = -1;
+  /* Categorical (split_rules.h; the candidates in split.c's order). */
+  int cnt[HB_MAX_NUM_BIN];
+  for (int b = 0; b < nb; b++) cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
+  double bgain = -1.0;
+  int bln = 0;
+  int64_t blg = 0, blh = 0;
+  memset(bits, 0, sizeof bits);
+  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {  /* each bin alone on the left, lambda_l2 */
+    int bb = -1, nonempty = 0, lowest = -1;
     for (int b = 0; b < nb; b++)
-      if (hb_rule_count((double)h[b].h * c->sh, c->cnt_factor) > 0) { if (first < 0) first = b; nonempty++; }
+      if (cnt[b] > 0) { if (lowest < 0) lowest = b; nonempty++; }
     for (int b = 0; b < nb; b++) {
-      if (hb_rule_cat_onehot_seen(nonempty, first, b)) continue;
-      int cnt = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
-      double g = cand(c, h[b].g, h[b].h, cnt, cfg->lambda_l2, c->parent_gain, 0);
-      if (g > bgain) { bgain = g; bb = b; bln = cnt; }
+      if (hb_rule_cat_onehot_seen(nonempty, lowest, b)) continue;
+      double g = cand(c, h[b].g, h[b].h, cnt[b], cfg->lambda_l2, c->parent_gain, 0);
+      if (g > bgain) { bgain = g; bb = b; blg = h[b].g; blh = h[b].h; bln = cnt[b]; }
     }
     if (!(bgain > 0)) return;
-    memset(bits, 0, sizeof bits);
     bits[bb >> 5] |= 1u << (bb & 31);
-    take(c, f, bgain, 1, -1, bb == nb - 1, bits, h[bb].g, h[bb].h, bln, best, olg, olh);
-    return;
-  }
-  /* Many against many: bins with at least cat_smooth rows ordered by
-   * G / (H + cat_smooth), ties by bin, prefixes from both ends. */
-  hb_cat_key_t keys[HB_MAX_NUM_BIN];
-  int cnt[HB_MAX_NUM_BIN];
-  uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
-  int used = 0, dropped = 0, used_rows = 0;
-  for (int b = 0; b < nb; b++) {
-    cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
-    if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
-    used_rows += cnt[b];
-    keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
-    keys[used].bin = b;
-    used++;
-  }
-  if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
-  const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
-  hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
-  const double l2c = cfg->lambda_l2 + cfg->cat_l2;
-  double bgain = -1.0;
-  int bk = 0, bdir = 0, bln = 0;
-  int64_t blg = 0, blh = 0;
-  memset(first, 0, (size_t)kmax);
-  for (int dir = 0; dir < 2; dir++) {
-    int64_t lg = 0, lh = 0;
-    int ln = 0, group = 0;
-    for (int k = 1; k <= kmax; k++) {
-      int b = keys[dir == 0 ? k - 1 : used - k].bin;
-      lg += h[b].g;
-      lh += h[b].h;
-      ln += cnt[b];
-      int st = hb_rule_cat_step(cnt[b], ln, (double)lh * c->sh, c->n, c->Hd, &group, cfg->min_data_in_leaf,
-                                cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
-      if (dir == 0) first[k - 1] = st > 0;
-      if (st < 0) break;
-      if (st == 0) continue;
-      if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
-      double g = cand(c, lg, lh, ln, l2c, c->parent_gain, 0);
-      if (g > bgain) { bgain = g; bk = k; bdir = dir; blg = lg; blh = lh; bln = ln; }
+  } else {  /* many against many: bins with at least cat_smooth rows, by G / (H + cat_smooth), ties by bin */
+    hb_cat_key_t keys[HB_MAX_NUM_BIN];
+    uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
+    int used = 0, dropped = 0, used_rows = 0;
+    for (int b = 0; b < nb; b++) {
+      if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
+      used_rows += cnt[b];
+      keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
+      keys[used].bin = b;
+      used++;
     }
-  }
-  if (!(bgain > 0)) return;
-  memset(bits, 0, sizeof bits);
-  for (int k = 0; k < bk; k++) {
-    int b = keys[bdir ? used - 1 - k : k].bin;
-    bits[b >> 5] |= 1u << (b & 31);
+    if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
+    const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
+    hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
+    const double l2c = cfg->lambda_l2 + cfg->cat_l2;
+    int bk = 0, bdir = 0;
+    memset(first, 0, (size_t)kmax);
+    for (int dir = 0; dir < 2; dir++) {
+      int64_t lg = 0, lh = 0;
+      int ln = 0, group = 0;
+      for (int k = 1; k <= kmax; k++) {
+        int b = keys[dir == 0 ? k - 1 : used - k].bin;
+        lg += h[b].g;
+        lh += h[b].h;
+        ln += cnt[b];
+        int st = hb_rule_cat_step(cnt[b], ln, (double)lh * c->sh, c->n, c->Hd, &group, cfg->min_data_in_leaf,
+                                  cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
+        if (dir == 0) first[k - 1] = st > 0;
+        if (st < 0) break;
+        if (st == 0) continue;
+        if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
+        double g = cand(c, lg, lh, ln, l2c, c->parent_gain, 0);
+        if (g > bgain) { bgain = g; bk = k; bdir = dir; blg = lg; blh = lh; bln = ln; }
+      }
+    }
+    if (!(bgain > 0)) return;
+    for (int k = 0; k < bk; k++) {
+      int b = keys[bdir ? used - 1 - k : k].bin;
+      bits[b >> 5] |= 1u << (b & 31);
+    }
   }
   int dl = (bits[(nb - 1) >> 5] >> ((nb - 1) & 31)) & 1u;
   take(c, f, bgain, 1, -1, dl, bits, blg, blh, bln, best, olg, olh);
