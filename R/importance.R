@@ -39,7 +39,7 @@ hb_trees <- function(model) {
   ord_rows <- which(!leaf & !(nd$categorical %in% TRUE) & model$feature_types[nd$feature] %in% "ordinal")
   for (r in ord_rows) {
     lv <- model$feature_levels[[nd$feature[r]]]
-    categories[r] <- paste(lv[seq_len(length(lv))[seq_along(lv) <= nd$threshold[r]]], collapse = "||")
+    categories[r] <- paste(lv[seq_along(lv) <= nd$threshold[r]], collapse = "||")
   }
   data.frame(
     tree = nd$tree,
