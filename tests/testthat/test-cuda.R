@@ -7,6 +7,11 @@ gpu_skip_reason <- function() {
   info <- hb_device_info()
   if (isTRUE(info$available)) NULL else info$status
 }
+# Under compute-sanitizer (tools/gpu/check.sh sanitize-tests) the racecheck
+# pass sets HB_CUDA_TEST_SMALL=1: the two tests of 100,000+ rows then use
+# 30,000, which keeps every kernel path (the paths are forced by mode and
+# shared-memory limit, not chosen by size) at a size racecheck finishes.
+test_rows <- function(n) if (nzchar(Sys.getenv("HB_CUDA_TEST_SMALL"))) min(n, 30000L) else n
 skip_without_gpu <- function() {
   why <- gpu_skip_reason()
   if (!is.null(why)) skip(paste("no GPU for the CUDA tests:", why))
@@ -108,7 +113,7 @@ wide_hist_data <- function(n, p, seed) {
 
 test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words, 4-bit bins) equal plain R's sums", {
   skip_without_gpu()
-  n <- 150000L
+  n <- test_rows(150000L)
   for (p in c(28L, 30L, 41L)) for (mb in c(255L, 15L)) {
     dd <- wide_hist_data(n, p, p)
     ds <- hb_dataset(dd$x, rnorm(n), max_bin = mb)
@@ -120,11 +125,11 @@ test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words, 4-bit
     } else {
       expect_identical(max(num_bin), 16L)  # 4-bit bins on the device: eight features a word
     }
-    # max_bin 255: all rows and 100,000 of them: blocks take every word of a
+    # max_bin 255: all rows and two thirds of them: blocks take every word of a
     # group (octets); 3,000 rows: blocks take a pair of words each (a small
     # leaf); 40,000 bytes of shared memory: groups of four words, no octets.
     # max_bin 15: words of eight 4-bit features, in groups or (3,000 rows) alone.
-    for (rows in list(NULL, sample.int(n, 100000L), sample.int(n, 3000L))) {
+    for (rows in list(NULL, sample.int(n, (n * 2L) %/% 3L), sample.int(n, 3000L))) {
       r <- if (is.null(rows)) seq_len(n) else rows
       for (cfg in list(list(mode = 1L, lim = 0L), list(mode = 1L, lim = 40000L), list(mode = 2L, lim = 0L))) {
         res <- histboost:::.hb_cuda_hist(ds, dd$g, dd$h, rows = rows, mode = cfg$mode, smem_limit = cfg$lim)
@@ -518,10 +523,10 @@ test_that("GPU and CPU agree with NAs, factors, L1/L2, depth limits, bagging and
 test_that("GPU and CPU grow the same trees on 30 features and 120,000 rows (octets; 4-bit bins)", {
   skip_without_gpu()
   set.seed(15)
-  n <- 120000L
+  n <- test_rows(120000L)
   x <- as.data.frame(matrix(runif(n * 30), n, 30))
   x$V7 <- round(x$V7 * 2)
-  x$V9[sample.int(n, 5000)] <- NA
+  x$V9[sample.int(n, n %/% 24L)] <- NA
   y <- 3 * sin(4 * x$V1) + 4 * (x$V2 > 0.6) + 2 * x$V3 * (x$V4 > 0.3) + x$V7 + 2 * x$V12^2 + rnorm(n, sd = 0.3)
   # max_bin 15: the histogram kernels read 4-bit bins, eight features a word
   for (mb in c(255L, 15L)) {

@@ -9,6 +9,8 @@
 #   ncu     the same under Nsight Compute: every kernel's duration, summed by kernel
 #   kernels Rscript tools/gpu/kernels.R (the histogram kernel alone, by rows)
 #   sanitize tools/gpu/sanitize.R under compute-sanitizer, memcheck then racecheck
+#   sanitize-tests  tests/testthat/test-cuda.R under compute-sanitizer
+#           (memcheck at full size; racecheck with HB_CUDA_TEST_SMALL=1)
 #   oom     tools/gpu/oom.R: out of device memory beside tools/gpu/hog
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
@@ -58,6 +60,15 @@ for step in "$@"; do
           Rscript tools/gpu/sanitize.R > "${out}/sanitize-${tool}.log" 2>&1
         echo "compute-sanitizer ${tool}: exit $?"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
+      done ;;
+    sanitize-tests)
+      for tool in memcheck racecheck; do
+        small=""; [ "${tool}" = racecheck ] && small=1
+        HB_CUDA_TEST_SMALL=${small} timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool "${tool}" \
+          --target-processes all --error-exitcode 9 Rscript -e 'r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests under sanitizer: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped))); if (sum(d$failed) + sum(d$error) > 0) quit(status = 1)' \
+          > "${out}/sanitize-tests-${tool}.log" 2>&1
+        echo "compute-sanitizer ${tool} over test-cuda.R: exit $?"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|under sanitizer|Error" "${out}/sanitize-tests-${tool}.log" | tail -5
       done ;;
     oom)
       nvcc -O2 -o tools/gpu/hog tools/gpu/hog.cu && Rscript tools/gpu/oom.R 2>&1 | tee "${out}/oom.log" | tail -8 ;;
