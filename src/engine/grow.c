@@ -407,10 +407,11 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
   int *rows = ws->idx + begin, *tmp = ws->tmp;
   int nl = -1;
   int nth = hb_threads_use(nthreads);
-  /* A sparse feature whose rows go where its own bins send them (not a
-   * wide factor's part, not in a bundle with conflicts): from its stored
-   * rows, when it stores few of the leaf's. */
-  if (d->store[f].sparse && !rule.code && ws->pos && !(rule.bcol && bd->conflicts[bd->bundle_of[f]] > 0)) {
+  /* A sparse feature whose rows go where its own bins send them (not in
+   * a bundle with conflicts; a wide factor's part always does, its stored
+   * rows being its own bins, the other parts' rows in its default, missing
+   * bin): from its stored rows, when it stores few of the leaf's. */
+  if (d->store[f].sparse && ws->pos && (rule.code || !(rule.bcol && bd->conflicts[bd->bundle_of[f]] > 0))) {
     nl = partition_stored(d, f, goleft, rows, cnt, ws->pos, tmp);
     if (nl >= 0) memcpy(rows, tmp, sizeof(int) * (size_t)cnt);
   }

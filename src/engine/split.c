@@ -258,12 +258,13 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
   } else {  /* many against many */
     uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
     int dropped = 0, used_rows = 0;
-    for (int b = 0; b < nb; b++) {
-      if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
-      used_rows += cnt[b];
+    for (int b = 0; b < nb; b++) {  /* without a branch: whether a bin is used is a coin flip in small leaves */
+      const int ok = hb_rule_cat_used(cnt[b], cfg->cat_smooth);
+      dropped += (cnt[b] > 0) & !ok;
+      used_rows += cnt[b] & -ok;
       keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
       keys[used].bin = b;
-      used++;
+      used += ok;
     }
     if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
     const double l2c = cfg->lambda_l2 + cfg->cat_l2;

@@ -201,12 +201,13 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     hb_cat_key_t keys[HB_MAX_NUM_BIN];
     uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
     int used = 0, dropped = 0, used_rows = 0;
-    for (int b = 0; b < nb; b++) {
-      if (!hb_rule_cat_used(cnt[b], cfg->cat_smooth)) { dropped += cnt[b] > 0; continue; }
-      used_rows += cnt[b];
+    for (int b = 0; b < nb; b++) {  /* without a branch, as split.c's */
+      const int ok = hb_rule_cat_used(cnt[b], cfg->cat_smooth);
+      dropped += (cnt[b] > 0) & !ok;
+      used_rows += cnt[b] & -ok;
       keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
       keys[used].bin = b;
-      used++;
+      used += ok;
     }
     if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
     const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);

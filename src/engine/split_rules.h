@@ -55,7 +55,8 @@ HB_RULE double hb_rule_count_factor(int n, double h) {
 /* Estimated rows behind a bin's hessian sum h (round half up, never < 0). */
 HB_RULE int hb_rule_count(double h, double count_factor) {
   double c = h * count_factor + 0.5;
-  return c >= 1.0 ? (int)c : 0;
+  c = c > 0.0 ? c : 0.0;   /* a max (NaN to 0), not a branch: the scans call this for every bin; */
+  return (int)c;           /* under 1 truncates to 0 */
 }
 
 /* Whether a leaf with hessian sum H has rows in a feature's missing bin
@@ -184,7 +185,7 @@ HB_RULE double hb_rule_child_l2(int is_cat, int num_bin, int max_cat_to_onehot, 
 
 /* Whether a category with estimated rows cnt enters the sorted scan. */
 HB_RULE int hb_rule_cat_used(int cnt, double cat_smooth) {
-  return cnt > 0 && (double)cnt >= cat_smooth;
+  return (cnt > 0) & ((double)cnt >= cat_smooth);
 }
 
 /* Whether a many-vs-many scan can have a candidate at all: its left side
