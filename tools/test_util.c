@@ -225,6 +225,12 @@ static void test_cat_sort_ends(void) {
     for (int i = 0; i < kk; i++)
       bad += c[i].bin != b[i].bin || c[i].key != b[i].key || c[n - 1 - i].bin != b[n - 1 - i].bin;
     CHECK(bad == 0);
+    /* and the array is still a permutation of the keys (the middle keeps the rest) */
+    int seen[256] = {0};
+    for (int i = 0; i < n; i++) seen[c[i].bin]++;
+    int missing = 0;
+    for (int i = 0; i < n; i++) missing += seen[i] != 1;
+    CHECK(missing == 0);
   }
 }
 
