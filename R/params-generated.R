@@ -69,7 +69,7 @@
     doc = "seed of every random draw (bagging, features, GOSS, rounding)"),
   nthreads = list(type = "INT", default = 0L, lower = -Inf, lower_open = FALSE, upper = Inf, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "hand", aliases = c("num_threads", "num_thread", "nthread", "n_jobs"),
-    doc = "threads; <= 0: the default (the model does not depend on it, its file says 0)"),
+    doc = "threads (NULL: hb_threads()); the model does not depend on them (in C, <= 0: the default)"),
   tweedie_variance_power = list(type = "DBL", default = 1.5, lower = 1, lower_open = TRUE, upper = 2, upper_open = TRUE,
     store = "tweedie", gpu = TRUE, r = "arg", aliases = character(0),
     doc = "the Tweedie power p"),
