@@ -587,6 +587,24 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # arguments (a named list; max_bin_given: whether max_bin was passed): the
 # checks, the binning, the validation sets and a booster ready to train,
 # which the caller frees. Shared with hb_cv(), which trains one per fold.
+# The engine's parameters are checked from the registry (.HB_PARAMS, see
+# src/README.md); the rest by hand here. The result, which histboost(),
+# hb_cv() and .hb_finish() read:
+#   booster          the native booster (free it with C_hb_booster_free)
+#   valid_sets       named list of validation hb_datasets (binned like the training data)
+#   nrounds, early_stopping_rounds, verbose, stopping (early_stopping_min_delta,
+#                    early_stopping_metric): the loop's settings, checked
+#   metrics          .hb_metric_state(): the metrics' rows, names and higher_better flags
+#   eval_metric      the built-in metrics as logged ("ndcg@3"), for the model's params
+#   set_labels       the labels of each set for metric functions (NULL without them)
+#   task, objective, classes: the task, the objective's name, the class labels (or NULL)
+#   nrow, min_data_in_leaf: for the "no tree could split" message
+#   keep_fitted, train_label: keep_fitted = TRUE keeps the training labels
+#   max_bin, device, quant, sampling, bundle, imbalance: R-side parameters the model's
+#                    meta records (.hb_finish), device as used ("cpu" or "cuda")
+#   profile          TRUE when the GPU profile is collected
+#   base_text, base_iter: init_model's text and iterations (NULL and 0 without it)
+#   custom, custom_labels, custom_weights: a custom objective, its labels and weights
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
   x <- a$x; y <- a$y; weights <- a$weights; init_score <- a$init_score; nrounds <- a$nrounds
   objective <- a$objective
