@@ -5,10 +5,9 @@
 # matrices as a whole, sparse matrices as their p/i/x slots; nothing is
 # densified and the user's objects are never modified.
 
-.HB_COL_DOUBLE <- 0L
-.HB_COL_INT <- 1L
-.HB_COL_FACTOR <- 2L
-.HB_FEAT_TYPES <- c("numeric", "categorical", "ordinal") # engine codes 0, 1, 2
+# The column types (.HB_COL_*), input kinds (.HB_INPUT_*, spec$kind) and
+# feature types (.HB_FEAT_TYPES) are the engine's codes, from
+# src/engine/codes.def (R/params-generated.R).
 
 # An ordered factor's treatment (`ordered_factors`): "ordinal" splits it on
 # its level order as a numeric feature of level codes 1..nlevels (the model
@@ -133,7 +132,7 @@
         flev[[j]] <- levels(col)
       }
     }
-    spec <- list(kind = 0L, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
+    spec <- list(kind = .HB_INPUT_FRAME, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
   } else if (is.matrix(x)) {
     if (!(is.numeric(x) || is.logical(x))) {
       .hb_abort("`", arg, "` is a ", typeof(x), " matrix; give a numeric matrix, or a data.frame ",
@@ -144,7 +143,7 @@
     nms <- colnames(x)
     if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
     if (is.logical(x)) storage.mode(x) <- "integer" # a local copy, not the user's matrix
-    spec <- list(kind = 1L, nrow = n, ncol = p, mat = x)
+    spec <- list(kind = .HB_INPUT_MATRIX, nrow = n, ncol = p, mat = x)
     ftypes <- rep("numeric", p)
     flev <- vector("list", p)
   } else if (methods::is(x, "sparseMatrix")) {
@@ -153,7 +152,7 @@
     p <- ncol(x)
     nms <- colnames(x)
     if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
-    spec <- list(kind = 2L, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+    spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
     ftypes <- rep("numeric", p)
     flev <- vector("list", p)
   } else {
@@ -242,7 +241,7 @@
         types[j] <- if (kind == "double") .HB_COL_DOUBLE else .HB_COL_INT
       }
     }
-    spec <- list(kind = 0L, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
+    spec <- list(kind = .HB_INPUT_FRAME, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
   } else if (is.matrix(x) || methods::is(x, "sparseMatrix")) {
     sparse <- !is.matrix(x)
     if (any(is_cat | is_ord)) {
@@ -271,10 +270,10 @@
     }
     n <- nrow(x)
     if (sparse) {
-      spec <- list(kind = 2L, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+      spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
     } else {
       if (is.logical(x)) storage.mode(x) <- "integer"
-      spec <- list(kind = 1L, nrow = n, ncol = p, mat = x)
+      spec <- list(kind = .HB_INPUT_MATRIX, nrow = n, ncol = p, mat = x)
     }
   } else {
     .hb_not_data(x, arg)

@@ -3,44 +3,9 @@
 # errors for unknown names, for names that mean different things in the two
 # libraries, and for one parameter given twice with different values.
 
-# Alias -> histboost name (our own names map to themselves, added below).
-.HB_PARAM_ALIASES <- c(
-  # rounds and shrinkage
-  num_iterations = "nrounds", num_iteration = "nrounds", n_iter = "nrounds", num_tree = "nrounds",
-  num_trees = "nrounds", num_round = "nrounds", num_rounds = "nrounds", num_boost_round = "nrounds",
-  n_estimators = "nrounds", max_iter = "nrounds",
-  eta = "learning_rate", shrinkage_rate = "learning_rate",
-  # tree shape
-  num_leaf = "num_leaves", max_leaves = "num_leaves", max_leaf = "num_leaves", max_leaf_nodes = "num_leaves",
-  min_data_per_leaf = "min_data_in_leaf", min_data = "min_data_in_leaf", min_child_samples = "min_data_in_leaf",
-  min_samples_leaf = "min_data_in_leaf",
-  min_sum_hessian_per_leaf = "min_sum_hessian_in_leaf", min_sum_hessian = "min_sum_hessian_in_leaf",
-  min_hessian = "min_sum_hessian_in_leaf", min_child_weight = "min_sum_hessian_in_leaf",
-  # regularization
-  reg_alpha = "lambda_l1", l1_regularization = "lambda_l1",
-  lambda = "lambda_l2", reg_lambda = "lambda_l2", l2_regularization = "lambda_l2",
-  min_split_gain = "min_gain_to_split", gamma = "min_gain_to_split", min_split_loss = "min_gain_to_split",
-  # sampling
-  sub_row = "bagging_fraction", subsample = "bagging_fraction", bagging = "bagging_fraction",
-  subsample_freq = "bagging_freq",
-  sub_feature = "feature_fraction", colsample_bytree = "feature_fraction",
-  data_sample_strategy = "goss",
-  # binning, categories, bundles
-  max_bins = "max_bin", is_enable_bundle = "enable_bundle", bundle = "enable_bundle",
-  # objective, metric, stopping
-  objective_type = "objective", app = "objective", application = "objective", loss = "objective",
-  boosting_type = "boosting", boost = "boosting", booster = "boosting",
-  metric = "eval_metric", metrics = "eval_metric", metric_types = "eval_metric",
-  early_stopping_round = "early_stopping_rounds", early_stopping = "early_stopping_rounds",
-  n_iter_no_change = "early_stopping_rounds",
-  ndcg_eval_at = "eval_at", ndcg_at = "eval_at", map_eval_at = "eval_at", map_at = "eval_at",
-  mc = "monotone_constraints", monotone_constraint = "monotone_constraints",
-  # running
-  num_threads = "nthreads", num_thread = "nthreads", nthread = "nthreads", n_jobs = "nthreads",
-  random_seed = "seed", random_state = "seed", device_type = "device", verbosity = "verbose",
-  # class imbalance
-  unbalance = "is_unbalance", unbalanced_sets = "is_unbalance"
-)
+# Alias -> histboost name (our own names map to themselves, added below):
+# .HB_PARAM_ALIASES, generated from the registry (src/engine/params.def) into
+# R/params-generated.R.
 
 # Names that LightGBM and xgboost use for different things, or that
 # histboost decides itself: an error that says what to do instead.
@@ -173,4 +138,37 @@
     args[p] <- list(v)
   }
   args
+}
+
+# The parameters of the registry (.HB_PARAMS, from src/engine/params.def) that
+# R checks from their bounds there (r = "arg"), in the registry's order: those
+# the model keeps (stored = TRUE) or those only of training (FALSE); with
+# `objective`, only those the model file writes for that objective.
+.hb_param_names <- function(stored, objective = NULL) {
+  keep <- vapply(.HB_PARAMS, function(p) {
+    p$r == "arg" && (p$store != "no") == stored && (is.null(objective) || p$store == objective)
+  }, NA)
+  names(.HB_PARAMS)[keep]
+}
+
+# `a`'s values of the registry parameters `names`, checked: an INT or DBL
+# against its bounds (an error that names it otherwise), a FLAG as TRUE or
+# FALSE. A named list in the order of `names`.
+.hb_params_check <- function(a, names) {
+  out <- lapply(names, function(nm) {
+    p <- .HB_PARAMS[[nm]]
+    switch(p$type,
+      FLAG = .hb_flag(a[[nm]], nm),
+      INT = , DBL = .hb_number(a[[nm]], nm, integer = p$type == "INT", lower = p$lower, upper = p$upper,
+                               lower_open = p$lower_open, upper_open = p$upper_open),
+      stop("internal: parameter ", nm, " of type ", p$type, " is not checked from the registry"))
+  })
+  stats::setNames(out, names)
+}
+
+# `a` with the registry defaults of `names` where they are NULL (parameters
+# newer than some callers' argument lists).
+.hb_params_null_default <- function(a, names) {
+  for (nm in names) if (is.null(a[[nm]])) a[nm] <- list(.HB_PARAMS[[nm]]$default)
+  a
 }

@@ -3,14 +3,9 @@
 # src/r_interrupt.c, and on.exit() frees the booster), evaluation on
 # validation sets, early stopping and progress printing.
 
-.HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
-                    huber = 6L, l1 = 7L, quantile = 8L, lambdarank = 9L, custom = 10L)
-# Objectives of the regression task (a numeric y, one score a row), and those
-# whose response is exp(score).
-.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom")
-.HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
-                 multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
-                 quantile = 11L, ndcg = 12L, map = 13L)
+# .HB_OBJECTIVES, .HB_REGRESSION_FAMILY (objectives of the regression task:
+# a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
+# src/engine/codes.def (R/params-generated.R), as the engine's codes do.
 # Metrics each objective may use; the first is its default.
 .HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
@@ -18,7 +13,6 @@
                          huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
                          quantile = c("quantile", "mae", "rmse"), lambdarank = c("ndcg", "map"),
                          custom = c("rmse", "mae", "auc"))
-.HB_HIGHER_BETTER <- c("auc", "ndcg", "map")
 # Metrics with a cut-off k ("ndcg@5"): given bare, one for each of `eval_at`.
 .HB_AT_METRICS <- c("ndcg", "map")
 
@@ -593,25 +587,35 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # arguments (a named list; max_bin_given: whether max_bin was passed): the
 # checks, the binning, the validation sets and a booster ready to train,
 # which the caller frees. Shared with hb_cv(), which trains one per fold.
+# The engine's parameters are checked from the registry (.HB_PARAMS, see
+# src/README.md); the rest by hand here. The result, which histboost(),
+# hb_cv() and .hb_finish() read:
+#   booster          the native booster (free it with C_hb_booster_free)
+#   valid_sets       named list of validation hb_datasets (binned like the training data)
+#   nrounds, early_stopping_rounds, verbose, stopping (early_stopping_min_delta,
+#                    early_stopping_metric): the loop's settings, checked
+#   metrics          .hb_metric_state(): the metrics' rows, names and higher_better flags
+#   eval_metric      the built-in metrics as logged ("ndcg@3"), for the model's params
+#   set_labels       the labels of each set for metric functions (NULL without them)
+#   task, objective, classes: the task, the objective's name, the class labels (or NULL)
+#   nrow, min_data_in_leaf: for the "no tree could split" message
+#   keep_fitted, train_label: keep_fitted = TRUE keeps the training labels
+#   max_bin, device, quant, sampling, bundle, imbalance: R-side parameters the model's
+#                    meta records (.hb_finish), device as used ("cpu" or "cuda")
+#   profile          TRUE when the GPU profile is collected
+#   base_text, base_iter: init_model's text and iterations (NULL and 0 without it)
+#   custom, custom_labels, custom_weights: a custom objective, its labels and weights
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
   x <- a$x; y <- a$y; weights <- a$weights; init_score <- a$init_score; nrounds <- a$nrounds
   objective <- a$objective
-  learning_rate <- a$learning_rate; num_leaves <- a$num_leaves; max_depth <- a$max_depth
-  min_data_in_leaf <- a$min_data_in_leaf; min_sum_hessian_in_leaf <- a$min_sum_hessian_in_leaf
-  lambda_l1 <- a$lambda_l1; lambda_l2 <- a$lambda_l2; min_gain_to_split <- a$min_gain_to_split
-  max_bin <- a$max_bin; max_cat_threshold <- a$max_cat_threshold; cat_smooth <- a$cat_smooth
-  cat_l2 <- a$cat_l2; min_data_per_group <- a$min_data_per_group; bagging_fraction <- a$bagging_fraction
-  max_cat_to_onehot <- a$max_cat_to_onehot %||% 4L
+  max_bin <- a$max_bin
   ordered_factors <- .hb_ordered_choice(a$ordered_factors %||% "ordinal")
-  bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
-  tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
-  poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
-  goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate; boosting <- a$boosting
+  valid <- a$valid; boosting <- a$boosting
   monotone_constraints <- .hb_monotone_values(a$monotone_constraints)
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
-  seed <- a$seed; device <- a$device; quantized <- a$quantized; grad_bits <- a$grad_bits
-  stochastic_rounding <- a$stochastic_rounding; refit_leaves <- a$refit_leaves; verbose <- a$verbose
-  enable_bundle <- a$enable_bundle %||% TRUE; max_conflict_rate <- a$max_conflict_rate %||% 0
+  seed <- a$seed; device <- a$device; verbose <- a$verbose
+  # parameters that came after some callers' argument lists: NULL is their default
+  a <- .hb_params_null_default(a, c("max_cat_to_onehot", "enable_bundle", "max_conflict_rate"))
   keep_fitted <- .hb_flag(a$keep_fitted %||% FALSE, "keep_fitted")
   imbalance <- .hb_imbalance_args(a)
   stopping <- list(
@@ -639,38 +643,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     objective <- .hb_choice(objective, c("auto", setdiff(names(.HB_OBJECTIVES), "custom")), "objective")
   }
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
-  eng <- list(
-    learning_rate = .hb_number(learning_rate, "learning_rate", lower = 0, lower_open = TRUE),
-    num_leaves = .hb_number(num_leaves, "num_leaves", integer = TRUE, lower = 2, upper = 131072),
-    max_depth = .hb_number(max_depth, "max_depth", integer = TRUE),
-    min_data_in_leaf = .hb_number(min_data_in_leaf, "min_data_in_leaf", integer = TRUE, lower = 1),
-    min_sum_hessian_in_leaf = .hb_number(min_sum_hessian_in_leaf, "min_sum_hessian_in_leaf", lower = 0),
-    lambda_l1 = .hb_number(lambda_l1, "lambda_l1", lower = 0),
-    lambda_l2 = .hb_number(lambda_l2, "lambda_l2", lower = 0),
-    min_gain_to_split = .hb_number(min_gain_to_split, "min_gain_to_split", lower = 0),
-    max_cat_threshold = .hb_number(max_cat_threshold, "max_cat_threshold", integer = TRUE, lower = 1),
-    cat_smooth = .hb_number(cat_smooth, "cat_smooth", lower = 0),
-    cat_l2 = .hb_number(cat_l2, "cat_l2", lower = 0),
-    min_data_per_group = .hb_number(min_data_per_group, "min_data_per_group", integer = TRUE, lower = 1),
-    max_cat_to_onehot = .hb_number(max_cat_to_onehot, "max_cat_to_onehot", integer = TRUE, lower = 1),
-    bagging_fraction = .hb_number(bagging_fraction, "bagging_fraction", lower = 0, upper = 1,
-                                  lower_open = TRUE),
-    bagging_freq = .hb_number(bagging_freq, "bagging_freq", integer = TRUE, lower = 0),
-    feature_fraction = .hb_number(feature_fraction, "feature_fraction", lower = 0, upper = 1,
-                                  lower_open = TRUE),
-    tweedie_variance_power = .hb_number(tweedie_variance_power, "tweedie_variance_power", lower = 1, upper = 2,
-                                        lower_open = TRUE, upper_open = TRUE),
-    huber_delta = .hb_number(huber_delta, "huber_delta", lower = 0, lower_open = TRUE),
-    poisson_max_delta_step = .hb_number(poisson_max_delta_step, "poisson_max_delta_step", lower = 0),
-    quantile_alpha = .hb_number(quantile_alpha, "quantile_alpha", lower = 0, upper = 1, lower_open = TRUE,
-                                upper_open = TRUE)
-  )
-  rank <- list(
-    lambdarank_truncation_level = .hb_number(a$lambdarank_truncation_level, "lambdarank_truncation_level",
-                                             integer = TRUE, lower = 1),
-    lambdarank_norm = .hb_flag(a$lambdarank_norm, "lambdarank_norm"),
-    label_gain = .hb_label_gain(a$label_gain)
-  )
+  # The engine's parameters that R checks from the registry (src/engine/params.def): those the
+  # model keeps, with the ranking loss's apart (the engine gets them only for ranking).
+  rank_names <- .hb_param_names(stored = TRUE, objective = "lambdarank")
+  eng <- .hb_params_check(a, setdiff(.hb_param_names(stored = TRUE), rank_names))
+  rank <- c(.hb_params_check(a, rank_names), list(label_gain = .hb_label_gain(a$label_gain)))
   eval_at <- .hb_eval_at(a$eval_at)
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
@@ -687,25 +664,15 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     }
     seed <- as.numeric(seed)
   }
-  quant <- list(
-    quantized = .hb_flag(quantized, "quantized"),
-    grad_bits = .hb_number(grad_bits, "grad_bits", integer = TRUE, lower = 2, upper = 8),
-    stochastic_rounding = .hb_flag(stochastic_rounding, "stochastic_rounding"),
-    refit_leaves = .hb_flag(refit_leaves, "refit_leaves")
-  )
-  sampling <- list(
-    goss = .hb_flag(goss, "goss"),
-    top_rate = .hb_number(top_rate, "top_rate", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE),
-    other_rate = .hb_number(other_rate, "other_rate", lower = 0, upper = 1, lower_open = TRUE)
-  )
+  # ... and how it trains (not part of the model); the engine gets every one of them.
+  train_only <- .hb_params_check(a, .hb_param_names(stored = FALSE))
+  quant <- train_only[c("quantized", "grad_bits", "stochastic_rounding", "refit_leaves")]
+  sampling <- train_only[c("goss", "top_rate", "other_rate")]
   if (sampling$top_rate + sampling$other_rate > 1) {
     .hb_abort("`top_rate` + `other_rate` must be at most 1 (they are ", sampling$top_rate, " and ",
               sampling$other_rate, ").")
   }
-  bundle <- list(
-    enable_bundle = .hb_flag(enable_bundle, "enable_bundle"),
-    max_conflict_rate = .hb_number(max_conflict_rate, "max_conflict_rate", lower = 0, upper = 1, upper_open = TRUE)
-  )
+  bundle <- train_only[c("enable_bundle", "max_conflict_rate")]
   boosting <- .hb_choice(boosting, c("gbdt", "rf"), "boosting")
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
@@ -967,20 +934,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
 
-  eng_params <- c(list(objective = .HB_OBJECTIVES[[obj]], num_class = num_class), eng,
+  # flags travel as 0 / 1
+  to_engine <- function(v) if (is.logical(v)) as.integer(v) else v
+  eng_params <- c(list(objective = .HB_OBJECTIVES[[obj]], num_class = num_class), lapply(eng, to_engine),
                   list(seed = seed, nthreads = nthreads, device = match(device, c("cpu", "cuda")) - 1L),
-                  lapply(quant, as.integer),
-                  list(goss = as.integer(sampling$goss), top_rate = sampling$top_rate,
-                       other_rate = sampling$other_rate, rf = as.integer(boosting == "rf")),
-                  list(enable_bundle = as.integer(bundle$enable_bundle),
-                       max_conflict_rate = bundle$max_conflict_rate))
+                  lapply(train_only, to_engine), list(rf = as.integer(boosting == "rf")))
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels), monotone = monotone)
   if (task == "ranking") {
-    eng_params <- c(eng_params, list(lambdarank_truncation_level = rank$lambdarank_truncation_level,
-                                     lambdarank_norm = as.integer(rank$lambdarank_norm),
-                                     label_gain = as.double(rank$label_gain)))
+    eng_params <- c(eng_params, lapply(rank, to_engine))
+    eng_params$label_gain <- as.double(rank$label_gain)
   }
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
   ok <- FALSE

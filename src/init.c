@@ -26,6 +26,7 @@ SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_metric(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
+SEXP C_hb_registry(void);
 SEXP C_hb_model_load(SEXP);
 SEXP C_hb_model_to_text(SEXP);
 SEXP C_hb_model_info(SEXP);
@@ -65,6 +66,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_rank_metric, 9),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
+  ENTRY(C_hb_registry, 0),
   ENTRY(C_hb_model_load, 1),
   ENTRY(C_hb_model_to_text, 1),
   ENTRY(C_hb_model_info, 1),

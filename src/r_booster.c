@@ -19,52 +19,22 @@ static void booster_finalize(SEXP ptr) {
   }
 }
 
-/* How each named R parameter maps onto hb_config_t. */
+/* How each named R parameter maps onto hb_config_t: every parameter of
+ * engine/params.def; `stored`: part of the model (hb_r_config_list). */
 enum { P_INT, P_DBL, P_SEED, P_GAINS };  /* P_GAINS: label_gain, a double vector */
-typedef struct { const char *name; int kind; size_t off; } param_t;
+#define P_FLAG P_INT
+#define P_OBJ P_INT
+#define P_DEV P_INT
+#define P_U64 P_SEED
+typedef struct { const char *name; int kind; size_t off; int stored; } param_t;
 static const param_t params_table[] = {
-  {"objective", P_INT, offsetof(hb_config_t, objective)},
-  {"num_class", P_INT, offsetof(hb_config_t, num_class)},
-  {"learning_rate", P_DBL, offsetof(hb_config_t, learning_rate)},
-  {"num_leaves", P_INT, offsetof(hb_config_t, num_leaves)},
-  {"max_depth", P_INT, offsetof(hb_config_t, max_depth)},
-  {"min_data_in_leaf", P_INT, offsetof(hb_config_t, min_data_in_leaf)},
-  {"min_sum_hessian_in_leaf", P_DBL, offsetof(hb_config_t, min_sum_hessian_in_leaf)},
-  {"lambda_l1", P_DBL, offsetof(hb_config_t, lambda_l1)},
-  {"lambda_l2", P_DBL, offsetof(hb_config_t, lambda_l2)},
-  {"min_gain_to_split", P_DBL, offsetof(hb_config_t, min_gain_to_split)},
-  {"max_cat_threshold", P_INT, offsetof(hb_config_t, max_cat_threshold)},
-  {"cat_smooth", P_DBL, offsetof(hb_config_t, cat_smooth)},
-  {"cat_l2", P_DBL, offsetof(hb_config_t, cat_l2)},
-  {"min_data_per_group", P_INT, offsetof(hb_config_t, min_data_per_group)},
-  {"max_cat_to_onehot", P_INT, offsetof(hb_config_t, max_cat_to_onehot)},
-  {"bagging_fraction", P_DBL, offsetof(hb_config_t, bagging_fraction)},
-  {"bagging_freq", P_INT, offsetof(hb_config_t, bagging_freq)},
-  {"feature_fraction", P_DBL, offsetof(hb_config_t, feature_fraction)},
-  {"boost_from_average", P_INT, offsetof(hb_config_t, boost_from_average)},
-  {"seed", P_SEED, offsetof(hb_config_t, seed)},
-  {"nthreads", P_INT, offsetof(hb_config_t, nthreads)},
-  {"tweedie_variance_power", P_DBL, offsetof(hb_config_t, tweedie_variance_power)},
-  {"huber_delta", P_DBL, offsetof(hb_config_t, huber_delta)},
-  {"poisson_max_delta_step", P_DBL, offsetof(hb_config_t, poisson_max_delta_step)},
-  {"quantile_alpha", P_DBL, offsetof(hb_config_t, quantile_alpha)},
-  {"rf", P_INT, offsetof(hb_config_t, rf)},
-  {"lambdarank_truncation_level", P_INT, offsetof(hb_config_t, lambdarank_truncation_level)},
-  {"lambdarank_norm", P_INT, offsetof(hb_config_t, lambdarank_norm)},
-  {"label_gain", P_GAINS, offsetof(hb_config_t, label_gain)},
-  /* how it trains, not part of a model (R keeps them in the model's params) */
-  {"device", P_INT, offsetof(hb_config_t, device)},
-  {"quantized", P_INT, offsetof(hb_config_t, quantized)},
-  {"grad_bits", P_INT, offsetof(hb_config_t, grad_bits)},
-  {"stochastic_rounding", P_INT, offsetof(hb_config_t, stochastic_rounding)},
-  {"refit_leaves", P_INT, offsetof(hb_config_t, refit_leaves)},
-  {"goss", P_INT, offsetof(hb_config_t, goss)},
-  {"top_rate", P_DBL, offsetof(hb_config_t, top_rate)},
-  {"other_rate", P_DBL, offsetof(hb_config_t, other_rate)},
-  {"enable_bundle", P_INT, offsetof(hb_config_t, enable_bundle)},
-  {"max_conflict_rate", P_DBL, offsetof(hb_config_t, max_conflict_rate)},
+#define HB_PARAM(name, type, def, lo, lo_open, hi, hi_open, store, gpu, r, aliases, doc) \
+  {#name, P_##type, offsetof(hb_config_t, name), HB_STORE_##store != HB_STORE_NO},
+#define HB_RPARAM(name, aliases, doc)
+#include "engine/params.def"
+#undef HB_PARAM
+#undef HB_RPARAM
 };
-#define N_TRAINING_ONLY 10  /* the last entries above */
 
 /* Fill cfg from a named list; unknown names are an input error. */
 static void config_from_list(SEXP params, hb_config_t *cfg) {
@@ -476,12 +446,14 @@ SEXP C_hb_booster_free(SEXP booster) {
 /* The configuration as a named list (names as in params_table). */
 SEXP hb_r_config_list(const hb_config_t *cfg) {
   size_t np = sizeof params_table / sizeof params_table[0];
-  R_xlen_t nout = (R_xlen_t)np - N_TRAINING_ONLY;
+  R_xlen_t nout = 0;
+  for (size_t q = 0; q < np; q++) nout += params_table[q].stored;
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, nout)); nprot++;
   SEXP nms = PROTECT(Rf_allocVector(STRSXP, nout)); nprot++;
   R_xlen_t at = 0;
-  for (size_t q = 0; q + N_TRAINING_ONLY < np; q++) {
+  for (size_t q = 0; q < np; q++) {
+    if (!params_table[q].stored) continue;
     const char *base = (const char *)cfg + params_table[q].off;
     SET_STRING_ELT(nms, at, Rf_mkChar(params_table[q].name));
     if (params_table[q].kind == P_INT) {
@@ -504,6 +476,107 @@ SEXP hb_r_config_list(const hb_config_t *cfg) {
     at++;
   }
   Rf_setAttrib(out, R_NamesSymbol, nms);
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* The registry as the compiled engine sees it (engine/params.def, codes.def),
+ * for the test that R's generated copy (R/params-generated.R) agrees:
+ * list(params = list(name, type, default, lower, lower_open, upper,
+ * upper_open, store, gpu), objectives, metrics, higher_better, feature_types,
+ * column_types, input_kinds). A default of label_gain is NA (it is a vector). */
+#define HB_INF R_PosInf
+SEXP C_hb_registry(void) {
+  static const char *const names[] = {
+#define HB_PARAM(name, type, def, lo, lo_open, hi, hi_open, store, gpu, r, aliases, doc) #name,
+#define HB_RPARAM(name, aliases, doc)
+#include "engine/params.def"
+#undef HB_PARAM
+  };
+  static const char *const types[] = {
+#define HB_PARAM(name, type, def, lo, lo_open, hi, hi_open, store, gpu, r, aliases, doc) #type,
+#include "engine/params.def"
+#undef HB_PARAM
+  };
+  hb_config_t dflt;
+  hb_config_default(&dflt);
+  const int np = (int)(sizeof names / sizeof names[0]);
+  int nprot = 0;
+  SEXP p = PROTECT(Rf_allocVector(VECSXP, 9)); nprot++;
+  SEXP nm = Rf_allocVector(STRSXP, np), ty = Rf_allocVector(STRSXP, np);
+  SET_VECTOR_ELT(p, 0, nm);
+  SET_VECTOR_ELT(p, 1, ty);
+  SEXP de = Rf_allocVector(REALSXP, np); SET_VECTOR_ELT(p, 2, de);
+  SEXP lo = Rf_allocVector(REALSXP, np); SET_VECTOR_ELT(p, 3, lo);
+  SEXP lop = Rf_allocVector(LGLSXP, np); SET_VECTOR_ELT(p, 4, lop);
+  SEXP hi = Rf_allocVector(REALSXP, np); SET_VECTOR_ELT(p, 5, hi);
+  SEXP hip = Rf_allocVector(LGLSXP, np); SET_VECTOR_ELT(p, 6, hip);
+  SEXP st = Rf_allocVector(INTSXP, np); SET_VECTOR_ELT(p, 7, st);
+  SEXP gp = Rf_allocVector(LGLSXP, np); SET_VECTOR_ELT(p, 8, gp);
+  int k = 0;
+#define HB_CFG_VALUE_INT(name) (double)dflt.name
+#define HB_CFG_VALUE_DBL(name) dflt.name
+#define HB_CFG_VALUE_FLAG(name) (double)dflt.name
+#define HB_CFG_VALUE_OBJ(name) (double)dflt.name
+#define HB_CFG_VALUE_DEV(name) (double)dflt.name
+#define HB_CFG_VALUE_U64(name) (double)dflt.name
+#define HB_CFG_VALUE_GAINS(name) NA_REAL
+#define HB_PARAM(name, type, def, lo_, lo_open, hi_, hi_open, store, gpu, r, aliases, doc) \
+  SET_STRING_ELT(nm, k, Rf_mkChar(names[k]));                                                  \
+  SET_STRING_ELT(ty, k, Rf_mkChar(types[k]));                                                  \
+  REAL(de)[k] = HB_CFG_VALUE_##type(name);                                                     \
+  REAL(lo)[k] = lo_;                                                                           \
+  LOGICAL(lop)[k] = lo_open;                                                                   \
+  REAL(hi)[k] = hi_;                                                                           \
+  LOGICAL(hip)[k] = hi_open;                                                                   \
+  INTEGER(st)[k] = HB_STORE_##store;                                                           \
+  LOGICAL(gp)[k] = gpu;                                                                        \
+  k++;
+#include "engine/params.def"
+#undef HB_PARAM
+#undef HB_RPARAM
+  SEXP pn = PROTECT(Rf_allocVector(STRSXP, 9)); nprot++;
+  const char *const pnames[] = {"name", "type", "default", "lower", "lower_open", "upper", "upper_open", "store", "gpu"};
+  for (int i = 0; i < 9; i++) SET_STRING_ELT(pn, i, Rf_mkChar(pnames[i]));
+  Rf_setAttrib(p, R_NamesSymbol, pn);
+
+  static const char *const obj[] = {
+#define HB_OBJECTIVE(ID, name, task) #name,
+#include "engine/codes.def"
+  };
+  static const char *const met[] = {
+#define HB_METRIC(ID, name, higher_better) #name,
+#include "engine/codes.def"
+  };
+  static const char *const feat[] = {
+#define HB_FEAT_TYPE(ID, name) #name,
+#include "engine/codes.def"
+  };
+  static const char *const col[] = {
+#define HB_COL_TYPE(ID, name) #name,
+#include "engine/codes.def"
+  };
+  static const char *const kinds[] = {
+#define HB_INPUT_KIND(ID, name) #name,
+#include "engine/codes.def"
+  };
+  const char *const *tabs[] = {obj, met, feat, col, kinds};
+  const int ns[] = {HB_OBJ_COUNT, HB_METRIC_COUNT, HB_FEAT_COUNT, HB_COL_COUNT, HB_INPUT_COUNT};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 7)); nprot++;
+  SET_VECTOR_ELT(out, 0, p);
+  for (int t = 0; t < 5; t++) {
+    SEXP v = Rf_allocVector(STRSXP, ns[t]);
+    SET_VECTOR_ELT(out, t < 2 ? t + 1 : t + 2, v);
+    for (int i = 0; i < ns[t]; i++) SET_STRING_ELT(v, i, Rf_mkChar(tabs[t][i]));
+  }
+  SEXP hb = Rf_allocVector(LGLSXP, HB_METRIC_COUNT);
+  SET_VECTOR_ELT(out, 3, hb);
+  for (int i = 0; i < HB_METRIC_COUNT; i++) LOGICAL(hb)[i] = hb_metric_higher_better(i);
+  SEXP on = PROTECT(Rf_allocVector(STRSXP, 7)); nprot++;
+  const char *const onames[] = {"params", "objectives", "metrics", "higher_better", "feature_types", "column_types",
+                                "input_kinds"};
+  for (int i = 0; i < 7; i++) SET_STRING_ELT(on, i, Rf_mkChar(onames[i]));
+  Rf_setAttrib(out, R_NamesSymbol, on);
   UNPROTECT(nprot);
   return out;
 }

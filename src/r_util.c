@@ -117,10 +117,10 @@ void hb_r_input(SEXP spec, hb_input_t *in) {
   memset(in, 0, sizeof *in);
   in->nrow = nrow;
   in->ncol = ncol;
-  if (kind == 0 || kind == 1) {
+  if (kind == HB_INPUT_FRAME || kind == HB_INPUT_MATRIX) {
     hb_column_t *cols = (hb_column_t *)R_alloc(ncol > 0 ? (size_t)ncol : 1, sizeof(hb_column_t));
     memset(cols, 0, (ncol > 0 ? (size_t)ncol : 1) * sizeof(hb_column_t));
-    if (kind == 0) {
+    if (kind == HB_INPUT_FRAME) {
       SEXP lst = hb_r_get(spec, "cols"), types = hb_r_get(spec, "types"),
            nlev = hb_r_get(spec, "nlevels");
       if (TYPEOF(lst) != VECSXP || XLENGTH(lst) != ncol || TYPEOF(types) != INTSXP ||
@@ -161,7 +161,7 @@ void hb_r_input(SEXP spec, hb_input_t *in) {
       }
     }
     in->cols = cols;
-  } else if (kind == 2) {
+  } else if (kind == HB_INPUT_SPARSE) {
     SEXP p = hb_r_get(spec, "p"), i = hb_r_get(spec, "i"), x = hb_r_get(spec, "x");
     if (TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)ncol + 1 || TYPEOF(i) != INTSXP ||
         TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))

@@ -34,8 +34,21 @@
  * may also say ORDINAL: a numeric feature whose values are the level codes
  * 1..nlevels of an ordered factor, the schema keeping the levels so new data
  * is coded the same way (its mapper and splits are numeric). */
-enum { HB_FEAT_NUMERIC = 0, HB_FEAT_CATEGORICAL = 1, HB_FEAT_ORDINAL = 2 };
-enum { HB_COL_DOUBLE = 0, HB_COL_INT = 1, HB_COL_FACTOR = 2 };
+enum {  /* codes.def, as the column types below and the input kinds */
+#define HB_FEAT_TYPE(ID, name) HB_FEAT_##ID,
+#include "codes.def"
+  HB_FEAT_COUNT
+};
+enum {
+#define HB_COL_TYPE(ID, name) HB_COL_##ID,
+#include "codes.def"
+  HB_COL_COUNT
+};
+enum {  /* the shape of an input (hb_r_input's spec$kind) */
+#define HB_INPUT_KIND(ID, name) HB_INPUT_##ID,
+#include "codes.def"
+  HB_INPUT_COUNT
+};
 
 /* One dense input column, borrowed (never modified). */
 typedef struct {

@@ -11,7 +11,11 @@
 
 /* 1 when larger is better (auc, ndcg, map), else 0. */
 int hb_metric_higher_better(int metric) {
-  return metric == HB_METRIC_AUC || metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP;
+  static const int higher[HB_METRIC_COUNT] = {
+#define HB_METRIC(ID, name, higher_better) higher_better,
+#include "codes.def"
+  };
+  return metric >= 0 && metric < HB_METRIC_COUNT && higher[metric];
 }
 
 /* Loss of row i (weight not applied); loglink: the response is exp(score). */

@@ -8,11 +8,10 @@
 /* poisson, gamma, tweedie, huber and quantile (the pinball loss at
  * quantile_alpha): the mean loss of those objectives
  * (objective_rules.h), LightGBM's definitions. */
-enum {
-  HB_METRIC_RMSE = 0, HB_METRIC_MAE = 1, HB_METRIC_LOGLOSS = 2, HB_METRIC_AUC = 3,
-  HB_METRIC_ERROR = 4, HB_METRIC_MULTI_LOGLOSS = 5, HB_METRIC_MULTI_ERROR = 6,
-  HB_METRIC_POISSON = 7, HB_METRIC_GAMMA = 8, HB_METRIC_TWEEDIE = 9, HB_METRIC_HUBER = 10,
-  HB_METRIC_QUANTILE = 11, HB_METRIC_NDCG = 12, HB_METRIC_MAP = 13
+enum {  /* codes.def */
+#define HB_METRIC(ID, name, higher_better) HB_METRIC_##ID,
+#include "codes.def"
+  HB_METRIC_COUNT
 };
 /* HB_METRIC_NDCG (NDCG@k) and HB_METRIC_MAP (MAP@k) need the rows' queries:
  * hb_booster_eval_at() computes them with rank.h; hb_metric_eval() refuses them. */

@@ -92,50 +92,32 @@ static uint64_t dbl_bits(double x) {
   return u;
 }
 
-static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson",
-                                                    "gamma",      "tweedie", "huber",     "l1",
-                                                    "quantile",   "lambdarank", "custom"};
+static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {
+#define HB_OBJECTIVE(ID, name, task) #name,
+#include "codes.def"
+};
 
 /* K_GAINS: label_gain, a list of num_label_gain doubles. */
 enum { K_INT, K_DBL, K_U64, K_OBJ, K_GAINS };
-/* `obj`: a key written only for that objective (a parameter of its loss)
- * or when changed (HB_OBJ_COUNT: when changed only), and read when present
- * (models from before it have none: the default); -1: every model has it. */
+#define K_FLAG K_INT
+#define K_DEV K_INT
+/* The [config] keys: params.def's parameters in its order. `obj`: its
+ * store column (HB_STORE_*): a key written only for that objective (a
+ * parameter of its loss) or when changed (HB_OBJ_COUNT: when changed only),
+ * and read when present (models from before it have none: the default); -1:
+ * every model has it; HB_STORE_NO: not part of a model (skipped). */
 static const struct {
   const char *key;
   int type;
   size_t off;
   int obj;
 } CFG_KEYS[] = {
-    {"objective", K_OBJ, offsetof(hb_config_t, objective), -1},
-    {"num_class", K_INT, offsetof(hb_config_t, num_class), -1},
-    {"learning_rate", K_DBL, offsetof(hb_config_t, learning_rate), -1},
-    {"num_leaves", K_INT, offsetof(hb_config_t, num_leaves), -1},
-    {"max_depth", K_INT, offsetof(hb_config_t, max_depth), -1},
-    {"min_data_in_leaf", K_INT, offsetof(hb_config_t, min_data_in_leaf), -1},
-    {"min_sum_hessian_in_leaf", K_DBL, offsetof(hb_config_t, min_sum_hessian_in_leaf), -1},
-    {"lambda_l1", K_DBL, offsetof(hb_config_t, lambda_l1), -1},
-    {"lambda_l2", K_DBL, offsetof(hb_config_t, lambda_l2), -1},
-    {"min_gain_to_split", K_DBL, offsetof(hb_config_t, min_gain_to_split), -1},
-    {"max_cat_threshold", K_INT, offsetof(hb_config_t, max_cat_threshold), -1},
-    {"cat_smooth", K_DBL, offsetof(hb_config_t, cat_smooth), -1},
-    {"cat_l2", K_DBL, offsetof(hb_config_t, cat_l2), -1},
-    {"min_data_per_group", K_INT, offsetof(hb_config_t, min_data_per_group), -1},
-    {"max_cat_to_onehot", K_INT, offsetof(hb_config_t, max_cat_to_onehot), HB_OBJ_COUNT},
-    {"bagging_fraction", K_DBL, offsetof(hb_config_t, bagging_fraction), -1},
-    {"bagging_freq", K_INT, offsetof(hb_config_t, bagging_freq), -1},
-    {"feature_fraction", K_DBL, offsetof(hb_config_t, feature_fraction), -1},
-    {"boost_from_average", K_INT, offsetof(hb_config_t, boost_from_average), -1},
-    {"seed", K_U64, offsetof(hb_config_t, seed), -1},
-    {"nthreads", K_INT, offsetof(hb_config_t, nthreads), -1},
-    {"tweedie_variance_power", K_DBL, offsetof(hb_config_t, tweedie_variance_power), HB_OBJ_TWEEDIE},
-    {"huber_delta", K_DBL, offsetof(hb_config_t, huber_delta), HB_OBJ_HUBER},
-    {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
-    {"quantile_alpha", K_DBL, offsetof(hb_config_t, quantile_alpha), HB_OBJ_QUANTILE},
-    {"rf", K_INT, offsetof(hb_config_t, rf), HB_OBJ_COUNT},
-    {"lambdarank_truncation_level", K_INT, offsetof(hb_config_t, lambdarank_truncation_level), HB_OBJ_LAMBDARANK},
-    {"lambdarank_norm", K_INT, offsetof(hb_config_t, lambdarank_norm), HB_OBJ_LAMBDARANK},
-    {"label_gain", K_GAINS, offsetof(hb_config_t, label_gain), HB_OBJ_LAMBDARANK},
+#define HB_PARAM(name, type, def, lo, lo_open, hi, hi_open, store, gpu, r, aliases, doc) \
+  {#name, K_##type, offsetof(hb_config_t, name), HB_STORE_##store},
+#define HB_RPARAM(name, aliases, doc)
+#include "params.def"
+#undef HB_PARAM
+#undef HB_RPARAM
 };
 #define N_CFG_KEYS ((int)(sizeof CFG_KEYS / sizeof CFG_KEYS[0]))
 
@@ -471,6 +453,7 @@ static void write_head(sbuf_t *b, const hb_model_t *m) {
   hb_config_default(&dflt);
   sb_puts(b, "[config]\n");
   for (int k = 0; k < N_CFG_KEYS; k++) {
+    if (CFG_KEYS[k].obj == HB_STORE_NO) continue;
     const char *p = (const char *)&m->config + CFG_KEYS[k].off;
     /* a loss's parameter: written for its objective, or when changed (a
      * metric of that loss on another objective's model reads it) */
@@ -938,6 +921,7 @@ static int rd_config(reader_t *r, hb_config_t *c) {
   int st = rd_exact(r, "[config]");
   if (st) return st;
   for (int k = 0; k < N_CFG_KEYS; k++) {
+    if (CFG_KEYS[k].obj == HB_STORE_NO) continue;
     const char *key = CFG_KEYS[k].key, *v;
     size_t vn;
     char *p = (char *)c + CFG_KEYS[k].off;
