@@ -40,7 +40,9 @@
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
-  "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose"
+  "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
+  "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
+  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step"
 )
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks")
@@ -460,14 +462,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
-                              other_rate = 0.1, boosting = c("gbdt", "rf"), monotone_constraints = NULL, valid = NULL,
+                              other_rate = 0.1, boosting = c("gbdt", "rf", "dart"), monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
                               enable_bundle = TRUE, max_conflict_rate = 0,
                               scale_pos_weight = 1, is_unbalance = FALSE, class_weights = NULL,
                               early_stopping_min_delta = 0, early_stopping_metric = NULL, callbacks = NULL,
-                              params = NULL, keep_fitted = FALSE, verbose = 1L) {
+                              params = NULL, keep_fitted = FALSE, verbose = 1L,
+                              drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
+                              uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
+                              feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0) {
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
@@ -509,9 +514,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     progress$clear()
     .hb_print_eval(iter, names, scores)
   }
+  dart_drops <- if (tr$more$dart) list()
   for (iter in seq_len(nrounds)) {
     if (!is.null(tr$custom)) .hb_custom_round(tr)
     res <- .Call(C_hb_booster_update, booster)
+    if (tr$more$dart) dart_drops[[iter]] <- .Call(C_hb_booster_dart_dropped, booster)
     finished <- res[1L] != 0L
     niter <- res[2L]
     if (niter < iter) { # the engine dropped a round that could not split
@@ -586,6 +593,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   fit <- .hb_finish(tr, evaluation_log, best_iter, best_score, call)
   if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
+  if (tr$more$dart) fit$dart_dropped <- dart_drops[seq_len(niter)]
   fit
 }
 
@@ -706,7 +714,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     enable_bundle = .hb_flag(enable_bundle, "enable_bundle"),
     max_conflict_rate = .hb_number(max_conflict_rate, "max_conflict_rate", lower = 0, upper = 1, upper_open = TRUE)
   )
-  boosting <- .hb_choice(boosting, c("gbdt", "rf"), "boosting")
+  boosting <- .hb_choice(boosting, c("gbdt", "rf", "dart"), "boosting")
+  more <- .hb_more_args(a, boosting)
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
       .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
@@ -720,6 +729,27 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   nthreads <- .hb_nthreads(nthreads)
   device_asked <- device
+  cpu_only <- .hb_more_cpu_only(more)
+  if (length(cpu_only)) {
+    if (device == "cuda") {
+      .hb_throw("device", paste0("`device` = \"cuda\": ", .hb_and(cpu_only), " train", if (length(cpu_only) == 1L) "s",
+                                 " on the CPU only (the GPU learner does not implement ",
+                                 if (length(cpu_only) == 1L) "it" else "them", " yet); use device = \"cpu\"."))
+    }
+    if (device == "auto") device <- "cpu"  # what these need; said below with the choice
+    if (quant$quantized && (more$extra_trees || more$path_smooth > 0 || more$max_delta_step > 0)) {
+      .hb_abort("`quantized` = TRUE does not combine with ", .hb_and(intersect(cpu_only, c("extra_trees", "path_smooth",
+                "max_delta_step"))), " yet; use quantized = FALSE.")
+    }
+    if (more$dart && is.function(a$objective)) {
+      .hb_abort("`boosting` = \"dart\" drops trees before each round's gradients, which a custom `objective` ",
+                "function computes before the round; use boosting = \"gbdt\".")
+    }
+    if (more$dart && !is.null(early_stopping_rounds)) {
+      .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
+                "trees, so the model at the best iteration is not kept (as in LightGBM). Leave it NULL.")
+    }
+  }
   device <- .hb_device(device)
   if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device)
   metric_split <- .hb_metric_split(eval_metric)
@@ -973,7 +1003,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                   list(goss = as.integer(sampling$goss), top_rate = sampling$top_rate,
                        other_rate = sampling$other_rate, rf = as.integer(boosting == "rf")),
                   list(enable_bundle = as.integer(bundle$enable_bundle),
-                       max_conflict_rate = bundle$max_conflict_rate))
+                       max_conflict_rate = bundle$max_conflict_rate),
+                  list(dart = as.integer(more$dart), drop_rate = more$drop_rate, max_drop = more$max_drop,
+                       skip_drop = more$skip_drop, xgboost_dart_mode = as.integer(more$xgboost_dart_mode),
+                       uniform_drop = as.integer(more$uniform_drop), extra_trees = as.integer(more$extra_trees),
+                       feature_fraction_bynode = more$feature_fraction_bynode, path_smooth = more$path_smooth,
+                       max_delta_step = more$max_delta_step))
+  interactions <- .hb_interaction_columns(more$interaction_constraints, train$feature_names)
+  more$interaction_groups <- interactions$by_name
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels), monotone = monotone)
@@ -986,6 +1023,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
   for (v in valid_sets) .Call(C_hb_booster_add_valid, booster, v$ptr)
+  if (!is.null(interactions)) .Call(C_hb_booster_set_interactions, booster, interactions$begin, interactions$cols)
   if (task == "ranking") {  # data set 0 is the training set, then the validation sets in order
     sets <- c(list(train), valid_sets)
     for (k in seq_along(sets)) .Call(C_hb_booster_set_query, booster, k - 1L, sets[[k]]$group$codes, sets[[k]]$group$nq)
@@ -995,7 +1033,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
        nrow = train$nrow, min_data_in_leaf = eng$min_data_in_leaf,
-       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance,
+       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance, more = more,
        set_labels = if (length(metric_split$funs)) .hb_set_labels(train, valid_sets),
        keep_fitted = keep_fitted,
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
@@ -1054,7 +1092,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   base_iter <- tr$base_iter %||% 0L
   if (best_iter > 0L) best_iter <- best_iter + base_iter
   if (!is.null(evaluation_log)) evaluation_log$iter <- evaluation_log$iter + base_iter
-  meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)
+  meta <- c(.hb_meta_encode(tr$task, r_params, evaluation_log, best_score), .hb_more_meta(tr$more))
   # The text and the model it describes (not parsed back from the text).
   done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE, tr$base_text, base_iter)
   prof <- if (tr$profile) .Call(C_hb_booster_profile, booster, NULL)

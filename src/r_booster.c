@@ -63,8 +63,18 @@ static const param_t params_table[] = {
   {"other_rate", P_DBL, offsetof(hb_config_t, other_rate)},
   {"enable_bundle", P_INT, offsetof(hb_config_t, enable_bundle)},
   {"max_conflict_rate", P_DBL, offsetof(hb_config_t, max_conflict_rate)},
+  {"dart", P_INT, offsetof(hb_config_t, dart)},
+  {"drop_rate", P_DBL, offsetof(hb_config_t, drop_rate)},
+  {"max_drop", P_INT, offsetof(hb_config_t, max_drop)},
+  {"skip_drop", P_DBL, offsetof(hb_config_t, skip_drop)},
+  {"xgboost_dart_mode", P_INT, offsetof(hb_config_t, xgboost_dart_mode)},
+  {"uniform_drop", P_INT, offsetof(hb_config_t, uniform_drop)},
+  {"extra_trees", P_INT, offsetof(hb_config_t, extra_trees)},
+  {"feature_fraction_bynode", P_DBL, offsetof(hb_config_t, feature_fraction_bynode)},
+  {"path_smooth", P_DBL, offsetof(hb_config_t, path_smooth)},
+  {"max_delta_step", P_DBL, offsetof(hb_config_t, max_delta_step)},
 };
-#define N_TRAINING_ONLY 10  /* the last entries above */
+#define N_TRAINING_ONLY 20  /* the last entries above */
 
 /* Fill cfg from a named list; unknown names are an input error. */
 static void config_from_list(SEXP params, hb_config_t *cfg) {
@@ -267,6 +277,33 @@ SEXP C_hb_booster_update(SEXP booster) {
   INTEGER(out)[1] = hb_model_num_iterations(hb_booster_model(b));
   UNPROTECT(1);
   return out;
+}
+
+/* DART: the iterations (1-based) the last round dropped. */
+SEXP C_hb_booster_dart_dropped(SEXP booster) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const int *it = NULL;
+  int n = hb_booster_dart_dropped(b, &it);
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
+  for (int i = 0; i < n; i++) INTEGER(out)[i] = it[i] + 1;
+  UNPROTECT(1);
+  return out;
+}
+
+/* Interaction constraints: group g is the 0-based columns cols[begin[g] ..
+ * begin[g + 1]) (integer vectors, begin of length groups + 1). */
+SEXP C_hb_booster_set_interactions(SEXP booster, SEXP begin, SEXP cols) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  if (TYPEOF(begin) != INTSXP || TYPEOF(cols) != INTSXP || XLENGTH(begin) < 1 ||
+      INTEGER(begin)[0] != 0 || INTEGER(begin)[XLENGTH(begin) - 1] != XLENGTH(cols))
+    hb_r_throw("input", "`interaction_constraints` must be passed as group offsets and column indices.");
+  for (R_xlen_t g = 1; g < XLENGTH(begin); g++)
+    if (INTEGER(begin)[g] < INTEGER(begin)[g - 1])
+      hb_r_throw("input", "`interaction_constraints` must be passed as group offsets and column indices.");
+  hb_error_clear();
+  int st = hb_booster_set_interactions(b, (int)XLENGTH(begin) - 1, INTEGER(begin), INTEGER(cols));
+  if (st != HB_OK) hb_r_throw_status(st, "`interaction_constraints`");
+  return R_NilValue;
 }
 
 /* Metrics: for each k, metric[k] (HB_METRIC_*) on dataset data[k] (0 train,

@@ -45,6 +45,16 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->other_rate = 0.1;
   cfg->enable_bundle = 1;
   cfg->max_conflict_rate = 0.0;
+  cfg->dart = 0;
+  cfg->drop_rate = 0.1;
+  cfg->max_drop = 50;
+  cfg->skip_drop = 0.5;
+  cfg->xgboost_dart_mode = 0;
+  cfg->uniform_drop = 0;
+  cfg->extra_trees = 0;
+  cfg->feature_fraction_bynode = 1.0;
+  cfg->path_smooth = 0.0;
+  cfg->max_delta_step = 0.0;
 }
 
 /* A finite, non-negative double (NaN fails). */
@@ -144,6 +154,26 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "enable_bundle must be TRUE or FALSE");
   if (!(c->max_conflict_rate >= 0.0 && c->max_conflict_rate < 1.0))
     return hb_error_set(HB_ERR_INPUT, "max_conflict_rate must be >= 0 and below 1");
+  if (c->dart != 0 && c->dart != 1) return hb_error_set(HB_ERR_INPUT, "dart must be 0 or 1");
+  if (c->dart && c->rf) return hb_error_set(HB_ERR_INPUT, "boosting is dart or rf, not both");
+  if (!(c->drop_rate >= 0.0 && c->drop_rate <= 1.0))
+    return hb_error_set(HB_ERR_INPUT, "drop_rate must be in [0, 1]");
+  if (!(c->skip_drop >= 0.0 && c->skip_drop <= 1.0))
+    return hb_error_set(HB_ERR_INPUT, "skip_drop must be in [0, 1]");
+  if ((c->xgboost_dart_mode != 0 && c->xgboost_dart_mode != 1) || (c->uniform_drop != 0 && c->uniform_drop != 1))
+    return hb_error_set(HB_ERR_INPUT, "xgboost_dart_mode and uniform_drop must be TRUE or FALSE");
+  if (c->extra_trees != 0 && c->extra_trees != 1) return hb_error_set(HB_ERR_INPUT, "extra_trees must be TRUE or FALSE");
+  if (!fraction(c->feature_fraction_bynode))
+    return hb_error_set(HB_ERR_INPUT, "feature_fraction_bynode must be in (0, 1]");
+  if (!nonneg(c->path_smooth)) return hb_error_set(HB_ERR_INPUT, "path_smooth must be >= 0 and finite");
+  if (!nonneg(c->max_delta_step)) return hb_error_set(HB_ERR_INPUT, "max_delta_step must be >= 0 and finite");
+  if (c->device == HB_DEVICE_CUDA &&
+      (c->dart || c->extra_trees || c->feature_fraction_bynode < 1.0 || c->path_smooth > 0.0 || c->max_delta_step > 0.0))
+    return hb_error_set(HB_ERR_INPUT, "dart, extra_trees, feature_fraction_bynode, path_smooth and max_delta_step "
+                        "train on the CPU only");
+  if (c->quantized && (c->extra_trees || c->path_smooth > 0.0 || c->max_delta_step > 0.0))
+    return hb_error_set(HB_ERR_INPUT, "extra_trees, path_smooth and max_delta_step do not combine with quantized "
+                        "training");
   if (c->device != HB_DEVICE_CPU && c->device != HB_DEVICE_CUDA)
     return hb_error_set(HB_ERR_INPUT, "device must be \"cpu\" or \"cuda\"");
   /* max_depth <= 0 means no limit and nthreads <= 0 the default, so every int is valid;

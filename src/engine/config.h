@@ -71,6 +71,19 @@ typedef struct {
   int enable_bundle;          /* 1: bundle; 0: every sparse feature summed alone */
   double max_conflict_rate;   /* 0: bundle only features never off default in one row (models unchanged);
                                  up to this share of rows may conflict, in [0, 1) */
+  /* More boosting, LightGBM's semantics, CPU only; not saved with a model (R keeps them in its params:
+   * the trees alone predict). DART (boost.c): each round drops earlier trees at random, fits the new
+   * tree to what the others leave, and rescales dropped and new trees. */
+  int dart;                   /* 0; 1: boosting = "dart" */
+  double drop_rate;           /* 0.1: chance of a tree being dropped (times its weight / the mean weight) */
+  int max_drop;               /* 50: most trees dropped a round; <= 0: no limit */
+  double skip_drop;           /* 0.5: chance of a round dropping nothing */
+  int xgboost_dart_mode;      /* 0: LightGBM's normalisation; 1: xgboost's */
+  int uniform_drop;           /* 0: drop by tree weight; 1: every tree alike */
+  int extra_trees;            /* 0; 1: one random threshold per feature and node */
+  double feature_fraction_bynode; /* 1: share of the tree's features each node may use */
+  double path_smooth;         /* 0: no smoothing of a leaf's output towards its parent's */
+  double max_delta_step;      /* 0: no cap on |leaf output| (before the learning rate) */
 } hb_config_t;
 
 void hb_config_default(hb_config_t *cfg);
