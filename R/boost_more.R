@@ -72,7 +72,8 @@
 
 # The groups as 0-based column indices of the training data (names:
 # feature_names), for the engine: list(begin = , cols = ), and the groups
-# by column name, for the model's params.
+# by column name, for the model's params (the columns in no group given
+# make one more group, as in LightGBM's R package).
 .hb_interaction_columns <- function(value, names) {
   if (is.null(value)) return(NULL)
   arg <- "`interaction_constraints`"
@@ -96,6 +97,9 @@
     }
     sort(unique(idx))
   })
+  # columns in no group form one more group, as LightGBM's R package does
+  rest <- setdiff(seq_len(p), unlist(groups))
+  if (length(rest)) groups <- c(groups, list(rest))
   list(begin = as.integer(cumsum(c(0L, lengths(groups)))), cols = as.integer(unlist(groups) - 1L),
        by_name = lapply(groups, function(i) names[i]))
 }
