@@ -65,7 +65,7 @@
 #'   matched by their full names only (R's partial matching does not apply):
 #'   an unknown, misspelt or shortened name (`nround`, `lambda`) is an error
 #'   that suggests the right one.
-#' @return An object of class `"histboost"`: a list with `model_text` (the
+#' @return An object of class `"histboost"` (with DART, also `dart_dropped`): a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
 #'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
 #'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
@@ -254,13 +254,59 @@ histboost <- function(x, ...) {
 #'   draw the same rows (the draws depend on `seed`, the round and the row
 #'   only) and grow the same trees.
 #' @param top_rate,other_rate GOSS's shares, in (0, 1), summing to at most 1.
-#' @param boosting `"gbdt"` (gradient boosting) or `"rf"` (a random forest,
+#' @param boosting `"gbdt"` (gradient boosting), `"dart"` (DART: dropouts
+#'   meet boosting, as LightGBM's; see `drop_rate`) or `"rf"` (a random forest,
 #'   as LightGBM's: every tree fits the gradients at the starting score from
 #'   its own bag or feature sample, unshrunk (`learning_rate` is not used),
 #'   and the prediction is the starting score plus the mean of the trees).
 #'   `"rf"` needs bagging (`bagging_fraction` < 1, `bagging_freq` >= 1) or
 #'   `feature_fraction` < 1; it trains on the CPU or the GPU (the same
 #'   trees), not with GOSS.
+#' @param drop_rate,max_drop,skip_drop,xgboost_dart_mode,uniform_drop DART
+#'   (`boosting = "dart"`, LightGBM's): each round, unless it skips dropping
+#'   (chance `skip_drop`, in \[0, 1\]), each earlier iteration is dropped with
+#'   chance `drop_rate` (in \[0, 1\]) times its weight over the mean weight
+#'   (`uniform_drop = TRUE`: `drop_rate` for each), at most `max_drop` of
+#'   them (`<= 0`: no limit; the rate is first capped as LightGBM caps it).
+#'   The new trees are fitted to the scores without the dropped ones and
+#'   shrunk by `learning_rate / (1 + k)` for `k` dropped, and each dropped
+#'   tree is scaled by `k / (k + 1)`; with `xgboost_dart_mode = TRUE`
+#'   `learning_rate / (learning_rate + k)` and `k / (k + learning_rate)`
+#'   (xgboost's `normalize_type = "tree"`). The trees keep their final
+#'   weights in their leaf values, so `predict()`, [hb_save()] and
+#'   [hb_load()] need nothing more; `fit$dart_dropped` lists, per iteration,
+#'   the iterations it dropped. The draws depend on `seed`, the round and the
+#'   tree only. CPU only; not with early stopping (a later round rescales
+#'   the trees of the best iteration, as in LightGBM) nor a custom
+#'   `objective` function.
+#' @param extra_trees `TRUE` for extremely randomized trees (LightGBM's
+#'   `extra_trees`): at each node each feature offers one threshold, drawn
+#'   uniformly among its bin boundaries (one category, or one prefix length,
+#'   for a factor), and the best of these is taken. The draws depend on
+#'   `seed`, the tree, the node and the feature only. CPU only, not with
+#'   `quantized = TRUE`.
+#' @param interaction_constraints `NULL`, or a list of groups of columns,
+#'   each a vector of column names or (1-based) column numbers, e.g.
+#'   `list(c("age", "income"), c("dose", "weight"))`: a branch of a tree may
+#'   only split on the columns of a group that holds every column used
+#'   above it (LightGBM's rule), so columns of two groups never interact.
+#'   Columns named in no group make one more group, as in LightGBM's R
+#'   package. CPU only. The model keeps the groups by name
+#'   (`fit$params$interaction_constraints`).
+#' @param feature_fraction_bynode Share of the tree's features (columns)
+#'   each node may split on, in (0, 1]: `round(share x columns)`, at least
+#'   one, drawn afresh for every node (from `seed`, the tree and the node).
+#'   CPU only.
+#' @param path_smooth >= 0: each leaf's output is pulled towards its
+#'   parent's, `o * (n / path_smooth) / (n / path_smooth + 1) + parent /
+#'   (n / path_smooth + 1)` with `n` its rows, and split gains are taken at
+#'   these outputs (LightGBM's `path_smooth`); 0 disables it. CPU only.
+#' @param max_delta_step >= 0: each leaf's output (before `learning_rate`)
+#'   is capped to `[-max_delta_step, max_delta_step]`, for every objective
+#'   (leaves refit by `"l1"` and `"quantile"` too), and split gains are taken
+#'   at the capped outputs (LightGBM's `max_delta_step`, xgboost's for every
+#'   loss); 0 means no cap. Not `poisson_max_delta_step`, which damps the
+#'   Poisson hessian. CPU only, not with `quantized = TRUE`.
 #' @param monotone_constraints `NULL`, or the direction each numeric column
 #'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
 #'   Either one value per column of `x` in order, or a vector named by
@@ -389,7 +435,9 @@ histboost <- function(x, ...) {
 #'   and their spellings of some values (objectives such as
 #'   `"binary:logistic"` or `"regression_l1"`, metrics such as
 #'   `"binary_logloss"` or `"mlogloss"`, `boosting = "gbtree"` or `"goss"`,
-#'   `device = "gpu"`). xgboost's `subsample` < 1 also sets `bagging_freq =
+#'   `device = "gpu"`; for DART and friends `rate_drop`, `sample_type`,
+#'   `normalize_type = "tree"`, `colsample_bynode`, `extra_tree`,
+#'   `max_leaf_output`). xgboost's `subsample` < 1 also sets `bagging_freq =
 #'   1` (it draws rows every round) unless that is given. `alpha`, which the
 #'   two libraries use for different things, is refused, as are names that
 #'   do not apply (`num_class`: the classes come from `y`). A parameter set
