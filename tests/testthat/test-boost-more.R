@@ -185,6 +185,11 @@ test_that("interaction constraints: no tree path mixes features of two groups, a
   # without the constraints, paths do mix the groups
   free <- path_features(hb_trees(hb_quiet(x, y, nrounds = 30L, num_leaves = 15L, min_data_in_leaf = 5L, seed = 1)))
   expect_false(all(vapply(free, function(p) any(vapply(all_groups, function(g) all(p %in% g), NA)), NA)))
+  # quantized training keeps them too
+  q <- hb_quiet(x, y, nrounds = 10L, num_leaves = 15L, min_data_in_leaf = 5L, interaction_constraints = groups,
+                quantized = TRUE, seed = 1)
+  qpaths <- path_features(hb_trees(q))
+  expect_true(all(vapply(qpaths, function(p) any(vapply(all_groups, function(g) all(p %in% g), NA)), NA)))
   # by column number, the same model
   m2 <- hb_quiet(x, y, nrounds = 30L, num_leaves = 15L, min_data_in_leaf = 5L,
                  interaction_constraints = list(1:2, c(3, 4)), seed = 1)
