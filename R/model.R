@@ -153,7 +153,7 @@
     min_data_per_group = cfg$min_data_per_group, max_cat_to_onehot = cfg$max_cat_to_onehot,
     bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
-    boosting = if (isTRUE(cfg$rf == 1L)) "rf" else "gbdt",
+    boosting = if (isTRUE(cfg$rf == 1L)) "rf" else if (identical(.hb_meta_value(meta, "r.boosting"), "dart")) "dart" else "gbdt",
     monotone_constraints = if (!is.null(info$monotone_constraints)) {
       stats::setNames(info$monotone_constraints, fnames)
     },
@@ -182,6 +182,7 @@
     early_stopping_min_delta = .hb_meta_value(meta, "r.early_stopping_min_delta", as.numeric) %||% 0,
     early_stopping_metric = .hb_meta_value(meta, "r.early_stopping_metric")
   )
+  params <- c(params, .hb_more_params(meta))
   if (task == "ranking") {
     params <- c(params, list(lambdarank_truncation_level = cfg$lambdarank_truncation_level,
                              lambdarank_norm = cfg$lambdarank_norm == 1L, label_gain = cfg$label_gain))

@@ -14,7 +14,9 @@
                 "`huber_delta`, `quantile_alpha` or `lambda_l1`"),
   num_class = "is not needed: the classes are the levels of `y` (a factor)",
   tree_method = "is not needed: histboost always grows trees from histograms",
-  max_delta_step = "is not a histboost parameter (`poisson_max_delta_step` damps the Poisson loss)"
+  one_drop = paste("(xgboost's DART: always drop a tree) is not available: DART drops as LightGBM does; raise",
+                   "`drop_rate` or lower `skip_drop`"),
+  drop_seed = "is not needed: DART's drops come from `seed`, the round and the tree"
 )
 
 # Objective names of LightGBM and xgboost -> histboost's.
@@ -111,11 +113,21 @@
     boosting = {
       if (identical(v, "gbtree") || identical(v, "gbm")) "gbdt"
       else if (identical(v, "random_forest")) "rf"
-      else if (is.character(v) && length(v) == 1L && v %in% c("dart", "gblinear")) {
-        .hb_abort("`params`: boosting \"", v, "\" is not available in histboost (\"gbdt\" or \"rf\").")
+      else if (identical(v, "gblinear")) {
+        .hb_abort("`params`: boosting \"", v, "\" is not available in histboost (\"gbdt\", \"dart\" or \"rf\").")
       } else v
     },
     device = if (identical(v, "gpu")) "cuda" else v,
+    # xgboost's DART spellings
+    uniform_drop = if (nm == "sample_type" && is.character(v) && length(v) == 1L && !is.na(v)) {
+      if (v == "uniform") TRUE else if (v == "weighted") FALSE
+      else .hb_abort("`params`: sample_type must be \"uniform\" or \"weighted\", not \"", v, "\".")
+    } else v,
+    xgboost_dart_mode = if (nm == "normalize_type" && is.character(v) && length(v) == 1L && !is.na(v)) {
+      if (v == "tree") TRUE
+      else .hb_abort("`params`: normalize_type \"", v, "\" has no histboost equivalent; \"tree\" (xgboost's ",
+                     "default) is `xgboost_dart_mode` = TRUE, LightGBM's normalisation is the default.")
+    } else v,
     verbose = if (is.numeric(v) && length(v) == 1L && !is.na(v)) as.integer(min(max(v, 0), 2)) else v,
     v
   )

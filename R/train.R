@@ -34,7 +34,9 @@
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
-  "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose"
+  "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
+  "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
+  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step"
 )
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks")
@@ -57,7 +59,7 @@
 #'   matched by their full names only (R's partial matching does not apply):
 #'   an unknown, misspelt or shortened name (`nround`, `lambda`) is an error
 #'   that suggests the right one.
-#' @return An object of class `"histboost"`: a list with `model_text` (the
+#' @return An object of class `"histboost"` (with DART, also `dart_dropped`): a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
 #'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
 #'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
@@ -246,13 +248,59 @@ histboost <- function(x, ...) {
 #'   draw the same rows (the draws depend on `seed`, the round and the row
 #'   only) and grow the same trees.
 #' @param top_rate,other_rate GOSS's shares, in (0, 1), summing to at most 1.
-#' @param boosting `"gbdt"` (gradient boosting) or `"rf"` (a random forest,
+#' @param boosting `"gbdt"` (gradient boosting), `"dart"` (DART: dropouts
+#'   meet boosting, as LightGBM's; see `drop_rate`) or `"rf"` (a random forest,
 #'   as LightGBM's: every tree fits the gradients at the starting score from
 #'   its own bag or feature sample, unshrunk (`learning_rate` is not used),
 #'   and the prediction is the starting score plus the mean of the trees).
 #'   `"rf"` needs bagging (`bagging_fraction` < 1, `bagging_freq` >= 1) or
 #'   `feature_fraction` < 1; it trains on the CPU or the GPU (the same
 #'   trees), not with GOSS.
+#' @param drop_rate,max_drop,skip_drop,xgboost_dart_mode,uniform_drop DART
+#'   (`boosting = "dart"`, LightGBM's): each round, unless it skips dropping
+#'   (chance `skip_drop`, in \[0, 1\]), each earlier iteration is dropped with
+#'   chance `drop_rate` (in \[0, 1\]) times its weight over the mean weight
+#'   (`uniform_drop = TRUE`: `drop_rate` for each), at most `max_drop` of
+#'   them (`<= 0`: no limit; the rate is first capped as LightGBM caps it).
+#'   The new trees are fitted to the scores without the dropped ones and
+#'   shrunk by `learning_rate / (1 + k)` for `k` dropped, and each dropped
+#'   tree is scaled by `k / (k + 1)`; with `xgboost_dart_mode = TRUE`
+#'   `learning_rate / (learning_rate + k)` and `k / (k + learning_rate)`
+#'   (xgboost's `normalize_type = "tree"`). The trees keep their final
+#'   weights in their leaf values, so `predict()`, [hb_save()] and
+#'   [hb_load()] need nothing more; `fit$dart_dropped` lists, per iteration,
+#'   the iterations it dropped. The draws depend on `seed`, the round and the
+#'   tree only. CPU only; not with early stopping (a later round rescales
+#'   the trees of the best iteration, as in LightGBM) nor a custom
+#'   `objective` function.
+#' @param extra_trees `TRUE` for extremely randomized trees (LightGBM's
+#'   `extra_trees`): at each node each feature offers one threshold, drawn
+#'   uniformly among its bin boundaries (one category, or one prefix length,
+#'   for a factor), and the best of these is taken. The draws depend on
+#'   `seed`, the tree, the node and the feature only. CPU only, not with
+#'   `quantized = TRUE`.
+#' @param interaction_constraints `NULL`, or a list of groups of columns,
+#'   each a vector of column names or (1-based) column numbers, e.g.
+#'   `list(c("age", "income"), c("dose", "weight"))`: a branch of a tree may
+#'   only split on the columns of a group that holds every column used
+#'   above it (LightGBM's rule), so columns of two groups never interact.
+#'   Columns named in no group make one more group, as in LightGBM's R
+#'   package. CPU only. The model keeps the groups by name
+#'   (`fit$params$interaction_constraints`).
+#' @param feature_fraction_bynode Share of the tree's features (columns)
+#'   each node may split on, in (0, 1]: `round(share x columns)`, at least
+#'   one, drawn afresh for every node (from `seed`, the tree and the node).
+#'   CPU only.
+#' @param path_smooth >= 0: each leaf's output is pulled towards its
+#'   parent's, `o * (n / path_smooth) / (n / path_smooth + 1) + parent /
+#'   (n / path_smooth + 1)` with `n` its rows, and split gains are taken at
+#'   these outputs (LightGBM's `path_smooth`); 0 disables it. CPU only.
+#' @param max_delta_step >= 0: each leaf's output (before `learning_rate`)
+#'   is capped to `[-max_delta_step, max_delta_step]`, for every objective
+#'   (leaves refit by `"l1"` and `"quantile"` too), and split gains are taken
+#'   at the capped outputs (LightGBM's `max_delta_step`, xgboost's for every
+#'   loss); 0 means no cap. Not `poisson_max_delta_step`, which damps the
+#'   Poisson hessian. CPU only, not with `quantized = TRUE`.
 #' @param monotone_constraints `NULL`, or the direction each numeric column
 #'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
 #'   Either one value per column of `x` in order, or a vector named by
@@ -381,7 +429,9 @@ histboost <- function(x, ...) {
 #'   and their spellings of some values (objectives such as
 #'   `"binary:logistic"` or `"regression_l1"`, metrics such as
 #'   `"binary_logloss"` or `"mlogloss"`, `boosting = "gbtree"` or `"goss"`,
-#'   `device = "gpu"`). xgboost's `subsample` < 1 also sets `bagging_freq =
+#'   `device = "gpu"`; for DART and friends `rate_drop`, `sample_type`,
+#'   `normalize_type = "tree"`, `colsample_bynode`, `extra_tree`,
+#'   `max_leaf_output`). xgboost's `subsample` < 1 also sets `bagging_freq =
 #'   1` (it draws rows every round) unless that is given. `alpha`, which the
 #'   two libraries use for different things, is refused, as are names that
 #'   do not apply (`num_class`: the classes come from `y`). A parameter set
@@ -454,14 +504,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
-                              other_rate = 0.1, boosting = c("gbdt", "rf"), monotone_constraints = NULL, valid = NULL,
+                              other_rate = 0.1, boosting = c("gbdt", "rf", "dart"), monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
                               seed = NULL, device = c("cpu", "cuda", "auto"), quantized = FALSE,
                               grad_bits = 4L, stochastic_rounding = TRUE, refit_leaves = TRUE,
                               enable_bundle = TRUE, max_conflict_rate = 0,
                               scale_pos_weight = 1, is_unbalance = FALSE, class_weights = NULL,
                               early_stopping_min_delta = 0, early_stopping_metric = NULL, callbacks = NULL,
-                              params = NULL, keep_fitted = FALSE, verbose = 1L) {
+                              params = NULL, keep_fitted = FALSE, verbose = 1L,
+                              drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
+                              uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
+                              feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0) {
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
@@ -503,9 +556,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     progress$clear()
     .hb_print_eval(iter, names, scores)
   }
+  dart_drops <- if (tr$more$dart) list()
   for (iter in seq_len(nrounds)) {
     if (!is.null(tr$custom)) .hb_custom_round(tr)
     res <- .Call(C_hb_booster_update, booster)
+    if (tr$more$dart) dart_drops[[iter]] <- .Call(C_hb_booster_dart_dropped, booster)
     finished <- res[1L] != 0L
     niter <- res[2L]
     if (niter < iter) { # the engine dropped a round that could not split
@@ -580,6 +635,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   fit <- .hb_finish(tr, evaluation_log, best_iter, best_score, call)
   if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
+  if (tr$more$dart) fit$dart_dropped <- dart_drops[seq_len(niter)]
   fit
 }
 
@@ -673,7 +729,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
               sampling$other_rate, ").")
   }
   bundle <- train_only[c("enable_bundle", "max_conflict_rate")]
-  boosting <- .hb_choice(boosting, c("gbdt", "rf"), "boosting")
+  boosting <- .hb_choice(boosting, c("gbdt", "rf", "dart"), "boosting")
+  more <- .hb_more_args(a, boosting)
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
       .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
@@ -687,6 +744,27 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   nthreads <- .hb_nthreads(nthreads)
   device_asked <- device
+  cpu_only <- .hb_more_cpu_only(more)
+  if (length(cpu_only)) {
+    if (device == "cuda") {
+      .hb_throw("device", paste0("`device` = \"cuda\": ", .hb_and(cpu_only), " train", if (length(cpu_only) == 1L) "s",
+                                 " on the CPU only (the GPU learner does not implement ",
+                                 if (length(cpu_only) == 1L) "it" else "them", " yet); use device = \"cpu\"."))
+    }
+    if (device == "auto") device <- "cpu"  # what these need; said below with the choice
+    if (quant$quantized && (more$extra_trees || more$path_smooth > 0 || more$max_delta_step > 0)) {
+      .hb_abort("`quantized` = TRUE does not combine with ", .hb_and(intersect(cpu_only, c("extra_trees", "path_smooth",
+                "max_delta_step"))), " yet; use quantized = FALSE.")
+    }
+    if (more$dart && is.function(a$objective)) {
+      .hb_abort("`boosting` = \"dart\" drops trees before each round's gradients, which a custom `objective` ",
+                "function computes before the round; use boosting = \"gbdt\".")
+    }
+    if (more$dart && !is.null(early_stopping_rounds)) {
+      .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
+                "trees, so the model at the best iteration is not kept (as in LightGBM). Leave it NULL.")
+    }
+  }
   device <- .hb_device(device)
   if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device)
   metric_split <- .hb_metric_split(eval_metric)
@@ -938,7 +1016,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   to_engine <- function(v) if (is.logical(v)) as.integer(v) else v
   eng_params <- c(list(objective = .HB_OBJECTIVES[[obj]], num_class = num_class), lapply(eng, to_engine),
                   list(seed = seed, nthreads = nthreads, device = match(device, c("cpu", "cuda")) - 1L),
-                  lapply(train_only, to_engine), list(rf = as.integer(boosting == "rf")))
+                  lapply(train_only, to_engine), list(rf = as.integer(boosting == "rf")),
+                  list(dart = as.integer(more$dart), drop_rate = more$drop_rate, max_drop = more$max_drop,
+                       skip_drop = more$skip_drop, xgboost_dart_mode = as.integer(more$xgboost_dart_mode),
+                       uniform_drop = as.integer(more$uniform_drop), extra_trees = as.integer(more$extra_trees),
+                       feature_fraction_bynode = more$feature_fraction_bynode, path_smooth = more$path_smooth,
+                       max_delta_step = more$max_delta_step))
+  interactions <- .hb_interaction_columns(more$interaction_constraints, train$feature_names)
+  more$interaction_groups <- interactions$by_name
   schema <- list(names = train$feature_names,
                  types = match(train$feature_types, .HB_FEAT_TYPES) - 1L,
                  levels = unname(train$feature_levels), monotone = monotone)
@@ -950,6 +1035,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
   for (v in valid_sets) .Call(C_hb_booster_add_valid, booster, v$ptr)
+  if (!is.null(interactions)) .Call(C_hb_booster_set_interactions, booster, interactions$begin, interactions$cols)
   if (task == "ranking") {  # data set 0 is the training set, then the validation sets in order
     sets <- c(list(train), valid_sets)
     for (k in seq_along(sets)) .Call(C_hb_booster_set_query, booster, k - 1L, sets[[k]]$group$codes, sets[[k]]$group$nq)
@@ -959,7 +1045,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   ok <- TRUE
   list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
        nrow = train$nrow, min_data_in_leaf = eng$min_data_in_leaf,
-       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance,
+       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance, more = more,
        set_labels = if (length(metric_split$funs)) .hb_set_labels(train, valid_sets),
        keep_fitted = keep_fitted,
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
@@ -1018,7 +1104,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   base_iter <- tr$base_iter %||% 0L
   if (best_iter > 0L) best_iter <- best_iter + base_iter
   if (!is.null(evaluation_log)) evaluation_log$iter <- evaluation_log$iter + base_iter
-  meta <- .hb_meta_encode(tr$task, r_params, evaluation_log, best_score)
+  meta <- c(.hb_meta_encode(tr$task, r_params, evaluation_log, best_score), .hb_more_meta(tr$more))
   # The text and the model it describes (not parsed back from the text).
   done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE, tr$base_text, base_iter)
   prof <- if (tr$profile) .Call(C_hb_booster_profile, booster, NULL)

@@ -20,6 +20,8 @@ SEXP C_hb_booster_scores(SEXP, SEXP);
 SEXP C_hb_booster_snapshot(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_gradients(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_update(SEXP);
+SEXP C_hb_booster_dart_dropped(SEXP);
+SEXP C_hb_booster_set_interactions(SEXP, SEXP, SEXP);
 SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -60,6 +62,8 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_snapshot, 3),
   ENTRY(C_hb_booster_set_gradients, 3),
   ENTRY(C_hb_booster_update, 1),
+  ENTRY(C_hb_booster_dart_dropped, 1),
+  ENTRY(C_hb_booster_set_interactions, 3),
   ENTRY(C_hb_booster_eval, 4),
   ENTRY(C_hb_booster_set_query, 4),
   ENTRY(C_hb_rank_gradients, 6),

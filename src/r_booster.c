@@ -239,6 +239,32 @@ SEXP C_hb_booster_update(SEXP booster) {
   return out;
 }
 
+/* DART: the iterations (1-based) the last round dropped. */
+SEXP C_hb_booster_dart_dropped(SEXP booster) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const int *it = NULL;
+  int n = hb_booster_dart_dropped(b, &it);
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
+  for (int i = 0; i < n; i++) INTEGER(out)[i] = it[i] + 1;
+  UNPROTECT(1);
+  return out;
+}
+
+/* Interaction constraints: group g is the 0-based columns cols[begin[g] ..
+ * begin[g + 1]) (integer vectors, begin of length groups + 1). */
+SEXP C_hb_booster_set_interactions(SEXP booster, SEXP begin, SEXP cols) {
+  hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  if (TYPEOF(begin) != INTSXP || TYPEOF(cols) != INTSXP || XLENGTH(begin) < 1 ||
+      INTEGER(begin)[0] != 0 || INTEGER(begin)[XLENGTH(begin) - 1] != XLENGTH(cols))
+    hb_r_throw("input", "`interaction_constraints` must be passed as group offsets and column indices.");
+  for (R_xlen_t g = 1; g < XLENGTH(begin); g++)
+    if (INTEGER(begin)[g] < INTEGER(begin)[g - 1])
+      hb_r_throw("input", "`interaction_constraints` must be passed as group offsets and column indices.");
+  hb_error_clear();
+  int st = hb_booster_set_interactions(b, (int)XLENGTH(begin) - 1, INTEGER(begin), INTEGER(cols));
+  if (st != HB_OK) hb_r_throw_status(st, "`interaction_constraints`");
+  return R_NilValue;
+}
 /* Metrics: for each k, metric[k] (HB_METRIC_*) on dataset data[k] (0 train,
  * 1.. valid), with cut-off at[k] (ndcg@k; `at` may be NULL: none). */
 SEXP C_hb_booster_eval(SEXP booster, SEXP data, SEXP metric, SEXP at) {

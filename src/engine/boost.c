@@ -48,6 +48,13 @@ struct hb_booster {
   int custom_set;                  /* a custom objective: gh holds this round's gradients */
   hb_rank_query_t **query;         /* 1 + cap_valid: each data set's queries (ranking), or NULL */
   int broken;                      /* interrupted after a round had changed scores: no further use */
+  /* DART (LightGBM's dart.hpp): each iteration's weight (its trees' shrinkage
+   * so far, for drops by weight) and their sum; the iterations this round
+   * dropped (0-based, increasing) */
+  double *dart_w;
+  double dart_sum;
+  int *dart_drop;
+  int dart_ndrop, dart_cap;
 };
 
 /* HB_ERR_STATE for a booster whose round an interrupt left half done (its
@@ -79,6 +86,8 @@ void hb_booster_free(hb_booster_t *b) {
   if (b->query)
     for (int v = 0; v <= b->cap_valid; v++) hb_rank_query_free(b->query[v]);
   hb_free(b->query);
+  hb_free(b->dart_w);
+  hb_free(b->dart_drop);
   hb_free(b);
 }
 
@@ -517,7 +526,8 @@ static const int *leaf_rows(const leaf_rows_t *lr, int l, int *count) {
  * residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
  * only pick the splits). Leaves in parallel, each thread sorting into its
  * own buffer; a leaf's value depends only on its rows. */
-static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t *t, const double *score) {
+static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t *t, const double *score,
+                        double rate) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
   const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
@@ -541,7 +551,12 @@ static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t 
       p[i].v = d->label[rows[i]] - score[rows[i]];
       p[i].w = d->weight ? d->weight[rows[i]] : 1.0;
     }
-    if (cnt > 0) t->leaf_value[l] = cfg->learning_rate * hb_objective_quantile(p, cnt, a);
+    if (cnt > 0) {  /* max_delta_step caps the refit outputs too */
+      double o = hb_objective_quantile(p, cnt, a);
+      if (cfg->max_delta_step > 0 && (o > cfg->max_delta_step || o < -cfg->max_delta_step))
+        o = o > 0 ? cfg->max_delta_step : -cfg->max_delta_step;
+      t->leaf_value[l] = rate * o;
+    }
   }
   hb_free(buf);
   return HB_OK;
@@ -639,7 +654,7 @@ static int gpu_renew_leaves(hb_booster_t *b, hb_tree_t *t, const double *score) 
     if (b->in_bag[i]) idx[count[b->leaf_of[i]]++] = i;  /* in row order within a leaf, as the CPU's partition */
   for (int l = 0; l < L; l++) count[l] = begin[l + 1] - begin[l];
   const leaf_rows_t lr = {NULL, idx, begin, count};
-  st = renew_leaves(b, &lr, t, score);
+  st = renew_leaves(b, &lr, t, score, b->cfg.learning_rate);
   if (st == HB_OK) st = hb_cuda_learner_set_leaf_values(b->gpu, t->leaf_value);
   hb_free(begin); hb_free(count); hb_free(idx);
   return st;
@@ -709,6 +724,136 @@ int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h) 
   return HB_OK;
 }
 
+/* Add factor x tree t's output to class k's scores of data set `data` (0
+ * training, 1.. validation): each row walked through the tree on its bins,
+ * rows independent, so any thread count gives the same scores. */
+static int add_tree_scores(hb_booster_t *b, int data, int k, const hb_tree_t *t, double factor) {
+  const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  const int n = d->nrow, nth = hb_threads_use(b->cfg.nthreads);
+  double *s = (data == 0 ? b->score : b->vscore[data - 1]) + (size_t)k * n;
+  hb_binnode_t *nd = hb_tree_binnodes(t, d);
+  if (!nd) return hb_error_set(HB_ERR_NOMEM, "out of memory walking a tree");
+  const int nblk = (n + OOB_BLOCK - 1) / OOB_BLOCK;
+  (void)nth;
+#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+  for (int q = 0; q < nblk; q++) {
+    int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
+    const int hi = (q + 1) * OOB_BLOCK < n ? (q + 1) * OOB_BLOCK : n;
+    for (int i = q * OOB_BLOCK; i < hi; i++) rows[m++] = i;
+    hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
+    for (int r = 0; r < m; r++) s[rows[r]] += factor * t->leaf_value[leaf[r]];
+  }
+  hb_free(nd);
+  return HB_OK;
+}
+
+/* Multiply a tree's outputs (leaves and internal nodes) by f. */
+static void scale_tree(hb_tree_t *t, double f) {
+  for (int l = 0; l < t->num_leaves; l++) t->leaf_value[l] *= f;
+  for (int j = 0; j + 1 < t->num_leaves; j++) t->internal_value[j] *= f;
+}
+
+/* DART's drops for this round, LightGBM's DroppingTrees: with chance
+ * skip_drop none; else iteration i of the earlier ones with chance
+ * drop_rate (uniform_drop), or drop_rate x its weight / the mean weight,
+ * drop_rate first capped by max_drop as LightGBM caps it, stopping at
+ * max_drop drops. The draws are (seed, round, 0) and (seed, round, 1 + i):
+ * the same for any thread count. */
+static int dart_choose(hb_booster_t *b) {
+  const hb_config_t *cfg = &b->cfg;
+  const int it = b->iter;
+  b->dart_ndrop = 0;
+  if (it + 1 > b->dart_cap) {
+    int cap = b->dart_cap ? 2 * b->dart_cap : 64;
+    if (cap < it + 1) cap = it + 1;
+    double *w = hb_realloc(b->dart_w, sizeof(double) * (size_t)cap);
+    if (!w) return hb_error_set(HB_ERR_NOMEM, "out of memory for DART's tree weights");
+    b->dart_w = w;
+    int *dr = hb_realloc(b->dart_drop, sizeof(int) * (size_t)cap);
+    if (!dr) return hb_error_set(HB_ERR_NOMEM, "out of memory for DART's tree weights");
+    b->dart_drop = dr;
+    b->dart_cap = cap;
+  }
+  if (it == 0 || hb_rng_unif(cfg->seed, HB_RNG_DART, (uint64_t)it, 0) < cfg->skip_drop) return HB_OK;
+  double rate = cfg->drop_rate;
+  if (!cfg->uniform_drop) {
+    const double inv_avg = (double)it / b->dart_sum;
+    if (cfg->max_drop > 0) {
+      const double cap = cfg->max_drop * inv_avg / b->dart_sum;
+      if (cap < rate) rate = cap;
+    }
+    for (int i = 0; i < it; i++) {
+      if (hb_rng_unif(cfg->seed, HB_RNG_DART, (uint64_t)it, 1 + (uint64_t)i) < rate * b->dart_w[i] * inv_avg) {
+        b->dart_drop[b->dart_ndrop++] = i;
+        if (cfg->max_drop > 0 && b->dart_ndrop >= cfg->max_drop) break;
+      }
+    }
+  } else {
+    if (cfg->max_drop > 0 && cfg->max_drop / (double)it < rate) rate = cfg->max_drop / (double)it;
+    for (int i = 0; i < it; i++) {
+      if (hb_rng_unif(cfg->seed, HB_RNG_DART, (uint64_t)it, 1 + (uint64_t)i) < rate) {
+        b->dart_drop[b->dart_ndrop++] = i;
+        if (cfg->max_drop > 0 && b->dart_ndrop >= cfg->max_drop) break;
+      }
+    }
+  }
+  return HB_OK;
+}
+
+/* The dropped trees out of the training scores (the round's gradients are
+ * taken without them). */
+static int dart_drop_scores(hb_booster_t *b) {
+  int st = HB_OK;
+  for (int j = 0; j < b->dart_ndrop && st == HB_OK; j++)
+    for (int k = 0; k < b->K && st == HB_OK; k++)
+      st = add_tree_scores(b, 0, k, b->model->trees[(size_t)b->dart_drop[j] * b->K + k], -1.0);
+  return st;
+}
+
+/* The learning rate of this round's new trees: lr / (1 + k) for k drops
+ * (xgboost_dart_mode: lr / (lr + k), lr without drops). */
+static double dart_rate(const hb_booster_t *b) {
+  const double lr = b->cfg.learning_rate, k = (double)b->dart_ndrop;
+  if (!b->cfg.xgboost_dart_mode) return lr / (1.0 + k);
+  return b->dart_ndrop ? lr / (lr + k) : lr;
+}
+
+/* After the new trees: LightGBM's Normalize. A dropped tree of weight w
+ * becomes w k / (k + 1) (xgboost_dart_mode: w k / (k + lr)): the training
+ * scores, which lack it, get that back, the validation scores, which hold
+ * w, lose w / (k + 1) (w lr / (k + lr)); the new iteration's weight is its
+ * learning rate. */
+static int dart_normalize(hb_booster_t *b, double new_rate) {
+  const double k = (double)b->dart_ndrop, lr = b->cfg.learning_rate;
+  const int xgb = b->cfg.xgboost_dart_mode;
+  const double keep = xgb ? k / (k + lr) : k / (k + 1.0), vdel = xgb ? -lr / (k + lr) : -1.0 / (k + 1.0);
+  int st = HB_OK;
+  for (int j = 0; j < b->dart_ndrop && st == HB_OK; j++) {
+    const int i = b->dart_drop[j];
+    for (int c = 0; c < b->K && st == HB_OK; c++) {
+      hb_tree_t *t = b->model->trees[(size_t)i * b->K + c];
+      for (int v = 0; v < b->nvalid && st == HB_OK; v++) st = add_tree_scores(b, v + 1, c, t, vdel);
+      if (st == HB_OK) st = add_tree_scores(b, 0, c, t, keep);
+      if (st == HB_OK) scale_tree(t, keep);
+    }
+    b->dart_sum -= b->dart_w[i] * (xgb ? 1.0 / (k + lr) : 1.0 / (k + 1.0));
+    b->dart_w[i] *= keep;
+  }
+  b->dart_w[b->iter] = new_rate;
+  b->dart_sum += new_rate;
+  return st;
+}
+
+int hb_booster_dart_dropped(const hb_booster_t *b, const int **iters) {
+  *iters = b->dart_drop;
+  return b->cfg.dart ? b->dart_ndrop : 0;
+}
+
+int hb_booster_set_interactions(hb_booster_t *b, int ngroups, const int *begin, const int *cols) {
+  if (!b->ws) return hb_error_set(HB_ERR_INPUT, "interaction constraints train on the CPU only");
+  return hb_grow_ws_set_interactions(b->ws, b->train, ngroups, begin, cols);
+}
+
 int hb_booster_update(hb_booster_t *b, int *finished) {
   *finished = 0;
   int st = check_usable(b);
@@ -726,6 +871,16 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   if ((st = hb_interrupt_check()) != HB_OK) return st;
   const int custom_given = b->custom_set;
   int touched = 0;
+  /* DART: this round's drops leave the training scores before the gradients */
+  hb_config_t gcfg = *cfg;  /* what the trees grow with: DART shrinks them more */
+  if (cfg->dart) {
+    if ((st = dart_choose(b)) != HB_OK) return st;
+    if (b->dart_ndrop > 0) {
+      touched = 1;
+      if ((st = dart_drop_scores(b)) != HB_OK) { b->broken = 1; return st; }
+    }
+    gcfg.learning_rate = dart_rate(b);
+  }
   if (HOST_GRADIENTS(cfg)) {
     if ((st = host_gradients(b)) != HB_OK) return st;
   } else {  /* a forest's trees all start from the starting score */
@@ -755,17 +910,18 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     if (k > 0 && (st = hb_interrupt_check()) != HB_OK) break;
     if (!(tr[k] = hb_tree_create(cfg->num_leaves))) { st = HB_ERR_NOMEM; break; }
     if ((st = sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) break;
+    hb_grow_ws_set_tree(b->ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
     const double *ghk = b->gh + 2 * (size_t)k * n;
     hb_qtree_t qt;
     if (cfg->quantized &&
         (st = hb_quantize_tree(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, b->q, &qt,
                                cfg->nthreads)) != HB_OK)
       break;
-    st = hb_grow_tree(b->ws, cfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
+    st = hb_grow_tree(b->ws, &gcfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
     /* residuals from the score the gradients were taken at (a forest's: the starting score) */
     if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) {
       const leaf_rows_t lr = {b->ws, NULL, NULL, NULL};
-      st = renew_leaves(b, &lr, tr[k], cfg->rf ? b->base : b->score);
+      st = renew_leaves(b, &lr, tr[k], cfg->rf ? b->base : b->score, gcfg.learning_rate);
     }
     if (st != HB_OK) break;
     touched = 1;
@@ -832,6 +988,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     }
     if (st != HB_OK) break;
   }
+  if (st == HB_OK && cfg->dart) st = dart_normalize(b, gcfg.learning_rate);
   if (st == HB_OK) {
     for (int k = 0; k < K; k++) {
       if ((st = hb_model_push_tree(b->model, tr[k])) != HB_OK) break;
@@ -840,6 +997,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   }
   for (int k = 0; k < K; k++) hb_tree_free(tr[k]);
   if (tr != trees) hb_free(tr);
+  if (st != HB_OK && st != HB_ERR_INTERRUPT && cfg->dart && b->dart_ndrop > 0) b->broken = 1;
   if (st == HB_ERR_INTERRUPT) {
     if (touched) b->broken = 1;
     else b->custom_set = custom_given;

@@ -34,6 +34,14 @@ int hb_booster_update(hb_booster_t *b, int *finished);
  * h >= 0, else HB_ERR_INPUT. Each round of a custom objective needs them. */
 int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h);
 
+/* DART: the iterations (0-based, increasing; *iters borrowed until the
+ * next round) the last round dropped; returns how many (0 without DART). */
+int hb_booster_dart_dropped(const hb_booster_t *b, const int **iters);
+
+/* Interaction constraints for the CPU learner (grow.h:
+ * hb_grow_ws_set_interactions), before the first round. */
+int hb_booster_set_interactions(hb_booster_t *b, int ngroups, const int *begin, const int *cols);
+
 /* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
 int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);
 /* The same with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */

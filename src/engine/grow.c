@@ -12,6 +12,7 @@
  * features that subtracts the larger child's bins and scans both children.
  * None of them changes a floating-point sum's order with the thread count. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "grow.h"
 #include "hist.h"
@@ -23,6 +24,7 @@
 #include "error.h"
 #include "interrupt.h"
 #include "threads.h"
+#include "rng.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -76,6 +78,18 @@ struct hb_grow_ws {
   int8_t *mono;
   double *lo, *hi;
   double *leaf_l2;        /* per leaf: the L2 of its output (hb_rule_child_l2) */
+  /* per-node feature choice and randomness (issue 26): the tree's id for the
+   * random draws (hb_grow_ws_set_tree), each leaf's output before the
+   * learning rate (path_smooth's parent output), the two leaf masks of a
+   * scan, and interaction constraints: ngroups groups of features
+   * (grp_feat, ngroups x nfeat flags; grp_col, ngroups x ncol) and each
+   * leaf's groups still allowed (leaf_grp, gw words a leaf) */
+  uint64_t tree_id;
+  double *out;
+  uint8_t *mask_s, *mask_b;
+  int ngroups, gw;
+  uint8_t *grp_feat, *grp_col;
+  uint64_t *leaf_grp;
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -99,6 +113,9 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   ws->slot = hb_malloc(sizeof(int) * (size_t)L);
   ws->pool = hb_calloc((size_t)L, sizeof(hb_histbin_t *));
   ws->free_slots = hb_malloc(sizeof(int) * (size_t)L);
+  ws->out = hb_malloc(sizeof(double) * (size_t)L);
+  ws->mask_s = hb_malloc((size_t)d->nfeat + 1);
+  ws->mask_b = hb_malloc((size_t)d->nfeat + 1);
   if (cfg->quantized) {
     ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
@@ -114,6 +131,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   }
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
       !ws->count || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
+      !ws->out || !ws->mask_s || !ws->mask_b ||
       (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh))) {
     hb_grow_ws_free(ws);
     hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner's buffers");
@@ -149,7 +167,107 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
   hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
+  hb_free(ws->out); hb_free(ws->mask_s); hb_free(ws->mask_b);
+  hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
   hb_free(ws);
+}
+
+void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id) { ws->tree_id = tree_id; }
+
+int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngroups, const int *begin,
+                                const int *cols) {
+  hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
+  ws->grp_feat = ws->grp_col = NULL;
+  ws->leaf_grp = NULL;
+  ws->ngroups = ws->gw = 0;
+  if (ngroups <= 0) return HB_OK;
+  const int gw = (ngroups + 63) / 64;
+  ws->grp_feat = hb_calloc((size_t)ngroups * (size_t)d->nfeat, 1);
+  ws->grp_col = hb_calloc((size_t)ngroups * (size_t)d->ncol, 1);
+  ws->leaf_grp = hb_calloc((size_t)ws->max_leaves * (size_t)gw, sizeof(uint64_t));
+  if (!ws->grp_feat || !ws->grp_col || !ws->leaf_grp) {
+    hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
+    ws->grp_feat = ws->grp_col = NULL;
+    ws->leaf_grp = NULL;
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for interaction constraints");
+  }
+  for (int g = 0; g < ngroups; g++)
+    for (int i = begin[g]; i < begin[g + 1]; i++) {
+      const int c = cols[i];
+      if (c < 0 || c >= d->ncol) {
+        hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
+        ws->grp_feat = ws->grp_col = NULL;
+        ws->leaf_grp = NULL;
+        return hb_error_set(HB_ERR_INPUT, "interaction constraint %d names column %d of %d", g + 1, c + 1, d->ncol);
+      }
+      ws->grp_col[(size_t)g * d->ncol + c] = 1;
+      for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) ws->grp_feat[(size_t)g * d->nfeat + f] = 1;
+    }
+  ws->ngroups = ngroups;
+  ws->gw = gw;
+  return HB_OK;
+}
+
+typedef struct { double u; int c; } node_draw;
+
+static int node_draw_cmp(const void *a, const void *b) {
+  const node_draw *x = a, *y = b;
+  if (x->u != y->u) return x->u < y->u ? -1 : 1;
+  return (x->c > y->c) - (x->c < y->c);
+}
+
+/* Whether the leaves of this tree choose features node by node. */
+static int per_node(const hb_grow_ws_t *ws, const hb_config_t *cfg) {
+  return ws->ngroups > 0 || cfg->feature_fraction_bynode < 1.0;
+}
+
+/* The features leaf l (node `uid` of the tree: 0 the root, then 2r - 1 and
+ * 2r for the two children of the split that made leaf r) may split on, into
+ * mask: the tree's active ones, those of the groups its branch still allows
+ * (interaction constraints: LightGBM's rule, a group containing every
+ * feature used above it), and with feature_fraction_bynode < 1 a sample of
+ * round(fraction x the tree's columns) columns, at least one, those with
+ * the smallest draws for (seed, tree, node, column), whatever the thread
+ * count. Returns mask, or `active` when nothing is chosen per node. */
+static const uint8_t *leaf_mask(const hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                                const uint8_t *active, int l, uint64_t uid, uint8_t *mask) {
+  if (!per_node(ws, cfg)) return active;
+  const int nf = d->nfeat, nc = d->ncol;
+  for (int f = 0; f < nf; f++) mask[f] = (uint8_t)((!active || active[f]) && !d->mappers[f].trivial);
+  if (cfg->feature_fraction_bynode < 1.0) {
+    node_draw *dr = hb_malloc(sizeof(node_draw) * (size_t)(nc > 0 ? nc : 1));
+    if (dr) {
+      int m = 0;
+      const uint64_t head = hb_rng_key_tail(hb_rng_key_head(cfg->seed, HB_RNG_BYNODE, ws->tree_id), uid);
+      for (int c = 0; c < nc; c++) {
+        int any = 0;
+        for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) any |= mask[f];
+        if (!any) continue;
+        dr[m].u = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)c));
+        dr[m].c = c;
+        m++;
+      }
+      int keep = (int)floor(m * cfg->feature_fraction_bynode + 0.5);
+      if (keep < 1) keep = 1;
+      if (keep < m) {
+        qsort(dr, (size_t)m, sizeof(node_draw), node_draw_cmp);
+        for (int k = keep; k < m; k++)
+          for (int f = d->col_first[dr[k].c]; f < d->col_first[dr[k].c + 1]; f++) mask[f] = 0;
+      }
+      hb_free(dr);
+    }  /* without memory for the draws, the node takes every feature of the tree */
+  }
+  if (ws->ngroups > 0) {
+    const uint64_t *g = ws->leaf_grp + (size_t)l * ws->gw;
+    for (int f = 0; f < nf; f++) {
+      if (!mask[f]) continue;
+      int ok = 0;
+      for (int k = 0; k < ws->ngroups && !ok; k++)
+        ok = ((g[k >> 6] >> (k & 63)) & 1u) && ws->grp_feat[(size_t)k * nf + f];
+      mask[f] = (uint8_t)ok;
+    }
+  }
+  return mask;
 }
 
 int hb_monotone_features(const hb_dataset_t *d, const int *col_mono, int8_t **out) {
@@ -191,6 +309,18 @@ int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *
 /* Constraints on leaf l's split (none without monotone constraints). */
 static hb_split_con_t leaf_con(const hb_grow_ws_t *ws, int l) {
   return ws->mono ? hb_split_con_make(ws->lo[l], ws->hi[l], ws->mono) : hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
+}
+
+/* The scan context of leaf l (node uid), with max_delta_step / path_smooth
+ * and extra_trees set up. */
+static void leaf_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint64_t uid, hb_split_leaf_t *c) {
+  hb_split_leaf_init(c, cfg, ws->sum[l]);
+  c->con = leaf_con(ws, l);
+  hb_split_leaf_ext(c, ws->out[l]);
+  if (cfg->extra_trees) {
+    c->extra = 1;
+    c->rkey = hb_rng_key_tail(hb_rng_key_head(cfg->seed, HB_RNG_EXTRA, ws->tree_id), uid);
+  }
 }
 
 const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count) {
@@ -467,12 +597,11 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
  * so the winner is the sequential scan's whatever the thread count. */
 static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                               const uint8_t *active, int small, int scan_small,
-                              int large, int large_slot, int scan_large, int nthreads) {
+                              int large, int large_slot, int scan_large, int nthreads,
+                              const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
   hb_split_leaf_t cs, cb;
-  hb_split_leaf_init(&cs, cfg, ws->sum[small]);
-  hb_split_leaf_init(&cb, cfg, ws->sum[large]);
-  cs.con = leaf_con(ws, small);
-  cb.con = leaf_con(ws, large);
+  leaf_ctx(ws, cfg, small, us, &cs);
+  leaf_ctx(ws, cfg, large, ub, &cb);
   scan_small = scan_small && cs.splittable;
   scan_large = scan_large && large_slot >= 0 && cb.splittable;
   hb_histbin_t *hs = ws->pool[ws->slot[small]];
@@ -494,8 +623,8 @@ static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb
       int nb = d->hist_offset[f + 1] - d->hist_offset[f];
       for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
     }
-    if (scan_small) hb_split_feature(&cs, d, hs, f, &ps[f]);
-    if (scan_large) hb_split_feature(&cb, d, hl, f, &pb[f]);
+    if (scan_small && (!ms || ms[f])) hb_split_feature(&cs, d, hs, f, &ps[f]);
+    if (scan_large && (!mb || mb[f])) hb_split_feature(&cb, d, hl, f, &pb[f]);
   }
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
@@ -511,7 +640,8 @@ static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb
  * winners' integer left sums go to qlg / qlh of their leaves. */
 static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                                 const uint8_t *active, int small, int scan_small,
-                                int large, int large_slot, int scan_large, int nthreads) {
+                                int large, int large_slot, int scan_large, int nthreads,
+                                const uint8_t *ms, const uint8_t *mb) {
   const hb_qtree_t *qt = ws->qt;
   hb_qsplit_leaf_t cs, cb;
   hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->count[small], qt->sg, qt->sh);
@@ -540,8 +670,8 @@ static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const 
       int nb = d->hist_offset[f + 1] - d->hist_offset[f];
       for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
     }
-    if (scan_small) hb_qsplit_feature(&cs, d, hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
-    if (scan_large) hb_qsplit_feature(&cb, d, hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
+    if (scan_small && (!ms || ms[f])) hb_qsplit_feature(&cs, d, hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
+    if (scan_large && (!mb || mb[f])) hb_qsplit_feature(&cb, d, hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
   }
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
@@ -735,7 +865,7 @@ static void bound_children(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_sp
 /* Record split sp of leaf l in the tree (l stays left, the right child is
  * the next leaf), and under monotone constraints the children's bounds. */
 static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, const hb_dataset_t *d,
-                        const hb_split_t *sp, int l) {
+                        const hb_split_t *sp, int l, const int est_n[2]) {
   hb_tree_split_t ts;
   ts.feature = d->feat_col[sp->feature];  /* trees name input columns */
   ts.is_cat = sp->is_cat;
@@ -746,7 +876,26 @@ static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, 
   const double l2 = hb_rule_child_l2(sp->is_cat, d->mappers[sp->feature].num_bin, cfg->max_cat_to_onehot,
                                      cfg->lambda_l2, cfg->cat_l2);
   ws->leaf_l2[l] = ws->leaf_l2[t->num_leaves] = l2;
-  if (ws->mono) {
+  const int r = t->num_leaves;
+  if (cfg->max_delta_step > 0 || cfg->path_smooth > 0) {
+    /* capped and smoothed towards leaf l's output, with the rows the search
+     * counted (LightGBM's), then the monotone bounds */
+    double o0 = hb_rule_leaf_output_ext(sp->left_g, sp->left_h, est_n[0], cfg->lambda_l1, l2, cfg->max_delta_step,
+                                        cfg->path_smooth, ws->out[l]);
+    double o1 = hb_rule_leaf_output_ext(sp->right_g, sp->right_h, est_n[1], cfg->lambda_l1, l2, cfg->max_delta_step,
+                                        cfg->path_smooth, ws->out[l]);
+    double o[2] = {o0, o1};
+    if (ws->mono) {
+      double b[4];
+      hb_rule_bound_children_given(ws->lo[l], ws->hi[l], o0, o1, sp->is_cat ? 0 : ws->mono[sp->feature], b, o);
+      ws->lo[l] = b[0]; ws->hi[l] = b[1];
+      ws->lo[r] = b[2]; ws->hi[r] = b[3];
+    }
+    ws->out[l] = o[0];
+    ws->out[r] = o[1];
+    ts.value[0] = cfg->learning_rate * o[0];
+    ts.value[1] = cfg->learning_rate * o[1];
+  } else if (ws->mono) {
     double o[2];
     bound_children(ws, cfg, sp, l, t->num_leaves, l2, o);
     ts.value[0] = cfg->learning_rate * o[0];
@@ -754,6 +903,13 @@ static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, 
   } else {
     ts.value[0] = cfg->learning_rate * hb_rule_leaf_output(sp->left_g, sp->left_h, cfg->lambda_l1, l2);
     ts.value[1] = cfg->learning_rate * hb_rule_leaf_output(sp->right_g, sp->right_h, cfg->lambda_l1, l2);
+  }
+  if (ws->ngroups > 0) {  /* the children keep the groups that hold the split's column */
+    const int c = ts.feature;
+    uint64_t *gl = ws->leaf_grp + (size_t)l * ws->gw, *gr = ws->leaf_grp + (size_t)r * ws->gw;
+    for (int k = 0; k < ws->ngroups; k++)
+      if (!ws->grp_col[(size_t)k * d->ncol + c]) gl[k >> 6] &= ~((uint64_t)1 << (k & 63));
+    for (int w = 0; w < ws->gw; w++) gr[w] = gl[w];
   }
   ts.hess[0] = sp->left_h;
   ts.hess[1] = sp->right_h;
@@ -796,7 +952,12 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
 
   tree->num_leaves = 1;
   tree->cat_nbits_words = 0;
-  tree->leaf_value[0] = n > 0 ? cfg->learning_rate * hb_split_leaf_output(cfg, G, H) : 0.0;
+  /* the root is capped by max_delta_step, never smoothed */
+  ws->out[0] = n > 0 ? hb_rule_leaf_output_ext(G, H, n, cfg->lambda_l1, cfg->lambda_l2, cfg->max_delta_step, 0.0, 0.0)
+                     : 0.0;
+  tree->leaf_value[0] = cfg->learning_rate * ws->out[0];
+  if (ws->ngroups > 0)  /* every group is open at the root */
+    for (int k = 0; k < ws->ngroups; k++) ws->leaf_grp[k >> 6] |= (uint64_t)1 << (k & 63);
   ws->leaf_l2[0] = cfg->lambda_l2;
   tree->leaf_hess[0] = H;
   tree->leaf_count[0] = n;
@@ -812,11 +973,14 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   if (s0 < 0) return HB_ERR_NOMEM;
   ws->slot[0] = s0;
   build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth);
-  hb_split_con_t con0 = leaf_con(ws, 0);
-  if (qt)
-    scan_root_q(ws, cfg, d, active, s0);
-  else
-    hb_split_find(cfg, d, ws->pool[s0], active, ws->sum[0], &con0, &ws->best[0], nth);
+  const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
+  if (qt) {
+    scan_root_q(ws, cfg, d, m0, s0);
+  } else {
+    hb_split_leaf_t c0;
+    leaf_ctx(ws, cfg, 0, 0, &c0);
+    hb_split_find_ctx(&c0, d, ws->pool[s0], m0, &ws->best[0], nth);
+  }
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
@@ -829,10 +993,11 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     if (l < 0) break;
     hb_split_t sp = ws->best[l];
     int r = tree->num_leaves;
+    const int est_n[2] = {sp.left_n, sp.right_n};
     if ((status = partition(ws, d, &sp, l, r, nth)) != HB_OK) break;
     sp.left_n = ws->count[l];
     sp.right_n = ws->count[r];
-    if ((status = record_split(ws, tree, cfg, d, &sp, l)) != HB_OK) break;
+    if ((status = record_split(ws, tree, cfg, d, &sp, l, est_n)) != HB_OK) break;
     ws->sum[l].g = sp.left_g; ws->sum[l].h = sp.left_h; ws->sum[l].n = sp.left_n;
     ws->sum[r].g = sp.right_g; ws->sum[r].h = sp.right_h; ws->sum[r].n = sp.right_n;
     if (qt) {
@@ -862,12 +1027,18 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     } else {
       ws->free_slots[ws->nfree++] = parent_slot;
     }
+    /* node ids of the two children for per-node draws: 2r - 1 (left), 2r (right) */
+    const uint64_t us = small == l ? 2 * (uint64_t)r - 1 : 2 * (uint64_t)r, ub = small == l ? 2 * (uint64_t)r : 2 * (uint64_t)r - 1;
+    const uint8_t *ms = leaf_mask(ws, cfg, d, active, small, us, ws->mask_s);
+    const uint8_t *mb = leaf_mask(ws, cfg, d, active, large, ub, ws->mask_b);
+    if (ms == active) ms = NULL;
+    if (mb == active) mb = NULL;
     if (qt)
       subtract_and_scan_q(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                          large_ok ? parent_slot : -1, large_ok, nth);
+                          large_ok ? parent_slot : -1, large_ok, nth, ms, mb);
     else
       subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                        large_ok ? parent_slot : -1, large_ok, nth);
+                        large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
     if (ws->best[small].feature < 0) slot_give(ws, small);
     if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);

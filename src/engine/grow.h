@@ -22,6 +22,18 @@ void hb_grow_ws_free(hb_grow_ws_t *ws);
  * has none). */
 int hb_grow_ws_set_monotone(hb_grow_ws_t *ws, const hb_dataset_t *d, const int *col_mono);
 
+/* The id of the next tree grown (seeds extra_trees' and
+ * feature_fraction_bynode's per-node draws with cfg->seed). */
+void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id);
+
+/* Interaction constraints: ngroups groups of input columns of d, group g
+ * being cols[begin[g] .. begin[g + 1]); a branch may only split on columns of
+ * a group that holds every column used above it (LightGBM's rule; columns
+ * in no group are never split on). ngroups 0: none. HB_OK, HB_ERR_INPUT
+ * (a column out of range) or HB_ERR_NOMEM; ws then has none. */
+int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngroups, const int *begin,
+                                const int *cols);
+
 /* The constraint of each internal feature of d (nfeat values, *out
  * allocated) from col_mono as above, checked; *out NULL when no column is
  * constrained. The CPU learner's and the GPU learner's. */

@@ -18,7 +18,10 @@ enum {
   HB_RNG_FEATURE = 2,
   HB_RNG_GOSS = 3,
   HB_RNG_QUANTIZE = 4,
-  HB_RNG_BINNING = 5
+  HB_RNG_BINNING = 5,
+  HB_RNG_DART = 6,     /* (round, 0): skip the round's drops; (round, 1 + i): drop iteration i */
+  HB_RNG_EXTRA = 7,    /* extra_trees: (tree, node) then the feature */
+  HB_RNG_BYNODE = 8    /* feature_fraction_bynode: (tree, node) then the column */
 };
 
 /* splitmix64's finalizer. */

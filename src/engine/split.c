@@ -25,6 +25,7 @@
 #include "split.h"
 #include "split_rules.h"
 #include "threads.h"
+#include "rng.h"
 
 double hb_split_leaf_output(const hb_config_t *cfg, double g, double h) {
   return hb_rule_leaf_output(g, h, cfg->lambda_l1, cfg->lambda_l2);
@@ -40,6 +41,10 @@ static void bits_set(uint32_t *b, int k) { b[k >> 5] |= 1u << (k & 31); }
 static inline double candidate(const scan_ctx *c, double gl, double hl, int nl,
                                double l2, double parent_gain, int mono) {
   const hb_config_t *cfg = c->cfg;
+  if (c->ext)
+    return hb_rule_split_gain_ext(gl, hl, nl, c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, l2, parent_gain,
+                                  cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain, c->con.lo,
+                                  c->con.hi, mono, cfg->max_delta_step, cfg->path_smooth, c->parent_out);
   if (mono || c->con.bounded)
     return hb_rule_split_gain_bounded(gl, hl, nl, c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, l2, parent_gain,
                                       cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf, c->min_gain, c->con.lo,
@@ -97,6 +102,26 @@ void hb_split_gains_con(const hb_config_t *cfg, const double *gl, const double *
                                         con->hi, mono);
 }
 
+/* The gains of m candidates of a scan: batched, or one by one under
+ * max_delta_step / path_smooth. */
+static void scan_gains(const scan_ctx *c, const double *gl, const double *hl, const int *nl, int m, double l2,
+                       int mono, double *out) {
+  if (!c->ext) {
+    hb_split_gains_con(c->cfg, gl, hl, nl, m, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, &c->con,
+                       mono, out);
+    return;
+  }
+  for (int i = 0; i < m; i++) out[i] = candidate(c, gl[i], hl[i], nl[i], l2, c->parent_gain, mono);
+}
+
+/* extra_trees: feature f's one candidate of n (0..n-1), drawn uniformly
+ * for this leaf (LightGBM's rand.NextInt(0, n)); 0 when n < 1. */
+static int extra_pick(const scan_ctx *c, int f, int n) {
+  if (n <= 1) return 0;
+  int k = (int)(hb_rng_bits_unif(hb_rng_key_tail(c->rkey, (uint64_t)f)) * (double)n);
+  return k < n ? k : n - 1;
+}
+
 /* A numeric feature: thresholds t = 0..M-2 (value bins <= t go left), the
  * left side's sums accumulated in bin order, their gains computed in one
  * batch; with missing rows in the leaf each threshold also with the missing
@@ -123,22 +148,30 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
       gl[t] = sg; hl[t] = sh; nl[t] = sn;
     }
   }
-  hb_split_gains_con(c->cfg, gl, hl, nl, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain, &c->con,
-                     mono, g1);
+  scan_gains(c, gl, hl, nl, T, l2, mono, g1);
+  /* extra_trees: only threshold rt (of 0..M-2) is a candidate, with the
+   * missing bin on either side (LightGBM's rule: one draw in [0, num_bin - 2)) */
+  const int rt = c->extra ? extra_pick(c, f, T) : -1;
+  if (rt >= 0)
+    for (int t = 0; t < T; t++)
+      if (t != rt) g1[t] = -1.0;
   if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
     double gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
     int nm[HB_MAX_NUM_BIN];
     gm[0] = hm[0] = 0;   /* see gl[0] above */
     nm[0] = 0;
     for (int t = 0; t < T; t++) { gm[t] = gl[t] + na->g; hm[t] = hl[t] + na->h; nm[t] = nl[t] + na_n; }
-    hb_split_gains_con(c->cfg, gm, hm, nm, T, c->tot.g, c->tot.h, c->tot.n, l2, c->parent_gain, c->min_gain,
-                       &c->con, mono, g2);
+    scan_gains(c, gm, hm, nm, T, l2, mono, g2);
+    if (rt >= 0)
+      for (int t = 0; t < T; t++)
+        if (t != rt) g2[t] = -1.0;
     for (int t = 0; t < T; t++) {
       if (g1[t] > best_gain) { best_gain = g1[t]; bt = t; bdl = 0; bgl = gl[t]; bhl = hl[t]; bnl = nl[t]; }
       if (g2[t] > best_gain) { best_gain = g2[t]; bt = t; bdl = 1; bgl = gm[t]; bhl = hm[t]; bnl = nm[t]; }
     }
     /* every value left, missing alone right */
-    double g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain, mono);
+    double g3 = rt >= 0 ? -1.0 : candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain,
+                                           mono);
     if (g3 > best_gain) {
       best_gain = g3; bt = M - 1; bdl = 0;
       bgl = c->tot.g - na->g; bhl = c->tot.h - na->h; bnl = c->tot.n - na_n;
@@ -276,7 +309,9 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
     for (int b = 0; b < nb; b++)
       if (cnt[b] > 0) { if (lowest < 0) lowest = b; nonempty++; }
     bk = -1;
+    const int rb = c->extra ? extra_pick(c, f, nb) : -1;  /* extra_trees: one bin of nb */
     for (int b = 0; b < nb; b++) {
+      if (rb >= 0 && b != rb) continue;
       if (hb_rule_cat_onehot_seen(nonempty, lowest, b)) continue;
       double g = candidate(c, h[b].g, h[b].h, cnt[b], cfg->lambda_l2, c->parent_gain, 0);
       if (g > best_gain) { best_gain = g; bk = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt[b]; }
@@ -298,6 +333,8 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
     const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
     hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
     memset(first, 0, (size_t)kmax);
+    /* extra_trees: only the first rk + 1 from either end (LightGBM's draw in [0, kmax - 1)) */
+    const int rk = c->extra ? extra_pick(c, f, kmax - 1) : -1;
     for (int dir = 0; dir < 2; dir++) {
       double gl = 0, hl = 0;
       int nl = 0, group = 0;
@@ -309,7 +346,8 @@ static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
         if (dir == 0) first[k - 1] = st > 0;
         if (st < 0) break;
         if (st == 0) continue;
-        if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
+        if (rk >= 0 && k != rk + 1) continue;
+        if (dir == 1 && rk < 0 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
         double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
         if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
       }
@@ -336,6 +374,23 @@ void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t
   c->parent_gain = hb_rule_leaf_gain(tot.g, tot.h, cfg->lambda_l1, cfg->lambda_l2);
   c->min_gain = cfg->min_gain_to_split > 0 ? cfg->min_gain_to_split : 0.0;
   c->con = hb_split_con_make(-HUGE_VAL, HUGE_VAL, NULL);
+  c->ext = 0;
+  c->parent_out = 0.0;
+  c->extra = 0;
+  c->rkey = 0;
+}
+
+void hb_split_leaf_ext(hb_split_leaf_t *c, double leaf_out) {
+  const hb_config_t *cfg = c->cfg;
+  if (!(cfg->max_delta_step > 0) && !(cfg->path_smooth > 0)) return;
+  c->ext = 1;
+  c->parent_out = leaf_out;
+  /* LightGBM's gain shift: the leaf at its smoothed output, or without
+   * smoothing at its own output capped (lambda_l2 alone, as L(G, H)) */
+  double o = cfg->path_smooth > 0 ? leaf_out
+           : hb_rule_leaf_output_ext(c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, cfg->lambda_l2,
+                                     cfg->max_delta_step, 0.0, 0.0);
+  c->parent_gain = hb_rule_leaf_gain_given_output(c->tot.g, c->tot.h, cfg->lambda_l1, cfg->lambda_l2, o);
 }
 
 /* 1 when no candidate of a feature can be valid because its histogram h
@@ -372,11 +427,17 @@ void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_
 void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
                    const uint8_t *active, hb_leafsum_t tot, const hb_split_con_t *con, hb_split_t *best,
                    int nthreads) {
-  best->feature = -1;
-  best->gain = -INFINITY;
   scan_ctx c;
   hb_split_leaf_init(&c, cfg, tot);
   if (con) c.con = *con;
+  hb_split_find_ctx(&c, d, hist, active, best, nthreads);
+}
+
+void hb_split_find_ctx(const hb_split_leaf_t *cp, const hb_dataset_t *d, const hb_histbin_t *hist,
+                       const uint8_t *active, hb_split_t *best, int nthreads) {
+  best->feature = -1;
+  best->gain = -INFINITY;
+  const scan_ctx c = *cp;
   if (!c.splittable) return;
   int nf = d->nfeat;
   int nth = hb_threads_use(nthreads);

@@ -58,9 +58,24 @@ typedef struct {
   double parent_gain;   /* with lambda_l2 */
   double min_gain;
   hb_split_con_t con;   /* none unless the caller sets it after init */
+  /* max_delta_step / path_smooth (hb_split_leaf_ext): gains from capped,
+   * smoothed outputs (split_rules.h: hb_rule_split_gain_ext) */
+  int ext;
+  double parent_out;    /* the leaf's own output, unshrunk: its children smooth towards it */
+  /* extra_trees (hb_split_leaf_extra): each feature's one candidate threshold
+   * drawn from hb_rng_key_tail(rkey, feature) */
+  int extra;
+  uint64_t rkey;
 } hb_split_leaf_t;
 
 void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t tot);
+/* With cfg's max_delta_step or path_smooth > 0: the leaf's output (unshrunk)
+ * is leaf_out, and gains are taken from capped, smoothed outputs. */
+void hb_split_leaf_ext(hb_split_leaf_t *c, double leaf_out);
+/* The best split of the leaf over the active features, as hb_split_find,
+ * from a context set up by the caller. */
+void hb_split_find_ctx(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
+                       const uint8_t *active, hb_split_t *best, int nthreads);
 
 /* Best split of the leaf on feature f alone (f's bins at hist +
  * hist_offset[f]) into *best, which the caller set to feature = -1, gain =

@@ -132,10 +132,10 @@ HB_RULE double hb_rule_split_gain_bounded(double gl, double hl, int nl, double g
  * the two outputs (from other sums of the same rows) disagree with theirs:
  * every leaf keeps within its bounds, which makes the trees monotone. The
  * CPU grower's, the GPU partition's and the host's replay of GPU trees. */
-HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, double gr, double hr, double l1,
-                                    double l2, int mono, double b[4], double o[2]) {
-  o[0] = hb_rule_clamp(hb_rule_leaf_output(gl, hl, l1, l2), lo, hi);
-  o[1] = hb_rule_clamp(hb_rule_leaf_output(gr, hr, l1, l2), lo, hi);
+HB_RULE void hb_rule_bound_children_given(double lo, double hi, double o0, double o1, int mono, double b[4],
+                                          double o[2]) {
+  o[0] = hb_rule_clamp(o0, lo, hi);
+  o[1] = hb_rule_clamp(o1, lo, hi);
   b[0] = b[2] = lo;
   b[1] = b[3] = hi;
   if (mono) {
@@ -150,6 +150,49 @@ HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, 
   }
   o[0] = hb_rule_clamp(o[0], b[0], b[1]);
   o[1] = hb_rule_clamp(o[1], b[2], b[3]);
+}
+
+HB_RULE void hb_rule_bound_children(double lo, double hi, double gl, double hl, double gr, double hr, double l1,
+                                    double l2, int mono, double b[4], double o[2]) {
+  hb_rule_bound_children_given(lo, hi, hb_rule_leaf_output(gl, hl, l1, l2), hb_rule_leaf_output(gr, hr, l1, l2),
+                               mono, b, o);
+}
+
+/* max_delta_step and path_smooth (LightGBM's CalculateSplittedLeafOutput):
+ * a leaf's unshrunk output -T(G)/(H + l2) is capped to [-mds, mds] (mds >
+ * 0), then smoothed towards its parent's output p by the leaf's n rows,
+ * o n/a / (n/a + 1) + p / (n/a + 1) (a = path_smooth > 0). The root is not
+ * smoothed (its output is its own, capped). */
+HB_RULE double hb_rule_leaf_output_ext(double g, double h, int n, double l1, double l2, double mds, double alpha,
+                                       double parent) {
+  double o = hb_rule_leaf_output(g, h, l1, l2);
+  if (mds > 0 && (o > mds || o < -mds)) o = o > 0 ? mds : -mds;
+  if (alpha > 0) {
+    const double w = (double)n / alpha;
+    o = o * w / (w + 1.0) + parent / (w + 1.0);
+  }
+  return o;
+}
+
+/* The gain of a split under max_delta_step / path_smooth (and monotone
+ * bounds [lo, hi] and constraint mono, as hb_rule_split_gain_bounded):
+ * each side is worth hb_rule_leaf_gain_given_output at its output
+ * hb_rule_leaf_output_ext (clamped to the bounds), less parent_gain, the
+ * leaf's worth at its own output (hb_rule_leaf_gain_given_output). */
+HB_RULE double hb_rule_split_gain_ext(double gl, double hl, int nl, double g, double h, int n, double l1, double l2,
+                                      double parent_gain, int min_data_in_leaf, double min_sum_hessian,
+                                      double min_gain, double lo, double hi, int mono, double mds, double alpha,
+                                      double parent_out) {
+  int nr = n - nl;
+  double hr = h - hl, gr = g - gl;
+  if (nl < min_data_in_leaf || nr < min_data_in_leaf) return -1.0;
+  if (hl < min_sum_hessian || hr < min_sum_hessian) return -1.0;
+  double ol = hb_rule_clamp(hb_rule_leaf_output_ext(gl, hl, nl, l1, l2, mds, alpha, parent_out), lo, hi);
+  double orr = hb_rule_clamp(hb_rule_leaf_output_ext(gr, hr, nr, l1, l2, mds, alpha, parent_out), lo, hi);
+  if ((mono > 0 && ol > orr) || (mono < 0 && ol < orr)) return -1.0;
+  double gain = hb_rule_leaf_gain_given_output(gl, hl, l1, l2, ol) +
+                hb_rule_leaf_gain_given_output(gr, hr, l1, l2, orr) - parent_gain;
+  return gain > min_gain ? gain : -1.0;
 }
 
 /* Categorical splits, LightGBM's rules (FeatureHistogram's categorical

@@ -39,7 +39,9 @@ num_params <- list(
   feature_fraction = list(low = 0, high = 2), tweedie_variance_power = list(low = 1, high = 2),
   huber_delta = list(low = 0), poisson_max_delta_step = list(low = -1), quantile_alpha = list(low = 0, high = 1),
   nrounds = list(low = 0), verbose = list(low = -1, high = 3), grad_bits = list(low = 1, high = 9),
-  top_rate = list(low = 0, high = 1), other_rate = list(low = 0, high = 1.5), max_conflict_rate = list(low = -1, high = 1)
+  top_rate = list(low = 0, high = 1), other_rate = list(low = 0, high = 1.5), max_conflict_rate = list(low = -1, high = 1),
+  drop_rate = list(low = -0.1, high = 1.5), skip_drop = list(low = -0.1, high = 1.5), max_drop = list(),
+  feature_fraction_bynode = list(low = 0, high = 2), path_smooth = list(low = -1), max_delta_step = list(low = -1)
 )
 param_cases <- list()
 for (p in names(num_params)) {
@@ -52,7 +54,8 @@ for (p in names(num_params)) {
                                        arg = p, class = "input", pattern = NULL)
   }
 }
-flag_params <- c("quantized", "stochastic_rounding", "refit_leaves", "goss", "enable_bundle")
+flag_params <- c("quantized", "stochastic_rounding", "refit_leaves", "goss", "enable_bundle", "extra_trees",
+                 "xgboost_dart_mode", "uniform_drop")
 for (p in flag_params) {
   for (k in c("string", "na", "number")) {
     v <- switch(k, string = "yes", na = NA, number = 1)
@@ -65,7 +68,7 @@ other_cases <- list(
   # ---- choices -----------------------------------------------------------
   objective_unknown = case(fit(objective = "regresion"), "objective"),
   objective_number = case(fit(objective = 3), "objective"),
-  boosting_unknown = case(fit(boosting = "dart"), "boosting"),
+  boosting_unknown = case(fit(boosting = "goss2"), "boosting"),
   device_unknown = case(fit(device = "tpu"), "device"),
   eval_metric_number = case(fit(eval_metric = 1), "eval_metric"),
   nthreads_zero = case(fit(nthreads = 0), "nthreads"),

@@ -76,7 +76,7 @@ test_that("params: unknown, ambiguous and conflicting entries are clear errors",
   expect_input_error(hb_quiet(d$x, d$y, params = list(0.1)), "name every element")
   expect_input_error(hb_quiet(d$x, d$y, params = c(eta = 0.1)), "named list")
   expect_input_error(hb_quiet(d$x, d$y, params = list(objective = "rank:pairwise")), "no histboost equivalent")
-  expect_input_error(hb_quiet(d$x, d$y, params = list(boosting = "dart")), "not available")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(boosting = "gblinear")), "not available")
   # the same value twice is fine
   a <- hb_quiet(d$x, d$y, nrounds = 3L, learning_rate = 0.2, seed = 1, params = list(eta = 0.2, learning_rate = 0.2))
   expect_identical(a$params$learning_rate, 0.2)
