@@ -168,7 +168,8 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   int start = hb_r_int(start_iter, "start_iter"), num = hb_r_int(num_iter, "iteration");
   int ty = hb_r_int(type, "type"), nt = hb_r_int(nthreads, "nthreads");
   int niter = hb_model_num_iterations(m);
-  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB)
+  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB &&
+      ty != HB_PRED_INTERACTION)
     hb_r_throw("input", "`type` code %d is unknown.", ty);
   if (start < 0 || start > niter)
     hb_r_throw("input", "`start_iter` must be between 0 and %d.", niter);
@@ -191,6 +192,8 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   }
   double wide = ty == HB_PRED_LEAF      ? (double)num * m->trees_per_iter
                 : ty == HB_PRED_CONTRIB ? (double)m->trees_per_iter * (m->schema.nfeat + 1.0)
+                : ty == HB_PRED_INTERACTION
+                    ? (double)m->trees_per_iter * (m->schema.nfeat + 1.0) * (m->schema.nfeat + 1.0)
                                         : (double)m->num_class;
   if (wide * (in.nrow > 0 ? in.nrow : 1) > (double)R_XLEN_T_MAX || wide > INT_MAX)
     hb_r_throw("input", "the prediction for %d rows would have too many values for an R matrix; "
