@@ -5,8 +5,9 @@
 #'
 #' Keeps every tree's structure (its splits: features, thresholds, level
 #' sets, missing directions) and re-estimates its leaf values on new data,
-#' as LightGBM's `lgb.Booster$refit()` / `refit_decay_rate` and XGBoost's
-#' `process_type = "update"` with the `"refresh"` updater do: iteration by
+#' as LightGBM's refit (Python's `Booster.refit()`, the CLI's `task =
+#' refit`, with `refit_decay_rate`) and XGBoost's `process_type = "update"`
+#' with the `"refresh"` updater do: iteration by
 #' iteration, in training order, the gradients and hessians of the new rows
 #' at the running raw score (the model's starting score, plus `init_score`,
 #' plus the trees refitted before) are summed over the rows of each leaf,
