@@ -20,6 +20,7 @@
 
 .hb_plot_tree <- function(model, tree, ...) {
   tab <- hb_trees(model)
+  if (!nrow(tab)) .hb_abort("`x` has no trees to plot.")
   ntree <- max(tab$tree)
   tree <- .hb_number(tree, "tree", integer = TRUE, lower = 1, upper = ntree)
   nd <- tab[tab$tree == tree, , drop = FALSE]
