@@ -1,16 +1,29 @@
 # plot.R: base-graphics plots of a model (its learning curves from the
-# evaluation log, or its feature importance) and of a cross-validation (the
+# evaluation log, its feature importance, and through plot-explain.R one
+# tree or its SHAP values) and of a cross-validation (the
 # folds' mean curve with a band of one standard deviation). Each returns the
 # data it drew, invisibly, so that a plot can be checked or redrawn.
 
-#' Plot a histboost model: learning curves or feature importance
+#' Plot a histboost model: learning curves, importance, a tree or SHAP values
 #'
 #' `type = "log"` draws the learning curves of the evaluation log: one line per
 #' logged data set (each validation set, in the order of `valid`) for one
 #' metric, against the iteration, with a dotted vertical line at the best
 #' iteration when early stopping chose one. `type = "importance"` draws a
 #' horizontal bar chart of the `top` most important features of
-#' [hb_importance()], the most important on top.
+#' [hb_importance()], the most important on top. `type = "tree"` draws tree
+#' number `tree`: each split's test (`feature <= threshold`, or `feature in
+#' {levels}` for the levels a categorical split sends left), the branch the
+#' test sends rows to (`"yes"`, left) and the one missing values follow
+#' (`"NA"`), and each leaf's value and training row count. `type = "shap"`
+#' draws, for the rows of `newdata`, a SHAP summary: one row of points per
+#' feature (the `top` features by mean absolute contribution, the largest on
+#' top), each point a row's contribution ([predict.histboost()] with `type =
+#' "contrib"`) coloured by the rank of the feature's value (blue low, red
+#' high, grey missing), points spread vertically where they crowd; with
+#' `feature`, a SHAP dependence plot instead: the feature's contribution
+#' against its value (missing values left out and counted in the subtitle),
+#' coloured by the value of the feature in `color_by`.
 #'
 #' Only the data sets given in `valid` are logged: to see the training curve
 #' too, pass the training data as one of them, e.g.
@@ -19,26 +32,61 @@
 #' curves is an error (of class `histboost_error_input`). The log is kept by
 #' [hb_save()], [hb_load()] and `saveRDS()`.
 #'
+#' Each argument after `type` belongs to some types; given with another type
+#' it is an error, not silently ignored. The arguments after `...` must be
+#' named in full.
+#'
 #' @param x A `"histboost"` model.
-#' @param type `"log"` (learning curves) or `"importance"` (feature importance).
+#' @param type `"log"` (learning curves), `"importance"` (feature importance),
+#'   `"tree"` (one tree) or `"shap"` (SHAP summary or dependence plot).
 #' @param metric For `type = "log"`: `NULL` (the first metric of
 #'   `eval_metric`, the one early stopping watches) or the name of one logged
 #'   metric, such as `"auc"` or `"ndcg@5"`.
-#' @param top For `type = "importance"`: how many features to show at most
-#'   (all the used ones when fewer).
+#' @param top For `type = "importance"` and the SHAP summary: how many
+#'   features to show at most (all the used ones when fewer).
 #' @param importance For `type = "importance"`: rank and measure features by
 #'   `"gain"` (total gain of their splits), `"split"` (number of splits) or
 #'   `"cover"` (hessian sum of the rows reaching them).
 #' @param ... Graphical parameters passed on to [graphics::matplot()] (for
-#'   `"log"`; `col`, `lty` and `lwd` also set the legend's) or
-#'   [graphics::barplot()] (for `"importance"`), e.g. `main`, `ylim`, `col`.
+#'   `"log"`; `col`, `lty` and `lwd` also set the legend's),
+#'   [graphics::barplot()] (for `"importance"`), [graphics::title()] (for
+#'   `"tree"`, with `cex`, `col` and `leaf_col` for the boxes) or
+#'   [graphics::plot()] (for `"shap"`), e.g. `main`, `ylim`, `col`.
+#' @param tree For `type = "tree"`: the tree's number, 1 to the number of
+#'   trees, as in [hb_trees()] (a multiclass model has one tree per class in
+#'   each iteration, classes in order).
+#' @param newdata For `type = "shap"`: the rows whose contributions to show,
+#'   as for [predict.histboost()] (a model keeps no training data).
+#' @param feature For `type = "shap"`: `NULL` (the summary) or the name of
+#'   one feature (its dependence plot).
+#' @param class For `type = "shap"` with a multiclass model: the class whose
+#'   contributions to show, a class name or number (required there).
+#' @param color_by For the dependence plot: `NULL` (the feature whose SHAP
+#'   interaction values with `feature`, `type = "interaction"`, are largest
+#'   in mean absolute value; no colour when those would exceed 2e7 values),
+#'   `NA` (no colour) or a feature name.
 #' @return Invisibly, the data drawn. For `"log"`, a data.frame in long form
 #'   with columns `iteration`, `data` (the data set's name), `metric` and
 #'   `value`, one row per data set and iteration (data sets in log order,
 #'   iterations increasing), with attribute `best_iteration` (the iteration
 #'   marked, or `NULL` when none is). For `"importance"`, the rows of
 #'   [hb_importance()] drawn, most important first (top to bottom in the plot).
-#' @seealso [hb_importance()], [plot.hb_cv()]
+#'   For `"tree"`, one row per node of the tree, internal nodes then leaves
+#'   as in [hb_trees()], with columns `id`, `is_leaf`, `x` and `y` (its
+#'   place: leaves at 1, 2, ... from left to right, a node centred over its
+#'   children, `y` minus the depth), `label` (the text drawn) and the
+#'   [hb_trees()] columns `feature`, `threshold`, `categories`,
+#'   `default_left`, `left`, `right`, `value` and `count`; attribute `edges`
+#'   a data.frame of the branches (`from`, `to`, `side` `"yes"` or `"no"`,
+#'   `missing`: whether missing values take it). For the SHAP summary, a
+#'   data.frame in long form with columns `feature`, `row` (of `newdata`),
+#'   `shap` (the contribution) and `color_value` (the value's rank scaled to
+#'   \[0, 1\], `NA` when missing), features in the order drawn, with
+#'   attribute `importance` (`feature`, `mean_abs_shap`). For the dependence
+#'   plot, a data.frame with columns `row`, `value` (the feature's value; a
+#'   factor's as its level), `shap` and `color_value`, with attribute
+#'   `color_by` (the colouring feature, `NA` for none).
+#' @seealso [hb_importance()], [hb_trees()], [predict.histboost()], [plot.hb_cv()]
 #' @examples
 #' set.seed(1)
 #' x <- data.frame(a = runif(200), b = runif(200), c = runif(200))
@@ -51,20 +99,37 @@
 #' curves <- plot(fit, metric = "mae", main = "Mean absolute error")
 #' head(curves)
 #' plot(fit, type = "importance")
+#' plot(fit, type = "tree", tree = 1)
+#' plot(fit, type = "shap", newdata = x)
+#' plot(fit, type = "shap", newdata = x, feature = "a")
 #' @method plot histboost
 #' @export
-plot.histboost <- function(x, type = c("log", "importance"), metric = NULL, top = 20L,
-                           importance = c("gain", "split", "cover"), ...) {
+plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), metric = NULL, top = 20L,
+                           importance = c("gain", "split", "cover"), ..., tree = 1L, newdata = NULL,
+                           feature = NULL, class = NULL, color_by = NULL) {
+  # the arguments after `...` match by exact name only: graphical
+  # parameters such as `col` must not be taken for `color_by`
   .hb_check_model(x, "x")
-  type <- .hb_choice(type, c("log", "importance"), "type")
-  if (type == "log") {
-    if (!missing(top) || !missing(importance)) {
-      .hb_abort("`top` and `importance` apply to type = \"importance\", not to type = \"log\".")
+  type <- .hb_choice(type, c("log", "importance", "tree", "shap"), "type")
+  # each argument belongs to some types: given for another, it would be silently ignored
+  owner <- list(metric = "log", top = c("importance", "shap"), importance = "importance", tree = "tree",
+                newdata = "shap", feature = "shap", class = "shap", color_by = "shap")
+  given <- c(metric = !is.null(metric), top = !missing(top), importance = !missing(importance),
+             tree = !missing(tree), newdata = !is.null(newdata), feature = !is.null(feature),
+             class = !is.null(class), color_by = !is.null(color_by))
+  for (a in names(given)[given]) {
+    if (!type %in% owner[[a]]) {
+      .hb_abort("`", a, "` applies to type = ", paste0("\"", owner[[a]], "\"", collapse = " or "),
+                ", not to type = \"", type, "\".")
     }
-    return(.hb_plot_log(x, metric, ...))
   }
-  if (!is.null(metric)) .hb_abort("`metric` applies to type = \"log\", not to type = \"importance\".")
-  .hb_plot_importance(x, top, importance, ...)
+  switch(type,
+    log = .hb_plot_log(x, metric, ...),
+    importance = .hb_plot_importance(x, top, importance, ...),
+    tree = .hb_plot_tree(x, tree, ...),
+    shap = if (is.null(feature)) .hb_plot_shap_summary(x, newdata, top, class, ...)
+           else .hb_plot_shap_dependence(x, newdata, feature, class, color_by, ...)
+  )
 }
 
 # The columns of a model's evaluation log ("<set>_<metric>" after `iter`) as

@@ -22,14 +22,18 @@
 #'   matrix of 0-based leaf indices, one column per tree) or `"contrib"`
 #'   (each feature's contribution to the raw score: SHAP values computed
 #'   exactly by TreeSHAP, weighing each branch by the training rows that
-#'   reached it; see Details).
+#'   reached it; see Details) or `"interaction"` (SHAP interaction values,
+#'   xgboost's `predinteraction`: for each row a (p + 1) x (p + 1) matrix
+#'   whose off-diagonal entries share each pair's interaction between them
+#'   and whose rows sum to the `"contrib"` values; see Details).
 #' @param iteration `NULL` (the best iteration when early stopping chose one,
 #'   else all) or the number of first iterations to use.
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param init_score `NULL`, or the rows' starting raw scores (offsets), as
 #'   given to [histboost()] for training: added to the raw score before the
-#'   link function (and, for `"contrib"`, to `"(Intercept)"`); not with
+#'   link function (and, for `"contrib"`, to `"(Intercept)"`, for
+#'   `"interaction"` to its diagonal entry); not with
 #'   `"leaf"`. A model fitted with a formula holding `offset()` takes its
 #'   offset from `newdata` instead (a data.frame; other `newdata` needs the
 #'   offset as `init_score`; `"leaf"` ignores it).
@@ -45,10 +49,29 @@
 #' rows, so each row of the result sums to `predict(type = "raw")`. A factor
 #' spread over several internal features still gets one column. With bagging
 #' the branches are weighed by the rows in each tree's bag.
-#' @return A numeric vector, a matrix or a factor, as described under `type`.
-#'   `type = "contrib"` gives an n x (p + 1) matrix, columns the p features
-#'   and `"(Intercept)"`; for a multiclass model an n x (p + 1) x K array,
-#'   the third dimension the classes.
+#'
+#' With `type = "interaction"` the contribution of each feature is split
+#' further (Lundberg, Erion and Lee, 2018, as XGBoost computes them): entry
+#' `[, i, j]` for features i != j is half the Shapley interaction index of
+#' i and j in the same game (so `[, i, j]` and `[, j, i]` together are the
+#' whole interaction, and the matrix is symmetric), and the diagonal entry
+#' `[, i, i]` is what is left of i's contribution, its main effect. Row i of
+#' each matrix sums to i's `"contrib"` value, and the whole matrix to the
+#' raw score. The `"(Intercept)"` row and column are zero except their
+#' shared diagonal entry, which holds the `"contrib"` intercept. The values
+#' are exact; each tree is walked once more for every feature it splits on,
+#' held known and unknown, so they cost about 2 x (the features a tree
+#' uses) times the contributions, and the result holds n (p + 1)^2 values a
+#' class: ask for few rows of wide data.
+#' @return A numeric vector, a matrix, an array or a factor, as described
+#'   under `type`. `type = "contrib"` gives an n x (p + 1) matrix, columns
+#'   the p features and `"(Intercept)"`; for a multiclass model an n x (p +
+#'   1) x K array, the third dimension the classes. `type = "interaction"`
+#'   gives an n x (p + 1) x (p + 1) array, both feature dimensions named
+#'   like the `"contrib"` columns; for a multiclass model an n x (p + 1) x
+#'   (p + 1) x K array, the fourth dimension the classes (XGBoost's R package
+#'   returns its classes as a list or in another dimension: here
+#'   `out[, , , k]` is class k's, like `"contrib"`'s `out[, , k]`).
 #' @examples
 #' fit <- histboost(iris[, 1:4], iris$Species, nrounds = 10, min_data_in_leaf = 5,
 #'                  nthreads = 1, verbose = 0)
@@ -60,13 +83,17 @@
 #' phi <- predict(fit2, mtcars[1:3, -1], type = "contrib")
 #' round(phi, 2)
 #' all.equal(rowSums(phi), predict(fit2, mtcars[1:3, -1], type = "raw"))
+#' inter <- predict(fit2, mtcars[1:3, -1], type = "interaction")
+#' round(inter[1, , ], 2)                       # row 1's interactions
+#' all.equal(apply(inter, c(1, 2), sum), phi)   # rows sum to the contributions
 #' @export
-predict.histboost <- function(object, newdata, type = c("response", "class", "raw", "leaf", "contrib"),
+predict.histboost <- function(object, newdata,
+                              type = c("response", "class", "raw", "leaf", "contrib", "interaction"),
                               iteration = NULL, nthreads = NULL, init_score = NULL, ...) {
   .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score"), "predict")
   .hb_check_model(object)
   terms <- .hb_model_truth(object)$terms  # every field used below agrees with the text
-  type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib"), "type")
+  type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib", "interaction"), "type")
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
@@ -112,7 +139,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
                  levels = object$feature_levels)
   feat <- .hb_features_like(newdata, schema, "newdata")
   ptr <- .hb_model_ptr(object)
-  code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L)
+  code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L, interaction = 4L)
   # iteration 0 (a model without iterations) means "all" = none to the engine.
   out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads, init_score)
   if (type == "leaf") return(out)
@@ -124,6 +151,15 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
     }
     colnames(out) <- cols
     return(out)
+  }
+  if (type == "interaction") {
+    cols <- c(object$feature_names, "(Intercept)")
+    P <- length(cols)
+    if (object$task == "multiclass") {
+      return(array(out, c(nrow(out), P, P, length(object$classes)),
+                   dimnames = list(NULL, cols, cols, object$classes)))
+    }
+    return(array(out, c(nrow(out), P, P), dimnames = list(NULL, cols, cols)))
   }
   classes <- object$classes
   if (object$task == "multiclass") {

@@ -8,6 +8,7 @@
 #include "engine/model.h"
 #include "engine/model_io.h"
 #include "engine/predict.h"
+#include "engine/refit.h"
 
 static void model_finalize(SEXP ptr) {
   hb_model_t *m = (hb_model_t *)R_ExternalPtrAddr(ptr);
@@ -168,7 +169,8 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   int start = hb_r_int(start_iter, "start_iter"), num = hb_r_int(num_iter, "iteration");
   int ty = hb_r_int(type, "type"), nt = hb_r_int(nthreads, "nthreads");
   int niter = hb_model_num_iterations(m);
-  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB)
+  if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB &&
+      ty != HB_PRED_INTERACTION)
     hb_r_throw("input", "`type` code %d is unknown.", ty);
   if (start < 0 || start > niter)
     hb_r_throw("input", "`start_iter` must be between 0 and %d.", niter);
@@ -191,6 +193,8 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   }
   double wide = ty == HB_PRED_LEAF      ? (double)num * m->trees_per_iter
                 : ty == HB_PRED_CONTRIB ? (double)m->trees_per_iter * (m->schema.nfeat + 1.0)
+                : ty == HB_PRED_INTERACTION
+                    ? (double)m->trees_per_iter * (m->schema.nfeat + 1.0) * (m->schema.nfeat + 1.0)
                                         : (double)m->num_class;
   if (wide * (in.nrow > 0 ? in.nrow : 1) > (double)R_XLEN_T_MAX || wide > INT_MAX)
     hb_r_throw("input", "the prediction for %d rows would have too many values for an R matrix; "
@@ -314,4 +318,49 @@ SEXP C_hb_model_set_meta(SEXP ptr, SEXP meta) {
     if (st != HB_OK) hb_r_throw_status(st, "model metadata");
   }
   return R_NilValue;
+}
+
+/* A refitted copy of a model (refit.h): leaf (integer n x num_trees, 0-based
+ * leaves), label and weight (double n, weight may be NULL), offset (double
+ * n x K or NULL), decay_rate, lambda_l1, lambda_l2, cat_l2 (doubles), nthreads.
+ * A new hb_model pointer; the model behind ptr is unchanged. */
+SEXP C_hb_model_refit(SEXP ptr, SEXP leaf, SEXP label, SEXP weight, SEXP offset, SEXP decay_rate,
+                      SEXP lambda_l1, SEXP lambda_l2, SEXP cat_l2, SEXP nthreads) {
+  const hb_model_t *m = (const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model");
+  if (TYPEOF(label) != REALSXP) hb_r_throw("input", "`y` must be numeric labels.");
+  const R_xlen_t n = XLENGTH(label);
+  if (n < 1 || n > INT_MAX) hb_r_throw("input", "`x` must have between 1 and %d rows.", INT_MAX);
+  if (TYPEOF(leaf) != INTSXP || XLENGTH(leaf) != n * (R_xlen_t)m->num_trees)
+    hb_r_throw("input", "`leaf` must be an integer matrix of %lld x %d leaf indices.", (long long)n, m->num_trees);
+  if (weight != R_NilValue && (TYPEOF(weight) != REALSXP || XLENGTH(weight) != n))
+    hb_r_throw("input", "`weights` must be %lld numbers.", (long long)n);
+  if (offset != R_NilValue && (TYPEOF(offset) != REALSXP || XLENGTH(offset) != n * (R_xlen_t)m->trees_per_iter))
+    hb_r_throw("input", "`init_score` must have %lld x %d numbers.", (long long)n, m->trees_per_iter);
+  hb_refit_params_t p;
+  p.decay_rate = hb_r_dbl(decay_rate, "decay_rate");
+  p.lambda_l1 = hb_r_dbl(lambda_l1, "lambda_l1");
+  p.lambda_l2 = hb_r_dbl(lambda_l2, "lambda_l2");
+  p.cat_l2 = hb_r_dbl(cat_l2, "cat_l2");
+  p.nthreads = hb_r_int(nthreads, "nthreads");
+  /* the copy: through the model text, which round-trips every double */
+  char *buf = NULL;
+  size_t len = 0;
+  hb_model_t *copy = NULL;
+  hb_error_clear();
+  int st = hb_model_to_string(m, &buf, &len);
+  if (st == HB_OK) st = hb_model_from_string(buf, len, &copy);
+  hb_free(buf);
+  if (st != HB_OK || !copy) {
+    if (copy) hb_model_free(copy);
+    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "copying the model");
+  }
+  hb_r_interrupt_begin();
+  st = hb_refit_model(copy, (int)n, INTEGER(leaf), REAL(label), weight == R_NilValue ? NULL : REAL(weight),
+                      offset == R_NilValue ? NULL : REAL(offset), &p);
+  if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
+  if (st != HB_OK) {
+    hb_model_free(copy);
+    hb_r_throw_status(st, "`y`");
+  }
+  return hb_r_model_ptr(copy);
 }

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "model_io.h"
 #include "predict.h"
+#include "refit.h"
 #include "objective.h"
 #include "tree.h"
 
@@ -524,6 +525,97 @@ static void test_predict_contrib(void) {
   m->trees[2]->leaf_count[1] = 0;
   CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 1, out) == HB_ERR_INPUT && strstr(hb_error_message(), "tree 3"),
         "no counts: %s", hb_error_message());
+  hb_model_free(m);
+}
+
+/* Interaction values (shap.c) against the Shapley interaction index of the
+ * two features worked out by hand: with two players it is v(xc) - v(x) -
+ * v(c) + v(), halved on each side; only tree A splits on both, so tree C
+ * (x alone) adds to x's diagonal only. Each row of a matrix sums to the
+ * contribution, and the bias sits at (bias, bias). */
+static void test_predict_interaction(void) {
+  hb_model_t *m = model_reg();
+  m->trees[2]->leaf_count[0] = 4;
+  m->trees[2]->leaf_count[1] = 14;
+  inputs_t in;
+  make_inputs(&in);
+  double phi[NR * 3], out[NR * 9], out2[NR * 9];
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_INTERACTION, 1, out) == HB_OK, "%s", hb_error_message());
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 1, phi) == HB_OK, "contrib");
+  const double ea = (10.0 * 5 + 20.0 * 6 + 30.0 * 7) / 18;
+  for (int i = 0; i < NR; i++) {
+    const int xl = LEAF_A[i] == 0, cl = hb_tree_goes_left(m->trees[0], 1, C[i] == HB_NA_INT ? NAN : (double)C[i]);
+    const double vx = xl ? 10.0 : (20.0 * 6 + 30.0 * 7) / 13, vc = (5.0 * 10 + 13.0 * (cl ? 20 : 30)) / 18;
+    const double fa = (double[]){10, 20, 30}[LEAF_A[i]], ixc = (fa - vx - vc + ea) / 2;
+    /* entry (a, b) at column b * 3 + a */
+    const double xx = out[0 * NR + i], cx = out[1 * NR + i], xc = out[3 * NR + i], cc = out[4 * NR + i];
+    CHECK(close_to(xc, ixc) && close_to(cx, ixc), "row %d: interaction %g %g (want %g)", i, xc, cx, ixc);
+    CHECK(close_to(xx + xc, phi[i]) && close_to(cx + cc, phi[NR + i]), "row %d: rows sum to the contributions", i);
+    CHECK(out[2 * NR + i] == 0 && out[5 * NR + i] == 0 && out[6 * NR + i] == 0 && out[7 * NR + i] == 0 &&
+              close_to(out[8 * NR + i], phi[2 * NR + i]),
+          "row %d: the bias only at (bias, bias)", i);
+  }
+  CHECK(hb_predict(m, &in.sparse, 0, 0, HB_PRED_INTERACTION, 2, out2) == HB_OK && memcmp(out, out2, sizeof out) == 0,
+        "csc == dense, threads");
+  /* a leaf no row reached: finite, rows still summing to the contributions */
+  m->trees[0]->leaf_count[1] = 0;
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_INTERACTION, 2, out) == HB_OK, "zero-cover leaf");
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_CONTRIB, 2, phi) == HB_OK, "contrib");
+  for (int i = 0; i < NR; i++)
+    CHECK(isfinite(out[3 * NR + i]) && close_to(out[i] + out[3 * NR + i], phi[i]) &&
+              close_to(out[NR + i] + out[4 * NR + i], phi[NR + i]),
+          "zero-cover row %d", i);
+  hb_model_free(m);
+}
+
+/* Refit (refit.c) of model_reg on the 7 rows: each tree's leaves from the
+ * squared-error gradients at the running score, by hand, with decay and L2;
+ * then the refusals. */
+static void test_refit(void) {
+  hb_model_t *m = model_reg();
+  inputs_t in;
+  make_inputs(&in);
+  double lf[NR * 3];
+  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_LEAF, 1, lf) == HB_OK, "leaves");
+  int leaf[NR * 3];
+  for (int e = 0; e < NR * 3; e++) leaf[e] = (int)lf[e];
+  const double y[NR] = {101, 95, 130, 125, 140, 90, 110}, w[NR] = {1, 2, 1, 1, 0.5, 1, 3};
+  const double lr = m->config.learning_rate, l2 = 2, decay = 0.25;
+  /* by hand: the old values, the running score */
+  double old[3][3] = {{10, 20, 30}, {0.5, 0, 0}, {-1, 1, 0}}, want[3][3] = {{0}}, score[NR];
+  const int L[3] = {3, 1, 2};
+  for (int i = 0; i < NR; i++) score[i] = 100;
+  for (int t = 0; t < 3; t++) {
+    for (int l = 0; l < L[t]; l++) {
+      double G = 0, H = 0;
+      int n = 0;
+      for (int i = 0; i < NR; i++)
+        if (leaf[t * NR + i] == l) {
+          G += w[i] * (score[i] - y[i]);
+          H += w[i];
+          n++;
+        }
+      want[t][l] = decay * old[t][l] + (1 - decay) * (n ? lr * -G / (H + l2) : 0.0);
+    }
+    for (int i = 0; i < NR; i++) score[i] += want[t][leaf[t * NR + i]];
+  }
+  hb_refit_params_t p = {decay, 0, l2, 0, 2};
+  CHECK(hb_refit_model(m, NR, leaf, y, w, NULL, &p) == HB_OK, "refit: %s", hb_error_message());
+  for (int t = 0; t < 3; t++)
+    for (int l = 0; l < L[t]; l++)
+      CHECK(close_to(m->trees[t]->leaf_value[l], want[t][l]), "tree %d leaf %d: %g (want %g)", t, l,
+            m->trees[t]->leaf_value[l], want[t][l]);
+  CHECK(m->trees[0]->leaf_count[0] == 3 && m->trees[0]->leaf_count[1] == 2 && m->trees[0]->internal_count[0] == NR,
+        "counts are the new rows'");
+  leaf[4] = 3;
+  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT && strstr(hb_error_message(), "row 5"),
+        "a leaf out of range: %s", hb_error_message());
+  leaf[4] = 2;
+  p.decay_rate = 1.5;
+  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "decay out of range");
+  p.decay_rate = 0;
+  m->config.objective = HB_OBJ_LAMBDARANK;
+  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "lambdarank refused");
   hb_model_free(m);
 }
 
@@ -1297,6 +1389,8 @@ int main(void) {
   test_predict();
   test_predict_sparse_chains();
   test_predict_contrib();
+  test_predict_interaction();
+  test_refit();
   test_objective_quantile();
   test_binned_vs_raw();
   test_binned_wide_factor();

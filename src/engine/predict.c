@@ -395,13 +395,15 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
 /* Contributions (shap.h) of trees [t0, t1) for every row, dense columns or
  * the CSR copy of a sparse matrix, into out: nrow x K (nfeat + 1),
  * column-major, the bias of class k starting from its init score (plus
- * the row's offset, off: nrow x K or NULL). Rows are
+ * the row's offset, off: nrow x K or NULL); with inter, their interaction
+ * values instead, nrow x K (nfeat + 1)^2, the init score and offset at
+ * (bias, bias). Rows are
  * independent, each one's trees added in order: the thread count changes
  * nothing. */
 static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_t *csr, const double *off, int nrow,
-                        int nfeat, int t0, int t1, int nth, double *out) {
+                        int nfeat, int t0, int t1, int nth, int inter, double *out) {
   const int K = m->trees_per_iter;
-  const size_t N = (size_t)nrow, width = (size_t)K * ((size_t)nfeat + 1);
+  const size_t P = (size_t)nfeat + 1, N = (size_t)nrow, width = (size_t)K * P * (inter ? P : 1);
   hb_shap_t s;
   int st = hb_shap_prepare(m->trees, t0, t1, &s);
   if (st) return st;
@@ -411,8 +413,9 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
    * next to each other's contributions took twice as long) */
 #define LINE_UP(b) (((b) + 63) / 64 * 64)
   const size_t xb = LINE_UP(sizeof(double) * ((size_t)nfeat + 1)), pb = LINE_UP(sizeof(double) * width),
-               wb = LINE_UP(hb_shap_work_bytes(&s)), span = xb + pb + wb +
-               LINE_UP(sizeof(hb_shap_step_t) * hb_shap_path_steps(&s)) + 64;
+               wb = LINE_UP(hb_shap_work_bytes(&s)), sb = LINE_UP(sizeof(hb_shap_step_t) * hb_shap_path_steps(&s)),
+               db = inter ? LINE_UP(sizeof(double) * hb_shap_interaction_doubles(nfeat)) : 0,
+               span = xb + pb + wb + sb + db + (inter ? LINE_UP(sizeof(int) * hb_shap_interaction_ints(nfeat)) : 0) + 64;
 #undef LINE_UP
   char *blocks = hb_calloc((size_t)nth, span);
   if (!blocks) {
@@ -422,7 +425,8 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
   long long row_work = 0;
   for (int t = t0; t < t1; t++) {
     const long long d1 = tree_depth(m->trees[t]) + 1;
-    row_work += (long long)m->trees[t]->num_leaves * d1 * d1;
+    /* interactions walk each tree once more with each of its features held known and unknown */
+    row_work += (long long)m->trees[t]->num_leaves * d1 * d1 * (inter ? 2LL * m->trees[t]->num_leaves - 1 : 1);
   }
   const int group = (int)group_units(row_work, CONTRIB_GROUP_WORK, nth, nrow);
   /* rows handed out 16 at a time, fewer when a group has few rows */
@@ -443,17 +447,23 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
       char *b = blocks + (size_t)th * span;
       double *x = (double *)b, *phi = (double *)(b + xb), *work = (double *)(b + xb + pb);
       hb_shap_step_t *path = (hb_shap_step_t *)(b + xb + pb + wb);
+      double *scratch = (double *)(b + xb + pb + wb + sb);
+      int *iscratch = (int *)(b + xb + pb + wb + sb + db);
       if (cols) {
         for (int f = 0; f < nfeat; f++) x[f] = dense_value(&cols[f], i);
       } else {
         for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
       }
       memset(phi, 0, sizeof(double) * width);
-      hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
+      if (inter)
+        hb_shap_interaction_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work, scratch, iscratch);
+      else
+        hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
       if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
         for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
       for (int k = 0; k < K; k++)
-        phi[(size_t)k * (nfeat + 1) + nfeat] += start_score(m->init_score, off, k, N, (size_t)i);
+        phi[(size_t)k * P * (inter ? P : 1) + (inter ? (size_t)nfeat * P : 0) + (size_t)nfeat] +=
+            start_score(m->init_score, off, k, N, (size_t)i);
       for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
       if (!cols)
         for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
@@ -469,8 +479,9 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
                double *out) {
   if (!m || !in) return hb_error_set(HB_ERR_INPUT, "no model or data given");
-  if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF && type != HB_PRED_CONTRIB)
-    return hb_error_set(HB_ERR_INPUT, "type must be raw, response, leaf or contrib (got %d)", type);
+  if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF && type != HB_PRED_CONTRIB &&
+      type != HB_PRED_INTERACTION)
+    return hb_error_set(HB_ERR_INPUT, "type must be raw, response, leaf, contrib or interaction (got %d)", type);
   if (in->nrow < 0) return hb_error_set(HB_ERR_INPUT, "negative row count");
   if (in->ncol != m->schema.nfeat)
     return hb_error_set(HB_ERR_INPUT, "newdata has %d columns but the model was trained on %d features",
@@ -509,8 +520,9 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
     int st = csc_to_csr(in->csc, nrow, nfeat, &csr);
     if (st) return st;
   }
-  if (type == HB_PRED_CONTRIB) {
-    int st = contrib_rows(m, in->cols, in->csc ? &csr : NULL, in->init_score, nrow, nfeat, t0, t1, nth, out);
+  if (type == HB_PRED_CONTRIB || type == HB_PRED_INTERACTION) {
+    int st = contrib_rows(m, in->cols, in->csc ? &csr : NULL, in->init_score, nrow, nfeat, t0, t1, nth,
+                          type == HB_PRED_INTERACTION, out);
     csr_free(&csr);
     return st;
   }

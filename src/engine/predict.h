@@ -5,7 +5,7 @@
 #include "model.h"
 #include "dataset.h"
 
-enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB = 3 };
+enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB = 3, HB_PRED_INTERACTION = 4 };
 
 /* Predict in->nrow rows (in->ncol must equal the model's nfeat, columns in
  * training order, factor columns as level codes of the training levels).
@@ -15,7 +15,12 @@ enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB 
  *   LEAF:          nrow x (num_iter * trees_per_iter) leaf indices (0-based);
  *   CONTRIB:       nrow x (num_class * (ncol + 1)): per class, each feature's
  *                  contribution to the raw score and last the bias (shap.h),
- *                  summing to the RAW prediction.
+ *                  summing to the RAW prediction;
+ *   INTERACTION:   nrow x (num_class * (ncol + 1)^2): per class, the
+ *                  (ncol + 1) x (ncol + 1) SHAP interaction values
+ *                  (hb_shap_interaction_row), entry (i, j) at column
+ *                  j (ncol + 1) + i of the class's block; row i sums to
+ *                  CONTRIB's value i.
  * Parallel over rows with nthreads threads, a group of rows at a time;
  * interrupts are checked between groups (interrupt.h: HB_ERR_INTERRUPT, out
  * then partly written). */

@@ -106,6 +106,8 @@ typedef struct {
   double *phi;
   double *work;       /* leaf_shares' arrays, stride values each */
   size_t stride;
+  int cond;           /* 0: plain; +1 / -1: feature cfeat held known / unknown (interactions) */
+  int cfeat;
 } walk_t;
 
 /* Append the step (feature, zero, one) to a path of `depth` steps. */
@@ -185,14 +187,22 @@ static void leaf_shares(const walk_t *w, const hb_shap_step_t *p, int depth, dou
 
 /* The walk below `node` (a node, or leaf ~node) reached through a split on
  * `feature` with fractions (zero, one); its parent's path of `depth` steps
- * ends right before p. */
-static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, double zero, double one, int feature) {
+ * ends right before p. cf is the share of the walk that reaches here when
+ * w->cond holds feature w->cfeat fixed (1 otherwise): that feature never
+ * enters the path, and where it is split on, held known (cond +1) only x's
+ * branch goes on, held unknown (cond -1) both go on weighed by their covers
+ * (xgboost's TreeShap with condition, for interaction values). */
+static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, double zero, double one, int feature,
+                 double cf) {
   const hb_tree_t *t = w->t;
   hb_shap_step_t *p = parent + depth;
   if (depth > 0) memcpy(p, parent, sizeof *p * (size_t)depth);
-  extend(w->inv, p, depth, zero, one, feature);
+  if (w->cond == 0 || feature != w->cfeat)
+    extend(w->inv, p, depth, zero, one, feature);
+  else
+    depth--;  /* the held feature stays off the path: the parent's steps only */
   if (node < 0) {
-    leaf_shares(w, p, depth, t->leaf_value[~node]);
+    leaf_shares(w, p, depth, t->leaf_value[~node] * cf);
     return;
   }
   const int f = t->split_feature[node];
@@ -208,11 +218,21 @@ static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, d
     unwind(w->inv, p, depth, k);
     depth--;
   }
-  const double hz = child_cover(t, w->nc, hot) * rw * in_zero, cz = child_cover(t, w->nc, cold) * rw * in_zero;
+  const double hc = child_cover(t, w->nc, hot) * rw, cc = child_cover(t, w->nc, cold) * rw;
+  const double hz = hc * in_zero, cz = cc * in_zero;
+  double hcf = cf, ccf = cf;
+  if (w->cond != 0 && f == w->cfeat) {
+    if (w->cond > 0) {
+      ccf = 0;
+    } else {
+      hcf *= hc;
+      ccf *= cc;
+    }
+  }
   /* a branch no counted row reached weighs nothing in any subset: skipped
    * (its zero and one fractions would divide by zero) */
-  if (hz != 0 || in_one != 0) walk(w, hot, depth + 1, p, hz, in_one, f);
-  if (cz != 0) walk(w, cold, depth + 1, p, cz, 0.0, f);
+  if (hcf != 0 && (hz != 0 || in_one != 0)) walk(w, hot, depth + 1, p, hz, in_one, f, hcf);
+  if (ccf != 0 && cz != 0) walk(w, cold, depth + 1, p, cz, 0.0, f, ccf);
 }
 
 size_t hb_shap_work_bytes(const hb_shap_t *s) {
@@ -226,8 +246,71 @@ void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, in
     double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
     ph[nfeat] += s->expected[t - t0];
     if (tr->num_leaves > 1) {
-      const walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, ph, work, (size_t)s->max_depth + 1};
-      walk(&w, 0, 0, path, 1.0, 1.0, -1);
+      const walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, ph, work, (size_t)s->max_depth + 1, 0, -1};
+      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+    }
+  }
+}
+
+size_t hb_shap_interaction_doubles(int nfeat) {
+  return 3 * ((size_t)nfeat + 1);
+}
+
+size_t hb_shap_interaction_ints(int nfeat) {
+  return 2 * ((size_t)nfeat + 1);
+}
+
+/* Per tree: c = the tree's contributions; for each feature i the tree
+ * splits on, on / off = the contributions of the other features with i held
+ * known / unknown; (on_j - off_j) / 2 is half the Shapley interaction index
+ * of i and j, and the diagonal gets what is left of c_i, so that row i sums
+ * to c_i exactly. Features the tree does not split on interact with nothing
+ * in it (on = off) and have c = 0: only the tree's own features are walked
+ * and touched, and the scratch is left zero for the next tree. */
+void hb_shap_interaction_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat,
+                             const double *x, double *inter, hb_shap_step_t *path, double *work, double *scratch,
+                             int *iscratch) {
+  const size_t P = (size_t)nfeat + 1;
+  double *c = scratch, *on = scratch + P, *off = scratch + 2 * P;
+  int *seen = iscratch, *used = iscratch + P;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = trees[t];
+    double *blk = inter + (size_t)(t % K) * P * P;
+    blk[(size_t)nfeat * P + (size_t)nfeat] += s->expected[t - t0];
+    if (tr->num_leaves <= 1) continue;
+    int nu = 0;
+    for (int j = 0; j < tr->num_leaves - 1; j++) {
+      const int f = tr->split_feature[j];
+      if (!seen[f]) {
+        seen[f] = 1;
+        used[nu++] = f;
+      }
+    }
+    walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, c, work, (size_t)s->max_depth + 1, 0, -1};
+    walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+    for (int u = 0; u < nu; u++) {
+      const int i = used[u];
+      w.cfeat = i;
+      w.cond = 1;
+      w.phi = on;
+      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+      w.cond = -1;
+      w.phi = off;
+      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+      double rest = 0;
+      for (int v = 0; v < nu; v++) {
+        const int j = used[v];
+        if (j == i) continue;
+        const double d = (on[j] - off[j]) / 2;
+        blk[(size_t)j * P + (size_t)i] += d;
+        rest += d;
+      }
+      blk[(size_t)i * P + (size_t)i] += c[i] - rest;
+      for (int v = 0; v < nu; v++) on[used[v]] = off[used[v]] = 0;
+    }
+    for (int u = 0; u < nu; u++) {
+      c[used[u]] = 0;
+      seen[used[u]] = 0;
     }
   }
 }

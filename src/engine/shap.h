@@ -50,4 +50,20 @@ size_t hb_shap_work_bytes(const hb_shap_t *s);
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
                  double *phi, hb_shap_step_t *path, double *work);
 
+/* SHAP interaction values (Lundberg et al. 2018, as xgboost computes them):
+ * for the row x, add the interactions of trees [t0, t1) to inter: K blocks
+ * (tree t's to class t % K) of (nfeat + 1)^2 values, entry (i, j) of a
+ * block at j (nfeat + 1) + i. Off the diagonal, half the Shapley interaction
+ * index of features i and j (from TreeSHAP with i held known and unknown);
+ * on it, i's contribution less its interactions, so that entry row i sums
+ * to i's contribution; the bias (index nfeat) gets the trees' expected values
+ * at (nfeat, nfeat) and nothing else. path and work as for hb_shap_row;
+ * scratch: hb_shap_interaction_doubles(nfeat) doubles and iscratch:
+ * hb_shap_interaction_ints(nfeat) ints, all zero, left zero. */
+size_t hb_shap_interaction_doubles(int nfeat);
+size_t hb_shap_interaction_ints(int nfeat);
+void hb_shap_interaction_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat,
+                             const double *x, double *inter, hb_shap_step_t *path, double *work, double *scratch,
+                             int *iscratch);
+
 #endif

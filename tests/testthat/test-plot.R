@@ -237,7 +237,7 @@ test_that("plot errors are classed and name what is available", {
                regexp = "`rmse` and `mae`")
   expect_error(plot(fit, metric = "rmsee"), class = "histboost_error_input", regexp = "Did you mean `rmse`")
   expect_error(plot(fit, metric = c("rmse", "mae")), class = "histboost_error_input")
-  expect_error(plot(fit, type = "tree"), class = "histboost_error_input", regexp = "`type`")
+  expect_error(plot(fit, type = "trees"), class = "histboost_error_input", regexp = "`type`.*Did you mean `tree`")
   expect_error(plot(fit, type = "importance", top = 0L), class = "histboost_error_input", regexp = "`top`")
   expect_error(plot(fit, type = "importance", importance = "covers"), class = "histboost_error_input",
                regexp = "`importance`.*Did you mean `cover`")

@@ -1,0 +1,140 @@
+/* refit.c: leaf values re-estimated on new data, the trees kept (refit.h). */
+#include <string.h>
+#include "refit.h"
+#include "error.h"
+#include "interrupt.h"
+#include "objective.h"
+#include "split_rules.h"
+
+/* The extra L2 of the leaves a categorical split of feature f makes, as
+ * training chose it (hb_rule_child_l2), with the feature's bins taken as its
+ * levels plus the missing bin (training may have kept fewer levels). */
+static double child_l2(const hb_model_t *m, const hb_tree_t *t, int node, const hb_refit_params_t *p) {
+  if (node < 0 || !(t->decision[node] & HB_DECISION_CATEGORICAL)) return p->lambda_l2;
+  const int f = t->split_feature[node];
+  return hb_rule_child_l2(1, m->schema.nlevels[f] + 1, m->config.max_cat_to_onehot, p->lambda_l2, p->cat_l2);
+}
+
+int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, const double *weight,
+                   const double *offset, const hb_refit_params_t *p) {
+  const hb_config_t *cfg = &m->config;
+  if (cfg->objective == HB_OBJ_LAMBDARANK || cfg->objective == HB_OBJ_CUSTOM)
+    return hb_error_set(HB_ERR_INPUT, "a %s model cannot be refitted: its gradients need %s",
+                        cfg->objective == HB_OBJ_LAMBDARANK ? "lambdarank" : "custom-objective",
+                        cfg->objective == HB_OBJ_LAMBDARANK ? "the queries" : "the objective function");
+  if (n < 1) return hb_error_set(HB_ERR_INPUT, "no rows to refit on");
+  if (!(p->decay_rate >= 0 && p->decay_rate <= 1))
+    return hb_error_set(HB_ERR_INPUT, "decay_rate must be in [0, 1] (got %g)", p->decay_rate);
+  int st = hb_objective_check_labels(cfg, n, label);
+  if (st != HB_OK) return st;
+  const int K = m->trees_per_iter, T = m->num_trees, niter = hb_model_num_iterations(m);
+  const size_t N = (size_t)n;
+  int most = 1;
+  for (int t = 0; t < T; t++)
+    if (m->trees[t]->num_leaves > most) most = m->trees[t]->num_leaves;
+  for (size_t e = 0; e < N * (size_t)T; e++)
+    if (leaf[e] < 0 || leaf[e] >= m->trees[e / N]->num_leaves)
+      return hb_error_set(HB_ERR_INPUT, "row %zu has leaf %d in tree %zu, which has %d leaves", e % N + 1, leaf[e],
+                          e / N + 1, m->trees[e / N]->num_leaves);
+  const int renew = HB_OBJ_RENEWS(cfg->objective);
+  double *score = hb_malloc(sizeof(double) * N * (size_t)K);
+  double *gh = hb_malloc(sizeof(double) * 2 * N * (size_t)K);
+  /* per leaf G, H and count; per internal node its parent, G, H and count */
+  double *G = hb_malloc(sizeof(double) * 4 * (size_t)most), *H = G ? G + most : NULL;
+  int *cnt = hb_malloc(sizeof(int) * 3 * (size_t)most), *up = cnt ? cnt + most : NULL;
+  int *order = renew ? hb_malloc(sizeof(int) * N) : NULL, *begin = renew ? hb_malloc(sizeof(int) * ((size_t)most + 1)) : NULL;
+  hb_objective_vw_t *vw = renew ? hb_malloc(sizeof *vw * N) : NULL;
+  if (!score || !gh || !G || !cnt || (renew && (!order || !begin || !vw))) {
+    st = hb_error_set(HB_ERR_NOMEM, "out of memory refitting the trees");
+    goto done;
+  }
+  for (int k = 0; k < K; k++)
+    for (size_t i = 0; i < N; i++)
+      score[(size_t)k * N + i] = (m->init_score ? m->init_score[k] : 0.0) + (offset ? offset[(size_t)k * N + i] : 0.0);
+  const double lr = cfg->rf ? 1.0 : cfg->learning_rate, decay = p->decay_rate;  /* a forest is unshrunk */
+  for (int it = 0; it < niter && st == HB_OK; it++) {
+    hb_objective_gradients(cfg, n, label, weight, score, gh, p->nthreads);
+    for (int k = 0; k < K; k++) {
+      hb_tree_t *t = m->trees[it * K + k];
+      const int *lf = leaf + (size_t)(it * K + k) * N;
+      const double *g = gh + 2 * (size_t)k * N;
+      const int L = t->num_leaves;
+      for (int l = 0; l < L; l++) {
+        G[l] = H[l] = 0;
+        cnt[l] = 0;
+      }
+      for (size_t i = 0; i < N; i++) {
+        G[lf[i]] += g[2 * i];
+        H[lf[i]] += g[2 * i + 1];
+        cnt[lf[i]]++;
+      }
+      if (renew) {  /* rows grouped by leaf, for the quantiles of their residuals */
+        begin[0] = 0;
+        for (int l = 0; l < L; l++) begin[l + 1] = begin[l] + cnt[l];
+        for (size_t i = 0; i < N; i++) order[begin[lf[i]]++] = (int)i;
+        for (int l = L; l > 0; l--) begin[l] = begin[l - 1];
+        begin[0] = 0;
+      }
+      for (int l = 0; l < L; l++) {
+        double out = 0;
+        if (cnt[l] > 0 && renew) {
+          const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
+          for (int r = begin[l]; r < begin[l + 1]; r++) {
+            const int i = order[r];
+            vw[r - begin[l]].v = label[i] - score[(size_t)k * N + (size_t)i];
+            vw[r - begin[l]].w = weight ? weight[i] : 1.0;
+          }
+          out = lr * hb_objective_quantile(vw, cnt[l], a);
+        } else if (cnt[l] > 0) {
+          out = lr * hb_rule_leaf_output(G[l], H[l], p->lambda_l1, child_l2(m, t, t->leaf_parent[l], p));
+        }
+        t->leaf_value[l] = decay * t->leaf_value[l] + (1 - decay) * out;
+        t->leaf_hess[l] = H[l];
+        t->leaf_count[l] = cnt[l];
+      }
+      /* internal nodes: the sums of the leaves below them, and the l2 of
+       * the split above them, as when training made them leaves */
+      if (L > 1) {
+        const int ni = L - 1;
+        double *NG = H + most, *NH = NG + most;
+        int *NC = up + most;
+        up[0] = -1;
+        for (int j = 0; j < ni; j++) {
+          if (t->left[j] >= 0) up[t->left[j]] = j;
+          if (t->right[j] >= 0) up[t->right[j]] = j;
+          NG[j] = NH[j] = 0;
+          NC[j] = 0;
+        }
+        for (int l = 0; l < L; l++)
+          for (int a = t->leaf_parent[l]; a >= 0; a = up[a]) {
+            NG[a] += G[l];
+            NH[a] += H[l];
+            NC[a] += cnt[l];
+          }
+        for (int j = 0; j < ni; j++) {
+          const double out =
+              NC[j] > 0 ? lr * hb_rule_leaf_output(NG[j], NH[j], p->lambda_l1, child_l2(m, t, up[j], p)) : 0.0;
+          t->internal_value[j] = decay * t->internal_value[j] + (1 - decay) * out;
+          t->internal_hess[j] = NH[j];
+          t->internal_count[j] = NC[j];
+        }
+      }
+    }
+    if (!cfg->rf)  /* a forest's trees all fit the gradients at the starting score */
+      for (int k = 0; k < K; k++) {
+        const hb_tree_t *t = m->trees[it * K + k];
+        const int *lf = leaf + (size_t)(it * K + k) * N;
+        for (size_t i = 0; i < N; i++) score[(size_t)k * N + i] += t->leaf_value[lf[i]];
+      }
+    if (it + 1 < niter) st = hb_interrupt_check();
+  }
+done:
+  hb_free(score);
+  hb_free(gh);
+  hb_free(G);
+  hb_free(cnt);
+  hb_free(order);
+  hb_free(begin);
+  hb_free(vw);
+  return st;
+}
