@@ -70,7 +70,7 @@ predict.histboost <- function(object, newdata, type = c("response", "class", "ra
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
-  if (type == "class" && object$task %in% c("regression", "ranking")) {
+  if (type == "class" && object$task %in% c("regression", "ranking", "survival")) {
     .hb_abort("`type` = \"class\" needs a classification model; this one is a ", object$task, ".")
   }
   niter <- object$niter

@@ -4,21 +4,30 @@
 # validation sets, early stopping and progress printing.
 
 .HB_OBJECTIVES <- c(regression = 0L, binary = 1L, multiclass = 2L, poisson = 3L, gamma = 4L, tweedie = 5L,
-                    huber = 6L, l1 = 7L, quantile = 8L, lambdarank = 9L, custom = 10L)
+                    huber = 6L, l1 = 7L, quantile = 8L, lambdarank = 9L, custom = 10L, multiclassova = 11L,
+                    cross_entropy = 12L, mape = 13L, fair = 14L, cox = 15L)
 # Objectives of the regression task (a numeric y, one score a row), and those
 # whose response is exp(score).
-.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom")
+.HB_REGRESSION_FAMILY <- c("regression", "poisson", "gamma", "tweedie", "huber", "l1", "quantile", "custom",
+                           "cross_entropy", "mape", "fair")
+# Objectives the GPU learner does not implement (training on it is refused).
+.HB_CPU_ONLY_OBJECTIVES <- c("multiclassova", "cross_entropy", "mape", "fair", "cox")
 .HB_METRICS <- c(rmse = 0L, mae = 1L, logloss = 2L, auc = 3L, error = 4L,
                  multi_logloss = 5L, multi_error = 6L, poisson = 7L, gamma = 8L, tweedie = 9L, huber = 10L,
-                 quantile = 11L, ndcg = 12L, map = 13L)
+                 quantile = 11L, ndcg = 12L, map = 13L, cross_entropy = 14L, mape = 15L, fair = 16L,
+                 average_precision = 17L, cox_nloglik = 18L)
 # Metrics each objective may use; the first is its default.
-.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
+.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber", "mape", "fair"),
+                         binary = c("logloss", "auc", "error", "average_precision"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
-                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
+                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse", "mape"),
                          quantile = c("quantile", "mae", "rmse"), lambdarank = c("ndcg", "map"),
-                         custom = c("rmse", "mae", "auc"))
-.HB_HIGHER_BETTER <- c("auc", "ndcg", "map")
+                         custom = c("rmse", "mae", "auc", "average_precision"),
+                         multiclassova = c("multi_logloss", "multi_error"), cross_entropy = c("cross_entropy"),
+                         mape = c("mape", "mae", "rmse"), fair = c("fair", "rmse", "mae"),
+                         cox = c("cox_nloglik"))
+.HB_HIGHER_BETTER <- c("auc", "ndcg", "map", "average_precision")
 # Metrics with a cut-off k ("ndcg@5"): given bare, one for each of `eval_at`.
 .HB_AT_METRICS <- c("ndcg", "map")
 
@@ -36,7 +45,7 @@
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
+  "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
@@ -449,7 +458,8 @@ histboost <- function(x, ...) {
 #' @export
 histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
-                                            "tweedie", "huber", "l1", "quantile", "lambdarank"),
+                                            "tweedie", "huber", "l1", "quantile", "lambdarank", "multiclassova",
+                                            "cross_entropy", "mape", "fair", "cox"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
@@ -458,7 +468,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
-                              group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
+                              fair_c = 1, group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
                               other_rate = 0.1, boosting = c("gbdt", "rf"), monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
@@ -606,6 +616,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   bagging_freq <- a$bagging_freq; feature_fraction <- a$feature_fraction; valid <- a$valid
   tweedie_variance_power <- a$tweedie_variance_power; huber_delta <- a$huber_delta
   poisson_max_delta_step <- a$poisson_max_delta_step; quantile_alpha <- a$quantile_alpha
+  fair_c <- a$fair_c %||% 1
   goss <- a$goss; top_rate <- a$top_rate; other_rate <- a$other_rate; boosting <- a$boosting
   monotone_constraints <- .hb_monotone_values(a$monotone_constraints)
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
@@ -663,7 +674,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     huber_delta = .hb_number(huber_delta, "huber_delta", lower = 0, lower_open = TRUE),
     poisson_max_delta_step = .hb_number(poisson_max_delta_step, "poisson_max_delta_step", lower = 0),
     quantile_alpha = .hb_number(quantile_alpha, "quantile_alpha", lower = 0, upper = 1, lower_open = TRUE,
-                                upper_open = TRUE)
+                                upper_open = TRUE),
+    fair_c = .hb_number(fair_c, "fair_c", lower = 0, lower_open = TRUE)
   )
   rank <- list(
     lambdarank_truncation_level = .hb_number(a$lambdarank_truncation_level, "lambdarank_truncation_level",
@@ -809,7 +821,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 
   # Task and classes.
   info <- train$label_info
-  obj <- if (objective == "auto") info$task_hint else objective
+  obj <- if (objective != "auto") objective else if (info$task_hint == "survival") "cox" else info$task_hint
   task <- .hb_task(obj)
   classes <- info$classes
   if (!is.null(custom)) {
@@ -817,12 +829,44 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       .hb_abort("a custom `objective` needs `x` as a data.frame, matrix or dgCMatrix (its labels are passed ",
                 "to the function), not an hb_dataset.")
     }
-    if (info$task_hint == "multiclass") {
-      .hb_abort("a custom `objective` gives one score a row: `y` must be numeric or have two classes.")
+    if (info$task_hint == "survival") {
+      .hb_abort("a custom `objective` takes a numeric or factor `y`, not a survival response (Surv).")
     }
     if (boosting == "rf") .hb_abort("a custom `objective` boosts: not with `boosting` = \"rf\".")
     custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
-    classes <- NULL
+    # more than two classes: one score per class, as LightGBM's custom multiclass objectives
+    if (info$task_hint == "multiclass") task <- "multiclass" else classes <- NULL
+  }
+  if (obj %in% .HB_CPU_ONLY_OBJECTIVES || (!is.null(custom) && task == "multiclass")) {
+    what <- if (is.null(custom)) paste0("`objective` = \"", obj, "\"") else "a custom multiclass `objective`"
+    if (device == "cuda" && device_asked == "cuda") {
+      .hb_abort(what, " trains on the CPU only: the GPU learner does not implement it. Use device = \"cpu\" ",
+                "(or \"auto\", which then chooses the CPU).", kind = "device")
+    }
+    if (device == "cuda") {  # "auto" chose the GPU: this objective needs the CPU
+      if (verbose >= 1L) message("histboost: training on the CPU: ", what, " is not implemented on the GPU.")
+      device <- "cpu"
+    }
+  }
+  if (task == "survival" && info$task_hint != "survival") {
+    .hb_abort("`objective` = \"cox\" needs a survival response: `y` = survival::Surv(time, status) ",
+              "(right-censored), or Surv(time, status) ~ ... in a formula.")
+  }
+  if (task != "survival" && info$task_hint == "survival") {
+    .hb_abort("`y` is a survival response (Surv), which only `objective` = \"cox\" models (the objective is \"",
+              obj, "\").")
+  }
+  if (obj == "cross_entropy" && !inherits(x, "hb_dataset")) {
+    yy <- if (info$task_hint == "regression") as.double(y) else NULL
+    if (is.null(yy)) {
+      .hb_abort("`objective` = \"cross_entropy\" needs a numeric `y` with values in [0, 1] (probabilities ",
+                "or 0/1 labels), not ", .hb_describe(y), ".")
+    }
+    bad <- which(yy < 0 | yy > 1)
+    if (length(bad)) {
+      .hb_abort("`objective` = \"cross_entropy\" needs `y` in [0, 1], but `y[", bad[1L], "]` is ",
+                format(yy[bad[1L]]), ".")
+    }
   }
 
   if (task == "ranking") {
@@ -839,7 +883,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   } else if (!is.null(train$group)) {
     .hb_abort("`group` is used only for ranking: give objective = \"lambdarank\" (the objective is \"", obj, "\").")
   }
-  if (is.null(custom) && task == "regression" && info$task_hint != "regression") {
+  if (is.null(custom) && task == "regression" && info$task_hint != "regression" && info$task_hint != "survival") {
     .hb_abort("`objective` = \"", obj, "\" needs a numeric `y`, but `y` is categorical.")
   }
   if (task == "binary" && info$task_hint != "binary") {
@@ -854,7 +898,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     }
   }
   if (task == "multiclass" && info$task_hint == "regression") {
-    .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
+    .hb_abort("`objective` = \"", obj, "\" needs a factor `y`; convert it with factor().")
+  }
+  if (task == "multiclass" && info$task_hint == "binary") {
+    .hb_abort("`objective` = \"", obj, "\" needs `y` with three or more classes; for two, use ",
+              "objective = \"binary\".")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
   if (!is.null(init_model)) {
@@ -864,7 +912,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 "; continuing it needs the same objective and classes (here \"", obj, "\"",
                 if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
     }
-    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha")[obj]
+    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha",
+                  fair = "fair_c")[obj]
     if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
       .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
                 init_model$params[[loss_par]], "): continuing it would mix two losses.")
@@ -920,7 +969,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
 
   # Metrics.
-  allowed <- .HB_TASK_METRICS[[obj]]
+  allowed <- .HB_TASK_METRICS[[if (!is.null(custom) && task == "multiclass") "multiclass" else obj]]
   if (is.null(metric_split)) metric_split <- .hb_metric_split(allowed[1L])
   eval_metric <- metric_split$builtin
   for (m in eval_metric) {
@@ -1008,27 +1057,44 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 }
 
 # A custom objective's round: its gradients at the training rows' scores,
-# checked and weighted, handed to the booster before the round.
+# checked and weighted, handed to the booster before the round. With K
+# classes the scores are an n x K matrix and the gradients and hessians n x K
+# matrices (or vectors of n * K values, class after class), as LightGBM's
+# R package takes them.
 .hb_custom_round <- function(tr) {
   s <- .Call(C_hb_booster_train_scores, tr$booster)
   gh <- tryCatch(tr$custom(s, tr$custom_labels), error = function(e) {
     .hb_abort_from(e, "`objective`, the custom objective function, failed (called as objective(preds, ",
-                   "labels) with ", length(s), " scores): ")
+                   "labels) with ", if (is.matrix(s)) paste(nrow(s), "x", ncol(s), "scores") else
+                     paste(length(s), "scores"), "): ")
   })
   n <- length(s)
   if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
-    .hb_abort("`objective` must return list(grad = , hess = ) with numeric vectors, not ", .hb_describe(gh), ".")
+    .hb_abort("`objective` must return list(grad = , hess = ) with numeric ",
+              if (is.matrix(s)) "matrices" else "vectors", ", not ", .hb_describe(gh), ".")
+  }
+  if (is.matrix(s)) {
+    for (nm in c("grad", "hess")) {
+      v <- gh[[nm]]
+      if (is.matrix(v) && !identical(dim(v), dim(s))) {
+        .hb_abort("`objective` returned `", nm, "` as a ", nrow(v), " x ", ncol(v), " matrix; it must be ",
+                  nrow(s), " x ", ncol(s), " (rows x classes), like `preds`.")
+      }
+    }
   }
   if (length(gh$grad) != n || length(gh$hess) != n) {
     .hb_abort("`objective` returned ", length(gh$grad), " gradients and ", length(gh$hess),
-              " hessians; it must return one of each per training row (", n, ").")
+              " hessians; it must return one of each per training row", if (is.matrix(s)) " and class", " (",
+              n, ").")
   }
   g <- as.double(gh$grad)
   h <- as.double(gh$hess)
   bad <- which(!is.finite(g) | !is.finite(h) | h < 0)
   if (length(bad)) {
+    nr <- NROW(s)
     .hb_abort("`objective` returned ", length(bad), " gradients or hessians that are missing, infinite or ",
-              "negative (hessians), first at row ", bad[1L], ".")
+              "negative (hessians), first at row ", (bad[1L] - 1L) %% nr + 1L,
+              if (is.matrix(s)) paste0(", class ", (bad[1L] - 1L) %/% nr + 1L), ".")
   }
   if (!is.null(tr$custom_weights)) {
     g <- g * tr$custom_weights
@@ -1037,9 +1103,12 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   .Call(C_hb_booster_set_gradients, tr$booster, g, h)
 }
 
-# "regression", "binary", "multiclass" or "ranking" for an objective.
+# "regression", "binary", "multiclass", "ranking" or "survival" for an
+# objective (a custom objective's is "regression" here; .hb_setup() makes it
+# "multiclass" for a factor y of three or more classes).
 .hb_task <- function(obj) {
-  if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking" else obj
+  if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking"
+  else if (obj == "multiclassova") "multiclass" else if (obj == "cox") "survival" else obj
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration

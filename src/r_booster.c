@@ -48,6 +48,7 @@ static const param_t params_table[] = {
   {"huber_delta", P_DBL, offsetof(hb_config_t, huber_delta)},
   {"poisson_max_delta_step", P_DBL, offsetof(hb_config_t, poisson_max_delta_step)},
   {"quantile_alpha", P_DBL, offsetof(hb_config_t, quantile_alpha)},
+  {"fair_c", P_DBL, offsetof(hb_config_t, fair_c)},
   {"rf", P_INT, offsetof(hb_config_t, rf)},
   {"lambdarank_truncation_level", P_INT, offsetof(hb_config_t, lambdarank_truncation_level)},
   {"lambdarank_norm", P_INT, offsetof(hb_config_t, lambdarank_norm)},
@@ -209,15 +210,17 @@ SEXP C_hb_booster_add_valid(SEXP booster, SEXP valid) {
   return R_NilValue;
 }
 
-/* A custom objective's round: the training rows' raw scores (double n). */
+/* A custom objective's round: the training rows' raw scores (double n, or
+ * an n x K matrix for a custom objective of K classes). */
 SEXP C_hb_booster_train_scores(SEXP booster) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const int K = hb_booster_model(b)->num_class > 1 ? hb_booster_model(b)->num_class : 1;
   int n = 0;
   hb_error_clear();
   const double *s = hb_booster_scores(b, 0, &n);
   if (!s) hb_r_throw_status(HB_ERR_NOMEM, "training");
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-  memcpy(REAL(out), s, sizeof(double) * (size_t)n);
+  SEXP out = PROTECT(K > 1 ? Rf_allocMatrix(REALSXP, n, K) : Rf_allocVector(REALSXP, n));
+  memcpy(REAL(out), s, sizeof(double) * (size_t)n * (size_t)K);
   UNPROTECT(1);
   return out;
 }
@@ -243,8 +246,9 @@ SEXP C_hb_booster_set_gradients(SEXP booster, SEXP g, SEXP h) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   int n = 0;
   hb_booster_scores(b, 0, &n);
-  if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || XLENGTH(g) != n || XLENGTH(h) != n)
-    hb_r_throw("input", "`objective`: grad and hess must be double vectors of %d values.", n);
+  const R_xlen_t nk = (R_xlen_t)n * hb_booster_model(b)->num_class;  /* a value per row and class */
+  if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || XLENGTH(g) != nk || XLENGTH(h) != nk)
+    hb_r_throw("input", "`objective`: grad and hess must be double vectors of %lld values.", (long long)nk);
   hb_error_clear();
   int st = hb_booster_set_gradients(b, REAL(g), REAL(h));
   if (st != HB_OK) hb_r_throw_status(st, "`objective`");

@@ -29,6 +29,7 @@ void hb_config_default(hb_config_t *cfg) {
   cfg->huber_delta = 1.0;
   cfg->poisson_max_delta_step = 0.7;
   cfg->quantile_alpha = 0.5;
+  cfg->fair_c = 1.0;
   cfg->lambdarank_truncation_level = 30;
   cfg->lambdarank_norm = 1;
   cfg->num_label_gain = 31;  /* LightGBM's default: grades 0..30 */
@@ -58,7 +59,7 @@ int hb_config_check(const hb_config_t *c) {
   if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
     return hb_error_set(HB_ERR_INPUT,
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
-                        "l1, quantile, lambdarank, custom");
+                        "l1, quantile, lambdarank, custom, multiclassova, cross_entropy, mape, fair, cox");
   if (c->goss != 0 && c->goss != 1) return hb_error_set(HB_ERR_INPUT, "goss must be TRUE or FALSE");
   if (c->rf != 0 && c->rf != 1) return hb_error_set(HB_ERR_INPUT, "rf must be 0 or 1");
   if (c->rf && !((c->bagging_freq > 0 && c->bagging_fraction < 1.0) || c->feature_fraction < 1.0))
@@ -89,13 +90,20 @@ int hb_config_check(const hb_config_t *c) {
     if (!nonneg(c->label_gain[i]) || (i > 0 && c->label_gain[i] < c->label_gain[i - 1]))
       return hb_error_set(HB_ERR_INPUT, "label_gain must be finite, >= 0 and non-decreasing (value %d is %g)",
                           i + 1, c->label_gain[i]);
+  if (!(c->fair_c > 0.0) || !isfinite(c->fair_c))
+    return hb_error_set(HB_ERR_INPUT, "fair_c must be positive and finite");
   if (!nonneg(c->poisson_max_delta_step))
     return hb_error_set(HB_ERR_INPUT, "poisson_max_delta_step must be >= 0 and finite");
-  if (c->objective == HB_OBJ_MULTICLASS) {
+  if (c->objective == HB_OBJ_MULTICLASS || c->objective == HB_OBJ_MULTICLASSOVA) {
     if (c->num_class < 3 || c->num_class > 1000000)
       return hb_error_set(HB_ERR_INPUT,
-                          "num_class must be between 3 and 1000000 for the multiclass objective (got %d)",
-                          c->num_class);
+                          "num_class must be between 3 and 1000000 for the %s objective (got %d)",
+                          c->objective == HB_OBJ_MULTICLASS ? "multiclass" : "multiclassova", c->num_class);
+  } else if (c->objective == HB_OBJ_CUSTOM) {
+    /* a custom objective: one score a row, or one per class (3 or more) */
+    if (c->num_class != 1 && (c->num_class < 3 || c->num_class > 1000000))
+      return hb_error_set(HB_ERR_INPUT, "num_class must be 1 or between 3 and 1000000 for a custom objective "
+                          "(got %d)", c->num_class);
   } else if (c->num_class != 1) {
     return hb_error_set(HB_ERR_INPUT, "num_class must be 1 unless the objective is multiclass (got %d)",
                         c->num_class);

@@ -3,21 +3,32 @@
 #define HB_CONFIG_H
 #include <stdint.h>
 
-/* Objectives; the regression family (squared error and those after it)
- * has one score a row. Poisson, gamma and Tweedie model the log of the
- * mean (the response is exp(score)). A custom objective's gradients come
- * from the caller each round (hb_booster_set_gradients); its response is
- * the raw score. */
+/* Objectives; all but multiclass and multiclassova (and a custom objective
+ * given num_class > 1) have one score a row. Poisson, gamma and Tweedie
+ * model the log of the mean (the response is exp(score)); Cox the log of
+ * the hazard ratio (the response is the risk exp(score)). A custom
+ * objective's gradients come from the caller each round
+ * (hb_booster_set_gradients); its response is the raw score.
+ * cross_entropy is logistic on labels in [0, 1]; multiclassova one logistic
+ * score per class (one-vs-all, the response each class's sigmoid). */
 enum {
   HB_OBJ_REGRESSION = 0, HB_OBJ_BINARY = 1, HB_OBJ_MULTICLASS = 2, HB_OBJ_POISSON = 3, HB_OBJ_GAMMA = 4,
-  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8, HB_OBJ_LAMBDARANK = 9, HB_OBJ_CUSTOM = 10
+  HB_OBJ_TWEEDIE = 5, HB_OBJ_HUBER = 6, HB_OBJ_L1 = 7, HB_OBJ_QUANTILE = 8, HB_OBJ_LAMBDARANK = 9, HB_OBJ_CUSTOM = 10,
+  HB_OBJ_MULTICLASSOVA = 11, HB_OBJ_XENTROPY = 12, HB_OBJ_MAPE = 13, HB_OBJ_FAIR = 14, HB_OBJ_COX = 15
 };
-#define HB_OBJ_COUNT 11
+#define HB_OBJ_COUNT 16
+/* Scores a row of an objective (its trees a round). */
+#define HB_OBJ_NSCORE(c) \
+  (((c)->objective == HB_OBJ_MULTICLASS || (c)->objective == HB_OBJ_MULTICLASSOVA || \
+    (c)->objective == HB_OBJ_CUSTOM) ? (c)->num_class : 1)
+/* 1 when the objective's response is the sigmoid of the score. */
+#define HB_OBJ_SIGMOID(o) ((o) == HB_OBJ_BINARY || (o) == HB_OBJ_XENTROPY || (o) == HB_OBJ_MULTICLASSOVA)
 /* Most relevance grades a ranking model's label_gain can list (grades 0..63). */
 #define HB_RANK_MAX_GAIN 64
 /* 1 when the objective refits each new leaf to a quantile of its rows'
- * residuals (absolute error: the median; quantile: quantile_alpha). */
-#define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE)
+ * residuals (absolute error: the median; quantile: quantile_alpha; mape:
+ * the median weighted by 1 / max(1, |label|)). */
+#define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE || (o) == HB_OBJ_MAPE)
 /* 1 when the objective's response is exp(score). */
 #define HB_OBJ_LOG_LINK(o) ((o) == HB_OBJ_POISSON || (o) == HB_OBJ_GAMMA || (o) == HB_OBJ_TWEEDIE)
 enum { HB_DEVICE_CPU = 0, HB_DEVICE_CUDA = 1 };
@@ -50,6 +61,7 @@ typedef struct {
   double huber_delta;         /* 1: residuals beyond it count linearly in the Huber loss */
   double poisson_max_delta_step; /* 0.7: the Poisson hessian is exp(score + this), damping the first steps */
   double quantile_alpha;      /* 0.5: the quantile the quantile objective fits, in (0, 1) */
+  double fair_c;              /* 1: the Fair loss's scale c: c^2 (|r|/c - log(1 + |r|/c)) */
   /* LambdaRank (rank.h): one score a row, rows grouped into queries. */
   int lambdarank_truncation_level; /* 30: pairs need a document in the top this many of the current ranking */
   int lambdarank_norm;        /* 1: LightGBM's normalisation of each query's lambdas */

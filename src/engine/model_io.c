@@ -94,7 +94,8 @@ static uint64_t dbl_bits(double x) {
 
 static const char *const OBJ_NAMES[HB_OBJ_COUNT] = {"regression", "binary", "multiclass", "poisson",
                                                     "gamma",      "tweedie", "huber",     "l1",
-                                                    "quantile",   "lambdarank", "custom"};
+                                                    "quantile",   "lambdarank", "custom",
+                                                    "multiclassova", "cross_entropy", "mape", "fair", "cox"};
 
 /* K_GAINS: label_gain, a list of num_label_gain doubles. */
 enum { K_INT, K_DBL, K_U64, K_OBJ, K_GAINS };
@@ -132,6 +133,7 @@ static const struct {
     {"huber_delta", K_DBL, offsetof(hb_config_t, huber_delta), HB_OBJ_HUBER},
     {"poisson_max_delta_step", K_DBL, offsetof(hb_config_t, poisson_max_delta_step), HB_OBJ_POISSON},
     {"quantile_alpha", K_DBL, offsetof(hb_config_t, quantile_alpha), HB_OBJ_QUANTILE},
+    {"fair_c", K_DBL, offsetof(hb_config_t, fair_c), HB_OBJ_FAIR},
     {"rf", K_INT, offsetof(hb_config_t, rf), HB_OBJ_COUNT},
     {"lambdarank_truncation_level", K_INT, offsetof(hb_config_t, lambdarank_truncation_level), HB_OBJ_LAMBDARANK},
     {"lambdarank_norm", K_INT, offsetof(hb_config_t, lambdarank_norm), HB_OBJ_LAMBDARANK},
