@@ -650,6 +650,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     objective <- .hb_choice(objective, c("auto", setdiff(names(.HB_OBJECTIVES), "custom")), "objective")
   }
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
+  if (device == "cuda" && objective %in% .HB_CPU_ONLY_OBJECTIVES) {  # before asking for the GPU
+    .hb_abort("`objective` = \"", objective, "\" trains on the CPU only: the GPU learner does not implement it. ",
+              "Use device = \"cpu\" (or \"auto\", which then chooses the CPU).", kind = "device")
+  }
   eng <- list(
     learning_rate = .hb_number(learning_rate, "learning_rate", lower = 0, lower_open = TRUE),
     num_leaves = .hb_number(num_leaves, "num_leaves", integer = TRUE, lower = 2, upper = 131072),

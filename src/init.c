@@ -24,6 +24,7 @@ SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_metric(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_objective_gradients(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
@@ -63,6 +64,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_set_query, 4),
   ENTRY(C_hb_rank_gradients, 6),
   ENTRY(C_hb_rank_metric, 9),
+  ENTRY(C_hb_objective_gradients, 4),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
   ENTRY(C_hb_model_load, 1),

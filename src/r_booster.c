@@ -10,6 +10,7 @@
 #include "engine/model_io.h"
 #include "engine/metric.h"
 #include "engine/rank.h"
+#include "engine/objective.h"
 
 static void booster_finalize(SEXP ptr) {
   hb_booster_t *b = (hb_booster_t *)R_ExternalPtrAddr(ptr);
@@ -338,6 +339,55 @@ SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params,
     REAL(out)[i] = gh[2 * i];
     REAL(out)[n + i] = gh[2 * i + 1];
   }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The gradients and hessians of an objective (params: its engine
+ * parameters, num_class among them) at raw scores `score` (n x num_class,
+ * class-major), with weights `weight` (NULL: none), and its starting
+ * scores: list(grad, hess, init) as a booster computes them, for tests. */
+SEXP C_hb_objective_gradients(SEXP params, SEXP label, SEXP weight, SEXP score) {
+  hb_config_t cfg;
+  config_from_list(params, &cfg);
+  hb_error_clear();
+  if (hb_config_check(&cfg) != HB_OK) hb_r_throw_status(HB_ERR_INPUT, "`params`");
+  if (cfg.objective == HB_OBJ_LAMBDARANK || cfg.objective == HB_OBJ_CUSTOM)
+    hb_r_throw("input", "`params`: the objective's gradients do not come from the labels alone.");
+  const R_xlen_t n = XLENGTH(label);
+  const int K = HB_OBJ_NSCORE(&cfg);
+  if (TYPEOF(label) != REALSXP || TYPEOF(score) != REALSXP || XLENGTH(score) != n * K ||
+      (!Rf_isNull(weight) && (TYPEOF(weight) != REALSXP || XLENGTH(weight) != n)) || n > 2147483647)
+    hb_r_throw("input", "`label`, `weight` (double, one a row) and `score` (double, one a row and class) mismatch.");
+  const double *w = Rf_isNull(weight) ? NULL : REAL(weight);
+  if (hb_objective_check_labels(&cfg, (int)n, REAL(label)) != HB_OK) hb_r_throw_status(HB_ERR_INPUT, "`label`");
+  double *gh = (double *)R_alloc(2 * (size_t)(n > 0 ? n : 1) * (size_t)K, sizeof(double));
+  if (cfg.objective == HB_OBJ_COX) {
+    int *order = NULL;
+    if (hb_objective_cox_order((int)n, REAL(label), &order) != HB_OK) hb_r_throw_status(HB_ERR_NOMEM, "cox");
+    hb_objective_cox_gradients((int)n, REAL(label), w, order, REAL(score), gh);
+    hb_free(order);
+  } else {
+    hb_objective_gradients(&cfg, (int)n, REAL(label), w, REAL(score), gh, 1);
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SEXP g = Rf_allocMatrix(REALSXP, (int)n, K);
+  SET_VECTOR_ELT(out, 0, g);
+  SEXP h = Rf_allocMatrix(REALSXP, (int)n, K);
+  SET_VECTOR_ELT(out, 1, h);
+  for (R_xlen_t i = 0; i < n * K; i++) {
+    REAL(g)[i] = gh[2 * i];
+    REAL(h)[i] = gh[2 * i + 1];
+  }
+  SEXP init = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 2, init);
+  if (hb_objective_init_score(&cfg, (int)n, REAL(label), w, REAL(init)) != HB_OK)
+    hb_r_throw_status(HB_ERR_NOMEM, "init score");
+  SEXP nms = Rf_allocVector(STRSXP, 3);
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  SET_STRING_ELT(nms, 0, Rf_mkChar("grad"));
+  SET_STRING_ELT(nms, 1, Rf_mkChar("hess"));
+  SET_STRING_ELT(nms, 2, Rf_mkChar("init"));
   UNPROTECT(1);
   return out;
 }
