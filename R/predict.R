@@ -17,7 +17,9 @@
 #' @param type `"response"` (regression: the prediction; ranking: the
 #'   score that orders a query's rows, the same as `"raw"`; binary: the
 #'   probability of the second class, `object$classes[2]`; multiclass: an
-#'   n x K matrix of probabilities), `"class"` (a factor; classification
+#'   n x K matrix of probabilities, for `"multiclassova"` each class's own
+#'   sigmoid; `"cross_entropy"`: the probability; `"cox"`: the relative
+#'   risk `exp(score)`; a custom objective: the raw score), `"class"` (a factor; classification
 #'   only), `"raw"` (scores before the link function), `"leaf"` (an integer
 #'   matrix of 0-based leaf indices, one column per tree) or `"contrib"`
 #'   (each feature's contribution to the raw score: SHAP values computed

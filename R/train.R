@@ -123,8 +123,9 @@ histboost <- function(x, ...) {
 
 #' @rdname histboost
 #' @param y Labels: a numeric vector (regression), a factor (classes; levels
-#'   without rows are dropped with a warning) or a logical vector. Missing
-#'   values are not allowed.
+#'   without rows are dropped with a warning), a logical vector, or a
+#'   right-censored `survival::Surv(time, status)` (`objective = "cox"`).
+#'   Missing values are not allowed.
 #' @param weights `NULL` or non-negative row weights.
 #' @param init_score `NULL`, or each row's starting raw score, an offset on
 #'   the raw (link) scale: a numeric vector, or for multiclass a matrix with
@@ -141,7 +142,7 @@ histboost <- function(x, ...) {
 #'   have the model's features, classes and objective; not for random forests
 #'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
 #'   The parameters of its loss (`tweedie_variance_power`, `huber_delta`,
-#'   `quantile_alpha`; for ranking `lambdarank_truncation_level`,
+#'   `quantile_alpha`, `fair_c`; for ranking `lambdarank_truncation_level`,
 #'   `lambdarank_norm` and `label_gain`) must be the model's.
 #'   The evaluation log and best iteration count the model's iterations too.
 #'   Random draws (bagging, feature sampling, stochastic rounding) count the
@@ -164,15 +165,43 @@ histboost <- function(x, ...) {
 #'   relevant), scores order a query's rows, and the default metric is NDCG
 #'   at `eval_at` (`"map"`, mean average precision, is the other; on the GPU
 #'   the host computes each round's gradients).
+#'   `"multiclassova"` (a factor `y` of three or more classes) fits one
+#'   logistic score per class against the rest (LightGBM's one-vs-all);
+#'   `predict()` returns each class's sigmoid, which need not sum to 1, as
+#'   LightGBM's does. `"cross_entropy"` (LightGBM's `xentropy`) is the
+#'   logistic loss for a numeric `y` of probabilities in \[0, 1\];
+#'   `predict()` returns the probability. `"mape"` (mean absolute percentage
+#'   error, `|y - score| / max(1, |y|)`, as LightGBM: labels below 1 in size
+#'   count as 1) refits each leaf to the weighted median of its residuals,
+#'   each row weighing `1 / max(1, |y|)`, and starts from that median of `y`
+#'   (LightGBM interpolates its weighted median, so its start differs a
+#'   little). `"fair"` is the Fair loss `c^2 (|r| / c - log(1 + |r| / c))` of
+#'   the residual `r` at `c = fair_c`, robust to outliers, starting from the
+#'   mean. `"cox"` (Cox proportional hazards, xgboost's `survival:cox`) takes
+#'   a right-censored `survival::Surv(time, status)` response (times > 0):
+#'   it minimises the negative log partial likelihood with Breslow's ties,
+#'   weighted as `survival::coxph()` weighs, starts from 0 and `predict()`
+#'   returns the relative risk `exp(score)` (`type = "raw"`: the log risk);
+#'   a `Surv` response chooses it when `objective = "auto"`. These five train
+#'   on the CPU only: with `device = "cuda"` they are an error of class
+#'   `histboost_error_device`, and `"auto"` chooses the CPU for them.
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
 #'   every round with the rows' current raw scores and numeric labels (0/1
 #'   for a two-class `y`). Weights multiply what it returns; boosting starts
 #'   from 0 (or `init_score`); `predict()` returns raw scores (apply your
-#'   link yourself) and the metrics `"rmse"` (default), `"mae"` and `"auc"`
-#'   judge raw scores. One score a row, on the CPU or the GPU (whose scores
-#'   come back to R each round), with `x` as data (not an `hb_dataset`).
+#'   link yourself) and the metrics `"rmse"` (default), `"mae"`, `"auc"` and
+#'   `"average_precision"` judge raw scores. One score a row, on the CPU or
+#'   the GPU (whose scores come back to R each round), with `x` as data (not
+#'   an `hb_dataset`). With a factor `y` of K >= 3 classes a custom objective
+#'   has one score per class, as LightGBM's R package: `preds` is an n x K
+#'   matrix of raw scores, `labels` the classes as 0 to K - 1, and `grad`
+#'   and `hess` are n x K matrices (or vectors of n * K values, class after
+#'   class); `predict()` gives an n x K matrix of raw scores (`type =
+#'   "class"`: the class of the largest), the metrics are `"multi_logloss"`
+#'   (default) and `"multi_error"` of their softmax, and it trains on the
+#'   CPU only.
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -231,6 +260,9 @@ histboost <- function(x, ...) {
 #'   (LightGBM's safeguard); >= 0.
 #' @param quantile_alpha The quantile `objective = "quantile"` fits, in
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
+#' @param fair_c The scale `c` of the Fair loss (`objective = "fair"` and
+#'   metric `"fair"`), > 0 (LightGBM's `fair_c`, default 1): residuals much
+#'   smaller than it count about quadratically, larger ones about linearly.
 #' @param group Ranking only: the query of each row, a vector of ids
 #'   (integer, factor or character, no `NA`) as long as `y`. A query's rows
 #'   need not be contiguous and may come in any order: tied scores are
@@ -300,7 +332,18 @@ histboost <- function(x, ...) {
 #'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
 #'   (`"quantile"`), `"mae"` and `"rmse"`; `"lambdarank"` `"ndcg"` (NDCG at
 #'   each of `eval_at`), `"map"` (MAP, mean average precision, at each of
-#'   `eval_at`), `"ndcg@k"` or `"map@k"`. Or your own metric: a
+#'   `eval_at`), `"ndcg@k"` or `"map@k"`. `"average_precision"` (binary,
+#'   custom objectives) is the area under the precision-recall curve as
+#'   LightGBM computes it (`aucpr` in xgboost's words): the positives'
+#'   weight at each distinct score, highest first, times the precision there,
+#'   over all positives' weight; higher is better and it can steer early
+#'   stopping. `"mape"` and `"fair"` (at `fair_c`) are also metrics of
+#'   `"regression"` (and `"mape"` of `"l1"`); `"cross_entropy"`,
+#'   `"mape"` and `"fair"` are the defaults of their objectives;
+#'   `"multiclassova"` takes `"multi_logloss"` (of each class's sigmoid, as
+#'   LightGBM) and `"multi_error"`; `"cox"` takes `"cox_nloglik"`, the
+#'   negative log partial likelihood per unit of event weight (xgboost's
+#'   `cox-nloglik`). Or your own metric: a
 #'   `function(preds, labels)` (or `function(preds, labels, weights)`)
 #'   returning `list(name = , value = , higher_better = )`, called after
 #'   every round for each validation set with its predictions as
