@@ -313,6 +313,7 @@
 # binary_ok). Levels of a factor with no rows are dropped with a warning.
 .hb_label <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
+  if (inherits(y, "Surv")) return(.hb_surv_label(y, n, arg))
   y <- .hb_vector_arg(y, n, arg)
   if (is.character(y)) {
     .hb_abort("`", arg, "` is a character vector; use factor(", arg, ") for classification or ",
@@ -352,8 +353,38 @@
             "(classification), not ", .hb_describe(y), ".")
 }
 
+# A right-censored survival::Surv response as labels in xgboost's coding
+# for survival:cox: the time for an event, minus the time when censored.
+.hb_surv_label <- function(y, n, arg = "y") {
+  type <- attr(y, "type")
+  if (!identical(type, "right") || !is.matrix(y) || ncol(y) != 2L) {
+    .hb_abort("`", arg, "` is a survival response of type \"", if (is.null(type)) "unknown" else type,
+              "\"; the cox objective needs right-censored times, Surv(time, status).")
+  }
+  if (nrow(y) != n) .hb_abort("`", arg, "` has ", nrow(y), " survival times but `x` has ", n, " rows.")
+  time <- as.double(unclass(y)[, 1L])
+  status <- as.double(unclass(y)[, 2L])
+  .hb_check_finite(time, arg, "missing or non-finite survival times")
+  .hb_check_finite(status, arg, "missing event indicators")
+  bad <- which(!(time > 0))
+  if (length(bad)) {
+    .hb_abort("`", arg, "` needs survival times > 0, but time ", bad[1L], " is ", format(time[bad[1L]]), ".")
+  }
+  if (!any(status == 1)) .hb_abort("`", arg, "` has no events (every time is censored): the cox model needs some.")
+  list(label = ifelse(status == 1, time, -time), task_hint = "survival", classes = NULL, binary_ok = FALSE)
+}
+
 # Labels of validation data, coded like the training labels (`info`).
 .hb_label_like <- function(y, n, info, arg) {
+  if (identical(info$task_hint, "survival") || inherits(y, "Surv")) {
+    if (!identical(info$task_hint, "survival")) {
+      .hb_abort("`", arg, "` is a survival response (Surv) but the training labels are not.")
+    }
+    if (!inherits(y, "Surv")) {
+      .hb_abort("`", arg, "` must be a survival response, survival::Surv(time, status), like the training labels.")
+    }
+    return(list(label = .hb_surv_label(y, n, arg)$label))
+  }
   y <- .hb_vector_arg(y, n, arg)
   if (!is.null(info$classes) && info$task_hint != "regression") {
     if (!(is.factor(y) || is.logical(y) || is.character(y))) {

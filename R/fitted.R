@@ -4,15 +4,20 @@
 # Raw scores -> predictions as predict(type = "response") gives them.
 .hb_response <- function(raw, objective, classes) {
   switch(objective,
-    binary = stats::plogis(raw),
+    binary = , cross_entropy = stats::plogis(raw),
+    multiclassova = {
+      p <- stats::plogis(raw)
+      colnames(p) <- classes
+      p
+    },
     multiclass = {
       e <- exp(raw - apply(raw, 1L, max))
       p <- e / rowSums(e)
       colnames(p) <- classes
       p
     },
-    poisson = , gamma = , tweedie = exp(raw),
-    raw
+    poisson = , gamma = , tweedie = , cox = exp(raw),
+    { if (is.matrix(raw)) colnames(raw) <- classes; raw }
   )
 }
 
@@ -68,6 +73,10 @@ residuals.histboost <- function(object, ...) {
   if (is.null(object$fitted.values) || is.null(object$y)) .hb_no_fitted("residuals")
   if (object$task == "ranking") {
     .hb_abort("residuals(): a ranking model's scores order the rows of a query; they have no residuals.")
+  }
+  if (object$task == "survival") {
+    .hb_abort("residuals(): a cox model predicts relative risks, not the survival times: it has no residuals ",
+              "of this kind (fitted() gives the risks).")
   }
   f <- object$fitted.values
   if (is.matrix(f)) {

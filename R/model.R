@@ -126,11 +126,12 @@
   if (!info$objective %in% .HB_OBJECTIVES) .hb_format_error("`model_text`: unknown objective.")
   objective <- names(.HB_OBJECTIVES)[info$objective + 1L]
   task <- .hb_task(objective)
+  if (objective == "custom" && info$num_class > 1L) task <- "multiclass"  # a score per class
   classes <- info$label_levels
-  if (!task %in% c("regression", "ranking") && length(classes) < 2L) {
+  if (!task %in% c("regression", "ranking", "survival") && length(classes) < 2L) {
     classes <- if (task == "binary") c("0", "1") else as.character(seq_len(info$num_class) - 1L)
   }
-  if (task %in% c("regression", "ranking")) classes <- NULL
+  if (task %in% c("regression", "ranking", "survival")) classes <- NULL
   fnames <- info$feature_names
   if (any(!info$feature_types %in% c(0L, 1L, 2L))) .hb_format_error("`model_text`: unknown feature type.")
   ftypes <- .HB_FEAT_TYPES[info$feature_types + 1L]
@@ -159,6 +160,7 @@
     },
     tweedie_variance_power = cfg$tweedie_variance_power, huber_delta = cfg$huber_delta,
     poisson_max_delta_step = cfg$poisson_max_delta_step, quantile_alpha = cfg$quantile_alpha,
+    fair_c = cfg$fair_c,
     early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),
     eval_metric = eval_metric,
     seed = cfg$seed,

@@ -94,6 +94,9 @@
   label_gain = list(type = "GAINS", default = NULL, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "lambdarank", gpu = TRUE, r = "hand", aliases = character(0),
     doc = "gain of each relevance grade; NULL: 2^i - 1 for grades 0 to 30"),
+  fair_c = list(type = "DBL", default = 1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = FALSE,
+    store = "fair", gpu = FALSE, r = "arg", aliases = character(0),
+    doc = "the Fair loss's scale c: c^2 (|r|/c - log(1 + |r|/c))"),
   device = list(type = "DEV", default = "cpu", lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "no", gpu = TRUE, r = "hand", aliases = "device_type",
     doc = "cpu, cuda or auto"),
@@ -192,17 +195,19 @@ ndcg_at = "eval_at", map_eval_at = "eval_at", map_at = "eval_at", mc = "monotone
 verbosity = "verbose", unbalance = "is_unbalance", unbalanced_sets = "is_unbalance")
 
 # codes.def: the codes R hands to C (an entry's code is its position, from 0).
-.HB_OBJECTIVES <- structure(0:10, names = c("regression", "binary", "multiclass", "poisson", "gamma", "tweedie", "huber", 
-"l1", "quantile", "lambdarank", "custom"))
+.HB_OBJECTIVES <- structure(0:15, names = c("regression", "binary", "multiclass", "poisson", "gamma", "tweedie", "huber", 
+"l1", "quantile", "lambdarank", "custom", "multiclassova", "cross_entropy", "mape", "fair", "cox"))
 # The task of each objective; those of the regression task (a numeric y, one score a row).
 .HB_OBJECTIVE_TASKS <- c(regression = "regression", binary = "binary", multiclass = "multiclass", poisson = "regression", gamma = "regression", 
 tweedie = "regression", huber = "regression", l1 = "regression", quantile = "regression", lambdarank = "ranking", 
-custom = "regression")
+custom = "regression", multiclassova = "multiclass", cross_entropy = "regression", mape = "regression", 
+fair = "regression", cox = "survival")
 .HB_REGRESSION_FAMILY <- names(.HB_OBJECTIVE_TASKS)[.HB_OBJECTIVE_TASKS == "regression"]
-.HB_METRICS <- structure(0:13, names = c("rmse", "mae", "logloss", "auc", "error", "multi_logloss", "multi_error", "poisson", 
-"gamma", "tweedie", "huber", "quantile", "ndcg", "map"))
+.HB_METRICS <- structure(0:18, names = c("rmse", "mae", "logloss", "auc", "error", "multi_logloss", "multi_error", "poisson", 
+"gamma", "tweedie", "huber", "quantile", "ndcg", "map", "cross_entropy", "mape", "fair", "average_precision", 
+"cox_nloglik"))
 # Metrics where a larger value is better (early stopping's direction).
-.HB_HIGHER_BETTER <- c("auc", "ndcg", "map")
+.HB_HIGHER_BETTER <- c("auc", "ndcg", "map", "average_precision")
 # Feature types of a schema (codes 0, 1, 2, ...).
 .HB_FEAT_TYPES <- c("numeric", "categorical", "ordinal")
 # How a data.frame column is handed over (spec$types), and the shape of `x` (spec$kind).

@@ -28,14 +28,17 @@
   "binary:logistic" = "binary", "multi:softprob" = "multiclass", "multi:softmax" = "multiclass",
   softmax = "multiclass", "count:poisson" = "poisson", "reg:gamma" = "gamma", "reg:tweedie" = "tweedie",
   "reg:quantileerror" = "quantile", "rank:ndcg" = "lambdarank", "rank:pairwise" = NA, "rank:map" = NA,
-  "binary:logitraw" = NA, "binary:hinge" = NA, "reg:logistic" = NA, "reg:pseudohubererror" = NA
+  "binary:logitraw" = NA, "binary:hinge" = NA, "reg:logistic" = NA, "reg:pseudohubererror" = NA,
+  multiclass_ova = "multiclassova", ova = "multiclassova", ovr = "multiclassova", xentropy = "cross_entropy",
+  mean_absolute_percentage_error = "mape", "survival:cox" = "cox"
 )
 
 # Metric names of LightGBM and xgboost -> histboost's.
 .HB_METRIC_ALIASES <- c(
   l2_root = "rmse", root_mean_squared_error = "rmse", l1 = "mae", mean_absolute_error = "mae",
   binary_logloss = "logloss", binary_error = "error", mlogloss = "multi_logloss", merror = "multi_error",
-  "poisson-nloglik" = "poisson", "gamma-nloglik" = "gamma"
+  "poisson-nloglik" = "poisson", "gamma-nloglik" = "gamma", xentropy = "cross_entropy",
+  mean_absolute_percentage_error = "mape", aucpr = "average_precision", "cox-nloglik" = "cox_nloglik"
 )
 
 # The parameters of `params` (a named list) under histboost's names. The

@@ -17,7 +17,9 @@
 #' @param type `"response"` (regression: the prediction; ranking: the
 #'   score that orders a query's rows, the same as `"raw"`; binary: the
 #'   probability of the second class, `object$classes[2]`; multiclass: an
-#'   n x K matrix of probabilities), `"class"` (a factor; classification
+#'   n x K matrix of probabilities, for `"multiclassova"` each class's own
+#'   sigmoid; `"cross_entropy"`: the probability; `"cox"`: the relative
+#'   risk `exp(score)`; a custom objective: the raw score), `"class"` (a factor; classification
 #'   only), `"raw"` (scores before the link function), `"leaf"` (an integer
 #'   matrix of 0-based leaf indices, one column per tree) or `"contrib"`
 #'   (each feature's contribution to the raw score: SHAP values computed
@@ -97,7 +99,7 @@ predict.histboost <- function(object, newdata,
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
-  if (type == "class" && object$task %in% c("regression", "ranking")) {
+  if (type == "class" && object$task %in% c("regression", "ranking", "survival")) {
     .hb_abort("`type` = \"class\" needs a classification model; this one is a ", object$task, ".")
   }
   niter <- object$niter

@@ -6,13 +6,19 @@
 # .HB_OBJECTIVES, .HB_REGRESSION_FAMILY (objectives of the regression task:
 # a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
 # src/engine/codes.def (R/params-generated.R), as the engine's codes do.
+# Objectives the GPU learner does not implement (training on it is refused).
+.HB_CPU_ONLY_OBJECTIVES <- c("multiclassova", "cross_entropy", "mape", "fair", "cox")
 # Metrics each objective may use; the first is its default.
-.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber"), binary = c("logloss", "auc", "error"),
+.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber", "mape", "fair"),
+                         binary = c("logloss", "auc", "error", "average_precision"),
                          multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
                          gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
-                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse"),
+                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse", "mape"),
                          quantile = c("quantile", "mae", "rmse"), lambdarank = c("ndcg", "map"),
-                         custom = c("rmse", "mae", "auc"))
+                         custom = c("rmse", "mae", "auc", "average_precision"),
+                         multiclassova = c("multi_logloss", "multi_error"), cross_entropy = c("cross_entropy"),
+                         mape = c("mape", "mae", "rmse"), fair = c("fair", "rmse", "mae"),
+                         cox = c("cox_nloglik"))
 # Metrics with a cut-off k ("ndcg@5"): given bare, one for each of `eval_at`.
 .HB_AT_METRICS <- c("ndcg", "map")
 
@@ -30,7 +36,7 @@
   "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
-  "quantile_alpha", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
+  "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
@@ -110,8 +116,9 @@ histboost <- function(x, ...) {
 
 #' @rdname histboost
 #' @param y Labels: a numeric vector (regression), a factor (classes; levels
-#'   without rows are dropped with a warning) or a logical vector. Missing
-#'   values are not allowed.
+#'   without rows are dropped with a warning), a logical vector, or a
+#'   right-censored `survival::Surv(time, status)` (`objective = "cox"`).
+#'   Missing values are not allowed.
 #' @param weights `NULL` or non-negative row weights.
 #' @param init_score `NULL`, or each row's starting raw score, an offset on
 #'   the raw (link) scale: a numeric vector, or for multiclass a matrix with
@@ -128,7 +135,7 @@ histboost <- function(x, ...) {
 #'   have the model's features, classes and objective; not for random forests
 #'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
 #'   The parameters of its loss (`tweedie_variance_power`, `huber_delta`,
-#'   `quantile_alpha`; for ranking `lambdarank_truncation_level`,
+#'   `quantile_alpha`, `fair_c`; for ranking `lambdarank_truncation_level`,
 #'   `lambdarank_norm` and `label_gain`) must be the model's.
 #'   The evaluation log and best iteration count the model's iterations too.
 #'   Random draws (bagging, feature sampling, stochastic rounding) count the
@@ -151,15 +158,43 @@ histboost <- function(x, ...) {
 #'   relevant), scores order a query's rows, and the default metric is NDCG
 #'   at `eval_at` (`"map"`, mean average precision, is the other; on the GPU
 #'   the host computes each round's gradients).
+#'   `"multiclassova"` (a factor `y` of three or more classes) fits one
+#'   logistic score per class against the rest (LightGBM's one-vs-all);
+#'   `predict()` returns each class's sigmoid, which need not sum to 1, as
+#'   LightGBM's does. `"cross_entropy"` (LightGBM's `xentropy`) is the
+#'   logistic loss for a numeric `y` of probabilities in \[0, 1\];
+#'   `predict()` returns the probability. `"mape"` (mean absolute percentage
+#'   error, `|y - score| / max(1, |y|)`, as LightGBM: labels below 1 in size
+#'   count as 1) refits each leaf to the weighted median of its residuals,
+#'   each row weighing `1 / max(1, |y|)`, and starts from that median of `y`
+#'   (LightGBM interpolates its weighted median, so its start differs a
+#'   little). `"fair"` is the Fair loss `c^2 (|r| / c - log(1 + |r| / c))` of
+#'   the residual `r` at `c = fair_c`, robust to outliers, starting from the
+#'   mean. `"cox"` (Cox proportional hazards, xgboost's `survival:cox`) takes
+#'   a right-censored `survival::Surv(time, status)` response (times > 0):
+#'   it minimises the negative log partial likelihood with Breslow's ties,
+#'   weighted as `survival::coxph()` weighs, starts from 0 and `predict()`
+#'   returns the relative risk `exp(score)` (`type = "raw"`: the log risk);
+#'   a `Surv` response chooses it when `objective = "auto"`. These five train
+#'   on the CPU only: with `device = "cuda"` they are an error of class
+#'   `histboost_error_device`, and `"auto"` chooses the CPU for them.
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
 #'   every round with the rows' current raw scores and numeric labels (0/1
 #'   for a two-class `y`). Weights multiply what it returns; boosting starts
 #'   from 0 (or `init_score`); `predict()` returns raw scores (apply your
-#'   link yourself) and the metrics `"rmse"` (default), `"mae"` and `"auc"`
-#'   judge raw scores. One score a row, on the CPU or the GPU (whose scores
-#'   come back to R each round), with `x` as data (not an `hb_dataset`).
+#'   link yourself) and the metrics `"rmse"` (default), `"mae"`, `"auc"` and
+#'   `"average_precision"` judge raw scores. One score a row, on the CPU or
+#'   the GPU (whose scores come back to R each round), with `x` as data (not
+#'   an `hb_dataset`). With a factor `y` of K >= 3 classes a custom objective
+#'   has one score per class, as LightGBM's R package: `preds` is an n x K
+#'   matrix of raw scores, `labels` the classes as 0 to K - 1, and `grad`
+#'   and `hess` are n x K matrices (or vectors of n * K values, class after
+#'   class); `predict()` gives an n x K matrix of raw scores (`type =
+#'   "class"`: the class of the largest), the metrics are `"multi_logloss"`
+#'   (default) and `"multi_error"` of their softmax, and it trains on the
+#'   CPU only.
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -218,6 +253,9 @@ histboost <- function(x, ...) {
 #'   (LightGBM's safeguard); >= 0.
 #' @param quantile_alpha The quantile `objective = "quantile"` fits, in
 #'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
+#' @param fair_c The scale `c` of the Fair loss (`objective = "fair"` and
+#'   metric `"fair"`), > 0 (LightGBM's `fair_c`, default 1): residuals much
+#'   smaller than it count about quadratically, larger ones about linearly.
 #' @param group Ranking only: the query of each row, a vector of ids
 #'   (integer, factor or character, no `NA`) as long as `y`. A query's rows
 #'   need not be contiguous and may come in any order: tied scores are
@@ -333,7 +371,18 @@ histboost <- function(x, ...) {
 #'   `"mae"`; `"l1"` `"mae"` and `"rmse"`; `"quantile"` its pinball loss
 #'   (`"quantile"`), `"mae"` and `"rmse"`; `"lambdarank"` `"ndcg"` (NDCG at
 #'   each of `eval_at`), `"map"` (MAP, mean average precision, at each of
-#'   `eval_at`), `"ndcg@k"` or `"map@k"`. Or your own metric: a
+#'   `eval_at`), `"ndcg@k"` or `"map@k"`. `"average_precision"` (binary,
+#'   custom objectives) is the area under the precision-recall curve as
+#'   LightGBM computes it (`aucpr` in xgboost's words): the positives'
+#'   weight at each distinct score, highest first, times the precision there,
+#'   over all positives' weight; higher is better and it can steer early
+#'   stopping. `"mape"` and `"fair"` (at `fair_c`) are also metrics of
+#'   `"regression"` (and `"mape"` of `"l1"`); `"cross_entropy"`,
+#'   `"mape"` and `"fair"` are the defaults of their objectives;
+#'   `"multiclassova"` takes `"multi_logloss"` (of each class's sigmoid, as
+#'   LightGBM) and `"multi_error"`; `"cox"` takes `"cox_nloglik"`, the
+#'   negative log partial likelihood per unit of event weight (xgboost's
+#'   `cox-nloglik`). Or your own metric: a
 #'   `function(preds, labels)` (or `function(preds, labels, weights)`)
 #'   returning `list(name = , value = , higher_better = )`, called after
 #'   every round for each validation set with its predictions as
@@ -406,12 +455,18 @@ histboost <- function(x, ...) {
 #'   from the quantized ones.
 #' @param enable_bundle `TRUE` bundles sparse features that are rarely
 #'   non-zero together (exclusive feature bundling, Ke et al. 2017, as
-#'   LightGBM's `enable_bundle`): a leaf's histogram is then summed per
-#'   bundle, which makes wide sparse data (thousands of one-hot columns of a
-#'   dgCMatrix) train much faster. Only features stored sparse (at least 80\%
-#'   of their rows in one bin) take part, and only on the CPU; trees,
-#'   predictions and the model format still name the original features.
-#'   `FALSE` sums every sparse feature alone.
+#'   LightGBM's `enable_bundle`): the members of a bundle share one byte a
+#'   row, and a leaf's histogram is summed per bundle and split back into
+#'   the members' histograms. `FALSE` sums the sparse features from a list
+#'   of each row's non-zero entries (4 bytes each). Both cost one addition
+#'   per non-zero entry, so bundling saves memory traffic rather than additions: on
+#'   100,000 rows x 2,000 one-hot columns of a dgCMatrix it took 1.1 to 1.5
+#'   times less CPU time (inst/bench/results/2026-11-27-bundle.md; LightGBM
+#'   gains more there because its unbundled path is slower). The model is
+#'   the same either way at `max_conflict_rate = 0`. Only features stored
+#'   sparse (at least 80\% of their rows in one bin) take part, and only on
+#'   the CPU; trees, predictions and the model format still name the
+#'   original features.
 #' @param max_conflict_rate The share of rows, in [0, 1), in which the
 #'   members of a bundle may be non-zero together. At 0 (the default, as
 #'   LightGBM's) bundles are exact and the model is the same as with
@@ -493,7 +548,8 @@ histboost <- function(x, ...) {
 #' @export
 histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NULL, init_model = NULL, nrounds = 100L,
                               objective = c("auto", "regression", "binary", "multiclass", "poisson", "gamma",
-                                            "tweedie", "huber", "l1", "quantile", "lambdarank"),
+                                            "tweedie", "huber", "l1", "quantile", "lambdarank", "multiclassova",
+                                            "cross_entropy", "mape", "fair", "cox"),
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
@@ -502,7 +558,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
-                              group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
+                              fair_c = 1, group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
                               other_rate = 0.1, boosting = c("gbdt", "rf", "dart"), monotone_constraints = NULL, valid = NULL,
                               early_stopping_rounds = NULL, eval_metric = NULL, nthreads = NULL,
@@ -699,6 +755,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     objective <- .hb_choice(objective, c("auto", setdiff(names(.HB_OBJECTIVES), "custom")), "objective")
   }
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
+  if (device == "cuda" && objective %in% .HB_CPU_ONLY_OBJECTIVES) {  # before asking for the GPU
+    .hb_abort("`objective` = \"", objective, "\" trains on the CPU only: the GPU learner does not implement it. ",
+              "Use device = \"cpu\" (or \"auto\", which then chooses the CPU).", kind = "device")
+  }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the
   # model keeps, with the ranking loss's apart (the engine gets them only for ranking).
   rank_names <- .hb_param_names(stored = TRUE, objective = "lambdarank")
@@ -854,7 +914,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 
   # Task and classes.
   info <- train$label_info
-  obj <- if (objective == "auto") info$task_hint else objective
+  obj <- if (objective != "auto") objective else if (info$task_hint == "survival") "cox" else info$task_hint
   task <- .hb_task(obj)
   classes <- info$classes
   if (!is.null(custom)) {
@@ -862,12 +922,44 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       .hb_abort("a custom `objective` needs `x` as a data.frame, matrix or dgCMatrix (its labels are passed ",
                 "to the function), not an hb_dataset.")
     }
-    if (info$task_hint == "multiclass") {
-      .hb_abort("a custom `objective` gives one score a row: `y` must be numeric or have two classes.")
+    if (info$task_hint == "survival") {
+      .hb_abort("a custom `objective` takes a numeric or factor `y`, not a survival response (Surv).")
     }
     if (boosting == "rf") .hb_abort("a custom `objective` boosts: not with `boosting` = \"rf\".")
     custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
-    classes <- NULL
+    # more than two classes: one score per class, as LightGBM's custom multiclass objectives
+    if (info$task_hint == "multiclass") task <- "multiclass" else classes <- NULL
+  }
+  if (obj %in% .HB_CPU_ONLY_OBJECTIVES || (!is.null(custom) && task == "multiclass")) {
+    what <- if (is.null(custom)) paste0("`objective` = \"", obj, "\"") else "a custom multiclass `objective`"
+    if (device == "cuda" && device_asked == "cuda") {
+      .hb_abort(what, " trains on the CPU only: the GPU learner does not implement it. Use device = \"cpu\" ",
+                "(or \"auto\", which then chooses the CPU).", kind = "device")
+    }
+    if (device == "cuda") {  # "auto" chose the GPU: this objective needs the CPU
+      if (verbose >= 1L) message("histboost: training on the CPU: ", what, " is not implemented on the GPU.")
+      device <- "cpu"
+    }
+  }
+  if (task == "survival" && info$task_hint != "survival") {
+    .hb_abort("`objective` = \"cox\" needs a survival response: `y` = survival::Surv(time, status) ",
+              "(right-censored), or Surv(time, status) ~ ... in a formula.")
+  }
+  if (task != "survival" && info$task_hint == "survival") {
+    .hb_abort("`y` is a survival response (Surv), which only `objective` = \"cox\" models (the objective is \"",
+              obj, "\").")
+  }
+  if (obj == "cross_entropy" && !inherits(x, "hb_dataset")) {
+    yy <- if (info$task_hint == "regression") as.double(y) else NULL
+    if (is.null(yy)) {
+      .hb_abort("`objective` = \"cross_entropy\" needs a numeric `y` with values in [0, 1] (probabilities ",
+                "or 0/1 labels), not ", .hb_describe(y), ".")
+    }
+    bad <- which(yy < 0 | yy > 1)
+    if (length(bad)) {
+      .hb_abort("`objective` = \"cross_entropy\" needs `y` in [0, 1], but `y[", bad[1L], "]` is ",
+                format(yy[bad[1L]]), ".")
+    }
   }
 
   if (task == "ranking") {
@@ -884,7 +976,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   } else if (!is.null(train$group)) {
     .hb_abort("`group` is used only for ranking: give objective = \"lambdarank\" (the objective is \"", obj, "\").")
   }
-  if (is.null(custom) && task == "regression" && info$task_hint != "regression") {
+  if (is.null(custom) && task == "regression" && info$task_hint != "regression" && info$task_hint != "survival") {
     .hb_abort("`objective` = \"", obj, "\" needs a numeric `y`, but `y` is categorical.")
   }
   if (task == "binary" && info$task_hint != "binary") {
@@ -899,7 +991,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     }
   }
   if (task == "multiclass" && info$task_hint == "regression") {
-    .hb_abort("`objective` = \"multiclass\" needs a factor `y`; convert it with factor().")
+    .hb_abort("`objective` = \"", obj, "\" needs a factor `y`; convert it with factor().")
+  }
+  if (task == "multiclass" && info$task_hint == "binary") {
+    .hb_abort("`objective` = \"", obj, "\" needs `y` with three or more classes; for two, use ",
+              "objective = \"binary\".")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
   if (!is.null(init_model)) {
@@ -909,7 +1005,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 "; continuing it needs the same objective and classes (here \"", obj, "\"",
                 if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
     }
-    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha")[obj]
+    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha",
+                  fair = "fair_c")[obj]
     if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
       .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
                 init_model$params[[loss_par]], "): continuing it would mix two losses.")
@@ -965,7 +1062,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
 
   # Metrics.
-  allowed <- .HB_TASK_METRICS[[obj]]
+  allowed <- .HB_TASK_METRICS[[if (!is.null(custom) && task == "multiclass") "multiclass" else obj]]
   if (is.null(metric_split)) metric_split <- .hb_metric_split(allowed[1L])
   eval_metric <- metric_split$builtin
   for (m in eval_metric) {
@@ -1058,27 +1155,44 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 }
 
 # A custom objective's round: its gradients at the training rows' scores,
-# checked and weighted, handed to the booster before the round.
+# checked and weighted, handed to the booster before the round. With K
+# classes the scores are an n x K matrix and the gradients and hessians n x K
+# matrices (or vectors of n * K values, class after class), as LightGBM's
+# R package takes them.
 .hb_custom_round <- function(tr) {
   s <- .Call(C_hb_booster_train_scores, tr$booster)
   gh <- tryCatch(tr$custom(s, tr$custom_labels), error = function(e) {
     .hb_abort_from(e, "`objective`, the custom objective function, failed (called as objective(preds, ",
-                   "labels) with ", length(s), " scores): ")
+                   "labels) with ", if (is.matrix(s)) paste(nrow(s), "x", ncol(s), "scores") else
+                     paste(length(s), "scores"), "): ")
   })
   n <- length(s)
   if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
-    .hb_abort("`objective` must return list(grad = , hess = ) with numeric vectors, not ", .hb_describe(gh), ".")
+    .hb_abort("`objective` must return list(grad = , hess = ) with numeric ",
+              if (is.matrix(s)) "matrices" else "vectors", ", not ", .hb_describe(gh), ".")
+  }
+  if (is.matrix(s)) {
+    for (nm in c("grad", "hess")) {
+      v <- gh[[nm]]
+      if (is.matrix(v) && !identical(dim(v), dim(s))) {
+        .hb_abort("`objective` returned `", nm, "` as a ", nrow(v), " x ", ncol(v), " matrix; it must be ",
+                  nrow(s), " x ", ncol(s), " (rows x classes), like `preds`.")
+      }
+    }
   }
   if (length(gh$grad) != n || length(gh$hess) != n) {
     .hb_abort("`objective` returned ", length(gh$grad), " gradients and ", length(gh$hess),
-              " hessians; it must return one of each per training row (", n, ").")
+              " hessians; it must return one of each per training row", if (is.matrix(s)) " and class", " (",
+              n, ").")
   }
   g <- as.double(gh$grad)
   h <- as.double(gh$hess)
   bad <- which(!is.finite(g) | !is.finite(h) | h < 0)
   if (length(bad)) {
+    nr <- NROW(s)
     .hb_abort("`objective` returned ", length(bad), " gradients or hessians that are missing, infinite or ",
-              "negative (hessians), first at row ", bad[1L], ".")
+              "negative (hessians), first at row ", (bad[1L] - 1L) %% nr + 1L,
+              if (is.matrix(s)) paste0(", class ", (bad[1L] - 1L) %/% nr + 1L), ".")
   }
   if (!is.null(tr$custom_weights)) {
     g <- g * tr$custom_weights
@@ -1087,9 +1201,12 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   .Call(C_hb_booster_set_gradients, tr$booster, g, h)
 }
 
-# "regression", "binary", "multiclass" or "ranking" for an objective.
+# "regression", "binary", "multiclass", "ranking" or "survival" for an
+# objective (a custom objective's is "regression" here; .hb_setup() makes it
+# "multiclass" for a factor y of three or more classes).
 .hb_task <- function(obj) {
-  if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking" else obj
+  if (obj %in% .HB_REGRESSION_FAMILY) "regression" else if (obj == "lambdarank") "ranking"
+  else if (obj == "multiclassova") "multiclass" else if (obj == "cox") "survival" else obj
 }
 
 # The model of a trained setup (.hb_setup()), best_iter its best iteration

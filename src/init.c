@@ -26,6 +26,7 @@ SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_metric(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_objective_gradients(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_registry(void);
@@ -69,6 +70,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_set_query, 4),
   ENTRY(C_hb_rank_gradients, 6),
   ENTRY(C_hb_rank_metric, 9),
+  ENTRY(C_hb_objective_gradients, 4),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
   ENTRY(C_hb_registry, 0),

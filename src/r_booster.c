@@ -10,6 +10,7 @@
 #include "engine/model_io.h"
 #include "engine/metric.h"
 #include "engine/rank.h"
+#include "engine/objective.h"
 
 static void booster_finalize(SEXP ptr) {
   hb_booster_t *b = (hb_booster_t *)R_ExternalPtrAddr(ptr);
@@ -179,15 +180,17 @@ SEXP C_hb_booster_add_valid(SEXP booster, SEXP valid) {
   return R_NilValue;
 }
 
-/* A custom objective's round: the training rows' raw scores (double n). */
+/* A custom objective's round: the training rows' raw scores (double n, or
+ * an n x K matrix for a custom objective of K classes). */
 SEXP C_hb_booster_train_scores(SEXP booster) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
+  const int K = hb_booster_model(b)->num_class > 1 ? hb_booster_model(b)->num_class : 1;
   int n = 0;
   hb_error_clear();
   const double *s = hb_booster_scores(b, 0, &n);
   if (!s) hb_r_throw_status(HB_ERR_NOMEM, "training");
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-  memcpy(REAL(out), s, sizeof(double) * (size_t)n);
+  SEXP out = PROTECT(K > 1 ? Rf_allocMatrix(REALSXP, n, K) : Rf_allocVector(REALSXP, n));
+  memcpy(REAL(out), s, sizeof(double) * (size_t)n * (size_t)K);
   UNPROTECT(1);
   return out;
 }
@@ -213,8 +216,9 @@ SEXP C_hb_booster_set_gradients(SEXP booster, SEXP g, SEXP h) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   int n = 0;
   hb_booster_scores(b, 0, &n);
-  if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || XLENGTH(g) != n || XLENGTH(h) != n)
-    hb_r_throw("input", "`objective`: grad and hess must be double vectors of %d values.", n);
+  const R_xlen_t nk = (R_xlen_t)n * hb_booster_model(b)->num_class;  /* a value per row and class */
+  if (TYPEOF(g) != REALSXP || TYPEOF(h) != REALSXP || XLENGTH(g) != nk || XLENGTH(h) != nk)
+    hb_r_throw("input", "`objective`: grad and hess must be double vectors of %lld values.", (long long)nk);
   hb_error_clear();
   int st = hb_booster_set_gradients(b, REAL(g), REAL(h));
   if (st != HB_OK) hb_r_throw_status(st, "`objective`");
@@ -330,6 +334,55 @@ SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params,
     REAL(out)[i] = gh[2 * i];
     REAL(out)[n + i] = gh[2 * i + 1];
   }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The gradients and hessians of an objective (params: its engine
+ * parameters, num_class among them) at raw scores `score` (n x num_class,
+ * class-major), with weights `weight` (NULL: none), and its starting
+ * scores: list(grad, hess, init) as a booster computes them, for tests. */
+SEXP C_hb_objective_gradients(SEXP params, SEXP label, SEXP weight, SEXP score) {
+  hb_config_t cfg;
+  config_from_list(params, &cfg);
+  hb_error_clear();
+  if (hb_config_check(&cfg) != HB_OK) hb_r_throw_status(HB_ERR_INPUT, "`params`");
+  if (cfg.objective == HB_OBJ_LAMBDARANK || cfg.objective == HB_OBJ_CUSTOM)
+    hb_r_throw("input", "`params`: the objective's gradients do not come from the labels alone.");
+  const R_xlen_t n = XLENGTH(label);
+  const int K = HB_OBJ_NSCORE(&cfg);
+  if (TYPEOF(label) != REALSXP || TYPEOF(score) != REALSXP || XLENGTH(score) != n * K ||
+      (!Rf_isNull(weight) && (TYPEOF(weight) != REALSXP || XLENGTH(weight) != n)) || n > 2147483647)
+    hb_r_throw("input", "`label`, `weight` (double, one a row) and `score` (double, one a row and class) mismatch.");
+  const double *w = Rf_isNull(weight) ? NULL : REAL(weight);
+  if (hb_objective_check_labels(&cfg, (int)n, REAL(label)) != HB_OK) hb_r_throw_status(HB_ERR_INPUT, "`label`");
+  double *gh = (double *)R_alloc(2 * (size_t)(n > 0 ? n : 1) * (size_t)K, sizeof(double));
+  if (cfg.objective == HB_OBJ_COX) {
+    int *order = NULL;
+    if (hb_objective_cox_order((int)n, REAL(label), &order) != HB_OK) hb_r_throw_status(HB_ERR_NOMEM, "cox");
+    hb_objective_cox_gradients((int)n, REAL(label), w, order, REAL(score), gh);
+    hb_free(order);
+  } else {
+    hb_objective_gradients(&cfg, (int)n, REAL(label), w, REAL(score), gh, 1);
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SEXP g = Rf_allocMatrix(REALSXP, (int)n, K);
+  SET_VECTOR_ELT(out, 0, g);
+  SEXP h = Rf_allocMatrix(REALSXP, (int)n, K);
+  SET_VECTOR_ELT(out, 1, h);
+  for (R_xlen_t i = 0; i < n * K; i++) {
+    REAL(g)[i] = gh[2 * i];
+    REAL(h)[i] = gh[2 * i + 1];
+  }
+  SEXP init = Rf_allocVector(REALSXP, K);
+  SET_VECTOR_ELT(out, 2, init);
+  if (hb_objective_init_score(&cfg, (int)n, REAL(label), w, REAL(init)) != HB_OK)
+    hb_r_throw_status(HB_ERR_NOMEM, "init score");
+  SEXP nms = Rf_allocVector(STRSXP, 3);
+  Rf_setAttrib(out, R_NamesSymbol, nms);
+  SET_STRING_ELT(nms, 0, Rf_mkChar("grad"));
+  SET_STRING_ELT(nms, 1, Rf_mkChar("hess"));
+  SET_STRING_ELT(nms, 2, Rf_mkChar("init"));
   UNPROTECT(1);
   return out;
 }

@@ -210,7 +210,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   L->cfg = *cfg;
   L->n = n;
   L->nfeat = F;
-  L->K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  L->K = HB_OBJ_NSCORE(cfg);
   L->L = cfg->num_leaves;
   L->stride = hb_cuda_row_stride(F);
   L->total_bins = d->total_bins;

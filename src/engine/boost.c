@@ -55,6 +55,7 @@ struct hb_booster {
   double dart_sum;
   int *dart_drop;
   int dart_ndrop, dart_cap;
+  int *cox_order;                  /* cox: the training rows in order of time (hb_objective_cox_order) */
 };
 
 /* HB_ERR_STATE for a booster whose round an interrupt left half done (its
@@ -88,6 +89,7 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->query);
   hb_free(b->dart_w);
   hb_free(b->dart_drop);
+  hb_free(b->cox_order);
   hb_free(b);
 }
 
@@ -143,7 +145,7 @@ static int host_gradients(hb_booster_t *b) {
 /* The K columns of per-row starting scores a dataset brings, if any, must
  * match the model's classes. */
 static int check_init_score(const hb_config_t *cfg, const hb_dataset_t *d) {
-  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  int K = HB_OBJ_NSCORE(cfg);
   if (d && d->init_score && d->init_score_ncol != K)
     return hb_error_set(HB_ERR_INPUT, "init_score has %d column%s; the model has %d class%s (one column each)",
                         d->init_score_ncol, d->init_score_ncol == 1 ? "" : "s", K, K == 1 ? "" : "es");
@@ -172,6 +174,11 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if ((st = check_init_score(cfg, train)) != HB_OK) return st;
   if (cfg->objective == HB_OBJ_CUSTOM && cfg->rf)
     return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
+  /* the GPU learner computes the gradients of the objectives it was written
+   * for; these, and a custom objective's class scores, it does not take */
+  if (cfg->device == HB_DEVICE_CUDA &&
+      (cfg->objective >= HB_OBJ_MULTICLASSOVA || (cfg->objective == HB_OBJ_CUSTOM && cfg->num_class > 1)))
+    return hb_error_set(HB_ERR_INPUT, "this objective trains on the CPU only (device = \"cpu\")");
   int any_mono = 0;
   for (int c = 0; schema->monotone && c < schema->nfeat; c++) any_mono |= schema->monotone[c] != 0;
   if (any_mono && HB_OBJ_RENEWS(cfg->objective))
@@ -185,7 +192,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   cfg = &b->cfg;
   b->train = train;
   b->n = train->nrow;
-  b->K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  b->K = HB_OBJ_NSCORE(cfg);
   size_t nk = (size_t)b->n * (size_t)b->K;
   int gpu = cfg->device == HB_DEVICE_CUDA;
   b->model = hb_model_create();
@@ -233,6 +240,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
       hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
     goto nomem;
   start_scores(train, m->init_score, b->K, b->score);
+  if (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(b->n, train->label, &b->cox_order) != HB_OK)
+    goto nomem;
   if (cfg->rf) {
     if (!(b->base = hb_malloc(sizeof(double) * nk))) goto nomem;
     memcpy(b->base, b->score, sizeof(double) * nk);
@@ -491,7 +500,7 @@ static int overflow_cause(const hb_booster_t *b, const char *what, int data, int
                           "%g); rescale them (for example divide them by %g) and scale the predictions back",
                           round, what, where, where, my, pow(10.0, floor(log10(my))));
   }
-  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  int K = HB_OBJ_NSCORE(cfg);
   double mi = max_abs(d->init_score, d->init_score ? (size_t)d->nrow * (size_t)d->init_score_ncol : 0);
   if (mi * n > HB_INPUT_SUM_SUSPECT || !isfinite(max_abs(b->model->init_score, (size_t)K)))
     return hb_error_set(HB_ERR_INPUT,
@@ -521,16 +530,17 @@ static const int *leaf_rows(const leaf_rows_t *lr, int l, int *count) {
   return lr->idx + lr->begin[l];
 }
 
-/* Absolute error and quantile (HB_OBJ_RENEWS): each leaf of the tree just
- * grown gets the learning rate x the (weighted) quantile of its rows'
- * residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
+/* Absolute error, quantile and MAPE (HB_OBJ_RENEWS): each leaf of the tree
+ * just grown gets the learning rate x the (weighted; for MAPE also by
+ * 1 / max(1, |label|)) quantile of its rows' residuals label - score (LightGBM's leaf renewal; the gradients' -G/H
  * only pick the splits). Leaves in parallel, each thread sorting into its
  * own buffer; a leaf's value depends only on its rows. */
 static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t *t, const double *score,
                         double rate) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
-  const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
+  const double a = cfg->objective == HB_OBJ_QUANTILE ? cfg->quantile_alpha : 0.5;
+  const int mape = cfg->objective == HB_OBJ_MAPE;
   const int L = t->num_leaves;
   int most = 0, nth = hb_threads_use(cfg->nthreads);
   for (int l = 0; l < L; l++) {
@@ -549,7 +559,7 @@ static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t 
     const int *rows = leaf_rows(lr, l, &cnt);
     for (int i = 0; i < cnt; i++) {
       p[i].v = d->label[rows[i]] - score[rows[i]];
-      p[i].w = d->weight ? d->weight[rows[i]] : 1.0;
+      p[i].w = (d->weight ? d->weight[rows[i]] : 1.0) * (mape ? hb_objective_mape_weight(d->label[rows[i]]) : 1.0);
     }
     if (cnt > 0) {  /* max_delta_step caps the refit outputs too */
       double o = hb_objective_quantile(p, cnt, a);
@@ -710,15 +720,17 @@ static int update_gpu(hb_booster_t *b, int *finished) {
 }
 
 int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h) {
-  if (b->cfg.objective != HB_OBJ_CUSTOM || b->K != 1 || !b->gh)
-    return hb_error_set(HB_ERR_INPUT, "gradients are given only for a custom objective of one score a row");
-  for (int i = 0; i < b->n; i++)
+  if (b->cfg.objective != HB_OBJ_CUSTOM || !b->gh)
+    return hb_error_set(HB_ERR_INPUT, "gradients are given only for a custom objective");
+  const size_t nk = (size_t)b->n * (size_t)b->K;  /* class-major, n a class */
+  for (size_t i = 0; i < nk; i++)
     if (!isfinite(g[i]) || !(h[i] >= 0) || !isfinite(h[i]))
-      return hb_error_set(HB_ERR_INPUT, "the custom objective's gradient or hessian of row %d is %s", i + 1,
+      return hb_error_set(HB_ERR_INPUT, "the custom objective's gradient or hessian of row %d%s is %s",
+                          (int)(i % (size_t)b->n) + 1, b->K > 1 ? " (a class of it)" : "",
                           isfinite(g[i]) && isfinite(h[i]) ? "negative" : "missing or infinite");
-  for (int i = 0; i < b->n; i++) {
-    b->gh[2 * (size_t)i] = g[i];
-    b->gh[2 * (size_t)i + 1] = h[i];
+  for (size_t i = 0; i < nk; i++) {
+    b->gh[2 * i] = g[i];
+    b->gh[2 * i + 1] = h[i];
   }
   b->custom_set = 1;
   return HB_OK;
@@ -883,6 +895,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   }
   if (HOST_GRADIENTS(cfg)) {
     if ((st = host_gradients(b)) != HB_OK) return st;
+  } else if (cfg->objective == HB_OBJ_COX) {  /* the risk sets need the rows in time order */
+    hb_objective_cox_gradients(n, d->label, d->weight, b->cox_order, cfg->rf ? b->base : b->score, b->gh);
   } else {  /* a forest's trees all start from the starting score */
     hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   }

@@ -54,7 +54,7 @@ int hb_config_check(const hb_config_t *c) {
   if (c->objective < 0 || c->objective >= HB_OBJ_COUNT)
     return hb_error_set(HB_ERR_INPUT,
                         "objective must be one of regression, binary, multiclass, poisson, gamma, tweedie, huber, "
-                        "l1, quantile, lambdarank, custom");
+                        "l1, quantile, lambdarank, custom, multiclassova, cross_entropy, mape, fair, cox");
   if (c->device != HB_DEVICE_CPU && c->device != HB_DEVICE_CUDA)
     return hb_error_set(HB_ERR_INPUT, "device must be \"cpu\" or \"cuda\"");
   /* Each parameter's own range, from params.def (OBJ, DEV, U64 and GAINS by hand). */
@@ -89,11 +89,16 @@ int hb_config_check(const hb_config_t *c) {
     if (!nonneg(c->label_gain[i]) || (i > 0 && c->label_gain[i] < c->label_gain[i - 1]))
       return hb_error_set(HB_ERR_INPUT, "label_gain must be finite, >= 0 and non-decreasing (value %d is %g)",
                           i + 1, c->label_gain[i]);
-  if (c->objective == HB_OBJ_MULTICLASS) {
+  if (c->objective == HB_OBJ_MULTICLASS || c->objective == HB_OBJ_MULTICLASSOVA) {
     if (c->num_class < 3 || c->num_class > 1000000)
       return hb_error_set(HB_ERR_INPUT,
-                          "num_class must be between 3 and 1000000 for the multiclass objective (got %d)",
-                          c->num_class);
+                          "num_class must be between 3 and 1000000 for the %s objective (got %d)",
+                          c->objective == HB_OBJ_MULTICLASS ? "multiclass" : "multiclassova", c->num_class);
+  } else if (c->objective == HB_OBJ_CUSTOM) {
+    /* a custom objective: one score a row, or one per class (3 or more) */
+    if (c->num_class != 1 && (c->num_class < 3 || c->num_class > 1000000))
+      return hb_error_set(HB_ERR_INPUT, "num_class must be 1 or between 3 and 1000000 for a custom objective "
+                          "(got %d)", c->num_class);
   } else if (c->num_class != 1) {
     return hb_error_set(HB_ERR_INPUT, "num_class must be 1 unless the objective is multiclass (got %d)",
                         c->num_class);

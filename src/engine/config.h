@@ -3,21 +3,31 @@
 #define HB_CONFIG_H
 #include <stdint.h>
 
-/* Objectives; the regression family (squared error and those after it)
- * has one score a row. Poisson, gamma and Tweedie model the log of the
- * mean (the response is exp(score)). A custom objective's gradients come
- * from the caller each round (hb_booster_set_gradients); its response is
- * the raw score. */
+/* Objectives; all but multiclass and multiclassova (and a custom objective
+ * given num_class > 1) have one score a row. Poisson, gamma and Tweedie
+ * model the log of the mean (the response is exp(score)); Cox the log of
+ * the hazard ratio (the response is the risk exp(score)). A custom
+ * objective's gradients come from the caller each round
+ * (hb_booster_set_gradients); its response is the raw score.
+ * cross_entropy is logistic on labels in [0, 1]; multiclassova one logistic
+ * score per class (one-vs-all, the response each class's sigmoid). */
 enum {
 #define HB_OBJECTIVE(ID, name, task) HB_OBJ_##ID,
 #include "codes.def"
   HB_OBJ_COUNT
 };
+/* Scores a row of an objective (its trees a round). */
+#define HB_OBJ_NSCORE(c) \
+  (((c)->objective == HB_OBJ_MULTICLASS || (c)->objective == HB_OBJ_MULTICLASSOVA || \
+    (c)->objective == HB_OBJ_CUSTOM) ? (c)->num_class : 1)
+/* 1 when the objective's response is the sigmoid of the score. */
+#define HB_OBJ_SIGMOID(o) ((o) == HB_OBJ_BINARY || (o) == HB_OBJ_XENTROPY || (o) == HB_OBJ_MULTICLASSOVA)
 /* Most relevance grades a ranking model's label_gain can list (grades 0..63). */
 #define HB_RANK_MAX_GAIN 64
 /* 1 when the objective refits each new leaf to a quantile of its rows'
- * residuals (absolute error: the median; quantile: quantile_alpha). */
-#define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE)
+ * residuals (absolute error: the median; quantile: quantile_alpha; mape:
+ * the median weighted by 1 / max(1, |label|)). */
+#define HB_OBJ_RENEWS(o) ((o) == HB_OBJ_L1 || (o) == HB_OBJ_QUANTILE || (o) == HB_OBJ_MAPE)
 /* 1 when the objective's response is exp(score). */
 #define HB_OBJ_LOG_LINK(o) ((o) == HB_OBJ_POISSON || (o) == HB_OBJ_GAMMA || (o) == HB_OBJ_TWEEDIE)
 enum { HB_DEVICE_CPU = 0, HB_DEVICE_CUDA = 1 };

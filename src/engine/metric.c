@@ -5,6 +5,7 @@
 #include "metric.h"
 #include "error.h"
 #include "threads.h"
+#include "objective.h"
 
 #define CHUNK 8192
 #define PROB_EPS 1e-15
@@ -52,6 +53,18 @@ static inline double row_loss(int metric, const hb_config_t *c, int loglink, int
     }
     case HB_METRIC_ERROR:
       return (double)((s[i] > 0.0) != (y[i] > 0.5));
+    case HB_METRIC_XENTROPY: {
+      const double p = 1.0 / (1.0 + exp(-s[i])), e = 1e-12;
+      return -(y[i] * log(p > e ? p : e) + (1.0 - y[i]) * log(1.0 - p > e ? 1.0 - p : e));
+    }
+    case HB_METRIC_MAPE: {
+      const double ay = fabs(y[i]);
+      return fabs(y[i] - (loglink ? exp(s[i]) : s[i])) / (ay > 1.0 ? ay : 1.0);
+    }
+    case HB_METRIC_FAIR: {
+      const double x = fabs(s[i] - y[i]), f = c->fair_c;
+      return f * x - f * f * log1p(x / f);
+    }
     case HB_METRIC_MULTI_LOGLOSS: {
       size_t N = (size_t)n;
       double mx = s[i];
@@ -60,6 +73,7 @@ static inline double row_loss(int metric, const hb_config_t *c, int loglink, int
       double z = 0.0;
       for (int k = 0; k < K; k++) z += exp(s[k * N + i] - mx);
       double p = exp(s[(size_t)y[i] * N + i] - mx) / z;
+      if (c->objective == HB_OBJ_MULTICLASSOVA) p = 1.0 / (1.0 + exp(-s[(size_t)y[i] * N + i]));
       if (p < PROB_EPS) p = PROB_EPS;
       return -log(p);
     }
@@ -124,13 +138,45 @@ static int auc(int n, const double *s, const double *y, const double *w, double 
   return HB_OK;
 }
 
+/* LightGBM's average precision: rows by score, highest first; at each
+ * distinct score, the positives' weight there times the precision of every
+ * row scored at least as high. */
+static int average_precision(int n, const double *s, const double *y, const double *w, double *out) {
+  scored_t *r = hb_malloc((size_t)n * sizeof(scored_t));
+  if (!r) return HB_ERR_NOMEM;
+  for (int i = 0; i < n; i++) {
+    r[i].s = s[i];
+    r[i].i = i;
+  }
+  qsort(r, (size_t)n, sizeof(scored_t), cmp_scored);  /* ascending: walked from the end */
+  double pos = 0.0, all = 0.0, acc = 0.0;
+  for (int b = n; b > 0;) {
+    int a = b - 1;
+    while (a > 0 && same_score(r[a - 1].s, r[b - 1].s)) a--;
+    double gp = 0.0, gn = 0.0;
+    for (int p = a; p < b; p++) {
+      const int i = r[p].i;
+      const double wi = w ? w[i] : 1.0;
+      if (y[i] > 0.5) gp += wi;
+      else gn += wi;
+    }
+    pos += gp;
+    all += gp + gn;
+    if (gp > 0.0) acc += gp * (pos / all);
+    b = a;
+  }
+  hb_free(r);
+  *out = (pos > 0.0 && pos != all) ? acc / pos : 1.0;
+  return HB_OK;
+}
+
 /* Metric of raw scores against labels; see metric.h. */
 int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, const double *score,
                    const double *label, const double *weight, int nthreads, double *out) {
   if (metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP)
     return hb_error_set(HB_ERR_INPUT, "%s needs the rows' queries: evaluate it through the booster",
                         metric == HB_METRIC_NDCG ? "ndcg" : "map");
-  if (metric < HB_METRIC_RMSE || metric > HB_METRIC_QUANTILE)
+  if (metric < HB_METRIC_RMSE || metric >= HB_METRIC_COUNT)
     return hb_error_set(HB_ERR_INPUT, "unknown metric %d", metric);
   hb_config_t dflt;
   if (!cfg) {
@@ -144,10 +190,16 @@ int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, con
   if (multi ? num_class < 2 : num_class != 1)
     return hb_error_set(HB_ERR_INPUT, "this metric needs %s (num_class is %d)",
                         multi ? "num_class >= 2" : "one score per row", num_class);
-  int binary = metric == HB_METRIC_LOGLOSS || metric == HB_METRIC_AUC || metric == HB_METRIC_ERROR;
+  int binary = metric == HB_METRIC_LOGLOSS || metric == HB_METRIC_AUC || metric == HB_METRIC_ERROR ||
+               metric == HB_METRIC_AVERAGE_PRECISION;
   for (int i = 0; i < n; i++) {
     if (binary && label[i] != 0.0 && label[i] != 1.0)
       return hb_error_set(HB_ERR_INPUT, "binary metrics need labels 0 or 1 (row %d has %g)", i + 1, label[i]);
+    if (metric == HB_METRIC_XENTROPY && !(label[i] >= 0.0 && label[i] <= 1.0))
+      return hb_error_set(HB_ERR_INPUT, "cross_entropy needs labels in [0, 1] (row %d has %g)", i + 1, label[i]);
+    if (metric == HB_METRIC_COX_NLOGLIK && !(label[i] != 0.0 && isfinite(label[i])))
+      return hb_error_set(HB_ERR_INPUT, "cox_nloglik needs survival times coded as labels > 0 (events) and < 0 "
+                          "(censored) (row %d has %g)", i + 1, label[i]);
     if (multi && !(label[i] >= 0.0 && label[i] < num_class && label[i] == floor(label[i])))
       return hb_error_set(HB_ERR_INPUT, "multiclass metrics need labels 0..%d (row %d has %g)", num_class - 1,
                           i + 1, label[i]);
@@ -155,6 +207,8 @@ int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, con
       return hb_error_set(HB_ERR_INPUT, "weights must be finite and non-negative (row %d)", i + 1);
   }
   if (metric == HB_METRIC_AUC) return auc(n, score, label, weight, out);
+  if (metric == HB_METRIC_AVERAGE_PRECISION) return average_precision(n, score, label, weight, out);
+  if (metric == HB_METRIC_COX_NLOGLIK) return hb_objective_cox_nloglik(n, label, weight, score, out);
 
   int nchunk = (n + CHUNK - 1) / CHUNK;
   double *part = hb_calloc((size_t)nchunk * 2, sizeof(double));

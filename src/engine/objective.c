@@ -20,7 +20,7 @@ int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label
       return hb_error_set(HB_ERR_INPUT, "label %d is missing or not finite", i + 1);
     if (cfg->objective == HB_OBJ_BINARY && y != 0.0 && y != 1.0)
       return hb_error_set(HB_ERR_INPUT, "binary labels must be 0 or 1 (label %d is %g)", i + 1, y);
-    if (cfg->objective == HB_OBJ_MULTICLASS &&
+    if ((cfg->objective == HB_OBJ_MULTICLASS || cfg->objective == HB_OBJ_MULTICLASSOVA) &&
         (y < 0 || y >= cfg->num_class || y != floor(y)))
       return hb_error_set(HB_ERR_INPUT, "multiclass labels must be integers 0..%d (label %d is %g)",
                           cfg->num_class - 1, i + 1, y);
@@ -29,6 +29,11 @@ int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label
                           cfg->objective == HB_OBJ_POISSON ? "poisson" : "tweedie", i + 1, y);
     if (cfg->objective == HB_OBJ_GAMMA && !(y > 0))
       return hb_error_set(HB_ERR_INPUT, "gamma labels must be > 0 (label %d is %g)", i + 1, y);
+    if (cfg->objective == HB_OBJ_XENTROPY && !(y >= 0.0 && y <= 1.0))
+      return hb_error_set(HB_ERR_INPUT, "cross_entropy labels must be in [0, 1] (label %d is %g)", i + 1, y);
+    if (cfg->objective == HB_OBJ_COX && y == 0.0)
+      return hb_error_set(HB_ERR_INPUT, "cox labels are survival times, > 0 for an event and < 0 for a censored "
+                          "time (label %d is 0)", i + 1);
   }
   return HB_OK;
 }
@@ -81,18 +86,20 @@ double hb_objective_quantile(hb_objective_vw_t *p, int m, double a) {
 
 int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
                             const double *weight, double *init) {
-  int K = cfg->objective == HB_OBJ_MULTICLASS ? cfg->num_class : 1;
+  int K = HB_OBJ_NSCORE(cfg);
   for (int k = 0; k < K; k++) init[k] = 0.0;
   /* a ranking's scores only order the documents of a query: a start is
    * pointless; a custom objective starts from 0 */
-  if (!cfg->boost_from_average || cfg->objective == HB_OBJ_LAMBDARANK || cfg->objective == HB_OBJ_CUSTOM)
+  /* Cox's partial likelihood does not change when every score moves by the same amount: it starts from 0 */
+  if (!cfg->boost_from_average || cfg->objective == HB_OBJ_LAMBDARANK || cfg->objective == HB_OBJ_CUSTOM ||
+      cfg->objective == HB_OBJ_COX)
     return HB_OK;
   if (HB_OBJ_RENEWS(cfg->objective)) {
     hb_objective_vw_t *p = hb_malloc(sizeof *p * (size_t)(n > 0 ? n : 1));
     if (!p) return HB_ERR_NOMEM;
     for (int i = 0; i < n; i++) {
       p[i].v = label[i];
-      p[i].w = weight ? weight[i] : 1.0;
+      p[i].w = (weight ? weight[i] : 1.0) * (cfg->objective == HB_OBJ_MAPE ? hb_objective_mape_weight(label[i]) : 1.0);
     }
     init[0] = hb_objective_quantile(p, n, cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha);
     hb_free(p);
@@ -112,13 +119,27 @@ int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
     }
     return HB_OK;
   }
+  if (cfg->objective == HB_OBJ_MULTICLASSOVA) {  /* each class's log-odds against the rest */
+    for (int i = 0; i < n; i++) {
+      double w = weight ? weight[i] : 1.0;
+      sw += w;
+      init[(int)label[i]] += w;
+    }
+    for (int k = 0; k < K; k++) {
+      double p = sw > 0 ? init[k] / sw : 1.0 / K;
+      if (p < 1e-15) p = 1e-15;
+      if (p > 1 - 1e-15) p = 1 - 1e-15;
+      init[k] = log(p / (1 - p));
+    }
+    return HB_OK;
+  }
   for (int i = 0; i < n; i++) {
     double w = weight ? weight[i] : 1.0;
     sw += w;
     swy += w * label[i];
   }
   double mean = sw > 0 ? swy / sw : 0.0;
-  if (cfg->objective == HB_OBJ_BINARY) {
+  if (cfg->objective == HB_OBJ_BINARY || cfg->objective == HB_OBJ_XENTROPY) {
     if (mean < 1e-15) mean = 1e-15;
     if (mean > 1 - 1e-15) mean = 1 - 1e-15;
     init[0] = log(mean / (1 - mean));
@@ -171,6 +192,20 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
         gh[2 * (size_t)k + 1] = w * p * (1.0 - p);
       }
     }
+  } else if (cfg->objective == HB_OBJ_MULTICLASSOVA) {
+    /* class k against the rest: a logistic loss on its own score */
+    const int K = cfg->num_class;
+#pragma omp parallel for num_threads(nth) schedule(static)
+    for (int i = 0; i < n; i++) {
+      const double w = weight ? weight[i] : 1.0;
+      const int y = (int)label[i];
+      for (int k = 0; k < K; k++) {
+        const size_t j = (size_t)k * n + i;
+        const double p = 1.0 / (1.0 + hb_exp(-score[j]));
+        gh[2 * j] = w * (p - (k == y ? 1.0 : 0.0));
+        gh[2 * j + 1] = w * p * (1.0 - p);
+      }
+    }
   } else if (cfg->objective != HB_OBJ_MULTICLASS) {
     const hb_obj_param_t q = hb_obj_param(cfg);
     const int obj = cfg->objective;
@@ -215,4 +250,109 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
     }
 #undef EXP_KEEP
   }
+}
+
+/* A row's survival time and number: sorted without state outside the pairs. */
+typedef struct {
+  double t;
+  int i;
+} cox_row_t;
+
+static int cox_cmp(const void *a, const void *b) {
+  const cox_row_t *p = a, *q = b;
+  if (p->t != q->t) return p->t < q->t ? -1 : 1;
+  return (p->i > q->i) - (p->i < q->i);
+}
+
+int hb_objective_cox_order(int n, const double *label, int **order) {
+  *order = NULL;
+  int *o = hb_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  cox_row_t *r = hb_malloc(sizeof *r * (size_t)(n > 0 ? n : 1));
+  if (!o || !r) {
+    hb_free(o);
+    hb_free(r);
+    return HB_ERR_NOMEM;
+  }
+  for (int i = 0; i < n; i++) {
+    r[i].t = fabs(label[i]);
+    r[i].i = i;
+  }
+  qsort(r, (size_t)n, sizeof *r, cox_cmp);
+  for (int i = 0; i < n; i++) o[i] = r[i].i;
+  hb_free(r);
+  *order = o;
+  return HB_OK;
+}
+
+/* The risk set's sums at each time, from the latest time backwards: S(t) =
+ * sum over rows with time >= t of w e^(s - c), c the largest score (the
+ * ratios below do not change with c; it keeps exp finite). Written into
+ * out[stride * row] for every row of the time. */
+static double cox_risk_sums(int n, const double *label, const double *weight, const int *order,
+                            const double *score, double *out, size_t stride) {
+  double c = -HUGE_VAL;
+  for (int i = 0; i < n; i++)
+    if (score[i] > c) c = score[i];
+  if (!isfinite(c)) c = 0.0;
+  double S = 0.0;
+  for (int b = n; b > 0;) {  /* the rows of one time: positions a .. b - 1 */
+    int a = b - 1;
+    while (a > 0 && fabs(label[order[a - 1]]) == fabs(label[order[b - 1]])) a--;
+    for (int p = a; p < b; p++) S += (weight ? weight[order[p]] : 1.0) * exp(score[order[p]] - c);
+    for (int p = a; p < b; p++) out[stride * (size_t)order[p]] = S;
+    b = a;
+  }
+  return c;
+}
+
+void hb_objective_cox_gradients(int n, const double *label, const double *weight, const int *order,
+                                const double *score, double *gh) {
+  /* the risk sums go into the gradient slots first, then each time's rows
+   * read theirs before it is overwritten */
+  const double c = cox_risk_sums(n, label, weight, order, score, gh, 2);
+  double A = 0.0, B = 0.0;  /* sums over event times so far of d / S and d / S^2 */
+  for (int a = 0; a < n;) {
+    int b = a + 1;
+    while (b < n && fabs(label[order[b]]) == fabs(label[order[a]])) b++;
+    const double S = gh[2 * (size_t)order[a]];
+    double d = 0.0;  /* the weight of this time's events */
+    for (int p = a; p < b; p++)
+      if (label[order[p]] > 0) d += weight ? weight[order[p]] : 1.0;
+    if (d > 0.0 && S > 0.0) {
+      A += d / S;
+      B += d / (S * S);
+    }
+    for (int p = a; p < b; p++) {
+      const int i = order[p];
+      const double w = weight ? weight[i] : 1.0, r = w * exp(score[i] - c);
+      gh[2 * (size_t)i] = r * A - (label[i] > 0 ? w : 0.0);
+      double h = r * A - r * r * B;
+      gh[2 * (size_t)i + 1] = h > 0.0 ? h : 0.0;
+    }
+    a = b;
+  }
+}
+
+int hb_objective_cox_nloglik(int n, const double *label, const double *weight, const double *score,
+                             double *out) {
+  int *order = NULL;
+  double *S = hb_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  if (!S || hb_objective_cox_order(n, label, &order) != HB_OK) {
+    hb_free(S);
+    return HB_ERR_NOMEM;
+  }
+  const double c = cox_risk_sums(n, label, weight, order, score, S, 1);
+  double num = 0.0, den = 0.0;
+  for (int p = 0; p < n; p++) {  /* in time order: a fixed order of summation */
+    const int i = order[p];
+    if (!(label[i] > 0)) continue;
+    const double w = weight ? weight[i] : 1.0;
+    if (w <= 0.0) continue;
+    num -= w * (score[i] - c - log(S[i]));
+    den += w;
+  }
+  hb_free(order);
+  hb_free(S);
+  *out = den > 0.0 ? num / den : 0.0;
+  return HB_OK;
 }

@@ -3,9 +3,10 @@
 #define HB_OBJECTIVE_H
 #include "config.h"
 
-/* HB_OK when every label suits the objective (binary: 0/1; multiclass:
- * integers 0..num_class-1; lambdarank: integers 0..num_label_gain-1;
- * regression: finite), else HB_ERR_INPUT. */
+/* HB_OK when every label suits the objective (binary: 0/1; multiclass and
+ * multiclassova: integers 0..num_class-1; lambdarank: integers
+ * 0..num_label_gain-1; cross_entropy: in [0, 1]; cox: not 0; regression:
+ * finite), else HB_ERR_INPUT. */
 int hb_objective_check_labels(const hb_config_t *cfg, int n, const double *label);
 
 /* Starting score per class (num_class values) from the (weighted) labels:
@@ -35,5 +36,35 @@ double hb_objective_quantile(hb_objective_vw_t *p, int m, double a);
 void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
                             const double *weight, const double *score,
                             double *gh, int nthreads);
+
+/* MAPE's row weight 1 / max(1, |y|) (LightGBM's: labels below 1 in size count as 1). */
+static inline double hb_objective_mape_weight(double y) {
+  const double a = y < 0 ? -y : y;
+  return 1.0 / (a > 1.0 ? a : 1.0);
+}
+
+/* Cox proportional hazards. A label is a survival time: y > 0 an event at
+ * y, y < 0 a time censored at -y (xgboost's survival:cox coding). The loss
+ * is the negative log partial likelihood with Breslow's ties (every row
+ * whose time is >= t is at risk at t, tied events share one risk set),
+ * weighted as survival::coxph weighs: -sum_i w_i d_i (s_i - log S(t_i)),
+ * S(t) = sum over rows at risk at t of w_j e^(s_j). */
+
+/* The rows in order of time |label| (ties by row number), in a new array
+ * (*order, hb_free it). HB_OK or HB_ERR_NOMEM. */
+int hb_objective_cox_order(int n, const double *label, int **order);
+
+/* The loss's gradient and the diagonal of its hessian at scores `score`
+ * (order from hb_objective_cox_order), interleaved into gh as
+ * hb_objective_gradients writes them. Without weights, xgboost's
+ * survival:cox gradients (which, with tied times, are those of its row
+ * order; these are the exact derivatives for any order). */
+void hb_objective_cox_gradients(int n, const double *label, const double *weight, const int *order,
+                                const double *score, double *gh);
+
+/* The loss per unit of event weight (xgboost's cox-nloglik: the mean over
+ * events) into *out. HB_OK or HB_ERR_NOMEM. */
+int hb_objective_cox_nloglik(int n, const double *label, const double *weight, const double *score,
+                             double *out);
 
 #endif

@@ -15,7 +15,13 @@
  *   absolute       |s - y|                  g = sign(s - y), h = 1
  *   quantile (a)   (1 - a)(s - y) if s >= y, else a (y - s)
  *                                           g = 1 - a if s >= y, else -a; h = 1
- * (the last two then refit each leaf to a quantile of its residuals:
+ *   cross-entropy  -y log p - (1 - y) log(1 - p), y in [0, 1]
+ *                                           g = p - y, h = p (1 - p)
+ *   MAPE           |s - y| / max(1, |y|)    g = sign(s - y) / max(1, |y|), h = 1
+ *   Fair (c)       c^2 (|r|/c - log(1 + |r|/c)), r = s - y
+ *                                           g = c r / (|r| + c), h = c^2 / (|r| + c)^2
+ * (the hessian of MAPE is LightGBM's: 1, the weight alone)
+ * (absolute, quantile and MAPE then refit each leaf to a quantile of its residuals:
  * objective.c, hb_objective_renew_leaf) 
  * each times the row's weight. */
 #ifndef HB_OBJECTIVE_RULES_H
@@ -31,18 +37,20 @@
 
 /* What the losses take from the configuration. */
 typedef struct {
-  double tweedie_p, huber_delta, poisson_step, alpha;
+  double tweedie_p, huber_delta, poisson_step, alpha, fair_c;
 } hb_obj_param_t;
 
 HB_OFN hb_obj_param_t hb_obj_param(const hb_config_t *c) {
-  hb_obj_param_t p = {c->tweedie_variance_power, c->huber_delta, c->poisson_max_delta_step, c->quantile_alpha};
+  hb_obj_param_t p = {c->tweedie_variance_power, c->huber_delta, c->poisson_max_delta_step, c->quantile_alpha,
+                      c->fair_c};
   return p;
 }
 
 /* Gradient *g and hessian *h of row (y, s, weight w) for a one-score objective. */
 HB_OFN void hb_obj_row(int objective, hb_obj_param_t q, double y, double s, double w, double *g, double *h) {
   switch (objective) {
-    case HB_OBJ_BINARY: {
+    case HB_OBJ_BINARY:
+    case HB_OBJ_XENTROPY: {
       const double p = 1.0 / (1.0 + hb_exp(-s));
       *g = w * (p - y);
       *h = w * p * (1.0 - p);
@@ -78,6 +86,18 @@ HB_OFN void hb_obj_row(int objective, hb_obj_param_t q, double y, double s, doub
       *g = w * (s >= y ? 1.0 - q.alpha : -q.alpha);
       *h = w;
       return;
+    case HB_OBJ_MAPE: {
+      const double ay = y < 0 ? -y : y;
+      *g = w * (s > y ? 1.0 : s < y ? -1.0 : 0.0) / (ay > 1.0 ? ay : 1.0);
+      *h = w;
+      return;
+    }
+    case HB_OBJ_FAIR: {
+      const double r = s - y, c = q.fair_c, d = (r < 0 ? -r : r) + c;
+      *g = w * c * r / d;
+      *h = w * c * c / (d * d);
+      return;
+    }
     default:  /* squared error */
       *g = w * (s - y);
       *h = w;

@@ -332,10 +332,12 @@ static int csc_to_csr(const hb_csc_t *c, int nrow, int ncol, csr_t *r) {
 
 /* Turn the raw scores of one row (K values, stride nrow) into the response. */
 static inline void response(int objective, int K, double *o, size_t stride) {
-  if (HB_OBJ_LOG_LINK(objective)) {
+  if (HB_OBJ_LOG_LINK(objective) || objective == HB_OBJ_COX) {
     o[0] = exp(o[0]);
-  } else if (objective == HB_OBJ_BINARY) {
+  } else if (objective == HB_OBJ_BINARY || objective == HB_OBJ_XENTROPY) {
     o[0] = 1.0 / (1.0 + exp(-o[0]));
+  } else if (objective == HB_OBJ_MULTICLASSOVA) {  /* each class on its own, as LightGBM: they need not sum to 1 */
+    for (int k = 0; k < K; k++) o[k * stride] = 1.0 / (1.0 + exp(-o[k * stride]));
   } else if (objective == HB_OBJ_MULTICLASS) {
     double mx = o[0], s = 0.0;
     for (int k = 1; k < K; k++)
