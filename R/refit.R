@@ -79,6 +79,17 @@ hb_refit <- function(model, x, y, ..., weights = NULL, init_score = NULL, decay_
     .hb_abort("`model` was trained with a custom objective, which the model does not keep: it cannot be ",
               "refitted.")
   }
+  # Leaf values these options shape (DART's rescaled trees, outputs smoothed
+  # towards their parents or capped) are not what the refit's -G / (H + l2)
+  # would give: refuse rather than refit to something else.
+  shaped <- c(dart = identical(model$params$boosting, "dart"),
+              path_smooth = isTRUE(model$params$path_smooth > 0),
+              max_delta_step = isTRUE(model$params$max_delta_step > 0))
+  if (any(shaped)) {
+    .hb_abort("`model` was trained with ", .hb_and(paste0("`", names(shaped)[shaped], "`")),
+              ", whose leaf values hb_refit() does not re-create: it cannot be refitted. Train a new model ",
+              "on the new data instead.")
+  }
   decay_rate <- .hb_number(decay_rate, "decay_rate", lower = 0, upper = 1)
   l1 <- .hb_number(lambda_l1 %||% model$params$lambda_l1, "lambda_l1", lower = 0)
   l2 <- .hb_number(lambda_l2 %||% model$params$lambda_l2, "lambda_l2", lower = 0)
@@ -129,7 +140,8 @@ hb_refit <- function(model, x, y, ..., weights = NULL, init_score = NULL, decay_
     }
     return(.hb_label_like(yv, n, list(classes = model$classes, task_hint = model$task), "y")$label)
   }
-  .hb_label_like(y, n, list(classes = NULL, task_hint = "regression"), "y")$label
+  hint <- if (identical(model$params$objective, "cox")) "survival" else "regression"
+  .hb_label_like(y, n, list(classes = NULL, task_hint = hint), "y")$label
 }
 
 # y as .hb_imbalance_weights reads it (a factor of the model's classes for classification).

@@ -44,7 +44,9 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
   int *cnt = hb_malloc(sizeof(int) * 3 * (size_t)most), *up = cnt ? cnt + most : NULL;
   int *order = renew ? hb_malloc(sizeof(int) * N) : NULL, *begin = renew ? hb_malloc(sizeof(int) * ((size_t)most + 1)) : NULL;
   hb_objective_vw_t *vw = renew ? hb_malloc(sizeof *vw * N) : NULL;
-  if (!score || !gh || !G || !cnt || (renew && (!order || !begin || !vw))) {
+  int *cox_order = NULL;  /* Cox: the rows in time order, for the risk sets (as training) */
+  if (!score || !gh || !G || !cnt || (renew && (!order || !begin || !vw)) ||
+      (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(n, label, &cox_order) != HB_OK)) {
     st = hb_error_set(HB_ERR_NOMEM, "out of memory refitting the trees");
     goto done;
   }
@@ -53,7 +55,10 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
       score[(size_t)k * N + i] = (m->init_score ? m->init_score[k] : 0.0) + (offset ? offset[(size_t)k * N + i] : 0.0);
   const double lr = cfg->rf ? 1.0 : cfg->learning_rate, decay = p->decay_rate;  /* a forest is unshrunk */
   for (int it = 0; it < niter && st == HB_OK; it++) {
-    hb_objective_gradients(cfg, n, label, weight, score, gh, p->nthreads);
+    if (cfg->objective == HB_OBJ_COX)
+      hb_objective_cox_gradients(n, label, weight, cox_order, score, gh);
+    else
+      hb_objective_gradients(cfg, n, label, weight, score, gh, p->nthreads);
     for (int k = 0; k < K; k++) {
       hb_tree_t *t = m->trees[it * K + k];
       const int *lf = leaf + (size_t)(it * K + k) * N;
@@ -78,11 +83,14 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
       for (int l = 0; l < L; l++) {
         double out = 0;
         if (cnt[l] > 0 && renew) {
-          const double a = cfg->objective == HB_OBJ_L1 ? 0.5 : cfg->quantile_alpha;
+          /* as training renews them: l1 and mape at the median (mape's rows weighed by
+           * 1 / max(1, |y|)), quantile at quantile_alpha */
+          const double a = cfg->objective == HB_OBJ_QUANTILE ? cfg->quantile_alpha : 0.5;
           for (int r = begin[l]; r < begin[l + 1]; r++) {
             const int i = order[r];
             vw[r - begin[l]].v = label[i] - score[(size_t)k * N + (size_t)i];
-            vw[r - begin[l]].w = weight ? weight[i] : 1.0;
+            vw[r - begin[l]].w = (weight ? weight[i] : 1.0) *
+                                 (cfg->objective == HB_OBJ_MAPE ? hb_objective_mape_weight(label[i]) : 1.0);
           }
           out = lr * hb_objective_quantile(vw, cnt[l], a);
         } else if (cnt[l] > 0) {
@@ -129,6 +137,7 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
     if (it + 1 < niter) st = hb_interrupt_check();
   }
 done:
+  hb_free(cox_order);
   hb_free(score);
   hb_free(gh);
   hb_free(G);

@@ -157,3 +157,37 @@ test_that("hb_refit refuses bad input by name", {
   fr <- hb_quiet(g$x, yr, nrounds = 2L, objective = "lambdarank", group = rep(1:10, each = 30L), seed = 1)
   expect_input_error(hb_refit(fr, g$x, yr), "`model`")
 })
+
+test_that("refitting on the training rows with decay 0 gives back the model for the newer objectives", {
+  # training (boost.c) and hb_refit (refit.c) compute the leaves apart: Cox's
+  # risk sets in time order, mape's weighted median, the logistic ones
+  set.seed(71)
+  n <- 500
+  x <- data.frame(a = rnorm(n), b = runif(n), g = factor(sample(letters[1:6], n, TRUE)))
+  cases <- list(
+    mape = list(y = exp(x$a) * 10 + rnorm(n), obj = "mape"),
+    fair = list(y = 3 * x$a + rnorm(n), obj = "fair"),
+    cross_entropy = list(y = plogis(2 * x$a + rnorm(n, sd = 0.3)), obj = "cross_entropy"),
+    multiclassova = list(y = factor(cut(x$a + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi"))),
+                         obj = "multiclassova"))
+  if (requireNamespace("survival", quietly = TRUE)) {
+    cases$cox <- list(y = survival::Surv(rexp(n, exp(0.8 * x$a)), rbinom(n, 1, 0.7)), obj = "cox")
+  }
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    fit <- histboost(x, cs$y, objective = cs$obj, nrounds = 6, num_leaves = 7, min_data_in_leaf = 10, verbose = 0)
+    again <- hb_refit(fit, x, cs$y, decay_rate = 0)
+    expect_equal(predict(again, x, type = "raw"), predict(fit, x, type = "raw"), tolerance = 1e-10, label = nm)
+  }
+})
+
+test_that("models whose leaf values DART, path_smooth or max_delta_step shaped are refused, naming the option", {
+  set.seed(72)
+  x <- data.frame(a = rnorm(300), b = runif(300))
+  y <- x$a + rnorm(300)
+  for (args in list(list(boosting = "dart"), list(path_smooth = 2), list(max_delta_step = 0.5))) {
+    fit <- do.call(histboost, c(list(x, y, nrounds = 4, verbose = 0), args))
+    expect_error(hb_refit(fit, x, y), class = "histboost_error_input",
+                 regexp = if (names(args) == "boosting") "dart" else names(args))
+  }
+})
