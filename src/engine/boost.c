@@ -436,7 +436,8 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
 /* An input whose n x largest magnitude exceeds this is named as a cause. */
 #define HB_INPUT_SUM_SUSPECT 1e50
 
-static int gradients_in_range(const double *gh, int n, int K, int nthreads) {
+/* nsum: the rows summed (every shard's in data-parallel training). */
+static int gradients_in_range(const double *gh, int n, int K, double nsum, int nthreads) {
   double mg = 0, mh = 0;
   int nan = 0, nth = hb_threads_use(nthreads);
   (void)nth;
@@ -449,7 +450,7 @@ static int gradients_in_range(const double *gh, int n, int K, int nthreads) {
     if (ag > mg) mg = ag;
     if (ah > mh) mh = ah;
   }
-  return !nan && mg * (double)n <= HB_GRAD_SUM_MAX && mh * (double)n <= HB_HESS_SUM_MAX;
+  return !nan && mg * nsum <= HB_GRAD_SUM_MAX && mh * nsum <= HB_HESS_SUM_MAX;
 }
 
 static int tree_values_finite(const hb_tree_t *t) {
@@ -762,7 +763,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   } else {  /* a forest's trees all start from the starting score */
     hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   }
-  if (hb_dist_any(b->dist, !gradients_in_range(b->gh, b->dist ? (int)d->nrow_global : n, K, cfg->nthreads)))
+  if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
+                                                cfg->nthreads)))
     return overflow_cause(b, "gradients", 0, b->iter + 1, 1);
   const double score_hi = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
