@@ -39,8 +39,14 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   }
   if (is.null(.hb_mpi_state$world)) {
     .hb_mpi_state$world <- .Call(C_hb_mpi_init)
-    # MPI_Finalize at exit: mpirun reports a process that ends without it as failed.
-    reg.finalizer(.hb_mpi_state, function(e) .Call(C_hb_mpi_finalize), onexit = TRUE)
+    # MPI_Finalize at exit (mpirun reports a process that ends without it as
+    # failed), once all processes exit: one that exits while the others still
+    # wait for it (its script failed) ends the job after
+    # getOption("histboost.mpi_exit_wait", 300) seconds instead of a hang.
+    reg.finalizer(.hb_mpi_state, function(e) {
+      wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_exit_wait", 300)))
+      .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 300)
+    }, onexit = TRUE)
   }
   invisible(.hb_mpi_state$world)
 }

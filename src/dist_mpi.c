@@ -9,8 +9,10 @@
 
 #ifdef HB_WITH_MPI
 #include <mpi.h>
+#include <time.h>
 
 static hb_dist_t world;
+static MPI_Comm exit_comm = MPI_COMM_NULL;  /* a copy of the world for the exit barrier alone */
 static int world_ready = 0;
 static int we_initialized = 0;
 
@@ -110,6 +112,7 @@ int hb_mpi_init(void) {
   }
   /* errors come back as codes, so they become R errors instead of aborts */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (exit_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm);
   MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world.size);
   world.ctx = NULL;
@@ -121,11 +124,31 @@ int hb_mpi_init(void) {
 
 const hb_dist_t *hb_mpi_world(void) { return world_ready ? &world : NULL; }
 
-void hb_mpi_finalize(void) {
+void hb_mpi_finalize(double wait_s) {
   int inited = 0, fin = 0;
   MPI_Initialized(&inited);
   MPI_Finalized(&fin);
-  if (inited && !fin && we_initialized) MPI_Finalize();
+  if (!inited || fin || !we_initialized) { world_ready = 0; return; }
+  /* MPI_Finalize waits for every process: one that exits while the others
+   * are still in a collective operation (its script failed, or it quit)
+   * would wait forever with them. A barrier of its own says whether all
+   * are exiting; if they are not within wait_s seconds, the job is ended. */
+  int done = exit_comm == MPI_COMM_NULL;
+  if (!done) {
+    MPI_Request req;
+    if (MPI_Ibarrier(exit_comm, &req) == MPI_SUCCESS) {
+      struct timespec t0, now, nap = {0, 10000000};
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      for (;;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > wait_s) break;
+        nanosleep(&nap, NULL);
+      }
+    }
+  }
+  if (!done) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Finalize();
   world_ready = 0;
 }
 
@@ -149,7 +172,7 @@ int hb_mpi_init(void) {
   return hb_error_set(HB_ERR_STATE, "histboost was built without MPI");
 }
 const hb_dist_t *hb_mpi_world(void) { return NULL; }
-void hb_mpi_finalize(void) {}
+void hb_mpi_finalize(double wait_s) { (void)wait_s; }
 void hb_mpi_abort(int code) { (void)code; }
 int hb_mpi_barrier(void) { return HB_OK; }
 

@@ -10,8 +10,10 @@ int hb_mpi_available(void);
 int hb_mpi_init(void);
 /* MPI_COMM_WORLD as a communicator, or NULL before hb_mpi_init. */
 const hb_dist_t *hb_mpi_world(void);
-/* MPI_Finalize if this library initialized MPI and nobody finalized it. */
-void hb_mpi_finalize(void);
+/* MPI_Finalize if this library initialized MPI and nobody finalized it,
+ * once every process is exiting; a process still waiting after wait_s
+ * seconds for the others to exit ends the whole job (MPI_Abort). */
+void hb_mpi_finalize(double wait_s);
 /* End every process of the job (MPI_Abort). */
 void hb_mpi_abort(int code);
 int hb_mpi_barrier(void);

@@ -42,7 +42,7 @@ SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
 SEXP C_hb_has_mpi(void);
 SEXP C_hb_mpi_init(void);
-SEXP C_hb_mpi_finalize(void);
+SEXP C_hb_mpi_finalize(SEXP);
 SEXP C_hb_mpi_abort(SEXP);
 SEXP C_hb_mpi_allgather_raw(SEXP);
 SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -87,7 +87,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_cuda_copy_bandwidth, 2),
   ENTRY(C_hb_has_mpi, 0),
   ENTRY(C_hb_mpi_init, 0),
-  ENTRY(C_hb_mpi_finalize, 0),
+  ENTRY(C_hb_mpi_finalize, 1),
   ENTRY(C_hb_mpi_abort, 1),
   ENTRY(C_hb_mpi_allgather_raw, 1),
   ENTRY(C_hb_dataset_create_mpi, 7),

@@ -21,8 +21,8 @@ SEXP C_hb_mpi_init(void) {
   return out;
 }
 
-SEXP C_hb_mpi_finalize(void) {
-  hb_mpi_finalize();
+SEXP C_hb_mpi_finalize(SEXP wait_s) {
+  hb_mpi_finalize(Rf_asReal(wait_s));
   return R_NilValue;
 }
 

@@ -1,0 +1,135 @@
+# Data-parallel training over MPI (R/distributed.R, src/dist_mpi.c,
+# src/engine/dist.h). Each test launches `mpirun -np N Rscript mpi-train.R`:
+# every process trains on its shard (shuffled rows, uneven shares,
+# mpi-cases.R) and rank 0 saves the model's text. The reference is the
+# ordinary one-process histboost() on the shards' rows concatenated in rank
+# order, which runs none of the MPI code.
+
+mpi_launcher <- function() {
+  if (!hb_has_mpi()) return(NULL)
+  mpirun <- Sys.which("mpirun")
+  if (!nzchar(mpirun)) return(NULL)
+  ver <- tryCatch(system2(mpirun, "--version", stdout = TRUE, stderr = TRUE), error = function(e) "")
+  flags <- character()
+  if (any(grepl("Open MPI|OpenRTE", ver))) {
+    flags <- "--oversubscribe"  # CI has 2 cores and runs up to 4 processes
+    uid <- suppressWarnings(as.integer(system2("id", "-u", stdout = TRUE)))
+    if (identical(uid, 0L)) flags <- c(flags, "--allow-run-as-root")
+  }
+  list(mpirun = unname(mpirun), flags = flags)
+}
+
+skip_without_mpi <- function() {
+  if (!hb_has_mpi()) skip("histboost was built without MPI (hb_has_mpi() is FALSE)")
+  if (is.null(mpi_launcher())) skip("MPI is built in but no `mpirun` is on the PATH")
+}
+
+# Run mpi-train.R on np processes; list(status, out (lines), model (text or NULL)).
+run_mpi <- function(case, np, extra = character(), timeout = 120) {
+  l <- mpi_launcher()
+  out_file <- tempfile(fileext = ".txt")
+  on.exit(unlink(out_file))
+  rscript <- file.path(R.home("bin"), "Rscript")
+  args <- c(l$flags, "-np", np, shQuote(rscript), shQuote(test_path("mpi-train.R")),
+            shQuote(test_path("mpi-cases.R")), case, shQuote(out_file), extra)
+  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
+  out <- suppressWarnings(system2(l$mpirun, args, stdout = TRUE, stderr = TRUE, timeout = timeout, env = env))
+  status <- attr(out, "status") %||% 0L
+  list(status = status, out = out, model = if (file.exists(out_file)) readLines(out_file))
+}
+
+reference_text <- function(case, np) {
+  fit <- mpi_reference(case, np)
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  hb_save(fit, f)
+  readLines(f)
+}
+
+source(test_path("mpi-cases.R"), local = TRUE)
+
+test_that("asking for MPI without it is a classed error that says how to get it", {
+  if (hb_has_mpi()) skip("histboost is built with MPI here; the error is for builds without it")
+  expect_error(histboost(iris[, 1:4], iris$Sepal.Length, distributed = "mpi", verbose = 0L),
+               class = "histboost_error_input", regexp = "apt-get install openmpi-bin")
+  expect_error(hb_dataset(iris[, 1:4], distributed = "mpi"), class = "histboost_error_input", regexp = "MPI")
+})
+
+test_that("`distributed` is checked like any choice", {
+  expect_error(histboost(iris[, 1:4], iris$Sepal.Length, distributed = "mpl", verbose = 0L),
+               class = "histboost_error_input", regexp = "distributed")
+})
+
+test_that("quantized models from 2, 3 and 4 processes equal the one-process model byte for byte", {
+  skip_without_mpi()
+  # regression with weights and bagging; binary with feature sampling;
+  # multiclass: all with factors, NAs, a sharded validation set and early stopping
+  for (cc in list(c("regression", 2), c("regression", 3), c("regression", 4),
+                  c("binary", 2), c("binary", 3), c("multiclass", 4))) {
+    case <- cc[1L]; np <- as.integer(cc[2L])
+    r <- run_mpi(case, np)
+    expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
+    expect_true(all(grepl(": ok$", grep("^rank", r$out, value = TRUE))), info = paste(r$out, collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    ref <- reference_text(case, np)
+    expect_identical(r$model, ref, info = paste(case, np))
+  }
+})
+
+test_that("the model from several processes predicts as the one-process model", {
+  skip_without_mpi()
+  r <- run_mpi("multiclass", 3)
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  writeLines(r$model, f)
+  fit <- hb_load(f)
+  ref <- mpi_reference("multiclass", 3)
+  d <- mpi_case("multiclass")
+  expect_identical(predict(fit, d$valid$x), predict(ref, d$valid$x))
+  expect_gt(ncol(predict(fit, d$valid$x)), 2L)
+})
+
+test_that("full precision grows the one-process trees up to the rounding of its double sums", {
+  skip_without_mpi()
+  r <- run_mpi("regression_full", 3)
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  writeLines(r$model, f)
+  fit <- hb_load(f)
+  ref <- mpi_reference("regression_full", 3)
+  tr <- hb_trees(fit)
+  tr_ref <- hb_trees(ref)
+  structure_cols <- intersect(c("tree", "node", "feature", "threshold", "left", "right", "count"), names(tr))
+  expect_identical(tr[structure_cols], tr_ref[structure_cols])
+  d <- mpi_case("regression_full")
+  expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
+})
+
+test_that("a shard with zero rows ends every process with a classed error, not a hang", {
+  skip_without_mpi()
+  r <- run_mpi("binary", 3, "empty", timeout = 120)
+  expect_false(identical(r$status, 124L))
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 3L)
+  expect_true(all(grepl("histboost_error_input .*zero rows", lines)), info = paste(r$out, collapse = "\n"))
+  expect_null(r$model)
+})
+
+test_that("a process that dies ends the job instead of leaving the others waiting", {
+  skip_without_mpi()
+  t0 <- Sys.time()
+  r <- run_mpi("binary", 2, "die", timeout = 120)
+  expect_false(identical(r$status, 124L))  # system2's timeout status: it hung
+  expect_false(identical(r$status, 0L))
+  expect_null(r$model)
+  expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 110)
+})
+
+test_that("device = \"cuda\" with distributed = \"mpi\" is a classed device error on every process", {
+  skip_without_mpi()
+  r <- run_mpi("binary", 2, "cuda")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
+})
