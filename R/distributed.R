@@ -220,3 +220,92 @@ hb_mpi_world <- function() {
   w <- .hb_mpi_start()
   c(rank = w[1L], size = w[2L])
 }
+
+#' Train on several processes from an interactive session
+#'
+#' Launches `mpirun` with `np` R processes (on this machine, or on the hosts
+#' of a host file), runs `fun` (or the R script `script`) on every one of
+#' them, and returns what process 0 returned: typically the model of
+#' `histboost(..., distributed = "mpi")`, which every process holds alike.
+#' A console user thus never writes the launcher by hand. Inside `fun`,
+#' [hb_mpi_world()] gives the process's rank and the number of processes,
+#' from which it picks its shard of the rows.
+#'
+#' @param np Number of processes, a whole number >= 1.
+#' @param fun A function run on every process with the arguments in `...`
+#'   (it and they are serialized: anything else it needs it must load itself,
+#'   such as its shard of a file); or `NULL` with `script`.
+#' @param ... Arguments passed to `fun`.
+#' @param script Instead of `fun`, the path of an R script run on every
+#'   process; the value of its last expression on process 0 is returned.
+#' @param hostfile `NULL` (this machine), or the path of an MPI host file
+#'   (Open MPI: lines such as `node1 slots=8`), passed as `--hostfile`.
+#' @param mpirun The launcher, `"mpirun"` by default (or `mpiexec`, `srun`
+#'   wrappers that take the same arguments).
+#' @param mpirun_args Further arguments to `mpirun`, such as
+#'   `c("--bind-to", "none")` or `c("-x", "HISTBOOST_NUM_THREADS=8")`. On this
+#'   machine with Open MPI, `--oversubscribe` is added (more processes than
+#'   cores run, slower), and `--allow-run-as-root` when R runs as root.
+#' @param timeout Seconds after which the job is stopped (0: none).
+#' @return Process 0's value of `fun` (or of the script).
+#' @seealso [histboost()] (argument `distributed`), [hb_mpi_world()].
+#' @examples
+#' \dontrun{
+#' fit <- hb_mpi_run(4, function(path) {
+#'   w <- hb_mpi_world()
+#'   d <- readRDS(path)
+#'   mine <- which(seq_len(nrow(d)) %% w[["size"]] == w[["rank"]])
+#'   histboost(d[mine, -1], d$y[mine], distributed = "mpi", quantized = TRUE, verbose = 0)
+#' }, path = "train.rds")
+#' }
+#' @export
+hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpirun = "mpirun",
+                       mpirun_args = character(), timeout = 0) {
+  np <- .hb_number(np, "np", integer = TRUE, lower = 1)
+  timeout <- .hb_number(timeout, "timeout", lower = 0)
+  if (!hb_has_mpi()) .hb_mpi_start()  # the classed error that says how to get MPI
+  if (is.null(fun) == is.null(script)) .hb_abort("give exactly one of `fun` (a function) and `script` (a path).")
+  if (!is.null(fun) && !is.function(fun)) .hb_abort("`fun` must be a function, not ", .hb_describe(fun), ".")
+  if (!is.null(script) && (!is.character(script) || length(script) != 1L || !file.exists(script))) {
+    .hb_abort("`script` must be the path of an existing R script.")
+  }
+  if (!is.null(hostfile) && (!is.character(hostfile) || length(hostfile) != 1L || !file.exists(hostfile))) {
+    .hb_abort("`hostfile` must be NULL or the path of an existing MPI host file.")
+  }
+  launcher <- Sys.which(mpirun)
+  if (!nzchar(launcher)) {
+    .hb_abort("`mpirun` (\"", mpirun, "\") is not on the PATH; install Open MPI or MPICH (Debian/Ubuntu: ",
+              "apt-get install openmpi-bin), or give its full path.")
+  }
+  dir <- tempfile("hb_mpi_")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  job <- file.path(dir, "job.rds")
+  out <- file.path(dir, "result.rds")
+  driver <- file.path(dir, "driver.R")
+  saveRDS(list(fun = fun, args = list(...), script = if (!is.null(script)) normalizePath(script)), job)
+  writeLines(c(
+    "suppressPackageStartupMessages(library(histboost))",
+    "w <- hb_mpi_world()",
+    sprintf("job <- readRDS(%s)", deparse(job)),
+    "res <- if (is.null(job$script)) do.call(job$fun, job$args) else source(job$script)$value",
+    sprintf("if (w[['rank']] == 0L) saveRDS(res, %s)", deparse(out))
+  ), driver)
+  ver <- tryCatch(system2(launcher, "--version", stdout = TRUE, stderr = TRUE), error = function(e) "")
+  flags <- character()
+  if (any(grepl("Open MPI|OpenRTE", ver))) {
+    if (is.null(hostfile)) flags <- c(flags, "--oversubscribe")
+    uid <- suppressWarnings(as.integer(system2("id", "-u", stdout = TRUE)))
+    if (identical(uid, 0L)) flags <- c(flags, "--allow-run-as-root")
+  }
+  if (!is.null(hostfile)) flags <- c(flags, "--hostfile", shQuote(normalizePath(hostfile)))
+  args <- c(flags, mpirun_args, "-np", np, shQuote(file.path(R.home("bin"), "Rscript")), shQuote(driver))
+  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
+  status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
+  if (!identical(as.integer(status), 0L) || !file.exists(out)) {
+    .hb_abort("the MPI job (", mpirun, " -np ", np, ") failed with status ", status,
+              if (identical(as.integer(status), 124L)) " (timed out)", "; its output above says why.",
+              kind = "engine")
+  }
+  readRDS(out)
+}

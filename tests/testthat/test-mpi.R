@@ -133,3 +133,26 @@ test_that("device = \"cuda\" with distributed = \"mpi\" is a classed device erro
   expect_length(lines, 2L)
   expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
 })
+
+test_that("hb_mpi_run() launches the processes and brings back the model of one process", {
+  skip_without_mpi()
+  cases <- normalizePath(test_path("mpi-cases.R"))
+  fit <- hb_mpi_run(2, function(cases) {
+    source(cases)
+    options(histboost.mpi_exit_wait = 15)
+    w <- hb_mpi_world()
+    d <- mpi_case("multiclass")
+    mine <- mpi_shards(nrow(d$x), w[["size"]])[[w[["rank"]] + 1L]]
+    vmine <- mpi_shards(nrow(d$valid$x), w[["size"]], seed = 8L)[[w[["rank"]] + 1L]]
+    do.call(histboost, c(list(x = d$x[mine, ], y = d$y[mine],
+                              valid = list(v = list(x = d$valid$x[vmine, ], y = d$valid$y[vmine])),
+                              early_stopping_rounds = 3L, distributed = "mpi"), d$args))
+  }, cases = cases, timeout = 120)
+  expect_s3_class(fit, "histboost")
+  ref <- mpi_reference("multiclass", 2)
+  f1 <- tempfile(); f2 <- tempfile()
+  on.exit(unlink(c(f1, f2)))
+  hb_save(fit, f1); hb_save(ref, f2)
+  expect_identical(readLines(f1), readLines(f2))
+  expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine")
+})
