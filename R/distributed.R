@@ -300,7 +300,12 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   }
   if (!is.null(hostfile)) flags <- c(flags, "--hostfile", shQuote(normalizePath(hostfile)))
   args <- c(flags, mpirun_args, "-np", np, shQuote(file.path(R.home("bin"), "Rscript")), shQuote(driver))
-  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
+  # OpenMP threads that spin while their process waits in MPI starve the
+  # other processes of an oversubscribed machine (a 2-core machine running 2
+  # processes of 2 threads made no progress at all): passive waiting, unless set.
+  wait <- if (nzchar(Sys.getenv("OMP_WAIT_POLICY"))) Sys.getenv("OMP_WAIT_POLICY") else "PASSIVE"
+  if (any(grepl("Open MPI|OpenRTE", ver))) args <- c("-x", "OMP_WAIT_POLICY", args)
+  env <- c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)), paste0("OMP_WAIT_POLICY=", wait))
   status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
   if (!identical(as.integer(status), 0L) || !file.exists(out)) {
     .hb_abort("the MPI job (", mpirun, " -np ", np, ") failed with status ", status,
@@ -309,3 +314,6 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   }
   readRDS(out)
 }
+
+# Bytes this process has sent through MPI collectives (inst/bench/distributed.R).
+.hb_mpi_bytes <- function() .Call(C_hb_mpi_bytes)

@@ -399,6 +399,22 @@ histboost <- function(x, ...) {
 #'   [fitted()][fitted.histboost] and [residuals()][fitted.histboost]; they
 #'   make the object (and `saveRDS()` files) larger, and are not part of the
 #'   model text ([hb_save()]).
+#' @param distributed `"no"` (the default), or `"mpi"`: data-parallel training over MPI
+#'   (see [hb_has_mpi()]). Every process of an MPI job (`mpirun -np 4 Rscript
+#'   train.R`) calls `histboost()` at once with its own shard of the rows (at
+#'   least one each; validation sets sharded alike) and the same arguments;
+#'   all end with the same model. Bin boundaries, factor levels, classes,
+#'   histograms, leaf sums, the starting score, gradient scales and metrics
+#'   are agreed over the processes, and random draws (bagging, feature
+#'   sampling, stochastic rounding) are keyed by the global row (the shards'
+#'   rows in rank order), so with `quantized = TRUE` the model is byte for
+#'   byte the one-process model on the concatenated shards; in full
+#'   precision it grows the same trees up to the rounding of double sums
+#'   added in another order. Not yet with `device = "cuda"`, `goss`, the l1,
+#'   quantile and lambdarank objectives, custom objectives or metrics,
+#'   `init_model`, callbacks, `is_unbalance`/`class_weights` or
+#'   `max_conflict_rate > 0` (each a classed error). Run it with
+#'   [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters

@@ -15,6 +15,7 @@ static hb_dist_t world;
 static MPI_Comm exit_comm = MPI_COMM_NULL;  /* a copy of the world for the exit barrier alone */
 static int world_ready = 0;
 static int we_initialized = 0;
+static double bytes_sent = 0;  /* bytes this process handed to collectives (benchmarks) */
 
 /* MPI counts are ints: collectives go in pieces of at most this many values. */
 #define PIECE ((int64_t)1 << 26)
@@ -28,6 +29,7 @@ static int mpi_fail(int rc, const char *what) {
 
 static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
   (void)dist;
+  bytes_sent += 8.0 * (double)count;
   if (type == HB_DIST_F64 && op == HB_DIST_SUM) {
     /* MPI may combine doubles in any order, and differently on different
      * ranks: gather every rank's values and add them in rank order, so
@@ -62,6 +64,7 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
 
 static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts) {
   (void)dist;
+  bytes_sent += (double)nbytes;
   *out = NULL;
   const int P = world.size;
   int64_t *cnt = malloc(sizeof(int64_t) * (size_t)P);
@@ -97,6 +100,7 @@ static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes
 }
 
 int hb_mpi_available(void) { return 1; }
+double hb_mpi_bytes(void) { return bytes_sent; }
 
 int hb_mpi_init(void) {
   if (world_ready) return HB_OK;
@@ -168,6 +172,7 @@ int hb_mpi_barrier(void) {
 #else  /* built without MPI */
 
 int hb_mpi_available(void) { return 0; }
+double hb_mpi_bytes(void) { return 0; }
 int hb_mpi_init(void) {
   return hb_error_set(HB_ERR_STATE, "histboost was built without MPI");
 }

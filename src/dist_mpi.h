@@ -17,5 +17,7 @@ void hb_mpi_finalize(double wait_s);
 /* End every process of the job (MPI_Abort). */
 void hb_mpi_abort(int code);
 int hb_mpi_barrier(void);
+/* Bytes this process has handed to collective operations so far. */
+double hb_mpi_bytes(void);
 
 #endif

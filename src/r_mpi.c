@@ -21,6 +21,8 @@ SEXP C_hb_mpi_init(void) {
   return out;
 }
 
+SEXP C_hb_mpi_bytes(void) { return Rf_ScalarReal(hb_mpi_bytes()); }
+
 SEXP C_hb_mpi_finalize(SEXP wait_s) {
   hb_mpi_finalize(Rf_asReal(wait_s));
   return R_NilValue;
