@@ -2,6 +2,7 @@
  * MPI_COMM_WORLD. No R headers: src/r_mpi.c is the R glue. Built with MPI
  * when configure finds it (HB_WITH_MPI); otherwise the same functions say
  * "built without MPI". */
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime, nanosleep */
 #include <stdlib.h>
 #include <string.h>
 #include "dist_mpi.h"
