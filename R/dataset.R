@@ -512,7 +512,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                               "ordered_factors", "distributed"),
                  "hb_dataset")
   distributed <- .hb_distributed(distributed)
-  if (!is.null(reference) && !identical(reference$distributed %||% "no", distributed)) {
+  if (inherits(reference, "hb_dataset") && !identical(reference$distributed %||% "no", distributed)) {
     .hb_abort("`distributed` (\"", distributed, "\") must match the reference dataset's (\"",
               reference$distributed %||% "no", "\").")
   }
