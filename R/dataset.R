@@ -513,6 +513,15 @@
 #'   per row. A query's rows need not be contiguous.
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
+#' @param distributed `"no"` (the default), or `"mpi"`: this process holds
+#'   one shard of the rows of a data set spread over the processes of an MPI
+#'   job (`mpirun -np 4 Rscript script.R`), and every process calls
+#'   `hb_dataset()` at once with its own rows (at least one each). The shards
+#'   agree on bin boundaries (from the rows the one-process sample takes,
+#'   gathered from every shard), factor levels (united by label, in rank
+#'   order as [rbind()] unites them) and classes, so the dataset bins as the
+#'   concatenation of the shards in rank order would. A validation shard
+#'   takes the training shard as `reference`. Needs [hb_has_mpi()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
@@ -527,10 +536,16 @@
 #' dim(v)
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
-                       nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal", ...) {
+                       nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal",
+                       distributed = "no", ...) {
   .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
-                              "ordered_factors"),
+                              "ordered_factors", "distributed"),
                  "hb_dataset")
+  distributed <- .hb_distributed(distributed)
+  if (inherits(reference, "hb_dataset") && !identical(reference$distributed %||% "no", distributed)) {
+    .hb_abort("`distributed` (\"", distributed, "\") must match the reference dataset's (\"",
+              reference$distributed %||% "no", "\").")
+  }
   if (!is.null(reference) && !missing(ordered_factors)) {
     .hb_abort("`ordered_factors` must not be given with a `reference`: the reference dataset's columns ",
               "decide how each factor is split.")
@@ -544,15 +559,20 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     }
   }
   .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group,
-                    ordered = .hb_ordered_choice(ordered_factors))
+                    ordered = .hb_ordered_choice(ordered_factors), distributed = distributed)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like).
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
-                              init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal") {
+                              init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal",
+                              distributed = "no") {
   nthreads <- .hb_nthreads(nthreads)
+  if (distributed == "mpi") {
+    return(.hb_dataset_build_mpi(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
+                                 init_score, iarg, group, ordered))
+  }
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
     schema <- list(names = reference$feature_names, types = reference$feature_types,
@@ -580,6 +600,66 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
     max_bin = max_bin, group = grp,
+    id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
+  ), class = "hb_dataset")
+}
+
+# .hb_dataset_build for this process's shard of a distributed data set
+# (distributed.R): the shards agree on columns, levels and classes, each
+# checks its own rows (a failure anywhere fails everywhere), then the engine
+# bins them with boundaries agreed over all shards.
+.hb_dataset_build_mpi <- function(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
+                                  init_score, iarg, group, ordered) {
+  if (!is.null(group)) .hb_abort("`group` (ranking) is not supported with `distributed` = \"mpi\" yet.")
+  if (is.null(reference)) {
+    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+    al <- .hb_dist_align(x, y, arg, yarg)
+    x <- al$x
+    y <- al$y
+    local <- .hb_dist_try({
+      feat <- .hb_features(x, arg, ordered = ordered)
+      if (!is.null(y)) {
+        y <- .hb_vector_arg(y, feat$nrow, yarg)
+        if (is.factor(y) || is.logical(y)) .hb_check_finite(as.integer(y), yarg, "missing values")
+        else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)
+      }
+      list(feat = feat, w = .hb_weights(weights, feat$nrow, warg),
+           init_score = .hb_init_score(init_score, feat$nrow, iarg, arg))
+    })
+    feat <- local$feat
+    lab <- .hb_label_dist(y, feat$nrow, yarg)
+    label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
+    nlev <- .hb_mpi_allgather(feat$levels)
+    if (!all(vapply(nlev, identical, NA, feat$levels))) {
+      .hb_abort("`", arg, "`: the processes' factor levels differ after uniting them (internal error).", kind = "engine")
+    }
+  } else {
+    .hb_check_dataset(reference, "reference")
+    local <- .hb_dist_try({
+      schema <- list(names = reference$feature_names, types = reference$feature_types,
+                     levels = reference$feature_levels)
+      feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
+      feat$names <- schema$names
+      feat$types <- schema$types
+      feat$levels <- schema$levels
+      lab <- if (!is.null(y)) .hb_label_like(y, feat$nrow, reference$label_info, yarg)
+      list(feat = feat, lab = lab, w = .hb_weights(weights, feat$nrow, warg),
+           init_score = .hb_init_score(init_score, feat$nrow, iarg, arg))
+    })
+    feat <- local$feat
+    lab <- local$lab
+    label_info <- reference$label_info
+    max_bin <- reference$max_bin
+  }
+  w <- local$w
+  init_score <- local$init_score
+  ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
+               if (!is.null(reference)) reference$ptr, init_score)
+  structure(list(
+    ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
+    feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
+    has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
+    max_bin = max_bin, group = NULL, distributed = "mpi",
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }

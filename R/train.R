@@ -42,10 +42,11 @@
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
   "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
   "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
-  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step"
+  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "distributed"
 )
 # Those `params` may not set: the data.
-.HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks")
+.HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks",
+                   "distributed")
 
 #' Train a histogram gradient-boosted tree model
 #'
@@ -497,6 +498,22 @@ histboost <- function(x, ...) {
 #'   [fitted()][fitted.histboost] and [residuals()][fitted.histboost]; they
 #'   make the object (and `saveRDS()` files) larger, and are not part of the
 #'   model text ([hb_save()]).
+#' @param distributed `"no"` (the default), or `"mpi"`: data-parallel training over MPI
+#'   (see [hb_has_mpi()]). Every process of an MPI job (`mpirun -np 4 Rscript
+#'   train.R`) calls `histboost()` at once with its own shard of the rows (at
+#'   least one each; validation sets sharded alike) and the same arguments;
+#'   all end with the same model. Bin boundaries, factor levels, classes,
+#'   histograms, leaf sums, the starting score, gradient scales and metrics
+#'   are agreed over the processes, and random draws (bagging, feature
+#'   sampling, stochastic rounding) are keyed by the global row (the shards'
+#'   rows in rank order), so with `quantized = TRUE` the model is byte for
+#'   byte the one-process model on the concatenated shards; in full
+#'   precision it grows the same trees up to the rounding of double sums
+#'   added in another order. Not yet with `device = "cuda"`, `goss`, the l1,
+#'   quantile and lambdarank objectives, custom objectives or metrics,
+#'   `init_model`, callbacks, `is_unbalance`/`class_weights` or
+#'   `max_conflict_rate > 0` (each a classed error). Run it with
+#'   [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters
@@ -570,7 +587,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               params = NULL, keep_fitted = FALSE, verbose = 1L,
                               drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                               uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
-                              feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0) {
+                              feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
+                              distributed = c("no", "mpi")) {
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
@@ -759,6 +777,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_abort("`objective` = \"", objective, "\" trains on the CPU only: the GPU learner does not implement it. ",
               "Use device = \"cpu\" (or \"auto\", which then chooses the CPU).", kind = "device")
   }
+  distributed <- .hb_distributed(a$distributed %||% "no")
+  if (inherits(a$x, "hb_dataset") && identical(a$x$distributed, "mpi") && distributed != "mpi") {
+    .hb_abort("`x` is an hb_dataset made with `distributed` = \"mpi\"; train it with distributed = \"mpi\" too.")
+  }
+  if (distributed == "mpi") {
+    .hb_dist_refuse(a, device, custom, objective, imbalance)
+    device <- "cpu"
+  }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the
   # model keeps, with the ranking loss's apart (the engine gets them only for ranking).
   rank_names <- .hb_param_names(stored = TRUE, objective = "lambdarank")
@@ -904,7 +930,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
     weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y))
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
-                               init_score = init_score, group = group, ordered = ordered_factors)
+                               init_score = init_score, group = group, ordered = ordered_factors,
+                               distributed = distributed)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
     # collection (milliseconds) frees them before the engine allocates its training buffers,
     # which then reuse that memory: 40 MB less peak memory at 1M rows.
@@ -1088,7 +1115,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   eval_metric <- unique(unlist(expanded, use.names = FALSE)) %||% character()  # the built-in ones, for params
 
   # Validation sets.
-  valid_sets <- .hb_valid_sets(valid, train, nthreads)
+  valid_sets <- .hb_valid_sets(valid, train, nthreads, distributed)
   for (k in seq_along(valid_sets)) {
     vis <- valid_sets[[k]]$init_score_ncol %||% 0L
     if (vis != nis) {
@@ -1108,6 +1135,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
 
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
+  if (distributed == "mpi") seed <- .hb_mpi_bcast(seed)  # one seed: rank 0's
 
   # flags travel as 0 / 1
   to_engine <- function(v) if (is.logical(v)) as.integer(v) else v
@@ -1128,6 +1156,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     eng_params <- c(eng_params, lapply(rank, to_engine))
     eng_params$label_gain <- as.double(rank$label_gain)
   }
+  if (distributed == "mpi") .hb_dist_same_params(list(eng_params, schema, classes, eval_metric, nrounds))
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
@@ -1255,7 +1284,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 }
 
 # Validation sets as named hb_datasets binned with the training bins.
-.hb_valid_sets <- function(valid, train, nthreads) {
+.hb_valid_sets <- function(valid, train, nthreads, distributed = "no") {
   if (is.null(valid)) return(list())
   if (inherits(valid, "hb_dataset") || !is.list(valid) || is.data.frame(valid)) {
     .hb_abort("`valid` must be a list of validation sets, e.g. list(test = list(x = x_test, y = y_test)).")
@@ -1276,6 +1305,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
         .hb_abort(set, " must be an hb_dataset made with reference = the training dataset.")
       }
       if (!v$has_label) .hb_abort(set, " has no labels; create it with `y`.")
+      if (!identical(v$distributed %||% "no", distributed)) {
+        .hb_abort(set, " must be made with hb_dataset(distributed = \"", distributed, "\") as the training data is.")
+      }
       out[[k]] <- v
     } else if (is.list(v) && !is.data.frame(v)) {
       extra <- setdiff(names(v), c("x", "y", "weights", "init_score", "group"))
@@ -1288,7 +1320,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       out[[k]] <- tryCatch(
         .hb_dataset_build(v$x, v$y, v$weights, max_bin = train$max_bin, reference = train,
                           nthreads = nthreads, source = "training", init_score = v$init_score,
-                          group = v$group),
+                          group = v$group, distributed = distributed),
         histboost_error_input = function(e) {
           .hb_abort(set, ": ", conditionMessage(e))
         })

@@ -45,6 +45,13 @@ SEXP C_hb_booster_profile(SEXP, SEXP);
 SEXP C_hb_cuda_info(void);
 SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
+SEXP C_hb_has_mpi(void);
+SEXP C_hb_mpi_init(void);
+SEXP C_hb_mpi_finalize(SEXP);
+SEXP C_hb_mpi_abort(SEXP);
+SEXP C_hb_mpi_bytes(void);
+SEXP C_hb_mpi_allgather_raw(SEXP);
+SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 /* Through void (*)(void), the one function type that converts to any other
  * without a -Wcast-function-type warning. */
@@ -89,6 +96,13 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_cuda_info, 0),
   ENTRY(C_hb_cuda_hist_check, 8),
   ENTRY(C_hb_cuda_copy_bandwidth, 2),
+  ENTRY(C_hb_has_mpi, 0),
+  ENTRY(C_hb_mpi_init, 0),
+  ENTRY(C_hb_mpi_finalize, 1),
+  ENTRY(C_hb_mpi_abort, 1),
+  ENTRY(C_hb_mpi_bytes, 0),
+  ENTRY(C_hb_mpi_allgather_raw, 1),
+  ENTRY(C_hb_dataset_create_mpi, 7),
   {NULL, NULL, 0}
 };
 

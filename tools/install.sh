@@ -38,6 +38,19 @@ if ! command -v Rscript >/dev/null 2>&1; then
   fi
 fi
 
+# MPI (data-parallel training, hb_has_mpi()): configure builds it in when
+# `mpicc` is found. As root on Debian/Ubuntu (CI) Open MPI comes from the
+# system's packages when missing, so the MPI tests always run there;
+# elsewhere histboost builds without it. HISTBOOST_MPI=no skips this.
+if [ "${HISTBOOST_MPI:-yes}" != "no" ] && ! command -v mpicc >/dev/null 2>&1 &&
+   command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "install.sh: no MPI found; installing openmpi-bin libopenmpi-dev with apt-get"
+  if ! { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+           openmpi-bin libopenmpi-dev; }; then
+    echo "install.sh: could not install Open MPI; histboost is built without MPI (hb_has_mpi() FALSE)" >&2
+  fi
+fi
+
 HISTBOOST_CRAN=${HISTBOOST_CRAN:-https://cloud.r-project.org}
 HISTBOOST_NCPUS=${HISTBOOST_NCPUS:-2}
 export HISTBOOST_CRAN HISTBOOST_NCPUS

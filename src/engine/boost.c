@@ -17,6 +17,7 @@
 #include "split.h"
 #include "split_rules.h"
 #include "cuda.h"
+#include "dist.h"
 
 struct hb_booster {
   hb_config_t cfg;
@@ -56,6 +57,7 @@ struct hb_booster {
   int *dart_drop;
   int dart_ndrop, dart_cap;
   int *cox_order;                  /* cox: the training rows in order of time (hb_objective_cox_order) */
+  const hb_dist_t *dist;           /* data-parallel training (dist.h), or NULL: one process */
 };
 
 /* HB_ERR_STATE for a booster whose round an interrupt left half done (its
@@ -170,8 +172,11 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (!schema || schema->nfeat != train->ncol)
     return hb_error_set(HB_ERR_INPUT, "the feature schema does not match the training data (%d vs %d columns)",
                         schema ? schema->nfeat : -1, train->ncol);
-  if ((st = hb_objective_check_labels(cfg, train->nrow, train->label)) != HB_OK) return st;
-  if ((st = check_init_score(cfg, train)) != HB_OK) return st;
+  st = hb_objective_check_labels(cfg, train->nrow, train->label);
+  if (st == HB_OK) st = check_init_score(cfg, train);
+  if (train->dist && train->dist->size > 1 && hb_dist_any(train->dist, st != HB_OK) && st == HB_OK)
+    st = hb_error_set(HB_ERR_INPUT, "another process's labels or init_score do not suit the objective (its error says why)");
+  if (st != HB_OK) return st;
   if (cfg->objective == HB_OBJ_CUSTOM && cfg->rf)
     return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
   /* the GPU learner computes the gradients of the objectives it was written
@@ -185,8 +190,20 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "monotone constraints do not combine with the %s objective: its leaves are "
                         "refit to quantiles of their residuals, which would undo them",
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
+  const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
+  if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
+    const char *no = cfg->device == HB_DEVICE_CUDA ? "device = \"cuda\" (one GPU per process is not built yet)"
+                     : cfg->goss ? "GOSS sampling"
+                     : HB_OBJ_RENEWS(cfg->objective) ? "the l1 and quantile objectives (leaf quantiles)"
+                     : cfg->objective == HB_OBJ_LAMBDARANK ? "the lambdarank objective"
+                     : cfg->objective == HB_OBJ_CUSTOM ? "a custom objective"
+                     : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
+                     : NULL;
+    if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
+  }
   hb_booster_t *b = hb_calloc(1, sizeof *b);
   if (!b) return HB_ERR_NOMEM;
+  b->dist = dist;
   b->cfg = *cfg;
   if (cfg->rf) b->cfg.learning_rate = 1.0;  /* a forest's trees are averaged, not shrunk */
   cfg = &b->cfg;
@@ -236,7 +253,20 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (!m->init_score) goto nomem;
   /* With per-row starting scores (an offset) the model's own starting score
    * is 0, as in LightGBM: the offset takes the place of the average. */
-  if (!train->init_score &&
+  if (!train->init_score && dist) {
+    /* the starting score of the concatenated rows: every shard's labels
+     * and weights, in rank order, through the one-process rule */
+    double *lab = NULL, *w = NULL;
+    int64_t nl = 0, nw = 0;
+    st = hb_dist_gather_f64(dist, train->label, b->n, &lab, &nl);
+    if (st == HB_OK && train->weight) st = hb_dist_gather_f64(dist, train->weight, b->n, &w, &nw);
+    if (st == HB_OK && train->weight && nw != nl)
+      st = hb_error_set(HB_ERR_INPUT, "some processes give weights and others do not; give them on all or none");
+    if (st == HB_OK && hb_objective_init_score(cfg, (int)nl, lab, w, m->init_score) != HB_OK) st = HB_ERR_NOMEM;
+    hb_free(lab);
+    hb_free(w);
+    if (st != HB_OK) { hb_booster_free(b); return st; }
+  } else if (!train->init_score &&
       hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
     goto nomem;
   start_scores(train, m->init_score, b->K, b->score);
@@ -330,12 +360,13 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
 static void resample_bag(hb_booster_t *b) {
   uint64_t round = (uint64_t)(b->iter / b->cfg.bagging_freq);
   int n = b->n, m = 0;
+  const uint64_t row0 = (uint64_t)b->train->row0;  /* draws by global row (dist.h) */
   for (int i = 0; i < n; i++) {
-    int in = hb_rng_unif(b->cfg.seed, HB_RNG_BAGGING, round, (uint64_t)i) < b->cfg.bagging_fraction;
+    int in = hb_rng_unif(b->cfg.seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < b->cfg.bagging_fraction;
     b->in_bag[i] = (uint8_t)in;
     if (in) b->bag[m++] = i;
   }
-  if (m == 0) {   /* an empty bag cannot grow a tree: keep every row this round */
+  if (!hb_dist_any(b->dist, m > 0)) {   /* an empty bag cannot grow a tree: keep every row this round */
     for (int i = 0; i < n; i++) { b->in_bag[i] = 1; b->bag[i] = i; }
     m = n;
   }
@@ -423,7 +454,8 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
 /* An input whose n x largest magnitude exceeds this is named as a cause. */
 #define HB_INPUT_SUM_SUSPECT 1e50
 
-static int gradients_in_range(const double *gh, int n, int K, int nthreads) {
+/* nsum: the rows summed (every shard's in data-parallel training). */
+static int gradients_in_range(const double *gh, int n, int K, double nsum, int nthreads) {
   double mg = 0, mh = 0;
   int nan = 0, nth = hb_threads_use(nthreads);
   (void)nth;
@@ -436,7 +468,7 @@ static int gradients_in_range(const double *gh, int n, int K, int nthreads) {
     if (ag > mg) mg = ag;
     if (ah > mh) mh = ah;
   }
-  return !nan && mg * (double)n <= HB_GRAD_SUM_MAX && mh * (double)n <= HB_HESS_SUM_MAX;
+  return !nan && mg * nsum <= HB_GRAD_SUM_MAX && mh * nsum <= HB_HESS_SUM_MAX;
 }
 
 static int tree_values_finite(const hb_tree_t *t) {
@@ -900,7 +932,9 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   } else {  /* a forest's trees all start from the starting score */
     hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
   }
-  if (!gradients_in_range(b->gh, n, K, cfg->nthreads)) return overflow_cause(b, "gradients", 0, b->iter + 1, 1);
+  if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
+                                                cfg->nthreads)))
+    return overflow_cause(b, "gradients", 0, b->iter + 1, 1);
   const double score_hi = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
    * rounds on every row, as LightGBM), or all */
@@ -928,8 +962,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     const double *ghk = b->gh + 2 * (size_t)k * n;
     hb_qtree_t qt;
     if (cfg->quantized &&
-        (st = hb_quantize_tree(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, b->q, &qt,
-                               cfg->nthreads)) != HB_OK)
+        (st = hb_quantize_tree_dist(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, b->q, &qt,
+                                    cfg->nthreads, b->dist, d->row0, b->dist ? d->nrow_global : n)) != HB_OK)
       break;
     st = hb_grow_tree(b->ws, &gcfg, d, ghk, cfg->quantized ? &qt : NULL, bag, b->bag_n, b->active, tr[k]);
     /* residuals from the score the gradients were taken at (a forest's: the starting score) */
@@ -977,7 +1011,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       }
       hb_free(nd);
     }
-    if (bad) { st = overflow_cause(b, "scores", 0, b->iter + 1, 1); break; }
+    if (hb_dist_any(b->dist, bad)) { st = overflow_cause(b, "scores", 0, b->iter + 1, 1); break; }
     for (int v = 0; v < b->nvalid; v++) {
       const hb_dataset_t *vd = b->valid[v];
       double *vs = b->vscore[v] + (size_t)k * vd->nrow;
@@ -998,7 +1032,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
         }
       }
       hb_free(nd);
-      if (vbad) { st = overflow_cause(b, "scores", v + 1, b->iter + 1, 1); break; }
+      if (hb_dist_any(b->dist, vbad)) { st = overflow_cause(b, "scores", v + 1, b->iter + 1, 1); break; }
     }
     if (st != HB_OK) break;
   }
@@ -1051,6 +1085,29 @@ int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out
   return st;
 }
 
+/* A metric of a data set sharded over the processes: every shard's scores,
+ * labels and weights gathered in rank order, then the one-process metric,
+ * so every process gets the value one process gets on the concatenated rows
+ * (and early stopping decides alike everywhere). */
+static int eval_metric_dist(hb_booster_t *b, const hb_dataset_t *d, const double *s, int metric, double *out) {
+  const int K = b->K;
+  double *lab = NULL, *w = NULL, *sc = NULL, *part = NULL;
+  int64_t N = 0, nw = 0, np = 0;
+  int st = hb_dist_gather_f64(b->dist, d->label, d->nrow, &lab, &N);
+  if (st == HB_OK && d->weight) st = hb_dist_gather_f64(b->dist, d->weight, d->nrow, &w, &nw);
+  if (st == HB_OK && !(sc = hb_malloc(sizeof(double) * (size_t)(N * K + 1)))) st = HB_ERR_NOMEM;
+  for (int k = 0; k < K && st == HB_OK; k++) {  /* class-major: one column of scores at a time */
+    st = hb_dist_gather_f64(b->dist, s + (size_t)k * d->nrow, d->nrow, &part, &np);
+    if (st == HB_OK) memcpy(sc + (size_t)k * N, part, sizeof(double) * (size_t)np);
+    hb_free(part);
+    part = NULL;
+  }
+  if (st == HB_OK)
+    st = hb_metric_eval(metric, &b->cfg, (int)N, K, sc, lab, d->weight ? w : NULL, b->cfg.nthreads, out);
+  hb_free(lab); hb_free(w); hb_free(sc);
+  return st;
+}
+
 static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out) {
   if (data < 0 || data > b->nvalid)
     return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
@@ -1067,6 +1124,7 @@ static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out
     if (metric == HB_METRIC_MAP) return hb_rank_map(b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
     return hb_rank_ndcg(&b->cfg, b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
   }
+  if (b->dist && d->dist) return eval_metric_dist(b, d, s, metric, out);
   return hb_metric_eval(metric, &b->cfg, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);
 }
 

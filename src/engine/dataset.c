@@ -10,6 +10,7 @@
 #include "interrupt.h"
 #include "threads.h"
 #include "rng.h"
+#include "dist.h"
 
 #define HB_MAX_LEVELS (1 << 30)
 /* Sparse storage when at least SPARSE_NUM/SPARSE_DEN of the rows sit in default_bin. */
@@ -417,6 +418,9 @@ static int cmp_level(const void *a, const void *b) {
  * HB_MAX_COLUMN_FEATURES) new mappers at *maps. The first feature's default
  * bin is its most frequent level; the further ones', their missing bin
  * (the levels of the other features), so those are stored sparse. */
+static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *cnt, hb_binmapper_t **maps,
+                                      int *nmaps);
+
 static int build_factor_mappers(const hb_input_t *in, const hb_binparams_t *bp, int f,
                                 hb_binmapper_t **maps, int *nmaps) {
   const hb_column_t *col = &in->cols[f];
@@ -429,6 +433,15 @@ static int build_factor_mappers(const hb_input_t *in, const hb_binparams_t *bp, 
     int c = col->i32[r];
     if (c >= 1 && c <= nlev) cnt[c]++;
   }
+  return factor_mappers_from_counts(bp, nlev, cnt, maps, nmaps);
+}
+
+/* The mappers of a factor of nlev levels whose level c has cnt[c] rows
+ * (cnt: nlev + 1 values, freed here). */
+static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *cnt, hb_binmapper_t **maps,
+                                      int *nmaps) {
+  *maps = NULL;
+  *nmaps = 0;
   int thr = bp->min_data_per_level > 1 ? bp->min_data_per_level : 1;
   int nkeep = 0;
   for (int c = 1; c <= nlev; c++) nkeep += cnt[c] >= thr;
@@ -943,4 +956,224 @@ int hb_dataset_pack_rows(const hb_dataset_t *d, int row0, int n, int stride, uin
     free(tmp);
   }
   return err ? hb_error_set(HB_ERR_NOMEM, "out of memory packing rows for the GPU") : HB_OK;
+}
+
+/* ------------------------------------------------- data-parallel shards */
+
+/* A failure on any process ends every process's call with an error (the
+ * others' message names the cause as another process's): a process that
+ * went on alone would wait forever in its next collective operation. */
+static int dist_agree(const hb_dist_t *dist, int st) {
+  if (hb_dist_any(dist, st != HB_OK) && st == HB_OK)
+    return hb_error_set(HB_ERR_INPUT, "dataset: another process failed to bin its rows (its error says why)");
+  return st;
+}
+
+/* Features that take one bin on every shard are trivial, as on the
+ * concatenated rows: bin counts summed over the shards. */
+static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
+  int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
+  if (!cnt) return HB_ERR_NOMEM;
+  for (int f = 0; f < d->nfeat; f++) {
+    int64_t *c = cnt + d->hist_offset[f];
+    const hb_featstore_t *st = &d->store[f];
+    if (st->sparse) {
+      c[d->mappers[f].default_bin] += d->nrow - st->nnz;
+      for (int k = 0; k < st->nnz; k++) c[st->vals[k]]++;
+    } else {
+      for (int r = 0; r < d->nrow; r++) c[st->bins[r]]++;
+    }
+  }
+  int s = hb_dist_sum_i64(dist, cnt, d->total_bins);
+  if (s == HB_OK)
+    for (int f = 0; f < d->nfeat; f++) {
+      int nonempty = 0;
+      for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) nonempty += cnt[b] > 0;
+      d->mappers[f].trivial = nonempty <= 1;
+    }
+  hb_free(cnt);
+  return s;
+}
+
+/* Each numeric column's values at this shard's rows in the global sample
+ * (column-major, ns rows a column; CSC implicit zeros as 0.0). */
+static int dist_sample_values(const hb_input_t *in, const hb_binparams_t *bp, int64_t row0, int64_t N,
+                              const int *numcol, int nnum, double **vals, int *ns) {
+  const int nrow = in->nrow;
+  const int all = bp->bin_sample_rows <= 0 || N <= bp->bin_sample_rows;
+  const double frac = all ? 1.0 : (double)bp->bin_sample_rows / (double)N;
+  int *pos = hb_malloc(sizeof(int) * (size_t)nrow);
+  if (!pos) return HB_ERR_NOMEM;
+  int m = 0;
+  for (int r = 0; r < nrow; r++) {
+    int take = all || hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)(row0 + r)) < frac;
+    pos[r] = take ? m++ : -1;
+  }
+  double *v = hb_calloc((size_t)m * (size_t)nnum + 1, sizeof(double));
+  if (!v) { hb_free(pos); return HB_ERR_NOMEM; }
+  for (int j = 0; j < nnum; j++) {
+    const int c = numcol[j];
+    double *out = v + (size_t)j * m;
+    if (in->csc) {
+      const hb_csc_t *x = in->csc;
+      for (int k = x->p[c]; k < x->p[c + 1]; k++)
+        if (pos[x->i[k]] >= 0) out[pos[x->i[k]]] = x->x[k];
+    } else {
+      for (int r = 0; r < nrow; r++)
+        if (pos[r] >= 0) out[pos[r]] = col_value(&in->cols[c], r);
+    }
+  }
+  hb_free(pos);
+  *vals = v;
+  *ns = m;
+  return HB_OK;
+}
+
+int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, const hb_dataset_t *reference,
+                           const hb_dist_t *dist, hb_dataset_t **out) {
+  *out = NULL;
+  hb_binparams_t bp;
+  if (bp_in) bp = *bp_in; else hb_binparams_default(&bp);
+  if (!dist || dist->size <= 1) {
+    int st = hb_dataset_create(in, &bp, reference, out);
+    if (st == HB_OK) { (*out)->dist = dist; (*out)->nrow_global = (*out)->nrow; }
+    return st;
+  }
+  const int P = dist->size;
+  /* every shard's rows: the global row index of ours, and none may be empty */
+  int64_t mine = in ? in->nrow : 0, *nr = NULL;
+  int st = dist->allgather(dist, &mine, sizeof mine, (void **)&nr, NULL);
+  if (st != HB_OK) return st;
+  int64_t row0 = 0, N = 0;
+  int empty = -1;
+  for (int r = 0; r < P; r++) {
+    if (r < dist->rank) row0 += nr[r];
+    N += nr[r];
+    if (nr[r] < 1 && empty < 0) empty = r;
+  }
+  hb_free(nr);
+  if (empty >= 0)
+    return hb_error_set(HB_ERR_INPUT, "dataset: the shard of process %d (rank %d of %d) has no rows; give every "
+                        "process at least one row", empty, empty, P);
+  if (N > INT32_MAX)
+    return hb_error_set(HB_ERR_INPUT, "dataset: %lld rows over all processes; at most %d are supported",
+                        (long long)N, INT32_MAX);
+  hb_dataset_t *d = NULL;
+  if (reference) {
+    st = dist_agree(dist, hb_dataset_create(in, &bp, reference, &d));
+    if (st != HB_OK) { hb_dataset_free(d); return st; }
+    d->dist = dist; d->row0 = row0; d->nrow_global = N;
+    *out = d;
+    return HB_OK;
+  }
+  st = validate_input(in, &bp, NULL);
+  if ((st = dist_agree(dist, st)) != HB_OK) return st;
+  const int ncol = in->ncol;
+  /* the global sample of the numeric columns, in rank order */
+  int *numcol = hb_malloc(sizeof(int) * (size_t)ncol);
+  hb_column_t *scol = hb_calloc((size_t)ncol, sizeof *scol);
+  hb_binmapper_t **cm = hb_calloc((size_t)ncol, sizeof *cm);
+  int *cn = hb_calloc((size_t)ncol, sizeof *cn);
+  int64_t *counts = hb_malloc(sizeof(int64_t) * (size_t)P);
+  double *local = NULL, *gath = NULL, *global = NULL;
+  int nnum = 0, ns = 0;
+  st = numcol && scol && cm && cn && counts ? HB_OK : HB_ERR_NOMEM;
+  if (st == HB_OK) {
+    for (int c = 0; c < ncol; c++)
+      if (!(in->cols && in->cols[c].type == HB_COL_FACTOR)) numcol[nnum++] = c;
+    st = dist_sample_values(in, &bp, row0, N, numcol, nnum, &local, &ns);
+  }
+  if ((st = dist_agree(dist, st)) == HB_OK && nnum > 0)
+    st = dist->allgather(dist, local, (int64_t)ns * nnum * (int64_t)sizeof(double), (void **)&gath, counts);
+  int64_t S = 0;
+  if (st == HB_OK && nnum > 0) {
+    for (int r = 0; r < P; r++) S += counts[r] / ((int64_t)sizeof(double) * nnum);
+    global = hb_malloc(sizeof(double) * (size_t)(S * nnum + 1));
+    if (!global) st = HB_ERR_NOMEM;
+    else {
+      int64_t at = 0, src = 0;  /* rank r's block: its rows of every column in turn */
+      for (int r = 0; r < P; r++) {
+        int64_t m = counts[r] / ((int64_t)sizeof(double) * nnum);
+        for (int j = 0; j < nnum; j++) memcpy(global + (size_t)(j * S + at), gath + src + j * m, sizeof(double) * (size_t)m);
+        src += m * nnum;
+        at += m;
+      }
+    }
+  }
+  /* the factors' level counts, summed */
+  for (int c = 0; c < ncol && st == HB_OK; c++) {
+    if (!(in->cols && in->cols[c].type == HB_COL_FACTOR)) continue;
+    const hb_column_t *col = &in->cols[c];
+    const int nlev = col->nlevels;
+    int64_t *lc = hb_calloc((size_t)nlev + 1, sizeof(int64_t));
+    int *ic = calloc((size_t)nlev + 1, sizeof(int));
+    if (!lc || !ic) { hb_free(lc); free(ic); st = HB_ERR_NOMEM; break; }
+    for (int r = 0; r < in->nrow; r++) {
+      int k = col->i32[r];
+      if (k >= 1 && k <= nlev) lc[k]++;
+    }
+    st = hb_dist_sum_i64(dist, lc, nlev + 1);
+    for (int k = 0; k <= nlev; k++) ic[k] = (int)lc[k];
+    hb_free(lc);
+    if (st == HB_OK) st = factor_mappers_from_counts(&bp, nlev, ic, &cm[c], &cn[c]);
+    else free(ic);
+  }
+  /* the numeric columns' mappers from the gathered sample, as from the
+   * concatenated rows' sample (the boundaries depend on the sorted values only) */
+  if (st == HB_OK && nnum > 0) {
+    hb_input_t sin;
+    memset(&sin, 0, sizeof sin);
+    sin.nrow = (int)S;
+    sin.ncol = ncol;
+    sin.cols = scol;
+    for (int j = 0; j < nnum; j++) {
+      scol[numcol[j]].type = HB_COL_DOUBLE;
+      scol[numcol[j]].dbl = global + (size_t)j * S;
+    }
+    sample_t all;
+    memset(&all, 0, sizeof all);
+    all.all = 1;
+    all.n = (int)S;
+    scratch_t sc;
+    memset(&sc, 0, sizeof sc);
+    for (int j = 0; j < nnum && st == HB_OK; j++) {
+      const int c = numcol[j];
+      cm[c] = calloc(1, sizeof **cm);
+      if (!cm[c]) { st = HB_ERR_NOMEM; break; }
+      cn[c] = 1;
+      st = build_numeric_mapper(&sin, &bp, &all, c, cm[c], &sc);
+    }
+    scratch_free(&sc);
+  }
+  hb_free(local); hb_free(gath); hb_free(global); hb_free(counts); hb_free(scol);
+  /* a reference made of the mappers alone, then our rows binned with it */
+  hb_dataset_t ref;
+  memset(&ref, 0, sizeof ref);
+  ref.ncol = ncol;
+  ref.col_first = hb_calloc((size_t)ncol + 1, sizeof(int));
+  if (st == HB_OK && !ref.col_first) st = HB_ERR_NOMEM;
+  if (st == HB_OK) {
+    for (int c = 0; c < ncol; c++) ref.col_first[c + 1] = ref.col_first[c] + cn[c];
+    ref.nfeat = ref.col_first[ncol];
+    ref.mappers = hb_calloc((size_t)ref.nfeat + 1, sizeof *ref.mappers);
+    if (!ref.mappers) st = HB_ERR_NOMEM;
+  }
+  for (int c = 0; cm && c < ncol; c++) {
+    for (int j = 0; j < cn[c]; j++) {
+      if (st == HB_OK) ref.mappers[ref.col_first[c] + j] = cm[c][j];  /* moved */
+      else hb_binmapper_clear(&cm[c][j]);
+    }
+    free(cm[c]);
+  }
+  hb_free(cm); hb_free(cn); hb_free(numcol);
+  if ((st = dist_agree(dist, st == HB_ERR_NOMEM ? hb_error_set(st, "dataset: out of memory placing bin boundaries") : st)) == HB_OK)
+    st = dist_agree(dist, hb_dataset_create(in, &bp, &ref, &d));
+  if (st == HB_OK) st = dist_agree(dist, dist_trivial(dist, d));
+  for (int f = 0; ref.mappers && f < ref.nfeat; f++) hb_binmapper_clear(&ref.mappers[f]);
+  hb_free(ref.mappers);
+  hb_free(ref.col_first);
+  if (st != HB_OK) { hb_dataset_free(d); return st; }
+  d->dist = dist; d->row0 = row0; d->nrow_global = N;
+  *out = d;
+  return HB_OK;
 }

@@ -132,6 +132,11 @@ typedef struct hb_dataset {
   double *weight;            /* nrow or NULL */
   double *init_score;        /* nrow x init_score_ncol per-row starting scores (an offset), or NULL */
   int init_score_ncol;
+  /* Data-parallel training (dist.h): this process's shard of the rows,
+   * global rows row0 .. row0 + nrow - 1 of nrow_global; dist NULL (one
+   * process, row0 0, nrow_global nrow) unless made by hb_dataset_create_dist. */
+  const struct hb_dist *dist;
+  int64_t row0, nrow_global;
 } hb_dataset_t;
 
 /* Bin `in` into a new dataset. With `reference` (a training set), reuse its
@@ -143,6 +148,18 @@ typedef struct hb_dataset {
 int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp,
                       const hb_dataset_t *reference, hb_dataset_t **out);
 void hb_dataset_free(hb_dataset_t *d);
+
+/* hb_dataset_create on one shard of the rows of a data-parallel training
+ * (dist.h), called on every process at once with its rows. Without a
+ * reference, every process places the same boundaries: numeric ones from
+ * the rows the one-process sample takes (keyed by global row index,
+ * gathered from every shard), a factor's levels from counts summed over the
+ * shards, trivial features from bins used on any shard; so the mappers are
+ * those hb_dataset_create gives the concatenated rows. With a reference
+ * (a validation shard) the rows are binned with its mappers. Every process
+ * returns the same status (a failure on one is reported on all). */
+int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp, const hb_dataset_t *reference,
+                           const struct hb_dist *dist, hb_dataset_t **out);
 
 /* Bin of row `row` of feature `f` (dense: direct; sparse: binary search). */
 int hb_dataset_bin(const hb_dataset_t *d, int f, int row);

@@ -25,6 +25,7 @@
 #include "interrupt.h"
 #include "threads.h"
 #include "rng.h"
+#include "dist.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -90,6 +91,11 @@ struct hb_grow_ws {
   int ngroups, gw;
   uint8_t *grp_feat, *grp_col;
   uint64_t *leaf_grp;
+  /* Data-parallel training (dist.h): count holds this shard's rows of a
+   * leaf, gcount every shard's (what the rules see); one process: gcount
+   * is count. */
+  const hb_dist_t *dist;  /* NULL: one process */
+  int *gcount;
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -107,6 +113,8 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   ws->begin = hb_malloc(sizeof(int) * (size_t)L);
   ws->leaf_l2 = hb_malloc(sizeof(double) * (size_t)L);
   ws->count = hb_malloc(sizeof(int) * (size_t)L);
+  ws->dist = d->dist && d->dist->size > 1 ? d->dist : NULL;
+  ws->gcount = ws->dist ? hb_malloc(sizeof(int) * (size_t)L) : ws->count;
   ws->sum = hb_malloc(sizeof(hb_leafsum_t) * (size_t)L);
   ws->best = hb_malloc(sizeof(hb_split_t) * (size_t)L);
   ws->per = hb_malloc(2 * sizeof(hb_split_t) * (size_t)d->nfeat);
@@ -130,7 +138,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
       ws->rsum = hb_malloc(sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);  /* NULL is allowed */
   }
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
-      !ws->count || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
+      !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
       !ws->out || !ws->mask_s || !ws->mask_b ||
       (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh))) {
     hb_grow_ws_free(ws);
@@ -163,6 +171,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->free_slots);
   hb_rowblock_free(ws->rb);
   hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->pos); hb_free(ws->chunk_left);
+  if (ws->gcount != ws->count) hb_free(ws->gcount);
   hb_free(ws->begin); hb_free(ws->leaf_l2); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
@@ -344,23 +353,40 @@ static void slot_give(hb_grow_ws_t *ws, int leaf) {
   ws->slot[leaf] = -1;
 }
 
-/* Histogram of leaf `leaf` into slot s (rows == NULL: the leaf is every row, in order). */
-static void build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, int s,
-                            const uint8_t *active, int whole, int nthreads) {
+/* Histogram of leaf `leaf` into slot s (rows == NULL: the leaf is every row, in order).
+ * Data-parallel: this shard's histogram (a sparse feature's default bin
+ * from this shard's totals of the leaf), then summed over the shards:
+ * exactly for integer histograms, in rank order for doubles. */
+static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, int s,
+                           const uint8_t *active, int whole, int nthreads) {
   const int *rows = whole ? NULL : ws->idx + ws->begin[leaf];
+  const int *lr = ws->idx + ws->begin[leaf];
+  const int n = ws->count[leaf];
   if (ws->qt) {
-    hb_qhist_build(d, ws->rb, rows, ws->count[leaf], ws->qt->q, ws->qt->rows16, ws->qg[leaf], ws->qh[leaf],
-                   active, (hb_qbin_t *)ws->pool[s], nthreads);
-    return;
+    int64_t tg = ws->qg[leaf], th = ws->qh[leaf];
+    if (ws->dist) {
+      tg = th = 0;
+      for (int i = 0; i < n; i++) { int32_t p = ws->qt->q[lr[i]]; tg += hb_qpack_g(p); th += hb_qpack_h(p); }
+      memset(ws->pool[s], 0, sizeof(hb_qbin_t) * (size_t)ws->total_bins);
+    }
+    hb_qhist_build(d, ws->rb, rows, n, ws->qt->q, ws->qt->rows16, tg, th, active, (hb_qbin_t *)ws->pool[s],
+                   nthreads);
+    return ws->dist ? hb_dist_sum_i64(ws->dist, (int64_t *)ws->pool[s], 2 * (int64_t)ws->total_bins) : HB_OK;
   }
-  hb_hist_build(d, ws->rb, rows, ws->count[leaf], ws->gh, ws->sum[leaf].g, ws->sum[leaf].h,
-                active, ws->pool[s], nthreads);
+  double tg = ws->sum[leaf].g, th = ws->sum[leaf].h;
+  if (ws->dist) {
+    tg = th = 0;
+    for (int i = 0; i < n; i++) { size_t r = (size_t)lr[i]; tg += ws->gh[2 * r]; th += ws->gh[2 * r + 1]; }
+    memset(ws->pool[s], 0, sizeof(hb_histbin_t) * (size_t)ws->total_bins);
+  }
+  hb_hist_build(d, ws->rb, rows, n, ws->gh, tg, th, active, ws->pool[s], nthreads);
   hb_hist_reduce(d, active, ws->pool[s]);
+  return ws->dist ? hb_dist_sum_f64(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins) : HB_OK;
 }
 
 static int can_split(const hb_config_t *cfg, const hb_tree_t *t, const hb_grow_ws_t *ws, int leaf) {
   if (cfg->max_depth > 0 && t->leaf_depth[leaf] >= cfg->max_depth) return 0;
-  return hb_rule_splittable(ws->count[leaf], ws->sum[leaf].h, cfg->min_data_in_leaf,
+  return hb_rule_splittable(ws->gcount[leaf], ws->sum[leaf].h, cfg->min_data_in_leaf,
                             cfg->min_sum_hessian_in_leaf);
 }
 
@@ -644,8 +670,8 @@ static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const 
                                 const uint8_t *ms, const uint8_t *mb) {
   const hb_qtree_t *qt = ws->qt;
   hb_qsplit_leaf_t cs, cb;
-  hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->count[small], qt->sg, qt->sh);
-  hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->count[large], qt->sg, qt->sh);
+  hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->gcount[small], qt->sg, qt->sh);
+  hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->gcount[large], qt->sg, qt->sh);
   cs.con = leaf_con(ws, small);
   cb.con = leaf_con(ws, large);
   scan_small = scan_small && cs.splittable;
@@ -688,7 +714,7 @@ static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const 
 static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
                         int slot) {
   hb_qsplit_leaf_t c;
-  hb_qsplit_leaf_init(&c, cfg, ws->qg[0], ws->qh[0], ws->count[0], ws->qt->sg, ws->qt->sh);
+  hb_qsplit_leaf_init(&c, cfg, ws->qg[0], ws->qh[0], ws->gcount[0], ws->qt->sg, ws->qt->sh);
   c.con = leaf_con(ws, 0);
   hb_split_t *best = &ws->best[0];
   best->feature = -1;
@@ -769,8 +795,11 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const doubl
  * gradients in 64-bit fixed point (exact whatever the order), or of the
  * quantized values; then the shared leaf rule. all_rows: every row of the
  * data is in some leaf (no bagging). */
-static void refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int all_rows,
-                           int nthreads) {
+static int refit_leaves_q_dist(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree);
+
+static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int all_rows,
+                          int nthreads) {
+  if (ws->dist) return refit_leaves_q_dist(ws, cfg, gh, tree);
   const hb_qtree_t *qt = ws->qt;
   /* ldexp(x, e) as x * 2^e: the same double whenever 2^e is one. */
   const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
@@ -825,6 +854,56 @@ static void refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const doubl
     tree->leaf_hess[l] = H;
     tree->leaf_count[l] = n;
   }
+  return HB_OK;
+}
+
+/* refit_leaves_q on one shard of a data-parallel training: each leaf's
+ * integer sums over this shard's rows, summed over the shards (the
+ * integers one process sums), then the same rule on every process. */
+static int refit_leaves_q_dist(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree) {
+  const hb_qtree_t *qt = ws->qt;
+  const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
+  const double pg = mul ? ldexp(1.0, qt->fg) : 0, ph = mul ? ldexp(1.0, qt->fh) : 0;
+  const int L = tree->num_leaves;
+  int64_t *sums = ws->qlg;   /* 2 max(L, nfeat) values */
+  for (int l = 0; l < L; l++) {
+    const int *rows = ws->idx + ws->begin[l];
+    long long sg = 0, sh = 0;
+    for (int i = 0; i < ws->count[l]; i++) {
+      size_t r = (size_t)rows[i];
+      if (qt->refit && mul) {
+        sg += round_ll(gh[2 * r] * pg);
+        sh += round_ll(gh[2 * r + 1] * ph);
+      } else if (qt->refit) {
+        sg += llrint(ldexp(gh[2 * r], qt->fg));
+        sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
+      } else {
+        sg += hb_qpack_g(qt->q[r]);
+        sh += hb_qpack_h(qt->q[r]);
+      }
+    }
+    sums[2 * l] = sg;
+    sums[2 * l + 1] = sh;
+  }
+  int st = hb_dist_sum_i64(ws->dist, sums, 2 * (int64_t)L);
+  if (st != HB_OK) return st;
+  for (int l = 0; l < L; l++) {
+    const int n = ws->gcount[l];
+    double G, H;
+    if (qt->refit) {
+      G = ldexp((double)sums[2 * l], -qt->fg);
+      H = ldexp((double)sums[2 * l + 1], -qt->fh);
+    } else {
+      G = (double)sums[2 * l] * qt->sg;
+      H = (double)sums[2 * l + 1] * qt->sh;
+    }
+    double out = hb_rule_leaf_output(G, H, cfg->lambda_l1, ws->leaf_l2[l]);
+    if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);
+    tree->leaf_value[l] = n > 0 ? cfg->learning_rate * out : 0.0;
+    tree->leaf_hess[l] = H;
+    tree->leaf_count[l] = n;
+  }
+  return HB_OK;
 }
 
 /* With `remaining` splits left in the tree, only the `remaining` best
@@ -948,6 +1027,23 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     hb_rowblock_set_gh(ws->rb, gh, nth);
     for (int i = 0; i < n; i++) { size_t r = (size_t)ws->idx[i]; G += gh[2 * r]; H += gh[2 * r + 1]; }
   }
+  if (ws->dist) {  /* every shard's rows and sums (doubles added in rank order) */
+    int64_t v[3] = {n, ws->qt ? ws->qg[0] : 0, ws->qt ? ws->qh[0] : 0};
+    double gh2[2] = {G, H};
+    if ((status = hb_dist_sum_i64(ws->dist, v, 3)) != HB_OK) return status;
+    ws->gcount[0] = (int)v[0];
+    n = (int)v[0];
+    if (qt) {
+      ws->qg[0] = v[1];
+      ws->qh[0] = v[2];
+      G = (double)v[1] * qt->sg;
+      H = (double)v[2] * qt->sh;
+    } else {
+      if ((status = hb_dist_sum_f64(ws->dist, gh2, 2)) != HB_OK) return status;
+      G = gh2[0];
+      H = gh2[1];
+    }
+  }
   ws->sum[0].g = G; ws->sum[0].h = H; ws->sum[0].n = n;
 
   tree->num_leaves = 1;
@@ -965,14 +1061,14 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   tree->leaf_depth[0] = 0;
   if (ws->mono) { ws->lo[0] = -HUGE_VAL; ws->hi[0] = HUGE_VAL; }
   if (L < 2 || !can_split(cfg, tree, ws, 0)) {
-    if (qt) refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
+    if (qt) return refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
     return HB_OK;
   }
 
   int s0 = slot_take(ws);
   if (s0 < 0) return HB_ERR_NOMEM;
   ws->slot[0] = s0;
-  build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth);
+  if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
   const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
   if (qt) {
     scan_root_q(ws, cfg, d, m0, s0);
@@ -995,8 +1091,14 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     int r = tree->num_leaves;
     const int est_n[2] = {sp.left_n, sp.right_n};
     if ((status = partition(ws, d, &sp, l, r, nth)) != HB_OK) break;
-    sp.left_n = ws->count[l];
-    sp.right_n = ws->count[r];
+    if (ws->dist) {
+      int64_t c2[2] = {ws->count[l], ws->count[r]};
+      if ((status = hb_dist_sum_i64(ws->dist, c2, 2)) != HB_OK) break;
+      ws->gcount[l] = (int)c2[0];
+      ws->gcount[r] = (int)c2[1];
+    }
+    sp.left_n = ws->gcount[l];
+    sp.right_n = ws->gcount[r];
     if ((status = record_split(ws, tree, cfg, d, &sp, l, est_n)) != HB_OK) break;
     ws->sum[l].g = sp.left_g; ws->sum[l].h = sp.left_h; ws->sum[l].n = sp.left_n;
     ws->sum[r].g = sp.right_g; ws->sum[r].h = sp.right_h; ws->sum[r].n = sp.right_n;
@@ -1013,14 +1115,17 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
 
     int cl = can_split(cfg, tree, ws, l), cr = can_split(cfg, tree, ws, r);
     if (!cl && !cr) { slot_give(ws, l); continue; }
-    int small = ws->count[l] <= ws->count[r] ? l : r;
+    int small = ws->gcount[l] <= ws->gcount[r] ? l : r;
     int large = small == l ? r : l;
     int parent_slot = ws->slot[l];
     ws->slot[l] = -1;
     int ss = slot_take(ws);
     if (ss < 0) { status = HB_ERR_NOMEM; ws->free_slots[ws->nfree++] = parent_slot; break; }
-    build_leaf_hist(ws, d, small, ss, active, 0, nth);
     ws->slot[small] = ss;
+    if ((status = build_leaf_hist(ws, d, small, ss, active, 0, nth)) != HB_OK) {
+      ws->free_slots[ws->nfree++] = parent_slot;
+      break;
+    }
     int large_ok = can_split(cfg, tree, ws, large);
     if (large_ok) {
       ws->slot[large] = parent_slot;
@@ -1044,6 +1149,6 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
-  if (status == HB_OK && qt) refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
+  if (status == HB_OK && qt) status = refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
   return status;
 }

@@ -4,6 +4,7 @@
 #include "quantize.h"
 #include "error.h"
 #include "threads.h"
+#include "dist.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -21,13 +22,13 @@ static int fixed_exponent(double m, double rows, int bits) {
  * (the scalar loop's two divisions and floors were most of the pass; the
  * draws are still two scalar hashes a row). */
 static void round_rows(const double *gh, int32_t *q, int i0, int i1, double sg, double sh, int lg, int lhl,
-                       int stoch, uint64_t head) {
+                       int stoch, uint64_t head, uint64_t row0) {
 #if defined(__SSE2__)
   const __m128d S = _mm_set_pd(lhl ? sh : 1.0, sg), LO = _mm_set_pd(0.0, (double)-lg),
                 HI = _mm_set_pd((double)lhl, (double)lg), HALF = _mm_set1_pd(0.5);
   for (int i = i0; i < i1; i++) {
-    __m128d u = stoch ? _mm_set_pd(lhl ? hb_quant_uniform_from(head, (uint64_t)i, 1) : 0.0,
-                                   hb_quant_uniform_from(head, (uint64_t)i, 0))
+    __m128d u = stoch ? _mm_set_pd(lhl ? hb_quant_uniform_from(head, row0 + (uint64_t)i, 1) : 0.0,
+                                   hb_quant_uniform_from(head, row0 + (uint64_t)i, 0))
                       : HALF;
     __m128d x = _mm_add_pd(_mm_div_pd(_mm_loadu_pd(gh + 2 * (size_t)i), S), u);
     /* hb_quant_round's clamps (x < lo ? lo : x, then x > hi ? hi : x):
@@ -43,8 +44,8 @@ static void round_rows(const double *gh, int32_t *q, int i0, int i1, double sg, 
   }
 #else
   for (int i = i0; i < i1; i++) {
-    int g = hb_quant_round(gh[2 * (size_t)i], sg, hb_quant_uniform_from(head, (uint64_t)i, 0), stoch, -lg, lg);
-    int h = lhl ? hb_quant_round(gh[2 * (size_t)i + 1], sh, hb_quant_uniform_from(head, (uint64_t)i, 1), stoch, 0,
+    int g = hb_quant_round(gh[2 * (size_t)i], sg, hb_quant_uniform_from(head, row0 + (uint64_t)i, 0), stoch, -lg, lg);
+    int h = lhl ? hb_quant_round(gh[2 * (size_t)i + 1], sh, hb_quant_uniform_from(head, row0 + (uint64_t)i, 1), stoch, 0,
                                  lhl)
                 : 1;
     q[i] = g * 65536 + h;
@@ -54,6 +55,11 @@ static void round_rows(const double *gh, int32_t *q, int i0, int i1, double sg, 
 
 int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
                      int nthreads) {
+  return hb_quantize_tree_dist(cfg, tree, n, gh, q, out, nthreads, NULL, 0, n);
+}
+
+int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q,
+                          hb_qtree_t *out, int nthreads, const hb_dist_t *dist, int64_t row0, int64_t nglobal) {
   double mg = 0, mh = 0, lh = INFINITY;
   int nan = 0, nth = hb_threads_use(nthreads);
   (void)nth;
@@ -68,6 +74,14 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
     if (ah < lh) lh = ah;
   }
   if (nan) mg = INFINITY;  /* NaN counts as infinite */
+  if (dist) {  /* the scales of every shard's rows: maxima and minima do not depend on the order */
+    double mx[2] = {mg, mh};
+    int st = hb_dist_max_f64(dist, mx, 2);
+    if (st == HB_OK) st = hb_dist_min_f64(dist, &lh, 1);
+    if (st != HB_OK) return st;
+    mg = mx[0];
+    mh = mx[1];
+  }
   if (!(mg <= 1e300) || !(mh <= 1e300))
     return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite: training diverged");
   const int lg = hb_quant_grad_levels(cfg->grad_bits);
@@ -78,13 +92,14 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
   const int nchunk = (int)(((int64_t)n + 16383) / 16384);
 #pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
   for (int c = 0; c < nchunk; c++)
-    round_rows(gh, q, c * 16384, c + 1 < nchunk ? (c + 1) * 16384 : n, sg, sh, lg, lhl, stoch, head);
+    round_rows(gh, q, c * 16384, c + 1 < nchunk ? (c + 1) * 16384 : n, sg, sh, lg, lhl, stoch, head,
+               (uint64_t)row0);
   out->q = q;
   out->sg = sg;
   out->sh = sh;
   out->rows16 = hb_quant_rows16(lg, lhl ? lhl : 1);
   out->refit = cfg->refit_leaves;
-  out->fg = fixed_exponent(mg, (double)n, 62);
-  out->fh = fixed_exponent(mh, (double)n, 62);
+  out->fg = fixed_exponent(mg, (double)nglobal, 62);
+  out->fh = fixed_exponent(mh, (double)nglobal, 62);
   return HB_OK;
 }

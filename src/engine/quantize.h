@@ -92,6 +92,12 @@ typedef struct {
  * finite. */
 int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
                      int nthreads);
+/* The same for one shard of a data-parallel training (dist.h): scales from
+ * every shard's rows, draws keyed by the global row row0 + i, refit
+ * exponents for nglobal rows; so each row gets the value one process gives it. */
+struct hb_dist;
+int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q,
+                          hb_qtree_t *out, int nthreads, const struct hb_dist *dist, int64_t row0, int64_t nglobal);
 #endif
 
 #endif

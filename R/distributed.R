@@ -1,0 +1,326 @@
+# distributed.R: data-parallel training over MPI, SPMD style (as pbdMPI):
+# `mpirun -np 4 Rscript train.R`, each process passing its own shard of rows
+# to histboost(..., distributed = "mpi") or hb_dataset(..., distributed = "mpi").
+# Here the R side: starting MPI, and making the shards agree (column kinds,
+# factor levels united by name, classes, the seed) before the engine bins
+# and trains them (src/engine/dist.h, src/dist_mpi.c).
+
+#' Is histboost built with MPI?
+#'
+#' `TRUE` when the package was built against an MPI library (Open MPI or
+#' MPICH, found by `configure` through `mpicc` or `pkg-config`), so that
+#' `histboost(..., distributed = "mpi")` can train on several processes.
+#' Without MPI, install one (Debian/Ubuntu: `apt-get install openmpi-bin
+#' libopenmpi-dev`; macOS: `brew install open-mpi`) and reinstall histboost.
+#'
+#' @return `TRUE` or `FALSE`.
+#' @seealso [histboost()] (argument `distributed`), [hb_mpi_run()].
+#' @examples
+#' hb_has_mpi()
+#' @export
+hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
+
+.hb_mpi_state <- new.env(parent = emptyenv())
+
+# "no" or "mpi", checked; "mpi" starts MPI (once) or is a classed error.
+.hb_distributed <- function(distributed) {
+  distributed <- .hb_choice(distributed, c("no", "mpi"), "distributed")
+  if (distributed == "mpi") .hb_mpi_start()
+  distributed
+}
+
+# Start MPI once per process; it is finalized when R exits.
+.hb_mpi_start <- function() {
+  if (!hb_has_mpi()) {
+    .hb_abort("`distributed` = \"mpi\" needs histboost built with MPI, and it was built without: install ",
+              "Open MPI or MPICH (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev; macOS: brew ",
+              "install open-mpi), then reinstall histboost (configure finds `mpicc`; HISTBOOST_MPI=no ",
+              "skips MPI). hb_has_mpi() says whether it is there.")
+  }
+  if (is.null(.hb_mpi_state$world)) {
+    .hb_mpi_state$world <- .Call(C_hb_mpi_init)
+    # MPI_Finalize at exit (mpirun reports a process that ends without it as
+    # failed), once all processes exit: one that exits while the others still
+    # wait for it (its script failed) ends the job after
+    # getOption("histboost.mpi_exit_wait", 300) seconds instead of a hang.
+    reg.finalizer(.hb_mpi_state, function(e) {
+      wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_exit_wait", 300)))
+      .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 300)
+    }, onexit = TRUE)
+  }
+  invisible(.hb_mpi_state$world)
+}
+
+.hb_mpi_rank <- function() .hb_mpi_state$world[1L]
+.hb_mpi_size <- function() .hb_mpi_state$world[2L]
+
+# Every process's `obj`, in rank order (a list).
+.hb_mpi_allgather <- function(obj) {
+  raw <- .Call(C_hb_mpi_allgather_raw, serialize(obj, NULL, xdr = FALSE))
+  lapply(raw, unserialize)
+}
+
+# Run `expr` on every process; an error on any ends every process's call
+# with an error (the failing process's own, the others' naming it), so no
+# process waits alone in a collective operation.
+.hb_dist_try <- function(expr) {
+  res <- tryCatch(list(ok = TRUE, value = expr), error = function(e) list(ok = FALSE, error = e))
+  st <- .hb_mpi_allgather(if (res$ok) "" else conditionMessage(res$error))
+  bad <- which(nzchar(unlist(st)))
+  if (length(bad)) {
+    if (!res$ok) stop(res$error)
+    .hb_abort("process ", bad[1L] - 1L, " (MPI rank ", bad[1L] - 1L, ") failed: ", st[[bad[1L]]])
+  }
+  res$value
+}
+
+# The shards of one distributed data set made to agree: column names and
+# kinds the same on every process, every factor column with the union of
+# the shards' levels (in rank order, as rbind() unites them), and y likewise.
+# Returns list(x, y) with the local shard recoded; the user's objects are not
+# changed (these are copies).
+.hb_dist_align <- function(x, y, arg = "x", yarg = "y") {
+  x <- .hb_unwrap_matrix(x)
+  n <- NROW(x)
+  desc <- list(n = n, df = is.data.frame(x), names = if (is.data.frame(x)) names(x) else colnames(x),
+               ncol = NCOL(x),
+               kinds = if (is.data.frame(x)) vapply(x, function(col) .hb_column_kind(col) %|na|% "?", "") else NULL,
+               ordered = if (is.data.frame(x)) vapply(x, is.ordered, NA) else NULL,
+               levels = if (is.data.frame(x)) lapply(x, function(col) if (is.factor(col)) levels(col)) else NULL,
+               ykind = if (is.null(y)) "none" else if (is.factor(y)) "factor" else if (is.logical(y)) "logical"
+                       else "other",
+               ylevels = if (is.factor(y)) levels(y),
+               ycounts = if (is.factor(y)) tabulate(as.integer(y), nlevels(y)))
+  all <- .hb_mpi_allgather(desc)
+  ns <- vapply(all, function(d) as.double(d$n), 0)
+  if (any(ns == 0)) {
+    r <- which(ns == 0)[1L] - 1L
+    .hb_abort("`", arg, "` of process ", r, " (MPI rank ", r, ") has zero rows; give every process at least ",
+              "one row of the data.")
+  }
+  for (r in seq_along(all)[-1L]) {
+    d <- all[[r]]
+    same <- identical(d$df, all[[1L]]$df) && identical(d$names, all[[1L]]$names) &&
+      identical(d$ncol, all[[1L]]$ncol) && identical(d$kinds, all[[1L]]$kinds) &&
+      identical(d$ordered, all[[1L]]$ordered) && identical(d$ykind, all[[1L]]$ykind)
+    if (!same) {
+      .hb_abort("`", arg, "` and `", yarg, "` must have the same columns, column types and label type on every ",
+                "process, but process ", r - 1L, " (MPI rank ", r - 1L, ") differs from process 0.")
+    }
+  }
+  if (isTRUE(desc$df)) {
+    for (j in which(vapply(x, is.factor, NA))) {
+      lv <- unique(unlist(lapply(all, function(d) d$levels[[j]]), use.names = FALSE))
+      if (!identical(levels(x[[j]]), lv)) {
+        x[[j]] <- factor(as.character(x[[j]]), levels = lv, ordered = is.ordered(x[[j]]))
+      }
+    }
+  }
+  if (is.factor(y)) {
+    lv <- unique(unlist(lapply(all, function(d) d$ylevels), use.names = FALSE))
+    if (!identical(levels(y), lv)) y <- factor(as.character(y), levels = lv)
+  }
+  list(x = x, y = y)
+}
+
+`%|na|%` <- function(a, b) if (is.na(a)) b else a
+
+# .hb_label() for a shard: classes (and the binary check of numeric labels)
+# from every shard's labels, as .hb_label() decides them on the concatenated
+# labels; y's levels are already united (.hb_dist_align).
+.hb_label_dist <- function(y, n, arg = "y") {
+  if (is.null(y)) return(NULL)
+  y <- .hb_vector_arg(y, n, arg)
+  if (is.factor(y)) {
+    codes <- as.integer(y)
+    .hb_check_finite(codes, arg, "missing values")
+    counts <- Reduce(`+`, .hb_mpi_allgather(tabulate(codes, nlevels(y))))
+    present <- levels(y)[counts > 0L]
+    dropped <- levels(y)[counts == 0L]
+    if (length(present) < 2L) {
+      .hb_abort("`", arg, "` has only one class (\"", present, "\") over all processes; classification needs ",
+                "at least two.")
+    }
+    if (length(dropped) && .hb_mpi_rank() == 0L) {
+      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
+    }
+    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
+    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
+                classes = present, binary_ok = length(present) == 2L))
+  }
+  if (is.logical(y) && !is.object(y)) {
+    .hb_check_finite(as.integer(y), arg, "missing values")
+    both <- .hb_mpi_allgather(c(any(y), any(!y)))
+    if (!any(vapply(both, `[`, NA, 1L)) || !any(vapply(both, `[`, NA, 2L))) {
+      .hb_abort("`", arg, "` has only one class (", y[1L], ") over all processes; classification needs at least two.")
+    }
+    return(list(label = as.double(y), task_hint = "binary", classes = c("FALSE", "TRUE"), binary_ok = TRUE))
+  }
+  lab <- .hb_label(y, n, arg)
+  ok <- .hb_mpi_allgather(c(all(lab$label == 0 | lab$label == 1), any(lab$label == 0), any(lab$label == 1)))
+  ok <- do.call(rbind, ok)
+  lab$binary_ok <- all(ok[, 1L]) && any(ok[, 2L]) && any(ok[, 3L])
+  lab
+}
+
+# The value of rank 0 on every process (the seed when none is given).
+.hb_mpi_bcast <- function(obj) .hb_mpi_allgather(obj)[[1L]]
+
+# Every process must train with the same arguments: a digest compared.
+.hb_dist_same_params <- function(p) {
+  all <- .hb_mpi_allgather(serialize(p, NULL, xdr = FALSE))
+  bad <- which(!vapply(all, identical, NA, all[[1L]]))
+  if (length(bad)) {
+    .hb_abort("every process must call histboost() with the same arguments, but process ", bad[1L] - 1L,
+              " (MPI rank ", bad[1L] - 1L, ") passed different ones than process 0.")
+  }
+  invisible(TRUE)
+}
+
+# What histboost(distributed = "mpi") does not do yet: refused on every
+# process alike (the arguments are the same everywhere), before any data moves.
+.hb_dist_refuse <- function(a, device, custom, objective, imbalance) {
+  no <- function(what, hint = "") {
+    .hb_abort("`distributed` = \"mpi\" does not support ", what, " yet", hint, ".")
+  }
+  if (device == "cuda") {
+    .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
+                               "built yet; train the processes on the CPU with device = \"cpu\"."))
+  }
+  if (!is.null(custom)) no("a custom `objective` function")
+  # leaf quantiles (l1, quantile, mape), risk sets across shards (cox), queries: not reduced yet
+  if (objective %in% c("l1", "quantile", "lambdarank", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
+  # the newer boosting options have no tests against one process yet
+  if (identical(a$boosting, "dart")) no("`boosting` = \"dart\"")
+  newer <- c(extra_trees = isTRUE(a$extra_trees), interaction_constraints = !is.null(a$interaction_constraints),
+             feature_fraction_bynode = isTRUE((a$feature_fraction_bynode %||% 1) < 1),
+             path_smooth = isTRUE((a$path_smooth %||% 0) > 0), max_delta_step = isTRUE((a$max_delta_step %||% 0) > 0))
+  if (any(newer)) no(.hb_and(paste0("`", names(newer)[newer], "`")))
+  if (isTRUE(a$goss)) no("`goss` = TRUE", "; use bagging (bagging_fraction, bagging_freq)")
+  if (!is.null(a$init_model)) no("`init_model`")
+  if (!is.null(a$group)) no("`group` (ranking)")
+  if (isTRUE(imbalance$is_unbalance) || !is.null(imbalance$class_weights)) {
+    no("`is_unbalance` or `class_weights`", "; give `weights` (or `scale_pos_weight`)")
+  }
+  if (any(vapply(as.list(a$eval_metric), is.function, NA))) no("metric functions in `eval_metric`")
+  if (length(a$callbacks)) no("`callbacks`")
+  if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
+  if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
+    .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",
+              "hb_dataset(..., distributed = \"mpi\") on every process.")
+  }
+  invisible(TRUE)
+}
+
+#' This process's place in an MPI job
+#'
+#' Starts MPI if needed and returns this process's rank (0 .. size - 1) and
+#' the number of processes, so that a script run by `mpirun -np 4 Rscript
+#' script.R` can pick its shard of the rows.
+#'
+#' @return An integer vector `c(rank = , size = )`.
+#' @seealso [histboost()] (argument `distributed`), [hb_mpi_run()].
+#' @examples
+#' if (hb_has_mpi() && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) hb_mpi_world()
+#' @export
+hb_mpi_world <- function() {
+  w <- .hb_mpi_start()
+  c(rank = w[1L], size = w[2L])
+}
+
+#' Train on several processes from an interactive session
+#'
+#' Launches `mpirun` with `np` R processes (on this machine, or on the hosts
+#' of a host file), runs `fun` (or the R script `script`) on every one of
+#' them, and returns what process 0 returned: typically the model of
+#' `histboost(..., distributed = "mpi")`, which every process holds alike.
+#' A console user thus never writes the launcher by hand. Inside `fun`,
+#' [hb_mpi_world()] gives the process's rank and the number of processes,
+#' from which it picks its shard of the rows.
+#'
+#' @param np Number of processes, a whole number >= 1.
+#' @param fun A function run on every process with the arguments in `...`
+#'   (it and they are serialized: anything else it needs it must load itself,
+#'   such as its shard of a file); or `NULL` with `script`.
+#' @param ... Arguments passed to `fun`.
+#' @param script Instead of `fun`, the path of an R script run on every
+#'   process; the value of its last expression on process 0 is returned.
+#' @param hostfile `NULL` (this machine), or the path of an MPI host file
+#'   (Open MPI: lines such as `node1 slots=8`), passed as `--hostfile`.
+#' @param mpirun The launcher, `"mpirun"` by default (or `mpiexec`, `srun`
+#'   wrappers that take the same arguments).
+#' @param mpirun_args Further arguments to `mpirun`, such as
+#'   `c("--bind-to", "none")` or `c("-x", "HISTBOOST_NUM_THREADS=8")`. On this
+#'   machine with Open MPI, `--oversubscribe` is added (more processes than
+#'   cores run, slower), and `--allow-run-as-root` when R runs as root.
+#' @param timeout Seconds after which the job is stopped (0: none).
+#' @return Process 0's value of `fun` (or of the script).
+#' @seealso [histboost()] (argument `distributed`), [hb_mpi_world()].
+#' @examples
+#' \dontrun{
+#' fit <- hb_mpi_run(4, function(path) {
+#'   w <- hb_mpi_world()
+#'   d <- readRDS(path)
+#'   mine <- which(seq_len(nrow(d)) %% w[["size"]] == w[["rank"]])
+#'   histboost(d[mine, -1], d$y[mine], distributed = "mpi", quantized = TRUE, verbose = 0)
+#' }, path = "train.rds")
+#' }
+#' @export
+hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpirun = "mpirun",
+                       mpirun_args = character(), timeout = 0) {
+  np <- .hb_number(np, "np", integer = TRUE, lower = 1)
+  timeout <- .hb_number(timeout, "timeout", lower = 0)
+  if (!hb_has_mpi()) .hb_mpi_start()  # the classed error that says how to get MPI
+  if (is.null(fun) == is.null(script)) .hb_abort("give exactly one of `fun` (a function) and `script` (a path).")
+  if (!is.null(fun) && !is.function(fun)) .hb_abort("`fun` must be a function, not ", .hb_describe(fun), ".")
+  if (!is.null(script) && (!is.character(script) || length(script) != 1L || !file.exists(script))) {
+    .hb_abort("`script` must be the path of an existing R script.")
+  }
+  if (!is.null(hostfile) && (!is.character(hostfile) || length(hostfile) != 1L || !file.exists(hostfile))) {
+    .hb_abort("`hostfile` must be NULL or the path of an existing MPI host file.")
+  }
+  launcher <- Sys.which(mpirun)
+  if (!nzchar(launcher)) {
+    .hb_abort("`mpirun` (\"", mpirun, "\") is not on the PATH; install Open MPI or MPICH (Debian/Ubuntu: ",
+              "apt-get install openmpi-bin), or give its full path.")
+  }
+  dir <- tempfile("hb_mpi_")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  job <- file.path(dir, "job.rds")
+  out <- file.path(dir, "result.rds")
+  driver <- file.path(dir, "driver.R")
+  saveRDS(list(fun = fun, args = list(...), script = if (!is.null(script)) normalizePath(script)), job)
+  writeLines(c(
+    "suppressPackageStartupMessages(library(histboost))",
+    "w <- hb_mpi_world()",
+    sprintf("job <- readRDS(%s)", deparse(job)),
+    "res <- if (is.null(job$script)) do.call(job$fun, job$args) else source(job$script)$value",
+    sprintf("if (w[['rank']] == 0L) saveRDS(res, %s)", deparse(out))
+  ), driver)
+  ver <- tryCatch(system2(launcher, "--version", stdout = TRUE, stderr = TRUE), error = function(e) "")
+  flags <- character()
+  if (any(grepl("Open MPI|OpenRTE", ver))) {
+    if (is.null(hostfile)) flags <- c(flags, "--oversubscribe")
+    uid <- suppressWarnings(as.integer(system2("id", "-u", stdout = TRUE)))
+    if (identical(uid, 0L)) flags <- c(flags, "--allow-run-as-root")
+  }
+  if (!is.null(hostfile)) flags <- c(flags, "--hostfile", shQuote(normalizePath(hostfile)))
+  args <- c(flags, mpirun_args, "-np", np, shQuote(file.path(R.home("bin"), "Rscript")), shQuote(driver))
+  # OpenMP threads that spin while their process waits in MPI starve the
+  # other processes of an oversubscribed machine (a 2-core machine running 2
+  # processes of 2 threads made no progress at all): passive waiting, unless set.
+  wait <- if (nzchar(Sys.getenv("OMP_WAIT_POLICY"))) Sys.getenv("OMP_WAIT_POLICY") else "PASSIVE"
+  if (any(grepl("Open MPI|OpenRTE", ver))) args <- c("-x", "OMP_WAIT_POLICY", args)
+  env <- c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)), paste0("OMP_WAIT_POLICY=", wait))
+  status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
+  if (!identical(as.integer(status), 0L) || !file.exists(out)) {
+    .hb_abort("the MPI job (", mpirun, " -np ", np, ") failed with status ", status,
+              if (identical(as.integer(status), 124L)) " (timed out)", "; its output above says why.",
+              kind = "engine")
+  }
+  readRDS(out)
+}
+
+# Bytes this process has sent through MPI collectives (inst/bench/distributed.R).
+.hb_mpi_bytes <- function() .Call(C_hb_mpi_bytes)

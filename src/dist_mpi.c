@@ -1,0 +1,185 @@
+/* dist_mpi.c: the MPI communicator behind the engine's dist.h, over
+ * MPI_COMM_WORLD. No R headers: src/r_mpi.c is the R glue. Built with MPI
+ * when configure finds it (HB_WITH_MPI); otherwise the same functions say
+ * "built without MPI". */
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime, nanosleep */
+#include <stdlib.h>
+#include <string.h>
+#include "dist_mpi.h"
+#include "error.h"
+
+#ifdef HB_WITH_MPI
+#include <mpi.h>
+#include <time.h>
+
+static hb_dist_t world;
+static MPI_Comm exit_comm = MPI_COMM_NULL;  /* a copy of the world for the exit barrier alone */
+static int world_ready = 0;
+static int we_initialized = 0;
+static double bytes_sent = 0;  /* bytes this process handed to collectives (benchmarks) */
+
+/* MPI counts are ints: collectives go in pieces of at most this many values. */
+#define PIECE ((int64_t)1 << 26)
+
+static int mpi_fail(int rc, const char *what) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) strcpy(msg, "unknown MPI error");
+  return hb_error_set(HB_ERR_STATE, "MPI %s failed on rank %d: %s", what, world.rank, msg);
+}
+
+static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
+  (void)dist;
+  bytes_sent += 8.0 * (double)count;
+  if (type == HB_DIST_F64 && op == HB_DIST_SUM) {
+    /* MPI may combine doubles in any order, and differently on different
+     * ranks: gather every rank's values and add them in rank order, so
+     * every process gets the same double. */
+    const int P = world.size;
+    double *all = malloc(sizeof(double) * (size_t)P * (size_t)(count < PIECE ? count : PIECE));
+    if (!all) return hb_error_set(HB_ERR_NOMEM, "out of memory reducing %lld values", (long long)count);
+    double *v = buf;
+    for (int64_t i0 = 0; i0 < count; i0 += PIECE) {
+      int m = (int)(count - i0 < PIECE ? count - i0 : PIECE);
+      int rc = MPI_Allgather(v + i0, m, MPI_DOUBLE, all, m, MPI_DOUBLE, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) { free(all); return mpi_fail(rc, "Allgather"); }
+      for (int i = 0; i < m; i++) {
+        double s = all[i];
+        for (int r = 1; r < P; r++) s += all[(size_t)r * m + i];
+        v[i0 + i] = s;
+      }
+    }
+    free(all);
+    return HB_OK;
+  }
+  MPI_Datatype t = type == HB_DIST_I64 ? MPI_INT64_T : MPI_DOUBLE;
+  MPI_Op o = op == HB_DIST_SUM ? MPI_SUM : op == HB_DIST_MAX ? MPI_MAX : MPI_MIN;
+  size_t w = type == HB_DIST_I64 ? sizeof(int64_t) : sizeof(double);
+  for (int64_t i0 = 0; i0 < count; i0 += PIECE) {
+    int m = (int)(count - i0 < PIECE ? count - i0 : PIECE);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + (size_t)i0 * w, m, t, o, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allreduce");
+  }
+  return HB_OK;
+}
+
+static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts) {
+  (void)dist;
+  bytes_sent += (double)nbytes;
+  *out = NULL;
+  const int P = world.size;
+  int64_t *cnt = malloc(sizeof(int64_t) * (size_t)P);
+  int *rc_i = malloc(sizeof(int) * (size_t)P), *disp = malloc(sizeof(int) * (size_t)P);
+  if (!cnt || !rc_i || !disp) {
+    free(cnt); free(rc_i); free(disp);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory gathering data over MPI");
+  }
+  int rc = MPI_Allgather(&nbytes, 1, MPI_INT64_T, cnt, 1, MPI_INT64_T, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) { free(cnt); free(rc_i); free(disp); return mpi_fail(rc, "Allgather"); }
+  int64_t tot = 0;
+  for (int r = 0; r < P; r++) {
+    if (tot > INT32_MAX - cnt[r]) {
+      free(cnt); free(rc_i); free(disp);
+      return hb_error_set(HB_ERR_INPUT, "more than 2 GB to gather over MPI at once (binning sample too large); "
+                          "lower bin_sample_rows");
+    }
+    disp[r] = (int)tot;
+    rc_i[r] = (int)cnt[r];
+    tot += cnt[r];
+  }
+  char *all = hb_malloc((size_t)(tot > 0 ? tot : 1));
+  if (!all) { free(cnt); free(rc_i); free(disp); return HB_ERR_NOMEM; }
+  rc = MPI_Allgatherv(send, (int)nbytes, MPI_BYTE, all, rc_i, disp, MPI_BYTE, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) {
+    hb_free(all); free(cnt); free(rc_i); free(disp);
+    return mpi_fail(rc, "Allgatherv");
+  }
+  if (counts) memcpy(counts, cnt, sizeof(int64_t) * (size_t)P);
+  free(cnt); free(rc_i); free(disp);
+  *out = all;
+  return HB_OK;
+}
+
+int hb_mpi_available(void) { return 1; }
+double hb_mpi_bytes(void) { return bytes_sent; }
+
+int hb_mpi_init(void) {
+  if (world_ready) return HB_OK;
+  int inited = 0, fin = 0;
+  MPI_Finalized(&fin);
+  if (fin) return hb_error_set(HB_ERR_STATE, "MPI was already finalized in this process; start a new one");
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided = 0;
+    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) return hb_error_set(HB_ERR_STATE, "MPI_Init failed (code %d)", rc);
+    we_initialized = 1;
+  }
+  /* errors come back as codes, so they become R errors instead of aborts */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (exit_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+  world.ctx = NULL;
+  world.allreduce = mpi_allreduce;
+  world.allgather = mpi_allgather;
+  world_ready = 1;
+  return HB_OK;
+}
+
+const hb_dist_t *hb_mpi_world(void) { return world_ready ? &world : NULL; }
+
+void hb_mpi_finalize(double wait_s) {
+  int inited = 0, fin = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&fin);
+  if (!inited || fin || !we_initialized) { world_ready = 0; return; }
+  /* MPI_Finalize waits for every process: one that exits while the others
+   * are still in a collective operation (its script failed, or it quit)
+   * would wait forever with them. A barrier of its own says whether all
+   * are exiting; if they are not within wait_s seconds, the job is ended. */
+  int done = exit_comm == MPI_COMM_NULL;
+  if (!done) {
+    MPI_Request req;
+    if (MPI_Ibarrier(exit_comm, &req) == MPI_SUCCESS) {
+      struct timespec t0, now, nap = {0, 10000000};
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      for (;;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > wait_s) break;
+        nanosleep(&nap, NULL);
+      }
+    }
+  }
+  if (!done) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Finalize();
+  world_ready = 0;
+}
+
+void hb_mpi_abort(int code) {
+  int inited = 0, fin = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&fin);
+  if (inited && !fin) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+int hb_mpi_barrier(void) {
+  if (!world_ready) return HB_OK;
+  int rc = MPI_Barrier(MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? HB_OK : mpi_fail(rc, "Barrier");
+}
+
+#else  /* built without MPI */
+
+int hb_mpi_available(void) { return 0; }
+double hb_mpi_bytes(void) { return 0; }
+int hb_mpi_init(void) {
+  return hb_error_set(HB_ERR_STATE, "histboost was built without MPI");
+}
+const hb_dist_t *hb_mpi_world(void) { return NULL; }
+void hb_mpi_finalize(double wait_s) { (void)wait_s; }
+void hb_mpi_abort(int code) { (void)code; }
+int hb_mpi_barrier(void) { return HB_OK; }
+
+#endif

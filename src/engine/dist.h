@@ -1,0 +1,46 @@
+/* dist.h: data-parallel training across processes (DESIGN.md section 6).
+ * The engine never calls MPI itself: a communicator is a small table of
+ * collective operations that the caller fills in (src/dist_mpi.c does it
+ * with MPI; tests may do it with anything). Every process holds a shard of
+ * the training rows, in rank order: rank r's rows are global rows row0 ..
+ * row0 + nrow - 1 of the concatenation of every shard. Each decision of the
+ * learner is then a pure function of reduced integer sums, maxima and the
+ * global row index, so N processes grow the tree one process grows on the
+ * concatenated rows.
+ *
+ * A NULL communicator is one process: every helper below is then a no-op. */
+#ifndef HB_DIST_H
+#define HB_DIST_H
+#include <stdint.h>
+
+enum { HB_DIST_I64 = 0, HB_DIST_F64 = 1 };
+enum { HB_DIST_SUM = 0, HB_DIST_MAX = 1, HB_DIST_MIN = 2 };
+
+typedef struct hb_dist hb_dist_t;
+struct hb_dist {
+  int rank, size;
+  void *ctx;
+  /* In place over all processes: count values of `type` combined with `op`.
+   * A sum of doubles must come out the same double on every process (the
+   * MPI layer sums the processes' values in rank order). HB_OK or a status
+   * with a message set. */
+  int (*allreduce)(const hb_dist_t *dist, void *buf, int64_t count, int type, int op);
+  /* Every process's nbytes bytes, concatenated in rank order, into *out
+   * (hb_malloc'd, the caller frees it), with each process's byte count in
+   * counts[0 .. size) when counts is not NULL. */
+  int (*allgather)(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts);
+};
+
+/* Sums, maxima, minima in place (no-ops when dist is NULL or of size 1). */
+int hb_dist_sum_i64(const hb_dist_t *dist, int64_t *v, int64_t n);
+int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n);
+int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n);
+int hb_dist_min_f64(const hb_dist_t *dist, double *v, int64_t n);
+/* 1 on every process when `flag` is nonzero on any (0 on error: the caller
+ * then fails anyway). */
+int hb_dist_any(const hb_dist_t *dist, int flag);
+/* Every process's n doubles concatenated in rank order into *out
+ * (hb_malloc'd; *ntotal their number). Without dist, a copy. */
+int hb_dist_gather_f64(const hb_dist_t *dist, const double *v, int64_t n, double **out, int64_t *ntotal);
+
+#endif

@@ -1,0 +1,105 @@
+/* r_mpi.c: .Call glue for data-parallel training over MPI (dist_mpi.c):
+ * starting MPI, the shards' datasets, and an all-gather of serialized R
+ * objects with which the R side agrees on levels, classes and arguments. */
+#include <string.h>
+#include "r_util.h"
+#include "engine/error.h"
+#include "dist_mpi.h"
+
+SEXP C_hb_has_mpi(void) { return Rf_ScalarLogical(hb_mpi_available()); }
+
+/* Start MPI (once); c(rank, size). */
+SEXP C_hb_mpi_init(void) {
+  hb_error_clear();
+  int st = hb_mpi_init();
+  if (st != HB_OK) hb_r_throw("engine", "could not start MPI: %s", hb_error_message());
+  const hb_dist_t *w = hb_mpi_world();
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, 2));
+  INTEGER(out)[0] = w->rank;
+  INTEGER(out)[1] = w->size;
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP C_hb_mpi_bytes(void) { return Rf_ScalarReal(hb_mpi_bytes()); }
+
+SEXP C_hb_mpi_finalize(SEXP wait_s) {
+  hb_mpi_finalize(Rf_asReal(wait_s));
+  return R_NilValue;
+}
+
+SEXP C_hb_mpi_abort(SEXP code) {
+  hb_mpi_abort(Rf_asInteger(code));
+  return R_NilValue;
+}
+
+/* Every process's raw vector, in rank order: a list of raw vectors. */
+SEXP C_hb_mpi_allgather_raw(SEXP x) {
+  const hb_dist_t *w = hb_mpi_world();
+  if (!w) hb_r_throw("engine", "MPI is not started");
+  if (TYPEOF(x) != RAWSXP) hb_r_throw("input", "internal: a raw vector is gathered");
+  int64_t *counts = (int64_t *)R_alloc((size_t)w->size, sizeof(int64_t));
+  void *all = NULL;
+  hb_error_clear();
+  int st = w->allgather(w, RAW(x), (int64_t)XLENGTH(x), &all, counts);
+  if (st != HB_OK) hb_r_throw_status(st, "gathering over MPI");
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, w->size));
+  int64_t at = 0;
+  for (int r = 0; r < w->size; r++) {
+    SEXP v = Rf_allocVector(RAWSXP, (R_xlen_t)counts[r]);
+    SET_VECTOR_ELT(out, r, v);
+    if (counts[r] > 0) memcpy(RAW(v), (char *)all + at, (size_t)counts[r]);
+    at += counts[r];
+  }
+  hb_free(all);
+  UNPROTECT(1);
+  return out;
+}
+
+static void dataset_finalize(SEXP ptr) {
+  hb_dataset_t *d = (hb_dataset_t *)R_ExternalPtrAddr(ptr);
+  if (d) {
+    hb_dataset_free(d);
+    R_ClearExternalPtr(ptr);
+  }
+}
+
+static const double *row_vector(SEXP x, int nrow, const char *what) {
+  if (Rf_isNull(x)) return NULL;
+  if (TYPEOF(x) != REALSXP || XLENGTH(x) != nrow)
+    hb_r_throw("input", "`%s` must be a double vector with one value per row (%d).", what, nrow);
+  return REAL(x);
+}
+
+/* C_hb_dataset_create (r_dataset.c) for this process's shard of a
+ * data-parallel training: hb_dataset_create_dist over MPI_COMM_WORLD. Every
+ * process must call it at once. */
+SEXP C_hb_dataset_create_mpi(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
+                             SEXP reference, SEXP init_score) {
+  const hb_dist_t *w = hb_mpi_world();
+  if (!w) hb_r_throw("engine", "MPI is not started");
+  hb_input_t in;
+  hb_r_input(spec, &in);
+  in.label = row_vector(label, in.nrow, "y");
+  in.weight = row_vector(weight, in.nrow, "weights");
+  hb_r_init_score(init_score, &in);
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.max_bin = hb_r_int(max_bin, "max_bin");
+  bp.nthreads = hb_r_int(nthreads, "nthreads");
+  bp.seed = 0;
+  const hb_dataset_t *ref = NULL;
+  if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
+  hb_error_clear();
+  hb_dataset_t *d = NULL;
+  /* no interrupt here: a process that stopped alone would leave the others waiting */
+  int st = hb_dataset_create_dist(&in, &bp, ref, w, &d);
+  if (st != HB_OK || !d) {
+    if (d) hb_dataset_free(d);
+    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "`x`");
+  }
+  SEXP ptr = PROTECT(R_MakeExternalPtr(d, hb_r_tag_dataset, Rf_isNull(reference) ? R_NilValue : reference));
+  R_RegisterCFinalizerEx(ptr, dataset_finalize, TRUE);
+  UNPROTECT(1);
+  return ptr;
+}

@@ -1,0 +1,188 @@
+# Data-parallel training over MPI (R/distributed.R, src/dist_mpi.c,
+# src/engine/dist.h). Each test launches `mpirun -np N Rscript mpi-train.R`:
+# every process trains on its shard (shuffled rows, uneven shares,
+# mpi-cases.R) and rank 0 saves the model's text. The reference is the
+# ordinary one-process histboost() on the shards' rows concatenated in rank
+# order, which runs none of the MPI code.
+
+mpi_launcher <- function() {
+  if (!hb_has_mpi()) return(NULL)
+  mpirun <- Sys.which("mpirun")
+  if (!nzchar(mpirun)) return(NULL)
+  ver <- tryCatch(system2(mpirun, "--version", stdout = TRUE, stderr = TRUE), error = function(e) "")
+  flags <- character()
+  if (any(grepl("Open MPI|OpenRTE", ver))) {
+    flags <- "--oversubscribe"  # CI has 2 cores and runs up to 4 processes
+    uid <- suppressWarnings(as.integer(system2("id", "-u", stdout = TRUE)))
+    if (identical(uid, 0L)) flags <- c(flags, "--allow-run-as-root")
+  }
+  list(mpirun = unname(mpirun), flags = flags)
+}
+
+skip_without_mpi <- function() {
+  if (!hb_has_mpi()) skip("histboost was built without MPI (hb_has_mpi() is FALSE)")
+  if (is.null(mpi_launcher())) skip("MPI is built in but no `mpirun` is on the PATH")
+}
+
+# Run mpi-train.R on np processes; list(status, out (lines), model (text or NULL)).
+run_mpi <- function(case, np, extra = character(), timeout = 120) {
+  l <- mpi_launcher()
+  out_file <- tempfile(fileext = ".txt")
+  on.exit(unlink(out_file))
+  rscript <- file.path(R.home("bin"), "Rscript")
+  args <- c(l$flags, "-np", np, shQuote(rscript), shQuote(test_path("mpi-train.R")),
+            shQuote(test_path("mpi-cases.R")), case, shQuote(out_file), extra)
+  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
+  out <- suppressWarnings(system2(l$mpirun, args, stdout = TRUE, stderr = TRUE, timeout = timeout, env = env))
+  status <- attr(out, "status") %||% 0L
+  list(status = status, out = out, model = if (file.exists(out_file)) readLines(out_file))
+}
+
+reference_text <- function(case, np) {
+  fit <- mpi_reference(case, np)
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  hb_save(fit, f)
+  readLines(f)
+}
+
+source(test_path("mpi-cases.R"), local = TRUE)
+
+test_that("asking for MPI without it is a classed error that says how to get it", {
+  if (hb_has_mpi()) skip("histboost is built with MPI here; the error is for builds without it")
+  expect_error(histboost(iris[, 1:4], iris$Sepal.Length, distributed = "mpi", verbose = 0L),
+               class = "histboost_error_input", regexp = "apt-get install openmpi-bin")
+  expect_error(hb_dataset(iris[, 1:4], distributed = "mpi"), class = "histboost_error_input", regexp = "MPI")
+})
+
+test_that("`distributed` is checked like any choice", {
+  expect_error(histboost(iris[, 1:4], iris$Sepal.Length, distributed = "mpl", verbose = 0L),
+               class = "histboost_error_input", regexp = "distributed")
+})
+
+test_that("quantized models from 2, 3 and 4 processes equal the one-process model byte for byte", {
+  skip_without_mpi()
+  # regression with weights and bagging; binary with feature sampling;
+  # multiclass: all with factors, NAs, a sharded validation set and early stopping
+  for (cc in list(c("regression", 2), c("regression", 3), c("regression", 4),
+                  c("binary", 2), c("binary", 3), c("multiclass", 4))) {
+    case <- cc[1L]; np <- as.integer(cc[2L])
+    r <- run_mpi(case, np)
+    expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
+    expect_true(all(grepl(": ok$", grep("^rank", r$out, value = TRUE))), info = paste(r$out, collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    ref <- reference_text(case, np)
+    expect_identical(r$model, ref, info = paste(case, np))
+  }
+})
+
+test_that("the model from several processes predicts as the one-process model", {
+  skip_without_mpi()
+  r <- run_mpi("multiclass", 3)
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  writeLines(r$model, f)
+  fit <- hb_load(f)
+  ref <- mpi_reference("multiclass", 3)
+  d <- mpi_case("multiclass")
+  expect_identical(predict(fit, d$valid$x), predict(ref, d$valid$x))
+  expect_gt(ncol(predict(fit, d$valid$x)), 2L)
+})
+
+test_that("full precision grows the one-process trees up to the rounding of its double sums", {
+  skip_without_mpi()
+  r <- run_mpi("regression_full", 3)
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  writeLines(r$model, f)
+  fit <- hb_load(f)
+  ref <- mpi_reference("regression_full", 3)
+  tr <- hb_trees(fit)
+  tr_ref <- hb_trees(ref)
+  structure_cols <- intersect(c("tree", "node", "feature", "threshold", "left", "right", "count"), names(tr))
+  expect_identical(tr[structure_cols], tr_ref[structure_cols])
+  d <- mpi_case("regression_full")
+  expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
+})
+
+test_that("a shard with zero rows ends every process with a classed error, not a hang", {
+  skip_without_mpi()
+  r <- run_mpi("binary", 3, "empty", timeout = 120)
+  expect_false(identical(r$status, 124L))
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 3L)
+  expect_true(all(grepl("histboost_error_input .*zero rows", lines)), info = paste(r$out, collapse = "\n"))
+  expect_null(r$model)
+})
+
+test_that("a process that dies ends the job instead of leaving the others waiting", {
+  skip_without_mpi()
+  t0 <- Sys.time()
+  r <- run_mpi("binary", 2, "die", timeout = 120)
+  expect_false(identical(r$status, 124L))  # system2's timeout status: it hung
+  expect_false(identical(r$status, 0L))
+  expect_null(r$model)
+  expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 110)
+})
+
+test_that("device = \"cuda\" with distributed = \"mpi\" is a classed device error on every process", {
+  skip_without_mpi()
+  r <- run_mpi("binary", 2, "cuda")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
+})
+
+test_that("hb_mpi_run() launches the processes and brings back the model of one process", {
+  skip_without_mpi()
+  cases <- normalizePath(test_path("mpi-cases.R"))
+  fit <- hb_mpi_run(2, function(cases) {
+    source(cases)
+    options(histboost.mpi_exit_wait = 15)
+    w <- hb_mpi_world()
+    d <- mpi_case("multiclass")
+    mine <- mpi_shards(nrow(d$x), w[["size"]])[[w[["rank"]] + 1L]]
+    vmine <- mpi_shards(nrow(d$valid$x), w[["size"]], seed = 8L)[[w[["rank"]] + 1L]]
+    do.call(histboost, c(list(x = d$x[mine, ], y = d$y[mine],
+                              valid = list(v = list(x = d$valid$x[vmine, ], y = d$valid$y[vmine])),
+                              early_stopping_rounds = 3L, distributed = "mpi"), d$args))
+  }, cases = cases, timeout = 120)
+  expect_s3_class(fit, "histboost")
+  ref <- mpi_reference("multiclass", 2)
+  f1 <- tempfile(); f2 <- tempfile()
+  on.exit(unlink(c(f1, f2)))
+  hb_save(fit, f1); hb_save(ref, f2)
+  expect_identical(readLines(f1), readLines(f2))
+  expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine")
+})
+
+test_that("options not yet checked against one process are refused with distributed = \"mpi\", naming them", {
+  skip_without_mpi()
+  # one child R process, MPI started alone (a singleton); every case stops in
+  # the argument checks, before any collective call
+  code <- c(
+    "suppressPackageStartupMessages(library(histboost))",
+    "set.seed(1); x <- data.frame(a = rnorm(60), b = runif(60)); y <- x$a + rnorm(60)",
+    "cases <- list(list(boosting = 'dart'), list(extra_trees = TRUE), list(interaction_constraints = list('a', 'b')),",
+    "  list(feature_fraction_bynode = 0.5), list(path_smooth = 1), list(max_delta_step = 0.5), list(objective = 'mape'))",
+    "for (cs in cases) {",
+    "  r <- tryCatch({do.call(histboost, c(list(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'), cs)); 'trained'},",
+    "                error = function(e) paste(class(e)[1], conditionMessage(e)))",
+    "  cat('case', names(cs), ':', gsub('\\n', ' ', r), '\\n')",
+    "}")
+  f <- tempfile(fileext = ".R")
+  writeLines(code, f)
+  env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMP_WAIT_POLICY=PASSIVE",
+           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+  out <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
+                                  timeout = 120))
+  lines <- grep("^case", out, value = TRUE)
+  expect_length(lines, 7L)
+  for (nm in c("boosting", "extra_trees", "interaction_constraints", "feature_fraction_bynode", "path_smooth",
+               "max_delta_step", "objective")) {
+    l <- grep(paste0("^case ", nm, " :"), lines, value = TRUE)
+    expect_match(l, "histboost_error_input .*does not support", info = paste(out, collapse = "\n"))
+    expect_match(l, if (nm == "boosting") "dart" else if (nm == "objective") "mape" else nm, fixed = TRUE)
+  }
+})
