@@ -366,7 +366,7 @@ histboost <- function(x, ...) {
 #'   non-zero together (exclusive feature bundling, Ke et al. 2017, as
 #'   LightGBM's `enable_bundle`): a leaf's histogram is then summed per
 #'   bundle, which makes wide sparse data (thousands of one-hot columns of a
-#'   dgCMatrix) train much faster. Only features stored sparse (at least 80\%
+#'   dgCMatrix) train much faster. Only features stored sparse (at least 80%
 #'   of their rows in one bin) take part, and only on the CPU; trees,
 #'   predictions and the model format still name the original features.
 #'   `FALSE` sums every sparse feature alone.
@@ -1195,8 +1195,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' name, backquoted or not) and use constants (numbers, strings, `TRUE`,
 #' `FALSE`, `NA`, `Inf`, `pi`) and these functions, which work row by row (a
 #' row's value never depends on the other rows):
-#' arithmetic, comparison and logic (`+ - * / ^ \%\% \%/\%`, `== != < > <= >=`,
-#' `& | !`, `\%in\%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
+#' arithmetic, comparison and logic (`+ - * / ^ %% %/%`, `== != < > <= >=`,
+#' `& | !`, `%in%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
 #' `expm1`, `sqrt`, `abs`, `sign`, `floor`, `ceiling`, `trunc`, `round`,
 #' `signif`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`,
 #' `tanh`, `pmin`, `pmax`, `is.na`, `ifelse`, `as.numeric`, `as.double`,
@@ -1205,7 +1205,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' breaks = c(-Inf, 0, 1, Inf))`, not a number of intervals, which would be
 #' recomputed from `newdata`), `c()` of constants where a set of values
 #' belongs (`cut`'s breaks and labels, `factor`'s levels, labels and
-#' exclude, the right of `\%in\%`; anywhere else it would be recycled along
+#' exclude, the right of `%in%`; anywhere else it would be recycled along
 #' the rows), `I()` and `offset()`.
 #' Anything else (a function of your own, `pkg::fun`, `scale()`, `poly()`,
 #' `mean()`, `cut(x, 3)`) is refused when training, with an error of class
