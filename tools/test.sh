@@ -2,6 +2,7 @@
 # test.sh: the whole test suite, as CI runs it (.ci/run) on a fresh machine:
 #   1. install missing dependencies (incl. testthat, lightgbm) and the package
 #   2. engine-only C tests under ASan/UBSan (make -C tools engine-test)
+#   2b. man/ and NAMESPACE up to date with the #' comments (tools/check-docs.sh)
 #   3. R CMD build + R CMD check --no-manual --no-tests: fails on any ERROR or
 #      WARNING (NOTEs are printed and allowed; README.md explains them)
 #   4. the model-loader fuzzer under ASan/UBSan, a fixed 3000 cases (make -C tools fuzz)
@@ -82,6 +83,7 @@ build_and_check() {
 
 step install sh tools/install.sh --test
 step engine-test make -C tools engine-test
+step docs sh tools/check-docs.sh
 step check build_and_check
 step fuzz make -C tools fuzz
 step testthat-asan sh tools/asan-tests.sh
