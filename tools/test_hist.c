@@ -424,8 +424,8 @@ static void test_trees(const hb_dataset_t *d) {
       if (act) {
         int off = 0;
         for (int k = 0; k < t[0]->num_leaves - 1; k++) {   /* trees name columns: one of its features drawn */
-          int c = t[0]->split_feature[k], drawn = 0;
-          for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) drawn |= act[f];
+          int col = t[0]->split_feature[k], drawn = 0;
+          for (int f = d->col_first[col]; f < d->col_first[col + 1]; f++) drawn |= act[f];
           off += !drawn;
         }
         CHECK(off == 0, "%d splits on features outside the sample", off);

@@ -238,10 +238,10 @@ static void test_gains(void) {
  * keys with many ties (so the bin decides), negative zeros, infinities,
  * bins in random order. */
 static int cat_cmp(const void *a, const void *b) {
-  const hb_cat_key_t *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->bin > y->bin) - (x->bin < y->bin);
+  const hb_cat_key_t *ka = a, *kb = b;
+  if (ka->key < kb->key) return -1;
+  if (ka->key > kb->key) return 1;
+  return (ka->bin > kb->bin) - (ka->bin < kb->bin);
 }
 
 static void test_cat_sort(void) {

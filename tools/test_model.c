@@ -454,9 +454,9 @@ static void test_objective_quantile(void) {
   const double as[] = {0.1, 0.25, 0.5, 0.9, 1.0 / 3, 0.999};
   int bad = 0;
   for (int m = 1; m <= 101; m += 4)
-    for (int q = 0; q < 6; q++) {
+    for (int qi = 0; qi < 6; qi++) {
       for (int i = 0; i < m; i++) {
-        big[i].v = (double)((i * 37 + m * 11) % (q + 3)) + 0.5 * (i % 2);
+        big[i].v = (double)((i * 37 + m * 11) % (qi + 3)) + 0.5 * (i % 2);
         big[i].w = 1.0;
         sorted[i] = big[i].v;
       }
@@ -466,11 +466,11 @@ static void test_objective_quantile(void) {
           sorted[j] = sorted[j - 1];
           sorted[j - 1] = t;
         }
-      double t = as[q] * m;
+      double t = as[qi] * m;
       int k = (int)ceil(t);
       if (k < 1) k = 1;
       double want = ((double)k == t && k < m) ? 0.5 * (sorted[k - 1] + sorted[k]) : sorted[k - 1];
-      bad += hb_objective_quantile(big, m, as[q]) != want;
+      bad += hb_objective_quantile(big, m, as[qi]) != want;
     }
   CHECK(bad == 0, "%d selection quantiles differ from the sorted ones", bad);
 }

@@ -363,7 +363,7 @@ void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histb
   }
   /* Each feature's best is found alone, then merged in feature order: the
    * same winner as the sequential loop whatever the thread count. */
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 4)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4))
   for (int f = 0; f < nf; f++) {
     per[f].feature = -1;
     per[f].gain = -INFINITY;
