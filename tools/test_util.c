@@ -87,10 +87,10 @@ HB_OMP(atomic)
 
 static void test_rng(void) {
   /* A pure function of its key: same key, same bits; any key change, new bits. */
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) == hb_rng_bits(1, HB_RNG_BAGGING, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(2, HB_RNG_BAGGING, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_FEATURE, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_BAGGING, 3, 2));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) == hb_rng_key(1, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(2, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(1, HB_RNG_FEATURE, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(1, HB_RNG_BAGGING, 3, 2));
   enum { N = 100000 };
   static double serial[N], parallel[N];
   double sum = 0.0;

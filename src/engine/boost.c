@@ -863,10 +863,6 @@ int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qi
   return HB_OK;
 }
 
-int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
-  return hb_booster_eval_at(b, data, metric, 0, out);
-}
-
 static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out);
 
 /* A metric that is not finite because an input of its data set is extreme

@@ -34,9 +34,8 @@ int hb_booster_update(hb_booster_t *b, int *finished);
  * h >= 0, else HB_ERR_INPUT. Each round of a custom objective needs them. */
 int hb_booster_set_gradients(hb_booster_t *b, const double *g, const double *h);
 
-/* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
-int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);
-/* The same with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */
+/* Metric on the training set (data = 0) or validation set data = 1, 2, ...,
+ * with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */
 int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out);
 
 /* The queries of data set `data` (0 train, 1.. valid) for ranking: qid[i]

@@ -78,13 +78,6 @@ static void numeric_bin_many(const double *upper, int num_bin, const double *v, 
   }
 }
 
-/* Bin of a raw value (numeric value, or level code as a double) for one feature. */
-int hb_binmapper_bin(const hb_binmapper_t *m, double v) {
-  if (m->type == HB_FEAT_NUMERIC) return numeric_bin(m->upper, m->num_bin, v);
-  if (!(v >= 1.0 && v <= (double)m->nlevels) || v != floor(v)) return m->num_bin - 1;
-  return m->level_bin[(int)v - 1];
-}
-
 /* Free a mapper's arrays and zero it (safe on a zeroed mapper). */
 void hb_binmapper_clear(hb_binmapper_t *m) {
   if (!m) return;
@@ -885,19 +878,6 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
   d->total_bins = (int)off;
   *out = d;
   return HB_OK;
-}
-
-/* Bin of row `row` of feature f (sparse: binary search over the stored rows). */
-int hb_dataset_bin(const hb_dataset_t *d, int f, int row) {
-  const hb_featstore_t *st = &d->store[f];
-  if (!st->sparse) return st->bins[row];
-  int lo = 0, hi = st->nnz;
-  while (lo < hi) {
-    int mid = lo + ((hi - lo) >> 1);
-    if (st->rows[mid] < row) lo = mid + 1; else hi = mid;
-  }
-  if (lo < st->nnz && st->rows[lo] == row) return st->vals[lo];
-  return d->mappers[f].default_bin;
 }
 
 /* Bins of feature f for rows [row0, row0 + n): a copy for dense storage, the

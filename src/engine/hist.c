@@ -1059,20 +1059,6 @@ HB_OMP(for schedule(dynamic, 1))
 #undef RUN_ITEM
 }
 
-void hb_hist_subtract(const hb_dataset_t *d, const uint8_t *active,
-                      hb_histbin_t *a, const hb_histbin_t *b, int nthreads) {
-  int nth = hb_threads_use(nthreads);
-  (void)nth;
-HB_OMP(parallel for num_threads(nth) schedule(static))
-  for (int f = 0; f < d->nfeat; f++) {
-    if (active && !active[f]) continue;
-    int lo = d->hist_offset[f], hi = d->hist_offset[f + 1];
-    for (int k = lo; k < hi; k++) {
-      a[k].g -= b[k].g; a[k].h -= b[k].h;
-    }
-  }
-}
-
 void hb_hist_reduce(const hb_dataset_t *d, const uint8_t *active, hb_histbin_t *hist) {
   (void)d; (void)active; (void)hist;
 }
