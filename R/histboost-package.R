@@ -42,3 +42,17 @@
 #' @useDynLib histboost, .registration = TRUE
 #' @importClassesFrom Matrix dgCMatrix
 "_PACKAGE"
+
+# A test hook: a .Call routine that only the test suite and inst/bench use
+# (single kernels, a dataset's bins). src/init.c registers them only in a
+# build with -DHB_TEST_HOOKS, which configure turns on when installing from
+# a development checkout (HISTBOOST_TEST_HOOKS=yes|no overrides), so looked
+# up by name here rather than named in the code.
+.hb_hook <- function(name) {
+  ns <- asNamespace("histboost")
+  if (!exists(name, envir = ns, inherits = FALSE)) {
+    .hb_abort("histboost was built without its test hooks (", name, "): reinstall it from a ",
+              "development checkout, or with HISTBOOST_TEST_HOOKS=yes.", kind = "engine")
+  }
+  get(name, envir = ns, inherits = FALSE)
+}
