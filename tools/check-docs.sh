@@ -28,13 +28,15 @@ copy="${tmp}/histboost"
 mkdir -p "${copy}"
 cp -R DESCRIPTION NAMESPACE R man "${copy}/"
 
-# roxygen2 may say which version wrote the files (RoxygenNote); a different
-# installed version can format man/ differently, so say which one ran.
+# DESCRIPTION says which roxygen2 wrote the files (Config/roxygen2/version;
+# RoxygenNote before roxygen2 8, which replaces it); another version can
+# format man/ differently, so say when they differ.
 (cd "${copy}" && Rscript -e '
-  note <- read.dcf("DESCRIPTION", fields = "RoxygenNote")[1, 1]
+  d <- read.dcf("DESCRIPTION", fields = c("Config/roxygen2/version", "RoxygenNote"))[1, ]
+  note <- if (!is.na(d[[1]])) d[[1]] else d[[2]]
   have <- as.character(utils::packageVersion("roxygen2"))
   if (!is.na(note) && note != have)
-    cat("check-docs.sh: note: DESCRIPTION says RoxygenNote", note, "but roxygen2", have, "is installed\n")
+    cat("check-docs.sh: note: DESCRIPTION says roxygen2", note, "but roxygen2", have, "is installed\n")
   suppressPackageStartupMessages(roxygen2::roxygenise(load_code = "source"))
 ') || { echo "check-docs.sh: roxygen2::roxygenise() failed" >&2; exit 1; }
 
