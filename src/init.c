@@ -37,7 +37,7 @@ SEXP C_hb_cuda_info(void);
 /* Test hooks: routines only the test suite and inst/bench call (single
  * kernels, a dataset's bins), registered only in a build with
  * -DHB_TEST_HOOKS, which configure turns on in a development checkout (see
- * src/README.md). R reaches them through .hb_hook() (R/histboost-package.R). */
+ * src/README.md). R reaches them through .hb_hook_call() (R/histboost-package.R). */
 SEXP C_hb_dataset_info(SEXP);
 SEXP C_hb_dataset_bins(SEXP);
 SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
