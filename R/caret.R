@@ -19,14 +19,15 @@
 #' @examples
 #' m <- hb_caret_model()
 #' m$parameters
-#' \dontrun{
-#' library(caret)
-#' fit <- train(iris[, 1:4], iris$Species, method = hb_caret_model(),
-#'              trControl = trainControl(method = "cv", number = 5),
-#'              tuneGrid = expand.grid(nrounds = c(50, 100, 200), num_leaves = c(7, 15),
-#'                                     learning_rate = 0.1, min_data_in_leaf = 10),
-#'              nthreads = 2)
-#' fit$bestTune
+#' # Two values of nrounds (one fit per fold: the smaller is a submodel),
+#' # 2-fold cross-validation (caret is suggested, not required)
+#' if (requireNamespace("caret", quietly = TRUE)) {
+#'   fit <- caret::train(iris[, 1:4], iris$Species, method = hb_caret_model(),
+#'                       trControl = caret::trainControl(method = "cv", number = 2),
+#'                       tuneGrid = expand.grid(nrounds = c(10, 20), num_leaves = 3,
+#'                                              learning_rate = 0.1, min_data_in_leaf = 10),
+#'                       nthreads = 1)
+#'   fit$bestTune
 #' }
 #' @export
 hb_caret_model <- function() {

@@ -295,6 +295,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   out
 }
 
+#' @method print hb_cv
 #' @export
 print.hb_cv <- function(x, ...) {
   n_rows <- sum(lengths(x$folds))

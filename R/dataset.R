@@ -693,13 +693,14 @@ dim.hb_dataset <- function(x) c(x$nrow, x$ncol)
 # (logical, one per feature; NULL: all), for tests.
 .hb_qhist <- function(x, gq, hq, bits, rows = NULL, active = NULL, nthreads = 2L) {
   .hb_check_dataset(x, "x")
-  .Call(C_hb_qhist_check, x$ptr, if (is.null(rows)) NULL else as.integer(rows), as.integer(gq), as.integer(hq),
-        as.integer(bits), if (is.null(active)) NULL else as.logical(active), as.integer(nthreads))
+  .hb_hook_call("C_hb_qhist_check", x$ptr, if (is.null(rows)) NULL else as.integer(rows), as.integer(gq),
+                as.integer(hq), as.integer(bits), if (is.null(active)) NULL else as.logical(active),
+                as.integer(nthreads))
 }
 
 # The dataset's bins (rows x features, 0-based; a feature's last bin is its
 # missing bin), for tests that compute histograms in plain R.
 .hb_dataset_bins <- function(x) {
   .hb_check_dataset(x, "x")
-  .Call(C_hb_dataset_bins, x$ptr)
+  .hb_hook_call("C_hb_dataset_bins", x$ptr)
 }

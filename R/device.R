@@ -68,12 +68,12 @@ hb_device_info <- function() {
 # The GPU histogram of a dataset's rows, for tests and the benchmark.
 # quant_bits > 0: g and h are quantized levels, summed by the quantized kernel.
 .hb_cuda_hist <- function(dataset, g, h, rows = NULL, mode = 0L, smem_limit = 0L, reps = 0L, quant_bits = 0L) {
-  .Call(C_hb_cuda_hist_check, dataset$ptr, if (is.null(rows)) NULL else as.integer(rows),
-        as.double(g), as.double(h), as.integer(quant_bits), as.integer(mode), as.integer(smem_limit),
-        as.integer(reps))
+  .hb_hook_call("C_hb_cuda_hist_check", dataset$ptr, if (is.null(rows)) NULL else as.integer(rows),
+                as.double(g), as.double(h), as.integer(quant_bits), as.integer(mode), as.integer(smem_limit),
+                as.integer(reps))
 }
 
 # Device-to-device copy bandwidth of the GPU (GB/s, bytes read plus written).
 .hb_cuda_copy_bandwidth <- function(bytes = 2^30, reps = 20L) {
-  .Call(C_hb_cuda_copy_bandwidth, as.double(bytes), as.integer(reps))
+  .hb_hook_call("C_hb_cuda_copy_bandwidth", as.double(bytes), as.integer(reps))
 }

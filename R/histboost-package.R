@@ -2,13 +2,19 @@
 
 #' histboost: histogram gradient-boosted trees
 #'
-#' Gradient-boosted decision trees on binned features, with a native C engine
-#' (OpenMP; CUDA later): leaf-wise growth, native categorical splits for
-#' factors, learned directions for missing values, regression, binary and
-#' multiclass objectives, validation sets and early stopping. Train with
-#' [histboost()] on a data.frame, matrix or `dgCMatrix`; predict with
-#' [predict.histboost()]; inspect with [hb_importance()] and [hb_trees()];
-#' save with [hb_save()] or `saveRDS()`.
+#' Gradient-boosted decision trees on binned features, with a native C11
+#' engine parallelised with OpenMP and an optional CUDA learner for NVIDIA
+#' GPUs (see [hb_has_cuda()]): leaf-wise growth, native categorical splits
+#' for factors, learned directions for missing values; regression
+#' (squared, L1, Huber, quantile, Poisson, gamma, Tweedie), binary,
+#' multiclass and ranking (LambdaRank) objectives; validation sets, early
+#' stopping and cross-validation ([hb_cv()]).
+#'
+#' Train with [histboost()] on a data.frame, matrix, sparse `dgCMatrix`, a
+#' formula or a binned [hb_dataset()]; predict with [predict.histboost()]
+#' (also SHAP contributions); inspect with [hb_importance()], [hb_trees()]
+#' and [plot.histboost()]; save with [hb_save()] or `saveRDS()`. caret and
+#' parsnip users: [hb_caret_model()], [hb_parsnip_fit()].
 #'
 #' Errors are conditions of class `histboost_error` and one of
 #' `histboost_error_input` (a bad argument), `histboost_error_format` (a
@@ -26,9 +32,28 @@
 #' and datasets made before are untouched, and the next call gives what it
 #' gives in a fresh session.
 #'
+#' @examples
+#' fit <- histboost(iris[, 1:4], iris$Species, nrounds = 10, nthreads = 1,
+#'                  verbose = 0)
+#' predict(fit, iris[c(1, 51, 101), ], type = "class")
 #' @name histboost-package
 #' @aliases histboost-package
 #' @keywords internal
 #' @useDynLib histboost, .registration = TRUE
 #' @importClassesFrom Matrix dgCMatrix
 "_PACKAGE"
+
+# A test hook: a .Call routine that only the test suite and inst/bench use
+# (single kernels, a dataset's bins). src/init.c registers them only in a
+# build with -DHB_TEST_HOOKS, which configure turns on when installing from
+# a development checkout (HISTBOOST_TEST_HOOKS=yes|no overrides), so looked
+# up by name here and called through do.call(): R CMD check evaluates the
+# routine of every literal .Call(), which in a build without hooks fails.
+.hb_hook_call <- function(name, ...) {
+  ns <- asNamespace("histboost")
+  if (!exists(name, envir = ns, inherits = FALSE)) {
+    .hb_abort("histboost was built without its test hooks (", name, "): reinstall it from a ",
+              "development checkout, or with HISTBOOST_TEST_HOOKS=yes.", kind = "engine")
+  }
+  do.call(".Call", list(get(name, envir = ns, inherits = FALSE), ...))
+}

@@ -128,13 +128,18 @@
 #' @param ... Other [histboost()] arguments.
 #' @return A `"histboost"` model.
 #' @examples
-#' \dontrun{
-#' library(parsnip)
-#' spec <- boost_tree(trees = 200, learn_rate = 0.05, min_n = 10) |>
-#'   set_engine("histboost", num_leaves = 15) |>
-#'   set_mode("classification")
-#' fit <- fit(spec, Species ~ ., data = iris)
-#' predict(fit, iris, type = "prob")
+#' # What parsnip calls: mtry = 2 of 4 predictors, 80% of the rows per round
+#' fit <- hb_parsnip_fit(iris[, 1:4], iris$Species, mtry = 2, sample_size = 0.8,
+#'                       nrounds = 10, nthreads = 1, verbose = 0)
+#' fit$params$feature_fraction
+#'
+#' # Through parsnip (suggested, not required)
+#' if (requireNamespace("parsnip", quietly = TRUE)) {
+#'   spec <- parsnip::boost_tree(trees = 20, learn_rate = 0.1, min_n = 10) |>
+#'     parsnip::set_engine("histboost", num_leaves = 7, nthreads = 1) |>
+#'     parsnip::set_mode("classification")
+#'   pfit <- parsnip::fit(spec, Species ~ ., data = iris)
+#'   predict(pfit, iris[c(1, 51, 101), ], type = "prob")
 #' }
 #' @export
 hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL, stop_iter = NULL,

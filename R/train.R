@@ -330,11 +330,11 @@ histboost <- function(x, ...) {
 #'   each node may split on, in (0, 1]: `round(share x columns)`, at least
 #'   one, drawn afresh for every node (from `seed`, the tree and the node).
 #'   CPU only.
-#' @param path_smooth >= 0: each leaf's output is pulled towards its
+#' @param path_smooth At least 0: each leaf's output is pulled towards its
 #'   parent's, `o * (n / path_smooth) / (n / path_smooth + 1) + parent /
 #'   (n / path_smooth + 1)` with `n` its rows, and split gains are taken at
 #'   these outputs (LightGBM's `path_smooth`); 0 disables it. CPU only.
-#' @param max_delta_step >= 0: each leaf's output (before `learning_rate`)
+#' @param max_delta_step At least 0: each leaf's output (before `learning_rate`)
 #'   is capped to `[-max_delta_step, max_delta_step]`, for every objective
 #'   (leaves refit by `"l1"` and `"quantile"` too), and split gains are taken
 #'   at the capped outputs (LightGBM's `max_delta_step`, xgboost's for every
@@ -465,7 +465,7 @@ histboost <- function(x, ...) {
 #'   times less CPU time (inst/bench/results/2026-11-27-bundle.md; LightGBM
 #'   gains more there because its unbundled path is slower). The model is
 #'   the same either way at `max_conflict_rate = 0`. Only features stored
-#'   sparse (at least 80\% of their rows in one bin) take part, and only on
+#'   sparse (at least 80% of their rows in one bin) take part, and only on
 #'   the CPU; trees, predictions and the model format still name the
 #'   original features.
 #' @param max_conflict_rate The share of rows, in [0, 1), in which the
@@ -1394,8 +1394,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' name, backquoted or not) and use constants (numbers, strings, `TRUE`,
 #' `FALSE`, `NA`, `Inf`, `pi`) and these functions, which work row by row (a
 #' row's value never depends on the other rows):
-#' arithmetic, comparison and logic (`+ - * / ^ \%\% \%/\%`, `== != < > <= >=`,
-#' `& | !`, `\%in\%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
+#' arithmetic, comparison and logic (`+ - * / ^ %% %/%`, `== != < > <= >=`,
+#' `& | !`, `%in%`, parentheses), `log`, `log1p`, `log2`, `log10`, `exp`,
 #' `expm1`, `sqrt`, `abs`, `sign`, `floor`, `ceiling`, `trunc`, `round`,
 #' `signif`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`,
 #' `tanh`, `pmin`, `pmax`, `is.na`, `ifelse`, `as.numeric`, `as.double`,
@@ -1404,7 +1404,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' breaks = c(-Inf, 0, 1, Inf))`, not a number of intervals, which would be
 #' recomputed from `newdata`), `c()` of constants where a set of values
 #' belongs (`cut`'s breaks and labels, `factor`'s levels, labels and
-#' exclude, the right of `\%in\%`; anywhere else it would be recycled along
+#' exclude, the right of `%in%`; anywhere else it would be recycled along
 #' the rows), `I()` and `offset()`.
 #' Anything else (a function of your own, `pkg::fun`, `scale()`, `poly()`,
 #' `mean()`, `cut(x, 3)`) is refused when training, with an error of class

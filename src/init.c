@@ -7,12 +7,8 @@
 #include "engine/threads.h"
 
 SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_hb_dataset_info(SEXP);
 SEXP C_hb_dataset_labels(SEXP);
 SEXP C_hb_ptr_valid(SEXP);
-SEXP C_hb_dataset_bins(SEXP);
-SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
 SEXP C_hb_booster_train_scores(SEXP);
@@ -40,11 +36,20 @@ SEXP C_hb_model_set_meta(SEXP, SEXP);
 SEXP C_hb_write_file(SEXP, SEXP);
 SEXP C_hb_threads_default(void);
 SEXP C_hb_threads_use(SEXP);
-SEXP C_hb_has_openmp(void);
 SEXP C_hb_booster_profile(SEXP, SEXP);
 SEXP C_hb_cuda_info(void);
+#ifdef HB_TEST_HOOKS
+/* Test hooks: routines only the test suite and inst/bench call (single
+ * kernels, a dataset's bins), registered only in a build with
+ * -DHB_TEST_HOOKS, which configure turns on in a development checkout (see
+ * src/README.md). R reaches them through .hb_hook_call() (R/histboost-package.R). */
+SEXP C_hb_dataset_info(SEXP);
+SEXP C_hb_dataset_bins(SEXP);
+SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
+#endif
 SEXP C_hb_has_mpi(void);
 SEXP C_hb_mpi_init(void);
 SEXP C_hb_mpi_finalize(SEXP);
@@ -58,12 +63,8 @@ SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 #define ENTRY(name, n) {#name, (DL_FUNC)(void (*)(void))&name, n}
 static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_dataset_create, 7),
-  ENTRY(C_hb_dataset_info, 1),
   ENTRY(C_hb_dataset_labels, 1),
   ENTRY(C_hb_ptr_valid, 1),
-  ENTRY(C_hb_dataset_bins, 1),
-  ENTRY(C_hb_qhist_check, 7),
-  ENTRY(C_hb_hist_time, 9),
   ENTRY(C_hb_booster_create, 4),
   ENTRY(C_hb_booster_add_valid, 2),
   ENTRY(C_hb_booster_train_scores, 1),
@@ -91,11 +92,16 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_write_file, 2),
   ENTRY(C_hb_threads_default, 0),
   ENTRY(C_hb_threads_use, 1),
-  ENTRY(C_hb_has_openmp, 0),
   ENTRY(C_hb_booster_profile, 2),
   ENTRY(C_hb_cuda_info, 0),
+#ifdef HB_TEST_HOOKS
+  ENTRY(C_hb_dataset_info, 1),
+  ENTRY(C_hb_dataset_bins, 1),
+  ENTRY(C_hb_qhist_check, 7),
+  ENTRY(C_hb_hist_time, 9),
   ENTRY(C_hb_cuda_hist_check, 8),
   ENTRY(C_hb_cuda_copy_bandwidth, 2),
+#endif
   ENTRY(C_hb_has_mpi, 0),
   ENTRY(C_hb_mpi_init, 0),
   ENTRY(C_hb_mpi_finalize, 1),

@@ -1,5 +1,7 @@
 /* r_check.c: .Call glue that runs single engine kernels on R data, for the
- * tests that compare them with sums computed in plain R. */
+ * tests that compare them with sums computed in plain R and for
+ * inst/bench/quant-speed.R. Test hooks: all of it is built only with
+ * -DHB_TEST_HOOKS (configure; see src/README.md). */
 #include <string.h>
 #include "r_util.h"
 #include "engine/error.h"
@@ -8,6 +10,7 @@
 #include "engine/hist_quant.h"
 #include "engine/quantize.h"
 
+#ifdef HB_TEST_HOOKS
 /* The 0-based rows of a 1-based, strictly increasing integer vector `rows`
  * (NULL: all of the dataset's rows, returned as NULL with *n = nrow). */
 static int *rows_arg(SEXP rows, const hb_dataset_t *d, int *n) {
@@ -152,3 +155,4 @@ SEXP C_hb_hist_time(SEXP dataset, SEXP rows, SEXP g, SEXP h, SEXP gq, SEXP hq, S
   UNPROTECT(1);
   return out;
 }
+#endif

@@ -54,6 +54,9 @@ SEXP C_hb_cuda_info(void) {
   return out;
 }
 
+#ifdef HB_TEST_HOOKS
+/* Test hooks (the tests and inst/bench/gpu.R): built only with -DHB_TEST_HOOKS
+ * (configure; see src/README.md). */
 /* The GPU histogram of a binned dataset's rows (1-based integer `rows`, or
  * NULL for all) with gradients g, h (double, nrow each): list(g, h, exp_g,
  * exp_h, ms) with g, h the sums per histogram slot (as doubles: exact below
@@ -123,3 +126,4 @@ SEXP C_hb_cuda_copy_bandwidth(SEXP bytes, SEXP reps) {
   if (st != HB_OK) hb_r_throw("device", "%s", hb_error_message());
   return Rf_ScalarReal(gbps);
 }
+#endif

@@ -63,6 +63,8 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   return ptr;
 }
 
+#ifdef HB_TEST_HOOKS
+/* Test hook: built only with -DHB_TEST_HOOKS (configure; see src/README.md). */
 /* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column):
  * column is each feature's input column (1-based; a factor with more
  * levels than max_bin spans several features). */
@@ -95,6 +97,7 @@ SEXP C_hb_dataset_info(SEXP ptr) {
   UNPROTECT(nprot);
   return out;
 }
+#endif
 
 /* list(label, weight): the dataset's labels as the engine holds them
  * (numbers; classes as 0..K-1) and its weights, each a double vector or NULL. */
@@ -122,6 +125,8 @@ SEXP C_hb_ptr_valid(SEXP x) {
   return Rf_ScalarLogical(TYPEOF(x) == EXTPTRSXP && R_ExternalPtrAddr(x) != NULL);
 }
 
+#ifdef HB_TEST_HOOKS
+/* Test hook: built only with -DHB_TEST_HOOKS (configure; see src/README.md). */
 /* The bins of a dataset as an integer matrix (rows x features, 0-based
  * bins; the last bin of a feature is its missing bin), for tests. */
 SEXP C_hb_dataset_bins(SEXP ptr) {
@@ -136,3 +141,4 @@ SEXP C_hb_dataset_bins(SEXP ptr) {
   UNPROTECT(1);
   return out;
 }
+#endif

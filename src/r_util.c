@@ -189,7 +189,6 @@ double hb_r_wall_seconds(void) {
 
 SEXP C_hb_threads_default(void) { return Rf_ScalarInteger(hb_threads_default()); }
 SEXP C_hb_threads_use(SEXP n) { return Rf_ScalarInteger(hb_threads_use(hb_r_int(n, "nthreads"))); }
-SEXP C_hb_has_openmp(void) { return Rf_ScalarLogical(hb_threads_have_openmp() != 0); }
 
 /* Per-row starting scores: NULL, or a double vector (one column) or matrix
  * with one row per row of `in`, set into in->init_score. */

@@ -7,13 +7,14 @@
 #include <R.h>
 #include <Rinternals.h>
 #include "engine/dataset.h"
+#include "engine/error.h"
 
 /* Raise an R condition of class "histboost_error_<kind>" (kind: "input",
  * "format", "engine", "device") by calling the package's R function
  * .hb_throw(). Never returns. Free native memory BEFORE calling it. */
-void hb_r_throw(const char *kind, const char *fmt, ...)
+void hb_r_throw(const char *kind, const char *fmt, ...) HB_PRINTF_FMT(2, 3)
 #if defined(__GNUC__)
-  __attribute__((format(printf, 2, 3), noreturn))
+  __attribute__((noreturn))
 #endif
   ;
 /* Raise the R error matching an engine status, with the engine's last

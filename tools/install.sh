@@ -1,6 +1,6 @@
 #!/bin/sh
 # install.sh [--test]: installs histboost's missing R dependencies from CRAN
-# (with --test also the test suite's: testthat and lightgbm), then installs the
+# (with --test also the test suite's: testthat, lightgbm, roxygen2), then installs the
 # package from this checkout with R CMD INSTALL. Packages already installed
 # are left alone. Non-interactive; POSIX sh.
 #   HISTBOOST_CRAN   CRAN mirror (default https://cloud.r-project.org)
@@ -10,7 +10,7 @@ set -eu
 usage() {
   echo "usage: sh tools/install.sh [--test]"
   echo "  installs missing dependencies from CRAN, then histboost from this checkout"
-  echo "  --test  also installs the test dependencies (testthat, lightgbm)"
+  echo "  --test  also installs the test dependencies (testthat, lightgbm, roxygen2)"
 }
 
 with_test=no
@@ -66,7 +66,8 @@ deps <- unlist(strsplit(fields[!is.na(fields)], ","))
 deps <- trimws(sub("\\(.*\\)", "", deps))
 base <- rownames(installed.packages(priority = "base"))
 deps <- setdiff(deps[nzchar(deps)], c("R", base))
-if (with_test) deps <- c(deps, "testthat", "lightgbm", "knitr", "markdown")  # R CMD build builds the vignette
+# R CMD build builds the vignette (knitr, markdown); tools/check-docs.sh runs roxygen2.
+if (with_test) deps <- c(deps, "testthat", "lightgbm", "knitr", "markdown", "roxygen2")
 # The caret and parsnip tests need those packages (and their many
 # dependencies); installing them is tried, and their tests say when they skip.
 optional <- if (with_test) c("caret", "parsnip") else character()

@@ -2,6 +2,10 @@
 # test.sh: the whole test suite, as CI runs it (.ci/run) on a fresh machine:
 #   1. install missing dependencies (incl. testthat, lightgbm) and the package
 #   2. engine-only C tests under ASan/UBSan (make -C tools engine-test)
+#   2b. the same C tests built without OpenMP (make -C tools engine-test-noomp)
+#   2c. the C code cross-compiled for Windows with mingw-w64 (tools/cross-win.sh;
+#       apt-get installs gcc-mingw-w64-x86-64 when missing and run as root)
+#   2d. man/ and NAMESPACE up to date with the #' comments (tools/check-docs.sh)
 #   3. R CMD build + R CMD check --no-manual --no-tests: fails on any ERROR or
 #      WARNING (NOTEs are printed and allowed; README.md explains them)
 #   4. the model-loader fuzzer under ASan/UBSan, a fixed 3000 cases (make -C tools fuzz)
@@ -48,6 +52,21 @@ step() {
   echo "==> [${name}] done in ${dt}s"
 }
 
+# The Windows cross compiler, from apt when missing (CI runs as root).
+need_mingw() {
+  if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+    echo "mingw-w64: $(command -v x86_64-w64-mingw32-gcc)"
+    return 0
+  fi
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get update &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends gcc-mingw-w64-x86-64
+  else
+    echo "x86_64-w64-mingw32-gcc not found and cannot apt-get it (not root): install gcc-mingw-w64-x86-64" >&2
+    return 1
+  fi
+}
+
 build_and_check() {
   checkdir="${root}/tools/build/check"
   rm -rf "${checkdir}"
@@ -82,6 +101,10 @@ build_and_check() {
 
 step install sh tools/install.sh --test
 step engine-test make -C tools engine-test
+step engine-test-noomp make -C tools engine-test-noomp
+step mingw-tools need_mingw
+step cross-win sh tools/cross-win.sh
+step docs sh tools/check-docs.sh
 step check build_and_check
 step fuzz make -C tools fuzz
 step testthat-asan sh tools/asan-tests.sh

@@ -104,7 +104,7 @@ static void check_bundles(const hb_dataset_t *d, const hb_bundles_t *b, double r
       int f = b->feat[m];
       if (b->bundle_of[f] != j || !d->store[f].sparse || (m > b->first[j] && f <= b->feat[m - 1])) bad_member++;
       memset(used, 0, sizeof used);
-      for (int r = 0; r < N; r++) used[hb_dataset_bin(d, f, r)] = 1;
+      for (int r = 0; r < N; r++) used[test_dataset_bin(d, f, r)] = 1;
       for (int bin = 0; bin < d->mappers[f].num_bin; bin++) {
         if (!used[bin] || bin == d->mappers[f].default_bin) continue;
         /* this (feature, bin) has exactly one slot */
@@ -123,7 +123,7 @@ static void check_bundles(const hb_dataset_t *d, const hb_bundles_t *b, double r
     for (int r = 0; r < N; r++) {
       int want = 0, off = 0;
       for (int m = b->first[j]; m < b->first[j + 1]; m++) {
-        int f = b->feat[m], bin = hb_dataset_bin(d, f, r);
+        int f = b->feat[m], bin = test_dataset_bin(d, f, r);
         if (bin == d->mappers[f].default_bin) continue;
         off++;
         if (want) continue;

@@ -13,6 +13,7 @@
 #include "hist.h"
 #include "hist_quant.h"
 #include "tree.h"
+#include "test_engine.h"
 
 #include "test_check.h"
 
@@ -64,7 +65,7 @@ static inline void naive_hist(const hb_dataset_t *d, const int *rows, int m, con
     int r = rows ? rows[k] : k;
     for (int f = 0; f < d->nfeat; f++) {
       if (active && !active[f]) continue;
-      hb_histbin_t *b = out + d->hist_offset[f] + hb_dataset_bin(d, f, r);
+      hb_histbin_t *b = out + d->hist_offset[f] + test_dataset_bin(d, f, r);
       b->g += gh[2 * r];
       b->h += gh[2 * r + 1];
     }
@@ -79,7 +80,7 @@ static inline void naive_qhist(const hb_dataset_t *d, const int *rows, int m, co
     int r = rows[k];
     for (int f = 0; f < d->nfeat; f++) {
       if (active && !active[f]) continue;
-      hb_qbin_t *b = out + d->hist_offset[f] + hb_dataset_bin(d, f, r);
+      hb_qbin_t *b = out + d->hist_offset[f] + test_dataset_bin(d, f, r);
       b->g += hb_qpack_g(q[r]);
       b->h += hb_qpack_h(q[r]);
     }

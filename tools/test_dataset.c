@@ -10,6 +10,7 @@
 #include "dataset.h"
 #include "error.h"
 #include "rng.h"
+#include "test_engine.h"
 
 static int n_pass = 0, n_fail = 0;
 
@@ -70,7 +71,7 @@ static int datasets_equal(const hb_dataset_t *a, const hb_dataset_t *b) {
     if (a->store[f].sparse != b->store[f].sparse) return 0;
     if (a->hist_offset[f] != b->hist_offset[f]) return 0;
     for (int r = 0; r < a->nrow; r++)
-      if (hb_dataset_bin(a, f, r) != hb_dataset_bin(b, f, r)) return 0;
+      if (test_dataset_bin(a, f, r) != test_dataset_bin(b, f, r)) return 0;
   }
   return 1;
 }
@@ -87,7 +88,7 @@ static void check_invariants(const hb_dataset_t *d, int max_bin, const char *wha
       int ok = m->num_bin >= 2 && isinf(m->upper[m->num_bin - 2]) && m->upper[m->num_bin - 2] > 0;
       for (int b = 1; b < m->num_bin - 1; b++) ok = ok && m->upper[b - 1] < m->upper[b];
       CHECK(ok, "%s f%d: upper bounds not increasing to +Inf", what, f);
-      CHECK(m->default_bin == hb_binmapper_bin(m, 0.0), "%s f%d default_bin", what, f);
+      CHECK(m->default_bin == test_binmapper_bin(m, 0.0), "%s f%d default_bin", what, f);
     }
     const hb_featstore_t *st = &d->store[f];
     if (st->sparse) {
@@ -115,10 +116,10 @@ static void check_invariants(const hb_dataset_t *d, int max_bin, const char *wha
     for (int k = 0; k < 3 && ok; k++) {
       int r0 = starts[k], n = k == 0 ? d->nrow : (d->nrow - r0 + 1) / 2;
       hb_dataset_feature_bins(d, f, r0, n, buf);
-      for (int i = 0; i < n; i++) ok = ok && buf[i] == hb_dataset_bin(d, f, r0 + i);
+      for (int i = 0; i < n; i++) ok = ok && buf[i] == test_dataset_bin(d, f, r0 + i);
     }
     free(buf);
-    CHECK(ok, "%s f%d: hb_dataset_feature_bins differs from hb_dataset_bin", what, f);
+    CHECK(ok, "%s f%d: hb_dataset_feature_bins differs from test_dataset_bin", what, f);
   }
   CHECK(d->hist_offset[d->nfeat] == off && d->total_bins == off, "%s total_bins", what);
   /* Columns: consecutive runs of features, several only for a factor. */
@@ -138,10 +139,10 @@ static void check_invariants(const hb_dataset_t *d, int max_bin, const char *wha
   for (int i = 0; ok && i < n; i++)
     for (int k = 0; k < 4 * stride; k++) {
       int byte = (int)((w[(size_t)i * stride + k / 4] >> (8 * (k % 4))) & 255u);
-      ok = ok && byte == (k < d->nfeat ? hb_dataset_bin(d, k, r0 + i) : 0);
+      ok = ok && byte == (k < d->nfeat ? test_dataset_bin(d, k, r0 + i) : 0);
     }
   free(w);
-  CHECK(ok, "%s: hb_dataset_pack_rows differs from hb_dataset_bin", what);
+  CHECK(ok, "%s: hb_dataset_pack_rows differs from test_dataset_bin", what);
   CHECK(hb_dataset_pack_rows(d, 0, 1, nw - 1, NULL, 1) == HB_ERR_INPUT, "%s: a stride too small is refused", what);
 }
 
@@ -160,12 +161,12 @@ static void test_few_values(void) {
         "upper %g %g %g %g", m->upper[0], m->upper[1], m->upper[2], m->upper[3]);
   int want[] = {2, 0, 1, 4, 1, 0, 2, 3, 4, 0};
   int ok = 1;
-  for (int r = 0; r < n; r++) ok = ok && hb_dataset_bin(d, 0, r) == want[r];
+  for (int r = 0; r < n; r++) ok = ok && test_dataset_bin(d, 0, r) == want[r];
   CHECK(ok, "few-values bins");
   CHECK(m->default_bin == 0 && m->trivial == 0, "default %d trivial %d", m->default_bin, m->trivial);
-  CHECK(hb_binmapper_bin(m, 1.5) == 0 && hb_binmapper_bin(m, 1.5000001) == 1, "boundary 1.5");
-  CHECK(hb_binmapper_bin(m, -100) == 0 && hb_binmapper_bin(m, 1e300) == 3, "out of range values");
-  CHECK(hb_binmapper_bin(m, NAN) == 4, "NaN -> missing bin");
+  CHECK(test_binmapper_bin(m, 1.5) == 0 && test_binmapper_bin(m, 1.5000001) == 1, "boundary 1.5");
+  CHECK(test_binmapper_bin(m, -100) == 0 && test_binmapper_bin(m, 1e300) == 3, "out of range values");
+  CHECK(test_binmapper_bin(m, NAN) == 4, "NaN -> missing bin");
   CHECK(d->total_bins == 5 && d->hist_offset[0] == 0 && d->hist_offset[1] == 5, "offsets");
   check_invariants(d, bp.max_bin, "few");
   hb_dataset_free(d);
@@ -178,7 +179,7 @@ static void test_few_values(void) {
   if (!d) return;
   m = &d->mappers[0];
   CHECK(m->num_bin == 3 && m->upper[0] >= a && m->upper[0] < b, "adjacent doubles bound %.17g", m->upper[0]);
-  CHECK(hb_dataset_bin(d, 0, 0) == 0 && hb_dataset_bin(d, 0, 1) == 1, "adjacent doubles bins");
+  CHECK(test_dataset_bin(d, 0, 0) == 0 && test_dataset_bin(d, 0, 1) == 1, "adjacent doubles bins");
   hb_dataset_free(d);
 
   /* Huge values: midpoints must not overflow. */
@@ -208,7 +209,7 @@ static void test_infinities(void) {
         "inf bounds %g %g %g %g", m->upper[0], m->upper[1], m->upper[2], m->upper[3]);
   int want[] = {3, 0, 1, 2, 4, 2};
   int ok = 1;
-  for (int r = 0; r < 6; r++) ok = ok && hb_dataset_bin(d, 0, r) == want[r];
+  for (int r = 0; r < 6; r++) ok = ok && test_dataset_bin(d, 0, r) == want[r];
   CHECK(ok, "inf bins");
   hb_dataset_free(d);
 
@@ -223,8 +224,8 @@ static void test_infinities(void) {
   if (d) {
     m = &d->mappers[0];
     CHECK(m->num_bin - 1 <= 20 && m->num_bin - 1 >= 15, "value bins %d", m->num_bin - 1);
-    CHECK(hb_dataset_bin(d, 0, 7) == 0, "-Inf bin %d", hb_dataset_bin(d, 0, 7));
-    CHECK(hb_dataset_bin(d, 0, 9) == m->num_bin - 2, "+Inf bin %d", hb_dataset_bin(d, 0, 9));
+    CHECK(test_dataset_bin(d, 0, 7) == 0, "-Inf bin %d", test_dataset_bin(d, 0, 7));
+    CHECK(test_dataset_bin(d, 0, 9) == m->num_bin - 2, "+Inf bin %d", test_dataset_bin(d, 0, 9));
     check_invariants(d, bp.max_bin, "inf-many");
     hb_dataset_free(d);
   }
@@ -250,10 +251,10 @@ static void test_zero_bin(void) {
     CHECK(zb > 0 && m->upper[zb] == 0.0 && m->upper[zb - 1] < 0.0 && m->upper[zb - 1] > -1e-300,
           "zero bin %d bounds %g %g", zb, zb > 0 ? m->upper[zb - 1] : 0, m->upper[zb]);
     int ok = 1;
-    for (int r = 0; r < n; r++) ok = ok && ((hb_dataset_bin(d, 0, r) == zb) == (x[r] == 0.0));
+    for (int r = 0; r < n; r++) ok = ok && ((test_dataset_bin(d, 0, r) == zb) == (x[r] == 0.0));
     CHECK(ok, "only zeros in the zero bin (zero_every %d)", zero_every);
-    CHECK(hb_binmapper_bin(m, -0.0) == zb && hb_binmapper_bin(m, -1e-300) == zb - 1 &&
-          hb_binmapper_bin(m, 1e-300) == zb + 1, "values around zero");
+    CHECK(test_binmapper_bin(m, -0.0) == zb && test_binmapper_bin(m, -1e-300) == zb - 1 &&
+          test_binmapper_bin(m, 1e-300) == zb + 1, "values around zero");
     CHECK(m->num_bin - 1 <= 32 && m->num_bin - 1 >= 24, "value bins %d", m->num_bin - 1);
     check_invariants(d, bp.max_bin, "zero");
     hb_dataset_free(d);
@@ -285,7 +286,7 @@ static void test_equal_frequency(void) {
     const hb_binmapper_t *m = &d->mappers[0];
     CHECK(m->num_bin == 17, "num_bin %d", m->num_bin);
     long long cnt[17] = {0};
-    for (int r = 0; r < n; r++) cnt[hb_dataset_bin(d, 0, r)]++;
+    for (int r = 0; r < n; r++) cnt[test_dataset_bin(d, 0, r)]++;
     int ok = 1;
     for (int b = 0; b < 16; b++) ok = ok && cnt[b] >= 0.9 * 6250 && cnt[b] <= 1.1 * 6250;
     CHECK(ok, "bins balanced: first %lld last %lld", cnt[0], cnt[15]);
@@ -300,9 +301,9 @@ static void test_equal_frequency(void) {
   d = build(n, 1, &c, NULL, &bp, NULL);
   if (d) {
     const hb_binmapper_t *m = &d->mappers[0];
-    int b = hb_binmapper_bin(m, 0.75);
+    int b = test_binmapper_bin(m, 0.75);
     long long in_b = 0;
-    for (int r = 0; r < n; r++) in_b += hb_dataset_bin(d, 0, r) == b;
+    for (int r = 0; r < n; r++) in_b += test_dataset_bin(d, 0, r) == b;
     CHECK(in_b == n / 4, "heavy value alone in its bin: %lld rows", in_b);
     check_invariants(d, bp.max_bin, "heavy");
     hb_dataset_free(d);
@@ -347,7 +348,7 @@ static void to_csc(const double *dense, int nrow, int ncol, csc_buf_t *o) {
 static void free_csc(csc_buf_t *o) { free(o->p); free(o->i); free(o->x); }
 
 /* Dense and CSC input of the same data: identical mappers and bins (with and without sampling);
- * sparse storage where zeros dominate; hb_dataset_bin agrees with binning raw values. */
+ * sparse storage where zeros dominate; test_dataset_bin agrees with binning raw values. */
 static void test_dense_vs_csc(void) {
   int nrow = 6000, ncol = 5;
   double *x = malloc((size_t)nrow * ncol * sizeof *x);
@@ -383,12 +384,12 @@ static void test_dense_vs_csc(void) {
       int ok = 1;
       for (int j = 0; j < ncol; j++)
         for (int r = 0; r < nrow; r++) {
-          int want = hb_binmapper_bin(&dd->mappers[j], x[(size_t)j * nrow + r]);
-          ok = ok && hb_dataset_bin(dd, j, r) == want && hb_dataset_bin(ds, j, r) == want;
+          int want = test_binmapper_bin(&dd->mappers[j], x[(size_t)j * nrow + r]);
+          ok = ok && test_dataset_bin(dd, j, r) == want && test_dataset_bin(ds, j, r) == want;
         }
-      CHECK(ok, "hb_dataset_bin agrees with binning raw values (sample %d)", s);
-      CHECK(hb_dataset_bin(dd, 1, 0) == dd->mappers[1].num_bin - 1, "NaN in CSC -> missing bin");
-      CHECK(hb_dataset_bin(dd, 2, 5) == 0, "-Inf -> bin 0");
+      CHECK(ok, "test_dataset_bin agrees with binning raw values (sample %d)", s);
+      CHECK(test_dataset_bin(dd, 1, 0) == dd->mappers[1].num_bin - 1, "NaN in CSC -> missing bin");
+      CHECK(test_dataset_bin(dd, 2, 5) == 0, "-Inf -> bin 0");
       check_invariants(dd, bp.max_bin, "dense");
       check_invariants(ds, bp.max_bin, "csc");
     }
@@ -428,9 +429,9 @@ static void test_int_columns(void) {
   if (d) {
     CHECK(mappers_equal(&d->mappers[0], &d->mappers[1]), "int and double mappers differ");
     int ok = 1;
-    for (int r = 0; r < n; r++) ok = ok && hb_dataset_bin(d, 0, r) == hb_dataset_bin(d, 1, r);
+    for (int r = 0; r < n; r++) ok = ok && test_dataset_bin(d, 0, r) == test_dataset_bin(d, 1, r);
     CHECK(ok, "int and double bins differ");
-    CHECK(hb_dataset_bin(d, 0, 0) == d->mappers[0].num_bin - 1, "NA int -> missing bin");
+    CHECK(test_dataset_bin(d, 0, 0) == d->mappers[0].num_bin - 1, "NA int -> missing bin");
     CHECK(d->hist_offset[1] == d->mappers[0].num_bin, "hist_offset[1]");
     check_invariants(d, bp.max_bin, "int");
     hb_dataset_free(d);
@@ -460,11 +461,11 @@ static void test_factor(void) {
     CHECK(m->default_bin == 0 && m->trivial == 0, "factor default_bin");
     int want[] = {0, 1, 0, 2, 0, 3, 1, 2, 0, 3, 0, 3, 2, 1, 3, 0};
     ok = 1;
-    for (int r = 0; r < n; r++) ok = ok && hb_dataset_bin(d, 0, r) == want[r];
+    for (int r = 0; r < n; r++) ok = ok && test_dataset_bin(d, 0, r) == want[r];
     CHECK(ok, "factor bins");
-    CHECK(hb_binmapper_bin(m, 3.0) == 0 && hb_binmapper_bin(m, 2.5) == 3 && hb_binmapper_bin(m, NAN) == 3 &&
-          hb_binmapper_bin(m, 0.0) == 3 && hb_binmapper_bin(m, 6.0) == 3 && hb_binmapper_bin(m, 4.0) == 3,
-          "hb_binmapper_bin on codes");
+    CHECK(test_binmapper_bin(m, 3.0) == 0 && test_binmapper_bin(m, 2.5) == 3 && test_binmapper_bin(m, NAN) == 3 &&
+          test_binmapper_bin(m, 0.0) == 3 && test_binmapper_bin(m, 6.0) == 3 && test_binmapper_bin(m, 4.0) == 3,
+          "test_binmapper_bin on codes");
     check_invariants(d, 255, "factor");
     hb_dataset_free(d);
   }
@@ -504,7 +505,7 @@ static int row_level(const hb_dataset_t *d, int c, int r) {
   int lev = -1;
   for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) {
     const hb_binmapper_t *m = &d->mappers[f];
-    int b = hb_dataset_bin(d, f, r);
+    int b = test_dataset_bin(d, f, r);
     if (b < m->num_bin - 1) lev = lev == -1 ? m->bin_level[b] : -2;
   }
   return lev;
@@ -602,7 +603,7 @@ static void test_trivial(void) {
   if (!d) return;
   CHECK(d->mappers[0].trivial == 1 && d->mappers[1].trivial == 0 && d->mappers[2].trivial == 1,
         "trivial %d %d %d", d->mappers[0].trivial, d->mappers[1].trivial, d->mappers[2].trivial);
-  CHECK(d->mappers[0].num_bin == 2 && d->mappers[2].num_bin == 2 && hb_dataset_bin(d, 2, 0) == 1,
+  CHECK(d->mappers[0].num_bin == 2 && d->mappers[2].num_bin == 2 && test_dataset_bin(d, 2, 0) == 1,
         "all-NaN: one value bin plus missing");
   CHECK(d->total_bins == 6 && d->hist_offset[2] == 4, "offsets include trivial features");
   hb_dataset_free(d);
@@ -638,7 +639,7 @@ static void test_reference(void) {
     CHECK(valid->mappers[0].upper != train->mappers[0].upper, "deep copy");
     int w0[] = {0, 5, 1, 6, 2, 0}, w1[] = {3, 2, 3, 1, 3, 0};
     int ok = 1;
-    for (int r = 0; r < 6; r++) ok = ok && hb_dataset_bin(valid, 0, r) == w0[r] && hb_dataset_bin(valid, 1, r) == w1[r];
+    for (int r = 0; r < 6; r++) ok = ok && test_dataset_bin(valid, 0, r) == w0[r] && test_dataset_bin(valid, 1, r) == w1[r];
     CHECK(ok, "reference bins");
     CHECK(valid->label == NULL && valid->weight == NULL, "no labels");
     CHECK(valid->total_bins == train->total_bins, "same total_bins");
@@ -667,7 +668,7 @@ static void test_reference(void) {
     int ok = 1;
     for (int r = 0; r < 20; r++) {
       double v = r == 1 ? 1.5 : r == 4 ? 2.2 : r == 7 ? NAN : 0.0;
-      ok = ok && hb_dataset_bin(v2, 0, r) == hb_binmapper_bin(m, v);
+      ok = ok && test_dataset_bin(v2, 0, r) == test_binmapper_bin(m, v);
     }
     CHECK(ok, "CSC against a reference");
     CHECK(v2->store[0].sparse && v2->store[0].nnz == 3, "CSC reference sparse (17 of 20 rows at zero)");

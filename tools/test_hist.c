@@ -91,7 +91,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     int f = rb->feat[c];
     if (rb->col_of[f] != c || (c > 0 && rb->feat[c - 1] >= f)) bad++;
     for (int r = 0; r < N; r++)
-      if (rb->bins[(size_t)r * rb->stride + c] != hb_dataset_bin(d, f, r)) bad++;
+      if (rb->bins[(size_t)r * rb->stride + c] != test_dataset_bin(d, f, r)) bad++;
   }
   for (int f = 0; f < d->nfeat; f++)
     if (d->store[f].sparse && rb->col_of[f] != -1) bad++;
@@ -113,7 +113,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     int code = rb->wcode[cw][r], part = code >> 8, hits = 0;
     in_parts[part < 3 ? part : 3]++;
     for (int j = 0; j < 3; j++) {
-      int b = hb_dataset_bin(d, first + j, r), miss = d->mappers[first + j].num_bin - 1;
+      int b = test_dataset_bin(d, first + j, r), miss = d->mappers[first + j].num_bin - 1;
       if (b != miss) hits++;
       if (j == part ? b != (code & 255) || b == miss : b != miss) bad++;
     }
@@ -138,7 +138,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   for (int r = 0; r < N && slot_ok; r++) {
     const uint8_t *row = rb->bins + (size_t)r * rb->stride;
     if ((row[rb->ncol] | row[rb->ncol + 1] << 8) != rb->wcode[cw][r]) bad++;
-    int b = hb_dataset_bin(d, fm + 1, r);
+    int b = test_dataset_bin(d, fm + 1, r);
     if (row[rb->ncol + 2] != b) bad++;
     in_mid += b != d->mappers[fm + 1].num_bin - 1;
   }
@@ -154,7 +154,7 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
     int64_t k = rb->sp_ptr[r], e = rb->sp_ptr[r + 1];
     for (int f = 0; f < d->nfeat; f++) {
       if (!d->store[f].sparse || d->feat_col[f] == cw || d->feat_col[f] == cm) continue;
-      int b = hb_dataset_bin(d, f, r);
+      int b = test_dataset_bin(d, f, r);
       if (b == d->mappers[f].default_bin) continue;
       if (k >= e || rb->sp_ent[k] != ((uint32_t)f << 8 | (uint32_t)b)) bad++;
       else k++;
@@ -424,8 +424,8 @@ static void test_trees(const hb_dataset_t *d) {
       if (act) {
         int off = 0;
         for (int k = 0; k < t[0]->num_leaves - 1; k++) {   /* trees name columns: one of its features drawn */
-          int c = t[0]->split_feature[k], drawn = 0;
-          for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) drawn |= act[f];
+          int col = t[0]->split_feature[k], drawn = 0;
+          for (int f = d->col_first[col]; f < d->col_first[col + 1]; f++) drawn |= act[f];
           off += !drawn;
         }
         CHECK(off == 0, "%d splits on features outside the sample", off);

@@ -139,7 +139,7 @@ static void test_booster(const char *what, const hb_config_t *cfg, const hb_data
       broken++;
       double v;
       int nrow = -1;
-      CHECK(K > 1 && hb_booster_eval(b, 1, HB_METRIC_MULTI_LOGLOSS, &v) == HB_ERR_STATE &&
+      CHECK(K > 1 && hb_booster_eval_at(b, 1, HB_METRIC_MULTI_LOGLOSS, 0, &v) == HB_ERR_STATE &&
                 hb_booster_scores(b, 0, &nrow) == NULL && m->num_trees == done * K,
             "%s: check %d: a booster left half way through a round refuses further use", what, at);
     } else {

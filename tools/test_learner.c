@@ -15,6 +15,7 @@
 #include "rng.h"
 #include "split.h"
 #include "split_rules.h"
+#include "test_engine.h"
 
 static int npass = 0, nfail = 0;
 #define CHECK(cond, ...) do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
@@ -89,7 +90,7 @@ static void test_hist(hb_dataset_t *d) {
   hb_hist_build(d, NULL, rows, m, gh, G, H, NULL, hist, 2);
   for (int k = 0; k < m; k++)
     for (int f = 0; f < d->nfeat; f++) {
-      hb_histbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, rows[k]);
+      hb_histbin_t *b = naive + d->hist_offset[f] + test_dataset_bin(d, f, rows[k]);
       b->g += g[rows[k]]; b->h += h[rows[k]];
     }
   double maxerr = 0;
@@ -101,12 +102,12 @@ static void test_hist(hb_dataset_t *d) {
   double GA = 0, HA = 0;
   for (int i = 0; i < N; i++) { GA += g[i]; HA += h[i]; }
   hb_hist_build(d, NULL, NULL, N, gh, GA, HA, NULL, full, 1);
-  hb_hist_subtract(d, NULL, full, hist, 2);
+  test_hist_subtract(d, NULL, full, hist);
   memset(naive, 0, sizeof(hb_histbin_t) * (size_t)d->total_bins);
   for (int i = 0, k = 0; i < N; i++) {
     if (k < m && rows[k] == i) { k++; continue; }
     for (int f = 0; f < d->nfeat; f++) {
-      hb_histbin_t *b = naive + d->hist_offset[f] + hb_dataset_bin(d, f, i);
+      hb_histbin_t *b = naive + d->hist_offset[f] + test_dataset_bin(d, f, i);
       b->g += g[i]; b->h += h[i];
     }
   }
@@ -136,7 +137,7 @@ static hb_model_t *train(hb_dataset_t *d, int nthreads, int bagging, int rounds)
     int fin;
     if (hb_booster_update(b, &fin) != HB_OK) { printf("update: %s\n", hb_error_message()); break; }
     double rmse;
-    hb_booster_eval(b, 0, 0, &rmse);
+    hb_booster_eval_at(b, 0, 0, 0, &rmse);
     if (!bagging && rmse > prev + 1e-12) rising++;
     prev = rmse;
   }
@@ -238,10 +239,10 @@ static void test_gains(void) {
  * keys with many ties (so the bin decides), negative zeros, infinities,
  * bins in random order. */
 static int cat_cmp(const void *a, const void *b) {
-  const hb_cat_key_t *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->bin > y->bin) - (x->bin < y->bin);
+  const hb_cat_key_t *ka = a, *kb = b;
+  if (ka->key < kb->key) return -1;
+  if (ka->key > kb->key) return 1;
+  return (ka->bin > kb->bin) - (ka->bin < kb->bin);
 }
 
 static void test_cat_sort(void) {

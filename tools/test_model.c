@@ -21,6 +21,7 @@
 #include "refit.h"
 #include "objective.h"
 #include "tree.h"
+#include "test_engine.h"
 
 static int n_pass = 0, n_fail = 0;
 
@@ -320,7 +321,7 @@ static void test_model_basics(void) {
   CHECK(hb_model_set_meta(m, "a", "1") == HB_OK && hb_model_set_meta(m, "b", "2") == HB_OK &&
             hb_model_set_meta(m, "a", "3") == HB_OK,
         "set_meta");
-  CHECK(m->nmeta == 2 && strcmp(hb_model_get_meta(m, "a"), "3") == 0 && hb_model_get_meta(m, "zz") == NULL,
+  CHECK(m->nmeta == 2 && strcmp(test_model_get_meta(m, "a"), "3") == 0 && test_model_get_meta(m, "zz") == NULL,
         "get_meta replaces");
   const char *lv[2] = {"no", "yes"};
   CHECK(hb_model_set_label_levels(m, 2, lv) == HB_OK && m->nlabel_levels == 2 &&
@@ -455,9 +456,9 @@ static void test_objective_quantile(void) {
   const double as[] = {0.1, 0.25, 0.5, 0.9, 1.0 / 3, 0.999};
   int bad = 0;
   for (int m = 1; m <= 101; m += 4)
-    for (int q = 0; q < 6; q++) {
+    for (int qi = 0; qi < 6; qi++) {
       for (int i = 0; i < m; i++) {
-        big[i].v = (double)((i * 37 + m * 11) % (q + 3)) + 0.5 * (i % 2);
+        big[i].v = (double)((i * 37 + m * 11) % (qi + 3)) + 0.5 * (i % 2);
         big[i].w = 1.0;
         sorted[i] = big[i].v;
       }
@@ -467,11 +468,11 @@ static void test_objective_quantile(void) {
           sorted[j] = sorted[j - 1];
           sorted[j - 1] = t;
         }
-      double t = as[q] * m;
+      double t = as[qi] * m;
       int k = (int)ceil(t);
       if (k < 1) k = 1;
       double want = ((double)k == t && k < m) ? 0.5 * (sorted[k - 1] + sorted[k]) : sorted[k - 1];
-      bad += hb_objective_quantile(big, m, as[q]) != want;
+      bad += hb_objective_quantile(big, m, as[qi]) != want;
     }
   CHECK(bad == 0, "%d selection quantiles differ from the sorted ones", bad);
 }
@@ -875,8 +876,8 @@ static void test_io(void) {
         "schema strings");
   CHECK(r->nlabel_levels == 2 && strcmp(r->label_levels[1], "b c") == 0 && strcmp(r->label_levels[0], "") == 0,
         "labels");
-  CHECK(r->nmeta == 2 && strcmp(hb_model_get_meta(r, "eval log"), "iter=1 rmse=0.5\n[tree 0]\nend") == 0 &&
-            hb_model_get_meta(r, "") != NULL,
+  CHECK(r->nmeta == 2 && strcmp(test_model_get_meta(r, "eval log"), "iter=1 rmse=0.5\n[tree 0]\nend") == 0 &&
+            test_model_get_meta(r, "") != NULL,
         "meta");
   CHECK(r->best_iteration == 2 && r->num_trees == 3 && r->init_score[0] == 100, "model fields");
   for (int t = 0; t < 3; t++) same_tree_bits(m->trees[t], r->trees[t], t);

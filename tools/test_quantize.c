@@ -130,7 +130,7 @@ static void test_packing(void) {
       long long g = 0, h = 0, p64 = 0;
       for (int i = 0; i < rows; i++) {
         /* extremes on purpose: all most negative, all largest, or random */
-        uint64_t bits = hb_rng_bits(7, (uint64_t)b, (uint64_t)trial, (uint64_t)i);
+        uint64_t bits = hb_rng_key(7, (uint64_t)b, (uint64_t)trial, (uint64_t)i);
         int gq = trial == 0 ? -lg : trial == 1 ? lg : (int)(bits % (uint64_t)(2 * lg + 1)) - lg;
         int hq = trial == 0 ? lh : trial == 1 ? lh : (int)((bits >> 20) % (uint64_t)(lh + 1));
         p32 += gq * 65536 + hq;

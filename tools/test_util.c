@@ -74,9 +74,9 @@ static void test_threads(void) {
   if (hb_threads_have_openmp()) CHECK(mx == 4 * hb_threads_cores() || getenv("OMP_THREAD_LIMIT"));
   int team = 0;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(hb_threads_use(1000000))
+HB_OMP(parallel num_threads(hb_threads_use(1000000)))
   {
-#pragma omp atomic
+HB_OMP(atomic)
     team++;
   }
 #else
@@ -87,10 +87,10 @@ static void test_threads(void) {
 
 static void test_rng(void) {
   /* A pure function of its key: same key, same bits; any key change, new bits. */
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) == hb_rng_bits(1, HB_RNG_BAGGING, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(2, HB_RNG_BAGGING, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_FEATURE, 2, 3));
-  CHECK(hb_rng_bits(1, HB_RNG_BAGGING, 2, 3) != hb_rng_bits(1, HB_RNG_BAGGING, 3, 2));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) == hb_rng_key(1, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(2, HB_RNG_BAGGING, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(1, HB_RNG_FEATURE, 2, 3));
+  CHECK(hb_rng_key(1, HB_RNG_BAGGING, 2, 3) != hb_rng_key(1, HB_RNG_BAGGING, 3, 2));
   enum { N = 100000 };
   static double serial[N], parallel[N];
   double sum = 0.0;
@@ -104,7 +104,7 @@ static void test_rng(void) {
   /* Mean of N uniforms: sd is 1/sqrt(12 N) ~ 0.0009; 5 sd is a safe bound. */
   CHECK(sum / N > 0.5 - 0.0046 && sum / N < 0.5 + 0.0046);
   /* Draws made in a parallel loop, in any order, are the same numbers. */
-#pragma omp parallel for num_threads(hb_threads_use(2)) schedule(dynamic, 97)
+HB_OMP(parallel for num_threads(hb_threads_use(2)) schedule(dynamic, 97))
   for (int i = N - 1; i >= 0; i--) parallel[i] = hb_rng_unif(42, HB_RNG_BAGGING, 7, (uint64_t)i);
   CHECK(memcmp(serial, parallel, sizeof serial) == 0);
 }

@@ -460,8 +460,8 @@ static int gradients_in_range(const double *gh, int n, int K, double nsum, int n
   int nan = 0, nth = hb_threads_use(nthreads);
   (void)nth;
   const long m = (long)n * K;
-#pragma omp parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan) \
-    if (m > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan)
+       if (m > 65536))
   for (long i = 0; i < m; i++) {
     double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
     if (ag != ag || ah != ah) { nan = 1; continue; }
@@ -584,7 +584,7 @@ static int renew_leaves(const hb_booster_t *b, const leaf_rows_t *lr, hb_tree_t 
   hb_objective_vw_t *buf = hb_malloc(sizeof *buf * (size_t)nth * (size_t)(most > 0 ? most : 1));
   if (!buf) return hb_error_set(HB_ERR_NOMEM, "out of memory refitting leaves to quantiles");
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
   for (int l = 0; l < L; l++) {
     hb_objective_vw_t *p = buf + (size_t)hb_threads_id() * (size_t)most;
     int cnt;
@@ -779,7 +779,7 @@ static int add_tree_scores(hb_booster_t *b, int data, int k, const hb_tree_t *t,
   if (!nd) return hb_error_set(HB_ERR_NOMEM, "out of memory walking a tree");
   const int nblk = (n + OOB_BLOCK - 1) / OOB_BLOCK;
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int q = 0; q < nblk; q++) {
     int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
     const int hi = (q + 1) * OOB_BLOCK < n ? (q + 1) * OOB_BLOCK : n;
@@ -983,7 +983,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
     /* in-bag rows: from the partition (leaves in parallel: their rows are
      * disjoint); out-of-bag rows: walk the tree */
     int nleaf = t->num_leaves, bad = 0;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536))
     for (int leaf = 0; leaf < nleaf; leaf++) {
       int cnt;
       const int *rows = hb_grow_leaf_rows(b->ws, leaf, &cnt);
@@ -997,7 +997,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       hb_binnode_t *nd = hb_tree_binnodes(t, d);
       if (!nd) { st = HB_ERR_NOMEM; break; }
       const int nblk = (n + OOB_BLOCK - 1) / OOB_BLOCK;
-#pragma omp parallel for num_threads(nth) schedule(static) reduction(| : bad)
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
       for (int q = 0; q < nblk; q++) {
         int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
         const int hi = (q + 1) * OOB_BLOCK < n ? (q + 1) * OOB_BLOCK : n;
@@ -1020,7 +1020,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
       if (!nd) { st = HB_ERR_NOMEM; break; }
       const int nblk = (vn + OOB_BLOCK - 1) / OOB_BLOCK;
       int vbad = 0;
-#pragma omp parallel for num_threads(nth) schedule(static) reduction(| : vbad)
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
       for (int q = 0; q < nblk; q++) {
         int rows[OOB_BLOCK], leaf[OOB_BLOCK], m = 0;
         const int hi = (q + 1) * OOB_BLOCK < vn ? (q + 1) * OOB_BLOCK : vn;
@@ -1067,10 +1067,6 @@ int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qi
   hb_rank_query_free(b->query[data]);
   b->query[data] = q;
   return HB_OK;
-}
-
-int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out) {
-  return hb_booster_eval_at(b, data, metric, 0, out);
 }
 
 static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out);

@@ -42,9 +42,8 @@ int hb_booster_dart_dropped(const hb_booster_t *b, const int **iters);
  * hb_grow_ws_set_interactions), before the first round. */
 int hb_booster_set_interactions(hb_booster_t *b, int ngroups, const int *begin, const int *cols);
 
-/* Metric on the training set (data = 0) or validation set data = 1, 2, ... */
-int hb_booster_eval(hb_booster_t *b, int data, int metric, double *out);
-/* The same with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */
+/* Metric on the training set (data = 0) or validation set data = 1, 2, ...,
+ * with the metric's cut-off k (ndcg@k, map@k; other metrics ignore it). */
 int hb_booster_eval_at(hb_booster_t *b, int data, int metric, int k, double *out);
 
 /* The queries of data set `data` (0 train, 1.. valid) for ranking: qid[i]

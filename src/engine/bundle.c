@@ -218,7 +218,7 @@ int hb_bundle_create(const hb_dataset_t *d, const uint8_t *use, double max_confl
   if (!b->col) { status = HB_ERR_NOMEM; goto done; }
   int nth = hb_threads_use(nthreads);
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1))
   for (int j = 0; j < b->nbundle; j++) fill_column(d, b, j);
   *out = b;
   b = NULL;

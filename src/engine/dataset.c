@@ -79,13 +79,6 @@ static void numeric_bin_many(const double *upper, int num_bin, const double *v, 
   }
 }
 
-/* Bin of a raw value (numeric value, or level code as a double) for one feature. */
-int hb_binmapper_bin(const hb_binmapper_t *m, double v) {
-  if (m->type == HB_FEAT_NUMERIC) return numeric_bin(m->upper, m->num_bin, v);
-  if (!(v >= 1.0 && v <= (double)m->nlevels) || v != floor(v)) return m->num_bin - 1;
-  return m->level_bin[(int)v - 1];
-}
-
 /* Free a mapper's arrays and zero it (safe on a zeroed mapper). */
 void hb_binmapper_clear(hb_binmapper_t *m) {
   if (!m) return;
@@ -751,7 +744,7 @@ static void scratch_free_all(scratch_t *sc, int nt) {
 /* Keep the failure of the lowest column (worker threads; the message is set after). */
 static void first_error(int *err_c, int *err_code, int c, int st) {
 #ifdef _OPENMP
-#pragma omp critical(hb_dataset_error)
+HB_OMP(critical(hb_dataset_error))
 #endif
   {
     if (*err_c < 0 || c < *err_c) { *err_c = c; *err_code = st; }
@@ -813,7 +806,7 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     for (int c0 = 0; c0 < ncol && err_c < 0; c0 += group) {
       const int c1 = ncol - c0 < group ? ncol : c0 + group;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
 #endif
       for (int c = c0; c < c1; c++) {
         int st = build_column_mappers(in, &bp, &smp, c, &cm[c], &cn[c], &scs[hb_threads_id()]);
@@ -863,7 +856,7 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     for (int f0 = 0; f0 < nfeat && err_c < 0; f0 += group) {
       const int f1 = nfeat - f0 < group ? nfeat : f0 + group;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
 #endif
       for (int f = f0; f < f1; f++) {
         int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &scs[hb_threads_id()]);
@@ -900,19 +893,6 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
   return HB_OK;
 }
 
-/* Bin of row `row` of feature f (sparse: binary search over the stored rows). */
-int hb_dataset_bin(const hb_dataset_t *d, int f, int row) {
-  const hb_featstore_t *st = &d->store[f];
-  if (!st->sparse) return st->bins[row];
-  int lo = 0, hi = st->nnz;
-  while (lo < hi) {
-    int mid = lo + ((hi - lo) >> 1);
-    if (st->rows[mid] < row) lo = mid + 1; else hi = mid;
-  }
-  if (lo < st->nnz && st->rows[lo] == row) return st->vals[lo];
-  return d->mappers[f].default_bin;
-}
-
 /* Bins of feature f for rows [row0, row0 + n): a copy for dense storage, the
  * default bin with the stored entries of the range written over it for sparse. */
 void hb_dataset_feature_bins(const hb_dataset_t *d, int f, int row0, int n, uint8_t *out) {
@@ -937,14 +917,14 @@ int hb_dataset_pack_rows(const hb_dataset_t *d, int row0, int n, int stride, uin
   int nt = hb_threads_use(nthreads);
   (void)nt;
   /* Each thread fills whole word columns, so no two write the same word. */
-#pragma omp parallel num_threads(nt)
+HB_OMP(parallel num_threads(nt))
   {
     uint8_t *tmp = malloc((size_t)(n > 0 ? n : 1));
     if (!tmp) {
-#pragma omp atomic write
+HB_OMP(atomic write)
       err = 1;
     }
-#pragma omp for schedule(dynamic, 1)
+HB_OMP(for schedule(dynamic, 1))
     for (int w = 0; w < stride; w++) {
       if (!tmp) continue;
       for (int i = 0; i < n; i++) out[(size_t)i * stride + w] = 0;

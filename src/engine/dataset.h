@@ -104,10 +104,6 @@ typedef struct {
   int *bin_level;     /* categorical: num_bin-1 entries, value bin -> level code */
 } hb_binmapper_t;
 
-/* Bin of a raw value for one feature (numeric: v may be NaN; categorical: v is
- * the level code as a double, NaN or out of range -> missing bin). */
-int hb_binmapper_bin(const hb_binmapper_t *m, double v);
-
 /* The binned values of one feature. Dense: one byte per row. Sparse (chosen
  * when most rows sit in default_bin): the increasing rows whose bin differs
  * from default_bin, with their bins. */
@@ -160,9 +156,6 @@ void hb_dataset_free(hb_dataset_t *d);
  * returns the same status (a failure on one is reported on all). */
 int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp, const hb_dataset_t *reference,
                            const struct hb_dist *dist, hb_dataset_t **out);
-
-/* Bin of row `row` of feature `f` (dense: direct; sparse: binary search). */
-int hb_dataset_bin(const hb_dataset_t *d, int f, int row);
 
 /* Bins of feature f for rows row0 .. row0+n-1 into out[0..n), whatever the
  * storage (for uploads to the GPU and other bulk readers). */

@@ -5,6 +5,20 @@
 #ifndef HB_ERROR_H
 #define HB_ERROR_H
 #include <stddef.h>
+#include <stdio.h> /* on mingw-w64 also defines __MINGW_PRINTF_FORMAT */
+
+/* Lets the compiler check a printf-style function's format against its
+ * arguments (`f` the format's position, `a` the first argument's). On
+ * Windows the format is mingw-w64's C99 printf (src/Makevars.win defines
+ * __USE_MINGW_ANSI_STDIO, as UCRT's printf is anyway), which knows %zu and
+ * %lld, not the old msvcrt's. */
+#if defined(__MINGW_PRINTF_FORMAT)
+#define HB_PRINTF_FMT(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#elif defined(__GNUC__)
+#define HB_PRINTF_FMT(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HB_PRINTF_FMT(f, a)
+#endif
 
 enum {
   HB_OK = 0,
@@ -17,11 +31,7 @@ enum {
 };
 
 /* Record a printf-style message for `code` and return `code`. Main thread only. */
-int hb_error_set(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 2, 3)))
-#endif
-  ;
+int hb_error_set(int code, const char *fmt, ...) HB_PRINTF_FMT(2, 3);
 /* The last message recorded (never NULL; "" when none). */
 const char *hb_error_message(void);
 /* Forget the last message. */

@@ -5,11 +5,45 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#include <fcntl.h>
+#include <io.h>
+#include <sys/stat.h>
+#else
 #include <unistd.h>
 #endif
 #include "error.h"
 #include "fileio.h"
+
+/* A new file for writing, NULL (errno set) if `path` exists. */
+static FILE *open_new(const char *path) {
+#if defined(_WIN32)
+  /* fopen's "x" is C11, but the msvcrt of older Windows toolchains rejects
+   * it; _O_EXCL is the same atomic "create, fail if it exists". */
+  int fd = _open(path, _O_WRONLY | _O_CREAT | _O_EXCL | _O_BINARY, _S_IREAD | _S_IWRITE);
+  if (fd < 0) return NULL;
+  FILE *f = _fdopen(fd, "wb");
+  if (!f) {
+    int err = errno;
+    _close(fd);
+    remove(path);
+    errno = err;
+  }
+  return f;
+#else
+  /* "x" (C11): fail if the path exists rather than follow or truncate it. */
+  return fopen(path, "wbx");
+#endif
+}
+
+/* Flush the file's data to the disk (after fflush). */
+static int sync_file(FILE *f) {
+#if defined(_WIN32)
+  return _commit(_fileno(f));
+#else
+  return fsync(fileno(f));
+#endif
+}
 
 /* Record why `step` failed from errno (saved by the caller: fclose and
  * remove may change it), then return HB_ERR_INPUT. */
@@ -20,8 +54,7 @@ static int fail(const char *step, const char *path, int err) {
 
 int hb_file_write_new(const char *path, const char *bytes, size_t n) {
   errno = 0;
-  /* "x" (C11): fail if the path exists rather than follow or truncate it. */
-  FILE *f = fopen(path, "wbx");
+  FILE *f = open_new(path);
   if (!f) return fail("creating", path, errno);
   int err = 0;
   const char *step = NULL;
@@ -34,13 +67,11 @@ int hb_file_write_new(const char *path, const char *bytes, size_t n) {
     err = errno;
     step = "writing";
   }
-#if !defined(_WIN32)
   /* The rename that follows must not reach the disk before the data does. */
-  else if (fsync(fileno(f)) != 0 && errno != EINVAL && errno != ENOTSUP) {
+  else if (sync_file(f) != 0 && errno != EINVAL && errno != ENOTSUP) {
     err = errno;
     step = "syncing";
   }
-#endif
   errno = 0;
   if (fclose(f) != 0 && !step) {
     err = errno;

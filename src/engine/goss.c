@@ -10,7 +10,7 @@ int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate,
                    double *scratch, int *bag, uint8_t *in_bag, int nthreads) {
   const int nth = hb_threads_use(nthreads);
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int i = 0; i < n; i++) {
     double s = 0;
     for (int k = 0; k < K; k++) {
@@ -38,7 +38,7 @@ int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate,
   }
   const double keep = other_rate / (1.0 - top_rate), amp = (1.0 - top_rate) / other_rate;
   const uint64_t head = hb_rng_key_head(seed, HB_RNG_GOSS, round);
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int i = 0; i < n; i++) {
     if (in_bag[i] || !(hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)i)) < keep)) continue;
     in_bag[i] = 2;

@@ -583,21 +583,21 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
     if (nchunk > cnt / PART_CHUNK) nchunk = cnt / PART_CHUNK;
     if (nchunk > PART_MAX_CHUNKS) nchunk = PART_MAX_CHUNKS;
     int *cl = ws->chunk_left;
-#pragma omp parallel num_threads(nth)
+HB_OMP(parallel num_threads(nth))
     {
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int c = 0; c < nchunk; c++) {
         int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
         cl[c] = split_rows(d, &rule, rows + i0, i1 - i0, tmp + i0);
       }
-#pragma omp single
+HB_OMP(single)
       {
         int acc = 0;
         for (int c = 0; c < nchunk; c++) { int t = cl[c]; cl[c] = acc; acc += t; }
         cl[nchunk] = acc;
       }
       int total_left = cl[nchunk];
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int c = 0; c < nchunk; c++) {
         int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
         int nlc = cl[c + 1] - cl[c];
@@ -638,7 +638,8 @@ static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb
   if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
   (void)nth;
   const int chunk = scan_chunk(nf, nth);
-#pragma omp parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1)
+  (void)chunk;  /* unused without OpenMP */
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
   for (int f = 0; f < nf; f++) {
     ps[f].feature = -1; ps[f].gain = -INFINITY;
     pb[f].feature = -1; pb[f].gain = -INFINITY;
@@ -685,7 +686,8 @@ static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const 
   if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
   (void)nth;
   const int chunk = scan_chunk(nf, nth);
-#pragma omp parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1)
+  (void)chunk;  /* unused without OpenMP */
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
   for (int f = 0; f < nf; f++) {
     ps[f].feature = -1; ps[f].gain = -INFINITY;
     pb[f].feature = -1; pb[f].gain = -INFINITY;
@@ -745,13 +747,13 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const doubl
   if (nth > ws->nrefit) nth = ws->nrefit;
   memset(ws->rsum, 0, sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);
   (void)nth;
-#pragma omp parallel num_threads(nth)
+HB_OMP(parallel num_threads(nth))
   {
     if (!all_rows) {
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int r = 0; r < n; r++) leaf_of[r] = -1;
     }
-#pragma omp for schedule(dynamic, 1)
+HB_OMP(for schedule(dynamic, 1))
     for (int l = 0; l < L; l++) {
       const int *rows = ws->idx + ws->begin[l];
       for (int i = 0; i < ws->count[l]; i++) leaf_of[rows[i]] = l;
@@ -764,7 +766,7 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const doubl
      * those of 1.5 * 2^52 are the integer round_ll gives */
     const __m128d P = _mm_set_pd(ph, pg), C = _mm_set1_pd(HB_ROUND_MAGIC);
     const __m128i CB = _mm_castpd_si128(C);
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
     for (int r = 0; r < n; r++) {
       int l = leaf_of[r];
       if (l < 0) continue;
@@ -773,7 +775,7 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const doubl
       _mm_storeu_si128(s, _mm_add_epi64(_mm_loadu_si128(s), v));
     }
 #else
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
     for (int r = 0; r < n; r++) {
       int l = leaf_of[r];
       if (l < 0) continue;
@@ -813,7 +815,7 @@ static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double
   const int by_row = qt->refit && mul && ws->rsum && nth > 1;
   if (by_row) refit_sums_by_row(ws, L, all_rows, gh, pg, ph, nth, sums, sums + L);
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
   for (int l = 0; l < L; l++) {
     const int *rows = ws->idx + ws->begin[l];
     int n = ws->count[l];

@@ -96,7 +96,7 @@ static int rowblock_wide(const hb_dataset_t *d, const uint8_t *use, int nthreads
       if (d->store[f].sparse && (!use || use[f])) nnz += d->store[f].nnz;
     uint16_t *code = rb->wcode[c] = hb_malloc(sizeof(uint16_t) * (size_t)(n > 0 ? n : 1));
     if (!code) return HB_ERR_NOMEM;
-#pragma omp parallel for num_threads(nth) schedule(static) if (nblock > 1)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (nblock > 1))
     for (int b = 0; b < nblock; b++) {
       uint8_t bins[WCODE_BLOCK];
       const int r0 = b * WCODE_BLOCK, m = n - r0 < WCODE_BLOCK ? n - r0 : WCODE_BLOCK;
@@ -223,7 +223,7 @@ static int rowblock_bundle_rows(const hb_dataset_t *d, hb_rowblock_t *rb, int wi
   const size_t stride = (size_t)rb->bb_stride;
   int nth = hb_threads_use(nthreads);
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
   for (int k = 0; k < nblk; k++) {
     const int r0 = k * 1024, r1 = r0 + 1024 < d->nrow ? r0 + 1024 : d->nrow;
     for (int r = r0; r < r1; r++) memset(rb->bb_rows + (size_t)r * stride + nb, 0, stride - (size_t)nb);
@@ -318,7 +318,7 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
    * block's rows both stay in cache. */
   int nth = hb_threads_use(nthreads), nblk = (d->nrow + 1023) / 1024;
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
   for (int k = 0; k < nblk; k++) {
     int r0 = k * 1024, r1 = r0 + 1024 < d->nrow ? r0 + 1024 : d->nrow;
     for (int c = 0; c < ncol; c++) {
@@ -353,7 +353,7 @@ static void copy_into_rows(uint8_t *rows, int n, int stride_bytes, int off, cons
   uint8_t *dst = rows + off;
   const uint8_t *from = src;
   (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * stride, from + (size_t)r * size, size);
 }
 
@@ -1032,45 +1032,31 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
     return;
   }
-#pragma omp parallel num_threads(nth)
+HB_OMP(parallel num_threads(nth))
   {
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
     for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
     if (nhalf == 2) {
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
       for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
     }
     if (finish) {
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
       for (int f = 0; f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     }
     if (nbundle > 0) {
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
       for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
     }
-#pragma omp for schedule(dynamic, 1)
+HB_OMP(for schedule(dynamic, 1))
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
   }
 #undef RUN_SPARSE
 #undef RUN_ITEM
-}
-
-void hb_hist_subtract(const hb_dataset_t *d, const uint8_t *active,
-                      hb_histbin_t *a, const hb_histbin_t *b, int nthreads) {
-  int nth = hb_threads_use(nthreads);
-  (void)nth;
-#pragma omp parallel for num_threads(nth) schedule(static)
-  for (int f = 0; f < d->nfeat; f++) {
-    if (active && !active[f]) continue;
-    int lo = d->hist_offset[f], hi = d->hist_offset[f + 1];
-    for (int k = lo; k < hi; k++) {
-      a[k].g -= b[k].g; a[k].h -= b[k].h;
-    }
-  }
 }
 
 void hb_hist_reduce(const hb_dataset_t *d, const uint8_t *active, hb_histbin_t *hist) {

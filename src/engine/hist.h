@@ -190,11 +190,6 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
                    const double *gh, double tot_g, double tot_h,
                    const uint8_t *active, hb_histbin_t *hist, int nthreads);
 
-/* a -= b over the active features' bins: the larger child from the parent
- * and the smaller child. */
-void hb_hist_subtract(const hb_dataset_t *d, const uint8_t *active,
-                      hb_histbin_t *a, const hb_histbin_t *b, int nthreads);
-
 /* Reduce a leaf's local histogram across workers (DESIGN.md section 6). A
  * no-op in one process; data-parallel training makes it an allreduce, and
  * everything after it (split choice, leaf values) depends only on its result. */

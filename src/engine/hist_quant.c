@@ -248,12 +248,12 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
     if (ntile < nth) ntile = nth < n_act ? nth : n_act;
   }
   (void)nth;
-#pragma omp parallel num_threads(nth)
+HB_OMP(parallel num_threads(nth))
   {
     int32_t col_acc[HB_MAX_NUM_BIN];
     if (by_cols) {
       /* no barrier after: the column-store features below are others */
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
       for (int t = 0; t < ntile; t++) {
         int col[HB_HIST_TILE], nb[HB_HIST_TILE];
         hb_qbin_t *hp[HB_HIST_TILE];
@@ -265,7 +265,7 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
       int col[HB_HIST_TILE], nb[HB_HIST_TILE];
       hb_qbin_t *hp[HB_HIST_TILE];
       int nc = tile_cols(d, rb, active, t, ntile, n_act, hist, col, nb, hp);
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int c = 0; c < nshare; c++) {
         int i0 = (int)((long long)c * nrows / nshare), i1 = (int)((long long)(c + 1) * nrows / nshare);
         hb_qbin_t *out[HB_HIST_TILE];  /* one share: straight into the histogram */
@@ -273,7 +273,7 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
         tile_rows(&blk, rows, i0, i1, q, rows16, col, nb, nc, part_acc(rb, c), out);
       }
       if (nshare == 1) continue;  /* the same for every thread */
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int k = 0; k < nc; k++) {
         const hb_qbin_t *p0 = part_pairs(rb, 0) + (size_t)k * HB_ACC_STRIDE;
         hb_qbin_t *h = hp[k];
@@ -287,7 +287,7 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
     if (nbundle > 0) {
       /* each bundle summed over all the leaf's rows by one thread, then its
        * members recovered (after the barrier: every tile done) */
-#pragma omp for schedule(static)
+HB_OMP(for schedule(static))
       for (int t = 0; t < nbt; t++) {
         const hb_bundles_t *b = rb->bundles;
         const int j0 = (int)((long long)t * nbundle / nbt), j1 = (int)((long long)(t + 1) * nbundle / nbt);
@@ -300,10 +300,10 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
         }
         if (j1 > j0) tile_rows(&bblk, rows, 0, nrows, q, rows16, col, nb, j1 - j0, part_acc(rb, hb_threads_id()), hp);
       }
-#pragma omp for schedule(static) nowait
+HB_OMP(for schedule(static) nowait)
       for (int j = 0; j < nbundle; j++) bundle_finish_q(d, rb, active, j, tot_g, tot_h, hist);
     }
-#pragma omp for schedule(dynamic, 1)
+HB_OMP(for schedule(dynamic, 1))
     for (int f = 0; f < d->nfeat; f++)
       if (q_column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, q, rows16, tot_g, tot_h, hist, col_acc);

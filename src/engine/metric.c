@@ -214,7 +214,7 @@ int hb_metric_eval(int metric, const hb_config_t *cfg, int n, int num_class, con
   double *part = hb_calloc((size_t)nchunk * 2, sizeof(double));
   if (!part) return HB_ERR_NOMEM;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(hb_threads_use(nthreads)) schedule(static)
+HB_OMP(parallel for num_threads(hb_threads_use(nthreads)) schedule(static))
 #endif
   for (int c = 0; c < nchunk; c++) {
     int lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;

@@ -203,14 +203,6 @@ int hb_model_set_meta(hb_model_t *m, const char *key, const char *value) {
   return HB_OK;
 }
 
-/* The value stored for key (borrowed), or NULL when absent. */
-const char *hb_model_get_meta(const hb_model_t *m, const char *key) {
-  if (!m || !key) return NULL;
-  for (int i = 0; i < m->nmeta; i++)
-    if (strcmp(m->meta_keys[i], key) == 0) return m->meta_values[i];
-  return NULL;
-}
-
 /* Replace the class labels with copies of levels[0..n-1]; on failure the old ones stay. */
 int hb_model_set_label_levels(hb_model_t *m, int n, const char *const *levels) {
   if (!m || n < 0 || (n > 0 && !levels)) return hb_error_set(HB_ERR_INPUT, "invalid label levels");

@@ -42,7 +42,6 @@ void hb_model_free(hb_model_t *m);
 int hb_model_push_tree(hb_model_t *m, hb_tree_t *t);
 /* Set (replace) a key/value pair; both are copied. */
 int hb_model_set_meta(hb_model_t *m, const char *key, const char *value);
-const char *hb_model_get_meta(const hb_model_t *m, const char *key);
 int hb_model_set_label_levels(hb_model_t *m, int n, const char *const *levels);
 /* Continue base: put the trees of its first base_iter iterations in front
  * of m's (base is left without trees, m owns them) and give m base's

@@ -324,11 +324,7 @@ static void sb_put(sbuf_t *b, const char *s, size_t n) {
 
 static void sb_puts(sbuf_t *b, const char *s) { sb_put(b, s, strlen(s)); }
 
-static void sb_printf(sbuf_t *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static void sb_printf(sbuf_t *b, const char *fmt, ...) HB_PRINTF_FMT(2, 3);
 static void sb_printf(sbuf_t *b, const char *fmt, ...) {
   char tmp[128];
   va_list ap;
@@ -585,7 +581,7 @@ int hb_model_to_string(const hb_model_t *m, char **out, size_t *len) {
   int nth = hb_threads_use(m->config.nthreads);
   if (nth > nchunk) nth = nchunk > 0 ? nchunk : 1;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(dynamic)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic))
 #endif
   for (int c = 0; c < nchunk; c++) {
     const int i1 = (c + 1) * TREES_PER_CHUNK < nt ? (c + 1) * TREES_PER_CHUNK : nt;
@@ -671,11 +667,7 @@ static const char *snip(const char *s, size_t n, char *buf) {
 }
 
 /* Record "model text, line N: <message>" and return HB_ERR_FORMAT. */
-static int rd_err(const reader_t *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static int rd_err(const reader_t *r, const char *fmt, ...) HB_PRINTF_FMT(2, 3);
 static int rd_err(const reader_t *r, const char *fmt, ...) {
   char msg[768];
   va_list ap;

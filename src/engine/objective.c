@@ -157,7 +157,7 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
   int nth = hb_threads_use(nthreads);
   (void)nth;
   if (cfg->objective == HB_OBJ_REGRESSION) {
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int i = 0; i < n; i++) {
       double w = weight ? weight[i] : 1.0;
       gh[2 * (size_t)i] = w * (score[i] - label[i]);
@@ -167,7 +167,7 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
     /* Two rows at a time where SSE2 allows (the exp's long chain of
      * dependent steps is most of the time): the same operations on each
      * lane, so the same gradients as the one-row loop, bit for bit. */
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int j = 0; j < (n + 1) / 2; j++) {
       int i = 2 * j;
 #ifdef HB_HAVE_EXP_PAIR
@@ -195,7 +195,7 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
   } else if (cfg->objective == HB_OBJ_MULTICLASSOVA) {
     /* class k against the rest: a logistic loss on its own score */
     const int K = cfg->num_class;
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int i = 0; i < n; i++) {
       const double w = weight ? weight[i] : 1.0;
       const int y = (int)label[i];
@@ -209,14 +209,14 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
   } else if (cfg->objective != HB_OBJ_MULTICLASS) {
     const hb_obj_param_t q = hb_obj_param(cfg);
     const int obj = cfg->objective;
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int i = 0; i < n; i++)
       hb_obj_row(obj, q, label[i], score[i], weight ? weight[i] : 1.0, &gh[2 * (size_t)i], &gh[2 * (size_t)i + 1]);
   } else {
 #define EXP_KEEP 64
     int K = cfg->num_class;
     double factor = (double)K / (K - 1);
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int i = 0; i < n; i++) {
       double w = weight ? weight[i] : 1.0;
       double mx = score[i];

@@ -438,7 +438,7 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
   for (int g0 = 0; g0 < nrow && st == HB_OK; g0 += group) {
     const int g1 = nrow - g0 < group ? nrow : g0 + group;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(dynamic, chunk)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk))
 #endif
     for (int i = g0; i < g1; i++) {
 #ifdef _OPENMP
@@ -569,7 +569,7 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
   for (int b0 = 0; b0 < nblock && st == HB_OK; b0 += group) {
     const int b1 = nblock - b0 < group ? nblock : b0 + group;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(static)
+HB_OMP(parallel for num_threads(nth) schedule(static))
 #endif
     for (int b = b0; b < b1; b++) {
 #ifdef _OPENMP

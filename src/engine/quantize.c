@@ -64,8 +64,8 @@ int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const do
   int nan = 0, nth = hb_threads_use(nthreads);
   (void)nth;
   /* max and min do not depend on the order: the same scales for any thread count */
-#pragma omp parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(min : lh) \
-    reduction(| : nan) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(min : lh)
+       reduction(| : nan) if (n > 65536))
   for (int i = 0; i < n; i++) {
     double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
     if (ag != ag || ah != ah) { nan = 1; continue; }
@@ -90,7 +90,7 @@ int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const do
   const int stoch = cfg->stochastic_rounding;
   const uint64_t head = hb_quant_head(cfg->seed, tree);
   const int nchunk = (int)(((int64_t)n + 16383) / 16384);
-#pragma omp parallel for num_threads(nth) schedule(static) if (n > 65536)
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int c = 0; c < nchunk; c++)
     round_rows(gh, q, c * 16384, c + 1 < nchunk ? (c + 1) * 16384 : n, sg, sh, lg, lhl, stoch, head,
                (uint64_t)row0);

@@ -242,9 +242,9 @@ static void query_gradients(const hb_config_t *cfg, const double *disc, int m, r
     }
     for (int u = 0; u < np; u++) {  /* sum over the block of |gain(g) - gain(other)| for each grade g present */
       const int g = ws->present[u];
-      double a = 0.0;
-      for (int v = 0; v < np; v++) a += cnt[ws->present[v]] * fabs(gain[g] - gain[ws->present[v]]);
-      ws->absg[g] = a;
+      double sum_abs = 0.0;
+      for (int v = 0; v < np; v++) sum_abs += cnt[ws->present[v]] * fabs(gain[g] - gain[ws->present[v]]);
+      ws->absg[g] = sum_abs;
     }
     for (int i = s; i < e; i++) {
       const double gx = gain[d[i].grade], abs_sum = ws->absg[d[i].grade];
@@ -321,7 +321,7 @@ int hb_rank_gradients(const hb_config_t *cfg, hb_rank_query_t *q, const double *
   void *mem = ws_alloc(nth, q->max_size, cfg->num_label_gain, ws);
   if (!mem) return hb_error_set(HB_ERR_NOMEM, "out of memory computing ranking gradients");
   for (int i = 0; i < q->n; i++) gh[2 * (size_t)i] = gh[2 * (size_t)i + 1] = 0.0;  /* rows in no query */
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
   for (int g = 0; g < q->nq; g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
     /* the rows come in the order of the last round's ranking, nearly sorted, and stay in this one's */
@@ -400,7 +400,7 @@ static int rank_metric(const hb_config_t *cfg, const hb_rank_query_t *q, const d
     hb_free(val);
     return hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
   }
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
   for (int g = 0; g < q->nq; g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
     const int m = load_docs(q, g, label, score, w);

@@ -1,10 +1,6 @@
 /* rng.c: the linkable face of the counter-based generator in rng.h. */
 #include "rng.h"
 
-uint64_t hb_rng_bits(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
-  return hb_rng_key(seed, stream, a, b);
-}
-
 double hb_rng_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
   return hb_rng_key_unif(seed, stream, a, b);
 }

@@ -58,7 +58,6 @@ HB_RNG_FN double hb_rng_key_unif(uint64_t seed, uint64_t stream, uint64_t a, uin
 }
 
 /* The same, as linkable functions for callers that prefer them. */
-uint64_t hb_rng_bits(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b);
 double hb_rng_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b);
 
 #endif

@@ -452,7 +452,7 @@ void hb_split_find_ctx(const hb_split_leaf_t *cp, const hb_dataset_t *d, const h
   }
   /* Each feature's best is found alone, then merged in feature order: the
    * same winner as the sequential loop whatever the thread count. */
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 4)
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4))
   for (int f = 0; f < nf; f++) {
     per[f].feature = -1;
     per[f].gain = -INFINITY;

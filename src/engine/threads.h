@@ -3,6 +3,17 @@
 #ifndef HB_THREADS_H
 #define HB_THREADS_H
 
+/* HB_OMP(parallel for num_threads(nth) ...) is `#pragma omp parallel for
+ * num_threads(nth) ...` when compiled with OpenMP and nothing without it, so
+ * a build without OpenMP has no unknown pragmas (-Wunknown-pragmas) and the
+ * loops simply run on the calling thread. Clauses may contain commas. */
+#ifdef _OPENMP
+#define HB_OMP_STR_(x) #x
+#define HB_OMP(...) _Pragma(HB_OMP_STR_(omp __VA_ARGS__))
+#else
+#define HB_OMP(...)
+#endif
+
 /* Register the fork handler that makes a forked child single-threaded (see
  * threads.c); called once when the package is loaded. A no-op on Windows and
  * without OpenMP. */

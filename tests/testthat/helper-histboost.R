@@ -24,6 +24,15 @@ deep_copy <- function(x) unserialize(serialize(x, NULL))
 
 hb_quiet <- function(...) histboost(..., verbose = 0L)
 
+# Tests of single kernels reach them through test hooks, which a build from
+# a development checkout has and one from a tarball (R CMD build) has not
+# (configure's HISTBOOST_TEST_HOOKS; src/README.md).
+skip_without_test_hooks <- function() {
+  if (!exists("C_hb_dataset_bins", envir = asNamespace("histboost"), inherits = FALSE)) {
+    skip("histboost was built without its test hooks (as from a tarball; HISTBOOST_TEST_HOOKS=yes builds them)")
+  }
+}
+
 # expect an input error whose message names `what` (an argument in
 # backticks, or a column name; a regular expression)
 expect_input_error <- function(expr, what) {

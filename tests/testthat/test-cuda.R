@@ -72,6 +72,7 @@ hist_data <- function(n, seed) {
 
 test_that("GPU histograms equal the fixed-point sums computed in plain R (every kernel path)", {
   skip_without_gpu()
+  skip_without_test_hooks()
   for (seed in 1:2) {
     dd <- hist_data(6000 * seed, seed)
     ds <- hb_dataset(dd$x, rnorm(nrow(dd$x)))
@@ -113,6 +114,7 @@ wide_hist_data <- function(n, p, seed) {
 
 test_that("GPU histograms of 28, 30 and 41 features (octets, pairs, words, 4-bit bins) equal plain R's sums", {
   skip_without_gpu()
+  skip_without_test_hooks()
   n <- test_rows(150000L)
   for (p in c(28L, 30L, 41L)) for (mb in c(255L, 15L)) {
     dd <- wide_hist_data(n, p, p)
@@ -663,6 +665,7 @@ test_that("running out of GPU memory is a device error, and the GPU works afterw
 
 test_that("GPU quantized histograms equal the integer sums computed in plain R (2, 4 and 8 bits)", {
   skip_without_gpu()
+  skip_without_test_hooks()
   dd <- hist_data(200000, 7)
   ds <- hb_dataset(dd$x, rnorm(nrow(dd$x)))
   bins <- histboost:::.hb_dataset_bins(ds)

@@ -7,6 +7,7 @@
 # tools/test_quantize.c.)
 
 test_that("the CPU's integer histograms equal the sums computed in plain R (dense, sparse, 2-8 bits)", {
+  skip_without_test_hooks()
   set.seed(61)
   n <- 30000
   dense <- data.frame(a = rnorm(n), b = sample(c(-1, 0, 2), n, TRUE), c = runif(n),
@@ -50,6 +51,7 @@ test_that("the CPU's integer histograms equal the sums computed in plain R (dens
 })
 
 test_that("integer histograms of wide data (several tiles, 8-column reads) and of feature subsets equal plain R's", {
+  skip_without_test_hooks()
   set.seed(62)
   n <- 6000
   p <- 150  # more columns than one tile holds; 8-, 4- and 1-column steps
