@@ -12,9 +12,18 @@ gpu_skip_reason <- function() {
 # 30,000, which keeps every kernel path (the paths are forced by mode and
 # shared-memory limit, not chosen by size) at a size racecheck finishes.
 test_rows <- function(n) if (nzchar(Sys.getenv("HB_CUDA_TEST_SMALL"))) min(n, 30000L) else n
+# racecheck is slow enough that tools/gpu/check.sh runs this file under it in
+# two halves: HB_CUDA_TEST_HALF=1 runs the odd GPU tests, 2 the even ones.
+gpu_test_count <- new.env()
+gpu_test_count$n <- 0L
 skip_without_gpu <- function() {
   why <- gpu_skip_reason()
   if (!is.null(why)) skip(paste("no GPU for the CUDA tests:", why))
+  half <- Sys.getenv("HB_CUDA_TEST_HALF")
+  if (nzchar(half)) {
+    gpu_test_count$n <- gpu_test_count$n + 1L
+    if (gpu_test_count$n %% 2L != as.integer(half) %% 2L) skip("the other half of test-cuda.R (HB_CUDA_TEST_HALF)")
+  }
 }
 
 # ---- everywhere -------------------------------------------------------------

@@ -12,7 +12,8 @@
 #   sanitize-tests  tests/testthat/test-cuda.R under compute-sanitizer
 #           (memcheck at full size; racecheck with HB_CUDA_TEST_SMALL=1;
 #           the deliberate out-of-memory test is left to the oom step, as the
-#           sanitizer reports its failed cudaMalloc as an API error)
+#           sanitizer reports its failed cudaMalloc as an API error;
+#           SANITIZE_TOOLS picks the tools, HB_CUDA_TEST_HALF=1 or 2 half the tests)
 #   oom     tools/gpu/oom.R: out of device memory beside tools/gpu/hog
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
@@ -65,7 +66,7 @@ for step in "$@"; do
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
       done ;;
     sanitize-tests)
-      for tool in memcheck racecheck; do
+      for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
         small=""; [ "${tool}" = racecheck ] && small=1
         rc=0
         HB_CUDA_UNDER_SANITIZER=1 HB_CUDA_TEST_SMALL=${small} timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool "${tool}" \
