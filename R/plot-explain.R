@@ -83,7 +83,7 @@
     .hb_abort("`newdata` is required for type = \"shap\": give the rows whose contributions to plot ",
               "(a histboost model does not keep its training data).")
   }
-  phi <- predict(model, newdata, type = "contrib")
+  phi <- stats::predict(model, newdata, type = "contrib")
   if (model$task == "multiclass") {
     if (is.null(class)) {
       .hb_abort("`class` is required for a multiclass model: give one of ", .hb_and(model$classes),
@@ -208,7 +208,7 @@
     P <- length(nm) + 1
     color_by <- NA_character_
     if (length(nm) > 1L && n * P * P * (if (model$task == "multiclass") length(model$classes) else 1) <= 2e7) {
-      it <- predict(model, newdata, type = "interaction")
+      it <- stats::predict(model, newdata, type = "interaction")
       it <- if (model$task == "multiclass") it[, j, -P, match(s$class, model$classes)] else it[, j, -P]
       it <- matrix(it, nrow = n)
       strength <- colMeans(abs(it))

@@ -120,7 +120,7 @@ hb_refit <- function(model, x, y, ..., weights = NULL, init_score = NULL, decay_
                              model$params$objective, n)
   if (!is.null(w)) w <- as.double(.hb_weights(w, n))
   if (!model$niter) return(model)  # no trees: nothing to refit
-  leaf <- tryCatch(predict(model, x, type = "leaf", iteration = max(1L, model$niter), nthreads = nthreads),
+  leaf <- tryCatch(stats::predict(model, x, type = "leaf", iteration = max(1L, model$niter), nthreads = nthreads),
                    histboost_error_input = function(e) .hb_abort(sub("`newdata`", "`x`", conditionMessage(e),
                                                                      fixed = TRUE)))
   storage.mode(leaf) <- "integer"
