@@ -309,7 +309,12 @@ histboost <- function(x, ...) {
 #'   weights in their leaf values, so `predict()`, [hb_save()] and
 #'   [hb_load()] need nothing more; `fit$dart_dropped` lists, per iteration,
 #'   the iterations it dropped. The draws depend on `seed`, the round and the
-#'   tree only. CPU only; not with early stopping (a later round rescales
+#'   tree only. The starting score (the label mean, log-odds, ...) stays
+#'   apart from the trees and is never dropped or rescaled, as xgboost's
+#'   base score; LightGBM instead folds it into its first tree, which DART
+#'   then rescales, so the two agree where both start from 0 (tested with
+#'   `init_score = 0` against LightGBM's `boost_from_average = FALSE`).
+#'   CPU only; not with early stopping (a later round rescales
 #'   the trees of the best iteration, as in LightGBM) nor a custom
 #'   `objective` function.
 #' @param extra_trees `TRUE` for extremely randomized trees (LightGBM's

@@ -388,3 +388,29 @@ test_that("params takes LightGBM's and xgboost's names for these", {
   expect_input_error(f(params = list(one_drop = 1)), "one_drop")
   expect_input_error(f(params = list(normalize_type = "forest")), "normalize_type")
 })
+
+test_that("DART equals lightgbm's where its drops are certain (uniform drops at rate 1), both normalisations", {
+  skip_if_not_installed("lightgbm")
+  # drop_rate 1 with uniform drops and no skip: every earlier tree is dropped
+  # every round, so both libraries drop the same trees and the models must
+  # agree. LightGBM bakes boost_from_average's start into its first tree,
+  # which DART then rescales; histboost keeps the start apart (as xgboost
+  # does), so the comparison starts both from 0.
+  set.seed(5)
+  n <- 400
+  X <- matrix(runif(n * 3), n, 3, dimnames = list(NULL, c("a", "b", "c")))
+  y <- 3 * X[, 1] + (X[, 2] > 0.5) + rnorm(n, sd = 0.2)
+  for (mode in c(FALSE, TRUE)) {
+    lg <- lightgbm::lgb.train(
+      params = list(objective = "regression", boosting = "dart", num_leaves = 4L, learning_rate = 0.3,
+                    min_data_in_leaf = 20L, drop_rate = 1, max_drop = -1L, skip_drop = 0, uniform_drop = TRUE,
+                    xgboost_dart_mode = mode, boost_from_average = FALSE, verbose = -1L, num_threads = 1L),
+      data = lightgbm::lgb.Dataset(X, label = y, params = list(verbose = -1L)), nrounds = 8L)
+    hb <- histboost(X, y, boosting = "dart", num_leaves = 4L, learning_rate = 0.3, min_data_in_leaf = 20L,
+                    drop_rate = 1, max_drop = 0L, skip_drop = 0, uniform_drop = TRUE, xgboost_dart_mode = mode,
+                    nrounds = 8L, verbose = 0, nthreads = 1, init_score = rep(0, n))
+    p <- predict(hb, X, init_score = rep(0, n))
+    expect_gt(sd(p), 0.1)
+    expect_equal(p, predict(lg, X), tolerance = 1e-6, label = paste("xgboost_dart_mode", mode))
+  }
+})
