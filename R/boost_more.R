@@ -31,7 +31,7 @@
                      names(a)[!vapply(a, is.null, NA)])
     set <- set[!vapply(set, function(nm) .hb_same_value(out[[nm]], .HB_MORE_DEFAULTS[[nm]]), NA)]
     if (length(set)) {
-      .hb_abort(.hb_and(paste0("`", set, "`")), if (length(set) > 1L) " are" else " is",
+      .hb_abort(.hb_and(set), if (length(set) > 1L) " are" else " is",
                 " used only by DART: give boosting = \"dart\", or leave ", if (length(set) > 1L) "them" else "it",
                 " out.")
     }

@@ -117,6 +117,13 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   stratified <- .hb_flag(stratified, "stratified")
   keep_models <- .hb_flag(keep_models, "keep_models")
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
+  boosting <- dots$boosting %||% dots$params$boosting %||% dots$params$booster
+  if (identical(boosting, "dart") && !is.null(early_stopping_rounds)) {
+    # as histboost(): a later round rescales the trees of the best iteration
+    .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
+              "trees, so the fold models cut at the best iteration would not be the ones scored. Leave ",
+              "`early_stopping_rounds` out and choose `nrounds` from the evaluation log.")
+  }
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
     if (grp$nq < 2L) {
@@ -132,7 +139,14 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
     by_class <- stratified && (is.factor(y) || is.logical(y) ||
                                  (is.character(dots$objective) &&
                                     isTRUE(dots$objective[1L] %in% c("binary", "multiclass"))))
-    folds <- .hb_make_folds(n, nfold, if (by_class) y else NULL)
+    # a survival response: folds stratified by the event indicator, so each
+    # fold has events (Cox's loss needs them) where the data allow
+    strata <- if (by_class) y else if (stratified && inherits(y, "Surv")) factor(y[, "status"]) else NULL
+    if (inherits(y, "Surv") && sum(y[, "status"] == 1) < nfold) {
+      .hb_abort("`y` has ", sum(y[, "status"] == 1), " events but `nfold` is ", nfold, ": each fold needs an ",
+                "event for the Cox loss. Use a smaller `nfold` or give `folds`.")
+    }
+    folds <- .hb_make_folds(n, nfold, strata)
   } else {
     folds <- .hb_check_folds(folds, n)
     if (!is.null(grp)) {

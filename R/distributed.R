@@ -38,6 +38,9 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
               "skips MPI). hb_has_mpi() says whether it is there.")
   }
   if (is.null(.hb_mpi_state$world)) {
+    # the launcher's variables before MPI starts: a singleton start adds its
+    # own, which a later hb_mpi_run() must not hand to mpirun
+    .hb_mpi_state$env_before <- grep("^(OMPI_|PMIX_|PMI_)", names(Sys.getenv()), value = TRUE)
     .hb_mpi_state$world <- .Call(C_hb_mpi_init)
     # MPI_Finalize at exit (mpirun reports a process that ends without it as
     # failed), once all processes exit: one that exits while the others still
@@ -188,6 +191,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
   if (!is.null(custom)) no("a custom `objective` function")
+  if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
   # leaf quantiles (l1, quantile, mape), risk sets across shards (cox), queries: not reduced yet
   if (objective %in% c("l1", "quantile", "lambdarank", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
   # the newer boosting options have no tests against one process yet
@@ -195,7 +199,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   newer <- c(extra_trees = isTRUE(a$extra_trees), interaction_constraints = !is.null(a$interaction_constraints),
              feature_fraction_bynode = isTRUE((a$feature_fraction_bynode %||% 1) < 1),
              path_smooth = isTRUE((a$path_smooth %||% 0) > 0), max_delta_step = isTRUE((a$max_delta_step %||% 0) > 0))
-  if (any(newer)) no(.hb_and(paste0("`", names(newer)[newer], "`")))
+  if (any(newer)) no(.hb_and(names(newer)[newer]))
   if (isTRUE(a$goss)) no("`goss` = TRUE", "; use bagging (bagging_fraction, bagging_freq)")
   if (!is.null(a$init_model)) no("`init_model`")
   if (!is.null(a$group)) no("`group` (ranking)")
@@ -313,6 +317,17 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   wait <- if (nzchar(Sys.getenv("OMP_WAIT_POLICY"))) Sys.getenv("OMP_WAIT_POLICY") else "PASSIVE"
   if (any(grepl("Open MPI|OpenRTE", ver))) args <- c("-x", "OMP_WAIT_POLICY", args)
   env <- c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)), paste0("OMP_WAIT_POLICY=", wait))
+  # MPI started in this session without mpirun (a singleton) leaves its own
+  # OMPI_* / PMIX_* variables, with which mpirun exits at once: hide them
+  # from the launcher, and put them back after.
+  if (!is.null(.hb_mpi_state$world)) {
+    added <- setdiff(grep("^(OMPI_|PMIX_|PMI_)", names(Sys.getenv()), value = TRUE), .hb_mpi_state$env_before)
+    if (length(added)) {
+      saved <- as.list(Sys.getenv(added, names = TRUE))
+      Sys.unsetenv(added)
+      on.exit(do.call(Sys.setenv, saved), add = TRUE)
+    }
+  }
   status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
   if (!identical(as.integer(status), 0L) || !file.exists(out)) {
     .hb_abort("the MPI job (", mpirun, " -np ", np, ") failed with status ", status,

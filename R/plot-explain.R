@@ -58,11 +58,13 @@
     graphics::plot.new()
     graphics::plot.window(xlim = c(0.4, nleaf + 0.6), ylim = c(-depth - 0.5, 0.5))
     graphics::title(main = main, ...)
-    xy <- out[match(edges$from, out$id), c("x", "y")]
-    to <- out[match(edges$to, out$id), c("x", "y")]
-    graphics::segments(xy$x, xy$y, to$x, to$y, col = border)
-    elab <- paste0(edges$side, ifelse(edges$missing, ", NA", ""))
-    graphics::text((xy$x + to$x) / 2, (xy$y + to$y) / 2, elab, cex = 0.8 * cex, col = "grey30")
+    if (nrow(edges)) {  # a tree that could not split is its one leaf
+      xy <- out[match(edges$from, out$id), c("x", "y")]
+      to <- out[match(edges$to, out$id), c("x", "y")]
+      graphics::segments(xy$x, xy$y, to$x, to$y, col = border)
+      elab <- paste0(edges$side, ifelse(edges$missing, ", NA", ""))
+      graphics::text((xy$x + to$x) / 2, (xy$y + to$y) / 2, elab, cex = 0.8 * cex, col = "grey30")
+    }
     w <- graphics::strwidth(out$label, cex = cex) / 2 + graphics::strwidth("m", cex = cex) / 2
     h <- graphics::strheight(out$label, cex = cex) / 2 + graphics::strheight("M", cex = cex) / 2
     graphics::rect(out$x - w, out$y - h, out$x + w, out$y + h, col = ifelse(out$is_leaf, leaf_col, col),
@@ -83,6 +85,7 @@
     .hb_abort("`newdata` is required for type = \"shap\": give the rows whose contributions to plot ",
               "(a histboost model does not keep its training data).")
   }
+  if (NROW(newdata) < 1L) .hb_abort("`newdata` has no rows: give the rows whose contributions to plot.")
   phi <- stats::predict(model, newdata, type = "contrib")
   if (model$task == "multiclass") {
     if (is.null(class)) {
@@ -229,6 +232,10 @@
                     color_value = cu, stringsAsFactors = FALSE)
   attr(out, "color_by") <- color_by
   shown <- !is.na(xv)
+  if (!any(shown)) {
+    .hb_abort("`feature` \"", feature, "\" is missing in every row of `newdata`: a dependence plot needs ",
+              "rows where it has a value.")
+  }
   draw <- function(..., main = paste("SHAP dependence:", feature), xlab = feature,
                    ylab = paste("SHAP value of", feature), pch = 16, cex = 0.7) {
     x <- xv[shown] + if (is_fac) stats::runif(sum(shown), -0.15, 0.15) else 0

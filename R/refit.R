@@ -86,7 +86,7 @@ hb_refit <- function(model, x, y, ..., weights = NULL, init_score = NULL, decay_
               path_smooth = isTRUE(model$params$path_smooth > 0),
               max_delta_step = isTRUE(model$params$max_delta_step > 0))
   if (any(shaped)) {
-    .hb_abort("`model` was trained with ", .hb_and(paste0("`", names(shaped)[shaped], "`")),
+    .hb_abort("`model` was trained with ", .hb_and(names(shaped)[shaped]),
               ", whose leaf values hb_refit() does not re-create: it cannot be refitted. Train a new model ",
               "on the new data instead.")
   }

@@ -98,3 +98,27 @@ test_that("hb_cv() leaves its inputs alone and checks its arguments", {
   err(hb_cv(d$x, d$y, nfold = 2L, learning_rate = -1), "fold 1: `learning_rate`")
   err(hb_cv(d$x, d$y, early_stopping_rounds = 0), "`early_stopping_rounds`")
 })
+
+test_that("hb_cv refuses DART with early stopping, as histboost() does", {
+  set.seed(11)
+  x <- data.frame(a = rnorm(200), b = runif(200))
+  y <- x$a + rnorm(200)
+  expect_error(hb_cv(x, y, nfold = 3, nrounds = 8, boosting = "dart", early_stopping_rounds = 3, verbose = 0),
+               class = "histboost_error_input", regexp = "early_stopping_rounds")
+})
+
+test_that("hb_cv on a survival response spreads the events over the folds", {
+  skip_if_not_installed("survival")
+  set.seed(12)
+  n <- 100
+  x <- data.frame(a = rnorm(n), b = runif(n))
+  status <- integer(n)
+  status[sample.int(n, 10)] <- 1L  # 10 events: 2 a fold when stratified by the event indicator
+  y <- survival::Surv(rexp(n, exp(0.5 * x$a)), status)
+  cv <- hb_cv(x, y, nfold = 5, nrounds = 3, min_data_in_leaf = 5, verbose = 0, keep_models = TRUE)
+  events <- vapply(cv$folds, function(f) sum(status[f]), 0)
+  expect_equal(events, rep(2, 5))
+  expect_true(all(is.finite(cv$evaluation_log$test_cox_nloglik_mean)))
+  expect_error(hb_cv(x, survival::Surv(rexp(n), c(1L, 1L, rep(0L, n - 2L))), nfold = 5, nrounds = 2, verbose = 0),
+               class = "histboost_error_input", regexp = "nfold")
+})

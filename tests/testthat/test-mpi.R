@@ -186,3 +186,28 @@ test_that("options not yet checked against one process are refused with distribu
     expect_match(l, if (nm == "boosting") "dart" else if (nm == "objective") "mape" else nm, fixed = TRUE)
   }
 })
+
+test_that("hb_mpi_run() works after MPI started alone in the session, and a Surv response is refused by name", {
+  skip_without_mpi()
+  code <- c(
+    "suppressPackageStartupMessages(library(histboost))",
+    "w <- hb_mpi_world()  # MPI started without mpirun: a singleton",
+    "r <- tryCatch(hb_mpi_run(2, function() hb_mpi_world()[['size']], timeout = 90),",
+    "              error = function(e) paste(class(e)[1], conditionMessage(e)))",
+    "cat('run:', r, '\\n')",
+    "set.seed(1); x <- data.frame(a = rnorm(60)); y <- survival::Surv(rexp(60), rbinom(60, 1, 0.7))",
+    "r <- tryCatch({histboost(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'); 'trained'},",
+    "              error = function(e) paste(class(e)[1], conditionMessage(e)))",
+    "cat('surv:', gsub('\\n', ' ', r), '\\n')")
+  f <- tempfile(fileext = ".R")
+  writeLines(code, f)
+  env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMP_WAIT_POLICY=PASSIVE",
+           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+  out <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
+                                  timeout = 150))
+  expect_match(grep("^run:", out, value = TRUE), "^run: 2 $", info = paste(out, collapse = "\n"))
+  if (requireNamespace("survival", quietly = TRUE)) {
+    expect_match(grep("^surv:", out, value = TRUE), "histboost_error_input .*survival response",
+                 info = paste(out, collapse = "\n"))
+  }
+})

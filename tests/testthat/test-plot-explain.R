@@ -134,3 +134,24 @@ test_that("type = 'shap' with a feature: its contributions against its values, c
   expect_input_error(plot(d$fit, type = "shap", newdata = nd, feature = "c", color_by = "zz"), "`color_by`")
   expect_input_error(plot(d$fit, type = "importance", feature = "c"), "`feature`")
 })
+
+test_that("a tree that could not split plots as its one leaf; empty or all-missing SHAP data are classed errors", {
+  set.seed(3)
+  X <- data.frame(a = rnorm(5), b = rnorm(5))
+  f <- suppressWarnings(histboost(X, rnorm(5), nrounds = 2, verbose = 0))  # too few rows to split
+  pdf(NULL)
+  on.exit(dev.off(), add = TRUE)
+  lay <- plot(f, type = "tree", tree = 1)
+  expect_identical(nrow(lay), 1L)
+  expect_true(lay$is_leaf)
+  expect_equal(lay$value, hb_trees(f)$value[hb_trees(f)$tree == 1])
+  expect_identical(nrow(attr(lay, "edges")), 0L)
+  set.seed(4)
+  X <- data.frame(a = rnorm(300), b = rnorm(300))
+  g <- histboost(X, X$a + rnorm(300), nrounds = 3, verbose = 0)
+  expect_error(plot(g, type = "shap", newdata = X[0, ]), class = "histboost_error_input", regexp = "newdata")
+  Xna <- X[1:20, ]
+  Xna$a <- NA_real_
+  expect_error(plot(g, type = "shap", newdata = Xna, feature = "a"), class = "histboost_error_input",
+               regexp = "feature")
+})
