@@ -575,12 +575,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   }
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
-    schema <- list(names = reference$feature_names, types = reference$feature_types,
-                   levels = reference$feature_levels)
-    feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
-    feat$names <- schema$names
-    feat$types <- schema$types
-    feat$levels <- schema$levels
+    feat <- .hb_features_of_reference(x, reference, arg, source)
     lab <- if (!is.null(y)) .hb_label_like(y, feat$nrow, reference$label_info, yarg)
     label_info <- reference$label_info
     max_bin <- reference$max_bin
@@ -636,12 +631,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   } else {
     .hb_check_dataset(reference, "reference")
     local <- .hb_dist_try({
-      schema <- list(names = reference$feature_names, types = reference$feature_types,
-                     levels = reference$feature_levels)
-      feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
-      feat$names <- schema$names
-      feat$types <- schema$types
-      feat$levels <- schema$levels
+      feat <- .hb_features_of_reference(x, reference, arg, source)
       lab <- if (!is.null(y)) .hb_label_like(y, feat$nrow, reference$label_info, yarg)
       list(feat = feat, lab = lab, w = .hb_weights(weights, feat$nrow, warg),
            init_score = .hb_init_score(init_score, feat$nrow, iarg, arg))
@@ -703,4 +693,16 @@ dim.hb_dataset <- function(x) c(x$nrow, x$ncol)
 .hb_dataset_bins <- function(x) {
   .hb_check_dataset(x, "x")
   .hb_hook_call("C_hb_dataset_bins", x$ptr)
+}
+
+# x's features read with a reference dataset's schema (its names, types and
+# levels), for binning x with the reference's boundaries.
+.hb_features_of_reference <- function(x, reference, arg, source) {
+  schema <- list(names = reference$feature_names, types = reference$feature_types,
+                 levels = reference$feature_levels)
+  feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
+  feat$names <- schema$names
+  feat$types <- schema$types
+  feat$levels <- schema$levels
+  feat
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "r_util.h"
 #include "engine/error.h"
+#include "engine/dist.h"
 
 static void dataset_finalize(SEXP ptr) {
   hb_dataset_t *d = (hb_dataset_t *)R_ExternalPtrAddr(ptr);
@@ -23,10 +24,14 @@ static const double *row_vector(SEXP x, int nrow, const char *what) {
 /* Bin the input described by `spec` (see .hb_input() in R/dataset.R).
  * label, weight: NULL or double vectors; reference: NULL or a dataset pointer
  * whose mappers are reused; init_score: NULL or a double matrix, one row per
- * row of x. Returns an external pointer (tag hb_dataset)
- * whose protected slot keeps the reference alive. */
-SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
-                         SEXP reference, SEXP init_score) {
+ * row of x. dist: NULL for one process, else this process's shard of a
+ * data-parallel training (hb_dataset_create_dist; every process calls at
+ * once, so nothing here may stop one process alone: no interrupt window,
+ * and the shape checks are the R side's, made before it agreed with the
+ * others). Returns an external pointer (tag hb_dataset) whose protected
+ * slot keeps the reference alive. */
+SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
+                         SEXP init_score, const hb_dist_t *dist) {
   hb_input_t in;
   hb_r_input(spec, &in);
   in.label = row_vector(label, in.nrow, "y");
@@ -39,18 +44,23 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */
   const hb_dataset_t *ref = NULL;
   if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
-  if (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN)
+  if (!dist && (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN))
     hb_r_throw("input", "`max_bin` must be between 2 and %d, not %d.", HB_MAX_BIN, bp.max_bin);
-  if (ref && in.ncol != ref->ncol)
+  if (!dist && ref && in.ncol != ref->ncol)
     hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->ncol);
   hb_error_clear();
   hb_dataset_t *d = NULL;
-  hb_r_interrupt_begin();
-  int st = hb_dataset_create(&in, &bp, ref, &d);
-  if (hb_r_interrupt_end()) {  /* R wants to stop: whatever was made goes */
-    hb_dataset_free(d);
-    d = NULL;
-    st = HB_ERR_INTERRUPT;
+  int st;
+  if (dist) {
+    st = hb_dataset_create_dist(&in, &bp, ref, dist, &d);
+  } else {
+    hb_r_interrupt_begin();
+    st = hb_dataset_create(&in, &bp, ref, &d);
+    if (hb_r_interrupt_end()) {  /* R wants to stop: whatever was made goes */
+      hb_dataset_free(d);
+      d = NULL;
+      st = HB_ERR_INTERRUPT;
+    }
   }
   if (st != HB_OK || !d) {
     if (d) hb_dataset_free(d);
@@ -61,6 +71,11 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   R_RegisterCFinalizerEx(ptr, dataset_finalize, TRUE);
   UNPROTECT(1);
   return ptr;
+}
+
+SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
+                         SEXP reference, SEXP init_score) {
+  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, NULL);
 }
 
 #ifdef HB_TEST_HOOKS

@@ -56,21 +56,6 @@ SEXP C_hb_mpi_allgather_raw(SEXP x) {
   return out;
 }
 
-static void dataset_finalize(SEXP ptr) {
-  hb_dataset_t *d = (hb_dataset_t *)R_ExternalPtrAddr(ptr);
-  if (d) {
-    hb_dataset_free(d);
-    R_ClearExternalPtr(ptr);
-  }
-}
-
-static const double *row_vector(SEXP x, int nrow, const char *what) {
-  if (Rf_isNull(x)) return NULL;
-  if (TYPEOF(x) != REALSXP || XLENGTH(x) != nrow)
-    hb_r_throw("input", "`%s` must be a double vector with one value per row (%d).", what, nrow);
-  return REAL(x);
-}
-
 /* C_hb_dataset_create (r_dataset.c) for this process's shard of a
  * data-parallel training: hb_dataset_create_dist over MPI_COMM_WORLD. Every
  * process must call it at once. */
@@ -78,28 +63,5 @@ SEXP C_hb_dataset_create_mpi(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, S
                              SEXP reference, SEXP init_score) {
   const hb_dist_t *w = hb_mpi_world();
   if (!w) hb_r_throw("engine", "MPI is not started");
-  hb_input_t in;
-  hb_r_input(spec, &in);
-  in.label = row_vector(label, in.nrow, "y");
-  in.weight = row_vector(weight, in.nrow, "weights");
-  hb_r_init_score(init_score, &in);
-  hb_binparams_t bp;
-  hb_binparams_default(&bp);
-  bp.max_bin = hb_r_int(max_bin, "max_bin");
-  bp.nthreads = hb_r_int(nthreads, "nthreads");
-  bp.seed = 0;
-  const hb_dataset_t *ref = NULL;
-  if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
-  hb_error_clear();
-  hb_dataset_t *d = NULL;
-  /* no interrupt here: a process that stopped alone would leave the others waiting */
-  int st = hb_dataset_create_dist(&in, &bp, ref, w, &d);
-  if (st != HB_OK || !d) {
-    if (d) hb_dataset_free(d);
-    hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "`x`");
-  }
-  SEXP ptr = PROTECT(R_MakeExternalPtr(d, hb_r_tag_dataset, Rf_isNull(reference) ? R_NilValue : reference));
-  R_RegisterCFinalizerEx(ptr, dataset_finalize, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, w);
 }

@@ -59,6 +59,11 @@ SEXP hb_r_get(SEXP x, const char *name);
  * nothing needs freeing, even after an R error. Validates everything. */
 void hb_r_input(SEXP spec, hb_input_t *in);
 void hb_r_init_score(SEXP x, hb_input_t *in);
+/* A dataset from the input `spec` (r_dataset.c): one process (dist NULL) or
+ * this process's shard of a data-parallel training. */
+struct hb_dist;
+SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
+                         SEXP init_score, const struct hb_dist *dist);
 
 /* Wall-clock seconds (monotonic), for timing kernels. */
 double hb_r_wall_seconds(void);

@@ -107,19 +107,9 @@ int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
   }
   /* Sequential sums: the order is fixed, so the start never depends on threads. */
   double sw = 0.0, swy = 0.0;
-  if (cfg->objective == HB_OBJ_MULTICLASS) {
-    for (int i = 0; i < n; i++) {
-      double w = weight ? weight[i] : 1.0;
-      sw += w;
-      init[(int)label[i]] += w;
-    }
-    for (int k = 0; k < K; k++) {
-      double p = sw > 0 ? init[k] / sw : 1.0 / K;
-      init[k] = log(p > 1e-15 ? p : 1e-15);
-    }
-    return HB_OK;
-  }
-  if (cfg->objective == HB_OBJ_MULTICLASSOVA) {  /* each class's log-odds against the rest */
+  if (cfg->objective == HB_OBJ_MULTICLASS || cfg->objective == HB_OBJ_MULTICLASSOVA) {
+    /* each class's weighted share: softmax starts from its log, one-vs-all
+     * from its log-odds against the rest */
     for (int i = 0; i < n; i++) {
       double w = weight ? weight[i] : 1.0;
       sw += w;
@@ -128,8 +118,12 @@ int hb_objective_init_score(const hb_config_t *cfg, int n, const double *label,
     for (int k = 0; k < K; k++) {
       double p = sw > 0 ? init[k] / sw : 1.0 / K;
       if (p < 1e-15) p = 1e-15;
-      if (p > 1 - 1e-15) p = 1 - 1e-15;
-      init[k] = log(p / (1 - p));
+      if (cfg->objective == HB_OBJ_MULTICLASS) {
+        init[k] = log(p);
+      } else {
+        if (p > 1 - 1e-15) p = 1 - 1e-15;
+        init[k] = log(p / (1 - p));
+      }
     }
     return HB_OK;
   }
