@@ -111,6 +111,13 @@ int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh);
 int hb_cuda_learner_leaf_rows(hb_cuda_learner_t *L, int *leaf_of_row, uint8_t *inbag);
 int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values);
 
+/* After a round (or hb_cuda_learner_set_leaf_values) that stopped because
+ * values went out of range (HB_ERR_INPUT), what did: bit 1 the gradients or
+ * hessians (NaN, or n x the largest above objective_rules.h's limits), bit
+ * 2 << d the scores of data set d (0 training, 1.. validation; sets past
+ * the 29th share 2 << 29); else 0. */
+int hb_cuda_learner_diverged(const hb_cuda_learner_t *L);
+
 /* Copy the current scores of data set `data` (0 train, 1.. validation) to
  * out (nrow x K, column-major). */
 int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out);

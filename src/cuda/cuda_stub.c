@@ -56,6 +56,10 @@ int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values) 
   (void)L; (void)values;
   return no_cuda();
 }
+int hb_cuda_learner_diverged(const hb_cuda_learner_t *L) {
+  (void)L;
+  return 0;
+}
 int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
   (void)L; (void)data; (void)out;
   return no_cuda();

@@ -172,8 +172,9 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
   const int nroot = nbag && !*bag_all ? *nbag : n;
   if (threadIdx.x == 0) {
     c->done = 0;
-    if (!(mg <= 1e300) || !(mh <= 1e300)) {  // NaN or infinite: training diverged
-      *err = 1;
+    // boost.c's gradients_in_range: NaN, or sums that could overflow
+    if (!(mg * (double)n <= HB_GRAD_SUM_MAX) || !(mh * (double)n <= HB_HESS_SUM_MAX)) {
+      *err |= 1;
       c->done = 1;
     }
     // A block adds at most block_rows values into one int32 counter.

@@ -14,6 +14,7 @@
 extern "C" {
 #include "quantize.h"
 }
+#include "objective_rules.h"
 
 using namespace hbc;
 
@@ -82,6 +83,7 @@ struct hb_cuda_learner {
   NodeOut *h_nodes;
   LeafOut *h_leafout;
   int *h_err;
+  int diverged;  // the error flag's bits when a round stopped on it (hb_cuda_learner_diverged)
   unsigned long long *h_rows_seen;
   uint8_t *h_usable;
   hb_cuda_split_t *splits;  // K x (L - 1), the records handed out
@@ -435,6 +437,17 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   return a;
 }
 
+// The score check of data set `data` (0 training, 1.. validation; bit 1 of
+// the flag is the gradients'): its bit, 2 << data (validation sets past the
+// 29th share the last), and the largest score that means something.
+static ScoreCheck score_check(const hb_cuda_learner_t *L, int data) {
+  ScoreCheck c;
+  c.err = L->d_err;
+  c.bit = 2 << (data < 29 ? data : 29);
+  c.hi = HB_OBJ_LOG_LINK(L->cfg.objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
+  return c;
+}
+
 // Enqueue the K trees of a round on stream s, from the roots to the copies
 // of the trees back to pinned memory. *ev_used counts profiling events.
 static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int capturing) {
@@ -474,14 +487,14 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     st = score_train_launch(a, L->d_cols, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
                             L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
                             L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t, L->d_score + (size_t)k * n,
-                            !L->renew, kGrid1D, s);
+                            score_check(L, 0), !L->renew, kGrid1D, s);
     if (st != HB_OK) return st;
     for (int v = 0; v < L->nvalid && !L->renew; v++) {
       const Valid &vs = L->valid[v];
       if (vs.n < 1) continue;
       st = score_valid_launch(a, L->d_leafout + (size_t)k * NL, vs.d_bins, L->stride, vs.n,
                               vs.d_base ? vs.d_base + (size_t)k * vs.n : NULL, L->d_inv_t,
-                              vs.d_score + (size_t)k * vs.n, kGrid1D, s);
+                              vs.d_score + (size_t)k * vs.n, score_check(L, v + 1), kGrid1D, s);
       if (st != HB_OK) return st;
     }
   }
@@ -577,9 +590,11 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
   if ((st = run_trees(L, s, &ev_used)) != HB_OK) return st;
   if (L->profile) HB_CUDA_TRY(cudaEventRecord(L->round_ev[1], s), "recording an event");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "a training round");
-  if (*L->h_err)
-    return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite in round %d: training diverged",
-                        iter + 1);
+  if (*L->h_err) {
+    L->diverged = *L->h_err;
+    return hb_error_set(HB_ERR_INPUT, "round %d: the %s went out of range", iter + 1,
+                        *L->h_err & 1 ? "gradients" : "scores");
+  }
   if (L->profile) {
     float ms = 0;
     if (ev_used == 0) ev_used = L->graph ? 4 * NL * K : 0;  // a replayed graph records the same events
@@ -683,16 +698,26 @@ extern "C" int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const doubl
   HB_CUDA_TRY(cudaMemcpyAsync(L->d_leafout, L->h_leafout, sizeof(LeafOut) * (size_t)NL, cudaMemcpyHostToDevice, s),
               "uploading leaf values");
   TreeArgs a = tree_args(L, 0);
-  int st = score_add_launch(L->d_leaf_of_row, L->d_leafout, n, L->d_base, L->d_inv_t, L->d_score, kGrid1D, s);
+  HB_CUDA_TRY(cudaMemsetAsync(L->d_err, 0, sizeof(int), s), "clearing the error flag");
+  int st = score_add_launch(L->d_leaf_of_row, L->d_leafout, n, L->d_base, L->d_inv_t, L->d_score,
+                            score_check(L, 0), kGrid1D, s);
   for (int v = 0; v < L->nvalid && st == HB_OK; v++) {
     const Valid &vs = L->valid[v];
     if (vs.n > 0)
-      st = score_valid_launch(a, L->d_leafout, vs.d_bins, L->stride, vs.n, vs.d_base, L->d_inv_t, vs.d_score, kGrid1D, s);
+      st = score_valid_launch(a, L->d_leafout, vs.d_bins, L->stride, vs.n, vs.d_base, L->d_inv_t, vs.d_score,
+                              score_check(L, v + 1), kGrid1D, s);
   }
   if (st != HB_OK) return st;
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_err, L->d_err, sizeof(int), cudaMemcpyDeviceToHost, s), "copying a flag back");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "updating scores");  // h_leafout is reused by the next round
+  if (*L->h_err) {
+    L->diverged = *L->h_err;
+    return hb_error_set(HB_ERR_INPUT, "the scores went out of range");
+  }
   return HB_OK;
 }
+
+extern "C" int hb_cuda_learner_diverged(const hb_cuda_learner_t *L) { return L ? L->diverged : 0; }
 
 extern "C" int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
   if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);

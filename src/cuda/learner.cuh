@@ -259,19 +259,28 @@ int root_launch(const TreeArgs &a, const double *g, const double *h, const unsig
                 int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
                 QuantArgs q, const int *tree, int grid, cudaStream_t st);
 
+// The check of every updated score (boost.c's score_bad): a score that is
+// not finite or above hi sets `bit` in *err (device memory).
+struct ScoreCheck {
+  int *err;
+  int bit;
+  double hi;
+};
+
 // score.cu. base: NULL, or (a forest) the rows' starting scores, the
 // scores then the running mean of the trees above them, inv_t (device
 // memory) = 1 / the number of trees with this one.
 int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
-                       const double *inv_t, double *score, int add, int grid, cudaStream_t st);
+                       const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st);
 // The training rows' scores plus their leaves' values (what score_train_launch
 // does last when `add`).
 int score_add_launch(const int *leaf_of_row, const LeafOut *leaf_out, int n, const double *base, const double *inv_t,
-                     double *score, int grid, cudaStream_t st);
+                     double *score, ScoreCheck chk, int grid, cudaStream_t st);
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
-                       const double *base, const double *inv_t, double *score, int grid, cudaStream_t st);
+                       const double *base, const double *inv_t, double *score, ScoreCheck chk, int grid,
+                       cudaStream_t st);
 
 // partition.cu
 int partition_grid();

@@ -125,29 +125,42 @@ __device__ __forceinline__ double add_tree(double s, double v, const double *bas
   return __dadd_rn(s, __dmul_rn(__dsub_rn(v, __dsub_rn(s, base[i])), *inv_t));
 }
 
+// A score that means nothing (boost.c's score_bad): not finite, or above
+// hi (exp()'s range under a log link, else infinity). The data set's bit
+// goes into the learner's error flag, which the host reads after the round.
+__device__ __forceinline__ void check_score(double s, ScoreCheck chk) {
+  if (!(s <= chk.hi) || !isfinite(s)) atomicOr(chk.err, chk.bit);
+}
+
 __global__ void k_add_train(const int *__restrict__ leaf_of_row, const LeafOut *__restrict__ leaves, int n,
                             const double *__restrict__ base, const double *__restrict__ inv_t,
-                            double *__restrict__ score) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    score[i] = add_tree(score[i], leaves[leaf_of_row[i]].value, base, i, inv_t);
+                            double *__restrict__ score, ScoreCheck chk) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double s = add_tree(score[i], leaves[leaf_of_row[i]].value, base, i, inv_t);
+    score[i] = s;
+    check_score(s, chk);
+  }
 }
 
 // Validation rows: route and add in one pass.
 __global__ void __launch_bounds__(kRouteThreads)
 k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__restrict__ leaves,
             const uint32_t *__restrict__ bins, int stride, int n, const double *__restrict__ base,
-            const double *__restrict__ inv_t, double *__restrict__ score) {
+            const double *__restrict__ inv_t, double *__restrict__ score, ScoreCheck chk) {
   __shared__ NodeRoute snodes[kMaxSharedNodes];
   const int nl = c->num_leaves;
   const NodeRoute *nodes = stage_nodes(route, nl, snodes);
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    score[i] = add_tree(score[i], leaves[route_words(nodes, nl, bins + (size_t)i * stride)].value, base, i, inv_t);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double s = add_tree(score[i], leaves[route_words(nodes, nl, bins + (size_t)i * stride)].value, base, i, inv_t);
+    score[i] = s;
+    check_score(s, chk);
+  }
 }
 
 int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
-                       const double *inv_t, double *score, int add, int grid, cudaStream_t st) {
+                       const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
@@ -158,21 +171,22 @@ int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint
   k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, learning_rate,
                                                            leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
-  return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, grid, st) : HB_OK;
+  return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, chk, grid, st) : HB_OK;
 }
 
 int score_add_launch(const int *leaf_of_row, const LeafOut *leaf_out, int n, const double *base, const double *inv_t,
-                     double *score, int grid, cudaStream_t st) {
+                     double *score, ScoreCheck chk, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_add_train);
-  k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, base, inv_t, score);
+  k_add_train<<<grid, 256, 0, st>>>(leaf_of_row, leaf_out, n, base, inv_t, score, chk);
   HB_CUDA_TRY(cudaGetLastError(), "the score kernel");
   return HB_OK;
 }
 
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
-                       const double *base, const double *inv_t, double *score, int grid, cudaStream_t st) {
+                       const double *base, const double *inv_t, double *score, ScoreCheck chk, int grid,
+                       cudaStream_t st) {
   HB_SAME_CARVEOUT(k_route_add);
-  k_route_add<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, leaf_out, bins, stride, n, base, inv_t, score);
+  k_route_add<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, leaf_out, bins, stride, n, base, inv_t, score, chk);
   HB_CUDA_TRY(cudaGetLastError(), "the validation routing kernel");
   return HB_OK;
 }

@@ -8,6 +8,7 @@
 #include "grow.h"
 #include "metric.h"
 #include "objective.h"
+#include "objective_rules.h"
 #include "goss.h"
 #include "rank.h"
 #include "error.h"
@@ -448,9 +449,7 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
  *  - every training and validation score: finite, and at most
  *    HB_LOG_LINK_MAX for log-link objectives (whose response is exp(score)).
  * A failed check names the likeliest cause (overflow_cause). */
-#define HB_GRAD_SUM_MAX 1e150
-#define HB_HESS_SUM_MAX 1e300
-#define HB_LOG_LINK_MAX 709.0   /* exp(709.78) is the largest finite double */
+/* HB_GRAD_SUM_MAX, HB_HESS_SUM_MAX and HB_LOG_LINK_MAX: objective_rules.h */
 /* An input whose n x largest magnitude exceeds this is named as a cause. */
 #define HB_INPUT_SUM_SUSPECT 1e50
 
@@ -702,6 +701,19 @@ static int gpu_renew_leaves(hb_booster_t *b, hb_tree_t *t, const double *score) 
   return st;
 }
 
+/* A GPU round that stopped because values went out of range (the device
+ * checks its gradients and every score it updates, as the CPU's round
+ * does): the same classed error naming the cause as on the CPU. */
+static int gpu_overflow(hb_booster_t *b, int st) {
+  const int why = hb_cuda_learner_diverged(b->gpu);
+  if (!why) return st;
+  if (why & 1) return overflow_cause(b, "gradients", 0, b->iter + 1, 1);
+  int data = 0;
+  while (data < 29 && !(why & (2 << data))) data++;
+  if (data > b->nvalid) data = b->nvalid;
+  return overflow_cause(b, "scores", data, b->iter + 1, 1);
+}
+
 /* One round on the GPU: the feature samples of the K trees, the round on
  * the device, the trees built from its records. */
 static int update_gpu(hb_booster_t *b, int *finished) {
@@ -729,11 +741,11 @@ static int update_gpu(hb_booster_t *b, int *finished) {
     return HB_ERR_NOMEM;
   }
   for (int k = 0; k < K; k++) tr[k] = NULL;
-  st = hb_cuda_learner_round(b->gpu, b->iter, b->usable, gt);
+  st = gpu_overflow(b, hb_cuda_learner_round(b->gpu, b->iter, b->usable, gt));
   for (int k = 0; k < K && st == HB_OK; k++) {
     if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) { st = HB_ERR_NOMEM; break; }
     st = gpu_build_tree(b, &gt[k], tr[k]);
-    if (st == HB_OK && renew) st = gpu_renew_leaves(b, tr[k], b->cfg.rf ? b->base : b->score);
+    if (st == HB_OK && renew) st = gpu_overflow(b, gpu_renew_leaves(b, tr[k], b->cfg.rf ? b->base : b->score));
     if (st == HB_OK && !tree_values_finite(tr[k])) st = overflow_cause(b, "leaf values", 0, b->iter + 1, 1);
     if (st == HB_OK && tr[k]->num_leaves == 1) single++;
   }

@@ -26,6 +26,14 @@
  * each times the row's weight. */
 #ifndef HB_OBJECTIVE_RULES_H
 #define HB_OBJECTIVE_RULES_H
+
+/* Where training stops because sums would overflow (boost.c's checks and
+ * the GPU's, gradient.cu and score.cu): n x the largest |gradient| and
+ * n x the largest hessian of a round's rows, and a score under a log link
+ * (exp(709.78) is the largest finite double). */
+#define HB_GRAD_SUM_MAX 1e150
+#define HB_HESS_SUM_MAX 1e300
+#define HB_LOG_LINK_MAX 709.0
 #include "config.h"
 #include "math_rules.h"
 

@@ -13,16 +13,19 @@ gpu_skip_reason <- function() {
 # shared-memory limit, not chosen by size) at a size racecheck finishes.
 test_rows <- function(n) if (nzchar(Sys.getenv("HB_CUDA_TEST_SMALL"))) min(n, 30000L) else n
 # racecheck is slow enough that tools/gpu/check.sh runs this file under it in
-# two halves: HB_CUDA_TEST_HALF=1 runs the odd GPU tests, 2 the even ones.
+# parts at once: HB_CUDA_TEST_PART=i/n runs the GPU tests whose number is i
+# modulo n (HB_CUDA_TEST_HALF=1 or 2 is i/2).
 gpu_test_count <- new.env()
 gpu_test_count$n <- 0L
 skip_without_gpu <- function() {
   why <- gpu_skip_reason()
   if (!is.null(why)) skip(paste("no GPU for the CUDA tests:", why))
-  half <- Sys.getenv("HB_CUDA_TEST_HALF")
-  if (nzchar(half)) {
+  part <- Sys.getenv("HB_CUDA_TEST_PART")
+  if (!nzchar(part) && nzchar(Sys.getenv("HB_CUDA_TEST_HALF"))) part <- paste0(Sys.getenv("HB_CUDA_TEST_HALF"), "/2")
+  if (nzchar(part)) {
+    ij <- as.integer(strsplit(part, "/", fixed = TRUE)[[1]])
     gpu_test_count$n <- gpu_test_count$n + 1L
-    if (gpu_test_count$n %% 2L != as.integer(half) %% 2L) skip("the other half of test-cuda.R (HB_CUDA_TEST_HALF)")
+    if (gpu_test_count$n %% ij[2] != ij[1] %% ij[2]) skip(paste("another part of test-cuda.R (HB_CUDA_TEST_PART)"))
   }
 }
 
@@ -749,4 +752,46 @@ test_that("quantized CPU and GPU models are identical, tree by tree and split by
     expect_identical(hb_trees(gpu), hb_trees(cpu), label = label)
     expect_identical(predict(gpu, data$x, type = "raw"), predict(cpu, data$x, type = "raw"), label = label)
   }
+})
+
+test_that("GPU training stops on overflow with the CPU's classed error and cause (test-overflow.R's cases)", {
+  skip_without_gpu()
+  set.seed(21)
+  n <- 400
+  x <- data.frame(a = rnorm(n), b = runif(n), f = factor(sample(letters[1:4], n, TRUE)))
+  y <- x$a + 2 * x$b + (x$f == "b") + rnorm(n, sd = 0.3)
+  cnt <- rpois(n, exp(0.4 * x$a))
+  v_big_init <- list(x = x[1:50, ], y = y[1:50], init_score = rep(1e308, 50))
+  huge <- function(preds, labels) list(grad = rep(1e308, length(preds)), hess = rep(1, length(preds)))
+  fit <- function(device, ...) {
+    hb_quiet(x, ..., nrounds = 6L, num_leaves = 7L, min_data_in_leaf = 10L, lambda_l1 = 0, lambda_l2 = 0,
+             seed = 1L, device = device)
+  }
+  before <- fit("cuda", y = y)
+  cases <- list(
+    weights = list(y = y, weights = rep(1e308, n)),
+    one_weight = list(y = y, weights = c(rep(1, n - 1), 1e300)),
+    labels_rmse = list(y = y * 1e200, eval_metric = "rmse"),
+    labels = list(y = runif(n, 0.5, 1) * 1e308),
+    valid_labels = list(y = y, valid = list(v = list(x = x[1:50, ], y = y[1:50] * 1e200))),
+    init_score = list(y = y, init_score = rep(1e308, n)),
+    valid_init_score = list(y = y, init_score = rep(0, n), valid = list(v = v_big_init)),
+    custom = list(y = y, objective = huge),
+    poisson_rate = list(y = cnt, objective = "poisson", learning_rate = 1e6),
+    rmse_rate = list(y = y, learning_rate = 1e306)
+  )
+  for (nm in names(cases)) {
+    cpu <- tryCatch(do.call(fit, c("cpu", cases[[nm]])), error = identity)
+    gpu <- tryCatch(do.call(fit, c("cuda", cases[[nm]])), error = identity)
+    expect_s3_class(cpu, "histboost_error_input")
+    expect_s3_class(gpu, "histboost_error_input")
+    # the same round and cause; a leaf value that overflows is seen on the
+    # GPU in the scores it went into
+    norm <- function(e) sub("the leaf values", "the scores", conditionMessage(e), fixed = TRUE)
+    expect_identical(norm(gpu), norm(cpu), label = nm)
+  }
+  # and the GPU trains afterwards exactly as before the errors
+  after <- fit("cuda", y = y)
+  expect_identical(predict(after, x), predict(before, x))
+  expect_lt(sqrt(mean((predict(after, x) - y)^2)), sd(y))
 })

@@ -13,7 +13,8 @@
 #           (memcheck at full size; racecheck with HB_CUDA_TEST_SMALL=1;
 #           the deliberate out-of-memory test is left to the oom step, as the
 #           sanitizer reports its failed cudaMalloc as an API error;
-#           SANITIZE_TOOLS picks the tools, HB_CUDA_TEST_HALF=1 or 2 half the tests)
+#           SANITIZE_TOOLS picks the tools, SANITIZE_PARTS=n runs the file as n
+#           parts at once, SANITIZE_TIMEOUT bounds each)
 #   oom     tools/gpu/oom.R: out of device memory beside tools/gpu/hog
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
@@ -66,14 +67,28 @@ for step in "$@"; do
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
       done ;;
     sanitize-tests)
+      # SANITIZE_PARTS=n runs the file as n processes at once (HB_CUDA_TEST_PART),
+      # each under the sanitizer: racecheck is slow, and the parts share the card.
+      parts=${SANITIZE_PARTS:-1}
       for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
         small=""; [ "${tool}" = racecheck ] && small=1
-        rc=0
-        HB_CUDA_UNDER_SANITIZER=1 HB_CUDA_TEST_SMALL=${small} timeout ${SANITIZE_TIMEOUT:-280} compute-sanitizer --tool "${tool}" \
-          --target-processes all --error-exitcode 9 Rscript -e 'r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests under sanitizer: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped))); if (sum(d$failed) + sum(d$error) > 0) quit(status = 1)' \
-          > "${out}/sanitize-tests-${tool}.log" 2>&1 || rc=$?
-        echo "compute-sanitizer ${tool} over test-cuda.R: exit ${rc}"
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|under sanitizer|Error" "${out}/sanitize-tests-${tool}.log" | tail -5
+        i=1
+        while [ "${i}" -le "${parts}" ]; do
+          part=""; [ "${parts}" -gt 1 ] && part="${i}/${parts}"
+          ( rc=0
+            HB_CUDA_UNDER_SANITIZER=1 HB_CUDA_TEST_SMALL=${small} HB_CUDA_TEST_PART=${part} timeout ${SANITIZE_TIMEOUT:-280} \
+              compute-sanitizer --tool "${tool}" --target-processes all --error-exitcode 9 Rscript -e 'r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests under sanitizer: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped))); if (sum(d$failed) + sum(d$error) > 0) quit(status = 1)' \
+              > "${out}/sanitize-tests-${tool}-${i}.log" 2>&1 || rc=$?
+            echo "compute-sanitizer ${tool} over test-cuda.R ${part:-whole}: exit ${rc}" ) &
+          i=$((i + 1))
+        done
+        wait
+        i=1
+        while [ "${i}" -le "${parts}" ]; do
+          echo "-- ${tool} part ${i}:"
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY|under sanitizer|Error" "${out}/sanitize-tests-${tool}-${i}.log" | tail -5
+          i=$((i + 1))
+        done
       done ;;
     oom)
       nvcc -O2 -o tools/gpu/hog tools/gpu/hog.cu && Rscript tools/gpu/oom.R 2>&1 | tee "${out}/oom.log" | tail -8 ;;
