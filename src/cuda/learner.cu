@@ -198,6 +198,22 @@ fail:
   return st;
 }
 
+// The device memory the learner allocates in proportion to the rows and to
+// the leaves x bins (what decides whether it fits; the rest is a few
+// kilobytes), from the same element types as the allocations below.
+static size_t learner_bytes(const hb_config_t *cfg, const hb_dataset_t *d, int hstride, int K, size_t *hist) {
+  const size_t n = (size_t)d->nrow, F = (size_t)d->nfeat, NL = (size_t)cfg->num_leaves;
+  *hist = NL * (size_t)d->total_bins * sizeof(Bin);                                 // d_hist
+  size_t b = n * (size_t)hstride * sizeof(uint32_t) + n * F                         // d_bins, d_cols
+             + n * sizeof(double) * (1 + (d->weight != NULL) + 3 * (size_t)K        // label, weight, score, grad, hess
+                                     + (cfg->rf ? (size_t)K : 0))                   // a forest's d_base
+             + 2 * n * (sizeof(int) + sizeof(int2))                                 // d_idx, d_gh
+             + n * (sizeof(uint8_t) + sizeof(int))                                  // d_flags, d_leaf_of_row
+             + *hist;
+  if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) b += n * (sizeof(uint8_t) + sizeof(int));
+  return b;
+}
+
 extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                                       hb_cuda_learner_t **out) {
   *out = NULL;
@@ -240,6 +256,19 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     goto fail;
   L->part_grid = partition_grid();
   L->hstride = hist_plan_stride(L->plan);
+  {  // say what it needs and what is free, before a cudaMalloc fails on part of it
+    size_t fr = 0, tot = 0, hist = 0;
+    const size_t need = learner_bytes(cfg, d, L->hstride, K, &hist);
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && need > fr) {
+      st = hb_error_set(HB_ERR_NOMEM,
+                        "out of device memory: the GPU learner needs about %.0f MB for %d rows x %d features and %d "
+                        "leaves (%.0f MB of them histograms), and %.0f MB of the GPU's %.0f MB are free; use fewer "
+                        "leaves (`num_leaves`) or bins (`max_bin`), fewer rows, or device = \"cpu\"",
+                        need / 1e6, n, F, NL, hist / 1e6, fr / 1e6, tot / 1e6);
+      goto fail;
+    }
+    cudaGetLastError();
+  }
   DALLOC(L->d_bins, (size_t)n * L->hstride);
   DALLOC(L->d_cols, (size_t)n * F);
   DALLOC(L->d_label, n);

@@ -666,8 +666,14 @@ test_that("running out of GPU memory is a device error, and the GPU works afterw
   set.seed(41)
   x <- as.data.frame(matrix(rnorm(2000 * 300), 2000, 300))
   y <- rnorm(2000)
-  expect_error(hb_quiet(x, y, nrounds = 1L, num_leaves = 131072L, min_data_in_leaf = 1L, device = "cuda"),
-               class = "histboost_error_device", regexp = "memory")
+  err <- expect_error(hb_quiet(x, y, nrounds = 1L, num_leaves = 131072L, min_data_in_leaf = 1L, device = "cuda"),
+                      class = "histboost_error_device", regexp = "memory")
+  # the error says what it needs: 16 bytes a bin and leaf, each of the 300
+  # continuous features in 255 or 256 bins (max_bin, and a missing-value bin)
+  hist_mb <- as.numeric(sub(".*\\(([0-9]+) MB of them histograms.*", "\\1", conditionMessage(err)))
+  expect_gte(hist_mb, floor(131072 * 300 * 255 * 16 / 1e6))
+  expect_lte(hist_mb, ceiling(131072 * 300 * 256 * 16 / 1e6))
+  expect_match(conditionMessage(err), "MB of the GPU's [0-9]+ MB are free")
   d <- tiefree(42, n = 1000)
   fit <- hb_quiet(d$x, d$y, nrounds = 3L, device = "cuda")
   expect_identical(fit$niter, 3L)
