@@ -205,8 +205,8 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
       naive_hist(d, rr, m, gh, active, naive);
       hb_hist_build(d, NULL, rr, m, gh, G, H, active, col, 1);
       if (m >= HB_HIST_HALF_ROWS) {
-        /* Summed in two halves of the rows, then added: the row block's dense
-         * columns for a leaf given by its rows, its sparse part for any leaf
+        /* Summed in two halves of the rows, then added, for any leaf (the
+         * root included): the row block's dense columns, and its sparse part
          * (whose default bin then comes from the leaf's totals less the added
          * bins); other features all rows at once. */
         hb_histbin_t *h2 = malloc(hb), *all = malloc(hb);
@@ -220,7 +220,7 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
         for (int f = 0; f < d->nfeat; f++) {
           if (active && !active[f]) continue;
           int lo = d->hist_offset[f], hi = d->hist_offset[f + 1], db = lo + d->mappers[f].default_bin;
-          if (rr && rb->col_of[f] >= 0) {
+          if (rb->col_of[f] >= 0) {
             for (int k = lo; k < hi; k++) { col[k].g += h2[k].g; col[k].h += h2[k].h; }
           } else if ((rb->nsparse > 0 && rb->in_sp[f]) || (rb->nwide > 0 && rb->in_wide[f])) {
             double g = G, hh = H;

@@ -954,12 +954,13 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   const int nbundle = rb && rb->bundles ? rb->bundles->nbundle : 0;
   if ((long long)nrows * (n_act + n_col + sp_per_row + (rb ? rb->nwide : 0) + nbundle) < PAR_MIN_UPDATES) nth = 1;
   if ((n_act > 0 || nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
-  /* A scattered leaf of HB_HIST_HALF_ROWS rows or more is summed in two halves
-   * of its rows, the first into hist and the second into rb->half, then
-   * added: threads then split its rows as well as its columns, so each of
-   * its rows is fetched by fewer threads, and every sum is the same
-   * whatever the thread count. */
-  int nhalf = n_act > 0 && rows && nrows >= HB_HIST_HALF_ROWS ? 2 : 1, mid = nrows / 2;
+  /* A leaf of HB_HIST_HALF_ROWS rows or more (the root too) is summed in two
+   * halves of its rows, the first into hist and the second into rb->half,
+   * then added: threads then split its rows as well as its columns, so each
+   * of its rows is fetched by fewer threads (at 16 threads the root's
+   * column tiles had each thread stream every row), and every sum is the
+   * same whatever the thread count. */
+  int nhalf = n_act > 0 && nrows >= HB_HIST_HALF_ROWS ? 2 : 1, mid = nrows / 2;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
   if (n_act > 0 && nth > 1) {
     /* tiles times halves a multiple of the threads, each tile at least a few columns wide */
