@@ -1,7 +1,6 @@
-# train.R: histboost() and its methods: parameter checks, the boosting loop
-# (one .Call per round; Ctrl-C stops a round in its middle too, see
-# src/r_interrupt.c, and on.exit() frees the booster), evaluation on
-# validation sets, early stopping and progress printing.
+# train.R: histboost() and its methods: parameter checks and the setup of a
+# booster (.hb_setup), then the boosting loop of R/rounds.R (shared with
+# hb_cv(); on.exit() here frees the booster) and the model (.hb_finish).
 
 # .HB_OBJECTIVES, .HB_REGRESSION_FAMILY (objectives of the regression task:
 # a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
@@ -606,115 +605,24 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   tr <- .hb_setup(args, max_bin_given = !missing(max_bin) || "max_bin" %in% names(resolved),
                   ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
-  booster <- tr$booster
-  valid_sets <- tr$valid_sets
-  eval_metric <- tr$eval_metric
-  nrounds <- tr$nrounds
-  early_stopping_rounds <- tr$early_stopping_rounds
-  verbose <- tr$verbose
-
-  # The loop: one .Call per round.
-  nv <- length(valid_sets)
-  st <- tr$metrics
-  nm <- length(st$rows)
-  log_names <- NULL  # known after the first evaluation: a metric function names itself then
-  # The log grows as rounds complete (doubling): nrounds = 1e9 with early
-  # stopping is a fair request, and its log must not be allocated up front.
-  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = nm * nv)
-  min_delta <- tr$stopping$early_stopping_min_delta
   callbacks <- .hb_callbacks(args$callbacks)
-  best_iter <- 0L
-  best_score <- NULL
-  niter <- 0L
-  stop_reason <- NULL
-  best_raw <- NULL
   shift <- tr$base_iter %||% 0L  # messages count a continued model's iterations, as its log does
-  progress <- .hb_progress(nrounds, verbose, shift)
-  on.exit(progress$done(), add = TRUE)
-  show <- function(iter, names, scores) {
-    progress$clear()
-    .hb_print_eval(iter, names, scores)
-  }
-  dart_drops <- if (tr$more$dart) list()
-  for (iter in seq_len(nrounds)) {
-    if (!is.null(tr$custom)) .hb_custom_round(tr)
-    res <- .Call(C_hb_booster_update, booster)
-    if (tr$more$dart) dart_drops[[iter]] <- .Call(C_hb_booster_dart_dropped, booster)
-    finished <- res[1L] != 0L
-    niter <- res[2L]
-    if (niter < iter) { # the engine dropped a round that could not split
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
-      break
-    }
-    print_now <- verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))
-    improved <- FALSE
-    if (nv) {
-      scores <- .hb_eval(tr, seq_len(nv))
-      if (is.null(log_names)) {
-        log_names <- as.vector(outer(st$names, names(valid_sets), function(m, s) paste0(s, "_", m)))
-        watch <- .hb_watch(tr$stopping$early_stopping_metric, log_names, st$names, names(valid_sets))
-        higher <- st$higher[(watch - 1L) %% nm + 1L]
-      }
-      if (iter > nrow(log)) {
-        more <- min(nrow(log), nrounds - nrow(log))
-        log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
-      }
-      log[iter, ] <- scores
-      if (print_now) show(shift + iter, log_names, scores)
-      if (!is.null(early_stopping_rounds)) {
-        s <- scores[watch]
-        if (is.null(best_score) || (if (higher) s > best_score + min_delta else s < best_score - min_delta)) {
-          best_score <- s
-          best_iter <- iter
-          improved <- TRUE
-          if (tr$keep_fitted) best_raw <- .Call(C_hb_booster_scores, booster, 0L)
-        }
-      }
-    } else if (print_now) {
-      # no validation set: the training data's metrics show the progress
-      train_scores <- .hb_eval(tr, 0L)  # first: a metric function names itself in its first call
-      show(shift + iter, paste0("train_", st$names), train_scores)
-    }
-    if (length(callbacks) && .hb_run_callbacks(callbacks, tr, shift + iter, log, iter, log_names, shift)) {
-      stop_reason <- sprintf("a callback stopped training after iteration %d", shift + iter)
-      if (verbose == 1L && !print_now && nv) show(shift + iter, log_names, scores)
-      break
-    }
-    if (!is.null(early_stopping_rounds) && !improved && iter - best_iter >= early_stopping_rounds) {
-      stop_reason <- sprintf("early stopping: no improvement of %s%s for %d rounds; best iteration %d",
-                             log_names[watch], if (min_delta > 0) paste0(" by more than ", format(min_delta)) else "",
-                             early_stopping_rounds, shift + best_iter)
-      if (verbose == 1L && !print_now) show(shift + iter, log_names, scores)
-      break
-    }
-    progress$tick(iter)
-    if (finished) {
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
-      break
-    }
-  }
-  progress$done()
-  if (iter == 1L && !is.null(stop_reason) && grepl("^no tree", stop_reason)) {
-    # Not one split: a problem whatever `verbose` says, and a warning, so that
-    # it reaches users of parsnip and caret (which train quietly).
-    .hb_warn(.hb_no_split_text(tr, shift))
-  } else if (verbose >= 1L && !is.null(stop_reason)) {
-    message(stop_reason)
-  }
-
+  run <- .hb_rounds(list(tr), tr$nrounds, tr$verbose, tr$early_stopping_rounds, tr$stopping,
+                    callbacks = callbacks, shift = shift)
+  niter <- run$rounds
+  best_iter <- run$best_iter
   evaluation_log <- NULL
-  if (nv && niter > 0L) {
-    evaluation_log <- data.frame(iter = seq_len(niter), log[seq_len(niter), , drop = FALSE],
-                                 check.names = FALSE)
-    names(evaluation_log) <- c("iter", log_names)
+  if (length(tr$valid_sets) && niter > 0L) {
+    evaluation_log <- data.frame(iter = seq_len(niter), run$log, check.names = FALSE)
+    names(evaluation_log) <- c("iter", run$log_names)
   }
   fitted_raw <- if (tr$keep_fitted) {
     # the training rows' scores at the iteration predict() uses
-    if (best_iter > 0L && best_iter < niter) best_raw else .Call(C_hb_booster_scores, booster, 0L)
+    if (best_iter > 0L && best_iter < niter) run$best_raw else .Call(C_hb_booster_scores, tr$booster, 0L)
   }
-  fit <- .hb_finish(tr, evaluation_log, best_iter, best_score, call)
+  fit <- .hb_finish(tr, evaluation_log, best_iter, run$best_score, call)
   if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
-  if (tr$more$dart) fit$dart_dropped <- dart_drops[seq_len(niter)]
+  if (tr$more$dart) fit$dart_dropped <- run$dart_dropped[[1L]][seq_len(niter)]
   fit
 }
 
@@ -1282,10 +1190,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     paste0(msg, ": no split gains enough (do the features vary? are `min_gain_to_split`, ",
            "`min_sum_hessian_in_leaf` or `lambda_l1` too large?).")
   }
-}
-
-.hb_print_eval <- function(iter, names, scores) {
-  message(sprintf("[%d]  %s", iter, paste(sprintf("%s: %.6g", names, scores), collapse = "  ")))
 }
 
 # Validation sets as named hb_datasets binned with the training bins.
