@@ -21,8 +21,9 @@
 #   - the scores are the folds' mean and standard deviation (each run has one
 #     validation set, "test"), printed by .hb_print_cv();
 #   - the best iteration is tracked with or without early stopping;
-#   - the last round is not printed when every fold has stopped splitting, and
-#     at an early stop the line is repeated unless the round is a tenth;
+#   - with verbose = 1, the round where every fold stopped splitting is not
+#     printed, and an early stop prints its round unless it is a tenth (so a
+#     stop at `nrounds` prints that line twice);
 #   - the messages name the folds ("in any fold", "the mean test rmse") and
 #     leave out the least improvement;
 #   - no callbacks, no progress bar and no fitted scores.
