@@ -1,6 +1,6 @@
 # cv.R: hb_cv(), k-fold cross-validation: one booster per fold, trained a
-# round at a time side by side, the folds' validation metrics averaged each
-# round and early stopping on their mean.
+# round at a time side by side by histboost()'s loop (R/rounds.R), the folds'
+# validation metrics averaged each round and early stopping on their mean.
 
 # hb_cv()'s own arguments: training parameters of histboost() that it sets
 # itself for every fold.
@@ -202,81 +202,23 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                           })
   }
 
-  # The folds a round at a time.
-  st <- runs[[1L]]$metrics
-  metric <- NULL  # the metrics' names, known after the first round (a metric function names itself then)
-  nm <- length(st$rows)
-  min_delta <- runs[[1L]]$stopping$early_stopping_min_delta
-  last <- matrix(NA_real_, nm, K)           # each fold's latest metrics
-  niter <- integer(K)
-  done <- logical(K)
-  log_mean <- log_sd <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = nm)
-  best_iter <- 0L
-  best_score <- NULL
-  rounds <- 0L
-  stop_reason <- NULL
-  for (iter in seq_len(nrounds)) {
-    moved <- FALSE
-    for (k in which(!done)) {
-      if (!is.null(runs[[k]]$custom)) .hb_custom_round(runs[[k]])
-      res <- .Call(C_hb_booster_update, runs[[k]]$booster)
-      if (res[2L] >= iter) {
-        niter[k] <- res[2L]
-        moved <- TRUE
-        last[, k] <- .hb_eval(runs[[k]], 1L)
-      }
-      # a fold whose trees can no longer split keeps its model and metrics
-      if (res[1L] != 0L || res[2L] < iter) done[k] <- TRUE
-    }
-    if (!moved) {
-      stop_reason <- sprintf("no tree could split any more in any fold; stopped after %d iterations", rounds)
-      break
-    }
-    rounds <- iter
-    if (is.null(metric)) {
-      metric <- st$names
-      watch <- .hb_watch(runs[[1L]]$stopping$early_stopping_metric, paste0("test_", metric), metric, "test")
-      higher <- st$higher[watch]
-    }
-    if (iter > nrow(log_mean)) {
-      more <- min(nrow(log_mean), nrounds - nrow(log_mean))
-      log_mean <- rbind(log_mean, matrix(NA_real_, more, nm))
-      log_sd <- rbind(log_sd, matrix(NA_real_, more, nm))
-    }
-    log_mean[iter, ] <- rowMeans(last)
-    log_sd[iter, ] <- if (K > 1L) apply(last, 1L, stats::sd) else 0
-    if (verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds))) {
-      .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
-    }
-    s <- log_mean[iter, watch]
-    if (is.null(best_score) || (if (higher) s > best_score + min_delta else s < best_score - min_delta)) {
-      best_score <- s
-      best_iter <- iter
-    } else if (!is.null(early_stopping_rounds) && iter - best_iter >= early_stopping_rounds) {
-      stop_reason <- sprintf(paste("early stopping: no improvement of the mean test %s for %d rounds;",
-                                   "best iteration %d"), metric[watch], early_stopping_rounds, best_iter)
-      if (verbose == 1L && iter %% 10L != 0L) .hb_print_cv(iter, metric, log_mean[iter, ], log_sd[iter, ])
-      break
-    }
-    if (all(done)) {
-      stop_reason <- sprintf("no tree could split any more in any fold; stopped after %d iterations", iter)
-      break
-    }
-  }
-  if (iter == 1L && !is.null(stop_reason) && (!moved || all(done))) {
-    .hb_warn("in every fold, ", .hb_no_split_text(runs[[1L]]))  # a problem, whatever `verbose` says
-  } else if (verbose >= 1L && !is.null(stop_reason)) {
-    message(stop_reason)
-  }
-
-  if (is.null(metric)) {  # not one round: the names known without a call
-    metric <- ifelse(is.na(st$names), paste0("metric", seq_len(nm)), st$names)
+  # The folds a round at a time (R/rounds.R), early stopping on the mean of their metrics.
+  run <- .hb_rounds(runs, nrounds, verbose, early_stopping_rounds, runs[[1L]]$stopping, folds = TRUE)
+  rounds <- run$rounds
+  niter <- run$niter
+  best_iter <- run$best_iter
+  best_score <- run$best_score
+  nm <- length(run$metric)
+  metric <- run$metric
+  watch <- run$watch
+  if (is.null(watch)) {  # not one round: the names known without a call
+    metric <- ifelse(is.na(metric), paste0("metric", seq_len(nm)), metric)
     watch <- 1L
   }
   evaluation_log <- data.frame(iter = seq_len(rounds))
   for (j in seq_len(nm)) {
-    evaluation_log[[paste0("test_", metric[j], "_mean")]] <- log_mean[seq_len(rounds), j]
-    evaluation_log[[paste0("test_", metric[j], "_sd")]] <- log_sd[seq_len(rounds), j]
+    evaluation_log[[paste0("test_", metric[j], "_mean")]] <- run$log[, j]
+    evaluation_log[[paste0("test_", metric[j], "_sd")]] <- run$log[, nm + j]
   }
   # The folds' models (at the mean's best iteration with early stopping) and
   # their predictions for the rows they held out.
@@ -326,9 +268,6 @@ print.hb_cv <- function(x, ...) {
   invisible(x)
 }
 
-.hb_print_cv <- function(iter, metric, mean, sd) {
-  message(sprintf("[%d]  %s", iter, paste(sprintf("test_%s: %.6g +- %.3g", metric, mean, sd), collapse = "  ")))
-}
 
 # Rows of a data.frame, matrix, dgCMatrix or vector (factors keep their levels).
 .hb_rows <- function(x, rows) {

@@ -1,7 +1,6 @@
-# train.R: histboost() and its methods: parameter checks, the boosting loop
-# (one .Call per round; Ctrl-C stops a round in its middle too, see
-# src/r_interrupt.c, and on.exit() frees the booster), evaluation on
-# validation sets, early stopping and progress printing.
+# train.R: histboost() and its methods: parameter checks and the setup of a
+# booster (.hb_setup), then the boosting loop of R/rounds.R (shared with
+# hb_cv(); on.exit() here frees the booster) and the model (.hb_finish).
 
 # .HB_OBJECTIVES, .HB_REGRESSION_FAMILY (objectives of the regression task:
 # a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
@@ -606,149 +605,126 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   tr <- .hb_setup(args, max_bin_given = !missing(max_bin) || "max_bin" %in% names(resolved),
                   ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
-  booster <- tr$booster
-  valid_sets <- tr$valid_sets
-  eval_metric <- tr$eval_metric
-  nrounds <- tr$nrounds
-  early_stopping_rounds <- tr$early_stopping_rounds
-  verbose <- tr$verbose
-
-  # The loop: one .Call per round.
-  nv <- length(valid_sets)
-  st <- tr$metrics
-  nm <- length(st$rows)
-  log_names <- NULL  # known after the first evaluation: a metric function names itself then
-  # The log grows as rounds complete (doubling): nrounds = 1e9 with early
-  # stopping is a fair request, and its log must not be allocated up front.
-  log <- matrix(NA_real_, nrow = min(nrounds, 64L), ncol = nm * nv)
-  min_delta <- tr$stopping$early_stopping_min_delta
   callbacks <- .hb_callbacks(args$callbacks)
-  best_iter <- 0L
-  best_score <- NULL
-  niter <- 0L
-  stop_reason <- NULL
-  best_raw <- NULL
   shift <- tr$base_iter %||% 0L  # messages count a continued model's iterations, as its log does
-  progress <- .hb_progress(nrounds, verbose, shift)
-  on.exit(progress$done(), add = TRUE)
-  show <- function(iter, names, scores) {
-    progress$clear()
-    .hb_print_eval(iter, names, scores)
-  }
-  dart_drops <- if (tr$more$dart) list()
-  for (iter in seq_len(nrounds)) {
-    if (!is.null(tr$custom)) .hb_custom_round(tr)
-    res <- .Call(C_hb_booster_update, booster)
-    if (tr$more$dart) dart_drops[[iter]] <- .Call(C_hb_booster_dart_dropped, booster)
-    finished <- res[1L] != 0L
-    niter <- res[2L]
-    if (niter < iter) { # the engine dropped a round that could not split
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
-      break
-    }
-    print_now <- verbose >= 2L || (verbose == 1L && (iter %% 10L == 0L || iter == nrounds || finished))
-    improved <- FALSE
-    if (nv) {
-      scores <- .hb_eval(tr, seq_len(nv))
-      if (is.null(log_names)) {
-        log_names <- as.vector(outer(st$names, names(valid_sets), function(m, s) paste0(s, "_", m)))
-        watch <- .hb_watch(tr$stopping$early_stopping_metric, log_names, st$names, names(valid_sets))
-        higher <- st$higher[(watch - 1L) %% nm + 1L]
-      }
-      if (iter > nrow(log)) {
-        more <- min(nrow(log), nrounds - nrow(log))
-        log <- rbind(log, matrix(NA_real_, nrow = more, ncol = ncol(log)))
-      }
-      log[iter, ] <- scores
-      if (print_now) show(shift + iter, log_names, scores)
-      if (!is.null(early_stopping_rounds)) {
-        s <- scores[watch]
-        if (is.null(best_score) || (if (higher) s > best_score + min_delta else s < best_score - min_delta)) {
-          best_score <- s
-          best_iter <- iter
-          improved <- TRUE
-          if (tr$keep_fitted) best_raw <- .Call(C_hb_booster_scores, booster, 0L)
-        }
-      }
-    } else if (print_now) {
-      # no validation set: the training data's metrics show the progress
-      train_scores <- .hb_eval(tr, 0L)  # first: a metric function names itself in its first call
-      show(shift + iter, paste0("train_", st$names), train_scores)
-    }
-    if (length(callbacks) && .hb_run_callbacks(callbacks, tr, shift + iter, log, iter, log_names, shift)) {
-      stop_reason <- sprintf("a callback stopped training after iteration %d", shift + iter)
-      if (verbose == 1L && !print_now && nv) show(shift + iter, log_names, scores)
-      break
-    }
-    if (!is.null(early_stopping_rounds) && !improved && iter - best_iter >= early_stopping_rounds) {
-      stop_reason <- sprintf("early stopping: no improvement of %s%s for %d rounds; best iteration %d",
-                             log_names[watch], if (min_delta > 0) paste0(" by more than ", format(min_delta)) else "",
-                             early_stopping_rounds, shift + best_iter)
-      if (verbose == 1L && !print_now) show(shift + iter, log_names, scores)
-      break
-    }
-    progress$tick(iter)
-    if (finished) {
-      stop_reason <- sprintf("no tree could split any more; stopped after %d iterations", shift + niter)
-      break
-    }
-  }
-  progress$done()
-  if (iter == 1L && !is.null(stop_reason) && grepl("^no tree", stop_reason)) {
-    # Not one split: a problem whatever `verbose` says, and a warning, so that
-    # it reaches users of parsnip and caret (which train quietly).
-    .hb_warn(.hb_no_split_text(tr, shift))
-  } else if (verbose >= 1L && !is.null(stop_reason)) {
-    message(stop_reason)
-  }
-
+  run <- .hb_rounds(list(tr), tr$nrounds, tr$verbose, tr$early_stopping_rounds, tr$stopping,
+                    callbacks = callbacks, shift = shift)
+  niter <- run$rounds
+  best_iter <- run$best_iter
   evaluation_log <- NULL
-  if (nv && niter > 0L) {
-    evaluation_log <- data.frame(iter = seq_len(niter), log[seq_len(niter), , drop = FALSE],
-                                 check.names = FALSE)
-    names(evaluation_log) <- c("iter", log_names)
+  if (length(tr$valid_sets) && niter > 0L) {
+    evaluation_log <- data.frame(iter = seq_len(niter), run$log, check.names = FALSE)
+    names(evaluation_log) <- c("iter", run$log_names)
   }
   fitted_raw <- if (tr$keep_fitted) {
     # the training rows' scores at the iteration predict() uses
-    if (best_iter > 0L && best_iter < niter) best_raw else .Call(C_hb_booster_scores, booster, 0L)
+    if (best_iter > 0L && best_iter < niter) run$best_raw else .Call(C_hb_booster_scores, tr$booster, 0L)
   }
-  fit <- .hb_finish(tr, evaluation_log, best_iter, best_score, call)
+  fit <- .hb_finish(tr, evaluation_log, best_iter, run$best_score, call)
   if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
-  if (tr$more$dart) fit$dart_dropped <- dart_drops[seq_len(niter)]
+  if (tr$more$dart) fit$dart_dropped <- run$dart_dropped[[1L]][seq_len(niter)]
   fit
 }
 
 # Everything histboost() does before its first round, from the values of its
-# arguments (a named list; max_bin_given: whether max_bin was passed): the
-# checks, the binning, the validation sets and a booster ready to train,
-# which the caller frees. Shared with hb_cv(), which trains one per fold.
+# arguments (a named list `a`; max_bin_given, ordered_given: whether max_bin
+# and ordered_factors were passed): the checks, the binning, the validation
+# sets and a booster ready to train, which the caller frees. Shared with
+# hb_cv(), which sets one up per fold. The steps, in the order their checks
+# run (the order decides which error a call with several mistakes gets):
+#   .hb_check_train_args()    the parameters, before any data is touched
+#   .hb_continue_from()       init_model: its predictions become init_score
+#   .hb_build_train_data()    the training hb_dataset (binning)
+#   .hb_resolve_task()        objective -> task and classes; label checks
+#   .hb_resolve_monotone()    monotone constraints per column
+#   .hb_resolve_metrics()     the metrics and their state
+#   .hb_build_valid_sets()    the validation sets, binned like the training data
+#   .hb_engine_params()       the seed, the engine's parameters and the schema
+#   .hb_create_booster()      the native booster with its sets attached
 # The engine's parameters are checked from the registry (.HB_PARAMS, see
-# src/README.md); the rest by hand here. The result, which histboost(),
-# hb_cv() and .hb_finish() read:
-#   booster          the native booster (free it with C_hb_booster_free)
-#   valid_sets       named list of validation hb_datasets (binned like the training data)
-#   nrounds, early_stopping_rounds, verbose, stopping (early_stopping_min_delta,
-#                    early_stopping_metric): the loop's settings, checked
-#   metrics          .hb_metric_state(): the metrics' rows, names and higher_better flags
-#   eval_metric      the built-in metrics as logged ("ndcg@3"), for the model's params
-#   set_labels       the labels of each set for metric functions (NULL without them)
-#   task, objective, classes: the task, the objective's name, the class labels (or NULL)
-#   nrow, min_data_in_leaf: for the "no tree could split" message
-#   keep_fitted, train_label: keep_fitted = TRUE keeps the training labels
-#   max_bin, device, quant, sampling, bundle, imbalance: R-side parameters the model's
-#                    meta records (.hb_finish), device as used ("cpu" or "cuda")
-#   profile          TRUE when the GPU profile is collected
-#   base_text, base_iter: init_model's text and iterations (NULL and 0 without it)
-#   custom, custom_labels, custom_weights: a custom objective, its labels and weights
+# src/README.md); the rest by hand in these steps.
+#
+# The result, a list read by histboost(), hb_cv(), .hb_rounds() (R/rounds.R),
+# .hb_eval(), .hb_custom_round(), .hb_run_callbacks() and .hb_finish():
+#   booster               the native booster (free it with C_hb_booster_free)
+#   valid_sets            named list of validation hb_datasets (binned like the training data)
+#   nrounds               rounds to train, checked
+#   early_stopping_rounds NULL or the rounds without improvement that stop training
+#   verbose               0, 1 or 2
+#   stopping              list(early_stopping_min_delta, early_stopping_metric), checked
+#   metrics               .hb_metric_state(): an environment with the metrics' rows, names and
+#                         higher-is-better flags (a metric function's are learnt at its first call)
+#   eval_metric           the built-in metrics as logged ("ndcg@3"), for the model's params
+#   set_labels            list(label, weight) of the training set, then of each validation set,
+#                         for metric functions (NULL without them)
+#   task                  "regression", "binary", "multiclass", "ranking" or "survival"
+#   objective             the objective's name ("custom" for a function)
+#   classes               the class labels (NULL for regression, ranking and survival)
+#   nrow, min_data_in_leaf  the training rows and the parameter, for the "no tree could split" text
+#   keep_fitted           TRUE: the model keeps the training rows' fitted values
+#   train_label           with keep_fitted, the training labels (else NULL)
+#   max_bin               the training data's max_bin
+#   device                the device used, "cpu" or "cuda" ("auto" resolved)
+#   quant, sampling, bundle, imbalance  lists of R-side parameters the model's meta records
+#                         (quantized ..., goss ..., enable_bundle ..., scale_pos_weight ...)
+#   more                  .hb_more_args(): DART, extra trees, interaction constraints (with
+#                         interaction_groups by name) ...; .hb_more_meta() records them
+#   profile               TRUE when the GPU profile is collected
+#   base_text, base_iter  init_model's text and its iterations (NULL and 0 without it)
+#   custom                a custom objective function (NULL without)
+#   custom_labels         its labels: numeric, or the classes as 0 .. K - 1 (NULL without)
+#   custom_weights        the row weights its gradients are multiplied by (NULL: none)
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
-  x <- a$x; y <- a$y; weights <- a$weights; init_score <- a$init_score; nrounds <- a$nrounds
-  objective <- a$objective
+  p <- .hb_check_train_args(a)
+  cont <- .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
+  data <- .hb_build_train_data(a$x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given)
+  train <- data$train
+  tk <- .hb_resolve_task(p, train, a$x, a$y, a$init_model)
+  monotone <- .hb_resolve_monotone(p$monotone_constraints, train, a$init_model, tk$objective)
+  ms <- .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
+  valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed)
+  engine <- .hb_engine_params(p, tk, train, monotone)
+  if (p$distributed == "mpi") {
+    .hb_dist_same_params(list(engine$params, engine$schema, tk$classes, ms$eval_metric, p$nrounds))
+  }
+  bst <- .hb_create_booster(train, valid_sets, engine, tk$classes, tk$task, tk$device)
+  keep_fitted <- p$keep_fitted
+  custom <- p$custom
+  list(booster = bst$booster, valid_sets = valid_sets, eval_metric = ms$eval_metric, nrounds = p$nrounds,
+       nrow = train$nrow, min_data_in_leaf = p$eng$min_data_in_leaf,
+       metrics = ms$metrics, classes = tk$classes, stopping = p$stopping, imbalance = p$imbalance,
+       more = engine$more,
+       set_labels = if (length(p$metric_split$funs)) .hb_set_labels(train, valid_sets),
+       keep_fitted = keep_fitted,
+       train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
+       early_stopping_rounds = p$early_stopping_rounds, verbose = p$verbose, task = tk$task,
+       objective = tk$objective, max_bin = train$max_bin, device = tk$device, quant = p$quant,
+       sampling = p$sampling, bundle = p$bundle, profile = bst$profile,
+       base_text = if (!is.null(a$init_model)) a$init_model$model_text, base_iter = cont$base_iter,
+       custom = custom, custom_labels = if (!is.null(custom)) tk$custom_labels,
+       custom_weights = if (!is.null(custom) && !is.null(data$weights)) as.double(data$weights))
+}
+
+# .hb_setup()'s first step: every parameter checked, cheaply and before the
+# data are binned (a typo should not wait for the binning), `device` and
+# `distributed` resolved and "auto" said. The result (`p` in the later steps):
+# objective ("auto", a name, or "custom" with the function in custom),
+# device, device_asked, distributed, nthreads, nrounds, early_stopping_rounds,
+# verbose, seed (NULL: drawn later), boosting, eng (the stored engine
+# parameters), rank (the ranking loss's), train_only (the engine's training
+# parameters), quant, sampling, bundle, more, imbalance, stopping,
+# keep_fitted, eval_at, metric_split (.hb_metric_split(); NULL: the task's
+# default), max_bin (as given), ordered_factors, monotone_constraints (checked
+# values, not yet per column).
+.hb_check_train_args <- function(a) {
+  objective <- a$objective; nrounds <- a$nrounds
   max_bin <- a$max_bin
   ordered_factors <- .hb_ordered_choice(a$ordered_factors %||% "ordinal")
-  valid <- a$valid; boosting <- a$boosting
+  boosting <- a$boosting
   monotone_constraints <- .hb_monotone_values(a$monotone_constraints)
   early_stopping_rounds <- a$early_stopping_rounds; eval_metric <- a$eval_metric; nthreads <- a$nthreads
   seed <- a$seed; device <- a$device; verbose <- a$verbose
+
   # parameters that came after some callers' argument lists: NULL is their default
   a <- .hb_params_null_default(a, c("max_cat_to_onehot", "enable_bundle", "max_conflict_rate"))
   keep_fitted <- .hb_flag(a$keep_fitted %||% FALSE, "keep_fitted")
@@ -762,7 +738,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        is.na(stopping$early_stopping_metric))) {
     .hb_abort("`early_stopping_metric` must be NULL or the name of one metric, such as \"auc\" or \"valid_auc\".")
   }
-  group <- a$group
   # Parameters first: cheap, and a typo should not wait for the binning.
   custom <- NULL
   if (is.function(objective)) {
@@ -859,12 +834,23 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   device <- .hb_device(device)
   if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device)
   metric_split <- .hb_metric_split(eval_metric)
-  if (!is.null(early_stopping_rounds) && is.null(valid)) {
+  if (!is.null(early_stopping_rounds) && is.null(a$valid)) {
     .hb_abort("`early_stopping_rounds` needs validation data: give `valid`.")
   }
+  list(objective = objective, custom = custom, device = device, device_asked = device_asked,
+       distributed = distributed, nthreads = nthreads, nrounds = nrounds,
+       early_stopping_rounds = early_stopping_rounds, verbose = verbose, seed = seed, boosting = boosting,
+       eng = eng, rank = rank, train_only = train_only, quant = quant, sampling = sampling, bundle = bundle,
+       more = more, imbalance = imbalance, stopping = stopping, keep_fitted = keep_fitted, eval_at = eval_at,
+       metric_split = metric_split, max_bin = max_bin, ordered_factors = ordered_factors,
+       monotone_constraints = monotone_constraints)
+}
 
-  # A continued training starts from init_model's raw predictions.
-  init_model <- a$init_model
+# A continued training (init_model) starts from the model's raw predictions
+# (at its best iteration, else all), plus any init_score, for `x` and the
+# validation sets given as list(x = , y = ): list(init_score, valid,
+# base_iter (the model's iterations; 0 without init_model)).
+.hb_continue_from <- function(init_model, x, init_score, valid, boosting, nthreads) {
   base_iter <- 0L
   if (!is.null(init_model)) {
     .hb_check_model(init_model, "init_model")
@@ -908,8 +894,16 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       }
     }
   }
+  list(init_score = init_score, valid = valid, base_iter = base_iter)
+}
 
-  # Training data.
+# The training data: `x` itself when it is an hb_dataset (after checking
+# that nothing it fixes is given again), else binned from x and y with the
+# weights (times any imbalance weights): list(train (an hb_dataset), weights
+# (the row weights used, NULL: none)).
+.hb_build_train_data <- function(x, y, weights, init_score, group, p, max_bin_given, ordered_given) {
+  max_bin <- p$max_bin; imbalance <- p$imbalance; objective <- p$objective; nthreads <- p$nthreads
+  ordered_factors <- p$ordered_factors; distributed <- p$distributed
   if (inherits(x, "hb_dataset")) {
     .hb_check_dataset(x, "x")
     if (!is.null(y)) .hb_abort("`y` must not be given when `x` is an hb_dataset: it carries its labels.")
@@ -942,9 +936,18 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     # which then reuse that memory: 40 MB less peak memory at 1M rows.
     invisible(gc(full = FALSE))
   }
-  max_bin <- train$max_bin
+  list(train = train, weights = weights)
+}
 
-  # Task and classes.
+# The task and classes of the objective and the labels, and the checks that
+# the labels suit the objective (and init_model, when continuing):
+# list(objective (the name, "auto" resolved), task, classes, num_class
+# (scores a row), device (a CPU-only objective moves "auto"'s GPU choice to
+# the CPU), custom_labels (a custom objective's labels)).
+.hb_resolve_task <- function(p, train, x, y, init_model) {
+  objective <- p$objective; custom <- p$custom; boosting <- p$boosting; device <- p$device
+  device_asked <- p$device_asked; verbose <- p$verbose; rank <- p$rank; eng <- p$eng
+  custom_labels <- NULL
   info <- train$label_info
   obj <- if (objective != "auto") objective else if (info$task_hint == "survival") "cox" else info$task_hint
   task <- .hb_task(obj)
@@ -1030,36 +1033,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
               "objective = \"binary\".")
   }
   num_class <- if (task == "multiclass") length(classes) else 1L
-  if (!is.null(init_model)) {
-    if (!identical(obj, init_model$params$objective) || !identical(classes, init_model$classes)) {
-      .hb_abort("`init_model` was trained with objective \"", init_model$params$objective, "\"",
-                if (length(init_model$classes)) paste0(" on classes ", .hb_and(init_model$classes)),
-                "; continuing it needs the same objective and classes (here \"", obj, "\"",
-                if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
-    }
-    loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha",
-                  fair = "fair_c")[obj]
-    if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
-      .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
-                init_model$params[[loss_par]], "): continuing it would mix two losses.")
-    }
-    if (obj == "lambdarank") {  # the ranking loss's own parameters, likewise
-      for (rp in c("lambdarank_truncation_level", "lambdarank_norm", "label_gain")) {
-        mine <- as.double(rank[[rp]])
-        theirs <- as.double(init_model$params[[rp]])
-        if (!isTRUE(all.equal(mine, theirs))) {
-          .hb_abort("`", rp, "` (", paste(rank[[rp]], collapse = ", "), ") differs from `init_model`'s (",
-                    paste(init_model$params[[rp]], collapse = ", "), "): continuing it would mix two losses.")
-        }
-      }
-    }
-    if (!identical(train$feature_names, init_model$feature_names) ||
-        !identical(train$feature_types, init_model$feature_types) ||
-        !identical(unname(train$feature_levels), unname(init_model$feature_levels))) {
-      .hb_abort("`x` must have exactly `init_model`'s features (", .hb_and(init_model$feature_names),
-                ", with their types and factor levels) to continue it.")
-    }
-  }
+  if (!is.null(init_model)) .hb_check_continuation(init_model, obj, classes, eng, rank, train)
   nis <- train$init_score_ncol %||% 0L
   if (nis > 0L && nis != num_class) {
     .hb_abort("`init_score` has ", nis, " column", if (nis > 1L) "s", " but the ", task, " model has ",
@@ -1074,7 +1048,46 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 ", but `y[", lo[1L], "]` is ", format(y[lo[1L]]), ".")
     }
   }
+  list(objective = obj, task = task, classes = classes, num_class = num_class, device = device,
+       custom_labels = custom_labels)
+}
 
+# init_model can be continued on these data only with its objective, classes,
+# loss parameters and features.
+.hb_check_continuation <- function(init_model, obj, classes, eng, rank, train) {
+  if (!identical(obj, init_model$params$objective) || !identical(classes, init_model$classes)) {
+    .hb_abort("`init_model` was trained with objective \"", init_model$params$objective, "\"",
+              if (length(init_model$classes)) paste0(" on classes ", .hb_and(init_model$classes)),
+              "; continuing it needs the same objective and classes (here \"", obj, "\"",
+              if (length(classes)) paste0(", classes ", .hb_and(classes)), ").")
+  }
+  loss_par <- c(tweedie = "tweedie_variance_power", huber = "huber_delta", quantile = "quantile_alpha",
+                fair = "fair_c")[obj]
+  if (!is.na(loss_par) && !isTRUE(all.equal(eng[[loss_par]], init_model$params[[loss_par]]))) {
+    .hb_abort("`", loss_par, "` (", eng[[loss_par]], ") differs from `init_model`'s (",
+              init_model$params[[loss_par]], "): continuing it would mix two losses.")
+  }
+  if (obj == "lambdarank") {  # the ranking loss's own parameters, likewise
+    for (rp in c("lambdarank_truncation_level", "lambdarank_norm", "label_gain")) {
+      mine <- as.double(rank[[rp]])
+      theirs <- as.double(init_model$params[[rp]])
+      if (!isTRUE(all.equal(mine, theirs))) {
+        .hb_abort("`", rp, "` (", paste(rank[[rp]], collapse = ", "), ") differs from `init_model`'s (",
+                  paste(init_model$params[[rp]], collapse = ", "), "): continuing it would mix two losses.")
+      }
+    }
+  }
+  if (!identical(train$feature_names, init_model$feature_names) ||
+      !identical(train$feature_types, init_model$feature_types) ||
+      !identical(unname(train$feature_levels), unname(init_model$feature_levels))) {
+    .hb_abort("`x` must have exactly `init_model`'s features (", .hb_and(init_model$feature_names),
+              ", with their types and factor levels) to continue it.")
+  }
+}
+
+# The monotone constraints, one per column of the training data (NULL:
+# none); a continuation keeps init_model's.
+.hb_resolve_monotone <- function(monotone_constraints, train, init_model, obj) {
   monotone <- .hb_monotone_columns(monotone_constraints, train$feature_names, train$feature_types)
   if (!is.null(init_model)) {
     # a continuation keeps the base's constraints: its trees must obey the same ones
@@ -1092,8 +1105,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
               "quantiles of their residuals, which would undo the constraints. Use another objective, or no ",
               "constraints.")
   }
+  monotone
+}
 
-  # Metrics.
+# The metrics: the task's default or those of eval_metric, checked against
+# the objective, with ndcg / map expanded at each of eval_at:
+# list(metrics (.hb_metric_state()), eval_metric (the built-in names, for
+# the model's params)).
+.hb_resolve_metrics <- function(metric_split, custom, task, obj, eval_at) {
   allowed <- .HB_TASK_METRICS[[if (!is.null(custom) && task == "multiclass") "multiclass" else obj]]
   if (is.null(metric_split)) metric_split <- .hb_metric_split(allowed[1L])
   eval_metric <- metric_split$builtin
@@ -1118,8 +1137,13 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   expanded <- stats::setNames(lapply(eval_metric, .hb_expand_at, eval_at = eval_at), eval_metric)
   metrics <- .hb_metric_state(metric_split, expanded)
   eval_metric <- unique(unlist(expanded, use.names = FALSE)) %||% character()  # the built-in ones, for params
+  list(metrics = metrics, eval_metric = eval_metric)
+}
 
-  # Validation sets.
+# The validation sets (.hb_valid_sets()), checked against the training
+# data's init_score columns and the task's use of `group`.
+.hb_build_valid_sets <- function(valid, train, task, nthreads, distributed) {
+  nis <- train$init_score_ncol %||% 0L
   valid_sets <- .hb_valid_sets(valid, train, nthreads, distributed)
   for (k in seq_along(valid_sets)) {
     vis <- valid_sets[[k]]$init_score_ncol %||% 0L
@@ -1138,7 +1162,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       .hb_abort("`valid` set \"", names(valid_sets)[k], "\" has a `group`, which only ranking uses.")
     }
   }
+  valid_sets
+}
 
+# The engine's parameters: the seed (drawn when NULL; rank 0's under MPI),
+# the checked parameters as the engine takes them (flags as 0 / 1), the
+# schema of the features and the interaction constraints by column:
+# list(params, schema, interactions, more (with interaction_groups)).
+.hb_engine_params <- function(p, tk, train, monotone) {
+  seed <- p$seed; distributed <- p$distributed; obj <- tk$objective; num_class <- tk$num_class
+  eng <- p$eng; nthreads <- p$nthreads; device <- tk$device; train_only <- p$train_only
+  boosting <- p$boosting; more <- p$more; task <- tk$task; rank <- p$rank
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
   if (distributed == "mpi") seed <- .hb_mpi_bcast(seed)  # one seed: rank 0's
 
@@ -1161,7 +1195,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     eng_params <- c(eng_params, lapply(rank, to_engine))
     eng_params$label_gain <- as.double(rank$label_gain)
   }
-  if (distributed == "mpi") .hb_dist_same_params(list(eng_params, schema, classes, eval_metric, nrounds))
+  list(params = eng_params, schema = schema, interactions = interactions, more = more)
+}
+
+# The native booster on the training data, with the validation sets, the
+# interaction constraints and the queries attached (freed if a step fails):
+# list(booster, profile (TRUE when the GPU profile is collected)).
+.hb_create_booster <- function(train, valid_sets, engine, classes, task, device) {
+  eng_params <- engine$params; schema <- engine$schema; interactions <- engine$interactions
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
   ok <- FALSE
   on.exit(if (!ok) .Call(C_hb_booster_free, booster), add = TRUE)
@@ -1174,18 +1215,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   profile <- device == "cuda" && isTRUE(getOption("histboost.gpu_profile"))
   if (profile) .Call(C_hb_booster_profile, booster, 1L)
   ok <- TRUE
-  list(booster = booster, valid_sets = valid_sets, eval_metric = eval_metric, nrounds = nrounds,
-       nrow = train$nrow, min_data_in_leaf = eng$min_data_in_leaf,
-       metrics = metrics, classes = classes, stopping = stopping, imbalance = imbalance, more = more,
-       set_labels = if (length(metric_split$funs)) .hb_set_labels(train, valid_sets),
-       keep_fitted = keep_fitted,
-       train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
-       early_stopping_rounds = early_stopping_rounds, verbose = verbose, task = task, objective = obj,
-       max_bin = max_bin, device = device, quant = quant, sampling = sampling, bundle = bundle,
-       profile = profile,
-       base_text = if (!is.null(init_model)) init_model$model_text, base_iter = base_iter,
-       custom = custom, custom_labels = if (!is.null(custom)) custom_labels,
-       custom_weights = if (!is.null(custom) && !is.null(weights)) as.double(weights))
+  list(booster = booster, profile = profile)
 }
 
 # A custom objective's round: its gradients at the training rows' scores,
@@ -1282,10 +1312,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     paste0(msg, ": no split gains enough (do the features vary? are `min_gain_to_split`, ",
            "`min_sum_hessian_in_leaf` or `lambda_l1` too large?).")
   }
-}
-
-.hb_print_eval <- function(iter, names, scores) {
-  message(sprintf("[%d]  %s", iter, paste(sprintf("%s: %.6g", names, scores), collapse = "  ")))
 }
 
 # Validation sets as named hb_datasets binned with the training bins.
