@@ -36,6 +36,7 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->bins_mem);
   hb_free(rb->scratch);
   hb_free(rb->half);
+  hb_free(rb->parts);
   hb_free(rb->in_sp);
   hb_free(rb->sp_ptr);
   hb_free(rb->sp_ent);
@@ -292,6 +293,10 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
     rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
   }
   rb->half = hb_malloc(sizeof(hb_histbin_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
+  if (ncol > 0 && d->total_bins > 0 && d->total_bins <= HB_HIST_PARTS_MAX_BINS) {
+    rb->parts = hb_malloc(sizeof(hb_histbin_t) * (size_t)(HB_HIST_MAX_PARTS - 2) * (size_t)d->total_bins);
+    if (!rb->parts) { hb_rowblock_free(rb); return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins"); }
+  }
   if (!rb->feat || !rb->col_of || !rb->half || (ncol > 0 && !rb->bins) || (rb->nscratch > 0 && !rb->scratch)) {
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the row-wise bins (%d rows x %d features)",
@@ -912,11 +917,33 @@ static void tile_wide_init(const hb_dataset_t *d, const hb_rowblock_t *rb, const
   }
 }
 
-/* hist += rb->half over the bins of row-block column c (when active). */
-static void add_half(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int c, hb_histbin_t *hist) {
+int hb_hist_parts(const hb_rowblock_t *rb, int nrows) {
+  if (nrows < HB_HIST_HALF_ROWS) return 1;
+  if (!rb || !rb->parts || rb->nwslot > 0) return 2;
+  int p = 2;
+  while (p < HB_HIST_MAX_PARTS && (long long)nrows >= 2LL * p * HB_HIST_PART_ROWS) p *= 2;
+  return p;
+}
+
+/* The sums of part s (>= 1) of a leaf summed in parts. */
+static hb_histbin_t *part_hist(const hb_dataset_t *d, const hb_rowblock_t *rb, int s) {
+  return s == 1 ? rb->half : rb->parts + (size_t)(s - 2) * (size_t)d->total_bins;
+}
+
+/* hist += the sums of parts 1 .. nparts - 1, in part order, over the bins of
+ * row-block column c (when active). */
+static void add_parts(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int c, int nparts,
+                      hb_histbin_t *hist) {
   int f = rb->feat[c];
   if (active && !active[f]) return;
   add_feature_half(d, rb, f, hist);
+  for (int s = 2; s < nparts; s++) {
+    const hb_histbin_t *p = part_hist(d, rb, s);
+    for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) {
+      hist[b].g += p[b].g;
+      hist[b].h += p[b].h;
+    }
+  }
 }
 
 /* Feature f is read from its column store (neither row-wise part holds it). */
@@ -960,7 +987,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
    * of its rows is fetched by fewer threads (at 16 threads the root's
    * column tiles had each thread stream every row), and every sum is the
    * same whatever the thread count. */
-  int nhalf = n_act > 0 && nrows >= HB_HIST_HALF_ROWS ? 2 : 1, mid = nrows / 2;
+  int nhalf = n_act > 0 ? hb_hist_parts(rb, nrows) : 1, mid = nrows / 2;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
   if (n_act > 0 && nth > 1) {
     /* tiles times halves a multiple of the threads, each tile at least a few columns wide */
@@ -1004,9 +1031,10 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   int nper = nsp + nwide + nbt, finish = nsp + nwide > 0 || tw[0].ns > 0 || tw[1].ns > 0;
 #define RUN_ITEM(w)                                                                                     \
   do {                                                                                                  \
-    int t_ = (w) / nhalf, s_ = (w) % nhalf, lo_ = s_ ? mid : 0, hi_ = s_ || nhalf == 1 ? nrows : mid; \
+    int t_ = (w) / nhalf, s_ = (w) % nhalf;                                                             \
+    int lo_ = (int)((long long)s_ * nrows / nhalf), hi_ = (int)((long long)(s_ + 1) * nrows / nhalf);   \
     run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
-             s_ ? rb->half : hist, &tw[s_]);                                                            \
+             s_ ? part_hist(d, rb, s_) : hist, &tw[s_ < 2 ? s_ : 0]);                                   \
   } while (0)
 #define RUN_SPARSE(w)                                                                                         \
   do {                                                                                                        \
@@ -1023,8 +1051,8 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   } while (0)
   if (nth == 1) {
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
-    if (nhalf == 2)
-      for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
+    if (nhalf > 1)
+      for (int c = 0; c < rb->ncol; c++) add_parts(d, rb, active, c, nhalf, hist);
     for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
     for (int f = 0; finish && f < d->nfeat; f++) sparse_finish(d, rb, active, f, shalf == 2, tot_g, tot_h, hist);
     for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
@@ -1039,9 +1067,9 @@ HB_OMP(for schedule(static) nowait)
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
 HB_OMP(for schedule(static))
     for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
-    if (nhalf == 2) {
+    if (nhalf > 1) {
 HB_OMP(for schedule(static) nowait)
-      for (int c = 0; c < rb->ncol; c++) add_half(d, rb, active, c, hist);
+      for (int c = 0; c < rb->ncol; c++) add_parts(d, rb, active, c, nhalf, hist);
     }
     if (finish) {
 HB_OMP(for schedule(static) nowait)

@@ -35,7 +35,10 @@ typedef struct {
   void *scratch;
   int nscratch;
   hb_histbin_t *half;   /* the dataset's total_bins: the second half's sums of a
-                         * large leaf (hb_hist_build) */
+                         * large leaf (hb_hist_build), or the second part's */
+  hb_histbin_t *parts;  /* HB_HIST_MAX_PARTS - 2 times total_bins: the further
+                         * parts' sums of a leaf summed in more than two parts
+                         * (hb_hist_parts), or NULL: at most two */
   int *feat;        /* ncol: the dataset feature held in each column, increasing */
   int *col_of;      /* nfeat: the column holding feature f, or -1 */
   uint8_t *bins;    /* nrow rows of stride bytes, row-major, aligned to 64 bytes */
@@ -171,10 +174,25 @@ void hb_rowblock_free(hb_rowblock_t *rb);
 
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
  * and the rest, each in row order, then added (first + second): for the
- * row block's dense columns when the leaf is given by its rows (not the
- * whole data), for its sparse part in any leaf. hb_qhist_build's threads
+ * row block's dense columns and its sparse part in any leaf. hb_qhist_build's threads
  * split a leaf's rows from here on, its columns below. */
 #define HB_HIST_HALF_ROWS 4096
+
+/* A leaf's dense columns are summed in more parts of its rows, one part
+ * per HB_HIST_PART_ROWS rows rounded down to a power of two, at most
+ * HB_HIST_MAX_PARTS (and never fewer than the two halves above), then added
+ * in part order: the parts depend on the row count alone, so every sum is
+ * the same whatever the thread count, and many threads split a large leaf's
+ * rows rather than its columns (16 threads read each row of a 28-feature
+ * leaf 8 times over in two halves, twice in eight parts). Only where
+ * total_bins <= HB_HIST_PARTS_MAX_BINS (the parts' buffers) and no wide
+ * factor's slots ride in the dense tiles. */
+#define HB_HIST_PART_ROWS 16384
+#define HB_HIST_MAX_PARTS 8
+#define HB_HIST_PARTS_MAX_BINS 65536
+/* The parts hb_hist_build sums a leaf of nrows rows' dense columns in: 1, 2,
+ * or (row blocks with parts buffers) up to HB_HIST_MAX_PARTS. */
+int hb_hist_parts(const hb_rowblock_t *rb, int nrows);
 
 /* Build the histogram of the rows rows[0..nrows) (increasing), row r
  * having gradient gh[2r] and hessian gh[2r+1] (interleaved, so one load
