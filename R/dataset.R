@@ -510,7 +510,9 @@
 #'   columns decide).
 #' @param group `NULL`, or for ranking (`objective = "lambdarank"`) the query
 #'   of each row: a vector of ids (integer, factor or character, no `NA`), one
-#'   per row. A query's rows need not be contiguous.
+#'   per row. A query's rows need not be contiguous. With `distributed =
+#'   "mpi"`, each process must hold whole queries (a query id on two
+#'   processes is an error).
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param distributed `"no"` (the default), or `"mpi"`: this process holds
@@ -605,7 +607,6 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
 # bins them with boundaries agreed over all shards.
 .hb_dataset_build_mpi <- function(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
                                   init_score, iarg, group, ordered) {
-  if (!is.null(group)) .hb_abort("`group` (ranking) is not supported with `distributed` = \"mpi\" yet.")
   if (is.null(reference)) {
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
     al <- .hb_dist_align(x, y, arg, yarg)
@@ -643,13 +644,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   }
   w <- local$w
   init_score <- local$init_score
+  grp <- .hb_group_dist(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
   structure(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin, group = NULL, distributed = "mpi",
+    max_bin = max_bin, group = grp, distributed = "mpi",
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }
