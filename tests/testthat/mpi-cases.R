@@ -53,7 +53,7 @@ mpi_case <- function(case) {
     regression = , regression_full = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
-    binary = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
+    binary = , binary_wide = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     multiclass = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
                      labels = c("lo", "mid", "hi")),
     stop("unknown case ", case))
@@ -63,6 +63,13 @@ mpi_case <- function(case) {
   }
   if (case %in% c("binary", "multiclass")) args <- c(args, list(quantized = TRUE))
   if (case == "binary") args$feature_fraction <- 0.75
+  if (case == "binary_wide") {
+    # 8-bit gradients and a two-valued column: bins of hundreds of rows whose
+    # hessian sums pass 16 bits, so histograms go on the wire packed in
+    # 64-bit integers (32-bit halves) as well as in 32-bit ones
+    x$d <- as.numeric(x$b > 0.5)
+    args <- c(args, list(quantized = TRUE, grad_bits = 8L))
+  }
   if (case == "goss") {
     args$nrounds <- 12L
     args <- c(args, list(quantized = TRUE, goss = TRUE, top_rate = 0.25, other_rate = 0.2))

@@ -66,9 +66,11 @@ test_that("`distributed` is checked like any choice", {
 test_that("quantized models from 2, 3 and 4 processes equal the one-process model byte for byte", {
   skip_without_mpi()
   # regression with weights and bagging; binary with feature sampling;
-  # multiclass: all with factors, NAs, a sharded validation set and early stopping
+  # multiclass: all with factors, NAs, a sharded validation set and early
+  # stopping; binary with 8-bit gradients, whose histograms travel packed
+  # in 64-bit as well as 32-bit integers (the others' in 32-bit ones)
   for (cc in list(c("regression", 2), c("regression", 3), c("regression", 4),
-                  c("binary", 2), c("binary", 3), c("multiclass", 4))) {
+                  c("binary", 2), c("binary", 3), c("multiclass", 4), c("binary_wide", 3))) {
     case <- cc[1L]; np <- as.integer(cc[2L])
     r <- run_mpi(case, np)
     expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
