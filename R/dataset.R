@@ -322,18 +322,7 @@
   if (is.factor(y)) {
     codes <- as.integer(y)
     .hb_check_finite(codes, arg, "missing values")
-    counts <- tabulate(codes, nlevels(y))
-    present <- levels(y)[counts > 0L]
-    dropped <- levels(y)[counts == 0L]
-    if (length(present) < 2L) {
-      .hb_abort("`", arg, "` has only one class (\"", present, "\"); classification needs at least two.")
-    }
-    if (length(dropped)) {
-      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
-    }
-    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
-    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
-                classes = present, binary_ok = length(present) == 2L))
+    return(.hb_factor_label(y, codes, tabulate(codes, nlevels(y)), arg))
   }
   if (is.logical(y) && !is.object(y)) {
     .hb_check_finite(as.integer(y), arg, "missing values")
@@ -351,6 +340,24 @@
   }
   .hb_abort("`", arg, "` must be a numeric vector (regression), a factor or a logical vector ",
             "(classification), not ", .hb_describe(y), ".")
+}
+
+# The labels of factor y (level codes `codes`) given the rows of each level,
+# `counts`: this data's, or summed over the processes of a distributed data
+# set (.hb_label_dist), which then says so in messages (`where`) and warns on
+# one process only (`warn`). Levels without rows are dropped from the classes.
+.hb_factor_label <- function(y, codes, counts, arg, where = "", warn = TRUE) {
+  present <- levels(y)[counts > 0L]
+  dropped <- levels(y)[counts == 0L]
+  if (length(present) < 2L) {
+    .hb_abort("`", arg, "` has only one class (\"", present, "\")", where, "; classification needs at least two.")
+  }
+  if (length(dropped) && warn) {
+    .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
+  }
+  label <- as.double(cumsum(counts > 0L)[codes] - 1L)
+  list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
+       classes = present, binary_ok = length(present) == 2L)
 }
 
 # A right-censored survival::Surv response as labels in xgboost's coding

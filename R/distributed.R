@@ -138,18 +138,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     codes <- as.integer(y)
     .hb_check_finite(codes, arg, "missing values")
     counts <- Reduce(`+`, .hb_mpi_allgather(tabulate(codes, nlevels(y))))
-    present <- levels(y)[counts > 0L]
-    dropped <- levels(y)[counts == 0L]
-    if (length(present) < 2L) {
-      .hb_abort("`", arg, "` has only one class (\"", present, "\") over all processes; classification needs ",
-                "at least two.")
-    }
-    if (length(dropped) && .hb_mpi_rank() == 0L) {
-      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
-    }
-    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
-    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
-                classes = present, binary_ok = length(present) == 2L))
+    return(.hb_factor_label(y, codes, counts, arg, where = " over all processes", warn = .hb_mpi_rank() == 0L))
   }
   if (is.logical(y) && !is.object(y)) {
     .hb_check_finite(as.integer(y), arg, "missing values")

@@ -18,12 +18,19 @@ if (identical(args[4], "splitq")) {  # the first row of rank 0's shard moves to 
   if (rank == 1L) mine <- c(sh[[1L]][1L], mine)
 }
 if (identical(args[4], "die") && rank == 1L) quit(status = 3)
-res <- tryCatch({
+if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
+if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
+warned <- character()
+res <- tryCatch(withCallingHandlers({
   fit <- do.call(histboost, c(mpi_case_data(d, mine, vmine),
                               list(early_stopping_rounds = 3L, distributed = "mpi",
                                    device = if (identical(args[4], "cuda")) "cuda" else "cpu"), d$args))
   if (rank == 0L) hb_save(fit, args[3])
   saveRDS(fit$evaluation_log, sprintf("%s.log%d.rds", args[3], rank))  # every process's metrics
   "ok"
-}, error = function(e) paste(class(e)[1L], conditionMessage(e)))
+}, warning = function(w) {
+  warned <<- c(warned, conditionMessage(w))
+  invokeRestart("muffleWarning")
+}), error = function(e) paste(class(e)[1L], conditionMessage(e)))
+for (m in warned) cat(sprintf("warning on rank %d: %s\n", rank, gsub("\n", " ", m)))
 cat(sprintf("rank %d: %s\n", rank, res))

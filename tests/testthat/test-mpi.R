@@ -187,6 +187,28 @@ test_that("full precision grows the one-process trees up to the rounding of its 
   expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
 })
 
+test_that("class labels are coded from the counts of every process as one process codes them", {
+  skip_without_mpi()
+  # a level without rows anywhere: dropped from the classes with one warning
+  # (process 0's), and the model is the one-process model, which warns alike
+  r <- run_mpi("binary", 3, "droplevel")
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  expect_identical(grep("^warning", r$out, value = TRUE),
+                   "warning on rank 0: `y` has levels with no rows, dropped from the classes: `never`.")
+  d <- mpi_case("binary")
+  rows <- unlist(mpi_case_shards(d, 3L)); vrows <- unlist(mpi_case_shards(d, 3L, valid = TRUE))
+  dd <- mpi_case_data(d, rows, vrows)
+  dd$y <- factor(dd$y, levels = c(levels(dd$y), "never"))
+  expect_warning(ref <- do.call(histboost, c(dd, list(early_stopping_rounds = 3L), d$args)), "never")
+  expect_identical(r$model, {f <- tempfile(); on.exit(unlink(f)); hb_save(ref, f); readLines(f)})
+  # one class over all processes: a classed error on every process
+  r <- run_mpi("binary", 2, "oneclass")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_input `y` has only one class .* over all processes", lines)),
+              info = paste(r$out, collapse = "\n"))
+})
+
 test_that("a shard with zero rows ends every process with a classed error, not a hang", {
   skip_without_mpi()
   r <- run_mpi("binary", 3, "empty", timeout = 120)
