@@ -86,7 +86,8 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
         c[1 + dist->rank] += scratch[i] == thr;
       }
     }
-    if (hb_dist_any(dist, st != HB_OK)) {
+    const int bad = hb_dist_any(dist, st != HB_OK);  /* every process asks, whatever its own status */
+    if (st != HB_OK || bad) {
       hb_free(c);
       return st != HB_OK ? st : hb_error_set(HB_ERR_NOMEM, "out of memory sampling rows (GOSS) on another process");
     }
