@@ -322,18 +322,7 @@
   if (is.factor(y)) {
     codes <- as.integer(y)
     .hb_check_finite(codes, arg, "missing values")
-    counts <- tabulate(codes, nlevels(y))
-    present <- levels(y)[counts > 0L]
-    dropped <- levels(y)[counts == 0L]
-    if (length(present) < 2L) {
-      .hb_abort("`", arg, "` has only one class (\"", present, "\"); classification needs at least two.")
-    }
-    if (length(dropped)) {
-      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
-    }
-    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
-    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
-                classes = present, binary_ok = length(present) == 2L))
+    return(.hb_factor_label(y, codes, tabulate(codes, nlevels(y)), arg))
   }
   if (is.logical(y) && !is.object(y)) {
     .hb_check_finite(as.integer(y), arg, "missing values")
@@ -351,6 +340,24 @@
   }
   .hb_abort("`", arg, "` must be a numeric vector (regression), a factor or a logical vector ",
             "(classification), not ", .hb_describe(y), ".")
+}
+
+# The labels of factor y (level codes `codes`) given the rows of each level,
+# `counts`: this data's, or summed over the processes of a distributed data
+# set (.hb_label_dist), which then says so in messages (`where`) and warns on
+# one process only (`warn`). Levels without rows are dropped from the classes.
+.hb_factor_label <- function(y, codes, counts, arg, where = "", warn = TRUE) {
+  present <- levels(y)[counts > 0L]
+  dropped <- levels(y)[counts == 0L]
+  if (length(present) < 2L) {
+    .hb_abort("`", arg, "` has only one class (\"", present, "\")", where, "; classification needs at least two.")
+  }
+  if (length(dropped) && warn) {
+    .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
+  }
+  label <- as.double(cumsum(counts > 0L)[codes] - 1L)
+  list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
+       classes = present, binary_ok = length(present) == 2L)
 }
 
 # A right-censored survival::Surv response as labels in xgboost's coding
@@ -510,7 +517,9 @@
 #'   columns decide).
 #' @param group `NULL`, or for ranking (`objective = "lambdarank"`) the query
 #'   of each row: a vector of ids (integer, factor or character, no `NA`), one
-#'   per row. A query's rows need not be contiguous.
+#'   per row. A query's rows need not be contiguous. With `distributed =
+#'   "mpi"`, each process must hold whole queries (a query id on two
+#'   processes is an error).
 #' @param nthreads Threads for binning, a whole number >= 1 (capped at four per
 #'   core, see [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param distributed `"no"` (the default), or `"mpi"`: this process holds
@@ -605,7 +614,6 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
 # bins them with boundaries agreed over all shards.
 .hb_dataset_build_mpi <- function(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
                                   init_score, iarg, group, ordered) {
-  if (!is.null(group)) .hb_abort("`group` (ranking) is not supported with `distributed` = \"mpi\" yet.")
   if (is.null(reference)) {
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
     al <- .hb_dist_align(x, y, arg, yarg)
@@ -643,13 +651,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   }
   w <- local$w
   init_score <- local$init_score
+  grp <- .hb_group_dist(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
   structure(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin, group = NULL, distributed = "mpi",
+    max_bin = max_bin, group = grp, distributed = "mpi",
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   ), class = "hb_dataset")
 }

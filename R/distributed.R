@@ -138,18 +138,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     codes <- as.integer(y)
     .hb_check_finite(codes, arg, "missing values")
     counts <- Reduce(`+`, .hb_mpi_allgather(tabulate(codes, nlevels(y))))
-    present <- levels(y)[counts > 0L]
-    dropped <- levels(y)[counts == 0L]
-    if (length(present) < 2L) {
-      .hb_abort("`", arg, "` has only one class (\"", present, "\") over all processes; classification needs ",
-                "at least two.")
-    }
-    if (length(dropped) && .hb_mpi_rank() == 0L) {
-      .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
-    }
-    label <- as.double(cumsum(counts > 0L)[codes] - 1L)
-    return(list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
-                classes = present, binary_ok = length(present) == 2L))
+    return(.hb_factor_label(y, codes, counts, arg, where = " over all processes", warn = .hb_mpi_rank() == 0L))
   }
   if (is.logical(y) && !is.object(y)) {
     .hb_check_finite(as.integer(y), arg, "missing values")
@@ -164,6 +153,53 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   ok <- do.call(rbind, ok)
   lab$binary_ok <- all(ok[, 1L]) && any(ok[, 2L]) && any(ok[, 3L])
   lab
+}
+
+# .hb_group() for a shard: the query of each row coded over every process's
+# queries, as .hb_group() codes the concatenated ids (sorted ids; a factor's
+# levels united in rank order, those without rows dropped), so the engine
+# indexes, ranks and averages queries as one process does. Every query must
+# lie whole on one process (LambdaRank's pairs and NDCG are per query):
+# an id found on two processes is an error naming `group`.
+.hb_group_dist <- function(group, n, arg = "group", nrow_arg = "x") {
+  given <- unlist(.hb_mpi_allgather(!is.null(group)))
+  if (!all(given) && any(given)) {
+    .hb_abort("`", arg, "` is given on processes ", paste(which(given) - 1L, collapse = ", "), " but not on ",
+              paste(which(!given) - 1L, collapse = ", "), "; give it on all or none.")
+  }
+  if (is.null(group)) return(NULL)
+  local <- .hb_dist_try({
+    .hb_group(group, n, arg, nrow_arg)  # the checks of one process
+    g <- if (is.null(dim(group))) group else group[, 1L]
+    list(kind = if (is.factor(g)) "factor" else class(g)[1L], vals = if (is.factor(g)) levels(g) else unique(g),
+         present = if (is.factor(g)) levels(droplevels(g)))
+  })
+  all <- .hb_mpi_allgather(local[c("kind", "vals", "present")])
+  kinds <- vapply(all, `[[`, "", "kind")
+  if (length(unique(kinds)) > 1L) {
+    .hb_abort("`", arg, "` must be of one type on every process, but it is ", .hb_and(unique(kinds)),
+              " on different processes.")
+  }
+  g <- if (is.null(dim(group))) group else group[, 1L]
+  if (is.factor(g)) {
+    lv <- unique(unlist(lapply(all, `[[`, "vals"), use.names = FALSE))
+    lv <- lv[lv %in% unlist(lapply(all, `[[`, "present"), use.names = FALSE)]
+  } else {
+    lv <- levels(factor(do.call(c, lapply(all, `[[`, "vals"))))
+  }
+  ids <- as.character(g)
+  # each query's process: an id on two processes splits a query
+  owners <- lapply(all, function(a) unique(as.character(if (is.null(a$present)) a$vals else a$present)))
+  own <- unlist(owners, use.names = FALSE)
+  split_ids <- unique(own[duplicated(own)])
+  if (length(split_ids)) {
+    on <- which(vapply(owners, function(o) split_ids[1L] %in% o, NA)) - 1L
+    .hb_abort("`", arg, "`: query \"", split_ids[1L], "\" has rows on processes ", paste(on, collapse = " and "),
+              if (length(split_ids) > 1L) paste0(" (and ", length(split_ids) - 1L, " more queries are split)"),
+              "; with `distributed` = \"mpi\" every process must hold whole queries (all the rows of each of its ",
+              "queries): shard the rows by query.")
+  }
+  list(codes = match(ids, lv) - 1L, nq = length(lv), ids = lv)
 }
 
 # The value of rank 0 on every process (the seed when none is given).
@@ -192,17 +228,15 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   }
   if (!is.null(custom)) no("a custom `objective` function")
   if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
-  # leaf quantiles (l1, quantile, mape), risk sets across shards (cox), queries: not reduced yet
-  if (objective %in% c("l1", "quantile", "lambdarank", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
+  # leaf quantiles (l1, quantile, mape), risk sets across shards (cox): not reduced yet
+  if (objective %in% c("l1", "quantile", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
   # the newer boosting options have no tests against one process yet
   if (identical(a$boosting, "dart")) no("`boosting` = \"dart\"")
   newer <- c(extra_trees = isTRUE(a$extra_trees), interaction_constraints = !is.null(a$interaction_constraints),
              feature_fraction_bynode = isTRUE((a$feature_fraction_bynode %||% 1) < 1),
              path_smooth = isTRUE((a$path_smooth %||% 0) > 0), max_delta_step = isTRUE((a$max_delta_step %||% 0) > 0))
   if (any(newer)) no(.hb_and(names(newer)[newer]))
-  if (isTRUE(a$goss)) no("`goss` = TRUE", "; use bagging (bagging_fraction, bagging_freq)")
   if (!is.null(a$init_model)) no("`init_model`")
-  if (!is.null(a$group)) no("`group` (ranking)")
   if (isTRUE(imbalance$is_unbalance) || !is.null(imbalance$class_weights)) {
     no("`is_unbalance` or `class_weights`", "; give `weights` (or `scale_pos_weight`)")
   }

@@ -513,8 +513,13 @@ histboost <- function(x, ...) {
 #'   rows in rank order), so with `quantized = TRUE` the model is byte for
 #'   byte the one-process model on the concatenated shards; in full
 #'   precision it grows the same trees up to the rounding of double sums
-#'   added in another order. Not yet with `device = "cuda"`, `goss`, the l1,
-#'   quantile and lambdarank objectives, custom objectives or metrics,
+#'   added in another order. Ranking (`objective = "lambdarank"`) needs each
+#'   process to hold whole queries (every row of each of its queries; a query
+#'   id found on two processes is an error naming `group`): its gradients are
+#'   per query, its ndcg and map summed over the queries of every process.
+#'   GOSS picks its top rows by the exact threshold over all processes. Not
+#'   yet with `device = "cuda"`, the l1 and quantile objectives, custom
+#'   objectives or metrics,
 #'   `init_model`, callbacks, `is_unbalance`/`class_weights` or
 #'   `max_conflict_rate > 0` (each a classed error). Run it with
 #'   [hb_mpi_run()] from a console.
@@ -1006,7 +1011,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       .hb_abort("`objective` = \"lambdarank\" needs `group`, the query of each row (e.g. group = query_id): ",
                 "rows are ranked within their query.")
     }
-    if (!inherits(x, "hb_dataset")) .hb_check_grades(y, length(rank$label_gain))
+    if (!inherits(x, "hb_dataset")) {  # a shard's bad grade fails every process alike
+      if (distributed == "mpi") .hb_dist_try(.hb_check_grades(y, length(rank$label_gain)))
+      else .hb_check_grades(y, length(rank$label_gain))
+    }
     classes <- NULL
   } else if (!is.null(train$group)) {
     .hb_abort("`group` is used only for ranking: give objective = \"lambdarank\" (the objective is \"", obj, "\").")

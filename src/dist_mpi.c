@@ -30,7 +30,7 @@ static int mpi_fail(int rc, const char *what) {
 
 static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
   (void)dist;
-  bytes_sent += 8.0 * (double)count;
+  bytes_sent += (type == HB_DIST_I32 ? 4.0 : 8.0) * (double)count;
   if (type == HB_DIST_F64 && op == HB_DIST_SUM) {
     /* MPI may combine doubles in any order, and differently on different
      * ranks: gather every rank's values and add them in rank order, so
@@ -52,9 +52,9 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
     free(all);
     return HB_OK;
   }
-  MPI_Datatype t = type == HB_DIST_I64 ? MPI_INT64_T : MPI_DOUBLE;
+  MPI_Datatype t = type == HB_DIST_I64 ? MPI_INT64_T : type == HB_DIST_I32 ? MPI_INT32_T : MPI_DOUBLE;
   MPI_Op o = op == HB_DIST_SUM ? MPI_SUM : op == HB_DIST_MAX ? MPI_MAX : MPI_MIN;
-  size_t w = type == HB_DIST_I64 ? sizeof(int64_t) : sizeof(double);
+  size_t w = type == HB_DIST_I64 ? sizeof(int64_t) : type == HB_DIST_I32 ? sizeof(int32_t) : sizeof(double);
   for (int64_t i0 = 0; i0 < count; i0 += PIECE) {
     int m = (int)(count - i0 < PIECE ? count - i0 : PIECE);
     int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + (size_t)i0 * w, m, t, o, MPI_COMM_WORLD);

@@ -194,9 +194,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
     const char *no = cfg->device == HB_DEVICE_CUDA ? "device = \"cuda\" (one GPU per process is not built yet)"
-                     : cfg->goss ? "GOSS sampling"
                      : HB_OBJ_RENEWS(cfg->objective) ? "the l1 and quantile objectives (leaf quantiles)"
-                     : cfg->objective == HB_OBJ_LAMBDARANK ? "the lambdarank objective"
                      : cfg->objective == HB_OBJ_CUSTOM ? "a custom objective"
                      : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
                      : NULL;
@@ -303,6 +301,8 @@ nomem:
 int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
   if (valid && valid->label) {  /* a loss of labels out of its range would steer early stopping by nonsense */
     int st = hb_objective_check_labels(&b->cfg, valid->nrow, valid->label);
+    if (b->dist && valid->dist && hb_dist_any(b->dist, st != HB_OK) && st == HB_OK)  /* fail on every process alike */
+      st = hb_error_set(HB_ERR_INPUT, "another process's validation labels do not suit the objective (its error says why)");
     if (st != HB_OK) return st;
   }
   if (!valid || valid->nfeat != b->train->nfeat)
@@ -953,8 +953,10 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   const int *bag = NULL;
   if (cfg->goss) {
     if ((double)b->iter >= floor(1.0 / cfg->learning_rate)) {
-      b->bag_n = hb_goss_sample(b->gh, n, K, cfg->top_rate, cfg->other_rate, cfg->seed, (uint64_t)b->iter,
-                                b->goss_scratch, b->bag, b->in_bag, cfg->nthreads);
+      if ((st = hb_goss_sample_dist(b->gh, n, K, cfg->top_rate, cfg->other_rate, cfg->seed, (uint64_t)b->iter,
+                                    b->goss_scratch, b->bag, b->in_bag, cfg->nthreads, b->dist, d->row0,
+                                    b->dist ? d->nrow_global : n, &b->bag_n)) != HB_OK)
+        return st;
       bag = b->bag;
     }
   } else if (b->bag) {
@@ -1128,9 +1130,12 @@ static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out
   if (metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP) {
     const char *name = metric == HB_METRIC_NDCG ? "ndcg" : "map";
     if (!b->query[data]) return hb_error_set(HB_ERR_INPUT, "%s needs the queries of data set %d", name, data);
-    if ((st = hb_rank_check_labels(&b->cfg, d->nrow, d->label)) != HB_OK) return st;
-    if (metric == HB_METRIC_MAP) return hb_rank_map(b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
-    return hb_rank_ndcg(&b->cfg, b->query[data], d->label, d->weight, s, k, b->cfg.nthreads, out);
+    st = hb_rank_check_labels(&b->cfg, d->nrow, d->label);
+    if (b->dist && d->dist && hb_dist_any(b->dist, st != HB_OK) && st == HB_OK)
+      st = hb_error_set(HB_ERR_INPUT, "another process's labels are not ranking grades (its error says why)");
+    if (st != HB_OK) return st;
+    return hb_rank_metric_dist(&b->cfg, b->query[data], d->label, d->weight, s, k, metric == HB_METRIC_MAP,
+                               b->cfg.nthreads, b->dist && d->dist ? b->dist : NULL, out);
   }
   if (b->dist && d->dist) return eval_metric_dist(b, d, s, metric, out);
   return hb_metric_eval(metric, &b->cfg, d->nrow, b->K, s, d->label, d->weight, b->cfg.nthreads, out);

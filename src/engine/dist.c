@@ -9,6 +9,10 @@ int hb_dist_sum_i64(const hb_dist_t *dist, int64_t *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_I64, HB_DIST_SUM) : HB_OK;
 }
 
+int hb_dist_sum_i32(const hb_dist_t *dist, int32_t *v, int64_t n) {
+  return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_I32, HB_DIST_SUM) : HB_OK;
+}
+
 int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_SUM) : HB_OK;
 }

@@ -13,7 +13,7 @@
 #define HB_DIST_H
 #include <stdint.h>
 
-enum { HB_DIST_I64 = 0, HB_DIST_F64 = 1 };
+enum { HB_DIST_I64 = 0, HB_DIST_F64 = 1, HB_DIST_I32 = 2 };
 enum { HB_DIST_SUM = 0, HB_DIST_MAX = 1, HB_DIST_MIN = 2 };
 
 typedef struct hb_dist hb_dist_t;
@@ -33,6 +33,7 @@ struct hb_dist {
 
 /* Sums, maxima, minima in place (no-ops when dist is NULL or of size 1). */
 int hb_dist_sum_i64(const hb_dist_t *dist, int64_t *v, int64_t n);
+int hb_dist_sum_i32(const hb_dist_t *dist, int32_t *v, int64_t n);
 int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_min_f64(const hb_dist_t *dist, double *v, int64_t n);

@@ -20,4 +20,15 @@
 int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate, uint64_t seed, uint64_t round,
                    double *scratch, int *bag, uint8_t *in_bag, int nthreads);
 
+/* The same for one shard of a data-parallel training (dist.h; NULL: one
+ * process, row0 0, nglobal n), called on every process at once: the top
+ * share is of all nglobal rows, chosen by an exact order statistic of every
+ * shard's sizes, ties kept in global row order; the draws are keyed by the
+ * global row row0 + i. The sample is the one process's on the concatenated
+ * rows. *m_out: rows kept here. HB_OK, or a status from the communicator. */
+struct hb_dist;
+int hb_goss_sample_dist(double *gh, int n, int K, double top_rate, double other_rate, uint64_t seed,
+                        uint64_t round, double *scratch, int *bag, uint8_t *in_bag, int nthreads,
+                        const struct hb_dist *dist, int64_t row0, int64_t nglobal, int *m_out);
+
 #endif

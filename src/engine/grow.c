@@ -96,6 +96,10 @@ struct hb_grow_ws {
    * is count. */
   const hb_dist_t *dist;  /* NULL: one process */
   int *gcount;
+  /* quantized and data-parallel: a histogram's bins packed for the wire
+   * (total_bins int64), and the most a row adds to a bin's g and h */
+  int64_t *wire;
+  int64_t row_g, row_h;
 };
 
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
@@ -136,11 +140,16 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     ws->nrefit = hb_threads_use(cfg->nthreads);
     if ((size_t)L * (size_t)ws->nrefit <= ((size_t)1 << 20))
       ws->rsum = hb_malloc(sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);  /* NULL is allowed */
+    if (ws->dist) {
+      ws->wire = hb_malloc(sizeof(int64_t) * (size_t)(d->total_bins > 0 ? d->total_bins : 1));
+      ws->row_g = hb_quant_grad_levels(cfg->grad_bits);
+      ws->row_h = hb_quant_hess_levels(cfg->grad_bits);
+    }
   }
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
       !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
       !ws->out || !ws->mask_s || !ws->mask_b ||
-      (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh))) {
+      (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh || (ws->dist && !ws->wire)))) {
     hb_grow_ws_free(ws);
     hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner's buffers");
     return NULL;
@@ -174,7 +183,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   if (ws->gcount != ws->count) hb_free(ws->gcount);
   hb_free(ws->begin); hb_free(ws->leaf_l2); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
   hb_free(ws->slot);
-  hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum);
+  hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum); hb_free(ws->wire);
   hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
   hb_free(ws->out); hb_free(ws->mask_s); hb_free(ws->mask_b);
   hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
@@ -353,6 +362,51 @@ static void slot_give(hb_grow_ws_t *ws, int leaf) {
   ws->slot[leaf] = -1;
 }
 
+/* A quantized histogram of this shard summed over the shards (dist.h),
+ * packed on the wire: each bin's (g, h) as one integer g * 2^16 + h when
+ * every partial sum of a bin fits 16-bit halves (|g| < 2^15, h < 2^16), as
+ * g * 2^32 + h when it fits 32-bit halves, else the two int64 sums. A sum
+ * of packed values is the packed sum while its halves fit, so the result is
+ * the exact integer sum of the unpacked bins. The bound on any bin's partial
+ * sums: the leaf's rows over all shards times the most a row adds, or, when
+ * that is too big for 16-bit halves, the sum over the shards of each one's
+ * largest bin (one more reduction of two integers). */
+static int qhist_sum_dist(hb_grow_ws_t *ws, hb_qbin_t *h, int64_t gcount) {
+  const int64_t nb = ws->total_bins;
+  int64_t bg = gcount * ws->row_g, bh = gcount * ws->row_h;
+  int st;
+  if (!(bg < 32768 && bh < 65536)) {
+    int64_t mx[2] = {0, 0};
+    for (int64_t i = 0; i < nb; i++) {
+      const int64_t a = h[i].g < 0 ? -h[i].g : h[i].g;
+      if (a > mx[0]) mx[0] = a;
+      if (h[i].h > mx[1]) mx[1] = h[i].h;
+    }
+    if ((st = hb_dist_sum_i64(ws->dist, mx, 2)) != HB_OK) return st;
+    if (mx[0] < bg) bg = mx[0];
+    if (mx[1] < bh) bh = mx[1];
+  }
+  if (bg < 32768 && bh < 65536) {
+    int32_t *w = (int32_t *)ws->wire;
+    for (int64_t i = 0; i < nb; i++) w[i] = (int32_t)(h[i].g * 65536 + h[i].h);
+    if ((st = hb_dist_sum_i32(ws->dist, w, nb)) != HB_OK) return st;
+    for (int64_t i = 0; i < nb; i++) { h[i].g = hb_qpack_g(w[i]); h[i].h = hb_qpack_h(w[i]); }
+    return HB_OK;
+  }
+  if (bg < ((int64_t)1 << 31) && bh < ((int64_t)1 << 32)) {
+    int64_t *w = ws->wire;
+    for (int64_t i = 0; i < nb; i++) w[i] = h[i].g * ((int64_t)1 << 32) + h[i].h;
+    if ((st = hb_dist_sum_i64(ws->dist, w, nb)) != HB_OK) return st;
+    for (int64_t i = 0; i < nb; i++) {
+      const int64_t lo = w[i] & (int64_t)0xffffffff;
+      h[i].h = lo;
+      h[i].g = (w[i] - lo) / ((int64_t)1 << 32);
+    }
+    return HB_OK;
+  }
+  return hb_dist_sum_i64(ws->dist, (int64_t *)h, 2 * nb);
+}
+
 /* Histogram of leaf `leaf` into slot s (rows == NULL: the leaf is every row, in order).
  * Data-parallel: this shard's histogram (a sparse feature's default bin
  * from this shard's totals of the leaf), then summed over the shards:
@@ -371,7 +425,7 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
     }
     hb_qhist_build(d, ws->rb, rows, n, ws->qt->q, ws->qt->rows16, tg, th, active, (hb_qbin_t *)ws->pool[s],
                    nthreads);
-    return ws->dist ? hb_dist_sum_i64(ws->dist, (int64_t *)ws->pool[s], 2 * (int64_t)ws->total_bins) : HB_OK;
+    return ws->dist ? qhist_sum_dist(ws, (hb_qbin_t *)ws->pool[s], ws->gcount[leaf]) : HB_OK;
   }
   double tg = ws->sum[leaf].g, th = ws->sum[leaf].h;
   if (ws->dist) {

@@ -6,6 +6,7 @@
 #include "rank.h"
 #include "error.h"
 #include "threads.h"
+#include "dist.h"
 
 int hb_rank_query_create(int n, const int *qid, int nq, hb_rank_query_t **out) {
   *out = NULL;
@@ -386,7 +387,7 @@ static double query_ap(const doc_t *d, int m, int k) {
 /* The mean over the queries with rows of NDCG@k (map 0) or AP@k (map 1),
  * each query weighted by its rows' mean weight. */
 static int rank_metric(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
-                       const double *score, int k, int nthreads, int map, double *out) {
+                       const double *score, int k, int nthreads, int map, const hb_dist_t *dist, double *out) {
   const char *name = map ? "map" : "ndcg";
   if (k < 1) return hb_error_set(HB_ERR_INPUT, "%s@k needs k >= 1 (got %d)", name, k);
   int nth = hb_threads_use(nthreads);
@@ -410,14 +411,34 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
     val[2 * (size_t)g + 1] = m > 0 ? qw / m : 0.0;
     val[2 * (size_t)g] = map ? query_ap(w->doc, m, k) : query_ndcg(cfg, q->discount, w, m, k);
   }
+  hb_free(mem);
+  /* Sharded queries (dist.h): each query's rows are on one process, so a
+   * query's value and weight are summed with zeros from the others (exact),
+   * and its global row count says whether it has rows anywhere. */
+  int64_t *rows = NULL;
+  int st = HB_OK;
+  if (dist && dist->size > 1) {
+    rows = hb_malloc(sizeof(int64_t) * (size_t)(q->nq > 0 ? q->nq : 1));
+    if (!rows) st = hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
+    for (int g = 0; rows && g < q->nq; g++) {
+      rows[g] = q->start[g + 1] - q->start[g];
+      if (rows[g] == 0) val[2 * (size_t)g] = val[2 * (size_t)g + 1] = 0.0;
+    }
+    /* every process calls both (a failure to allocate fails them all alike) */
+    if (!hb_dist_any(dist, st != HB_OK) && (st = hb_dist_sum_i64(dist, rows, q->nq)) == HB_OK)
+      st = hb_dist_sum_f64(dist, val, 2 * (int64_t)q->nq);
+    else if (st == HB_OK)
+      st = hb_error_set(HB_ERR_NOMEM, "out of memory computing %s on another process", name);
+  }
   double num = 0.0, den = 0.0;  /* in query order: the same sum for any thread count */
-  for (int g = 0; g < q->nq; g++) {
-    if (q->start[g + 1] == q->start[g]) continue;
+  for (int g = 0; st == HB_OK && g < q->nq; g++) {
+    if (rows ? rows[g] == 0 : q->start[g + 1] == q->start[g]) continue;
     num += val[2 * (size_t)g + 1] * val[2 * (size_t)g];
     den += val[2 * (size_t)g + 1];
   }
-  hb_free(mem);
+  hb_free(rows);
   hb_free(val);
+  if (st != HB_OK) return st;
   if (!(den > 0.0)) return hb_error_set(HB_ERR_INPUT, "%s: the queries' weights sum to zero", name);
   *out = num / den;
   return HB_OK;
@@ -425,10 +446,15 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
 
 int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
                  const double *score, int k, int nthreads, double *out) {
-  return rank_metric(cfg, q, label, weight, score, k, nthreads, 0, out);
+  return rank_metric(cfg, q, label, weight, score, k, nthreads, 0, NULL, out);
 }
 
 int hb_rank_map(const hb_rank_query_t *q, const double *label, const double *weight, const double *score, int k,
                 int nthreads, double *out) {
-  return rank_metric(NULL, q, label, weight, score, k, nthreads, 1, out);
+  return rank_metric(NULL, q, label, weight, score, k, nthreads, 1, NULL, out);
+}
+
+int hb_rank_metric_dist(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
+                        const double *score, int k, int map, int nthreads, const hb_dist_t *dist, double *out) {
+  return rank_metric(map ? NULL : cfg, q, label, weight, score, k, nthreads, map, dist, out);
 }

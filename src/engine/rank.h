@@ -83,4 +83,13 @@ int hb_rank_ndcg(const hb_config_t *cfg, const hb_rank_query_t *q, const double 
 int hb_rank_map(const hb_rank_query_t *q, const double *label, const double *weight, const double *score, int k,
                 int nthreads, double *out);
 
+/* hb_rank_ndcg (map 0) or hb_rank_map (map 1) of a data set sharded over
+ * processes (dist.h; NULL: one process), called on every process at once:
+ * q indexes this shard's rows by global query codes, every query's rows on
+ * one process. The value is the one process's on the concatenated rows,
+ * the same double on every process. */
+struct hb_dist;
+int hb_rank_metric_dist(const hb_config_t *cfg, const hb_rank_query_t *q, const double *label, const double *weight,
+                        const double *score, int k, int map, int nthreads, const struct hb_dist *dist, double *out);
+
 #endif

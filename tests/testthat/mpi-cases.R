@@ -15,7 +15,27 @@ mpi_shards <- function(n, np, seed = 7L) {
   split(perm, rep(seq_len(np), sizes))
 }
 
-# One case: list(x, y, weights, valid = list(x, y), args = list(...)).
+# Rows split over np processes by query (ranking): each query whole on one
+# process, the queries shuffled and cut unevenly as mpi_shards() cuts rows,
+# and each shard's rows shuffled.
+mpi_query_shards <- function(group, np, seed = 7L) {
+  set.seed(seed)
+  uq <- unique(group)
+  qs <- split(uq[sample.int(length(uq))], rep(seq_len(np), lengths(mpi_shards(length(uq), np, seed))))
+  lapply(qs, function(q) {
+    rows <- which(group %in% q)
+    rows[sample.int(length(rows))]
+  })
+}
+
+# The shards of a case's training rows (valid = FALSE) or validation rows.
+mpi_case_shards <- function(d, np, valid = FALSE) {
+  g <- if (valid) d$valid$group else d$group
+  seed <- if (valid) 8L else 7L
+  if (!is.null(g)) mpi_query_shards(g, np, seed) else mpi_shards(nrow(if (valid) d$valid$x else d$x), np, seed)
+}
+
+# One case: list(x, y, weights, group, valid = list(x, y, group), args = list(...)).
 mpi_case <- function(case) {
   set.seed(42)
   n <- 1200L
@@ -28,9 +48,12 @@ mpi_case <- function(case) {
   args <- list(nrounds = 8L, num_leaves = 7L, min_data_in_leaf = 10L, learning_rate = 0.3, seed = 11,
                nthreads = 1L, verbose = 0L)
   w <- NULL
+  group <- NULL
   y <- switch(case,
     regression = , regression_full = eta + rnorm(n, sd = 0.3),
-    binary = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
+    goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
+    ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
+    binary = , binary_wide = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     multiclass = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
                      labels = c("lo", "mid", "hi")),
     stop("unknown case ", case))
@@ -40,19 +63,50 @@ mpi_case <- function(case) {
   }
   if (case %in% c("binary", "multiclass")) args <- c(args, list(quantized = TRUE))
   if (case == "binary") args$feature_fraction <- 0.75
+  if (case == "binary_wide") {
+    # 8-bit gradients and a two-valued column: bins of hundreds of rows whose
+    # hessian sums pass 16 bits, so histograms go on the wire packed in
+    # 64-bit integers (32-bit halves) as well as in 32-bit ones
+    x$d <- as.numeric(x$b > 0.5)
+    args <- c(args, list(quantized = TRUE, grad_bits = 8L))
+  }
+  if (case == "goss") {
+    args$nrounds <- 12L
+    args <- c(args, list(quantized = TRUE, goss = TRUE, top_rate = 0.25, other_rate = 0.2))
+  }
+  if (case == "ranking") {
+    # 100 queries of 4 to 22 rows with character ids (sorted as strings, not
+    # as numbers), rows of a query scattered; graded 0-3; weighted (the
+    # metrics weigh each query by its rows' mean weight)
+    sizes <- rep(c(4L, 9L, 13L, 22L), length.out = 100L)
+    sizes[100L] <- n - sum(sizes[-100L])
+    group <- sample(rep(sprintf("q%d", seq_len(100L)), sizes))
+    args$min_data_in_leaf <- 5L
+    args$nrounds <- 40L  # early stopping ends it sooner
+    args <- c(args, list(objective = "lambdarank", eval_metric = c("ndcg", "map"), eval_at = c(3L, 5L),
+                         quantized = TRUE, bagging_fraction = 0.8, bagging_freq = 2L))
+    w <- runif(n, 0.5, 2)
+  }
   nv <- 400L
   valid <- list(idx = seq_len(nv))
-  list(x = x[-valid$idx, ], y = y[-valid$idx], weights = w[-valid$idx],
-       valid = list(x = x[valid$idx, ], y = y[valid$idx]), args = args)
+  list(x = x[-valid$idx, ], y = y[-valid$idx], weights = w[-valid$idx], group = group[-valid$idx],
+       valid = list(x = x[valid$idx, ], y = y[valid$idx], group = group[valid$idx]), args = args)
+}
+
+# The arguments of histboost() for some rows of a case (and of its
+# validation set): data, weights and queries, as the shard or the reference
+# takes them.
+mpi_case_data <- function(d, rows, vrows) {
+  v <- list(x = d$valid$x[vrows, ], y = d$valid$y[vrows])
+  if (!is.null(d$valid$group)) v$group <- d$valid$group[vrows]
+  list(x = d$x[rows, ], y = d$y[rows], weights = d$weights[rows], group = d$group[rows], valid = list(v = v))
 }
 
 # The one-process fit on the shards' rows concatenated in rank order (and
 # the validation shards likewise), with early stopping on the validation set.
 mpi_reference <- function(case, np) {
   d <- mpi_case(case)
-  rows <- unlist(mpi_shards(nrow(d$x), np))
-  vrows <- unlist(mpi_shards(nrow(d$valid$x), np, seed = 8L))
-  do.call(histboost::histboost, c(list(x = d$x[rows, ], y = d$y[rows], weights = d$weights[rows],
-                                       valid = list(v = list(x = d$valid$x[vrows, ], y = d$valid$y[vrows])),
-                                       early_stopping_rounds = 3L), d$args))
+  rows <- unlist(mpi_case_shards(d, np))
+  vrows <- unlist(mpi_case_shards(d, np, valid = TRUE))
+  do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), list(early_stopping_rounds = 3L), d$args))
 }

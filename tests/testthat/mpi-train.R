@@ -9,16 +9,28 @@ options(histboost.mpi_exit_wait = 15)  # a process left alone ends the job after
 w <- hb_mpi_world()
 rank <- w[["rank"]]; np <- w[["size"]]
 d <- mpi_case(args[2])
-mine <- mpi_shards(nrow(d$x), np)[[rank + 1L]]
-vmine <- mpi_shards(nrow(d$valid$x), np, seed = 8L)[[rank + 1L]]
+sh <- mpi_case_shards(d, np)
+mine <- sh[[rank + 1L]]
+vmine <- mpi_case_shards(d, np, valid = TRUE)[[rank + 1L]]
 if (identical(args[4], "empty") && rank == 1L) mine <- integer()
+if (identical(args[4], "splitq")) {  # the first row of rank 0's shard moves to rank 1: its query is split
+  if (rank == 0L) mine <- mine[-1L]
+  if (rank == 1L) mine <- c(sh[[1L]][1L], mine)
+}
 if (identical(args[4], "die") && rank == 1L) quit(status = 3)
-res <- tryCatch({
-  fit <- do.call(histboost, c(list(x = d$x[mine, ], y = d$y[mine], weights = d$weights[mine],
-                                   valid = list(v = list(x = d$valid$x[vmine, ], y = d$valid$y[vmine])),
-                                   early_stopping_rounds = 3L, distributed = "mpi",
+if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
+if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
+warned <- character()
+res <- tryCatch(withCallingHandlers({
+  fit <- do.call(histboost, c(mpi_case_data(d, mine, vmine),
+                              list(early_stopping_rounds = 3L, distributed = "mpi",
                                    device = if (identical(args[4], "cuda")) "cuda" else "cpu"), d$args))
   if (rank == 0L) hb_save(fit, args[3])
+  saveRDS(fit$evaluation_log, sprintf("%s.log%d.rds", args[3], rank))  # every process's metrics
   "ok"
-}, error = function(e) paste(class(e)[1L], conditionMessage(e)))
+}, warning = function(w) {
+  warned <<- c(warned, conditionMessage(w))
+  invokeRestart("muffleWarning")
+}), error = function(e) paste(class(e)[1L], conditionMessage(e)))
+for (m in warned) cat(sprintf("warning on rank %d: %s\n", rank, gsub("\n", " ", m)))
 cat(sprintf("rank %d: %s\n", rank, res))

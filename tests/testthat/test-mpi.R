@@ -35,7 +35,10 @@ run_mpi <- function(case, np, extra = character(), timeout = 120) {
   env <- paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))
   out <- suppressWarnings(system2(l$mpirun, args, stdout = TRUE, stderr = TRUE, timeout = timeout, env = env))
   status <- attr(out, "status") %||% 0L
-  list(status = status, out = out, model = if (file.exists(out_file)) readLines(out_file))
+  logs <- sprintf("%s.log%d.rds", out_file, seq_len(np) - 1L)  # each process's evaluation log
+  on.exit(unlink(logs), add = TRUE)
+  list(status = status, out = out, model = if (file.exists(out_file)) readLines(out_file),
+       logs = lapply(logs, function(f) if (file.exists(f)) readRDS(f)))
 }
 
 reference_text <- function(case, np) {
@@ -63,9 +66,11 @@ test_that("`distributed` is checked like any choice", {
 test_that("quantized models from 2, 3 and 4 processes equal the one-process model byte for byte", {
   skip_without_mpi()
   # regression with weights and bagging; binary with feature sampling;
-  # multiclass: all with factors, NAs, a sharded validation set and early stopping
+  # multiclass: all with factors, NAs, a sharded validation set and early
+  # stopping; binary with 8-bit gradients, whose histograms travel packed
+  # in 64-bit as well as 32-bit integers (the others' in 32-bit ones)
   for (cc in list(c("regression", 2), c("regression", 3), c("regression", 4),
-                  c("binary", 2), c("binary", 3), c("multiclass", 4))) {
+                  c("binary", 2), c("binary", 3), c("multiclass", 4), c("binary_wide", 3))) {
     case <- cc[1L]; np <- as.integer(cc[2L])
     r <- run_mpi(case, np)
     expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
@@ -74,6 +79,82 @@ test_that("quantized models from 2, 3 and 4 processes equal the one-process mode
     ref <- reference_text(case, np)
     expect_identical(r$model, ref, info = paste(case, np))
   }
+})
+
+test_that("lambdarank on 2, 3 and 4 processes holding whole queries gives the one-process model and metrics", {
+  skip_without_mpi()
+  # queries shuffled over the processes, unevenly, rows of each shuffled;
+  # weights, bagging, quantized; ndcg@3,5 and map@3,5 on a sharded
+  # validation set steer early stopping. The reference is one process on the
+  # shards' rows concatenated: its gradients and metrics are per query and
+  # do not depend on the order of a query's rows, its query codes are the
+  # sorted ids, and its quantized histograms are integer sums, so the
+  # sharded model must equal it byte for byte.
+  for (np in 2:4) {
+    r <- run_mpi("ranking", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    ref <- mpi_reference("ranking", np)
+    expect_lt(ref$niter, 40L)  # early stopping ended it
+    expect_identical(r$model, reference_text("ranking", np), info = paste("ranking", np))
+    for (k in seq_len(np)) expect_identical(r$logs[[k]], ref$evaluation_log, info = paste("log of rank", k - 1L))
+  }
+  # and the metric itself, by hand from the sharded model's predictions:
+  # the mean over validation queries of NDCG@3 with gains 2^y - 1, tied
+  # scores sharing their positions' discounts (the expectation over their
+  # orders, as documented)
+  d <- mpi_case("ranking")
+  vrows <- unlist(mpi_case_shards(d, 4L, valid = TRUE))
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  writeLines(r$model, f)
+  fit <- hb_load(f)
+  best <- ref$best_iteration
+  s <- predict(fit, d$valid$x[vrows, ], type = "raw", iteration = best)
+  y <- d$valid$y[vrows]
+  ndcg3 <- vapply(split(seq_along(y), d$valid$group[vrows]), function(i) {
+    gain <- 2^y[i] - 1
+    disc <- ifelse(seq_along(i) <= 3L, 1 / log2(seq_along(i) + 1), 0)
+    o <- order(-s[i])
+    blk <- match(s[i][o], unique(s[i][o]))
+    idcg <- sum(sort(gain, decreasing = TRUE) * disc)
+    if (idcg == 0) 1 else sum(gain[o] * ave(disc, blk)) / idcg
+  }, 0)
+  expect_equal(ref$evaluation_log[["v_ndcg@3"]][best], mean(ndcg3), tolerance = 1e-12)
+  expect_identical(r$logs[[1L]][["v_ndcg@3"]][best], ref$evaluation_log[["v_ndcg@3"]][best])
+})
+
+test_that("GOSS on 2, 3 and 4 processes keeps the one-process rows: quantized models equal byte for byte", {
+  skip_without_mpi()
+  # whole-number labels: many rows share a gradient, so the top share's
+  # threshold has ties, kept in global row order (on 2 processes, GOSS's
+  # first round has 197 rows above it and 7 at it, of which 3 are kept);
+  # the rest drawn by global row
+  for (np in 2:4) {
+    r <- run_mpi("goss", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_identical(r$model, reference_text("goss", np), info = paste("goss", np))
+  }
+  # GOSS did choose rows: without it the one-process model differs
+  d <- mpi_case("goss")
+  d$args$goss <- FALSE
+  rows <- unlist(mpi_case_shards(d, 2L)); vrows <- unlist(mpi_case_shards(d, 2L, valid = TRUE))
+  plain <- do.call(histboost, c(mpi_case_data(d, rows, vrows), list(early_stopping_rounds = 3L), d$args))
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  hb_save(plain, f)
+  expect_false(identical(readLines(f), reference_text("goss", 2L)))
+})
+
+test_that("a query whose rows are on two processes is a classed error naming `group` on every process", {
+  skip_without_mpi()
+  r <- run_mpi("ranking", 3, "splitq")
+  expect_false(identical(r$status, 124L))
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 3L)
+  expect_true(all(grepl("histboost_error_input .*`group`.*processes 0 and 1.*whole queries", lines)),
+              info = paste(r$out, collapse = "\n"))
+  expect_null(r$model)
 })
 
 test_that("the model from several processes predicts as the one-process model", {
@@ -104,6 +185,28 @@ test_that("full precision grows the one-process trees up to the rounding of its 
   expect_identical(tr[structure_cols], tr_ref[structure_cols])
   d <- mpi_case("regression_full")
   expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
+})
+
+test_that("class labels are coded from the counts of every process as one process codes them", {
+  skip_without_mpi()
+  # a level without rows anywhere: dropped from the classes with one warning
+  # (process 0's), and the model is the one-process model, which warns alike
+  r <- run_mpi("binary", 3, "droplevel")
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  expect_identical(grep("^warning", r$out, value = TRUE),
+                   "warning on rank 0: `y` has levels with no rows, dropped from the classes: `never`.")
+  d <- mpi_case("binary")
+  rows <- unlist(mpi_case_shards(d, 3L)); vrows <- unlist(mpi_case_shards(d, 3L, valid = TRUE))
+  dd <- mpi_case_data(d, rows, vrows)
+  dd$y <- factor(dd$y, levels = c(levels(dd$y), "never"))
+  expect_warning(ref <- do.call(histboost, c(dd, list(early_stopping_rounds = 3L), d$args)), "never")
+  expect_identical(r$model, {f <- tempfile(); on.exit(unlink(f)); hb_save(ref, f); readLines(f)})
+  # one class over all processes: a classed error on every process
+  r <- run_mpi("binary", 2, "oneclass")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_input `y` has only one class .* over all processes", lines)),
+              info = paste(r$out, collapse = "\n"))
 })
 
 test_that("a shard with zero rows ends every process with a classed error, not a hang", {
