@@ -11,7 +11,7 @@
  * GPU learner through cuda.h; in a build without CUDA, cuda_stub.c answers
  * its first call with "built without CUDA"). A new learner: one
  * hb_learner_ops_t in its own file, declared below, and its choice in
- * hb_learner_for() (boost.c); see src/README.md. */
+ * learner_for() (boost.c); see src/README.md. */
 #ifndef HB_LEARNER_H
 #define HB_LEARNER_H
 #include <stdint.h>
