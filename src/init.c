@@ -22,10 +22,8 @@ SEXP C_hb_booster_eval(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_set_query(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_gradients(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_rank_metric(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_hb_objective_gradients(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_model_text(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_free(SEXP);
-SEXP C_hb_registry(void);
 SEXP C_hb_model_load(SEXP);
 SEXP C_hb_model_to_text(SEXP);
 SEXP C_hb_model_info(SEXP);
@@ -40,7 +38,8 @@ SEXP C_hb_booster_profile(SEXP, SEXP);
 SEXP C_hb_cuda_info(void);
 #ifdef HB_TEST_HOOKS
 /* Test hooks: routines only the test suite and inst/bench call (single
- * kernels, a dataset's bins), registered only in a build with
+ * kernels, a dataset's bins, the compiled registry, an objective's
+ * gradients), registered only in a build with
  * -DHB_TEST_HOOKS, which configure turns on in a development checkout (see
  * src/README.md). R reaches them through .hb_hook_call() (R/histboost-package.R). */
 SEXP C_hb_dataset_info(SEXP);
@@ -49,6 +48,8 @@ SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
+SEXP C_hb_objective_gradients(SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_registry(void);
 #endif
 SEXP C_hb_has_mpi(void);
 SEXP C_hb_mpi_init(void);
@@ -78,10 +79,8 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_booster_set_query, 4),
   ENTRY(C_hb_rank_gradients, 6),
   ENTRY(C_hb_rank_metric, 9),
-  ENTRY(C_hb_objective_gradients, 4),
   ENTRY(C_hb_booster_model_text, 6),
   ENTRY(C_hb_booster_free, 1),
-  ENTRY(C_hb_registry, 0),
   ENTRY(C_hb_model_load, 1),
   ENTRY(C_hb_model_to_text, 1),
   ENTRY(C_hb_model_info, 1),
@@ -101,6 +100,8 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_hist_time, 9),
   ENTRY(C_hb_cuda_hist_check, 8),
   ENTRY(C_hb_cuda_copy_bandwidth, 2),
+  ENTRY(C_hb_objective_gradients, 4),
+  ENTRY(C_hb_registry, 0),
 #endif
   ENTRY(C_hb_has_mpi, 0),
   ENTRY(C_hb_mpi_init, 0),

@@ -338,10 +338,11 @@ SEXP C_hb_rank_gradients(SEXP label, SEXP qid, SEXP nq, SEXP score, SEXP params,
   return out;
 }
 
-/* The gradients and hessians of an objective (params: its engine
- * parameters, num_class among them) at raw scores `score` (n x num_class,
- * class-major), with weights `weight` (NULL: none), and its starting
- * scores: list(grad, hess, init) as a booster computes them, for tests. */
+#ifdef HB_TEST_HOOKS
+/* A test hook (src/README.md): the gradients and hessians of an objective
+ * (params: its engine parameters, num_class among them) at raw scores
+ * `score` (n x num_class, class-major), with weights `weight` (NULL: none),
+ * and its starting scores: list(grad, hess, init) as a booster computes them. */
 SEXP C_hb_objective_gradients(SEXP params, SEXP label, SEXP weight, SEXP score) {
   hb_config_t cfg;
   config_from_list(params, &cfg);
@@ -386,6 +387,7 @@ SEXP C_hb_objective_gradients(SEXP params, SEXP label, SEXP weight, SEXP score) 
   UNPROTECT(1);
   return out;
 }
+#endif
 
 /* NDCG@k or MAP@k (metric: HB_METRIC_NDCG or HB_METRIC_MAP) of rows with
  * labels `label`, 0-based query codes `qid` (below nq), scores `score` and
@@ -559,8 +561,10 @@ SEXP hb_r_config_list(const hb_config_t *cfg) {
   return out;
 }
 
-/* The registry as the compiled engine sees it (engine/params.def, codes.def),
- * for the test that R's generated copy (R/params-generated.R) agrees:
+#ifdef HB_TEST_HOOKS
+/* A test hook (src/README.md): the registry as the compiled engine sees it
+ * (engine/params.def, codes.def), for the test that R's generated copy
+ * (R/params-generated.R) agrees:
  * list(params = list(name, type, default, lower, lower_open, upper,
  * upper_open, store, gpu), objectives, metrics, higher_better, feature_types,
  * column_types, input_kinds). A default of label_gain is NA (it is a vector). */
@@ -659,3 +663,4 @@ SEXP C_hb_registry(void) {
   UNPROTECT(nprot);
   return out;
 }
+#endif

@@ -469,6 +469,48 @@ static void test_custom(hb_dataset_t *d) {
   hb_booster_free(cu);
 }
 
+/* The booster picks its learner from cfg.device (learner.h). These tests
+ * link cuda_stub.c, so the GPU learner's adapter must refuse cleanly: its
+ * stub's "built without CUDA" after the booster and the adapter have
+ * allocated (ASan's leak check sees anything left), or the adapter's own
+ * refusal of an objective before anything is allocated. */
+static void test_learner_choice(hb_dataset_t *d) {
+  hb_schema_t sc;
+  make_schema(&sc);
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.num_leaves = 7; cfg.nthreads = 2;
+  hb_booster_t *b = NULL;
+  CHECK(hb_booster_create(&cfg, d, &sc, &b) == HB_OK, "cpu booster: %s", hb_error_message());
+  if (b) {
+    double prof[7];
+    CHECK(!hb_booster_on_gpu(b) && hb_booster_get_profile(b, prof) == 0, "the CPU learner is not on the GPU");
+    hb_booster_free(b);
+  }
+  /* regression, l1 (leaf rows), custom (host gradients), monotone */
+  static const int objs[] = {HB_OBJ_REGRESSION, HB_OBJ_L1, HB_OBJ_CUSTOM, HB_OBJ_REGRESSION};
+  static int mono[P] = {1, 0, 0, 0, 0, -1};
+  for (int i = 0; i < 4; i++) {
+    hb_config_t c = cfg;
+    c.device = HB_DEVICE_CUDA;
+    c.objective = objs[i];
+    sc.monotone = i == 3 ? mono : NULL;
+    b = NULL;
+    int st = hb_booster_create(&c, d, &sc, &b);
+    CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "built without CUDA"),
+          "device cuda without CUDA (case %d): status %d, %s", i, st, hb_error_message());
+    hb_booster_free(b);
+  }
+  sc.monotone = NULL;
+  hb_config_t c = cfg;
+  c.device = HB_DEVICE_CUDA;
+  c.objective = HB_OBJ_FAIR;
+  b = NULL;
+  int st = hb_booster_create(&c, d, &sc, &b);
+  CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "trains on the CPU only"),
+        "the GPU learner refuses the fair objective: status %d, %s", st, hb_error_message());
+}
+
 int main(void) {
   make_data();
   test_gains();
@@ -483,6 +525,7 @@ int main(void) {
     test_models(d);
     test_prepend(d);
     test_custom(d);
+    test_learner_choice(d);
   }
   hb_dataset_free(d);
   hb_dataset_free(d1);

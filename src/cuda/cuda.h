@@ -9,7 +9,8 @@
  * hessians; the row partition and histograms. A round computes gradients,
  * grows num_class trees leaf by leaf without returning to the host, updates
  * the scores, and then copies the finished trees back as split records that
- * the engine turns into trees (src/engine/boost.c): nothing here calls the
+ * the engine turns into trees (src/engine/learner_cuda.c, the GPU learner's
+ * host side behind the engine's learner interface): nothing here calls the
  * engine's learner, only its error and allocation utilities. */
 #ifndef HB_CUDA_H
 #define HB_CUDA_H

@@ -595,7 +595,7 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     return st;
   }
   if (cfg->goss) {
-    // this round's rows (after 1 / learning_rate rounds on every row, as boost.c)
+    // this round's rows (after 1 / learning_rate rounds on every row, as learner_cpu.c)
     L->goss.on = (double)iter >= floor(1.0 / cfg->learning_rate);
     st = goss_launch(L->goss, cfg->seed, (uint64_t)iter, n, K, L->d_grad, L->d_hess, L->d_inbag, L->d_bag, L->d_nbag,
                      L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
@@ -611,7 +611,7 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
   for (int k = 0; k < K; k++) L->h_tree[k] = iter * K + k;
   HB_CUDA_TRY(cudaMemcpyAsync(L->d_tree, L->h_tree, sizeof(int) * (size_t)K, cudaMemcpyHostToDevice, s),
               "uploading the tree numbers");
-  if (L->d_inv_t) {  // as boost.c's forest update: 1 / the trees of a class with this round's
+  if (L->d_inv_t) {  // as learner_cpu.c's forest update: 1 / the trees of a class with this round's
     *L->h_inv_t = 1.0 / (double)(iter + 1);
     HB_CUDA_TRY(cudaMemcpyAsync(L->d_inv_t, L->h_inv_t, sizeof(double), cudaMemcpyHostToDevice, s),
                 "uploading the forest's weight");

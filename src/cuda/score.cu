@@ -119,7 +119,7 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
 // A tree's output v added to score s: plainly (boosting), or with base
 // (a forest) as the running mean of the trees above the row's starting
 // score, s += (v - (s - base)) * inv_t, inv_t = 1 / trees so far (the CPU's
-// add_tree, boost.c, operation for operation: no fused multiply-add).
+// add_tree, learner_cpu.c, operation for operation: no fused multiply-add).
 __device__ __forceinline__ double add_tree(double s, double v, const double *base, int i, const double *inv_t) {
   if (!base) return s + v;
   return __dadd_rn(s, __dmul_rn(__dsub_rn(v, __dsub_rn(s, base[i])), *inv_t));

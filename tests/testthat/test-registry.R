@@ -1,13 +1,14 @@
 # The parameter registry (src/engine/params.def, codes.def): the C engine is
 # compiled from it and R/params-generated.R is written from it by
 # tools/gen-params.R. These tests hold the two sides together: the generated
-# R files are not stale, the compiled engine's table (C_hb_registry) is the R
-# one, histboost()'s defaults are the registry's, and R and C refuse the same
+# R files are not stale, the compiled engine's table (C_hb_registry, a test
+# hook: skipped in a build without hooks) is the R one, histboost()'s defaults are the registry's, and R and C refuse the same
 # out-of-range values (each layer on its own: R before any .Call, C through a
 # direct .Call that skips R's checks).
 
 reg <- histboost:::.HB_PARAMS
-creg <- .Call(histboost:::C_hb_registry)
+# the compiled table (a test hook)
+c_registry <- function() histboost:::.hb_hook_call("C_hb_registry")
 
 # A booster straight from the C glue, bypassing every R check: `params` are
 # engine names and values (codes, 0/1 flags).
@@ -39,6 +40,8 @@ test_that("the generated R files are those tools/gen-params.R writes now (source
 })
 
 test_that("the compiled engine's registry is R's generated one", {
+  skip_without_test_hooks()
+  creg <- c_registry()
   p <- creg$params
   expect_identical(p$name, names(reg))
   expect_identical(p$type, unname(vapply(reg, `[[`, "", "type")))
@@ -53,6 +56,7 @@ test_that("the compiled engine's registry is R's generated one", {
     expect_identical(p$default[k], as.double(reg[[k]]$default), label = p$name[k])
   }
   expect_identical(p$default[p$name == "objective"], unname(as.double(histboost:::.HB_OBJECTIVES["regression"])))
+  expect_identical(p$default[p$name == "max_depth"], -1)
   # store: -1 always, -2 not saved, an objective's code, or HB_OBJ_COUNT for "changed"
   nobj <- length(histboost:::.HB_OBJECTIVES)
   want <- vapply(reg, function(r) switch(r$store, always = -1L, no = -2L, changed = nobj,
@@ -113,8 +117,7 @@ test_that("min_data_in_leaf >= 1 at both layers: R refuses 0, and so does the en
 })
 
 test_that("max_depth: -1 is the default at both layers and any value <= 0 means no limit", {
-  expect_identical(reg$max_depth$default, -1L)
-  expect_identical(creg$params$default[creg$params$name == "max_depth"], -1)
+  expect_identical(reg$max_depth$default, -1L)  # the engine's: in the registry test above
   d <- gen_task(4, n = 600L)
   fit_depth <- function(md) {
     hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 40L, min_data_in_leaf = 3L, max_depth = md, seed = 1)
