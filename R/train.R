@@ -1012,7 +1012,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 "rows are ranked within their query.")
     }
     if (!inherits(x, "hb_dataset")) {  # a shard's bad grade fails every process alike
-      if (distributed == "mpi") .hb_dist_try(.hb_check_grades(y, length(rank$label_gain)))
+      if (p$distributed == "mpi") .hb_dist_try(.hb_check_grades(y, length(rank$label_gain)))
       else .hb_check_grades(y, length(rank$label_gain))
     }
     classes <- NULL
