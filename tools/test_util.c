@@ -194,7 +194,15 @@ static void test_exp_pair(void) {
   }
 }
 
-/* hb_cat_sort_ends: the first and the last k of the sorted order, as a
+/* qsort's comparison for hb_cat_key_t: by key, ties by bin. */
+static int cat_cmp(const void *x, const void *y) {
+  const hb_cat_key_t *a = x, *b = y;
+  if (a->key < b->key) return -1;
+  if (b->key < a->key) return 1;
+  return (a->bin > b->bin) - (a->bin < b->bin);
+}
+
+/* hb_cat_sort against qsort; hb_cat_sort_ends: the first and the last k of the sorted order, as a
  * full sort has them, for random keys with ties (broken by bin), k from 1
  * to n. */
 static void test_cat_sort_ends(void) {
@@ -226,6 +234,14 @@ static void test_cat_sort_ends(void) {
     }
     memcpy(b, a, sizeof(hb_cat_key_t) * (size_t)n);
     hb_cat_sort(b, n);
+    {  /* the same order as qsort's */
+      hb_cat_key_t q[256];
+      memcpy(q, a, sizeof(hb_cat_key_t) * (size_t)n);
+      qsort(q, (size_t)n, sizeof q[0], cat_cmp);
+      int off = 0;
+      for (int i = 0; i < n; i++) off += q[i].bin != b[i].bin;
+      CHECK(off == 0);
+    }
     int k = rep % 2 ? 1 + rep % n : (n < 32 ? n : 32);  /* max_cat_threshold's default in half */
     hb_cat_key_t c[256];
     memcpy(c, a, sizeof(hb_cat_key_t) * (size_t)n);
