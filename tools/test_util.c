@@ -194,17 +194,35 @@ static void test_exp_pair(void) {
   }
 }
 
-/* hb_cat_sort_ends: the first and the last k of the sorted order, as a
+/* qsort's comparison for hb_cat_key_t: by key, ties by bin. */
+static int cat_cmp(const void *x, const void *y) {
+  const hb_cat_key_t *a = x, *b = y;
+  if (a->key < b->key) return -1;
+  if (b->key < a->key) return 1;
+  return (a->bin > b->bin) - (a->bin < b->bin);
+}
+
+/* hb_cat_sort against qsort; hb_cat_sort_ends: the first and the last k of the sorted order, as a
  * full sort has them, for random keys with ties (broken by bin), k from 1
  * to n. */
 static void test_cat_sort_ends(void) {
   hb_cat_key_t a[256], b[256];
   uint64_t s = 12345;
-  for (int rep = 0; rep < 400; rep++) {
+  for (int rep = 0; rep < 4000; rep++) {
     int n = 1 + (int)((s = s * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);  /* 1..256 */
     for (int i = 0; i < n; i++) {
       s = s * 6364136223846793005ULL + 1442695040888963407ULL;
       a[i].key = (double)((s >> 40) % (rep % 3 == 0 ? 5 : 100000)) - 2.0;  /* many ties in a third */
+      /* hb_cat_sort_ends' buckets: bunched keys with outliers, signed
+       * zeros, infinities, a subnormal range */
+      switch (rep % 11) {
+      case 4: if ((s >> 20) % 8) a[i].key = 1.0 + (double)((s >> 30) % 3) * 1e-15; break;
+      case 5: a[i].key = (s >> 20) % 2 ? 0.0 : -0.0; if ((s >> 24) % 5 == 0) a[i].key = (double)((s >> 30) % 7) - 3; break;
+      case 7: if ((s >> 20) % 50 == 0) a[i].key = (s >> 26) % 2 ? HUGE_VAL : -HUGE_VAL; break;
+      case 8: a[i].key = (double)((s >> 40) % 1000) * 4.9e-324; break;
+      case 10: if ((s >> 20) % 9 == 0) a[i].key *= 1e300; break;
+      default: break;
+      }
       a[i].bin = (int)((i * 37 + rep) % 256);
     }
     for (int i = 0; i < n; i++)   /* distinct bins, as a histogram's */
@@ -216,7 +234,15 @@ static void test_cat_sort_ends(void) {
     }
     memcpy(b, a, sizeof(hb_cat_key_t) * (size_t)n);
     hb_cat_sort(b, n);
-    int k = 1 + rep % n;
+    {  /* the same order as qsort's */
+      hb_cat_key_t q[256];
+      memcpy(q, a, sizeof(hb_cat_key_t) * (size_t)n);
+      qsort(q, (size_t)n, sizeof q[0], cat_cmp);
+      int off = 0;
+      for (int i = 0; i < n; i++) off += q[i].bin != b[i].bin;
+      CHECK(off == 0);
+    }
+    int k = rep % 2 ? 1 + rep % n : (n < 32 ? n : 32);  /* max_cat_threshold's default in half */
     hb_cat_key_t c[256];
     memcpy(c, a, sizeof(hb_cat_key_t) * (size_t)n);
     hb_cat_sort_ends(c, n, k < (n + 1) / 2 ? k : (n + 1) / 2);
