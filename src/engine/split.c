@@ -239,11 +239,11 @@ static void cat_merge_sort(hb_cat_key_t *keys, int n) {
  * every wide factor's part in every leaf scanned). Keys that are not all
  * finite and spread (NaN, an infinite or subnormal range, all equal) take
  * the merge sort. */
-void hb_cat_sort(hb_cat_key_t *keys, int n) {
-  if (n < 24) {
-    cat_merge_sort(keys, n);
-    return;
-  }
+/* Each key's bucket (into bk) among nb <= 256 equal parts of the keys'
+ * range [min, max]: (key - min) * nb / range, the last part closed, a
+ * bucket index that never falls as the key rises. 0 when the keys are not
+ * all finite and spread (NaN, an infinite or subnormal range, all equal). */
+static int cat_buckets(const hb_cat_key_t *keys, int n, int nb, uint8_t *bk) {
   double mn = keys[0].key, mx = mn;
   int nan = 0;
   for (int i = 0; i < n; i++) {
@@ -252,20 +252,24 @@ void hb_cat_sort(hb_cat_key_t *keys, int n) {
     mx = x > mx ? x : mx;
     nan |= x != x;
   }
-  const double range = mx - mn, scale = (double)n / range;
-  if (nan || !(range > 0) || !(range < HUGE_VAL) || !(scale < HUGE_VAL)) {
+  const double range = mx - mn, scale = (double)nb / range;
+  if (nan || !(range > 0) || !(range < HUGE_VAL) || !(scale < HUGE_VAL)) return 0;
+  for (int i = 0; i < n; i++) {
+    int b = (int)((keys[i].key - mn) * scale);
+    bk[i] = (uint8_t)(b < nb - 1 ? b : nb - 1);
+  }
+  return 1;
+}
+
+void hb_cat_sort(hb_cat_key_t *keys, int n) {
+  uint8_t bk[HB_MAX_NUM_BIN];
+  if (n < 24 || !cat_buckets(keys, n, n, bk)) {
     cat_merge_sort(keys, n);
     return;
   }
-  uint8_t bk[HB_MAX_NUM_BIN];
   int start[HB_MAX_NUM_BIN + 1], pos[HB_MAX_NUM_BIN];
   memset(start, 0, sizeof(int) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) {
-    int b = (int)((keys[i].key - mn) * scale);
-    b = b < n - 1 ? b : n - 1;
-    bk[i] = (uint8_t)b;
-    start[b + 1]++;
-  }
+  for (int i = 0; i < n; i++) start[bk[i] + 1]++;
   for (int b = 0; b < n; b++) start[b + 1] += start[b];
   memcpy(pos, start, sizeof(int) * (size_t)n);
   hb_cat_key_t tmp[HB_MAX_NUM_BIN];
@@ -305,33 +309,14 @@ void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k) {
     hb_cat_sort(keys, n);
     return;
   }
-  double mn = keys[0].key, mx = mn;
-  int nan = 0;
-  for (int i = 0; i < n; i++) {
-    const double x = keys[i].key;
-    mn = x < mn ? x : mn;
-    mx = x > mx ? x : mx;
-    nan |= x != x;
-  }
-  const double range = mx - mn;
-  if (nan || !(range > 0) || !(range < HUGE_VAL)) {
-    hb_cat_sort(keys, n);
-    return;
-  }
-  const double scale = (double)CAT_NB / range;
-  if (!(scale < HUGE_VAL)) {  /* a subnormal range */
-    hb_cat_sort(keys, n);
-    return;
-  }
   uint8_t bk[HB_MAX_NUM_BIN];
+  if (!cat_buckets(keys, n, CAT_NB, bk)) {
+    hb_cat_sort(keys, n);
+    return;
+  }
   int cnt[CAT_NB];
   memset(cnt, 0, sizeof cnt);
-  for (int i = 0; i < n; i++) {
-    int b = (int)((keys[i].key - mn) * scale);
-    b = b < CAT_NB - 1 ? b : CAT_NB - 1;
-    bk[i] = (uint8_t)b;
-    cnt[b]++;
-  }
+  for (int i = 0; i < n; i++) cnt[bk[i]]++;
   int tlo = 0, thi = CAT_NB - 1;  /* the buckets at or below tlo hold the k smallest, at or above thi the largest */
   for (int acc = 0; acc + cnt[tlo] < k;) acc += cnt[tlo++];
   for (int acc = 0; acc + cnt[thi] < k;) acc += cnt[thi--];
