@@ -553,10 +553,37 @@ ref_bin_sums <- function(bins, num_bin, v, rows) {
 # features only. Returns an n x (p + 1) x K array, the last column v() summed
 # over the trees (the model's starting score not included).
 ref_shap <- function(model, newdata) {
+  g <- ref_tree_game(model)
+  p <- g$p
+  out <- array(0, c(nrow(newdata), p + 1L, g$K))
+  for (i in seq_len(nrow(newdata))) {
+    vt <- g$values(newdata[i, , drop = FALSE])
+    for (ti in seq_len(ncol(vt))) {
+      k <- (ti - 1L) %% g$K + 1L
+      v <- vt[, ti]
+      for (j in seq_len(p)) {
+        for (S in g$subsets) {
+          if (j %in% S) next
+          w <- factorial(length(S)) * factorial(p - length(S) - 1) / factorial(p)
+          out[i, j, k] <- out[i, j, k] + w * (v[g$idx(c(S, j))] - v[g$idx(S)])
+        }
+      }
+      out[i, p + 1L, k] <- out[i, p + 1L, k] + v[1L]
+    }
+  }
+  out
+}
+
+# The game behind ref_shap and the interaction reference (test-interaction.R):
+# the model's feature count p, score count K, every subset S of the features
+# (subsets[[b + 1]] for the bit mask b, idx(S) its index) and values(row), a
+# matrix of v(S) for each subset (rows) and tree (columns, hb_trees()' order):
+# the tree's expected output with the features in S known, a node splitting on
+# an unknown feature averaging its children by the training rows below them.
+ref_tree_game <- function(model) {
   tab <- hb_trees(model)
   feats <- model$feature_names
   p <- length(feats)
-  K <- if (model$task == "multiclass") length(model$classes) else 1L
   trees <- lapply(split(tab, tab$tree), function(t) split(t, t$id))
   goes_left <- function(nd, v) {
     if (is.na(v)) return(nd$default_left)
@@ -579,27 +606,14 @@ ref_shap <- function(model, newdata) {
     (cl * value(t, nd$left, row, S) + cr * value(t, nd$right, row, S)) / (cl + cr)
   }
   subsets <- lapply(0:(2^p - 1), function(b) which(bitwAnd(b, 2^(0:(p - 1))) > 0))
-  key <- function(S) paste0("s", paste(sort(S), collapse = "."))
-  out <- array(0, c(nrow(newdata), p + 1L, K))
-  for (i in seq_len(nrow(newdata))) {
-    row <- newdata[i, , drop = FALSE]
-    for (ti in seq_along(trees)) {
-      t <- trees[[ti]]
-      k <- (ti - 1L) %% K + 1L
+  values <- function(row) {
+    vapply(trees, function(t) {
       root <- if ("N0" %in% names(t)) "N0" else "L0"
-      v <- vapply(subsets, function(S) value(t, root, row, S), 0)
-      names(v) <- vapply(subsets, key, "")
-      for (j in seq_len(p)) {
-        for (S in subsets) {
-          if (j %in% S) next
-          w <- factorial(length(S)) * factorial(p - length(S) - 1) / factorial(p)
-          out[i, j, k] <- out[i, j, k] + w * (v[[key(c(S, j))]] - v[[key(S)]])
-        }
-      }
-      out[i, p + 1L, k] <- out[i, p + 1L, k] + v[["s"]]
-    }
+      vapply(subsets, function(S) value(t, root, row, S), 0)
+    }, numeric(length(subsets)))
   }
-  out
+  list(p = p, K = if (model$task == "multiclass") length(model$classes) else 1L, subsets = subsets,
+       idx = function(S) sum(2^(S - 1)) + 1, values = values)
 }
 
 # The weighted a-quantile the leaves are refit to, in plain R: the smallest

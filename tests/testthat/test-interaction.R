@@ -12,45 +12,17 @@
 # phi_i - sum_j phi_ij with phi_i the Shapley value, and the bias entry
 # v(empty set) plus the model's starting score. Returns n x (p+1) x (p+1) x K.
 ref_interaction <- function(model, newdata, init = 0) {
-  tab <- hb_trees(model)
-  feats <- model$feature_names
-  p <- length(feats)
-  K <- if (model$task == "multiclass") length(model$classes) else 1L
-  trees <- lapply(split(tab, tab$tree), function(t) split(t, t$id))
-  goes_left <- function(nd, v) {
-    if (is.na(v)) return(nd$default_left)
-    if (identical(nd$split_type, "categorical")) {
-      return(as.character(v) %in% strsplit(nd$categories, "||", fixed = TRUE)[[1]])
-    }
-    as.numeric(v) <= nd$threshold
-  }
-  cover <- function(t, id) {
-    nd <- t[[id]]
-    if (nd$is_leaf) nd$count else cover(t, nd$left) + cover(t, nd$right)
-  }
-  value <- function(t, id, row, S) {
-    nd <- t[[id]]
-    if (nd$is_leaf) return(nd$value)
-    j <- match(nd$feature, feats)
-    if (j %in% S) return(value(t, if (goes_left(nd, row[[j]])) nd$left else nd$right, row, S))
-    cl <- cover(t, nd$left)
-    cr <- cover(t, nd$right)
-    (cl * value(t, nd$left, row, S) + cr * value(t, nd$right, row, S)) / (cl + cr)
-  }
-  # subset b (a bit mask over the p features) at index b + 1
-  subsets <- lapply(0:(2^p - 1), function(b) which(bitwAnd(b, 2^(0:(p - 1))) > 0))
-  idx <- function(S) sum(2^(S - 1)) + 1
+  g <- ref_tree_game(model)
+  p <- g$p
+  K <- g$K
+  subsets <- g$subsets
+  idx <- g$idx
   init <- rep_len(init, K)
   out <- array(0, c(nrow(newdata), p + 1L, p + 1L, K))
   for (r in seq_len(nrow(newdata))) {
-    row <- newdata[r, , drop = FALSE]
+    vt <- g$values(newdata[r, , drop = FALSE])
     for (k in seq_len(K)) {
-      v <- numeric(length(subsets))
-      for (ti in which((seq_along(trees) - 1L) %% K + 1L == k)) {
-        t <- trees[[ti]]
-        root <- if ("N0" %in% names(t)) "N0" else "L0"
-        v <- v + vapply(subsets, function(S) value(t, root, row, S), 0)
-      }
+      v <- rowSums(vt[, (seq_len(ncol(vt)) - 1L) %% K + 1L == k, drop = FALSE])
       M <- matrix(0, p + 1L, p + 1L)
       for (i in seq_len(p)) {
         phi_i <- 0
