@@ -260,6 +260,17 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
   expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine")
 })
 
+# Run R code in one child Rscript, MPI started there alone (a singleton,
+# no mpirun), and return what it printed (timeout in seconds).
+mpi_singleton <- function(code, timeout) {
+  f <- tempfile(fileext = ".R")
+  writeLines(code, f)
+  env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMP_WAIT_POLICY=PASSIVE",
+           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+  suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
+                           timeout = timeout))
+}
+
 test_that("options not yet checked against one process are refused with distributed = \"mpi\", naming them", {
   skip_without_mpi()
   # one child R process, MPI started alone (a singleton); every case stops in
@@ -274,12 +285,7 @@ test_that("options not yet checked against one process are refused with distribu
     "                error = function(e) paste(class(e)[1], conditionMessage(e)))",
     "  cat('case', names(cs), ':', gsub('\\n', ' ', r), '\\n')",
     "}")
-  f <- tempfile(fileext = ".R")
-  writeLines(code, f)
-  env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMP_WAIT_POLICY=PASSIVE",
-           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
-  out <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
-                                  timeout = 120))
+  out <- mpi_singleton(code, 120)
   lines <- grep("^case", out, value = TRUE)
   expect_length(lines, 7L)
   for (nm in c("boosting", "extra_trees", "interaction_constraints", "feature_fraction_bynode", "path_smooth",
@@ -302,12 +308,7 @@ test_that("hb_mpi_run() works after MPI started alone in the session, and a Surv
     "r <- tryCatch({histboost(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'); 'trained'},",
     "              error = function(e) paste(class(e)[1], conditionMessage(e)))",
     "cat('surv:', gsub('\\n', ' ', r), '\\n')")
-  f <- tempfile(fileext = ".R")
-  writeLines(code, f)
-  env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMP_WAIT_POLICY=PASSIVE",
-           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
-  out <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
-                                  timeout = 150))
+  out <- mpi_singleton(code, 150)
   expect_match(grep("^run:", out, value = TRUE), "^run: 2 $", info = paste(out, collapse = "\n"))
   if (requireNamespace("survival", quietly = TRUE)) {
     expect_match(grep("^surv:", out, value = TRUE), "histboost_error_input .*survival response",
