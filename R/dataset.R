@@ -599,13 +599,20 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   grp <- .hb_group(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
-  structure(list(
+  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference)
+}
+
+# The hb_dataset object around a native data set `ptr` (local or, with
+# distributed = "mpi", this process's shard).
+.hb_dataset_object <- function(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference,
+                               distributed = NULL) {
+  structure(c(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin, group = grp,
+    max_bin = max_bin, group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
-  ), class = "hb_dataset")
+  )), class = "hb_dataset")
 }
 
 # .hb_dataset_build for this process's shard of a distributed data set
@@ -654,13 +661,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   grp <- .hb_group_dist(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score)
-  structure(list(
-    ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
-    feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
-    has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin, group = grp, distributed = "mpi",
-    id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
-  ), class = "hb_dataset")
+  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference, distributed = "mpi")
 }
 
 #' @method print hb_dataset
