@@ -39,6 +39,15 @@
 #'   `"leaf"`. A model fitted with a formula holding `offset()` takes its
 #'   offset from `newdata` instead (a data.frame; other `newdata` needs the
 #'   offset as `init_score`; `"leaf"` ignores it).
+#' @param device `"cpu"` (the default), `"cuda"` or `"auto"`: where the
+#'   trees are walked. `"cuda"` predicts on an NVIDIA GPU (see
+#'   [hb_has_cuda()]) and gives the CPU's values (raw scores and responses
+#'   equal to within rounding, leaf indices identical), for every objective,
+#'   with missing values, factors and sparse `newdata`; an error of class
+#'   `histboost_error_device` when no GPU can be used or for `"contrib"` and
+#'   `"interaction"`, which are computed on the CPU only. `"auto"` uses the
+#'   GPU when there is one and the type allows it, else the CPU. The host
+#'   still prepares the rows, with `nthreads` threads.
 #' @param ... Not used; unknown arguments are an error.
 #' @details
 #' With `type = "contrib"` each row's raw score is split between the
@@ -91,11 +100,14 @@
 #' @export
 predict.histboost <- function(object, newdata,
                               type = c("response", "class", "raw", "leaf", "contrib", "interaction"),
-                              iteration = NULL, nthreads = NULL, init_score = NULL, ...) {
-  .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score"), "predict")
+                              iteration = NULL, nthreads = NULL, init_score = NULL,
+                              device = c("cpu", "cuda", "auto"), ...) {
+  .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score", "device"),
+                 "predict")
   .hb_check_model(object)
   terms <- .hb_model_truth(object)$terms  # every field used below agrees with the text
   type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib", "interaction"), "type")
+  device <- .hb_predict_device(.hb_choice(device, c("cpu", "cuda", "auto"), "device"), type)
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
@@ -143,7 +155,8 @@ predict.histboost <- function(object, newdata,
   ptr <- .hb_model_ptr(object)
   code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L, interaction = 4L)
   # iteration 0 (a model without iterations) means "all" = none to the engine.
-  out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads, init_score)
+  out <- .Call(C_hb_model_predict, ptr, feat$spec, 0L, as.integer(iteration), code, nthreads, init_score,
+               match(device, c("cpu", "cuda")) - 1L)
   if (type == "leaf") return(out)
   if (type == "contrib") {
     cols <- c(object$feature_names, "(Intercept)")
@@ -174,6 +187,21 @@ predict.histboost <- function(object, newdata,
   out <- out[, 1L]
   if (type == "class") return(factor(classes[(out > 0.5) + 1L], levels = classes))
   out
+}
+
+# The device a prediction of `type` runs on, "cpu" or "cuda": contributions
+# and interactions are computed on the CPU only ("auto" takes the CPU for
+# them; "cuda" is a device error), and .hb_device() says when "cuda" cannot
+# be used. Checked before any work.
+.hb_predict_device <- function(device, type) {
+  if (type %in% c("contrib", "interaction")) {
+    if (device == "cuda") {
+      .hb_abort("`device` = \"cuda\": `type` = \"", type, "\" is computed on the CPU only. Use device = \"cpu\" ",
+                "(or \"auto\", which then uses the CPU).", kind = "device")
+    }
+    return("cpu")
+  }
+  .hb_device(device)
 }
 
 # The predictors of a formula model, evaluated on newdata (missing values kept).

@@ -27,7 +27,7 @@ SEXP C_hb_booster_free(SEXP);
 SEXP C_hb_model_load(SEXP);
 SEXP C_hb_model_to_text(SEXP);
 SEXP C_hb_model_info(SEXP);
-SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_model_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_model_trees(SEXP);
 SEXP C_hb_model_refit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_model_set_meta(SEXP, SEXP);
@@ -84,7 +84,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_model_load, 1),
   ENTRY(C_hb_model_to_text, 1),
   ENTRY(C_hb_model_info, 1),
-  ENTRY(C_hb_model_predict, 7),
+  ENTRY(C_hb_model_predict, 8),
   ENTRY(C_hb_model_trees, 1),
   ENTRY(C_hb_model_refit, 10),
   ENTRY(C_hb_model_set_meta, 2),

@@ -9,6 +9,7 @@
 #include "engine/model_io.h"
 #include "engine/predict.h"
 #include "engine/refit.h"
+#include "cuda/cuda.h"
 
 static void model_finalize(SEXP ptr) {
   hb_model_t *m = (hb_model_t *)R_ExternalPtrAddr(ptr);
@@ -161,14 +162,21 @@ SEXP C_hb_model_info(SEXP ptr) {
  * (num_iter <= 0: all remaining); type HB_PRED_*. Returns a double matrix
  * nrow x num_class (raw, response) or an integer matrix of leaf indices. */
 SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEXP type,
-                        SEXP nthreads, SEXP init_score) {
+                        SEXP nthreads, SEXP init_score, SEXP device) {
   const hb_model_t *m = (const hb_model_t *)hb_r_ptr(ptr, hb_r_tag_model, "model");
   hb_input_t in;
   hb_r_input(spec, &in);
   hb_r_init_score(init_score, &in);
   int start = hb_r_int(start_iter, "start_iter"), num = hb_r_int(num_iter, "iteration");
   int ty = hb_r_int(type, "type"), nt = hb_r_int(nthreads, "nthreads");
+  int dev = hb_r_int(device, "device");  /* HB_DEVICE_*: R resolved "auto" and checked the GPU */
   int niter = hb_model_num_iterations(m);
+  if (dev != HB_DEVICE_CPU && dev != HB_DEVICE_CUDA) hb_r_throw("input", "`device` code %d is unknown.", dev);
+  if (dev == HB_DEVICE_CUDA && (ty == HB_PRED_CONTRIB || ty == HB_PRED_INTERACTION))
+    hb_r_throw("device", "`device` = \"cuda\": contributions and interactions are computed on the CPU only; "
+               "use device = \"cpu\" (or \"auto\").");
+  if (dev == HB_DEVICE_CUDA && !hb_cuda_available())
+    hb_r_throw("device", "`device` = \"cuda\": %s", hb_cuda_status());
   if (ty != HB_PRED_RAW && ty != HB_PRED_RESPONSE && ty != HB_PRED_LEAF && ty != HB_PRED_CONTRIB &&
       ty != HB_PRED_INTERACTION)
     hb_r_throw("input", "`type` code %d is unknown.", ty);
@@ -205,8 +213,11 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   if (in.nrow > 0 && ncol_out > 0) {
     hb_error_clear();
     hb_r_interrupt_begin();
-    int st = hb_predict(m, &in, start, num, ty, nt, REAL(out));
+    int st = hb_predict_device(m, &in, start, num, ty, nt, dev, REAL(out));
     if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
+    /* A failure of the GPU (out of its memory, a CUDA error) is a device error. */
+    if (dev == HB_DEVICE_CUDA && st != HB_OK && st != HB_ERR_INPUT && st != HB_ERR_INTERRUPT)
+      hb_r_throw("device", "predicting on the GPU: %s", hb_error_message());
     if (st != HB_OK) hb_r_throw_status(st, "`newdata`");
   }
   if (ty == HB_PRED_LEAF) {

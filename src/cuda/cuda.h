@@ -134,6 +134,73 @@ typedef struct {
 void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on);
 void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out);
 
+/* ---- prediction (engine/predict.c's device path) ---- */
+
+/* A model's trees flattened for the device, built by the engine from
+ * iterations [start, start + niter): tree j (iteration-major, num_class a
+ * iteration) has its split nodes at nodes[node_first ..] (children >= 0
+ * nodes of the same tree, < 0 leaf ~c), its leaf values at
+ * leaf_value[leaf_first ..], and its categorical nodes' bitsets at
+ * cat_bits[cat_begin ..] (cat_begin already counts from the start of
+ * cat_bits). The node record is the CPU's walk reads: tree_rules.h's
+ * hb_rule_goes_left on (decision, threshold, cat_bits, cat_begin,
+ * cat_nwords). */
+typedef struct {
+  double threshold;
+  int feature;
+  int decision;    /* HB_DECISION_* bits */
+  int child[2];    /* left, right */
+  int cat_begin;   /* categorical: first word of the bitset in cat_bits */
+  int cat_nwords;
+} hb_cuda_pnode_t;
+typedef struct {
+  int node_first, leaf_first, num_leaves, pad;
+} hb_cuda_ptree_t;
+typedef struct {
+  int ntrees;                   /* niter * num_class */
+  int num_class;
+  int nfeat;
+  int avg;                      /* a forest: raw = start + (sum of its trees) / avg; 0: start + sum */
+  int nnodes, nleaves, ncat_words;
+  const hb_cuda_pnode_t *nodes;  /* nnodes */
+  const hb_cuda_ptree_t *trees;  /* ntrees */
+  const double *leaf_value;      /* nleaves */
+  const uint32_t *cat_bits;      /* ncat_words */
+  const double *init_score;      /* num_class starting scores, or NULL (zero) */
+} hb_cuda_forest_t;
+
+typedef struct hb_cuda_predictor hb_cuda_predictor_t;
+
+/* A predictor for the forest f (copied to the device; f may go after this
+ * call) over at most nrow rows: type leaf (1: leaf indices of every tree)
+ * or raw scores (0), with per-row starting offsets when has_offset. It
+ * holds two slots, each a block of at most hb_cuda_predictor_block_rows()
+ * rows in pinned host and device buffers, so that the host fills one block
+ * while the device works on the other. Out of device or pinned memory is
+ * HB_ERR_NOMEM with a message naming the memory needed and free, with
+ * everything freed. */
+int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset,
+                             hb_cuda_predictor_t **out);
+void hb_cuda_predictor_free(hb_cuda_predictor_t *P);
+/* Rows a block holds (>= 1). */
+int hb_cuda_predictor_block_rows(const hb_cuda_predictor_t *P);
+/* Slot s's (0 or 1) pinned host buffers for a block of nb rows: x (nb x
+ * nfeat values, column-major: feature f of row r at x[f * nb + r]), off
+ * (nb x num_class, column-major; NULL without offsets), and what the block
+ * gives back: raw (nb x num_class doubles) or leaf (nb x ntrees ints),
+ * column-major, the other NULL. Valid until the predictor is freed; not to
+ * be touched between hb_cuda_predictor_launch and _wait of the slot. */
+int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, double **x, double **off, double **raw, int **leaf);
+/* Start slot s's block of nb rows (1 .. block rows) on the device,
+ * asynchronously: x and off up, every tree walked, the result back into the
+ * slot's raw or leaf buffer. Each row sums its class's trees in iteration
+ * order from its starting score (init_score[k] + off), as predict.c does,
+ * so raw scores equal the CPU's bit for bit. */
+int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb);
+/* Wait for slot s's block (HB_OK at once when none is in flight); a device
+ * failure is its status (out of memory HB_ERR_NOMEM, else HB_ERR_INTERNAL). */
+int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s);
+
 /* ---- checks of single kernels, for the tests and the benchmark ---- */
 
 /* Histogram on the device, as the learner builds it, of the rows

@@ -84,3 +84,29 @@ int hb_cuda_copy_bandwidth(double bytes, int reps, double *gbps) {
   *gbps = 0;
   return no_cuda();
 }
+
+int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset,
+                             hb_cuda_predictor_t **out) {
+  (void)f; (void)nrow; (void)leaf; (void)has_offset;
+  *out = NULL;
+  return no_cuda();
+}
+void hb_cuda_predictor_free(hb_cuda_predictor_t *P) { (void)P; }
+int hb_cuda_predictor_block_rows(const hb_cuda_predictor_t *P) {
+  (void)P;
+  return 1;
+}
+int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, double **x, double **off, double **raw, int **leaf) {
+  (void)P; (void)s;
+  *x = *off = *raw = NULL;
+  *leaf = NULL;
+  return no_cuda();
+}
+int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb) {
+  (void)P; (void)s; (void)nb;
+  return no_cuda();
+}
+int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s) {
+  (void)P; (void)s;
+  return no_cuda();
+}

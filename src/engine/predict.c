@@ -14,6 +14,7 @@
 #include "error.h"
 #include "interrupt.h"
 #include "threads.h"
+#include "cuda.h"
 
 /* Value of feature f in `row` of dense input: INT NA and out-of-range factor codes are NaN. */
 static inline double dense_value(const hb_column_t *c, int row) {
@@ -138,8 +139,7 @@ static int flat_build(hb_tree_t *const *trees, int t0, int t1, flat_t *f) {
  * way, else v <= threshold goes left. */
 static inline int step(const pnode_t *nd, int n, const double *x) {
   const pnode_t *p = nd + (n >= 0 ? n : 0);
-  const double v = x[p->feature];
-  const int left = (v <= p->threshold) | ((v != v) & p->default_left);
+  const int left = hb_rule_num_left(x[p->feature], p->threshold, p->default_left);
   const int c = p->child[1 - left];
   return n >= 0 ? c : n;
 }
@@ -477,9 +477,11 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk))
   return st;
 }
 
-/* Predict rows of `in` into out (column-major); see predict.h. */
-int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
-               double *out) {
+/* The checks every prediction makes before any work (hb_predict's
+ * contract); *num_iter becomes the count of iterations used. */
+static int predict_check(const hb_model_t *m, const hb_input_t *in, int start_iter, int *num_iter_io, int type,
+                         const double *out) {
+  int num_iter = *num_iter_io;
   if (!m || !in) return hb_error_set(HB_ERR_INPUT, "no model or data given");
   if (type != HB_PRED_RAW && type != HB_PRED_RESPONSE && type != HB_PRED_LEAF && type != HB_PRED_CONTRIB &&
       type != HB_PRED_INTERACTION)
@@ -506,11 +508,21 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
         if (in->nrow > 0) return hb_error_set(HB_ERR_INPUT, "column %d has no data or an unknown type", f + 1);
     }
   }
-  int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
+  const int K = m->trees_per_iter;
   if (in->init_score && (in->init_score_ncol != K || type == HB_PRED_LEAF))
     return hb_error_set(HB_ERR_INPUT, type == HB_PRED_LEAF ? "init_score has no place in leaf predictions"
                                                            : "init_score needs %d column%s (one per class), not %d",
                         K, K == 1 ? "" : "s", in->init_score_ncol);
+  *num_iter_io = num_iter;
+  return HB_OK;
+}
+
+/* Predict rows of `in` into out (column-major); see predict.h. */
+int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type, int nthreads,
+               double *out) {
+  int st0 = predict_check(m, in, start_iter, &num_iter, type, out);
+  if (st0) return st0;
+  int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
   if (nrow == 0) return HB_OK;
   int t0 = start_iter * K, t1 = (start_iter + num_iter) * K;
   size_t N = (size_t)nrow;
@@ -628,4 +640,206 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
   flat_free(&flat);
   csr_free(&csr);
   return st;
+}
+
+/* ---- on the GPU (cuda.h) ---- */
+
+/* The trees [t0, t1) as the device walks them (cuda.h's hb_cuda_forest_t):
+ * their nodes, leaf values and bitsets end to end, each tree's offsets. */
+typedef struct {
+  hb_cuda_forest_t f;
+  hb_cuda_pnode_t *nodes;
+  hb_cuda_ptree_t *trees;
+  double *leaf_value;
+  uint32_t *cat_bits;
+} gpu_forest_t;
+
+static void gpu_forest_free(gpu_forest_t *g) {
+  hb_free(g->nodes);
+  hb_free(g->trees);
+  hb_free(g->leaf_value);
+  hb_free(g->cat_bits);
+}
+
+static int gpu_forest_build(const hb_model_t *m, int t0, int t1, int avg, gpu_forest_t *g) {
+  memset(g, 0, sizeof *g);
+  size_t nn = 0, nl = 0, nw = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = m->trees[t];
+    nn += tr->num_leaves > 1 ? (size_t)tr->num_leaves - 1 : 0;
+    nl += tr->num_leaves > 1 ? (size_t)tr->num_leaves : 1;
+    nw += tr->cat_nbits_words > 0 ? (size_t)tr->cat_nbits_words : 0;
+  }
+  if (nn > (size_t)INT_MAX || nl > (size_t)INT_MAX || nw > (size_t)INT_MAX)
+    return hb_error_set(HB_ERR_INPUT, "the model is too large to predict on the GPU; use device = \"cpu\"");
+  g->nodes = hb_malloc(sizeof(hb_cuda_pnode_t) * (nn > 0 ? nn : 1));
+  g->trees = hb_malloc(sizeof(hb_cuda_ptree_t) * (size_t)(t1 - t0 > 0 ? t1 - t0 : 1));
+  g->leaf_value = hb_malloc(sizeof(double) * nl);
+  g->cat_bits = hb_malloc(sizeof(uint32_t) * (nw > 0 ? nw : 1));
+  if (!g->nodes || !g->trees || !g->leaf_value || !g->cat_bits) {
+    gpu_forest_free(g);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the trees of a GPU prediction");
+  }
+  int k = 0, l = 0, w = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = m->trees[t];
+    const int nnode = tr->num_leaves > 1 ? tr->num_leaves - 1 : 0;
+    hb_cuda_ptree_t *pt = &g->trees[t - t0];
+    pt->node_first = k;
+    pt->leaf_first = l;
+    pt->num_leaves = tr->num_leaves > 1 ? tr->num_leaves : 1;
+    pt->pad = 0;
+    for (int j = 0; j < nnode; j++, k++) {
+      hb_cuda_pnode_t *p = &g->nodes[k];
+      const int cat = (tr->decision[j] & HB_DECISION_CATEGORICAL) != 0;
+      p->threshold = tr->threshold[j];
+      p->feature = tr->split_feature[j];
+      p->decision = tr->decision[j];
+      p->child[0] = tr->left[j];
+      p->child[1] = tr->right[j];
+      p->cat_begin = cat ? w + tr->cat_begin[j] : 0;
+      p->cat_nwords = cat ? tr->cat_nwords[j] : 0;
+    }
+    for (int j = 0; j < pt->num_leaves; j++) g->leaf_value[l++] = tr->leaf_value[j];
+    if (tr->cat_nbits_words > 0) {
+      memcpy(g->cat_bits + w, tr->cat_bits, sizeof(uint32_t) * (size_t)tr->cat_nbits_words);
+      w += tr->cat_nbits_words;
+    }
+  }
+  hb_cuda_forest_t *f = &g->f;
+  f->ntrees = t1 - t0;
+  f->num_class = m->trees_per_iter;
+  f->nfeat = m->schema.nfeat;
+  f->avg = avg;
+  f->nnodes = k;
+  f->nleaves = l;
+  f->ncat_words = w;
+  f->nodes = g->nodes;
+  f->trees = g->trees;
+  f->leaf_value = g->leaf_value;
+  f->cat_bits = g->cat_bits;
+  f->init_score = m->init_score;
+  return HB_OK;
+}
+
+/* Rows i0 .. i0 + nb - 1 of `in` (dense columns, or csr) into a block of
+ * values, column-major (x[f nb + r]), as the CPU's walk reads them; their
+ * offsets (off: nb x K) when given. */
+static void gpu_fill(const hb_input_t *in, const csr_t *csr, int i0, int nb, int K, int nth, double *x,
+                     double *off) {
+  const int nfeat = in->ncol;
+  const size_t N = (size_t)in->nrow, B = (size_t)nb;
+  (void)nth;
+  if (in->cols) {
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1))
+    for (int f = 0; f < nfeat; f++) {
+      const hb_column_t *c = &in->cols[f];
+      double *xf = x + (size_t)f * B;
+      if (c->type == HB_COL_DOUBLE)
+        memcpy(xf, c->dbl + i0, sizeof(double) * B);
+      else
+        for (int r = 0; r < nb; r++) xf[r] = dense_value(c, i0 + r);
+    }
+  } else {
+HB_OMP(parallel for num_threads(nth) schedule(static))
+    for (int f = 0; f < nfeat; f++) memset(x + (size_t)f * B, 0, sizeof(double) * B);
+HB_OMP(parallel for num_threads(nth) schedule(static))
+    for (int r = 0; r < nb; r++)
+      for (int e = csr->p[i0 + r]; e < csr->p[i0 + r + 1]; e++) x[(size_t)csr->j[e] * B + (size_t)r] = csr->x[e];
+  }
+  if (off)
+    for (int k = 0; k < K; k++) memcpy(off + (size_t)k * B, in->init_score + (size_t)k * N + (size_t)i0, sizeof(double) * B);
+}
+
+/* A block's results (raw, or leaf indices) into out, at rows i0 ..; the
+ * response through the CPU's own link (response()), so it is the CPU's bit
+ * for bit given the same raw scores. */
+static void gpu_collect(int objective, int type, int K, int ntrees, size_t N, int i0, int nb, int nth,
+                        const double *raw, const int *leaf, double *out) {
+  const size_t B = (size_t)nb;
+  (void)nth;
+  if (type == HB_PRED_LEAF) {
+HB_OMP(parallel for num_threads(nth) schedule(static))
+    for (int j = 0; j < ntrees; j++) {
+      double *o = out + (size_t)j * N + (size_t)i0;
+      const int *lj = leaf + (size_t)j * B;
+      for (int r = 0; r < nb; r++) o[r] = (double)lj[r];
+    }
+    return;
+  }
+  for (int k = 0; k < K; k++) memcpy(out + (size_t)k * N + (size_t)i0, raw + (size_t)k * B, sizeof(double) * B);
+  if (type == HB_PRED_RESPONSE) {
+HB_OMP(parallel for num_threads(nth) schedule(static))
+    for (int r = 0; r < nb; r++) response(objective, K, out + (size_t)i0 + (size_t)r, N);
+  }
+}
+
+/* Raw scores, responses or leaf indices on the GPU, the same as the CPU's:
+ * the trees flattened once, then blocks of rows through two slots, the
+ * host filling one block (and collecting the one before it) while the
+ * device walks the other; interrupts checked between blocks. */
+static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type,
+                       int nthreads, double *out) {
+  if (type == HB_PRED_CONTRIB || type == HB_PRED_INTERACTION)
+    return hb_error_set(HB_ERR_INPUT, "contributions and interactions are computed on the CPU only: use device = \"cpu\"");
+  const int nrow = in->nrow, K = m->trees_per_iter;
+  if (nrow == 0) return HB_OK;
+  const int t0 = start_iter * K, t1 = (start_iter + num_iter) * K, nth = hb_threads_use(nthreads);
+  const size_t N = (size_t)nrow;
+  csr_t csr;
+  memset(&csr, 0, sizeof csr);
+  if (in->csc) {
+    int st = csc_to_csr(in->csc, nrow, in->ncol, &csr);
+    if (st) return st;
+  }
+  gpu_forest_t g;
+  int st = gpu_forest_build(m, t0, t1, m->config.rf ? num_iter : 0, &g);
+  if (st) {
+    csr_free(&csr);
+    return st;
+  }
+  hb_cuda_predictor_t *P = NULL;
+  st = hb_cuda_predictor_create(&g.f, nrow, type == HB_PRED_LEAF, in->init_score != NULL, &P);
+  gpu_forest_free(&g);  /* the predictor has its copy */
+  if (st) {
+    csr_free(&csr);
+    return st;
+  }
+  const int brow = hb_cuda_predictor_block_rows(P);
+  const int nblock = (int)((N + (size_t)brow - 1) / (size_t)brow);
+  int pending[2] = {-1, -1};  /* the block each slot has in flight */
+  /* block b goes through slot b % 2; at step b the slot's block b - 2 comes back first */
+  for (int b = 0; b < nblock + 2 && st == HB_OK; b++) {
+    const int s = b & 1;
+    double *x = NULL, *off = NULL, *raw = NULL;
+    int *leaf = NULL;
+    st = hb_cuda_predictor_buffers(P, s, &x, &off, &raw, &leaf);
+    if (st == HB_OK && pending[s] >= 0) {
+      const int pb = pending[s], i0 = pb * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
+      pending[s] = -1;
+      st = hb_cuda_predictor_wait(P, s);
+      if (st == HB_OK)
+        gpu_collect(m->config.objective, type, K, t1 - t0, N, i0, nb, nth, raw, leaf, out);
+      if (st == HB_OK && b < nblock) st = hb_interrupt_check();
+    }
+    if (st == HB_OK && b < nblock) {
+      const int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
+      gpu_fill(in, &csr, i0, nb, K, nth, x, off);
+      st = hb_cuda_predictor_launch(P, s, nb);
+      if (st == HB_OK) pending[s] = b;
+    }
+  }
+  hb_cuda_predictor_free(P);  /* waits for anything still in flight */
+  csr_free(&csr);
+  return st;
+}
+
+/* hb_predict on a device (predict.h). */
+int hb_predict_device(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type,
+                      int nthreads, int device, double *out) {
+  if (device == HB_DEVICE_CPU) return hb_predict(m, in, start_iter, num_iter, type, nthreads, out);
+  if (device != HB_DEVICE_CUDA) return hb_error_set(HB_ERR_INPUT, "device code %d is unknown", device);
+  int st = predict_check(m, in, start_iter, &num_iter, type, out);
+  if (st) return st;
+  return predict_gpu(m, in, start_iter, num_iter, type, nthreads, out);
 }

@@ -27,4 +27,16 @@ enum { HB_PRED_RAW = 0, HB_PRED_RESPONSE = 1, HB_PRED_LEAF = 2, HB_PRED_CONTRIB 
 int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter,
                int type, int nthreads, double *out);
 
+/* hb_predict on `device` (HB_DEVICE_CPU: hb_predict itself; HB_DEVICE_CUDA:
+ * the GPU, cuda.h). On the GPU, RAW, RESPONSE and LEAF only (CONTRIB and
+ * INTERACTION are HB_ERR_INPUT): the same values as the CPU's bit for bit
+ * (each row sums its trees in the same order from the same start; the link
+ * is the CPU's, on the host), dense or sparse input (sparse rows are
+ * densified a block at a time on the host). Rows go through the device in
+ * blocks, interrupts checked between them. A device failure (out of its
+ * memory: HB_ERR_NOMEM, else HB_ERR_INTERNAL; no GPU or a build without
+ * CUDA: HB_ERR_INPUT) leaves out partly written. */
+int hb_predict_device(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type,
+                      int nthreads, int device, double *out);
+
 #endif

@@ -9,9 +9,7 @@
 #define HB_TREE_H
 #include <stdint.h>
 #include "dataset.h"
-
-#define HB_DECISION_DEFAULT_LEFT 1u  /* missing values go left */
-#define HB_DECISION_CATEGORICAL 2u   /* split on a set of levels */
+#include "tree_rules.h"  /* HB_DECISION_* and the split rule the GPU shares */
 
 typedef struct {
   int num_leaves;       /* leaves in use */
@@ -52,15 +50,8 @@ int hb_tree_add_cat_bits(hb_tree_t *t, const uint32_t *bits, int nwords);
 /* Which way a raw value goes at internal node `node`: 1 left, 0 right.
  * Categorical values are level codes as doubles; NaN is missing. */
 static inline int hb_tree_goes_left(const hb_tree_t *t, int node, double v) {
-  uint8_t dec = t->decision[node];
-  if (v != v) return (dec & HB_DECISION_DEFAULT_LEFT) != 0;
-  if (dec & HB_DECISION_CATEGORICAL) {
-    if (!(v >= 0.0) || v >= 32.0 * t->cat_nwords[node]) return (dec & HB_DECISION_DEFAULT_LEFT) != 0;
-    int c = (int)v;
-    if ((double)c != v) return (dec & HB_DECISION_DEFAULT_LEFT) != 0;
-    return (t->cat_bits[t->cat_begin[node] + (c >> 5)] >> (c & 31)) & 1u;
-  }
-  return v <= t->threshold[node];
+  return hb_rule_goes_left(t->decision[node], t->threshold[node], t->cat_bits, t->cat_begin[node],
+                           t->cat_nwords[node], v);
 }
 
 /* A split of one leaf, in bin space, with what the two children hold. */
