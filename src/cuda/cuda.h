@@ -172,31 +172,44 @@ typedef struct {
 typedef struct hb_cuda_predictor hb_cuda_predictor_t;
 
 /* A predictor for the forest f (copied to the device; f may go after this
- * call) over at most nrow rows: type leaf (1: leaf indices of every tree)
- * or raw scores (0), with per-row starting offsets when has_offset. It
- * holds two slots, each a block of at most hb_cuda_predictor_block_rows()
- * rows in pinned host and device buffers, so that the host fills one block
- * while the device works on the other. Out of device or pinned memory is
- * HB_ERR_NOMEM with a message naming the memory needed and free, with
- * everything freed. */
-int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset,
-                             hb_cuda_predictor_t **out);
+ * call) over at most nrow rows: leaf indices of every tree (leaf 1) or raw
+ * scores (0), with per-row starting offsets when has_offset; rows given
+ * dense, or (sparse 1) as CSR rows, nnz entries in all and at most
+ * max_row_nnz in one row. It holds two slots, each a block of at most
+ * hb_cuda_predictor_block_rows() rows (and, sparse, _block_nnz() entries) in
+ * pinned host and device buffers, so that the host fills one block while the
+ * device works on the other. Out of device or pinned memory is HB_ERR_NOMEM
+ * with a message naming the memory needed and free, everything freed. */
+int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset, int sparse,
+                             int64_t nnz, int max_row_nnz, hb_cuda_predictor_t **out);
 void hb_cuda_predictor_free(hb_cuda_predictor_t *P);
-/* Rows a block holds (>= 1). */
+/* Rows a block holds (>= 1); entries a sparse block holds (>= max_row_nnz, >= 1; 0 for dense rows). */
 int hb_cuda_predictor_block_rows(const hb_cuda_predictor_t *P);
-/* Slot s's (0 or 1) pinned host buffers for a block of nb rows: x (nb x
- * nfeat values, column-major: feature f of row r at x[f * nb + r]), off
- * (nb x num_class, column-major; NULL without offsets), and what the block
- * gives back: raw (nb x num_class doubles) or leaf (nb x ntrees ints),
- * column-major, the other NULL. Valid until the predictor is freed; not to
- * be touched between hb_cuda_predictor_launch and _wait of the slot. */
-int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, double **x, double **off, double **raw, int **leaf);
-/* Start slot s's block of nb rows (1 .. block rows) on the device,
- * asynchronously: x and off up, every tree walked, the result back into the
- * slot's raw or leaf buffer. Each row sums its class's trees in iteration
- * order from its starting score (init_score[k] + off), as predict.c does,
- * so raw scores equal the CPU's bit for bit. */
-int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb);
+int hb_cuda_predictor_block_nnz(const hb_cuda_predictor_t *P);
+/* A slot's pinned host buffers for a block of nb rows, column-major where a
+ * matrix: what goes up (dense x: nb x nfeat values, feature f of row r at
+ * x[f * nb + r]; or sparse p, j, v: the rows as CSR, p[0] = 0, p[nb] the
+ * block's entries, column indices increasing within a row, an absent
+ * column 0.0; off: nb x num_class offsets, when has_offset) and what comes
+ * back (raw: nb x num_class doubles, or leaf: nb x ntrees ints). Pointers a
+ * block does not use are NULL. Valid until the predictor is freed; not to be
+ * touched between hb_cuda_predictor_launch and _wait of the slot. */
+typedef struct {
+  double *x;
+  int *p, *j;
+  double *v;
+  double *off;
+  double *raw;
+  int *leaf;
+} hb_cuda_pslot_t;
+int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, hb_cuda_pslot_t *out);
+/* Start slot s's (0 or 1) block of nb rows (1 .. block rows) and nnz
+ * entries (sparse) on the device, asynchronously: the rows and offsets up,
+ * every tree walked, the result back into the slot's raw or leaf buffer.
+ * Each row sums its class's trees in iteration order from its starting
+ * score (init_score[k] + offset), as predict.c does, so raw scores equal the
+ * CPU's bit for bit. */
+int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb, int nnz);
 /* Wait for slot s's block (HB_OK at once when none is in flight); a device
  * failure is its status (out of memory HB_ERR_NOMEM, else HB_ERR_INTERNAL). */
 int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s);

@@ -85,9 +85,9 @@ int hb_cuda_copy_bandwidth(double bytes, int reps, double *gbps) {
   return no_cuda();
 }
 
-int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset,
-                             hb_cuda_predictor_t **out) {
-  (void)f; (void)nrow; (void)leaf; (void)has_offset;
+int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int leaf, int has_offset, int sparse,
+                             int64_t nnz, int max_row_nnz, hb_cuda_predictor_t **out) {
+  (void)f; (void)nrow; (void)leaf; (void)has_offset; (void)sparse; (void)nnz; (void)max_row_nnz;
   *out = NULL;
   return no_cuda();
 }
@@ -96,14 +96,17 @@ int hb_cuda_predictor_block_rows(const hb_cuda_predictor_t *P) {
   (void)P;
   return 1;
 }
-int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, double **x, double **off, double **raw, int **leaf) {
+int hb_cuda_predictor_block_nnz(const hb_cuda_predictor_t *P) {
+  (void)P;
+  return 0;
+}
+int hb_cuda_predictor_buffers(hb_cuda_predictor_t *P, int s, hb_cuda_pslot_t *out) {
   (void)P; (void)s;
-  *x = *off = *raw = NULL;
-  *leaf = NULL;
+  memset(out, 0, sizeof *out);
   return no_cuda();
 }
-int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb) {
-  (void)P; (void)s; (void)nb;
+int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb, int nnz) {
+  (void)P; (void)s; (void)nb; (void)nnz;
   return no_cuda();
 }
 int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s) {

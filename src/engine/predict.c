@@ -722,11 +722,11 @@ static int gpu_forest_build(const hb_model_t *m, int t0, int t1, int avg, gpu_fo
   return HB_OK;
 }
 
-/* Rows i0 .. i0 + nb - 1 of `in` (dense columns, or csr) into a block of
- * values, column-major (x[f nb + r]), as the CPU's walk reads them; their
- * offsets (off: nb x K) when given. */
-static void gpu_fill(const hb_input_t *in, const csr_t *csr, int i0, int nb, int K, int nth, double *x,
-                     double *off) {
+/* Rows i0 .. i0 + nb - 1 of `in` into slot b: dense columns as a block of
+ * values, column-major (x[f nb + r]) as the CPU's walk reads them, or the
+ * rows of csr as they are (p rebased to 0); their offsets (nb x K) when
+ * given. */
+static void gpu_fill(const hb_input_t *in, const csr_t *csr, int i0, int nb, int K, int nth, const hb_cuda_pslot_t *b) {
   const int nfeat = in->ncol;
   const size_t N = (size_t)in->nrow, B = (size_t)nb;
   (void)nth;
@@ -734,40 +734,40 @@ static void gpu_fill(const hb_input_t *in, const csr_t *csr, int i0, int nb, int
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1))
     for (int f = 0; f < nfeat; f++) {
       const hb_column_t *c = &in->cols[f];
-      double *xf = x + (size_t)f * B;
+      double *xf = b->x + (size_t)f * B;
       if (c->type == HB_COL_DOUBLE)
         memcpy(xf, c->dbl + i0, sizeof(double) * B);
       else
         for (int r = 0; r < nb; r++) xf[r] = dense_value(c, i0 + r);
     }
   } else {
-HB_OMP(parallel for num_threads(nth) schedule(static))
-    for (int f = 0; f < nfeat; f++) memset(x + (size_t)f * B, 0, sizeof(double) * B);
-HB_OMP(parallel for num_threads(nth) schedule(static))
-    for (int r = 0; r < nb; r++)
-      for (int e = csr->p[i0 + r]; e < csr->p[i0 + r + 1]; e++) x[(size_t)csr->j[e] * B + (size_t)r] = csr->x[e];
+    const int e0 = csr->p[i0], ne = csr->p[i0 + nb] - e0;
+    for (int r = 0; r <= nb; r++) b->p[r] = csr->p[i0 + r] - e0;
+    memcpy(b->j, csr->j + e0, sizeof(int) * (size_t)ne);
+    memcpy(b->v, csr->x + e0, sizeof(double) * (size_t)ne);
   }
-  if (off)
-    for (int k = 0; k < K; k++) memcpy(off + (size_t)k * B, in->init_score + (size_t)k * N + (size_t)i0, sizeof(double) * B);
+  if (b->off)
+    for (int k = 0; k < K; k++)
+      memcpy(b->off + (size_t)k * B, in->init_score + (size_t)k * N + (size_t)i0, sizeof(double) * B);
 }
 
 /* A block's results (raw, or leaf indices) into out, at rows i0 ..; the
  * response through the CPU's own link (response()), so it is the CPU's bit
  * for bit given the same raw scores. */
 static void gpu_collect(int objective, int type, int K, int ntrees, size_t N, int i0, int nb, int nth,
-                        const double *raw, const int *leaf, double *out) {
+                        const hb_cuda_pslot_t *b, double *out) {
   const size_t B = (size_t)nb;
   (void)nth;
   if (type == HB_PRED_LEAF) {
 HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int j = 0; j < ntrees; j++) {
       double *o = out + (size_t)j * N + (size_t)i0;
-      const int *lj = leaf + (size_t)j * B;
+      const int *lj = b->leaf + (size_t)j * B;
       for (int r = 0; r < nb; r++) o[r] = (double)lj[r];
     }
     return;
   }
-  for (int k = 0; k < K; k++) memcpy(out + (size_t)k * N + (size_t)i0, raw + (size_t)k * B, sizeof(double) * B);
+  for (int k = 0; k < K; k++) memcpy(out + (size_t)k * N + (size_t)i0, b->raw + (size_t)k * B, sizeof(double) * B);
   if (type == HB_PRED_RESPONSE) {
 HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int r = 0; r < nb; r++) response(objective, K, out + (size_t)i0 + (size_t)r, N);
@@ -777,7 +777,8 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
 /* Raw scores, responses or leaf indices on the GPU, the same as the CPU's:
  * the trees flattened once, then blocks of rows through two slots, the
  * host filling one block (and collecting the one before it) while the
- * device walks the other; interrupts checked between blocks. */
+ * device walks the other; interrupts checked between blocks. Sparse rows go
+ * up as they are (CSR), so one-hot data of many columns is never densified. */
 static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type,
                        int nthreads, double *out) {
   if (type == HB_PRED_CONTRIB || type == HB_PRED_INTERACTION)
@@ -788,9 +789,12 @@ static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter
   const size_t N = (size_t)nrow;
   csr_t csr;
   memset(&csr, 0, sizeof csr);
+  int max_row_nnz = 0;
   if (in->csc) {
     int st = csc_to_csr(in->csc, nrow, in->ncol, &csr);
     if (st) return st;
+    for (int i = 0; i < nrow; i++)
+      if (csr.p[i + 1] - csr.p[i] > max_row_nnz) max_row_nnz = csr.p[i + 1] - csr.p[i];
   }
   gpu_forest_t g;
   int st = gpu_forest_build(m, t0, t1, m->config.rf ? num_iter : 0, &g);
@@ -799,34 +803,47 @@ static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter
     return st;
   }
   hb_cuda_predictor_t *P = NULL;
-  st = hb_cuda_predictor_create(&g.f, nrow, type == HB_PRED_LEAF, in->init_score != NULL, &P);
+  st = hb_cuda_predictor_create(&g.f, nrow, type == HB_PRED_LEAF, in->init_score != NULL, in->csc != NULL,
+                                in->csc ? (int64_t)csr.p[nrow] : 0, max_row_nnz, &P);
   gpu_forest_free(&g);  /* the predictor has its copy */
   if (st) {
     csr_free(&csr);
     return st;
   }
-  const int brow = hb_cuda_predictor_block_rows(P);
-  const int nblock = (int)((N + (size_t)brow - 1) / (size_t)brow);
-  int pending[2] = {-1, -1};  /* the block each slot has in flight */
-  /* block b goes through slot b % 2; at step b the slot's block b - 2 comes back first */
-  for (int b = 0; b < nblock + 2 && st == HB_OK; b++) {
-    const int s = b & 1;
-    double *x = NULL, *off = NULL, *raw = NULL;
-    int *leaf = NULL;
-    st = hb_cuda_predictor_buffers(P, s, &x, &off, &raw, &leaf);
-    if (st == HB_OK && pending[s] >= 0) {
-      const int pb = pending[s], i0 = pb * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
-      pending[s] = -1;
+  const int brow = hb_cuda_predictor_block_rows(P), bnnz = hb_cuda_predictor_block_nnz(P);
+  hb_cuda_pslot_t slot[2];
+  st = hb_cuda_predictor_buffers(P, 0, &slot[0]);
+  if (st == HB_OK) st = hb_cuda_predictor_buffers(P, 1, &slot[1]);
+  /* The rows in flight in each slot (from row0[s], nrows[s] of them; 0:
+   * none). Blocks alternate between the slots; before a slot takes the
+   * next block, its previous one comes back. */
+  int row0[2] = {0, 0}, nrows[2] = {0, 0}, next = 0;
+  for (int s = 0; st == HB_OK && (next < nrow || nrows[0] > 0 || nrows[1] > 0); s ^= 1) {
+    if (nrows[s] > 0) {
       st = hb_cuda_predictor_wait(P, s);
-      if (st == HB_OK)
-        gpu_collect(m->config.objective, type, K, t1 - t0, N, i0, nb, nth, raw, leaf, out);
-      if (st == HB_OK && b < nblock) st = hb_interrupt_check();
+      if (st == HB_OK) gpu_collect(m->config.objective, type, K, t1 - t0, N, row0[s], nrows[s], nth, &slot[s], out);
+      nrows[s] = 0;
+      if (st == HB_OK && next < nrow) st = hb_interrupt_check();
     }
-    if (st == HB_OK && b < nblock) {
-      const int i0 = b * brow, nb = nrow - i0 < brow ? nrow - i0 : brow;
-      gpu_fill(in, &csr, i0, nb, K, nth, x, off);
-      st = hb_cuda_predictor_launch(P, s, nb);
-      if (st == HB_OK) pending[s] = b;
+    if (st == HB_OK && next < nrow) {
+      int nb = nrow - next < brow ? nrow - next : brow;
+      if (in->csc && csr.p[next + nb] - csr.p[next] > bnnz) {
+        /* the most rows whose entries fit (one row always does: bnnz >= max_row_nnz) */
+        int lo = 1, hi = nb;
+        while (lo < hi) {
+          const int mid = lo + (hi - lo + 1) / 2;
+          if (csr.p[next + mid] - csr.p[next] <= bnnz) lo = mid;
+          else hi = mid - 1;
+        }
+        nb = lo;
+      }
+      gpu_fill(in, &csr, next, nb, K, nth, &slot[s]);
+      st = hb_cuda_predictor_launch(P, s, nb, in->csc ? csr.p[next + nb] - csr.p[next] : 0);
+      if (st == HB_OK) {
+        row0[s] = next;
+        nrows[s] = nb;
+        next += nb;
+      }
     }
   }
   hb_cuda_predictor_free(P);  /* waits for anything still in flight */

@@ -70,6 +70,53 @@ test_that("device is checked before any work", {
   expect_error(hb_quiet(d$x, d$y, device = "gpu"), class = "histboost_error_input", regexp = "`device`")
 })
 
+test_that("predict()'s device is checked before any work, naming the argument", {
+  d <- gen_task(4, n = 200)
+  fit <- hb_quiet(d$x, d$y, nrounds = 2L)
+  for (bad in list("gpu", NA_character_, c("cpu", "cuda"), 1L)) {
+    expect_error(predict(fit, d$x, device = bad), class = "histboost_error_input", regexp = "`device`")
+  }
+  # before newdata is looked at
+  expect_error(predict(fit, "not data", device = "gpu"), class = "histboost_error_input", regexp = "`device`")
+})
+
+test_that("predict(device = \"cuda\") without a usable GPU is a device error that says which and how to fix it", {
+  if (hb_has_cuda()) skip("a GPU is available here: the no-GPU error cannot occur")
+  d <- gen_task(5, n = 200, task = "binary")
+  fit <- hb_quiet(d$x, d$y, nrounds = 2L)
+  built <- hb_has_cuda(built_only = TRUE)
+  for (type in c("response", "raw", "class", "leaf")) {
+    expect_error(predict(fit, d$x, type = type, device = "cuda"), class = "histboost_error_device",
+                 regexp = if (built) "no GPU can be used.*device = \"cpu\"" else "without its CUDA learner.*reinstall",
+                 label = type)
+  }
+})
+
+test_that("contributions on device = \"cuda\" are a device error; \"auto\" computes them on the CPU", {
+  d <- gen_task(6, n = 300, factors = 1, na = 0.1)
+  fit <- hb_quiet(d$x, d$y, nrounds = 4L)
+  for (type in c("contrib", "interaction")) {
+    expect_error(predict(fit, d$x[1:20, ], type = type, device = "cuda"), class = "histboost_error_device",
+                 regexp = paste0("`type` = \"", type, "\" is computed on the CPU only.*device = \"cpu\""))
+  }
+  phi <- predict(fit, d$x[1:20, ], type = "contrib", device = "auto")
+  expect_identical(phi, predict(fit, d$x[1:20, ], type = "contrib", device = "cpu"))
+  # and they add up to the raw scores, wherever "auto" computes those
+  expect_equal(rowSums(phi), predict(fit, d$x[1:20, ], type = "raw", device = "auto"), tolerance = 1e-10)
+})
+
+test_that("predict(device = \"auto\") gives the CPU's predictions, with or without a GPU", {
+  d <- gen_task(7, n = 600, task = "multiclass", factors = 1, na = 0.1)
+  fit <- hb_quiet(d$x, d$y, nrounds = 5L, num_leaves = 7L)
+  raw <- predict(fit, d$x, type = "raw", device = "auto")
+  expect_equal(raw, predict(fit, d$x, type = "raw", device = "cpu"), tolerance = 1e-6)
+  if (!hb_has_cuda()) expect_identical(raw, predict(fit, d$x, type = "raw", device = "cpu"))
+  # the probabilities are the softmax of those raw scores
+  expect_equal(predict(fit, d$x, device = "auto"), softmax_rows(raw), tolerance = TOL$prob)
+  expect_identical(predict(fit, d$x, type = "leaf", device = "auto"), predict(fit, d$x, type = "leaf"))
+  expect_identical(predict(fit, d$x, type = "class", device = "auto"), predict(fit, d$x, type = "class"))
+})
+
 # ---- on a GPU: the histogram kernel against plain R ---------------------------
 
 # Data for the histogram checks: wide-range numeric columns (255 value bins),
@@ -800,4 +847,180 @@ test_that("GPU training stops on overflow with the CPU's classed error and cause
   after <- fit("cuda", y = y)
   expect_identical(predict(after, x), predict(before, x))
   expect_lt(sqrt(mean((predict(after, x) - y)^2)), sd(y))
+})
+
+# ---- on a GPU: prediction (predict(device = "cuda")) ---------------------------
+
+# predict() on the GPU against the CPU: raw scores and responses equal (each
+# row adds the same trees in the same order from the same start, and the
+# link is the CPU's: the same doubles), leaf indices and classes identical.
+expect_gpu_predicts_as_cpu <- function(fit, newdata, label, types = c("raw", "response", "leaf"), ...) {
+  for (type in types) {
+    cpu <- predict(fit, newdata, type = type, device = "cpu", ...)
+    gpu <- predict(fit, newdata, type = type, device = "cuda", ...)
+    lab <- paste(label, type)
+    if (type %in% c("leaf", "class")) {
+      expect_identical(gpu, cpu, label = lab)
+    } else {
+      expect_equal(gpu, cpu, tolerance = 1e-6, label = lab)
+    }
+  }
+}
+
+# Rows for prediction: numeric columns with NAs, an integer column with NAs,
+# a factor of 40 levels (bitsets of two words) with NAs, one of three
+# levels (one-vs-rest splits); f the signal.
+pred_data <- function(n, seed) {
+  set.seed(seed)
+  lev <- paste0("L", 1:40)
+  x <- data.frame(a = rnorm(n), b = runif(n), c = rexp(n), i = sample(-3:3, n, TRUE),
+                  f = factor(sample(lev, n, TRUE), levels = lev), g = factor(sample(c("u", "v", "w"), n, TRUE)))
+  x$a[sample.int(n, n %/% 10)] <- NA
+  x$i[sample.int(n, n %/% 20)] <- NA
+  x$f[sample.int(n, n %/% 20)] <- NA
+  eff <- rnorm(40)
+  f <- sin(2 * ifelse(is.na(x$a), 1, x$a)) + 2 * (x$b > 0.5) + 0.3 * x$c + 0.2 * ifelse(is.na(x$i), 2, x$i) +
+    ifelse(is.na(x$f), -1, eff[as.integer(x$f)]) + (x$g == "v")
+  list(x = x, f = f)
+}
+# The rows with what training never saw: infinities, NaN, a level unseen in
+# training (missing to the model).
+pred_newdata <- function(x) {
+  x$a[1:3] <- c(Inf, -Inf, NaN)
+  x$c[4] <- -Inf
+  x$f <- factor(as.character(x$f), levels = c(levels(x$f), "unseen"))
+  x$f[5:8] <- "unseen"
+  x
+}
+
+test_that("GPU predictions equal the CPU's for every objective, with NAs, infinities, factors and unseen levels", {
+  skip_without_gpu()
+  n <- 3000L
+  d <- pred_data(n, 51)
+  f <- d$f
+  set.seed(52)
+  cls3 <- factor(cut(f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi")))
+  pr <- sigmoid(f - mean(f))
+  mu <- exp(0.3 * (f - mean(f)))
+  reg <- f + rnorm(n, sd = 0.3)
+  cases <- list(
+    regression = list(y = reg),
+    huber = list(y = reg, objective = "huber"),
+    fair = list(y = reg, objective = "fair"),
+    l1 = list(y = reg, objective = "l1"),
+    quantile = list(y = reg, objective = "quantile", quantile_alpha = 0.8),
+    mape = list(y = reg + 10, objective = "mape"),
+    poisson = list(y = rpois(n, mu), objective = "poisson"),
+    gamma = list(y = rgamma(n, shape = 2, rate = 2 / mu), objective = "gamma"),
+    tweedie = list(y = rpois(n, mu) * runif(n, 0.5, 1.5), objective = "tweedie"),
+    binary = list(y = factor(ifelse(runif(n) < pr, "yes", "no"))),
+    cross_entropy = list(y = pr, objective = "cross_entropy"),
+    multiclass = list(y = cls3),
+    multiclassova = list(y = cls3, objective = "multiclassova"),
+    custom = list(y = reg, objective = function(preds, labels) list(grad = preds - labels, hess = rep(1, length(preds))))
+  )
+  newx <- pred_newdata(d$x)
+  for (nm in names(cases)) {
+    fit <- do.call(hb_quiet, c(list(d$x, nrounds = 15L, num_leaves = 15L, min_data_in_leaf = 10L, seed = 1),
+                               cases[[nm]]))
+    expect_gpu_predicts_as_cpu(fit, newx, nm,
+                               c("raw", "response", "leaf", if (fit$task %in% c("binary", "multiclass")) "class"))
+  }
+  # the response is the link of the raw score, on the GPU too
+  fit <- hb_quiet(d$x, cases$poisson$y, objective = "poisson", nrounds = 10L, seed = 1)
+  expect_equal(predict(fit, newx, device = "cuda"), exp(predict(fit, newx, type = "raw", device = "cuda")),
+               tolerance = 1e-12)
+})
+
+test_that("GPU predictions equal the CPU's for LambdaRank and Cox models", {
+  skip_without_gpu()
+  d <- pred_data(2000L, 53)
+  grade <- findInterval(d$f, stats::quantile(d$f, c(0.5, 0.8, 0.95)))
+  set.seed(54)
+  qs <- sort(sample.int(100, 2000, TRUE))
+  rank <- hb_quiet(d$x, grade, group = qs, objective = "lambdarank", nrounds = 12L, num_leaves = 15L, seed = 1)
+  expect_gpu_predicts_as_cpu(rank, pred_newdata(d$x), "lambdarank")
+  skip_if_not_installed("survival")
+  time <- rexp(2000, exp(0.5 * d$f))
+  cox <- hb_quiet(d$x, survival::Surv(time, rbinom(2000, 1, 0.8)), objective = "cox", nrounds = 10L, seed = 1)
+  expect_gpu_predicts_as_cpu(cox, pred_newdata(d$x), "cox")
+})
+
+test_that("GPU predictions of forests, DART models, offsets and iteration windows equal the CPU's", {
+  skip_without_gpu()
+  n <- 2500L
+  d <- pred_data(n, 55)
+  set.seed(56)
+  cls3 <- factor(cut(d$f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi")))
+  reg <- d$f + rnorm(n, sd = 0.3)
+  newx <- pred_newdata(d$x)
+  for (y in list(reg, cls3)) {
+    K <- if (is.factor(y)) 3L else 1L
+    off <- if (K == 1L) runif(n) else matrix(runif(3 * n), n, 3)
+    label <- if (K == 1L) "regression" else "multiclass"
+    rf <- hb_quiet(d$x, y, boosting = "rf", bagging_fraction = 0.7, bagging_freq = 1L, feature_fraction = 0.8,
+                   nrounds = 12L, num_leaves = 15L, seed = 2)
+    expect_gpu_predicts_as_cpu(rf, newx, paste(label, "forest"))
+    expect_gpu_predicts_as_cpu(rf, newx, paste(label, "forest, 5 trees"), iteration = 5L)
+    expect_gpu_predicts_as_cpu(rf, newx, paste(label, "forest with offsets"), c("raw", "response"), init_score = off)
+    dart <- hb_quiet(d$x, y, boosting = "dart", drop_rate = 0.3, nrounds = 12L, num_leaves = 15L, seed = 3)
+    expect_gpu_predicts_as_cpu(dart, newx, paste(label, "dart"))
+    gb <- hb_quiet(d$x, y, nrounds = 20L, num_leaves = 31L, seed = 4)
+    for (it in c(1L, 7L, 20L)) expect_gpu_predicts_as_cpu(gb, newx, paste(label, "iteration", it), iteration = it)
+    expect_gpu_predicts_as_cpu(gb, newx, paste(label, "offsets"), c("raw", "response"), init_score = off)
+    # a window of iterations [s, s + m) (the engine's start_iter): its leaves
+    # are those columns of all the leaves; its raw scores the CPU's
+    spec <- histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
+                                                      levels = gb$feature_levels), "newdata")$spec
+    window <- function(s, m, code, device) {
+      .Call(histboost:::C_hb_model_predict, histboost:::.hb_model_ptr(gb), spec, s, m, code, 2L, NULL, device)
+    }
+    all_leaves <- predict(gb, newx, type = "leaf", device = "cpu")
+    for (w in list(c(3L, 5L), c(10L, 10L), c(19L, 1L))) {
+      lab <- paste(label, "window", w[1], "+", w[2])
+      expect_identical(window(w[1], w[2], 2L, 1L), all_leaves[, (w[1] * K + 1L):((w[1] + w[2]) * K), drop = FALSE], label = lab)
+      expect_equal(window(w[1], w[2], 0L, 1L), window(w[1], w[2], 0L, 0L), tolerance = 1e-6, label = lab)
+    }
+  }
+})
+
+test_that("GPU predictions on sparse dgCMatrix rows (explicit NaN, one-hot columns) equal the CPU's", {
+  skip_without_gpu()
+  set.seed(57)
+  n <- 3000L
+  S <- Matrix::rsparsematrix(n, 40, density = 0.2)
+  colnames(S) <- paste0("s", 1:40)
+  y <- as.numeric(S[, 1] - 2 * S[, 2] + (S[, 3] > 0)) + rnorm(n, sd = 0.2)
+  fit <- hb_quiet(S, y, nrounds = 15L, num_leaves = 15L, seed = 1)
+  S2 <- S
+  S2@x[seq(1, length(S2@x), by = 37)] <- NaN  # stored NaN is missing; absent entries are 0
+  expect_gpu_predicts_as_cpu(fit, S2, "sparse")
+  expect_gpu_predicts_as_cpu(fit, as.matrix(S2), "its dense copy")
+  expect_equal(predict(fit, S2, type = "raw", device = "cuda"), predict(fit, as.matrix(S2), type = "raw"),
+               tolerance = 1e-6)
+  # one-hot rows of 2,000 columns: a row holds one entry
+  g <- sample.int(2000, n, TRUE)
+  H <- Matrix::sparseMatrix(i = seq_len(n), j = g, x = 1, dims = c(n, 2000), dimnames = list(NULL, paste0("h", 1:2000)))
+  fit_h <- hb_quiet(H, rnorm(2000)[g] + rnorm(n, sd = 0.1), nrounds = 10L, num_leaves = 31L, min_data_in_leaf = 2L,
+                    seed = 1)
+  expect_gpu_predicts_as_cpu(fit_h, H, "one-hot")
+})
+
+test_that("GPU predictions of many blocks of rows (dense and sparse, with offsets) equal the CPU's", {
+  skip_without_gpu()
+  # 1.3 million rows: the device takes them a block at a time through two
+  # slots (dense raw scores in two blocks, leaves of 30 trees in four,
+  # sparse rows in blocks cut by their entries)
+  n <- test_rows(1300000L)
+  set.seed(58)
+  X <- matrix(rnorm(n * 6), n, 6, dimnames = list(NULL, paste0("x", 1:6)))
+  X[sample.int(length(X), length(X) %/% 50)] <- NA
+  y <- ifelse(is.na(X[, 1]), 0, X[, 1]) - ifelse(is.na(X[, 2]), 1, X[, 2]^2) + rnorm(n, sd = 0.3)
+  fit <- hb_quiet(X[1:20000, ], y[1:20000], nrounds = 30L, num_leaves = 31L, seed = 1)
+  expect_gpu_predicts_as_cpu(fit, X, "dense", c("raw", "leaf"))
+  off <- runif(n)
+  expect_gpu_predicts_as_cpu(fit, X, "dense with offsets", "response", init_score = off)
+  S <- Matrix::rsparsematrix(n, 6, density = 0.5)
+  colnames(S) <- colnames(X)
+  expect_gpu_predicts_as_cpu(fit, S, "sparse", c("raw", "leaf"))
 })
