@@ -16,7 +16,8 @@
 # 4-bit quantized gradients (one packed atomic per feature and row) beside
 # it; the training time with quantized = TRUE (4 bits); and histboost on the CPU
 # (all cores unless --cpu-threads) for --cpu-rounds rounds, with the GPU
-# model's AUC at the same iteration. Results go to DIR (default
+# model's AUC at the same iteration; prediction of the test rows on the GPU
+# and on the CPU (all cores), and of the training rows on the GPU. Results go to DIR (default
 # inst/bench/results) as gpu-<date>.md and .csv.
 
 suppressPackageStartupMessages(library(histboost))
@@ -61,6 +62,14 @@ for (mb in max_bins) {
   invisible(do.call(histboost, modifyList(common, list(nrounds = 2L, device = "cuda"))))  # warm-up
   t_gpu <- secs(fit <- do.call(histboost, c(common, device = "cuda")))
   auc_gpu <- auc(ytest, predict(fit, te$x))
+  # prediction of the test rows: the GPU (after a warm-up; the median of 3)
+  # beside the CPU's threads, and the largest difference between them; then
+  # the GPU on all the training rows
+  invisible(predict(fit, te$x[1:1000, ], device = "cuda"))
+  t_pred_gpu <- stats::median(vapply(1:3, function(k) secs(p_gpu <- predict(fit, te$x, device = "cuda")), 0))
+  t_pred_cpu <- secs(p_cpu <- predict(fit, te$x, nthreads = cpu_threads))
+  pred_diff <- max(abs(p_gpu - p_cpu))
+  t_pred_gpu_train <- secs(invisible(predict(fit, tr$x, type = "raw", device = "cuda")))
   # the kernel's share and bytes, from a profiled run
   options(histboost.gpu_profile = TRUE)
   pfit <- do.call(histboost, modifyList(common, list(nrounds = opt$profile_rounds, device = "cuda")))
@@ -88,7 +97,9 @@ for (mb in max_bins) {
     auc_gpu_same <- auc(ytest, predict(fit, te$x, iteration = opt$cpu_rounds))
   }
   r <- data.frame(max_bin = mb, rows = ds$nrow, rounds = opt$rounds, bin_s = t_bin, gpu_train_s = t_gpu,
-                  gpu_auc = auc_gpu, prof_rounds = prof$rounds, prof_round_ms = prof$round_ms / prof$rounds,
+                  gpu_auc = auc_gpu, gpu_predict_s = t_pred_gpu, cpu_predict_s = t_pred_cpu,
+                  predict_speedup = t_pred_cpu / t_pred_gpu, predict_max_diff = pred_diff,
+                  gpu_predict_train_s = t_pred_gpu_train, prof_rounds = prof$rounds, prof_round_ms = prof$round_ms / prof$rounds,
                   prof_hist_share = prof$hist_ms / prof$round_ms,
                   prof_partition_share = prof$partition_ms / prof$round_ms,
                   prof_split_share = prof$split_ms / prof$round_ms,
@@ -133,6 +144,15 @@ for (k in seq_len(nrow(res))) {
                         f(r$root_hist_q_ms), r$root_q_speedup, f(r$gpu_train_s), f(r$gpu_train_q_s),
                         r$train_q_speedup, f(r$gpu_auc, 4), f(r$gpu_auc_q, 4)))
 }
-md <- c(md, mdq, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
+mdp <- c("", sprintf("Prediction (response) of the %s test rows with the %d-round model: the GPU (median of 3, after a warm-up, the copies and the host's preparation of the rows included) beside the CPU's %d threads; and the GPU's raw scores of all %s training rows.",
+                     format(opt$test_rows, big.mark = ","), opt$rounds, cpu_threads, format(opt$rows, big.mark = ",")), "",
+         "| max_bin | GPU predict s | CPU predict s | speedup | largest difference | GPU predict s, training rows |",
+         "|---|---|---|---|---|---|")
+for (k in seq_len(nrow(res))) {
+  r <- res[k, ]
+  mdp <- c(mdp, sprintf("| %d | %s | %s | %.1fx | %.1e | %s |", r$max_bin, f(r$gpu_predict_s), f(r$cpu_predict_s),
+                        r$predict_speedup, r$predict_max_diff, f(r$gpu_predict_train_s)))
+}
+md <- c(md, mdq, mdp, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
 writeLines(md, file.path(out, sprintf("gpu-%s.md", stamp)))
 cat(md, sep = "\n")

@@ -978,7 +978,8 @@ test_that("GPU predictions of forests, DART models, offsets and iteration window
     all_leaves <- predict(gb, newx, type = "leaf", device = "cpu")
     for (w in list(c(3L, 5L), c(10L, 10L), c(19L, 1L))) {
       lab <- paste(label, "window", w[1], "+", w[2])
-      expect_identical(window(w[1], w[2], 2L, 1L), all_leaves[, (w[1] * K + 1L):((w[1] + w[2]) * K), drop = FALSE], label = lab)
+      cols <- (w[1] * K + 1L):((w[1] + w[2]) * K)
+      expect_identical(window(w[1], w[2], 2L, 1L), all_leaves[, cols, drop = FALSE], label = lab)
       expect_equal(window(w[1], w[2], 0L, 1L), window(w[1], w[2], 0L, 0L), tolerance = 1e-6, label = lab)
     }
   }
