@@ -279,6 +279,10 @@ extern "C" int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int
         PHALLOC(P->h_raw[s], B * K);
       }
     }
+    // The trees went up with cudaMemcpy from pageable memory on the legacy
+    // default stream, which may return before the DMA has landed; the slots'
+    // streams are non-blocking, so nothing orders their kernels after it.
+    PTRY(cudaDeviceSynchronize(), "copying the trees to the GPU");
   }
   *out = P;
   return HB_OK;
