@@ -31,8 +31,8 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
  * the GPU, cuda.h). On the GPU, RAW, RESPONSE and LEAF only (CONTRIB and
  * INTERACTION are HB_ERR_INPUT): the same values as the CPU's bit for bit
  * (each row sums its trees in the same order from the same start; the link
- * is the CPU's, on the host), dense or sparse input (sparse rows are
- * densified a block at a time on the host). Rows go through the device in
+ * is the CPU's, on the host), dense or sparse input (sparse rows go up as
+ * CSR, never densified). Rows go through the device in
  * blocks, interrupts checked between them. A device failure (out of its
  * memory: HB_ERR_NOMEM, else HB_ERR_INTERNAL; no GPU or a build without
  * CUDA: HB_ERR_INPUT) leaves out partly written. */
