@@ -66,7 +66,10 @@ for (mb in max_bins) {
   # beside the CPU's threads, and the largest difference between them; then
   # the GPU on all the training rows
   invisible(predict(fit, te$x[1:1000, ], device = "cuda"))
-  t_pred_gpu <- stats::median(vapply(1:3, function(k) secs(p_gpu <- predict(fit, te$x, device = "cuda")), 0))
+  # (a plain loop: p_gpu assigned inside a vapply() closure would stay local to it)
+  t_pred <- numeric(3)
+  for (k in 1:3) t_pred[k] <- secs(p_gpu <- predict(fit, te$x, device = "cuda"))
+  t_pred_gpu <- stats::median(t_pred)
   t_pred_cpu <- secs(p_cpu <- predict(fit, te$x, nthreads = cpu_threads))
   pred_diff <- max(abs(p_gpu - p_cpu))
   t_pred_gpu_train <- secs(invisible(predict(fit, tr$x, type = "raw", device = "cuda")))
