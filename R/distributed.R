@@ -65,16 +65,28 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 
 # Run `expr` on every process; an error on any ends every process's call
 # with an error (the failing process's own, the others' naming it), so no
-# process waits alone in a collective operation.
-.hb_dist_try <- function(expr) {
+# process waits alone in a collective operation. The value: this process's,
+# or with `all` = TRUE every process's, in rank order (a list), gathered in
+# the same step.
+.hb_dist_try <- function(expr, all = FALSE) {
   res <- tryCatch(list(ok = TRUE, value = expr), error = function(e) list(ok = FALSE, error = e))
-  st <- .hb_mpi_allgather(if (res$ok) "" else conditionMessage(res$error))
+  msg <- if (res$ok) "" else conditionMessage(res$error)
+  got <- .hb_mpi_allgather(if (all) list(msg = msg, value = if (res$ok) res$value) else msg)
+  st <- if (all) lapply(got, `[[`, "msg") else got
   bad <- which(nzchar(unlist(st)))
   if (length(bad)) {
     if (!res$ok) stop(res$error)
     .hb_abort("process ", bad[1L] - 1L, " (MPI rank ", bad[1L] - 1L, ") failed: ", st[[bad[1L]]])
   }
-  res$value
+  if (all) lapply(got, `[[`, "value") else res$value
+}
+
+# Every process's rows of a vector or matrix `v` (a matrix's rows bound in
+# rank order, a vector's values concatenated): the rows of the concatenated
+# shards, on every process.
+.hb_mpi_gather_rows <- function(v) {
+  parts <- .hb_mpi_allgather(v)
+  if (is.matrix(v)) do.call(rbind, parts) else unlist(parts, use.names = FALSE)
 }
 
 # The shards of one distributed data set made to agree: column names and
@@ -218,7 +230,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 
 # What histboost(distributed = "mpi") does not do yet: refused on every
 # process alike (the arguments are the same everywhere), before any data moves.
-.hb_dist_refuse <- function(a, device, custom, objective, imbalance) {
+.hb_dist_refuse <- function(a, device, objective) {
   no <- function(what, hint = "") {
     .hb_abort("`distributed` = \"mpi\" does not support ", what, " yet", hint, ".")
   }
@@ -226,22 +238,9 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
-  if (!is.null(custom)) no("a custom `objective` function")
   if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
   # leaf quantiles (l1, quantile, mape), risk sets across shards (cox): not reduced yet
   if (objective %in% c("l1", "quantile", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
-  # the newer boosting options have no tests against one process yet
-  if (identical(a$boosting, "dart")) no("`boosting` = \"dart\"")
-  newer <- c(extra_trees = isTRUE(a$extra_trees), interaction_constraints = !is.null(a$interaction_constraints),
-             feature_fraction_bynode = isTRUE((a$feature_fraction_bynode %||% 1) < 1),
-             path_smooth = isTRUE((a$path_smooth %||% 0) > 0), max_delta_step = isTRUE((a$max_delta_step %||% 0) > 0))
-  if (any(newer)) no(.hb_and(names(newer)[newer]))
-  if (!is.null(a$init_model)) no("`init_model`")
-  if (isTRUE(imbalance$is_unbalance) || !is.null(imbalance$class_weights)) {
-    no("`is_unbalance` or `class_weights`", "; give `weights` (or `scale_pos_weight`)")
-  }
-  if (any(vapply(as.list(a$eval_metric), is.function, NA))) no("metric functions in `eval_metric`")
-  if (length(a$callbacks)) no("`callbacks`")
   if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",

@@ -118,7 +118,6 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
     const char *no = learner->no_distributed ? learner->no_distributed
                      : HB_OBJ_RENEWS(cfg->objective) ? "the l1 and quantile objectives (leaf quantiles)"
-                     : cfg->objective == HB_OBJ_CUSTOM ? "a custom objective"
                      : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
                      : NULL;
     if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
