@@ -42,6 +42,7 @@
 # on any (they see the same model and log, but a callback may look at its
 # process's own state), and one failing fails them all.
 .hb_callbacks_stop <- function(callbacks, tr, iteration, log, iter, log_names, shift) {
-  if (!identical(tr$distributed, "mpi")) return(.hb_run_callbacks(callbacks, tr, iteration, log, iter, log_names, shift))
-  any(unlist(.hb_dist_try(.hb_run_callbacks(callbacks, tr, iteration, log, iter, log_names, shift), all = TRUE)))
+  run <- function() .hb_run_callbacks(callbacks, tr, iteration, log, iter, log_names, shift)
+  if (!identical(tr$distributed, "mpi")) return(run())
+  any(unlist(.hb_dist_try(run(), all = TRUE)))
 }

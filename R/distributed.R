@@ -239,8 +239,8 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
   if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
-  # leaf quantiles (l1, quantile, mape), risk sets across shards (cox): not reduced yet
-  if (objective %in% c("l1", "quantile", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
+  # the risk sets of cox span the shards: not reduced yet
+  if (objective == "cox") no("`objective` = \"cox\"")
   if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",

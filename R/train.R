@@ -517,10 +517,15 @@ histboost <- function(x, ...) {
 #'   process to hold whole queries (every row of each of its queries; a query
 #'   id found on two processes is an error naming `group`): its gradients are
 #'   per query, its ndcg and map summed over the queries of every process.
-#'   GOSS picks its top rows by the exact threshold over all processes. Not
-#'   yet with `device = "cuda"`, the l1 and quantile objectives, custom
-#'   objectives or metrics,
-#'   `init_model`, callbacks, `is_unbalance`/`class_weights` or
+#'   GOSS picks its top rows by the exact threshold over all processes; l1,
+#'   quantile and mape refit leaves to the exact quantiles over all
+#'   processes (weighted ones from the leaf's residuals gathered).
+#'   `is_unbalance` and `class_weights` count the classes of all processes;
+#'   `init_model` scores each process's rows. A custom `objective` function
+#'   gets its process's scores and labels; a metric function in
+#'   `eval_metric` gets every process's validation rows in rank order (all
+#'   log one value); callbacks run on every process and one asking to stop
+#'   on any stops all. Not yet with `device = "cuda"`, the cox objective or
 #'   `max_conflict_rate > 0` (each a classed error). Run it with
 #'   [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without

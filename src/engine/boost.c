@@ -117,7 +117,6 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
     const char *no = learner->no_distributed ? learner->no_distributed
-                     : HB_OBJ_RENEWS(cfg->objective) ? "the l1 and quantile objectives (leaf quantiles)"
                      : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
                      : NULL;
     if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
@@ -357,7 +356,7 @@ int hb_booster_tree_finite(const hb_tree_t *t) {
   return 1;
 }
 
-static const int *leaf_rows(const hb_leaf_rows_t *lr, int l, int *count) {
+const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count) {
   if (lr->ws) return hb_grow_leaf_rows(lr->ws, l, count);
   *count = lr->count[l];
   return lr->idx + lr->begin[l];
@@ -370,6 +369,7 @@ static const int *leaf_rows(const hb_leaf_rows_t *lr, int l, int *count) {
  * own buffer; a leaf's value depends only on its rows. */
 int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t, const double *score,
                             double rate) {
+  if (b->dist) return hb_booster_renew_leaves_dist(b, lr, t, score, rate);  /* renew_dist.c */
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
   const double a = cfg->objective == HB_OBJ_QUANTILE ? cfg->quantile_alpha : 0.5;
@@ -378,7 +378,7 @@ int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_
   int most = 0, nth = hb_threads_use(cfg->nthreads);
   for (int l = 0; l < L; l++) {
     int cnt;
-    leaf_rows(lr, l, &cnt);
+    hb_leaf_rows_of(lr, l, &cnt);
     if (cnt > most) most = cnt;
   }
   if (nth > L) nth = L;
@@ -389,7 +389,7 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
   for (int l = 0; l < L; l++) {
     hb_objective_vw_t *p = buf + (size_t)hb_threads_id() * (size_t)most;
     int cnt;
-    const int *rows = leaf_rows(lr, l, &cnt);
+    const int *rows = hb_leaf_rows_of(lr, l, &cnt);
     for (int i = 0; i < cnt; i++) {
       p[i].v = d->label[rows[i]] - score[rows[i]];
       p[i].w = (d->weight ? d->weight[rows[i]] : 1.0) * (mape ? hb_objective_mape_weight(d->label[rows[i]]) : 1.0);

@@ -132,6 +132,12 @@ typedef struct {
  * the quantile of their rows' residuals at `score`. */
 int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t, const double *score,
                             double rate);
+/* The same over the shards of a data-parallel training (b->dist set;
+ * renew_dist.c): every process gets the one-process leaf values. */
+int hb_booster_renew_leaves_dist(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t,
+                                 const double *score, double rate);
+/* Leaf l's rows (their count in *count). */
+const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count);
 
 /* DART around a round of a learner that keeps the scores on the host:
  * begin drops this round's trees from the training scores and gives the

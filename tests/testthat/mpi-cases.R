@@ -55,7 +55,9 @@ mpi_case <- function(case) {
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
-    custom = , continue = , smooth = eta + rnorm(n, sd = 0.3),
+    custom = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
+    l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
+    mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
     multiclass = , class_weights = , metric_fun = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
                      labels = c("lo", "mid", "hi")),
     stop("unknown case ", case))
@@ -91,7 +93,8 @@ mpi_case <- function(case) {
   }
   # the options of one process checked on several, each case quantized so
   # that the model must be byte for byte the one-process model
-  if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "callback", "dart")) {
+  if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "callback", "dart", "l1",
+                  "quantile", "mape")) {
     args$quantized <- TRUE
   }
   if (case == "unbalanced") args$is_unbalance <- TRUE  # weights from the positive and negative counts of all rows
@@ -138,6 +141,15 @@ mpi_case <- function(case) {
                          bagging_freq = 1L))
     args$nrounds <- 12L
   }
+  # leaves refit to quantiles of their residuals: unweighted (l1; each
+  # leaf's exact order statistics over the processes), weighted (quantile,
+  # with bagging) and MAPE's weights
+  if (case == "l1") args$objective <- "l1"
+  if (case == "quantile") {
+    args <- c(args, list(objective = "quantile", quantile_alpha = 0.3, bagging_fraction = 0.8, bagging_freq = 1L))
+    w <- runif(n, 0.5, 2)
+  }
+  if (case == "mape") args$objective <- "mape"
   if (case == "extra") args <- c(args, list(extra_trees = TRUE, feature_fraction_bynode = 0.6))
   if (case == "smooth") {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
