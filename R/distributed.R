@@ -103,7 +103,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
                ordered = if (is.data.frame(x)) vapply(x, is.ordered, NA) else NULL,
                levels = if (is.data.frame(x)) lapply(x, function(col) if (is.factor(col)) levels(col)) else NULL,
                ykind = if (is.null(y)) "none" else if (is.factor(y)) "factor" else if (is.logical(y)) "logical"
-                       else "other",
+                       else if (inherits(y, "Surv")) "survival" else "other",
                ylevels = if (is.factor(y)) levels(y),
                ycounts = if (is.factor(y)) tabulate(as.integer(y), nlevels(y)))
   all <- .hb_mpi_allgather(desc)
@@ -145,6 +145,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # labels; y's levels are already united (.hb_dist_align).
 .hb_label_dist <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
+  if (inherits(y, "Surv")) return(.hb_label(y, n, arg))  # row by row: nothing to agree on
   y <- .hb_vector_arg(y, n, arg)
   if (is.factor(y)) {
     codes <- as.integer(y)
@@ -230,7 +231,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 
 # What histboost(distributed = "mpi") does not do yet: refused on every
 # process alike (the arguments are the same everywhere), before any data moves.
-.hb_dist_refuse <- function(a, device, objective) {
+.hb_dist_refuse <- function(a, device) {
   no <- function(what, hint = "") {
     .hb_abort("`distributed` = \"mpi\" does not support ", what, " yet", hint, ".")
   }
@@ -238,9 +239,6 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
-  if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
-  # the risk sets of cox span the shards: not reduced yet
-  if (objective == "cox") no("`objective` = \"cox\"")
   if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",

@@ -525,7 +525,8 @@ histboost <- function(x, ...) {
 #'   gets its process's scores and labels; a metric function in
 #'   `eval_metric` gets every process's validation rows in rank order (all
 #'   log one value); callbacks run on every process and one asking to stop
-#'   on any stops all. Not yet with `device = "cuda"`, the cox objective or
+#'   on any stops all. Cox gathers every process's survival times (once) and
+#'   scores (each round). Not yet with `device = "cuda"` or
 #'   `max_conflict_rate > 0` (each a classed error). Run it with
 #'   [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
@@ -776,7 +777,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_abort("`x` is an hb_dataset made with `distributed` = \"mpi\"; train it with distributed = \"mpi\" too.")
   }
   if (distributed == "mpi") {
-    .hb_dist_refuse(a, device, objective)
+    .hb_dist_refuse(a, device)
     device <- "cpu"
   }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the

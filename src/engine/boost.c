@@ -41,6 +41,8 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->dart.w);
   hb_free(b->dart.drop);
   hb_free(b->cox_order);
+  hb_free(b->cox_label);
+  hb_free(b->cox_weight);
   hb_free(b);
 }
 
@@ -166,7 +168,9 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
       hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
     goto nomem;
   start_scores(train, m->init_score, b->K, b->score);
-  if (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(b->n, train->label, &b->cox_order) != HB_OK)
+  if (cfg->objective == HB_OBJ_COX && dist) {  /* risk sets over every shard (cox_dist.c) */
+    if ((st = hb_booster_cox_setup_dist(b)) != HB_OK) { hb_booster_free(b); return st; }
+  } else if (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(b->n, train->label, &b->cox_order) != HB_OK)
     goto nomem;
   if (cfg->rf) {
     if (!(b->base = hb_malloc(sizeof(double) * nk))) goto nomem;

@@ -56,6 +56,7 @@ mpi_case <- function(case) {
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
     custom = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
+    cox = survival::Surv(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
     l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
     mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
     multiclass = , class_weights = , metric_fun = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
@@ -94,7 +95,7 @@ mpi_case <- function(case) {
   # the options of one process checked on several, each case quantized so
   # that the model must be byte for byte the one-process model
   if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "callback", "dart", "l1",
-                  "quantile", "mape")) {
+                  "quantile", "mape", "cox")) {
     args$quantized <- TRUE
   }
   if (case == "unbalanced") args$is_unbalance <- TRUE  # weights from the positive and negative counts of all rows
