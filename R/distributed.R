@@ -239,7 +239,12 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
-  if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
+  # bundles that drop conflicting rows must be chosen from every shard's rows
+  # (each shard stores a column sparse or dense by its own rows): not yet
+  if (isTRUE((a$max_conflict_rate %||% 0) > 0)) {
+    no("`max_conflict_rate` > 0", paste0("; leave it 0 (bundles only of features that never share a row, ",
+                                         "which lose nothing)"))
+  }
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",
               "hb_dataset(..., distributed = \"mpi\") on every process.")
