@@ -628,7 +628,9 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     y <- al$y
     local <- .hb_dist_try({
       feat <- .hb_features(x, arg, ordered = ordered)
-      if (!is.null(y)) {
+      if (inherits(y, "Surv")) {
+        .hb_surv_label(y, feat$nrow, yarg)  # its checks; coded again by .hb_label_dist
+      } else if (!is.null(y)) {
         y <- .hb_vector_arg(y, feat$nrow, yarg)
         if (is.factor(y) || is.logical(y)) .hb_check_finite(as.integer(y), yarg, "missing values")
         else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)
