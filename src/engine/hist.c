@@ -374,6 +374,20 @@ void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
   rb->gh_src = gh;
 }
 
+void hb_rowblock_set_gh_rows(hb_rowblock_t *rb, const double *gh, int lo, int hi) {
+  if (!rb) return;
+  if (rb->goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bins + (size_t)r * (size_t)rb->stride + rb->goff, gh + 2 * (size_t)r, 2 * sizeof(double));
+  if (rb->bb_goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bb_rows + (size_t)r * (size_t)rb->bb_stride + rb->bb_goff, gh + 2 * (size_t)r, 2 * sizeof(double));
+}
+
+void hb_rowblock_set_gh_src(hb_rowblock_t *rb, const double *gh) {
+  if (rb && (rb->goff >= 0 || rb->bb_goff >= 0)) rb->gh_src = gh;
+}
+
 /* ------------------------------------------------------------ kernels */
 
 /* First k >= lo with a[k] >= key in the increasing array a[0..n). */
