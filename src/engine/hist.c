@@ -374,6 +374,20 @@ void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
   rb->gh_src = gh;
 }
 
+void hb_rowblock_set_gh_rows(hb_rowblock_t *rb, const double *gh, int lo, int hi) {
+  if (!rb) return;
+  if (rb->goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bins + (size_t)r * (size_t)rb->stride + rb->goff, gh + 2 * (size_t)r, 2 * sizeof(double));
+  if (rb->bb_goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bb_rows + (size_t)r * (size_t)rb->bb_stride + rb->bb_goff, gh + 2 * (size_t)r, 2 * sizeof(double));
+}
+
+void hb_rowblock_set_gh_src(hb_rowblock_t *rb, const double *gh) {
+  if (rb && (rb->goff >= 0 || rb->bb_goff >= 0)) rb->gh_src = gh;
+}
+
 /* ------------------------------------------------------------ kernels */
 
 /* First k >= lo with a[k] >= key in the increasing array a[0..n). */
@@ -1061,12 +1075,21 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
     return;
   }
+  /* Barriers: one after the row-wise items when something reads their
+   * sums (the parts' additions, the sparse and bundle finishes), and the
+   * region's end; the column-wise features need none of them. */
+  const int after = nhalf > 1 || finish || nbundle > 0;
 HB_OMP(parallel num_threads(nth))
   {
 HB_OMP(for schedule(static) nowait)
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
-HB_OMP(for schedule(static))
-    for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
+    if (nper * shalf > 0) {
+HB_OMP(for schedule(static) nowait)
+      for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
+    }
+    if (after) {
+HB_OMP(barrier)
+    }
     if (nhalf > 1) {
 HB_OMP(for schedule(static) nowait)
       for (int c = 0; c < rb->ncol; c++) add_parts(d, rb, active, c, nhalf, hist);
@@ -1079,10 +1102,12 @@ HB_OMP(for schedule(static) nowait)
 HB_OMP(for schedule(static) nowait)
       for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
     }
-HB_OMP(for schedule(dynamic, 1))
-    for (int f = 0; f < d->nfeat; f++)
-      if (column_wise(rb, f) && (!active || active[f]))
-        run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
+    if (n_col > 0) {
+HB_OMP(for schedule(dynamic, 1) nowait)
+      for (int f = 0; f < d->nfeat; f++)
+        if (column_wise(rb, f) && (!active || active[f]))
+          run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
+    }
   }
 #undef RUN_SPARSE
 #undef RUN_ITEM

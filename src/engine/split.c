@@ -16,6 +16,7 @@
  * Under monotone constraints (split.h: hb_split_con_t) a constrained
  * feature or a bounded leaf takes the bounded gain of split_rules.h in
  * place of the batched one; the candidates and their order are the same. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, 
     const __m128d vg = _mm_set1_pd(g), vh = _mm_set1_pd(h), vl2 = _mm_set1_pd(l2), vpar = _mm_set1_pd(parent_gain),
                   vmg = _mm_set1_pd(min_gain), vmh = _mm_set1_pd(mh), zero = _mm_setzero_pd(),
                   none = _mm_set1_pd(-1.0);
+    const __m128i vmd1 = _mm_set1_epi32(md > INT_MIN ? md - 1 : INT_MIN), vnn = _mm_set1_epi32(n);
     for (; i + 2 <= m; i += 2) {
       __m128d a = _mm_loadu_pd(gl + i), b = _mm_loadu_pd(hl + i);
       __m128d ar = _mm_sub_pd(vg, a), br = _mm_sub_pd(vh, b);
@@ -80,8 +82,12 @@ void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, 
       /* valid: both sides with min_data rows and not less than min hessian, gain > min_gain */
       __m128d ok = _mm_and_pd(_mm_cmpnlt_pd(b, vmh), _mm_cmpnlt_pd(br, vmh));
       ok = _mm_and_pd(ok, _mm_cmpgt_pd(gain, vmg));
-      int n0 = nl[i] >= md && n - nl[i] >= md, n1 = nl[i + 1] >= md && n - nl[i + 1] >= md;
-      ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_set_epi64x(-(long long)n1, -(long long)n0)));
+      /* nl >= md and n - nl >= md for the two counts at once, as
+       * nl > md - 1 (counts are never negative, n - nl never overflows),
+       * each 32-bit mask widened to its pair's 64 bits */
+      __m128i vn = _mm_loadl_epi64((const __m128i *)(nl + i));
+      __m128i okn = _mm_and_si128(_mm_cmpgt_epi32(vn, vmd1), _mm_cmpgt_epi32(_mm_sub_epi32(vnn, vn), vmd1));
+      ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_unpacklo_epi32(okn, okn)));
       _mm_storeu_pd(out + i, _mm_or_pd(_mm_and_pd(ok, gain), _mm_andnot_pd(ok, none)));
     }
   }
