@@ -808,20 +808,10 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
   const int total = n_act + extra;
   int lo = (int)((long long)t * total / ntile), hi = (int)((long long)(t + 1) * total / ntile);
   if (t == ntile - 1 || hi > n_act) hi = n_act;
-  int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+  int col[HB_HIST_TILE], nb[HB_HIST_TILE], off[HB_HIST_TILE];
   hb_histbin_t *hp[HB_HIST_TILE];
-  int nc = 0;
-  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
-    int f = rb->feat[c];
-    if (active && !active[f]) continue;
-    if (rank >= lo) {
-      col[nc] = c;
-      hp[nc] = hist + d->hist_offset[f];
-      nb[nc] = d->mappers[f].num_bin;
-      nc++;
-    }
-    rank++;
-  }
+  const int nc = hb_tile_columns(d, rb, active, lo, hi, col, nb, off);
+  for (int k = 0; k < nc; k++) hp[k] = hist + off[k];
   if (nc > 0)
     build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()),
                t == ntile - 1 ? tw : NULL);

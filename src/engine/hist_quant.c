@@ -109,23 +109,14 @@ static void tile_rows(const qblock_t *rb, const int *rows, int i0, int i1, const
 }
 
 /* The columns of tile t of ntile over the row block's n_act active ones
- * (as hist.c): col[], their features' bin counts nb[] and histograms hp[];
+ * (hist.c's tiles): col[], their features' bin counts nb[] and histograms hp[];
  * returns how many. */
 static int tile_cols(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int t, int ntile,
                      int n_act, hb_qbin_t *hist, int *col, int *nb, hb_qbin_t **hp) {
-  int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
-  int nc = 0;
-  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
-    int f = rb->feat[c];
-    if (active && !active[f]) continue;
-    if (rank >= lo) {
-      col[nc] = c;
-      nb[nc] = d->mappers[f].num_bin;
-      hp[nc] = hist + d->hist_offset[f];
-      nc++;
-    }
-    rank++;
-  }
+  int off[HB_HIST_TILE];
+  const int nc = hb_tile_columns(d, rb, active, (int)((long long)t * n_act / ntile),
+                                 (int)((long long)(t + 1) * n_act / ntile), col, nb, off);  /* hist_walk.h */
+  for (int k = 0; k < nc; k++) hp[k] = hist + off[k];
   return nc;
 }
 

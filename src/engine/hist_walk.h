@@ -2,7 +2,7 @@
  * kernels (hist.c, double sums) and the quantized ones (hist_quant.c,
  * integer sums) share, written once: which rows of a column store fall in
  * the leaf, the unrolled update of a tile's accumulators for one row, a
- * sparse feature's default bin from the leaf's totals. Each is a macro whose
+ * sparse feature's default bin from the leaf's totals, a tile's columns. Each is a macro whose
  * argument ADD (or the pair's type) is where the two differ: a double pair
  * added in row order, or a packed integer added into 16-bit halves and
  * flushed every rows16 rows. Expanded in place, so each kernel's loop is
@@ -11,6 +11,7 @@
 #ifndef HB_HIST_WALK_H
 #define HB_HIST_WALK_H
 #include "dataset.h"
+#include "hist.h"
 
 /* First k >= lo with a[k] >= key in the increasing array a[0..n). */
 static inline int hb_lower_bound(const int *a, int lo, int n, int key) {
@@ -20,6 +21,27 @@ static inline int hb_lower_bound(const int *a, int lo, int n, int key) {
     if (a[mid] < key) lo = mid + 1; else hi = mid;
   }
   return lo;
+}
+
+/* The row block's columns whose features are active (active NULL: all)
+ * with active rank in [lo, hi): the columns col[], their features' bin
+ * counts nb[] and histogram offsets off[]; returns how many (a tile's
+ * columns in both kernels). */
+static inline int hb_tile_columns(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int lo,
+                                  int hi, int *col, int *nb, int *off) {
+  int nc = 0;
+  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
+    const int f = rb->feat[c];
+    if (active && !active[f]) continue;
+    if (rank >= lo) {
+      col[nc] = c;
+      nb[nc] = d->mappers[f].num_bin;
+      off[nc] = d->hist_offset[f];
+      nc++;
+    }
+    rank++;
+  }
+  return nc;
 }
 
 /* ADD(bin, r) for each row r of rows[0..nrows) (increasing; NULL: rows
