@@ -133,7 +133,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
     /* per leaf, then two per feature of scratch for the split search
-     * (subtract_and_scan_q); the refit reuses qlg as 2 max(L, nfeat) sums */
+     * (subtract_and_scan); the refit reuses qlg as 2 max(L, nfeat) sums */
     size_t nq = (size_t)L + 2 * (size_t)d->nfeat;
     if (nq < 2 * (size_t)(L > d->nfeat ? L : d->nfeat)) nq = 2 * (size_t)(L > d->nfeat ? L : d->nfeat);
     ws->qlg = hb_malloc(sizeof(int64_t) * nq);
@@ -671,6 +671,38 @@ HB_OMP(for schedule(static))
   return HB_OK;
 }
 
+/* One child's scan context: full precision (double sums; max_delta_step,
+ * path_smooth and extra_trees set up by leaf_ctx) or quantized (integer
+ * sums and the tree's scales, the GPU's search). */
+typedef struct {
+  hb_split_leaf_t c;
+  hb_qsplit_leaf_t q;
+} child_ctx_t;
+
+/* Leaf l's context (node uid) for the training's kind; returns whether the
+ * leaf may split at all. */
+static int child_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint64_t uid, child_ctx_t *cc) {
+  const hb_qtree_t *qt = ws->qt;
+  if (!qt) {
+    leaf_ctx(ws, cfg, l, uid, &cc->c);
+    return cc->c.splittable;
+  }
+  hb_qsplit_leaf_init(&cc->q, cfg, ws->qg[l], ws->qh[l], ws->gcount[l], qt->sg, qt->sh);
+  cc->q.con = leaf_con(ws, l);
+  return cc->q.splittable;
+}
+
+/* The bins of feature f (nb from offset off) of the larger child: the
+ * parent's hl less the smaller child's hs. The one place the two kinds
+ * differ here is the pair's type: double sums (rounded, as before) or
+ * integer sums (exact); both are 16 bytes, so the slots serve either. */
+#define SUBTRACT_BINS(T, hl, hs, off, nb)                                          \
+  do {                                                                            \
+    T *a_ = (T *)(void *)(hl) + (off);                                            \
+    const T *b_ = (const T *)(const void *)(hs) + (off);                          \
+    for (int k_ = 0; k_ < (nb); k_++) { a_[k_].g -= b_[k_].g; a_[k_].h -= b_[k_].h; } \
+  } while (0)
+
 /* After a split of a leaf into `small` (histogram built in slot ss) and
  * `large`: when large_slot >= 0 turn it (the parent's histogram) into the
  * larger child's by subtracting the smaller's, and find the best split of
@@ -680,20 +712,24 @@ HB_OMP(for schedule(static))
  * threads share 56 items of a 28-feature data set, not 28 (the larger
  * item waited for the smaller's scan before). Each feature's bests are
  * kept apart per child and merged in feature order afterwards, so the
- * winner is the sequential scan's whatever the thread count. */
+ * winner is the sequential scan's whatever the thread count.
+ * Quantized training (ws->qt) takes the same pass over integer histograms:
+ * exact subtraction and the GPU's integer search (split_quant.h), the
+ * winners' integer left sums going to qlg / qlh of their leaves. */
 static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                               const uint8_t *active, int small, int scan_small,
                               int large, int large_slot, int scan_large, int nthreads,
                               const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
-  hb_split_leaf_t cs, cb;
-  leaf_ctx(ws, cfg, small, us, &cs);
-  leaf_ctx(ws, cfg, large, ub, &cb);
-  scan_small = scan_small && cs.splittable;
-  scan_large = scan_large && large_slot >= 0 && cb.splittable;
+  const int q = ws->qt != NULL;
+  child_ctx_t cs, cb;
+  scan_small = child_ctx(ws, cfg, small, us, &cs) && scan_small;
+  scan_large = child_ctx(ws, cfg, large, ub, &cb) && scan_large && large_slot >= 0;
   hb_histbin_t *hs = ws->pool[ws->slot[small]];
   hb_histbin_t *hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
   int nf = d->nfeat;
   hb_split_t *ps = ws->per, *pb = ws->per + nf;
+  /* quantized: the per-feature winners' integer left sums, 2 per feature */
+  int64_t *lgs = q ? ws->qlg + ws->max_leaves : NULL, *lhs = q ? ws->qlh + ws->max_leaves : NULL;
   int nth = hb_threads_use(nthreads);
   if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
   (void)nth;
@@ -704,82 +740,39 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
     const int f = w >> 1;
     if (!(w & 1)) {  /* the smaller child: its histogram is only read */
       ps[f].feature = -1; ps[f].gain = -INFINITY;
-      if ((!active || active[f]) && scan_small && (!ms || ms[f])) hb_split_feature(&cs, d, hs, f, &ps[f]);
+      if ((!active || active[f]) && scan_small && (!ms || ms[f])) {
+        if (q) hb_qsplit_feature(&cs.q, d, (const hb_qbin_t *)(void *)hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
+        else hb_split_feature(&cs.c, d, hs, f, &ps[f]);
+      }
       continue;
     }
     pb[f].feature = -1; pb[f].gain = -INFINITY;
     if (active && !active[f]) continue;
     if (hl) {
-      hb_histbin_t *a = hl + d->hist_offset[f];
-      const hb_histbin_t *b = hs + d->hist_offset[f];
-      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
-      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
+      const int off = d->hist_offset[f], nb = d->hist_offset[f + 1] - off;
+      if (q) SUBTRACT_BINS(hb_qbin_t, hl, hs, off, nb);
+      else SUBTRACT_BINS(hb_histbin_t, hl, hs, off, nb);
     }
-    if (scan_large && (!mb || mb[f])) hb_split_feature(&cb, d, hl, f, &pb[f]);
+    if (scan_large && (!mb || mb[f])) {
+      if (q) hb_qsplit_feature(&cb.q, d, (const hb_qbin_t *)(void *)hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
+      else hb_split_feature(&cb.c, d, hl, f, &pb[f]);
+    }
   }
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
   bb->feature = -1; bb->gain = -INFINITY;
   for (int f = 0; f < nf; f++) {
-    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) *bs = ps[f];
-    if (pb[f].feature >= 0 && pb[f].gain > bb->gain) *bb = pb[f];
-  }
-}
-
-/* subtract_and_scan for integer histograms (quantized training): the
- * same pass with exact subtraction and the GPU's integer search. The
- * winners' integer left sums go to qlg / qlh of their leaves. */
-static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
-                                const uint8_t *active, int small, int scan_small,
-                                int large, int large_slot, int scan_large, int nthreads,
-                                const uint8_t *ms, const uint8_t *mb) {
-  const hb_qtree_t *qt = ws->qt;
-  hb_qsplit_leaf_t cs, cb;
-  hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->gcount[small], qt->sg, qt->sh);
-  hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->gcount[large], qt->sg, qt->sh);
-  cs.con = leaf_con(ws, small);
-  cb.con = leaf_con(ws, large);
-  scan_small = scan_small && cs.splittable;
-  scan_large = scan_large && large_slot >= 0 && cb.splittable;
-  hb_qbin_t *hs = (hb_qbin_t *)ws->pool[ws->slot[small]];
-  hb_qbin_t *hl = large_slot >= 0 ? (hb_qbin_t *)ws->pool[large_slot] : NULL;
-  int nf = d->nfeat;
-  hb_split_t *ps = ws->per, *pb = ws->per + nf;
-  int64_t *lgs = ws->qlg + ws->max_leaves, *lhs = ws->qlh + ws->max_leaves;  /* scratch: 2 per feature */
-  int nth = hb_threads_use(nthreads);
-  if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
-  (void)nth;
-  const int chunk = scan_chunk(2 * nf, nth);
-  (void)chunk;  /* unused without OpenMP */
-HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
-  for (int w = 0; w < 2 * nf; w++) {
-    const int f = w >> 1;
-    if (!(w & 1)) {  /* the smaller child: its histogram is only read */
-      ps[f].feature = -1; ps[f].gain = -INFINITY;
-      if ((!active || active[f]) && scan_small && (!ms || ms[f]))
-        hb_qsplit_feature(&cs, d, hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
-      continue;
+    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) {
+      *bs = ps[f];
+      if (q) { ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
     }
-    pb[f].feature = -1; pb[f].gain = -INFINITY;
-    if (active && !active[f]) continue;
-    if (hl) {
-      hb_qbin_t *a = hl + d->hist_offset[f];
-      const hb_qbin_t *b = hs + d->hist_offset[f];
-      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
-      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
-    }
-    if (scan_large && (!mb || mb[f])) hb_qsplit_feature(&cb, d, hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
-  }
-  hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
-  bs->feature = -1; bs->gain = -INFINITY;
-  bb->feature = -1; bb->gain = -INFINITY;
-  for (int f = 0; f < nf; f++) {
-    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) { *bs = ps[f]; ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
     if (pb[f].feature >= 0 && pb[f].gain > bb->gain) {
-      *bb = pb[f]; ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1];
+      *bb = pb[f];
+      if (q) { ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1]; }
     }
   }
 }
+#undef SUBTRACT_BINS
 
 /* The root's search over integer histograms (features in increasing order). */
 static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
@@ -1255,12 +1248,8 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     const uint8_t *mb = leaf_mask(ws, cfg, d, active, large, ub, ws->mask_b);
     if (ms == active) ms = NULL;
     if (mb == active) mb = NULL;
-    if (qt)
-      subtract_and_scan_q(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                          large_ok ? parent_slot : -1, large_ok, nth, ms, mb);
-    else
-      subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                        large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
+    subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
+                      large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
     if (ws->best[small].feature < 0) slot_give(ws, small);
     if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
