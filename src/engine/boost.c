@@ -118,9 +118,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
-    const char *no = learner->no_distributed ? learner->no_distributed
-                     : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
-                     : NULL;
+    const char *no = learner->no_distributed;
     if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
   }
   hb_booster_t *b = hb_calloc(1, sizeof *b);

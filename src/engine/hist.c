@@ -13,6 +13,7 @@
 #endif
 #include "hist.h"
 #include "hist_walk.h"
+#include "dist.h"
 #include "error.h"
 #include "threads.h"
 
@@ -264,7 +265,9 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
   }
-  if (max_conflict_rate >= 0 && nsp >= 2) {
+  /* Several processes bundle together (bundle.c), whatever their own
+   * stores (a wide factor's parts are stored as each process's rows say). */
+  if (max_conflict_rate >= 0 && (nsp >= 2 || (d->dist && d->dist->size > 1))) {
     st = hb_bundle_create(d, use, max_conflict_rate, nthreads, &rb->bundles);
     if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, with_q, nthreads);
     if (st != HB_OK) {
