@@ -529,7 +529,8 @@
 #'   agree on bin boundaries (from the rows the one-process sample takes,
 #'   gathered from every shard), factor levels (united by label, in rank
 #'   order as [rbind()] unites them) and classes, so the dataset bins as the
-#'   concatenation of the shards in rank order would. A validation shard
+#'   concatenation of the shards in rank order would; each feature is stored
+#'   sparse or dense as the concatenation's would be. A validation shard
 #'   takes the training shard as `reference`. Needs [hb_has_mpi()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer

@@ -232,18 +232,9 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # What histboost(distributed = "mpi") does not do yet: refused on every
 # process alike (the arguments are the same everywhere), before any data moves.
 .hb_dist_refuse <- function(a, device) {
-  no <- function(what, hint = "") {
-    .hb_abort("`distributed` = \"mpi\" does not support ", what, " yet", hint, ".")
-  }
   if (device == "cuda") {
     .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
-  }
-  # bundles that drop conflicting rows must be chosen from every shard's rows
-  # (each shard stores a column sparse or dense by its own rows): not yet
-  if (isTRUE((a$max_conflict_rate %||% 0) > 0)) {
-    no("`max_conflict_rate` > 0", paste0("; leave it 0 (bundles only of features that never share a row, ",
-                                         "which lose nothing)"))
   }
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",

@@ -478,7 +478,9 @@ histboost <- function(x, ...) {
 #'   `enable_bundle = FALSE`; above 0 fewer, larger bundles form, and a row
 #'   where several members are non-zero counts, in the histograms, only for
 #'   the first of them (splits still send it by its own values), so the model
-#'   changes a little.
+#'   changes a little. With `distributed = "mpi"` the bundles (and which
+#'   features are stored sparse) are chosen from every process's rows
+#'   together, as one process chooses them on the concatenated rows.
 #' @param params `NULL`, or a named list of parameters as LightGBM's and
 #'   xgboost's R packages take them, e.g. `list(eta = 0.05, max_leaves = 15,
 #'   subsample = 0.8, reg_lambda = 1)`: histboost's own names and those
@@ -526,9 +528,11 @@ histboost <- function(x, ...) {
 #'   `eval_metric` gets every process's validation rows in rank order (all
 #'   log one value); callbacks run on every process and one asking to stop
 #'   on any stops all. Cox gathers every process's survival times (once) and
-#'   scores (each round). Not yet with `device = "cuda"` or
-#'   `max_conflict_rate > 0` (each a classed error). Run it with
-#'   [hb_mpi_run()] from a console.
+#'   scores (each round). Feature bundling chooses the bundles of the
+#'   concatenated rows (counts of non-zero entries and of conflicts summed
+#'   over the processes), so `max_conflict_rate > 0` also gives the
+#'   one-process model. Not yet with `device = "cuda"` (a classed error).
+#'   Run it with [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters

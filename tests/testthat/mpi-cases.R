@@ -50,7 +50,7 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
@@ -154,6 +154,29 @@ mpi_case <- function(case) {
   if (case == "extra") args <- c(args, list(extra_trees = TRUE, feature_fraction_bynode = 0.6))
   if (case == "smooth") {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
+  }
+  if (case == "bundle") {
+    # sparse columns, each off zero in about 7% of rows at random, so that
+    # any two share a few rows: bundled only at max_conflict_rate > 0, which
+    # loses the shared rows' values in all but one member; and one column
+    # off zero in about 19% of rows, sparse over all rows (at most 20%) but
+    # dense on the first shard of 2 and of 3 processes: 100 of the 800
+    # training rows (rows 401 .. n), in both those shards (of 320 and 177
+    # rows), 50 more over the others (150 in all, 18.75%)
+    sp <- as.data.frame(lapply(setNames(1:10, paste0("s", 1:10)), function(j) {
+      v <- numeric(n)
+      i <- sample(n, round(0.07 * n))
+      v[i] <- round(runif(length(i), 1, 10))
+      v
+    }))
+    both <- 400L + intersect(mpi_shards(n - 400L, 2L)[[1L]], mpi_shards(n - 400L, 3L)[[1L]])
+    set.seed(43)
+    hi <- c(sample(both, 100L), sample(setdiff(401:n, both), 50L), sample(400L, 75L))
+    hz <- numeric(n)
+    hz[hi] <- runif(length(hi), 1, 3)
+    x <- cbind(x["a"], sp, h = hz)
+    y <- eta + 0.3 * rowSums(sp[1:5]) - 0.2 * rowSums(sp[6:10]) + hz + rnorm(n, sd = 0.3)
+    args <- c(args, list(quantized = TRUE, max_conflict_rate = 0.1))
   }
   nv <- 400L
   valid <- list(idx = seq_len(nv))

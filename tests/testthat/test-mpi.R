@@ -271,27 +271,6 @@ mpi_singleton <- function(code, timeout) {
                            timeout = timeout))
 }
 
-test_that("options not yet built for several processes are refused with distributed = \"mpi\", naming them", {
-  skip_without_mpi()
-  # one child R process, MPI started alone (a singleton); every case stops in
-  # the argument checks, before any collective call
-  code <- c(
-    "suppressPackageStartupMessages(library(histboost))",
-    "set.seed(1); x <- data.frame(a = rnorm(60), b = runif(60)); y <- x$a + rnorm(60)",
-    "cases <- list(list(max_conflict_rate = 0.1))",
-    "for (cs in cases) {",
-    "  r <- tryCatch({do.call(histboost, c(list(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'), cs)); 'trained'},",
-    "                error = function(e) paste(class(e)[1], conditionMessage(e)))",
-    "  cat('case', names(cs), ':', gsub('\\n', ' ', r), '\\n')",
-    "}")
-  out <- mpi_singleton(code, 120)
-  lines <- grep("^case", out, value = TRUE)
-  expect_length(lines, 1L)
-  l <- grep("^case max_conflict_rate :", lines, value = TRUE)
-  expect_match(l, "histboost_error_input .*does not support", info = paste(out, collapse = "\n"))
-  expect_match(l, "max_conflict_rate", fixed = TRUE)
-})
-
 # Each case of mpi-cases.R on each number of processes: every process
 # succeeds, the model text of rank 0 is the one-process model's on the
 # concatenated shards (mpi_reference) byte for byte, and (logs = TRUE) every
@@ -364,6 +343,31 @@ test_that("a callback that stops training on one process stops every process at 
     ref <- expect_mpi_identical("callback", np)
     expect_identical(ref$niter, 5L)
   }
+})
+
+test_that("max_conflict_rate > 0 bundles as one process does on 2 and 3 processes: the model equals byte for byte", {
+  skip_without_mpi()
+  # Sparse columns that share a few rows: the one-process model at
+  # max_conflict_rate = 0.1 bundles them, losing the shared rows' values in
+  # all but one member, so it predicts otherwise than at 0 (no conflicts,
+  # which equals no bundling). The shards must choose those bundles from
+  # every shard's counts, and store sparse the column that is sparse over
+  # all rows though dense on the first shard, for the model to be the same.
+  d <- mpi_case("bundle")
+  rows <- unlist(mpi_case_shards(d, 2L))
+  vrows <- unlist(mpi_case_shards(d, 2L, valid = TRUE))
+  fit <- function(...) {
+    a <- utils::modifyList(d$args, list(...))
+    do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d), a))
+  }
+  ref <- fit()
+  p_rate <- predict(ref, d$valid$x)
+  expect_gt(max(abs(p_rate - predict(fit(max_conflict_rate = 0), d$valid$x))), 0.1)
+  expect_equal(predict(fit(max_conflict_rate = 0), d$valid$x), predict(fit(enable_bundle = FALSE), d$valid$x))
+  sh <- mpi_case_shards(d, 2L)
+  expect_gt(mean(d$x$h[sh[[1L]]] != 0), 0.2)   # dense on the first shard by its own rows
+  expect_lte(mean(d$x$h[rows] != 0), 0.2)      # sparse over all rows
+  expect_mpi_identical("bundle", 2:3)
 })
 
 test_that("DART on 3 processes drops the one-process trees: the model equals byte for byte", {
