@@ -36,3 +36,13 @@
   for (cb in callbacks) if (isTRUE(cb(iteration, now$log, now$model))) stop <- TRUE
   stop
 }
+
+# .hb_run_callbacks(), and with distributed = "mpi" its answer agreed over the
+# processes: training stops on every process when a callback asks for it
+# on any (they see the same model and log, but a callback may look at its
+# process's own state), and one failing fails them all.
+.hb_callbacks_stop <- function(callbacks, tr, iteration, log, iter, log_names, shift) {
+  run <- function() .hb_run_callbacks(callbacks, tr, iteration, log, iter, log_names, shift)
+  if (!identical(tr$distributed, "mpi")) return(run())
+  any(unlist(.hb_dist_try(run(), all = TRUE)))
+}

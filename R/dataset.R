@@ -529,7 +529,8 @@
 #'   agree on bin boundaries (from the rows the one-process sample takes,
 #'   gathered from every shard), factor levels (united by label, in rank
 #'   order as [rbind()] unites them) and classes, so the dataset bins as the
-#'   concatenation of the shards in rank order would. A validation shard
+#'   concatenation of the shards in rank order would; each feature is stored
+#'   sparse or dense as the concatenation's would be. A validation shard
 #'   takes the training shard as `reference`. Needs [hb_has_mpi()].
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
@@ -628,7 +629,9 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     y <- al$y
     local <- .hb_dist_try({
       feat <- .hb_features(x, arg, ordered = ordered)
-      if (!is.null(y)) {
+      if (inherits(y, "Surv")) {
+        .hb_surv_label(y, feat$nrow, yarg)  # its checks; coded again by .hb_label_dist
+      } else if (!is.null(y)) {
         y <- .hb_vector_arg(y, feat$nrow, yarg)
         if (is.factor(y) || is.logical(y)) .hb_check_finite(as.integer(y), yarg, "missing values")
         else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)

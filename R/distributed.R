@@ -65,16 +65,28 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 
 # Run `expr` on every process; an error on any ends every process's call
 # with an error (the failing process's own, the others' naming it), so no
-# process waits alone in a collective operation.
-.hb_dist_try <- function(expr) {
+# process waits alone in a collective operation. The value: this process's,
+# or with `all` = TRUE every process's, in rank order (a list), gathered in
+# the same step.
+.hb_dist_try <- function(expr, all = FALSE) {
   res <- tryCatch(list(ok = TRUE, value = expr), error = function(e) list(ok = FALSE, error = e))
-  st <- .hb_mpi_allgather(if (res$ok) "" else conditionMessage(res$error))
+  msg <- if (res$ok) "" else conditionMessage(res$error)
+  got <- .hb_mpi_allgather(if (all) list(msg = msg, value = if (res$ok) res$value) else msg)
+  st <- if (all) lapply(got, `[[`, "msg") else got
   bad <- which(nzchar(unlist(st)))
   if (length(bad)) {
     if (!res$ok) stop(res$error)
     .hb_abort("process ", bad[1L] - 1L, " (MPI rank ", bad[1L] - 1L, ") failed: ", st[[bad[1L]]])
   }
-  res$value
+  if (all) lapply(got, `[[`, "value") else res$value
+}
+
+# Every process's rows of a vector or matrix `v` (a matrix's rows bound in
+# rank order, a vector's values concatenated): the rows of the concatenated
+# shards, on every process.
+.hb_mpi_gather_rows <- function(v) {
+  parts <- .hb_mpi_allgather(v)
+  if (is.matrix(v)) do.call(rbind, parts) else unlist(parts, use.names = FALSE)
 }
 
 # The shards of one distributed data set made to agree: column names and
@@ -91,7 +103,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
                ordered = if (is.data.frame(x)) vapply(x, is.ordered, NA) else NULL,
                levels = if (is.data.frame(x)) lapply(x, function(col) if (is.factor(col)) levels(col)) else NULL,
                ykind = if (is.null(y)) "none" else if (is.factor(y)) "factor" else if (is.logical(y)) "logical"
-                       else "other",
+                       else if (inherits(y, "Surv")) "survival" else "other",
                ylevels = if (is.factor(y)) levels(y),
                ycounts = if (is.factor(y)) tabulate(as.integer(y), nlevels(y)))
   all <- .hb_mpi_allgather(desc)
@@ -133,6 +145,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # labels; y's levels are already united (.hb_dist_align).
 .hb_label_dist <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
+  if (inherits(y, "Surv")) return(.hb_label(y, n, arg))  # row by row: nothing to agree on
   y <- .hb_vector_arg(y, n, arg)
   if (is.factor(y)) {
     codes <- as.integer(y)
@@ -218,31 +231,11 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 
 # What histboost(distributed = "mpi") does not do yet: refused on every
 # process alike (the arguments are the same everywhere), before any data moves.
-.hb_dist_refuse <- function(a, device, custom, objective, imbalance) {
-  no <- function(what, hint = "") {
-    .hb_abort("`distributed` = \"mpi\" does not support ", what, " yet", hint, ".")
-  }
+.hb_dist_refuse <- function(a, device) {
   if (device == "cuda") {
     .hb_throw("device", paste0("`device` = \"cuda\" with `distributed` = \"mpi\" (one GPU per process) is not ",
                                "built yet; train the processes on the CPU with device = \"cpu\"."))
   }
-  if (!is.null(custom)) no("a custom `objective` function")
-  if (inherits(a$y, "Surv")) no("a survival response (`objective` = \"cox\")")
-  # leaf quantiles (l1, quantile, mape), risk sets across shards (cox): not reduced yet
-  if (objective %in% c("l1", "quantile", "mape", "cox")) no(paste0("`objective` = \"", objective, "\""))
-  # the newer boosting options have no tests against one process yet
-  if (identical(a$boosting, "dart")) no("`boosting` = \"dart\"")
-  newer <- c(extra_trees = isTRUE(a$extra_trees), interaction_constraints = !is.null(a$interaction_constraints),
-             feature_fraction_bynode = isTRUE((a$feature_fraction_bynode %||% 1) < 1),
-             path_smooth = isTRUE((a$path_smooth %||% 0) > 0), max_delta_step = isTRUE((a$max_delta_step %||% 0) > 0))
-  if (any(newer)) no(.hb_and(names(newer)[newer]))
-  if (!is.null(a$init_model)) no("`init_model`")
-  if (isTRUE(imbalance$is_unbalance) || !is.null(imbalance$class_weights)) {
-    no("`is_unbalance` or `class_weights`", "; give `weights` (or `scale_pos_weight`)")
-  }
-  if (any(vapply(as.list(a$eval_metric), is.function, NA))) no("metric functions in `eval_metric`")
-  if (length(a$callbacks)) no("`callbacks`")
-  if (isTRUE((a$max_conflict_rate %||% 0) > 0)) no("`max_conflict_rate` > 0")
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",
               "hb_dataset(..., distributed = \"mpi\") on every process.")

@@ -87,6 +87,9 @@
     if (!length(ci)) break
     preds <- .hb_response(.Call(C_hb_booster_scores, tr$booster, as.integer(data[j])), tr$objective,
                           tr$classes)
+    # distributed: every process's rows in rank order, so that the function
+    # sees the concatenated data set on every process and returns one value
+    if (identical(tr$distributed, "mpi")) preds <- .hb_mpi_gather_rows(preds)
     lab <- tr$set_labels[[data[j] + 1L]]
     for (i in ci) out[i, j] <- .hb_eval_fun(st, i, preds, lab$label, lab$weight)
   }
@@ -123,9 +126,19 @@
 }
 
 # The labels (and weights) of the training data and the validation sets,
-# for metric functions: list(label, weight) per set, train first.
-.hb_set_labels <- function(train, valid_sets) {
-  lapply(c(list(train), unname(valid_sets)), function(d) .Call(C_hb_dataset_labels, d$ptr))
+# for metric functions: list(label, weight) per set, train first. With
+# `distributed` = "mpi", those of every process's shard in rank order (as
+# .hb_eval() gathers the predictions); a shard without weights weighs 1.
+.hb_set_labels <- function(train, valid_sets, distributed = "no") {
+  lapply(c(list(train), unname(valid_sets)), function(d) {
+    lab <- .Call(C_hb_dataset_labels, d$ptr)
+    if (!identical(distributed, "mpi")) return(lab)
+    all <- .hb_mpi_allgather(lab)
+    has_w <- vapply(all, function(l) !is.null(l$weight), NA)
+    list(label = unlist(lapply(all, `[[`, "label"), use.names = FALSE),
+         weight = if (any(has_w)) unlist(lapply(all, function(l) l$weight %||% rep(1, length(l$label))),
+                                         use.names = FALSE))
+  })
 }
 
 # The column of the evaluation log that early stopping watches: `spec` NULL

@@ -33,11 +33,21 @@
 
 # Row weights with the class weights applied (`weights` NULL: all 1), or
 # `weights` unchanged when no option is set. `y` the training labels,
-# `objective` as given ("auto", "binary", ...).
-.hb_imbalance_weights <- function(imb, y, weights, objective, n) {
+# `objective` as given ("auto", "binary", ...). With `distributed` = "mpi",
+# `y` is this process's shard: the classes and their counts are those of
+# every shard's rows (.hb_imbalance_labels_dist), so each row gets the
+# weight one process gives it on the concatenated rows.
+.hb_imbalance_weights <- function(imb, y, weights, objective, n, distributed = "no") {
   if (imb$scale_pos_weight == 1 && !imb$is_unbalance && is.null(imb$class_weights)) return(weights)
-  lab <- suppressWarnings(.hb_label(y, n))  # its own warnings come with the training data's checks
-  w <- if (is.null(weights)) rep(1, n) else .hb_weights(weights, n)
+  dist <- identical(distributed, "mpi")
+  if (dist) {
+    lw <- .hb_imbalance_labels_dist(y, weights, n)
+    lab <- lw$lab
+    w <- lw$w
+  } else {
+    lab <- suppressWarnings(.hb_label(y, n))  # its own warnings come with the training data's checks
+    w <- if (is.null(weights)) rep(1, n) else .hb_weights(weights, n)
+  }
   binary <- lab$task_hint == "binary" || (identical(objective, "binary") && isTRUE(lab$binary_ok))
   if (!is.null(imb$class_weights)) {
     classes <- if (lab$task_hint == "regression" && binary) c("0", "1") else lab$classes
@@ -61,7 +71,37 @@
   if (imb$is_unbalance) {  # LightGBM: the rarer class weighs (count of the other) / (its count)
     np <- sum(pos)
     nn <- n - np
+    if (dist) {  # the counts of all processes' rows
+      cnt <- Reduce(`+`, .hb_mpi_allgather(c(np, nn)))
+      np <- cnt[1L]
+      nn <- cnt[2L]
+    }
     if (np > nn) w_neg <- np / nn else w_pos <- nn / np
   }
   w * ifelse(pos, w_pos, w_neg)
+}
+
+# The labels of a distributed shard `y` coded over every process's classes
+# (factor levels united in rank order, levels without rows anywhere
+# dropped, as .hb_label_dist codes them), and the row weights (all 1 when
+# NULL): list(lab, w). A bad `y` or `weights` on one process fails every
+# process alike (.hb_dist_try), before the classes are agreed.
+.hb_imbalance_labels_dist <- function(y, weights, n) {
+  kind <- if (is.factor(y)) "factor" else if (is.logical(y)) "logical" else class(y)[1L]
+  all <- .hb_mpi_allgather(list(kind = kind, levels = if (is.factor(y)) levels(y)))
+  kinds <- unique(vapply(all, `[[`, "", "kind"))
+  if (length(kinds) > 1L) {
+    .hb_abort("`y` must be of one type on every process, but it is ", .hb_and(kinds), " on different processes.")
+  }
+  if (is.factor(y)) {
+    lv <- unique(unlist(lapply(all, `[[`, "levels"), use.names = FALSE))
+    if (!identical(levels(y), lv)) y <- factor(as.character(y), levels = lv)
+  }
+  w <- .hb_dist_try({
+    yy <- .hb_vector_arg(y, n, "y")
+    if (is.factor(yy) || is.logical(yy)) .hb_check_finite(as.integer(yy), "y", "missing values")
+    else suppressWarnings(.hb_label(yy, n))  # numbers checked; anything else refused by name
+    if (is.null(weights)) rep(1, n) else .hb_weights(weights, n)
+  })
+  list(lab = suppressWarnings(.hb_label_dist(y, n)), w = w)
 }

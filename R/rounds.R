@@ -88,7 +88,9 @@
     moved <- FALSE
     for (k in which(!done)) {
       r <- runs[[k]]
-      if (!is.null(r$custom)) .hb_custom_round(r)
+      if (!is.null(r$custom)) {  # distributed: a function failing on one process fails them all
+        if (identical(r$distributed, "mpi")) .hb_dist_try(.hb_custom_round(r)) else .hb_custom_round(r)
+      }
       res <- .Call(C_hb_booster_update, r$booster)
       if (r$more$dart) dart_dropped[[k]][[iter]] <- .Call(C_hb_booster_dart_dropped, r$booster)
       if (res[2L] >= iter) {
@@ -137,7 +139,7 @@
       progress$clear()
       .hb_print_eval(shift + iter, paste0("train_", st$names), train_scores)
     }
-    if (length(callbacks) && .hb_run_callbacks(callbacks, first, shift + iter, log, iter, log_names, shift)) {
+    if (length(callbacks) && .hb_callbacks_stop(callbacks, first, shift + iter, log, iter, log_names, shift)) {
       stop_reason <- sprintf("a callback stopped training after iteration %d", shift + iter)
       if (verbose == 1L && !print_now && nv) show(iter, log[iter, ])
       break

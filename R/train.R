@@ -478,7 +478,9 @@ histboost <- function(x, ...) {
 #'   `enable_bundle = FALSE`; above 0 fewer, larger bundles form, and a row
 #'   where several members are non-zero counts, in the histograms, only for
 #'   the first of them (splits still send it by its own values), so the model
-#'   changes a little.
+#'   changes a little. With `distributed = "mpi"` the bundles (and which
+#'   features are stored sparse) are chosen from every process's rows
+#'   together, as one process chooses them on the concatenated rows.
 #' @param params `NULL`, or a named list of parameters as LightGBM's and
 #'   xgboost's R packages take them, e.g. `list(eta = 0.05, max_leaves = 15,
 #'   subsample = 0.8, reg_lambda = 1)`: histboost's own names and those
@@ -517,12 +519,20 @@ histboost <- function(x, ...) {
 #'   process to hold whole queries (every row of each of its queries; a query
 #'   id found on two processes is an error naming `group`): its gradients are
 #'   per query, its ndcg and map summed over the queries of every process.
-#'   GOSS picks its top rows by the exact threshold over all processes. Not
-#'   yet with `device = "cuda"`, the l1 and quantile objectives, custom
-#'   objectives or metrics,
-#'   `init_model`, callbacks, `is_unbalance`/`class_weights` or
-#'   `max_conflict_rate > 0` (each a classed error). Run it with
-#'   [hb_mpi_run()] from a console.
+#'   GOSS picks its top rows by the exact threshold over all processes; l1,
+#'   quantile and mape refit leaves to the exact quantiles over all
+#'   processes (weighted ones from the leaf's residuals gathered).
+#'   `is_unbalance` and `class_weights` count the classes of all processes;
+#'   `init_model` scores each process's rows. A custom `objective` function
+#'   gets its process's scores and labels; a metric function in
+#'   `eval_metric` gets every process's validation rows in rank order (all
+#'   log one value); callbacks run on every process and one asking to stop
+#'   on any stops all. Cox gathers every process's survival times (once) and
+#'   scores (each round). Feature bundling chooses the bundles of the
+#'   concatenated rows (counts of non-zero entries and of conflicts summed
+#'   over the processes), so `max_conflict_rate > 0` also gives the
+#'   one-process model. Not yet with `device = "cuda"` (a classed error).
+#'   Run it with [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters
@@ -678,10 +688,13 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   base_text, base_iter  init_model's text and its iterations (NULL and 0 without it)
 #   custom                a custom objective function (NULL without)
 #   custom_labels         its labels: numeric, or the classes as 0 .. K - 1 (NULL without)
+#   distributed           "no" or "mpi" (this process trains its shard with the others)
 #   custom_weights        the row weights its gradients are multiplied by (NULL: none)
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
   p <- .hb_check_train_args(a)
-  cont <- .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
+  cont <- if (p$distributed == "mpi") {  # each process scores its own rows; one failing fails all
+    .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
+  } else .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
   data <- .hb_build_train_data(a$x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given)
   train <- data$train
   tk <- .hb_resolve_task(p, train, a$x, a$y, a$init_model)
@@ -699,7 +712,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        nrow = train$nrow, min_data_in_leaf = p$eng$min_data_in_leaf,
        metrics = ms$metrics, classes = tk$classes, stopping = p$stopping, imbalance = p$imbalance,
        more = engine$more,
-       set_labels = if (length(p$metric_split$funs)) .hb_set_labels(train, valid_sets),
+       set_labels = if (length(p$metric_split$funs)) .hb_set_labels(train, valid_sets, p$distributed),
+       distributed = p$distributed,
        keep_fitted = keep_fitted,
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
        early_stopping_rounds = p$early_stopping_rounds, verbose = p$verbose, task = tk$task,
@@ -767,7 +781,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_abort("`x` is an hb_dataset made with `distributed` = \"mpi\"; train it with distributed = \"mpi\" too.")
   }
   if (distributed == "mpi") {
-    .hb_dist_refuse(a, device, custom, objective, imbalance)
+    .hb_dist_refuse(a, device)
     device <- "cpu"
   }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the
@@ -932,7 +946,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     train <- x
   } else {
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
-    weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y))
+    weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y), distributed)
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
                                init_score = init_score, group = group, ordered = ordered_factors,
                                distributed = distributed)
@@ -966,7 +980,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       .hb_abort("a custom `objective` takes a numeric or factor `y`, not a survival response (Surv).")
     }
     if (boosting == "rf") .hb_abort("a custom `objective` boosts: not with `boosting` = \"rf\".")
-    custom_labels <- if (info$task_hint == "regression") as.double(y) else as.double(.hb_label(y, length(y))$label)
+    custom_labels <- if (info$task_hint == "regression") as.double(y)
+      else if (p$distributed == "mpi") .Call(C_hb_dataset_labels, train$ptr)$label  # coded over all processes
+      else as.double(.hb_label(y, length(y))$label)
     # more than two classes: one score per class, as LightGBM's custom multiclass objectives
     if (info$task_hint == "multiclass") task <- "multiclass" else classes <- NULL
   }

@@ -469,6 +469,79 @@ static void test_custom(hb_dataset_t *d) {
   hb_booster_free(cu);
 }
 
+/* A data set of more rows than one block of a tree's start (grow.c:
+ * root_start, parallel from 65536 rows; large partitions in chunks): the
+ * root's sums are added row after row whatever the thread count (the one
+ * leaf of a tree that cannot split holds the hessian sum, compared bit for
+ * bit with a plain loop; gradients of magnitudes 1e-3 to 1e3, so that
+ * another order would round differently), and 1, 2 and 3 threads grow the
+ * same 31-leaf trees, with and without a bag. */
+enum { BN = 140000, BP = 4 };
+static hb_model_t *train_big(hb_dataset_t *d, const double *g, const double *h, int nthreads, int min_data,
+                             int bagging) {
+  hb_config_t cfg;
+  hb_config_default(&cfg);
+  cfg.objective = HB_OBJ_CUSTOM;
+  cfg.num_leaves = 31;
+  cfg.min_data_in_leaf = min_data;
+  cfg.nthreads = nthreads;
+  cfg.seed = 5;
+  if (bagging) { cfg.bagging_fraction = 0.6; cfg.bagging_freq = 1; }
+  hb_schema_t sc;
+  hb_schema_init(&sc);
+  static char *names[BP] = { "u", "v", "w", "z" };
+  static int types[BP], nlev[BP];
+  static char **levels[BP];
+  sc.nfeat = BP; sc.names = names; sc.types = types; sc.nlevels = nlev; sc.levels = levels;
+  hb_booster_t *b = NULL;
+  if (hb_booster_create(&cfg, d, &sc, &b) != HB_OK) { printf("booster: %s\n", hb_error_message()); return NULL; }
+  int fin, ok = 1;
+  for (int r = 0; r < 2 && ok; r++)
+    ok = hb_booster_set_gradients(b, g, h) == HB_OK && hb_booster_update(b, &fin) == HB_OK;
+  if (!ok) printf("big round: %s\n", hb_error_message());
+  hb_model_t *m = ok ? hb_booster_release_model(b) : NULL;
+  hb_booster_free(b);
+  return m;
+}
+
+static void test_big_root(void) {
+  static double bx[BP][BN], by[BN], g[BN], h[BN];
+  hb_column_t cols[BP];
+  for (int i = 0; i < BN; i++) {
+    for (int f = 0; f < BP; f++) bx[f][i] = hb_rng_unif(6, 1, (uint64_t)f, (uint64_t)i);
+    by[i] = bx[0][i] + (bx[1][i] > 0.3);
+    const double scale = pow(10.0, floor(hb_rng_unif(6, 2, 0, (uint64_t)i) * 7) - 3);
+    g[i] = (hb_rng_unif(6, 2, 1, (uint64_t)i) - 0.5 + bx[0][i]) * scale;
+    h[i] = (0.1 + hb_rng_unif(6, 2, 2, (uint64_t)i)) * scale;
+  }
+  for (int f = 0; f < BP; f++) { cols[f].type = HB_COL_DOUBLE; cols[f].dbl = bx[f]; cols[f].i32 = NULL; cols[f].nlevels = 0; }
+  hb_input_t in = { BN, BP, cols, NULL, by, NULL, NULL, 0 };
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  hb_dataset_t *d = NULL;
+  if (hb_dataset_create(&in, &bp, NULL, &d) != HB_OK) { CHECK(0, "dataset: %s", hb_error_message()); return; }
+  double H = 0;
+  for (int i = 0; i < BN; i++) H += h[i];
+  for (int t = 1; t <= 3; t++) {
+    hb_model_t *m = train_big(d, g, h, t, BN, 0);   /* no split: the root alone */
+    CHECK(m && m->num_trees >= 1 && m->trees[0]->num_leaves == 1 && m->trees[0]->leaf_hess[0] == H,
+          "%d threads: the root's hessian sum is not the plain loop's (%.17g vs %.17g)", t,
+          m && m->num_trees ? m->trees[0]->leaf_hess[0] : NAN, H);
+    hb_model_free(m);
+  }
+  for (int bag = 0; bag < 2; bag++) {
+    hb_model_t *m1 = train_big(d, g, h, 1, 20, bag);
+    CHECK(m1 && m1->num_trees == 2 && m1->trees[1]->num_leaves == 31, "big data: expected 2 trees of 31 leaves");
+    for (int t = 2; t <= 3; t++) {
+      hb_model_t *mt = train_big(d, g, h, t, 20, bag);
+      CHECK(m1 && mt && same_model(m1, mt), "big data, bagging %d: 1 and %d threads grew different models", bag, t);
+      hb_model_free(mt);
+    }
+    hb_model_free(m1);
+  }
+  hb_dataset_free(d);
+}
+
 /* The booster picks its learner from cfg.device (learner.h). These tests
  * link cuda_stub.c, so the GPU learner's adapter must refuse cleanly: its
  * stub's "built without CUDA" after the booster and the adapter have
@@ -517,6 +590,7 @@ int main(void) {
   test_cat_sort();
   test_quant_wide();
   test_init_score();
+  test_big_root();
   hb_dataset_t *d = make_dataset(2), *d1 = make_dataset(1);
   CHECK(d != NULL && d1 != NULL, "dataset creation failed");
   if (d) {

@@ -41,6 +41,8 @@ void hb_booster_free(hb_booster_t *b) {
   hb_free(b->dart.w);
   hb_free(b->dart.drop);
   hb_free(b->cox_order);
+  hb_free(b->cox_label);
+  hb_free(b->cox_weight);
   hb_free(b);
 }
 
@@ -116,11 +118,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
   const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
-    const char *no = learner->no_distributed ? learner->no_distributed
-                     : HB_OBJ_RENEWS(cfg->objective) ? "the l1 and quantile objectives (leaf quantiles)"
-                     : cfg->objective == HB_OBJ_CUSTOM ? "a custom objective"
-                     : cfg->enable_bundle && cfg->max_conflict_rate > 0 ? "max_conflict_rate > 0"
-                     : NULL;
+    const char *no = learner->no_distributed;
     if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
   }
   hb_booster_t *b = hb_calloc(1, sizeof *b);
@@ -168,7 +166,9 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
       hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
     goto nomem;
   start_scores(train, m->init_score, b->K, b->score);
-  if (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(b->n, train->label, &b->cox_order) != HB_OK)
+  if (cfg->objective == HB_OBJ_COX && dist) {  /* risk sets over every shard (cox_dist.c) */
+    if ((st = hb_booster_cox_setup_dist(b)) != HB_OK) { hb_booster_free(b); return st; }
+  } else if (cfg->objective == HB_OBJ_COX && hb_objective_cox_order(b->n, train->label, &b->cox_order) != HB_OK)
     goto nomem;
   if (cfg->rf) {
     if (!(b->base = hb_malloc(sizeof(double) * nk))) goto nomem;
@@ -358,7 +358,7 @@ int hb_booster_tree_finite(const hb_tree_t *t) {
   return 1;
 }
 
-static const int *leaf_rows(const hb_leaf_rows_t *lr, int l, int *count) {
+const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count) {
   if (lr->ws) return hb_grow_leaf_rows(lr->ws, l, count);
   *count = lr->count[l];
   return lr->idx + lr->begin[l];
@@ -371,6 +371,7 @@ static const int *leaf_rows(const hb_leaf_rows_t *lr, int l, int *count) {
  * own buffer; a leaf's value depends only on its rows. */
 int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t, const double *score,
                             double rate) {
+  if (b->dist) return hb_booster_renew_leaves_dist(b, lr, t, score, rate);  /* renew_dist.c */
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
   const double a = cfg->objective == HB_OBJ_QUANTILE ? cfg->quantile_alpha : 0.5;
@@ -379,7 +380,7 @@ int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_
   int most = 0, nth = hb_threads_use(cfg->nthreads);
   for (int l = 0; l < L; l++) {
     int cnt;
-    leaf_rows(lr, l, &cnt);
+    hb_leaf_rows_of(lr, l, &cnt);
     if (cnt > most) most = cnt;
   }
   if (nth > L) nth = L;
@@ -390,7 +391,7 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
   for (int l = 0; l < L; l++) {
     hb_objective_vw_t *p = buf + (size_t)hb_threads_id() * (size_t)most;
     int cnt;
-    const int *rows = leaf_rows(lr, l, &cnt);
+    const int *rows = hb_leaf_rows_of(lr, l, &cnt);
     for (int i = 0; i < cnt; i++) {
       p[i].v = d->label[rows[i]] - score[rows[i]];
       p[i].w = (d->weight ? d->weight[rows[i]] : 1.0) * (mape ? hb_objective_mape_weight(d->label[rows[i]]) : 1.0);

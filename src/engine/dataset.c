@@ -975,6 +975,57 @@ static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
   return s;
 }
 
+/* Sparse or dense storage as one process decides it on the concatenated
+ * rows (store_bins: most rows in the default bin), from default-bin counts
+ * summed over the shards, for every feature that is its column's only one;
+ * a shard whose own rows decided otherwise converts its store. The
+ * bundler's candidates are the sparse features (bundle.h), so with
+ * max_conflict_rate > 0 every shard must see the same ones. (A wide
+ * factor's parts keep theirs: they are never bundled.) */
+static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
+  const int nf = d->nfeat;
+  int64_t *cnt = hb_calloc((size_t)(nf > 0 ? nf : 1), sizeof(int64_t));
+  if (!cnt) return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory choosing sparse storage");
+  for (int f = 0; f < nf; f++) {
+    const hb_featstore_t *st = &d->store[f];
+    const int db = d->mappers[f].default_bin;
+    if (st->sparse) cnt[f] = d->nrow - st->nnz;
+    else
+      for (int r = 0; r < d->nrow; r++) cnt[f] += st->bins[r] == db;
+  }
+  int s = hb_dist_sum_i64(dist, cnt, nf);
+  for (int f = 0; s == HB_OK && f < nf; f++) {
+    const int c = d->feat_col[f];
+    if (d->col_first[c + 1] - d->col_first[c] != 1) continue;
+    hb_featstore_t *st = &d->store[f];
+    const int sparse = (long long)SPARSE_DEN * cnt[f] >= (long long)SPARSE_NUM * N;
+    const uint8_t db = (uint8_t)d->mappers[f].default_bin;
+    if (sparse && !st->sparse) {
+      int nnz = 0;
+      for (int r = 0; r < d->nrow; r++) nnz += st->bins[r] != db;
+      int *rows = hb_malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
+      uint8_t *vals = hb_malloc((size_t)(nnz > 0 ? nnz : 1));
+      if (!rows || !vals) { hb_free(rows); hb_free(vals); s = HB_ERR_NOMEM; break; }
+      for (int r = 0, k = 0; r < d->nrow; r++)
+        if (st->bins[r] != db) { rows[k] = r; vals[k] = st->bins[r]; k++; }
+      hb_free(st->bins);
+      st->bins = NULL;
+      st->rows = rows; st->vals = vals; st->nnz = nnz; st->sparse = 1;
+    } else if (!sparse && st->sparse) {
+      uint8_t *bins = hb_malloc((size_t)(d->nrow > 0 ? d->nrow : 1));
+      if (!bins) { s = HB_ERR_NOMEM; break; }
+      memset(bins, db, (size_t)d->nrow);
+      for (int k = 0; k < st->nnz; k++) bins[st->rows[k]] = st->vals[k];
+      hb_free(st->rows); hb_free(st->vals);
+      st->rows = NULL; st->vals = NULL; st->nnz = 0; st->sparse = 0;
+      st->bins = bins;
+    }
+  }
+  hb_free(cnt);
+  if (s == HB_ERR_NOMEM) return hb_error_set(s, "dataset: out of memory choosing sparse storage");
+  return s;
+}
+
 /* Each numeric column's values at this shard's rows in the global sample
  * (column-major, ns rows a column; CSC implicit zeros as 0.0). */
 static int dist_sample_values(const hb_input_t *in, const hb_binparams_t *bp, int64_t row0, int64_t N,
@@ -1041,6 +1092,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
   hb_dataset_t *d = NULL;
   if (reference) {
     st = dist_agree(dist, hb_dataset_create(in, &bp, reference, &d));
+    if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N));
     if (st != HB_OK) { hb_dataset_free(d); return st; }
     d->dist = dist; d->row0 = row0; d->nrow_global = N;
     *out = d;
@@ -1149,6 +1201,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
   if ((st = dist_agree(dist, st == HB_ERR_NOMEM ? hb_error_set(st, "dataset: out of memory placing bin boundaries") : st)) == HB_OK)
     st = dist_agree(dist, hb_dataset_create(in, &bp, &ref, &d));
   if (st == HB_OK) st = dist_agree(dist, dist_trivial(dist, d));
+  if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N));
   for (int f = 0; ref.mappers && f < ref.nfeat; f++) hb_binmapper_clear(&ref.mappers[f]);
   hb_free(ref.mappers);
   hb_free(ref.col_first);

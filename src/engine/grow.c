@@ -39,13 +39,14 @@
  * runs on one thread. */
 #define SCAN_PAR_MIN_BINS 4096
 
-/* Features a thread takes at a time in the subtract-and-scan pass: two,
- * or for many features about sixteen takes a thread, so that thousands of
- * one-hot columns are not handed out two by two (each take an atomic on a
- * shared counter: a fifth of a wide sparse training in libgomp). */
-static int scan_chunk(int nf, int nth) {
-  int c = nf / (16 * (nth > 0 ? nth : 1));
-  return c > 2 ? c : 2;
+/* Items (a feature of one child) a thread takes at a time in the
+ * subtract-and-scan pass: one, or for many features about sixteen takes a
+ * thread, so that thousands of one-hot columns are not handed out one by
+ * one (each take an atomic on a shared counter: a fifth of a wide sparse
+ * training in libgomp). */
+static int scan_chunk(int nitem, int nth) {
+  int c = nitem / (16 * (nth > 0 ? nth : 1));
+  return c > 1 ? c : 1;
 }
 
 struct hb_grow_ws {
@@ -53,7 +54,7 @@ struct hb_grow_ws {
   int *idx;               /* nrow: the partition of rows into leaves */
   int *tmp;               /* nrow: scratch of a partition */
   int *pos;               /* nrow: scratch of a partition from stored rows, or NULL (no sparse feature) */
-  int *chunk_left;        /* left rows per partition chunk, then their prefix sums */
+  int *chunk_left;        /* left rows per partition chunk */
   const double *gh;       /* this tree's (gradient, hessian) of row r at 2r, 2r+1 (borrowed) */
   hb_rowblock_t *rb;      /* row-major bins of the dense features, or NULL */
   int *begin, *count;     /* per leaf */
@@ -132,7 +133,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
     /* per leaf, then two per feature of scratch for the split search
-     * (subtract_and_scan_q); the refit reuses qlg as 2 max(L, nfeat) sums */
+     * (subtract_and_scan); the refit reuses qlg as 2 max(L, nfeat) sums */
     size_t nq = (size_t)L + 2 * (size_t)d->nfeat;
     if (nq < 2 * (size_t)(L > d->nfeat ? L : d->nfeat)) nq = 2 * (size_t)(L > d->nfeat ? L : d->nfeat);
     ws->qlg = hb_malloc(sizeof(int64_t) * nq);
@@ -644,23 +645,24 @@ HB_OMP(for schedule(static))
         int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
         cl[c] = split_rows(d, &rule, rows + i0, i1 - i0, tmp + i0);
       }
-HB_OMP(single)
-      {
-        int acc = 0;
-        for (int c = 0; c < nchunk; c++) { int t = cl[c]; cl[c] = acc; acc += t; }
-        cl[nchunk] = acc;
-      }
-      int total_left = cl[nchunk];
+      /* every thread takes the prefix sums of the chunks' left counts
+       * itself (at most PART_MAX_CHUNKS additions), instead of one thread
+       * while the others wait at one more barrier */
+      int pre[PART_MAX_CHUNKS + 1];
+      pre[0] = 0;
+      for (int c = 0; c < nchunk; c++) pre[c + 1] = pre[c] + cl[c];
+      const int total_left = pre[nchunk];
 HB_OMP(for schedule(static))
       for (int c = 0; c < nchunk; c++) {
         int i0 = (int)((long long)c * cnt / nchunk), i1 = (int)((long long)(c + 1) * cnt / nchunk);
-        int nlc = cl[c + 1] - cl[c];
-        memcpy(rows + cl[c], tmp + i0, sizeof(int) * (size_t)nlc);
-        int *dst = rows + total_left + (i0 - cl[c]);
+        int nlc = pre[c + 1] - pre[c];
+        memcpy(rows + pre[c], tmp + i0, sizeof(int) * (size_t)nlc);
+        int *dst = rows + total_left + (i0 - pre[c]);
         for (int j = i1 - 1; j >= i0 + nlc; j--) *dst++ = tmp[j];
       }
     }
-    nl = cl[nchunk];
+    nl = 0;
+    for (int c = 0; c < nchunk; c++) nl += cl[c];
   }
   /* The split's counts were estimates (split_rules.h); from here on exact. */
   ws->count[l] = nl;
@@ -669,102 +671,108 @@ HB_OMP(for schedule(static))
   return HB_OK;
 }
 
+/* One child's scan context: full precision (double sums; max_delta_step,
+ * path_smooth and extra_trees set up by leaf_ctx) or quantized (integer
+ * sums and the tree's scales, the GPU's search). */
+typedef struct {
+  hb_split_leaf_t c;
+  hb_qsplit_leaf_t q;
+} child_ctx_t;
+
+/* Leaf l's context (node uid) for the training's kind; returns whether the
+ * leaf may split at all. */
+static int child_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint64_t uid, child_ctx_t *cc) {
+  const hb_qtree_t *qt = ws->qt;
+  if (!qt) {
+    leaf_ctx(ws, cfg, l, uid, &cc->c);
+    return cc->c.splittable;
+  }
+  hb_qsplit_leaf_init(&cc->q, cfg, ws->qg[l], ws->qh[l], ws->gcount[l], qt->sg, qt->sh);
+  cc->q.con = leaf_con(ws, l);
+  return cc->q.splittable;
+}
+
+/* The bins of feature f (nb from offset off) of the larger child: the
+ * parent's hl less the smaller child's hs. The one place the two kinds
+ * differ here is the pair's type: double sums (rounded, as before) or
+ * integer sums (exact); both are 16 bytes, so the slots serve either. */
+#define SUBTRACT_BINS(T, hl, hs, off, nb)                                          \
+  do {                                                                            \
+    T *a_ = (T *)(void *)(hl) + (off);                                            \
+    const T *b_ = (const T *)(const void *)(hs) + (off);                          \
+    for (int k_ = 0; k_ < (nb); k_++) { a_[k_].g -= b_[k_].g; a_[k_].h -= b_[k_].h; } \
+  } while (0)
+
 /* After a split of a leaf into `small` (histogram built in slot ss) and
  * `large`: when large_slot >= 0 turn it (the parent's histogram) into the
  * larger child's by subtracting the smaller's, and find the best split of
- * each child that may split. One pass over the features does all of it,
- * each feature's bests kept apart and merged in feature order afterwards,
- * so the winner is the sequential scan's whatever the thread count. */
+ * each child that may split. One pass does all of it, over 2 nf items: a
+ * feature of the smaller child (a scan of its histogram, only read) and the
+ * same feature of the larger child (subtract, then scan), so that 16
+ * threads share 56 items of a 28-feature data set, not 28 (the larger
+ * item waited for the smaller's scan before). Each feature's bests are
+ * kept apart per child and merged in feature order afterwards, so the
+ * winner is the sequential scan's whatever the thread count.
+ * Quantized training (ws->qt) takes the same pass over integer histograms:
+ * exact subtraction and the GPU's integer search (split_quant.h), the
+ * winners' integer left sums going to qlg / qlh of their leaves. */
 static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                               const uint8_t *active, int small, int scan_small,
                               int large, int large_slot, int scan_large, int nthreads,
                               const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
-  hb_split_leaf_t cs, cb;
-  leaf_ctx(ws, cfg, small, us, &cs);
-  leaf_ctx(ws, cfg, large, ub, &cb);
-  scan_small = scan_small && cs.splittable;
-  scan_large = scan_large && large_slot >= 0 && cb.splittable;
+  const int q = ws->qt != NULL;
+  child_ctx_t cs, cb;
+  scan_small = child_ctx(ws, cfg, small, us, &cs) && scan_small;
+  scan_large = child_ctx(ws, cfg, large, ub, &cb) && scan_large && large_slot >= 0;
   hb_histbin_t *hs = ws->pool[ws->slot[small]];
   hb_histbin_t *hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
   int nf = d->nfeat;
   hb_split_t *ps = ws->per, *pb = ws->per + nf;
+  /* quantized: the per-feature winners' integer left sums, 2 per feature */
+  int64_t *lgs = q ? ws->qlg + ws->max_leaves : NULL, *lhs = q ? ws->qlh + ws->max_leaves : NULL;
   int nth = hb_threads_use(nthreads);
   if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
   (void)nth;
-  const int chunk = scan_chunk(nf, nth);
+  const int chunk = scan_chunk(2 * nf, nth);
   (void)chunk;  /* unused without OpenMP */
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
-  for (int f = 0; f < nf; f++) {
-    ps[f].feature = -1; ps[f].gain = -INFINITY;
+  for (int w = 0; w < 2 * nf; w++) {
+    const int f = w >> 1;
+    if (!(w & 1)) {  /* the smaller child: its histogram is only read */
+      ps[f].feature = -1; ps[f].gain = -INFINITY;
+      if ((!active || active[f]) && scan_small && (!ms || ms[f])) {
+        if (q) hb_qsplit_feature(&cs.q, d, (const hb_qbin_t *)(void *)hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
+        else hb_split_feature(&cs.c, d, hs, f, &ps[f]);
+      }
+      continue;
+    }
     pb[f].feature = -1; pb[f].gain = -INFINITY;
     if (active && !active[f]) continue;
     if (hl) {
-      hb_histbin_t *a = hl + d->hist_offset[f];
-      const hb_histbin_t *b = hs + d->hist_offset[f];
-      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
-      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
+      const int off = d->hist_offset[f], nb = d->hist_offset[f + 1] - off;
+      if (q) SUBTRACT_BINS(hb_qbin_t, hl, hs, off, nb);
+      else SUBTRACT_BINS(hb_histbin_t, hl, hs, off, nb);
     }
-    if (scan_small && (!ms || ms[f])) hb_split_feature(&cs, d, hs, f, &ps[f]);
-    if (scan_large && (!mb || mb[f])) hb_split_feature(&cb, d, hl, f, &pb[f]);
+    if (scan_large && (!mb || mb[f])) {
+      if (q) hb_qsplit_feature(&cb.q, d, (const hb_qbin_t *)(void *)hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
+      else hb_split_feature(&cb.c, d, hl, f, &pb[f]);
+    }
   }
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
   bb->feature = -1; bb->gain = -INFINITY;
   for (int f = 0; f < nf; f++) {
-    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) *bs = ps[f];
-    if (pb[f].feature >= 0 && pb[f].gain > bb->gain) *bb = pb[f];
-  }
-}
-
-/* subtract_and_scan for integer histograms (quantized training): the
- * same pass with exact subtraction and the GPU's integer search. The
- * winners' integer left sums go to qlg / qlh of their leaves. */
-static void subtract_and_scan_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
-                                const uint8_t *active, int small, int scan_small,
-                                int large, int large_slot, int scan_large, int nthreads,
-                                const uint8_t *ms, const uint8_t *mb) {
-  const hb_qtree_t *qt = ws->qt;
-  hb_qsplit_leaf_t cs, cb;
-  hb_qsplit_leaf_init(&cs, cfg, ws->qg[small], ws->qh[small], ws->gcount[small], qt->sg, qt->sh);
-  hb_qsplit_leaf_init(&cb, cfg, ws->qg[large], ws->qh[large], ws->gcount[large], qt->sg, qt->sh);
-  cs.con = leaf_con(ws, small);
-  cb.con = leaf_con(ws, large);
-  scan_small = scan_small && cs.splittable;
-  scan_large = scan_large && large_slot >= 0 && cb.splittable;
-  hb_qbin_t *hs = (hb_qbin_t *)ws->pool[ws->slot[small]];
-  hb_qbin_t *hl = large_slot >= 0 ? (hb_qbin_t *)ws->pool[large_slot] : NULL;
-  int nf = d->nfeat;
-  hb_split_t *ps = ws->per, *pb = ws->per + nf;
-  int64_t *lgs = ws->qlg + ws->max_leaves, *lhs = ws->qlh + ws->max_leaves;  /* scratch: 2 per feature */
-  int nth = hb_threads_use(nthreads);
-  if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
-  (void)nth;
-  const int chunk = scan_chunk(nf, nth);
-  (void)chunk;  /* unused without OpenMP */
-HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
-  for (int f = 0; f < nf; f++) {
-    ps[f].feature = -1; ps[f].gain = -INFINITY;
-    pb[f].feature = -1; pb[f].gain = -INFINITY;
-    if (active && !active[f]) continue;
-    if (hl) {
-      hb_qbin_t *a = hl + d->hist_offset[f];
-      const hb_qbin_t *b = hs + d->hist_offset[f];
-      int nb = d->hist_offset[f + 1] - d->hist_offset[f];
-      for (int k = 0; k < nb; k++) { a[k].g -= b[k].g; a[k].h -= b[k].h; }
+    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) {
+      *bs = ps[f];
+      if (q) { ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
     }
-    if (scan_small && (!ms || ms[f])) hb_qsplit_feature(&cs, d, hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
-    if (scan_large && (!mb || mb[f])) hb_qsplit_feature(&cb, d, hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
-  }
-  hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
-  bs->feature = -1; bs->gain = -INFINITY;
-  bb->feature = -1; bb->gain = -INFINITY;
-  for (int f = 0; f < nf; f++) {
-    if (ps[f].feature >= 0 && ps[f].gain > bs->gain) { *bs = ps[f]; ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
     if (pb[f].feature >= 0 && pb[f].gain > bb->gain) {
-      *bb = pb[f]; ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1];
+      *bb = pb[f];
+      if (q) { ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1]; }
     }
   }
 }
+#undef SUBTRACT_BINS
 
 /* The root's search over integer histograms (features in increasing order). */
 static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
@@ -1053,6 +1061,53 @@ static int record_split(hb_grow_ws_t *ws, hb_tree_t *t, const hb_config_t *cfg, 
   return hb_tree_split_leaf(t, l, &d->mappers[sp->feature], &ts);
 }
 
+/* Rows a take of the tree's start (root_start) copies. */
+#define ROOT_BLOCK 32768
+
+/* The start of a tree on the row block: the root's rows (the bag, or every
+ * row) into idx, the gradient pairs into the rows (hb_rowblock_set_gh), and
+ * the root's sums *G, *H, added row after row in the root's order so that
+ * they are the same for any thread count. The sums are a chain of additions
+ * no thread can share (two chains of 2M dependent additions a tree at 2M
+ * rows, milliseconds): one thread takes them while the others copy the
+ * rows, a block at a time, the summing thread joining them when it is done
+ * (before, one thread wrote the rows' indices, then added the sums). */
+static void root_start(hb_grow_ws_t *ws, const double *gh, const int *bag, int n, int nthreads, double *G,
+                       double *H) {
+  int nth = hb_threads_use(nthreads);
+  const int nrow = ws->nrow;  /* n <= nrow: the bag's rows, or all */
+  if (nrow <= 2 * ROOT_BLOCK) nth = 1;
+  const int nblk = (nrow + ROOT_BLOCK - 1) / ROOT_BLOCK;
+  int *idx = ws->idx;
+  hb_rowblock_t *rb = ws->rb;
+  double g = 0, h = 0;
+  (void)nth;
+HB_OMP(parallel num_threads(nth) if (nth > 1))
+  {
+HB_OMP(single nowait)
+    {
+      double sg = 0, sh = 0;
+      if (bag)
+        for (int i = 0; i < n; i++) { size_t r = (size_t)bag[i]; sg += gh[2 * r]; sh += gh[2 * r + 1]; }
+      else
+        for (int i = 0; i < n; i++) { sg += gh[2 * (size_t)i]; sh += gh[2 * (size_t)i + 1]; }
+      g = sg;
+      h = sh;
+    }
+HB_OMP(for schedule(dynamic, 1))
+    for (int k = 0; k < nblk; k++) {
+      /* the k-th of nblk equal parts of the root's rows and of the data's */
+      const int lo = (int)((long long)k * n / nblk), hi = (int)((long long)(k + 1) * n / nblk);
+      if (bag) memcpy(idx + lo, bag + lo, sizeof(int) * (size_t)(hi - lo));
+      else for (int i = lo; i < hi; i++) idx[i] = i;
+      hb_rowblock_set_gh_rows(rb, gh, k * ROOT_BLOCK, nrow - k * ROOT_BLOCK < ROOT_BLOCK ? nrow : (k + 1) * ROOT_BLOCK);
+    }
+  }
+  hb_rowblock_set_gh_src(rb, gh);
+  *G = g;
+  *H = h;
+}
+
 int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                  const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
                  const uint8_t *active, hb_tree_t *tree) {
@@ -1064,14 +1119,14 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   for (int s = L - 1; s >= 0; s--) ws->free_slots[ws->nfree++] = s;
   for (int l = 0; l < L; l++) { ws->slot[l] = -1; ws->best[l].feature = -1; }
 
-  if (bag) memcpy(ws->idx, bag, sizeof(int) * (size_t)n);
-  else for (int i = 0; i < n; i++) ws->idx[i] = i;
   ws->begin[0] = 0;
   ws->count[0] = n;
   ws->gh = gh;
   ws->qt = qt;
-  double G = 0, H = 0;   /* sequential: the same sums for any thread count */
+  double G = 0, H = 0;
   if (qt) {
+    if (bag) memcpy(ws->idx, bag, sizeof(int) * (size_t)n);
+    else for (int i = 0; i < n; i++) ws->idx[i] = i;
     hb_rowblock_set_q(ws->rb, qt->q, nth);
     int64_t qg = 0, qh = 0;
     for (int i = 0; i < n; i++) { int32_t p = qt->q[ws->idx[i]]; qg += hb_qpack_g(p); qh += hb_qpack_h(p); }
@@ -1080,8 +1135,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     G = (double)qg * qt->sg;
     H = (double)qh * qt->sh;
   } else {
-    hb_rowblock_set_gh(ws->rb, gh, nth);
-    for (int i = 0; i < n; i++) { size_t r = (size_t)ws->idx[i]; G += gh[2 * r]; H += gh[2 * r + 1]; }
+    root_start(ws, gh, bag, n, nth, &G, &H);
   }
   if (ws->dist) {  /* every shard's rows and sums (doubles added in rank order) */
     int64_t v[3] = {n, ws->qt ? ws->qg[0] : 0, ws->qt ? ws->qh[0] : 0};
@@ -1194,12 +1248,8 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     const uint8_t *mb = leaf_mask(ws, cfg, d, active, large, ub, ws->mask_b);
     if (ms == active) ms = NULL;
     if (mb == active) mb = NULL;
-    if (qt)
-      subtract_and_scan_q(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                          large_ok ? parent_slot : -1, large_ok, nth, ms, mb);
-    else
-      subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                        large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
+    subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
+                      large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
     if (ws->best[small].feature < 0) slot_give(ws, small);
     if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);

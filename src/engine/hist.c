@@ -12,6 +12,8 @@
 #include <emmintrin.h>
 #endif
 #include "hist.h"
+#include "hist_walk.h"
+#include "dist.h"
 #include "error.h"
 #include "threads.h"
 
@@ -263,7 +265,9 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
     hb_rowblock_free(rb);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
   }
-  if (max_conflict_rate >= 0 && nsp >= 2) {
+  /* Several processes bundle together (bundle.c), whatever their own
+   * stores (a wide factor's parts are stored as each process's rows say). */
+  if (max_conflict_rate >= 0 && (nsp >= 2 || (d->dist && d->dist->size > 1))) {
     st = hb_bundle_create(d, use, max_conflict_rate, nthreads, &rb->bundles);
     if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, with_q, nthreads);
     if (st != HB_OK) {
@@ -374,17 +378,21 @@ void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads) {
   rb->gh_src = gh;
 }
 
-/* ------------------------------------------------------------ kernels */
-
-/* First k >= lo with a[k] >= key in the increasing array a[0..n). */
-static int lower_bound(const int *a, int lo, int n, int key) {
-  int hi = n;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (a[mid] < key) lo = mid + 1; else hi = mid;
-  }
-  return lo;
+void hb_rowblock_set_gh_rows(hb_rowblock_t *rb, const double *gh, int lo, int hi) {
+  if (!rb) return;
+  if (rb->goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bins + (size_t)r * (size_t)rb->stride + rb->goff, gh + 2 * (size_t)r, 2 * sizeof(double));
+  if (rb->bb_goff >= 0)
+    for (int r = lo; r < hi; r++)
+      memcpy(rb->bb_rows + (size_t)r * (size_t)rb->bb_stride + rb->bb_goff, gh + 2 * (size_t)r, 2 * sizeof(double));
 }
+
+void hb_rowblock_set_gh_src(hb_rowblock_t *rb, const double *gh) {
+  if (rb && (rb->goff >= 0 || rb->bb_goff >= 0)) rb->gh_src = gh;
+}
+
+/* ------------------------------------------------------------ kernels */
 
 static inline void bin_add(hb_histbin_t *b, double g, double h) {
   b->g += g;
@@ -406,15 +414,10 @@ static inline void bin_add(hb_histbin_t *b, double g, double h) {
 #define ROW_ADD(j) bin_add(acc + (j) * HB_ACC_STRIDE + p[k + (j)], g, h);
 #endif
 static inline void row_add(hb_histbin_t *acc, const uint8_t *p, int nc, double g, double h) {
-  int k = 0;
 #if defined(__SSE2__)
   const __m128d v = _mm_set_pd(h, g);
 #endif
-  for (; k + 8 <= nc; k += 8, acc += 8 * HB_ACC_STRIDE) {
-    ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7)
-  }
-  for (; k + 4 <= nc; k += 4, acc += 4 * HB_ACC_STRIDE) { ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) }
-  for (; k < nc; k++, acc += HB_ACC_STRIDE) ROW_ADD(0)
+  HB_TILE_ROW(acc, nc, HB_ACC_STRIDE, ROW_ADD);  /* hist_walk.h, as hist_quant.c's */
 }
 #undef ROW_ADD
 
@@ -593,77 +596,31 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
   for (int k = 0; k < nc; k++) memcpy(hp[k], acc + (size_t)k * HB_ACC_STRIDE, sizeof(hb_histbin_t) * (size_t)nb[k]);
 }
 
+/* (g, h) of row r (gh) added into bin b of h: the full-precision update of
+ * the column walks (hist_walk.h). */
+#define GH_ADD(b, r) bin_add(h + (b), gh[2 * (r)], gh[2 * (r) + 1])
+
 static void build_dense(const uint8_t *bins, const int *rows, int nrows,
                         const double *gh, hb_histbin_t *h) {
-  if (rows) {
-    for (int i = 0; i < nrows; i++) {
-      size_t r = (size_t)rows[i];
-      bin_add(h + bins[r], gh[2 * r], gh[2 * r + 1]);
-    }
-  } else {
-    for (int i = 0; i < nrows; i++) bin_add(h + bins[i], gh[2 * i], gh[2 * i + 1]);
-  }
+  HB_DENSE_WALK(bins, rows, nrows, GH_ADD);
 }
 
 /* A sparse feature's default bin: the leaf's totals less its other bins
  * (in bin order). */
 static void sparse_default(hb_histbin_t *h, int default_bin, int num_bin, double tot_g, double tot_h) {
-  double g = tot_g, hh = tot_h;
-  for (int b = 0; b < num_bin; b++) {
-    if (b == default_bin) continue;
-    g -= h[b].g; hh -= h[b].h;
-  }
-  h[default_bin].g = g;
-  h[default_bin].h = hh;
+  HB_SPARSE_DEFAULT(double, h, default_bin, num_bin, tot_g, tot_h);
 }
 
-/* Sparse column: only rows off the default bin are stored; the default bin
- * gets the leaf's totals minus everything else. Rows of the leaf and of the
- * column are both increasing, so a merge (or a galloping search when the
- * leaf is much smaller than the column) finds the common rows. */
+/* Sparse column: only rows off the default bin are stored (hist_walk.h
+ * finds the leaf's among them); the default bin gets the leaf's totals
+ * minus everything else. */
 static void build_sparse(const hb_featstore_t *s, int default_bin, const int *rows, int nrows,
                          const double *gh, double tot_g, double tot_h,
                          int num_bin, hb_histbin_t *h) {
-  if (!rows) {
-    for (int k = 0; k < s->nnz; k++) {
-      int r = s->rows[k];
-      bin_add(h + s->vals[k], gh[2 * (size_t)r], gh[2 * (size_t)r + 1]);
-    }
-  } else if ((long long)nrows * 16 < (long long)s->nnz) {
-    int k = 0;
-    for (int i = 0; i < nrows && k < s->nnz; i++) {
-      k = lower_bound(s->rows, k, s->nnz, rows[i]);
-      if (k < s->nnz && s->rows[k] == rows[i])
-        bin_add(h + s->vals[k], gh[2 * (size_t)rows[i]], gh[2 * (size_t)rows[i] + 1]);
-    }
-  } else if ((long long)s->nnz * 16 < (long long)nrows) {
-    /* the other way round: each stored row looked up among the leaf's,
-     * galloping from the last one found */
-    int i = 0, k = lower_bound(s->rows, 0, s->nnz, rows[0]);
-    for (; k < s->nnz && i < nrows; k++) {
-      const int c = s->rows[k];
-      if (rows[i] < c) {
-        int step = 1;
-        while (i + step < nrows && rows[i + step] < c) { i += step; step *= 2; }
-        i = lower_bound(rows, i + 1, i + step + 1 < nrows ? i + step + 1 : nrows, c);
-        if (i >= nrows) break;
-      }
-      if (rows[i] == c) bin_add(h + s->vals[k], gh[2 * (size_t)c], gh[2 * (size_t)c + 1]);
-    }
-  } else {
-    int i = 0, k = 0;
-    while (i < nrows && k < s->nnz) {
-      int r = rows[i], c = s->rows[k];
-      if (r < c) i++;
-      else if (c < r) k++;
-      else {
-        bin_add(h + s->vals[k], gh[2 * (size_t)r], gh[2 * (size_t)r + 1]);
-        i++; k++;
-      }
-    }
-  }
+  HB_SPARSE_WALK(s, rows, nrows, GH_ADD);
   sparse_default(h, default_bin, num_bin, tot_g, tot_h);
 }
+#undef GH_ADD
 
 /* Features [f_lo, f_hi) of a row block's sparse part: each active one's
  * bins summed over the rows rows[0..nrows) (rows == NULL: r0 .. r0+nrows-1)
@@ -868,20 +825,10 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
   const int total = n_act + extra;
   int lo = (int)((long long)t * total / ntile), hi = (int)((long long)(t + 1) * total / ntile);
   if (t == ntile - 1 || hi > n_act) hi = n_act;
-  int col[HB_HIST_TILE], nb[HB_HIST_TILE];
+  int col[HB_HIST_TILE], nb[HB_HIST_TILE], off[HB_HIST_TILE];
   hb_histbin_t *hp[HB_HIST_TILE];
-  int nc = 0;
-  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
-    int f = rb->feat[c];
-    if (active && !active[f]) continue;
-    if (rank >= lo) {
-      col[nc] = c;
-      hp[nc] = hist + d->hist_offset[f];
-      nb[nc] = d->mappers[f].num_bin;
-      nc++;
-    }
-    rank++;
-  }
+  const int nc = hb_tile_columns(d, rb, active, lo, hi, col, nb, off);
+  for (int k = 0; k < nc; k++) hp[k] = hist + off[k];
   if (nc > 0)
     build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()),
                t == ntile - 1 ? tw : NULL);
@@ -1061,12 +1008,21 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
     return;
   }
+  /* Barriers: one after the row-wise items when something reads their
+   * sums (the parts' additions, the sparse and bundle finishes), and the
+   * region's end; the column-wise features need none of them. */
+  const int after = nhalf > 1 || finish || nbundle > 0;
 HB_OMP(parallel num_threads(nth))
   {
 HB_OMP(for schedule(static) nowait)
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
-HB_OMP(for schedule(static))
-    for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
+    if (nper * shalf > 0) {
+HB_OMP(for schedule(static) nowait)
+      for (int w = 0; w < nper * shalf; w++) RUN_SPARSE(w);
+    }
+    if (after) {
+HB_OMP(barrier)
+    }
     if (nhalf > 1) {
 HB_OMP(for schedule(static) nowait)
       for (int c = 0; c < rb->ncol; c++) add_parts(d, rb, active, c, nhalf, hist);
@@ -1079,10 +1035,12 @@ HB_OMP(for schedule(static) nowait)
 HB_OMP(for schedule(static) nowait)
       for (int j = 0; j < nbundle; j++) bundle_finish(d, rb, active, j, shalf == 2, tot_g, tot_h, hist);
     }
-HB_OMP(for schedule(dynamic, 1))
-    for (int f = 0; f < d->nfeat; f++)
-      if (column_wise(rb, f) && (!active || active[f]))
-        run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
+    if (n_col > 0) {
+HB_OMP(for schedule(dynamic, 1) nowait)
+      for (int f = 0; f < d->nfeat; f++)
+        if (column_wise(rb, f) && (!active || active[f]))
+          run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
+    }
   }
 #undef RUN_SPARSE
 #undef RUN_ITEM

@@ -170,6 +170,11 @@ void hb_rowblock_set_q(hb_rowblock_t *rb, const int32_t *q, int nthreads);
  * row, not from gh, whenever it is given this same gh array: the caller
  * copies again whenever gh's contents change (hb_grow_tree: every tree). */
 void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);
+/* hb_rowblock_set_gh in pieces, for a caller that shares the rows out in a
+ * parallel region of its own: the pairs of rows [lo, hi) on the calling
+ * thread, and once every row is copied, gh made the rows' source. */
+void hb_rowblock_set_gh_rows(hb_rowblock_t *rb, const double *gh, int lo, int hi);
+void hb_rowblock_set_gh_src(hb_rowblock_t *rb, const double *gh);
 void hb_rowblock_free(hb_rowblock_t *rb);
 
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hist_quant.h"
+#include "hist_walk.h"
 #include "threads.h"
 
 #define QPAR_MIN_UPDATES 16384
@@ -52,10 +53,7 @@ static void flush_first(int32_t *restrict acc, hb_qbin_t *restrict h, int nb) {
  * storing them after took 1.7. */
 #define QADD(j) acc[(j) * QSTRIDE + p[k + (j)]] += v;
 static inline void row_add_q(int32_t *acc, const uint8_t *p, int nc, int32_t v) {
-  int k = 0;
-  for (; k + 8 <= nc; k += 8, acc += 8 * QSTRIDE) { QADD(0) QADD(1) QADD(2) QADD(3) QADD(4) QADD(5) QADD(6) QADD(7) }
-  for (; k + 4 <= nc; k += 4, acc += 4 * QSTRIDE) { QADD(0) QADD(1) QADD(2) QADD(3) }
-  for (; k < nc; k++, acc += QSTRIDE) acc[p[k]] += v;
+  HB_TILE_ROW(acc, nc, QSTRIDE, QADD);  /* hist_walk.h, as hist.c's */
 }
 #undef QADD
 
@@ -111,23 +109,14 @@ static void tile_rows(const qblock_t *rb, const int *rows, int i0, int i1, const
 }
 
 /* The columns of tile t of ntile over the row block's n_act active ones
- * (as hist.c): col[], their features' bin counts nb[] and histograms hp[];
+ * (hist.c's tiles): col[], their features' bin counts nb[] and histograms hp[];
  * returns how many. */
 static int tile_cols(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active, int t, int ntile,
                      int n_act, hb_qbin_t *hist, int *col, int *nb, hb_qbin_t **hp) {
-  int lo = (int)((long long)t * n_act / ntile), hi = (int)((long long)(t + 1) * n_act / ntile);
-  int nc = 0;
-  for (int c = 0, rank = 0; c < rb->ncol && rank < hi; c++) {
-    int f = rb->feat[c];
-    if (active && !active[f]) continue;
-    if (rank >= lo) {
-      col[nc] = c;
-      nb[nc] = d->mappers[f].num_bin;
-      hp[nc] = hist + d->hist_offset[f];
-      nc++;
-    }
-    rank++;
-  }
+  int off[HB_HIST_TILE];
+  const int nc = hb_tile_columns(d, rb, active, (int)((long long)t * n_act / ntile),
+                                 (int)((long long)(t + 1) * n_act / ntile), col, nb, off);  /* hist_walk.h */
+  for (int k = 0; k < nc; k++) hp[k] = hist + off[k];
   return nc;
 }
 
@@ -138,23 +127,9 @@ static int32_t *part_acc(const hb_rowblock_t *rb, int c) {
   return (int32_t *)(part_pairs(rb, c) + (size_t)HB_HIST_TILE * HB_ACC_STRIDE);
 }
 
-/* First k >= lo with a[k] >= key in the increasing array a[0..n). */
-static int lower_bound(const int *a, int lo, int n, int key) {
-  int hi = n;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (a[mid] < key) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
 /* A sparse feature's default bin: the totals less its other bins. */
 static void qdefault(hb_qbin_t *h, int default_bin, int nb, int64_t tot_g, int64_t tot_h) {
-  int64_t g = tot_g, hh = tot_h;
-  for (int b = 0; b < nb; b++)
-    if (b != default_bin) { g -= h[b].g; hh -= h[b].h; }
-  h[default_bin].g = g;
-  h[default_bin].h = hh;
+  HB_SPARSE_DEFAULT(int64_t, h, default_bin, nb, tot_g, tot_h);  /* hist_walk.h, as hist.c's */
 }
 
 /* One feature from its column store; a sparse one's default bin is the
@@ -167,36 +142,15 @@ static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows,
   int nb = m->num_bin, since = 0;
   memset(h, 0, sizeof(hb_qbin_t) * (size_t)nb);
   memset(acc, 0, sizeof(int32_t) * (size_t)nb);
-#define QADD(bin, r)                                  \
-  do {                                                \
-    acc[bin] += q[r];                                 \
-    if (++since == rows16) { flush(acc, h, nb); since = 0; } \
+/* the walks of hist_walk.h (hist.c's), each row's packed value added into
+ * the 16-bit halves, flushed into the pairs every rows16 rows */
+#define QADD(bin, r)                                           \
+  do {                                                         \
+    acc[bin] += q[r];                                          \
+    if (++since == rows16) { flush(acc, h, nb); since = 0; }   \
   } while (0)
-  if (!s->sparse) {
-    for (int i = 0; i < nrows; i++) {
-      int r = rows ? rows[i] : i;
-      QADD(s->bins[r], r);
-    }
-  } else if (!rows) {
-    for (int k = 0; k < s->nnz; k++) QADD(s->vals[k], s->rows[k]);
-  } else {
-    int i = 0, k = 0;
-    while (i < nrows && k < s->nnz) {
-      if ((long long)(nrows - i) * 16 < (long long)(s->nnz - k)) {  /* far fewer leaf rows: gallop */
-        k = lower_bound(s->rows, k, s->nnz, rows[i]);
-        if (k < s->nnz && s->rows[k] == rows[i]) { QADD(s->vals[k], rows[i]); k++; }
-        i++;
-      } else if (rows[i] < s->rows[k]) {
-        i++;
-      } else if (s->rows[k] < rows[i]) {
-        k++;
-      } else {
-        QADD(s->vals[k], rows[i]);
-        i++;
-        k++;
-      }
-    }
-  }
+  if (!s->sparse) HB_DENSE_WALK(s->bins, rows, nrows, QADD);
+  else HB_SPARSE_WALK(s, rows, nrows, QADD);
 #undef QADD
   flush(acc, h, nb);
   if (s->sparse) qdefault(h, m->default_bin, nb, tot_g, tot_h);

@@ -92,7 +92,10 @@ struct hb_booster {
   const hb_dist_t *dist;           /* data-parallel training (dist.h), or NULL: one process */
   /* objectives and boosting modes */
   hb_rank_query_t **query;         /* ranking: 1 + cap_valid, each data set's queries, or NULL */
-  int *cox_order;                  /* cox: the training rows in order of time (hb_objective_cox_order) */
+  int *cox_order;                  /* cox: the training rows in order of time (hb_objective_cox_order);
+                                      distributed, the rows of every shard (cox_dist.c) */
+  double *cox_label, *cox_weight;  /* cox, distributed: every shard's labels and weights (NULL: none), */
+  int cox_n;                       /* in rank order, cox_n of them */
   double *base;                    /* random forest: n x K starting scores, its trees' gradients' */
   hb_dart_t dart;                  /* DART (host-side scores only: the CPU learner) */
   /* the learner */
@@ -132,6 +135,18 @@ typedef struct {
  * the quantile of their rows' residuals at `score`. */
 int hb_booster_renew_leaves(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t, const double *score,
                             double rate);
+/* The same over the shards of a data-parallel training (b->dist set;
+ * renew_dist.c): every process gets the one-process leaf values. */
+int hb_booster_renew_leaves_dist(const hb_booster_t *b, const hb_leaf_rows_t *lr, hb_tree_t *t,
+                                 const double *score, double rate);
+/* Cox over the shards of a data-parallel training (cox_dist.c): the risk
+ * sets span every process, so _setup gathers every shard's labels and
+ * weights once and orders them by time, and _gradients gathers the scores
+ * each round and computes the one-process gradients, keeping this shard's. */
+int hb_booster_cox_setup_dist(hb_booster_t *b);
+int hb_booster_cox_gradients_dist(hb_booster_t *b, const double *score);
+/* Leaf l's rows (their count in *count). */
+const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count);
 
 /* DART around a round of a learner that keeps the scores on the host:
  * begin drops this round's trees from the training scores and gives the

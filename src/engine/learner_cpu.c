@@ -112,6 +112,8 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
   if (cfg->dart && (st = hb_booster_dart_begin(b, &gcfg.learning_rate, &touched)) != HB_OK) return st;
   if (HB_HOST_GRADIENTS(cfg)) {
     if ((st = hb_booster_host_gradients(b)) != HB_OK) return st;
+  } else if (cfg->objective == HB_OBJ_COX && b->dist) {  /* risk sets over every shard */
+    if ((st = hb_booster_cox_gradients_dist(b, cfg->rf ? b->base : b->score)) != HB_OK) return st;
   } else if (cfg->objective == HB_OBJ_COX) {  /* the risk sets need the rows in time order */
     hb_objective_cox_gradients(n, d->label, d->weight, b->cox_order, cfg->rf ? b->base : b->score, b->gh);
   } else {  /* a forest's trees all start from the starting score */

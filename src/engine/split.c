@@ -16,6 +16,7 @@
  * Under monotone constraints (split.h: hb_split_con_t) a constrained
  * feature or a bounded leaf takes the bounded gain of split_rules.h in
  * place of the batched one; the candidates and their order are the same. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #endif
 #include "split.h"
 #include "split_rules.h"
+#include "split_scan.h"
 #include "threads.h"
 #include "rng.h"
 
@@ -32,9 +34,6 @@ double hb_split_leaf_output(const hb_config_t *cfg, double g, double h) {
 }
 
 typedef hb_split_leaf_t scan_ctx;
-
-static void bits_clear(uint32_t *b) { memset(b, 0, sizeof(uint32_t) * (HB_MAX_NUM_BIN / 32)); }
-static void bits_set(uint32_t *b, int k) { b[k >> 5] |= 1u << (k & 31); }
 
 /* Gain of left = (gl, hl, nl), or -1 when invalid (valid gains are > 0);
  * mono: the feature's monotone constraint. */
@@ -69,6 +68,7 @@ void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, 
     const __m128d vg = _mm_set1_pd(g), vh = _mm_set1_pd(h), vl2 = _mm_set1_pd(l2), vpar = _mm_set1_pd(parent_gain),
                   vmg = _mm_set1_pd(min_gain), vmh = _mm_set1_pd(mh), zero = _mm_setzero_pd(),
                   none = _mm_set1_pd(-1.0);
+    const __m128i vmd1 = _mm_set1_epi32(md > INT_MIN ? md - 1 : INT_MIN), vnn = _mm_set1_epi32(n);
     for (; i + 2 <= m; i += 2) {
       __m128d a = _mm_loadu_pd(gl + i), b = _mm_loadu_pd(hl + i);
       __m128d ar = _mm_sub_pd(vg, a), br = _mm_sub_pd(vh, b);
@@ -80,8 +80,12 @@ void hb_split_gains(const hb_config_t *cfg, const double *gl, const double *hl, 
       /* valid: both sides with min_data rows and not less than min hessian, gain > min_gain */
       __m128d ok = _mm_and_pd(_mm_cmpnlt_pd(b, vmh), _mm_cmpnlt_pd(br, vmh));
       ok = _mm_and_pd(ok, _mm_cmpgt_pd(gain, vmg));
-      int n0 = nl[i] >= md && n - nl[i] >= md, n1 = nl[i + 1] >= md && n - nl[i + 1] >= md;
-      ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_set_epi64x(-(long long)n1, -(long long)n0)));
+      /* nl >= md and n - nl >= md for the two counts at once, as
+       * nl > md - 1 (counts are never negative, n - nl never overflows),
+       * each 32-bit mask widened to its pair's 64 bits */
+      __m128i vn = _mm_loadl_epi64((const __m128i *)(nl + i));
+      __m128i okn = _mm_and_si128(_mm_cmpgt_epi32(vn, vmd1), _mm_cmpgt_epi32(_mm_sub_epi32(vnn, vn), vmd1));
+      ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_unpacklo_epi32(okn, okn)));
       _mm_storeu_pd(out + i, _mm_or_pd(_mm_and_pd(ok, gain), _mm_andnot_pd(ok, none)));
     }
   }
@@ -132,8 +136,6 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   int M = m->num_bin - 1;     /* the missing bin; value bins 0..M-1 */
   const hb_histbin_t *na = h + M;
   double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
-  double best_gain = 0.0, bgl = 0, bhl = 0;
-  int bt = -1, bdl = 0, bnl = 0;
   double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN];
   int nl[HB_MAX_NUM_BIN];
   int na_n = hb_rule_count(na->h, cf), T = M - 1;
@@ -155,8 +157,9 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   if (rt >= 0)
     for (int t = 0; t < T; t++)
       if (t != rt) g1[t] = -1.0;
-  if (hb_rule_has_missing(na_n, na->h, c->tot.h)) {
-    double gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
+  double g2[HB_MAX_NUM_BIN], gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g3 = -1.0;
+  const int has_na = hb_rule_has_missing(na_n, na->h, c->tot.h);
+  if (has_na) {
     int nm[HB_MAX_NUM_BIN];
     gm[0] = hm[0] = 0;   /* see gl[0] above */
     nm[0] = 0;
@@ -165,34 +168,22 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
     if (rt >= 0)
       for (int t = 0; t < T; t++)
         if (t != rt) g2[t] = -1.0;
-    for (int t = 0; t < T; t++) {
-      if (g1[t] > best_gain) { best_gain = g1[t]; bt = t; bdl = 0; bgl = gl[t]; bhl = hl[t]; bnl = nl[t]; }
-      if (g2[t] > best_gain) { best_gain = g2[t]; bt = t; bdl = 1; bgl = gm[t]; bhl = hm[t]; bnl = nm[t]; }
-    }
     /* every value left, missing alone right */
-    double g3 = rt >= 0 ? -1.0 : candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain,
-                                           mono);
-    if (g3 > best_gain) {
-      best_gain = g3; bt = M - 1; bdl = 0;
-      bgl = c->tot.g - na->g; bhl = c->tot.h - na->h; bnl = c->tot.n - na_n;
-    }
-  } else {
-    for (int t = 0; t < T; t++)
-      if (g1[t] > best_gain) {
-        best_gain = g1[t]; bt = t; bgl = gl[t]; bhl = hl[t]; bnl = nl[t];
-        bdl = nl[t] >= c->tot.n - nl[t];
-      }
+    if (rt < 0)
+      g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain, mono);
   }
+  int bt, kind, bdl;
+  const double best_gain = hb_scan_numeric_pick(g1, has_na ? g2 : NULL, g3, nl, c->tot.n, T, M, &bt, &kind, &bdl);
   if (bt < 0 || !(best_gain > best->gain)) return;
   best->feature = f;
   best->gain = best_gain;
   best->is_cat = 0;
   best->threshold_bin = bt;
   best->default_left = bdl;
-  bits_clear(best->left_bins);
-  hb_split_bits_upto(best->left_bins, bt);
-  if (bdl) bits_set(best->left_bins, M);
-  finish(c, best, bgl, bhl, bnl);
+  hb_scan_numeric_bits(best->left_bins, bt, bdl, M);
+  if (kind == 0) finish(c, best, gl[bt], hl[bt], nl[bt]);
+  else if (kind == 1) finish(c, best, gm[bt], hm[bt], nl[bt] + na_n);
+  else finish(c, best, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n);
 }
 
 /* By key, ties by bin (bins are distinct: a total order, so any sort gives
@@ -344,77 +335,33 @@ void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k) {
   memcpy(keys + (n - k), hi + (mh - k), sizeof(hb_cat_key_t) * (size_t)k);
 }
 
-/* A categorical feature, by split_rules.h's rules (LightGBM's). */
+/* A categorical feature: split_scan.h's scan over double sums, with
+ * max_delta_step / path_smooth (candidate) and extra_trees (extra_pick). */
+#define SCAN_CAT_NAME cat_scan
+#define SCAN_CTX scan_ctx
+#define SCAN_BIN hb_histbin_t
+#define SCAN_SUM double
+#define SCAN_D_G(c, x) (x)
+#define SCAN_D_H(c, x) (x)
+#define SCAN_N(c) ((c)->tot.n)
+#define SCAN_HD(c) ((c)->tot.h)
+#define SCAN_CAND(c, gl, hl, nl, l2) candidate(c, gl, hl, nl, l2, (c)->parent_gain, 0)
+#define SCAN_EXTRA(c, f, n) ((c)->extra ? extra_pick(c, f, n) : -1)
+#include "split_scan.h"
+
 static void scan_categorical(const scan_ctx *c, int f, const hb_binmapper_t *m,
                              const hb_histbin_t *h, hb_split_t *best) {
-  const hb_config_t *cfg = c->cfg;
-  const int nb = m->num_bin, onehot = hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot);
-  double best_gain = 0.0, bgl = 0, bhl = 0;
-  int bnl = 0, bk = 0, bdir = 0, used = 0;   /* the winner: bin bk (one-vs-rest), or the first / last bk of
-                                                 the used sorted categories */
-  hb_cat_key_t keys[HB_MAX_NUM_BIN];
-  int cnt[HB_MAX_NUM_BIN];
-  for (int b = 0; b < nb; b++) cnt[b] = hb_rule_count(h[b].h, c->cnt_factor);
-  if (onehot) {  /* each bin alone on the left, lambda_l2 */
-    int nonempty = 0, lowest = -1;
-    for (int b = 0; b < nb; b++)
-      if (cnt[b] > 0) { if (lowest < 0) lowest = b; nonempty++; }
-    bk = -1;
-    const int rb = c->extra ? extra_pick(c, f, nb) : -1;  /* extra_trees: one bin of nb */
-    for (int b = 0; b < nb; b++) {
-      if (rb >= 0 && b != rb) continue;
-      if (hb_rule_cat_onehot_seen(nonempty, lowest, b)) continue;
-      double g = candidate(c, h[b].g, h[b].h, cnt[b], cfg->lambda_l2, c->parent_gain, 0);
-      if (g > best_gain) { best_gain = g; bk = b; bgl = h[b].g; bhl = h[b].h; bnl = cnt[b]; }
-    }
-    if (bk < 0) return;
-  } else {  /* many against many */
-    uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
-    int dropped = 0, used_rows = 0;
-    for (int b = 0; b < nb; b++) {  /* without a branch: whether a bin is used is a coin flip in small leaves */
-      const int ok = hb_rule_cat_used(cnt[b], cfg->cat_smooth);
-      dropped += (cnt[b] > 0) & !ok;
-      used_rows += cnt[b] & -ok;
-      keys[used].key = hb_rule_cat_key(h[b].g, h[b].h, cfg->cat_smooth);
-      keys[used].bin = b;
-      used += ok;
-    }
-    if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
-    const double l2c = cfg->lambda_l2 + cfg->cat_l2;
-    const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
-    hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
-    memset(first, 0, (size_t)kmax);
-    /* extra_trees: only the first rk + 1 from either end (LightGBM's draw in [0, kmax - 1)) */
-    const int rk = c->extra ? extra_pick(c, f, kmax - 1) : -1;
-    for (int dir = 0; dir < 2; dir++) {
-      double gl = 0, hl = 0;
-      int nl = 0, group = 0;
-      for (int k = 1; k <= kmax; k++) {
-        int b = keys[dir == 0 ? k - 1 : used - k].bin;
-        gl += h[b].g; hl += h[b].h; nl += cnt[b];
-        int st = hb_rule_cat_step(cnt[b], nl, hl, c->tot.n, c->tot.h, &group, cfg->min_data_in_leaf,
-                                  cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
-        if (dir == 0) first[k - 1] = st > 0;
-        if (st < 0) break;
-        if (st == 0) continue;
-        if (rk >= 0 && k != rk + 1) continue;
-        if (dir == 1 && rk < 0 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
-        double g = candidate(c, gl, hl, nl, l2c, c->parent_gain, 0);  /* factors take no monotone constraint */
-        if (g > best_gain) { best_gain = g; bk = k; bdir = dir; bgl = gl; bhl = hl; bnl = nl; }
-      }
-    }
-    if (bk == 0) return;
-  }
-  if (!(best_gain > best->gain)) return;
+  uint32_t bits[HB_MAX_NUM_BIN / 32];
+  double gain, gl, hl;
+  int nl;
+  if (!cat_scan(c, f, m->num_bin, h, bits, &gain, &gl, &hl, &nl) || !(gain > best->gain)) return;
   best->feature = f;
-  best->gain = best_gain;
+  best->gain = gain;
   best->is_cat = 1;
   best->threshold_bin = -1;
-  bits_clear(best->left_bins);
-  if (onehot) bits_set(best->left_bins, bk);
-  else for (int k = 0; k < bk; k++) bits_set(best->left_bins, keys[bdir == 0 ? k : used - 1 - k].bin);
-  best->default_left = hb_split_bin_left(best, nb - 1);
-  finish(c, best, bgl, bhl, bnl);
+  memcpy(best->left_bins, bits, sizeof best->left_bins);
+  best->default_left = hb_split_bin_left(best, m->num_bin - 1);
+  finish(c, best, gl, hl, nl);
 }
 
 void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t tot) {

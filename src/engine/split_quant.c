@@ -13,6 +13,7 @@
 #include <string.h>
 #include "split_quant.h"
 #include "split_rules.h"
+#include "split_scan.h"
 #include "math_rules.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -121,6 +122,21 @@ static void take(const hb_qsplit_leaf_t *c, int f, double gain, int is_cat, int 
   if (olh) *olh = lh;
 }
 
+/* The categorical scan of split_scan.h over integer sums: each sum turned
+ * into a double with the scales where a rule reads it (what differs from
+ * split.c's instance); no extra_trees draw. */
+#define SCAN_CAT_NAME cat_scan_q
+#define SCAN_CTX hb_qsplit_leaf_t
+#define SCAN_BIN hb_qbin_t
+#define SCAN_SUM int64_t
+#define SCAN_D_G(c, x) ((double)(x) * (c)->sg)
+#define SCAN_D_H(c, x) ((double)(x) * (c)->sh)
+#define SCAN_N(c) ((c)->n)
+#define SCAN_HD(c) ((c)->Hd)
+#define SCAN_CAND(c, gl, hl, nl, l2) cand(c, gl, hl, nl, l2, (c)->parent_gain, 0)
+#define SCAN_EXTRA(c, f, n) (-1)
+#include "split_scan.h"
+
 void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const hb_qbin_t *hist, int f,
                        hb_split_t *best, int64_t *olg, int64_t *olh) {
   const hb_config_t *cfg = c->cfg;
@@ -136,9 +152,6 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     const int has_na = hb_rule_has_missing(na_n, (double)na_h * c->sh, c->Hd);
     const double l2 = cfg->lambda_l2, parent = c->parent_gain;
     const int mono = c->con.mono ? c->con.mono[f] : 0;
-    double bgain = -1.0;
-    int bt = -1, bdl = 0, bln = 0;
-    int64_t blg = 0, blh = 0;
     int T = M - 1;
     /* the candidates' left sums (integers, and as doubles with the scales)
      * and their gains in one batch (split.c), the sums in one pass over the
@@ -159,86 +172,23 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
       hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, g2);
       for (int t = 0; t < T; t++) in[t] -= na_n;
     }
-    for (int t = 0; t < T; t++) {
-      if (g1[t] > bgain) {
-        bgain = g1[t]; bt = t; blg = ig[t]; blh = ih[t]; bln = in[t];
-        bdl = has_na ? 0 : in[t] >= c->n - in[t];
-      }
-      if (has_na && g2[t] > bgain) {
-        bgain = g2[t]; bt = t; bdl = 1; blg = ig[t] + na_g; blh = ih[t] + na_h; bln = in[t] + na_n;
-      }
-    }
-    if (has_na) {  /* every value left, missing alone right */
-      double g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent, mono);
-      if (g3 > bgain) { bgain = g3; bt = M - 1; bdl = 0; blg = c->G - na_g; blh = c->H - na_h; bln = c->n - na_n; }
-    }
+    double g3 = -1.0;
+    if (has_na)  /* every value left, missing alone right */
+      g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent, mono);
+    int bt, kind, bdl;
+    const double bgain = hb_scan_numeric_pick(g1, has_na ? g2 : NULL, g3, in, c->n, T, M, &bt, &kind, &bdl);
     if (!(bgain > 0)) return;
-    memset(bits, 0, sizeof bits);
-    hb_split_bits_upto(bits, bt);
-    if (bdl) bits[M >> 5] |= 1u << (M & 31);
-    take(c, f, bgain, 0, bt, bdl, bits, blg, blh, bln, best, olg, olh);
+    hb_scan_numeric_bits(bits, bt, bdl, M);
+    if (kind == 0) take(c, f, bgain, 0, bt, bdl, bits, ig[bt], ih[bt], in[bt], best, olg, olh);
+    else if (kind == 1) take(c, f, bgain, 0, bt, bdl, bits, ig[bt] + na_g, ih[bt] + na_h, in[bt] + na_n, best, olg, olh);
+    else take(c, f, bgain, 0, bt, bdl, bits, c->G - na_g, c->H - na_h, c->n - na_n, best, olg, olh);
     return;
   }
-  /* Categorical (split_rules.h; the candidates in split.c's order). */
-  int cnt[HB_MAX_NUM_BIN];
-  for (int b = 0; b < nb; b++) cnt[b] = hb_rule_count((double)h[b].h * c->sh, c->cnt_factor);
-  double bgain = -1.0;
-  int bln = 0;
-  int64_t blg = 0, blh = 0;
-  memset(bits, 0, sizeof bits);
-  if (hb_rule_cat_onehot(nb, cfg->max_cat_to_onehot)) {  /* each bin alone on the left, lambda_l2 */
-    int bb = -1, nonempty = 0, lowest = -1;
-    for (int b = 0; b < nb; b++)
-      if (cnt[b] > 0) { if (lowest < 0) lowest = b; nonempty++; }
-    for (int b = 0; b < nb; b++) {
-      if (hb_rule_cat_onehot_seen(nonempty, lowest, b)) continue;
-      double g = cand(c, h[b].g, h[b].h, cnt[b], cfg->lambda_l2, c->parent_gain, 0);
-      if (g > bgain) { bgain = g; bb = b; blg = h[b].g; blh = h[b].h; bln = cnt[b]; }
-    }
-    if (!(bgain > 0)) return;
-    bits[bb >> 5] |= 1u << (bb & 31);
-  } else {  /* many against many: bins with at least cat_smooth rows, by G / (H + cat_smooth), ties by bin */
-    hb_cat_key_t keys[HB_MAX_NUM_BIN];
-    uint8_t first[HB_MAX_NUM_BIN];  /* whether the first k + 1 were a candidate of the first end */
-    int used = 0, dropped = 0, used_rows = 0;
-    for (int b = 0; b < nb; b++) {  /* without a branch, as split.c's */
-      const int ok = hb_rule_cat_used(cnt[b], cfg->cat_smooth);
-      dropped += (cnt[b] > 0) & !ok;
-      used_rows += cnt[b] & -ok;
-      keys[used].key = hb_rule_cat_key((double)h[b].g * c->sg, (double)h[b].h * c->sh, cfg->cat_smooth);
-      keys[used].bin = b;
-      used += ok;
-    }
-    if (used < 1 || !hb_rule_cat_can_split(used_rows, cfg->min_data_in_leaf, cfg->min_data_per_group)) return;
-    const int kmax = hb_rule_cat_max_left(used, cfg->max_cat_threshold);
-    hb_cat_sort_ends(keys, used, kmax);  /* the scans read the first and the last kmax */
-    const double l2c = cfg->lambda_l2 + cfg->cat_l2;
-    int bk = 0, bdir = 0;
-    memset(first, 0, (size_t)kmax);
-    for (int dir = 0; dir < 2; dir++) {
-      int64_t lg = 0, lh = 0;
-      int ln = 0, group = 0;
-      for (int k = 1; k <= kmax; k++) {
-        int b = keys[dir == 0 ? k - 1 : used - k].bin;
-        lg += h[b].g;
-        lh += h[b].h;
-        ln += cnt[b];
-        int st = hb_rule_cat_step(cnt[b], ln, (double)lh * c->sh, c->n, c->Hd, &group, cfg->min_data_in_leaf,
-                                  cfg->min_sum_hessian_in_leaf, cfg->min_data_per_group);
-        if (dir == 0) first[k - 1] = st > 0;
-        if (st < 0) break;
-        if (st == 0) continue;
-        if (dir == 1 && hb_rule_cat_seen(dropped, used, k, kmax, first)) continue;
-        double g = cand(c, lg, lh, ln, l2c, c->parent_gain, 0);
-        if (g > bgain) { bgain = g; bk = k; bdir = dir; blg = lg; blh = lh; bln = ln; }
-      }
-    }
-    if (!(bgain > 0)) return;
-    for (int k = 0; k < bk; k++) {
-      int b = keys[bdir ? used - 1 - k : k].bin;
-      bits[b >> 5] |= 1u << (b & 31);
-    }
-  }
+  /* Categorical: split_scan.h's scan, as split.c's, over integer sums */
+  double gain;
+  int64_t lg, lh;
+  int ln;
+  if (!cat_scan_q(c, f, nb, h, bits, &gain, &lg, &lh, &ln)) return;
   int dl = (bits[(nb - 1) >> 5] >> ((nb - 1) & 31)) & 1u;
-  take(c, f, bgain, 1, -1, dl, bits, blg, blh, bln, best, olg, olh);
+  take(c, f, gain, 1, -1, dl, bits, lg, lh, ln, best, olg, olh);
 }

@@ -50,11 +50,16 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
-    binary = , binary_wide = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
-    multiclass = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
+    binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
+    unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
+    custom = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
+    cox = survival::Surv(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
+    l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
+    mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
+    multiclass = , class_weights = , metric_fun = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
                      labels = c("lo", "mid", "hi")),
     stop("unknown case ", case))
   if (case == "regression") {
@@ -87,11 +92,102 @@ mpi_case <- function(case) {
                          quantized = TRUE, bagging_fraction = 0.8, bagging_freq = 2L))
     w <- runif(n, 0.5, 2)
   }
+  # the options of one process checked on several, each case quantized so
+  # that the model must be byte for byte the one-process model
+  if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "callback", "dart", "l1",
+                  "quantile", "mape", "cox")) {
+    args$quantized <- TRUE
+  }
+  if (case == "unbalanced") args$is_unbalance <- TRUE  # weights from the positive and negative counts of all rows
+  if (case == "class_weights") args$class_weights <- c(lo = 2.5, hi = 0.75)
+  if (case == "custom") {
+    # squared error by hand, and a metric that cannot be summed over shards
+    # (the median absolute error), which steers early stopping
+    args$objective <- function(preds, labels) list(grad = preds - labels, hess = rep(1, length(preds)))
+    args$eval_metric <- list(function(preds, labels) {
+      list(name = "medae", value = stats::median(abs(preds - labels)), higher_better = FALSE)
+    }, "rmse")
+    args$nrounds <- 30L
+    args$learning_rate <- 0.5
+  }
+  if (case == "metric_fun") {
+    # a weighted metric function of the class probabilities (a matrix):
+    # the weighted share of rows whose true class has probability < 0.5
+    w <- runif(n, 0.5, 2)
+    args$eval_metric <- list(function(preds, labels, weights) {
+      p_true <- preds[cbind(seq_along(labels), labels + 1L)]
+      list(name = "wmiss", value = sum(weights * (p_true < 0.5)) / sum(weights), higher_better = FALSE)
+    }, "multi_logloss")
+  }
+  if (case == "continue") {
+    # init_model: a one-process model on all rows (the same on every
+    # process), continued with weights and bagging
+    base <- histboost::histboost(x, eta + rnorm(n, sd = 0.3), nrounds = 4L, num_leaves = 5L, learning_rate = 0.3,
+                                 seed = 3, nthreads = 1L, verbose = 0L)
+    args$init_model <- base
+    w <- runif(n, 0.5, 2)
+    args <- c(args, list(bagging_fraction = 0.7, bagging_freq = 1L))
+  }
+  if (case == "callback") {
+    # a callback that stops after round 5, on the last process only when
+    # mpi-train.R sets the option (on one process it always does)
+    args$callbacks <- list(function(iteration, evaluation_log, model) {
+      if (!identical(model$niter, as.integer(iteration)) || nrow(evaluation_log) != iteration) stop("callback inputs")
+      iteration >= 5L && isTRUE(getOption("hb_test_stop_here", TRUE))
+    })
+    args$nrounds <- 20L
+  }
+  if (case == "dart") {
+    args <- c(args, list(boosting = "dart", drop_rate = 0.3, skip_drop = 0.2, bagging_fraction = 0.8,
+                         bagging_freq = 1L))
+    args$nrounds <- 12L
+  }
+  # leaves refit to quantiles of their residuals: unweighted (l1; each
+  # leaf's exact order statistics over the processes), weighted (quantile,
+  # with bagging) and MAPE's weights
+  if (case == "l1") args$objective <- "l1"
+  if (case == "quantile") {
+    args <- c(args, list(objective = "quantile", quantile_alpha = 0.3, bagging_fraction = 0.8, bagging_freq = 1L))
+    w <- runif(n, 0.5, 2)
+  }
+  if (case == "mape") args$objective <- "mape"
+  if (case == "extra") args <- c(args, list(extra_trees = TRUE, feature_fraction_bynode = 0.6))
+  if (case == "smooth") {
+    args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
+  }
+  if (case == "bundle") {
+    # sparse columns, each off zero in about 7% of rows at random, so that
+    # any two share a few rows: bundled only at max_conflict_rate > 0, which
+    # loses the shared rows' values in all but one member; and one column
+    # off zero in about 19% of rows, sparse over all rows (at most 20%) but
+    # dense on the first shard of 2 and of 3 processes: 100 of the 800
+    # training rows (rows 401 .. n), in both those shards (of 320 and 177
+    # rows), 50 more over the others (150 in all, 18.75%)
+    sp <- as.data.frame(lapply(setNames(1:10, paste0("s", 1:10)), function(j) {
+      v <- numeric(n)
+      i <- sample(n, round(0.07 * n))
+      v[i] <- round(runif(length(i), 1, 10))
+      v
+    }))
+    both <- 400L + intersect(mpi_shards(n - 400L, 2L)[[1L]], mpi_shards(n - 400L, 3L)[[1L]])
+    set.seed(43)
+    hi <- c(sample(both, 100L), sample(setdiff(401:n, both), 50L), sample(400L, 75L))
+    hz <- numeric(n)
+    hz[hi] <- runif(length(hi), 1, 3)
+    x <- cbind(x["a"], sp, h = hz)
+    y <- eta + 0.3 * rowSums(sp[1:5]) - 0.2 * rowSums(sp[6:10]) + hz + rnorm(n, sd = 0.3)
+    args <- c(args, list(quantized = TRUE, max_conflict_rate = 0.1))
+  }
   nv <- 400L
   valid <- list(idx = seq_len(nv))
   list(x = x[-valid$idx, ], y = y[-valid$idx], weights = w[-valid$idx], group = group[-valid$idx],
-       valid = list(x = x[valid$idx, ], y = y[valid$idx], group = group[valid$idx]), args = args)
+       valid = list(x = x[valid$idx, ], y = y[valid$idx], group = group[valid$idx],
+                    weights = if (case == "metric_fun") w[valid$idx]), args = args)
 }
+
+# Early stopping as the distributed tests train with it: after 3 rounds
+# without improvement, except with DART (which does not stop early).
+mpi_case_stop <- function(d) if (identical(d$args$boosting, "dart")) list() else list(early_stopping_rounds = 3L)
 
 # The arguments of histboost() for some rows of a case (and of its
 # validation set): data, weights and queries, as the shard or the reference
@@ -99,6 +195,7 @@ mpi_case <- function(case) {
 mpi_case_data <- function(d, rows, vrows) {
   v <- list(x = d$valid$x[vrows, ], y = d$valid$y[vrows])
   if (!is.null(d$valid$group)) v$group <- d$valid$group[vrows]
+  if (!is.null(d$valid$weights)) v$weights <- d$valid$weights[vrows]
   list(x = d$x[rows, ], y = d$y[rows], weights = d$weights[rows], group = d$group[rows], valid = list(v = v))
 }
 
@@ -108,5 +205,5 @@ mpi_reference <- function(case, np) {
   d <- mpi_case(case)
   rows <- unlist(mpi_case_shards(d, np))
   vrows <- unlist(mpi_case_shards(d, np, valid = TRUE))
-  do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), list(early_stopping_rounds = 3L), d$args))
+  do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d), d$args))
 }

@@ -20,10 +20,11 @@ if (identical(args[4], "splitq")) {  # the first row of rank 0's shard moves to 
 if (identical(args[4], "die") && rank == 1L) quit(status = 3)
 if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
 if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
+options(hb_test_stop_here = rank == np - 1L)  # the "callback" case: only the last process asks to stop
 warned <- character()
 res <- tryCatch(withCallingHandlers({
   fit <- do.call(histboost, c(mpi_case_data(d, mine, vmine),
-                              list(early_stopping_rounds = 3L, distributed = "mpi",
+                              mpi_case_stop(d), list(distributed = "mpi",
                                    device = if (identical(args[4], "cuda")) "cuda" else "cpu"), d$args))
   if (rank == 0L) hb_save(fit, args[3])
   saveRDS(fit$evaluation_log, sprintf("%s.log%d.rds", args[3], rank))  # every process's metrics

@@ -271,47 +271,177 @@ mpi_singleton <- function(code, timeout) {
                            timeout = timeout))
 }
 
-test_that("options not yet checked against one process are refused with distributed = \"mpi\", naming them", {
+# Each case of mpi-cases.R on each number of processes: every process
+# succeeds, the model text of rank 0 is the one-process model's on the
+# concatenated shards (mpi_reference) byte for byte, and (logs = TRUE) every
+# process's evaluation log is the one-process log.
+expect_mpi_identical <- function(case, nps, logs = TRUE) {
+  for (np in nps) {
+    r <- run_mpi(case, np)
+    expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    ref <- mpi_reference(case, np)
+    expect_identical(r$model, reference_text(case, np), info = paste(case, np))
+    if (logs) {
+      for (k in seq_len(np)) expect_identical(r$logs[[k]], ref$evaluation_log, info = paste(case, np, "rank", k - 1L))
+    }
+  }
+  invisible(ref)
+}
+
+test_that("is_unbalance and class_weights weigh rows by the classes of all processes: one-process models", {
   skip_without_mpi()
-  # one child R process, MPI started alone (a singleton); every case stops in
-  # the argument checks, before any collective call
-  code <- c(
-    "suppressPackageStartupMessages(library(histboost))",
-    "set.seed(1); x <- data.frame(a = rnorm(60), b = runif(60)); y <- x$a + rnorm(60)",
-    "cases <- list(list(boosting = 'dart'), list(extra_trees = TRUE), list(interaction_constraints = list('a', 'b')),",
-    "  list(feature_fraction_bynode = 0.5), list(path_smooth = 1), list(max_delta_step = 0.5), list(objective = 'mape'))",
-    "for (cs in cases) {",
-    "  r <- tryCatch({do.call(histboost, c(list(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'), cs)); 'trained'},",
-    "                error = function(e) paste(class(e)[1], conditionMessage(e)))",
-    "  cat('case', names(cs), ':', gsub('\\n', ' ', r), '\\n')",
-    "}")
-  out <- mpi_singleton(code, 120)
-  lines <- grep("^case", out, value = TRUE)
-  expect_length(lines, 7L)
-  for (nm in c("boosting", "extra_trees", "interaction_constraints", "feature_fraction_bynode", "path_smooth",
-               "max_delta_step", "objective")) {
-    l <- grep(paste0("^case ", nm, " :"), lines, value = TRUE)
-    expect_match(l, "histboost_error_input .*does not support", info = paste(out, collapse = "\n"))
-    expect_match(l, if (nm == "boosting") "dart" else if (nm == "objective") "mape" else nm, fixed = TRUE)
+  expect_mpi_identical("unbalanced", c(2L, 4L))
+  expect_mpi_identical("class_weights", 3L)
+  # the weights are those of the counts over all rows: is_unbalance grows the
+  # trees of weights n_negative / n_positive on the positive rows, computed
+  # here in plain R from the concatenated labels
+  d <- mpi_case("unbalanced")
+  rows <- unlist(mpi_case_shards(d, 4L)); vrows <- unlist(mpi_case_shards(d, 4L, valid = TRUE))
+  dd <- mpi_case_data(d, rows, vrows)
+  y <- dd$y
+  dd$weights <- ifelse(y == "yes", sum(y == "no") / sum(y == "yes"), 1)
+  expect_gt(dd$weights[y == "yes"][1L], 3)  # a rare class: the weights matter
+  a <- d$args
+  a$is_unbalance <- NULL
+  by_hand <- do.call(histboost, c(dd, list(early_stopping_rounds = 3L), a))
+  expect_identical(hb_trees(by_hand), hb_trees(mpi_reference("unbalanced", 4L)))
+})
+
+test_that("init_model continues on 2 and 4 processes as on one: each scores its own rows", {
+  skip_without_mpi()
+  ref <- expect_mpi_identical("continue", c(2L, 4L))
+  # the continued model holds the base's 4 iterations, then its own
+  d <- mpi_case("continue")
+  expect_gt(ref$niter, 4L)
+  expect_identical(predict(ref, d$valid$x, iteration = 4L), predict(d$args$init_model, d$valid$x))
+})
+
+test_that("a custom objective and metric functions on 2, 3 and 4 processes give the one-process model and log", {
+  skip_without_mpi()
+  # squared error by hand and the median absolute error (which no sum over
+  # shards gives) steering early stopping: the metric sees every process's
+  # rows, so each logs the one-process values and all stop together
+  ref <- expect_mpi_identical("custom", 2:4)
+  expect_lt(ref$niter, 30L)  # early stopping on medae ended it
+  expect_identical(names(ref$evaluation_log), c("iter", "v_medae", "v_rmse"))
+  # the logged medae is the median absolute error of the model at that iteration, by hand
+  d <- mpi_case("custom")
+  vrows <- unlist(mpi_case_shards(d, 4L, valid = TRUE))
+  pr <- predict(ref, d$valid$x[vrows, ], type = "raw", iteration = ref$best_iteration)
+  expect_equal(ref$evaluation_log$v_medae[ref$best_iteration], median(abs(pr - d$valid$y[vrows])),
+               tolerance = 1e-12)
+  # a weighted metric function of class probabilities (a matrix), with a built-in objective
+  expect_mpi_identical("metric_fun", 3L)
+})
+
+test_that("a callback that stops training on one process stops every process at the same round", {
+  skip_without_mpi()
+  # only the last process asks to stop after round 5 (mpi-train.R); on one
+  # process the callback always does
+  for (np in c(2L, 4L)) {
+    ref <- expect_mpi_identical("callback", np)
+    expect_identical(ref$niter, 5L)
   }
 })
 
-test_that("hb_mpi_run() works after MPI started alone in the session, and a Surv response is refused by name", {
+test_that("max_conflict_rate > 0 bundles as one process does on 2 and 3 processes: the model equals byte for byte", {
+  skip_without_mpi()
+  # Sparse columns that share a few rows: the one-process model at
+  # max_conflict_rate = 0.1 bundles them, losing the shared rows' values in
+  # all but one member, so it predicts otherwise than at 0 (no conflicts,
+  # which equals no bundling). The shards must choose those bundles from
+  # every shard's counts, and store sparse the column that is sparse over
+  # all rows though dense on the first shard, for the model to be the same.
+  d <- mpi_case("bundle")
+  rows <- unlist(mpi_case_shards(d, 2L))
+  vrows <- unlist(mpi_case_shards(d, 2L, valid = TRUE))
+  fit <- function(...) {
+    a <- utils::modifyList(d$args, list(...))
+    do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d), a))
+  }
+  ref <- fit()
+  p_rate <- predict(ref, d$valid$x)
+  expect_gt(max(abs(p_rate - predict(fit(max_conflict_rate = 0), d$valid$x))), 0.1)
+  expect_equal(predict(fit(max_conflict_rate = 0), d$valid$x), predict(fit(enable_bundle = FALSE), d$valid$x))
+  sh <- mpi_case_shards(d, 2L)
+  expect_gt(mean(d$x$h[sh[[1L]]] != 0), 0.2)   # dense on the first shard by its own rows
+  expect_lte(mean(d$x$h[rows] != 0), 0.2)      # sparse over all rows
+  expect_mpi_identical("bundle", 2:3)
+})
+
+test_that("DART on 3 processes drops the one-process trees: the model equals byte for byte", {
+  skip_without_mpi()
+  ref <- expect_mpi_identical("dart", 3L)
+  expect_true(any(lengths(ref$dart_dropped) > 0L))  # trees were dropped
+})
+
+test_that("l1, quantile and mape refit leaves to the one-process quantiles on 2, 3 and 4 processes", {
+  skip_without_mpi()
+  # l1 without weights: each leaf's order statistics over the processes
+  # (exact selection); quantile with weights and bagging, and mape (weights
+  # 1 / |y|): weighted quantiles of every process's residuals
+  expect_mpi_identical("l1", c(2L, 4L))
+  expect_mpi_identical("quantile", c(3L, 4L))
+  expect_mpi_identical("mape", 2L)
+  # the leaves are quantiles: a one-tree l1 model's leaf values are the
+  # medians of their rows' residuals from the starting score, by hand
+  d <- mpi_case("l1")
+  rows <- unlist(mpi_case_shards(d, 2L))
+  a <- d$args
+  a$nrounds <- 1L
+  a$learning_rate <- 1
+  one <- do.call(histboost, c(list(x = d$x[rows, ], y = d$y[rows]), a))
+  leaf <- predict(one, d$x[rows, ], type = "leaf")
+  res <- d$y[rows] - median(d$y[rows])
+  raw <- predict(one, d$x[rows, ], type = "raw")
+  expect_equal(unname(raw), unname(median(d$y[rows]) + ave(res, leaf, FUN = median)), tolerance = 1e-12)
+})
+
+test_that("extra trees, bynode sampling, path_smooth, max_delta_step, interaction constraints grow one-process trees", {
+  skip_without_mpi()
+  # these do not combine with quantized = TRUE, so the histograms are full
+  # precision: the same trees, leaf values up to the rounding of double sums
+  for (cc in list(c("extra", 2), c("extra", 4), c("smooth", 3))) {
+    case <- cc[1L]; np <- as.integer(cc[2L])
+    r <- run_mpi(case, np)
+    expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
+    f <- tempfile(fileext = ".txt")
+    writeLines(r$model, f)
+    fit <- hb_load(f)
+    unlink(f)
+    ref <- mpi_reference(case, np)
+    cols <- c("tree", "id", "is_leaf", "depth", "feature", "split_type", "threshold", "categories", "default_left",
+              "left", "right", "count")  # all but the double sums: gain, value, hessian
+    expect_identical(hb_trees(fit)[cols], hb_trees(ref)[cols], info = paste(case, np))
+    d <- mpi_case(case)
+    expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
+    # the options shaped the trees: without them the one-process trees differ
+    a <- d$args
+    a[c("extra_trees", "feature_fraction_bynode", "path_smooth", "max_delta_step", "interaction_constraints")] <- NULL
+    rows <- unlist(mpi_case_shards(d, np)); vrows <- unlist(mpi_case_shards(d, np, valid = TRUE))
+    plain <- do.call(histboost, c(mpi_case_data(d, rows, vrows), list(early_stopping_rounds = 3L), a))
+    expect_false(identical(hb_trees(plain)[cols], hb_trees(ref)[cols]))
+  }
+})
+
+test_that("hb_mpi_run() works after MPI started alone in the session", {
   skip_without_mpi()
   code <- c(
     "suppressPackageStartupMessages(library(histboost))",
     "w <- hb_mpi_world()  # MPI started without mpirun: a singleton",
     "r <- tryCatch(hb_mpi_run(2, function() hb_mpi_world()[['size']], timeout = 90),",
     "              error = function(e) paste(class(e)[1], conditionMessage(e)))",
-    "cat('run:', r, '\\n')",
-    "set.seed(1); x <- data.frame(a = rnorm(60)); y <- survival::Surv(rexp(60), rbinom(60, 1, 0.7))",
-    "r <- tryCatch({histboost(x, y, nrounds = 2, verbose = 0, distributed = 'mpi'); 'trained'},",
-    "              error = function(e) paste(class(e)[1], conditionMessage(e)))",
-    "cat('surv:', gsub('\\n', ' ', r), '\\n')")
+    "cat('run:', r, '\\n')")
   out <- mpi_singleton(code, 150)
   expect_match(grep("^run:", out, value = TRUE), "^run: 2 $", info = paste(out, collapse = "\n"))
-  if (requireNamespace("survival", quietly = TRUE)) {
-    expect_match(grep("^surv:", out, value = TRUE), "histboost_error_input .*survival response",
-                 info = paste(out, collapse = "\n"))
-  }
+})
+
+test_that("cox on 2 and 3 processes: risk sets over every shard give the one-process model and log", {
+  skip_without_mpi()
+  skip_if_not_installed("survival")  # the response is survival::Surv(time, status)
+  # tied times and censored rows, sharded unevenly: a row's risk set holds
+  # rows of every process; cox_nloglik on the sharded validation set
+  ref <- expect_mpi_identical("cox", 2:3)
+  expect_identical(ref$params$objective, "cox")
 })

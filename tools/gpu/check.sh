@@ -13,8 +13,9 @@
 #           (memcheck at full size; racecheck with HB_CUDA_TEST_SMALL=1;
 #           the deliberate out-of-memory test is left to the oom step, as the
 #           sanitizer reports its failed cudaMalloc as an API error;
-#           SANITIZE_TOOLS picks the tools, SANITIZE_PARTS=n runs the file as n
-#           parts at once, SANITIZE_TIMEOUT bounds each)
+#           SANITIZE_TOOLS picks the tools, SANITIZE_PARTS=n splits the file
+#           into n parts, SANITIZE_ONLY and SANITIZE_JOBS pick which parts
+#           and how many at once, SANITIZE_TIMEOUT bounds each)
 #   oom     tools/gpu/oom.R: out of device memory beside tools/gpu/hog
 # Logs go to $OUT when set (the device tool's output folder). Run from the
 # repository root; gpu-host/ holds a copy of ../shared/gpu-host.
@@ -67,27 +68,20 @@ for step in "$@"; do
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize:|Error" "${out}/sanitize-${tool}.log" | tail -5
       done ;;
     sanitize-tests)
-      # SANITIZE_PARTS=n runs the file as n processes at once (HB_CUDA_TEST_PART),
-      # each under the sanitizer: racecheck is slow, and the parts share the card.
+      # SANITIZE_PARTS=n splits the file into n parts (HB_CUDA_TEST_PART: the
+      # GPU tests whose number is i modulo n; with n = 25 each part is one
+      # test), SANITIZE_ONLY="i j ..." runs only those parts, SANITIZE_JOBS=k
+      # runs k of them at once (default: all), each under the sanitizer
+      # (tools/gpu/sanitize-part.sh) and bounded by SANITIZE_TIMEOUT seconds.
+      # racecheck is slow, and the parts share the card.
       parts=${SANITIZE_PARTS:-1}
+      only=${SANITIZE_ONLY:-$(seq 1 "${parts}")}
       for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-        small=""; [ "${tool}" = racecheck ] && small=1
-        i=1
-        while [ "${i}" -le "${parts}" ]; do
-          part=""; [ "${parts}" -gt 1 ] && part="${i}/${parts}"
-          ( rc=0
-            HB_CUDA_UNDER_SANITIZER=1 HB_CUDA_TEST_SMALL=${small} HB_CUDA_TEST_PART=${part} timeout ${SANITIZE_TIMEOUT:-280} \
-              compute-sanitizer --tool "${tool}" --target-processes all --error-exitcode 9 Rscript -e 'r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests under sanitizer: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped))); if (sum(d$failed) + sum(d$error) > 0) quit(status = 1)' \
-              > "${out}/sanitize-tests-${tool}-${i}.log" 2>&1 || rc=$?
-            echo "compute-sanitizer ${tool} over test-cuda.R ${part:-whole}: exit ${rc}" ) &
-          i=$((i + 1))
-        done
-        wait
-        i=1
-        while [ "${i}" -le "${parts}" ]; do
+        echo ${only} | tr ' ' '\n' | xargs -P "${SANITIZE_JOBS:-${parts}}" -I{} \
+          sh tools/gpu/sanitize-part.sh "${tool}" {} "${parts}" "${out}" "${SANITIZE_TIMEOUT:-280}"
+        for i in ${only}; do
           echo "-- ${tool} part ${i}:"
           grep -E "ERROR SUMMARY|RACECHECK SUMMARY|under sanitizer|Error" "${out}/sanitize-tests-${tool}-${i}.log" | tail -5
-          i=$((i + 1))
         done
       done ;;
     oom)
