@@ -110,9 +110,11 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
   const hb_learner_ops_t *learner = learner_for(cfg);
   if (learner->check && (st = learner->check(cfg)) != HB_OK) return st;
-  int any_mono = 0;
-  for (int c = 0; schema->monotone && c < schema->nfeat; c++) any_mono |= schema->monotone[c] != 0;
-  if (any_mono && HB_OBJ_RENEWS(cfg->objective))
+  /* the learners see NULL when no column is constrained */
+  const int *monotone = NULL;
+  for (int c = 0; schema->monotone && c < schema->nfeat; c++)
+    if (schema->monotone[c] != 0) monotone = schema->monotone;
+  if (monotone && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "monotone constraints do not combine with the %s objective: its leaves are "
                         "refit to quantiles of their residuals, which would undo them",
                         cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
@@ -175,7 +177,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     memcpy(b->base, b->score, sizeof(double) * nk);
   }
   /* the learner last: it starts from the scores */
-  if ((st = learner->create(b, schema->monotone, &b->lstate)) != HB_OK) {
+  if ((st = learner->create(b, monotone, &b->lstate)) != HB_OK) {
     hb_booster_free(b);
     return st;
   }

@@ -37,7 +37,7 @@ typedef struct hb_learner_ops {
   /* After the booster's shared state (scores at their starting values, the
    * forest's base, the model's starting score) is set: the learner's state
    * in *state (NULL on error, with nothing left allocated). `monotone` is the
-   * schema's per-column constraints, NULL or all 0 for none. */
+   * schema's per-column constraints, NULL when no column is constrained. */
   int (*create)(hb_booster_t *b, const int *monotone, void **state);
   void (*free)(void *state);
   /* Validation set number v (1-based) was just added to b (its scores at

@@ -234,14 +234,13 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
 static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *train = b->train;
-  int st = HB_OK, any_mono = 0;
-  for (int col = 0; monotone && col < train->ncol; col++) any_mono |= monotone[col] != 0;
+  int st = HB_OK;
   *state = NULL;
   cpu_learner_t *c = hb_calloc(1, sizeof *c);
   if (!c) goto nomem;
   if (cfg->quantized && !(c->q = hb_malloc(sizeof(int32_t) * (size_t)b->n))) goto nomem;
   if (!(c->ws = hb_grow_ws_create(cfg, train))) goto nomem;
-  if (any_mono && (st = hb_grow_ws_set_monotone(c->ws, train, monotone)) != HB_OK) {
+  if (monotone && (st = hb_grow_ws_set_monotone(c->ws, train, monotone)) != HB_OK) {
     cpu_free(c);
     return st;
   }

@@ -220,8 +220,7 @@ static int cuda_check(const hb_config_t *cfg) {
 static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *train = b->train;
-  int st = HB_OK, any_mono = 0;
-  for (int c = 0; monotone && c < train->ncol; c++) any_mono |= monotone[c] != 0;
+  int st = HB_OK;
   *state = NULL;
   cuda_learner_t *gl = hb_calloc(1, sizeof *gl);
   if (!gl) goto nomem;
@@ -235,7 +234,7 @@ static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
       (!(gl->leaf_of = hb_malloc(sizeof(int) * (size_t)b->n)) || !(gl->in_bag = hb_malloc((size_t)b->n))))
     goto nomem;
   if ((st = hb_cuda_learner_create(cfg, train, b->score, &gl->gpu)) != HB_OK ||
-      (any_mono && (st = hb_monotone_features(train, monotone, &gl->mono)) != HB_OK)) {
+      (monotone && (st = hb_monotone_features(train, monotone, &gl->mono)) != HB_OK)) {
     cuda_free(gl);
     return st;
   }
