@@ -7,6 +7,8 @@
 #   sh tools/ab-threads.sh LIB_A LIB_B [THREADS] [ROWS] [ROUNDS] [REPS]
 #     THREADS  comma-separated thread counts, default 2,4,8,16
 #     ROWS     default 2000000;  ROUNDS default 50;  REPS default 2
+#   AB_PARAMS  more arguments of histboost() for both builds, as R code, e.g.
+#              AB_PARAMS='quantized = TRUE, grad_bits = 4L'
 #
 # e.g. main against a branch, each installed into its own library:
 #   git archive c873ae2 | tar -x -C /tmp/hb-a && R CMD INSTALL -l /tmp/lib-a /tmp/hb-a
@@ -20,7 +22,7 @@
 # on a 16-core host (2M rows: 16 runs of 4-15 s, plus 3 s a run to read and bin).
 set -e
 if [ $# -lt 2 ]; then
-  sed -n '2,21p' "$0"
+  sed -n '2,23p' "$0"
   exit 2
 fi
 LIB_A=$1; LIB_B=$2; THREADS=${3:-2,4,8,16}; ROWS=${4:-2000000}; ROUNDS=${5:-50}; REPS=${6:-2}
@@ -41,15 +43,17 @@ suppressPackageStartupMessages(library(histboost, lib.loc = a[1]))
 d <- readRDS(a[2])
 ds <- hb_dataset(d$x, d$y, max_bin = 255L, nthreads = as.integer(a[5]))
 rm(d); invisible(gc())
-t <- system.time(m <- histboost(ds, objective = "binary", nrounds = as.integer(a[4]), num_leaves = 255L,
-                                learning_rate = 0.1, min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
-                                nthreads = as.integer(a[3]), verbose = 0, seed = 1L))[["elapsed"]]
+extra <- eval(parse(text = paste0("list(", Sys.getenv("AB_PARAMS"), ")")))
+args <- c(list(ds, objective = "binary", nrounds = as.integer(a[4]), num_leaves = 255L, learning_rate = 0.1,
+               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3, nthreads = as.integer(a[3]), verbose = 0,
+               seed = 1L), extra)
+t <- system.time(m <- do.call(histboost, args))[["elapsed"]]
 f <- tempfile(); hb_save(m, f)
 cat(sprintf("%.3f %s\n", t, unname(tools::md5sum(f))))
 EOF
 
 echo "CPU: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //') ($(grep -c '^processor' /proc/cpuinfo) logical CPUs)"
-echo "A: $LIB_A  B: $LIB_B  rows $ROWS  rounds $ROUNDS  threads $THREADS  reps $REPS"
+echo "A: $LIB_A  B: $LIB_B  rows $ROWS  rounds $ROUNDS  threads $THREADS  reps $REPS  ${AB_PARAMS:+params: $AB_PARAMS}"
 "$RSCRIPT" "$TMP/make.R" "$HERE" "$ROWS" "$TMP/data.rds"
 MAXT=$(echo "$THREADS" | tr ',' '\n' | sort -n | tail -1)
 : > "$TMP/times"
