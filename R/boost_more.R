@@ -1,5 +1,6 @@
 # boost_more.R: DART, extremely randomized trees, interaction constraints,
-# feature sampling by node, path smoothing and max_delta_step (issue 26):
+# feature sampling by node, path smoothing and max_delta_step (issue 26),
+# and exact sums (issue 24):
 # their checks, what the engine gets, and how the model records them.
 # LightGBM's semantics throughout; they train on the CPU only.
 
@@ -24,7 +25,10 @@
     feature_fraction_bynode = .hb_number(v("feature_fraction_bynode"), "feature_fraction_bynode", lower = 0,
                                          upper = 1, lower_open = TRUE),
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
-    max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0)
+    max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
+    # NULL: on for data-parallel training, whose point is the one-process model
+    exact_sums = if (is.null(a$exact_sums)) identical(a$distributed, "mpi") else .hb_flag(a$exact_sums, "exact_sums"),
+    exact_sums_given = !is.null(a$exact_sums)
   )
   if (!out$dart) {
     set <- intersect(c("drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop"),
@@ -45,7 +49,7 @@
   c(if (m$dart) "boosting = \"dart\"", if (m$extra_trees) "extra_trees",
     if (!is.null(m$interaction_constraints)) "interaction_constraints",
     if (m$feature_fraction_bynode < 1) "feature_fraction_bynode", if (m$path_smooth > 0) "path_smooth",
-    if (m$max_delta_step > 0) "max_delta_step")
+    if (m$max_delta_step > 0) "max_delta_step", if (isTRUE(m$exact_sums) && isTRUE(m$exact_sums_given)) "exact_sums")
 }
 
 # interaction_constraints checked before the binning: NULL or a non-empty
@@ -126,6 +130,7 @@
   if (m$feature_fraction_bynode < 1) meta[["r.feature_fraction_bynode"]] <- .hb_num_text(m$feature_fraction_bynode)
   if (m$path_smooth > 0) meta[["r.path_smooth"]] <- .hb_num_text(m$path_smooth)
   if (m$max_delta_step > 0) meta[["r.max_delta_step"]] <- .hb_num_text(m$max_delta_step)
+  if (isTRUE(m$exact_sums)) meta[["r.exact_sums"]] <- "TRUE"
   meta
 }
 
@@ -150,6 +155,7 @@
     interaction_constraints = groups,
     feature_fraction_bynode = num("r.feature_fraction_bynode", 1),
     path_smooth = num("r.path_smooth", 0),
-    max_delta_step = num("r.max_delta_step", 0)
+    max_delta_step = num("r.max_delta_step", 0),
+    exact_sums = .hb_meta_value(meta, "r.exact_sums", .hb_meta_bool) %||% FALSE
   )
 }

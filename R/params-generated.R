@@ -156,7 +156,10 @@
     doc = "smooths a leaf's output towards its parent's (CPU)"),
   max_delta_step = list(type = "DBL", default = 0, lower = 0, lower_open = FALSE, upper = Inf, upper_open = FALSE,
     store = "no", gpu = FALSE, r = "hand", aliases = c("max_tree_output", "max_leaf_output"),
-    doc = "cap on a leaf's |output| before the learning rate; 0: none (CPU)")
+    doc = "cap on a leaf's |output| before the learning rate; 0: none (CPU)"),
+  exact_sums = list(type = "FLAG", default = FALSE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
+    store = "no", gpu = FALSE, r = "hand", aliases = character(0),
+    doc = "full precision: gradients on a grid that makes every sum exact, so the model is the same for any row order or number of processes (CPU)")
 )
 
 # Arguments of histboost() that never reach the engine, for their aliases and the table.

@@ -41,7 +41,8 @@
   "max_conflict_rate", "scale_pos_weight", "is_unbalance", "class_weights", "early_stopping_min_delta",
   "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
   "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
-  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "distributed"
+  "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "exact_sums",
+  "distributed"
 )
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks",
@@ -344,6 +345,24 @@ histboost <- function(x, ...) {
 #'   at the capped outputs (LightGBM's `max_delta_step`, xgboost's for every
 #'   loss); 0 means no cap. Not `poisson_max_delta_step`, which damps the
 #'   Poisson hessian. CPU only, not with `quantized = TRUE`.
+#' @param exact_sums `TRUE` puts each tree's gradients and hessians (full
+#'   precision) on a fixed grid before the tree grows: each is rounded to a
+#'   multiple of \eqn{2^{-e}}, with \eqn{e} chosen from the largest value and
+#'   the row count so that every sum of them is exact in a double. The
+#'   trees' sums then do not depend on the order of the rows, on the thread
+#'   count, or on how the rows are sharded over processes: with
+#'   `distributed = "mpi"` the model of any number of processes is byte for
+#'   byte the model of one process given all the rows (in rank order) and
+#'   `exact_sums = TRUE`, and on one process a given `init_score` makes the
+#'   model independent of the row order (the default starting score, a mean
+#'   of the labels, is summed in row order).
+#'   A grid step is about \eqn{2^{-52}} of the row count times the largest
+#'   gradient (about `1e-9` for ten million rows of binary log loss), so
+#'   models differ from `exact_sums = FALSE` in their last digits only.
+#'   `NULL` (the default) is `TRUE` with `distributed = "mpi"` and `FALSE`
+#'   otherwise. Quantized training's sums are integers and exact already
+#'   (`exact_sums` changes nothing there). CPU only: the GPU learner's
+#'   full-precision sums are fixed point already, on a grid of their own.
 #' @param monotone_constraints `NULL`, or the direction each numeric column
 #'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
 #'   Either one value per column of `x` in order, or a vector named by
@@ -607,7 +626,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                               uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                               feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
-                              distributed = c("no", "mpi")) {
+                              exact_sums = NULL, distributed = c("no", "mpi")) {
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
@@ -816,6 +835,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   bundle <- train_only[c("enable_bundle", "max_conflict_rate")]
   boosting <- .hb_choice(boosting, c("gbdt", "rf", "dart"), "boosting")
   more <- .hb_more_args(a, boosting)
+  if (quant$quantized) more$exact_sums <- FALSE  # integer sums: exact already
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
       .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
@@ -1209,7 +1229,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                        skip_drop = more$skip_drop, xgboost_dart_mode = as.integer(more$xgboost_dart_mode),
                        uniform_drop = as.integer(more$uniform_drop), extra_trees = as.integer(more$extra_trees),
                        feature_fraction_bynode = more$feature_fraction_bynode, path_smooth = more$path_smooth,
-                       max_delta_step = more$max_delta_step))
+                       max_delta_step = more$max_delta_step, exact_sums = as.integer(more$exact_sums)))
   interactions <- .hb_interaction_columns(more$interaction_constraints, train$feature_names)
   more$interaction_groups <- interactions$by_name
   schema <- list(names = train$feature_names,

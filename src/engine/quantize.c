@@ -103,3 +103,31 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   out->fh = fixed_exponent(mh, (double)nglobal, 62);
   return HB_OK;
 }
+
+int hb_exact_sums_dist(int n, double *gh, int nthreads, const hb_dist_t *dist, int64_t nglobal) {
+  double m[2] = {0, 0};
+  int nan = 0, nth = hb_threads_use(nthreads);
+  double mg = 0, mh = 0;
+  (void)nth;
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan) if (n > 65536))
+  for (int i = 0; i < n; i++) {
+    double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
+    if (ag != ag || ah != ah) { nan = 1; continue; }
+    if (ag > mg) mg = ag;
+    if (ah > mh) mh = ah;
+  }
+  m[0] = nan ? INFINITY : mg;
+  m[1] = mh;
+  int st = hb_dist_max_f64(dist, m, 2);  /* order-free: the same on every process */
+  if (st != HB_OK) return st;
+  if (!(m[0] <= 1e300) || !(m[1] <= 1e300))
+    return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite: training diverged");
+  const int eg = fixed_exponent(m[0], (double)nglobal, 52), eh = fixed_exponent(m[1], (double)nglobal, 52);
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
+  for (int i = 0; i < n; i++) {
+    double *p = gh + 2 * (size_t)i;
+    p[0] = ldexp(nearbyint(ldexp(p[0], eg)), -eg);
+    p[1] = ldexp(nearbyint(ldexp(p[1], eh)), -eh);
+  }
+  return HB_OK;
+}

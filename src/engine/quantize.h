@@ -98,6 +98,16 @@ int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double 
 struct hb_dist;
 int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q,
                           hb_qtree_t *out, int nthreads, const struct hb_dist *dist, int64_t row0, int64_t nglobal);
+
+/* Full precision with exact sums (exact_sums): each of the n rows' g and h
+ * in gh rounded, in place and to nearest, to a multiple of 2^-e, one e for
+ * g and one for h, chosen from the largest |g| (|h|) of every shard's rows
+ * and nglobal so that nglobal of them, and so any sum of some of them, stay
+ * below 2^52 units: every such sum is then exact in a double, the same in
+ * any order of additions, on any number of threads or processes. A grid
+ * step is 2^-52 of nglobal times the largest value (for 10M rows of binary
+ * log loss, about 1e-9). HB_ERR_INPUT when a value is not finite. */
+int hb_exact_sums_dist(int n, double *gh, int nthreads, const struct hb_dist *dist, int64_t nglobal);
 #endif
 
 #endif

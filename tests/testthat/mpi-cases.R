@@ -201,9 +201,9 @@ mpi_case_data <- function(d, rows, vrows) {
 
 # The one-process fit on the shards' rows concatenated in rank order (and
 # the validation shards likewise), with early stopping on the validation set.
-mpi_reference <- function(case, np) {
+mpi_reference <- function(case, np, extra = list()) {
   d <- mpi_case(case)
   rows <- unlist(mpi_case_shards(d, np))
   vrows <- unlist(mpi_case_shards(d, np, valid = TRUE))
-  do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d), d$args))
+  do.call(histboost::histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d), utils::modifyList(d$args, extra)))
 }

@@ -1,7 +1,7 @@
 # mpi-train.R: run by test-mpi.R under mpirun. Each process takes its shard
 # of a case's rows (mpi-cases.R) and trains with distributed = "mpi"; rank 0
 # writes the model's text to the output file.
-#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda]
+#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | ...]
 args <- commandArgs(TRUE)
 source(args[1])
 library(histboost)
@@ -20,6 +20,7 @@ if (identical(args[4], "splitq")) {  # the first row of rank 0's shard moves to 
 if (identical(args[4], "die") && rank == 1L) quit(status = 3)
 if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
 if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
+if (identical(args[4], "plainsums")) d$args$exact_sums <- FALSE  # rank-order double sums, as asked
 options(hb_test_stop_here = rank == np - 1L)  # the "callback" case: only the last process asks to stop
 warned <- character()
 res <- tryCatch(withCallingHandlers({

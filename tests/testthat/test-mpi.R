@@ -41,8 +41,8 @@ run_mpi <- function(case, np, extra = character(), timeout = 120) {
        logs = lapply(logs, function(f) if (file.exists(f)) readRDS(f)))
 }
 
-reference_text <- function(case, np) {
-  fit <- mpi_reference(case, np)
+reference_text <- function(case, np, extra = list()) {
+  fit <- mpi_reference(case, np, extra)
   f <- tempfile(fileext = ".txt")
   on.exit(unlink(f))
   hb_save(fit, f)
@@ -170,21 +170,40 @@ test_that("the model from several processes predicts as the one-process model", 
   expect_gt(ncol(predict(fit, d$valid$x)), 2L)
 })
 
-test_that("full precision grows the one-process trees up to the rounding of its double sums", {
+test_that("full precision on 2, 3 and 4 processes: the one-process model with exact_sums, byte for byte", {
   skip_without_mpi()
-  r <- run_mpi("regression_full", 3)
-  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  # distributed = "mpi" puts full-precision gradients on exact_sums' grid by
+  # default: every histogram sum is then exact, whatever the process count
+  for (np in 2:4) {
+    r <- run_mpi("regression_full", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    expect_identical(r$model, reference_text("regression_full", np, list(exact_sums = TRUE)), info = np)
+  }
   f <- tempfile(fileext = ".txt")
   on.exit(unlink(f))
   writeLines(r$model, f)
   fit <- hb_load(f)
-  ref <- mpi_reference("regression_full", 3)
+  expect_true(fit$params$exact_sums)
+  # without the grid, one process's double sums differ in their last bits:
+  # the same trees, predictions to 1e-12
+  ref <- mpi_reference("regression_full", 4)
+  expect_false(ref$params$exact_sums)
   tr <- hb_trees(fit)
   tr_ref <- hb_trees(ref)
   structure_cols <- intersect(c("tree", "node", "feature", "threshold", "left", "right", "count"), names(tr))
   expect_identical(tr[structure_cols], tr_ref[structure_cols])
+  expect_false(identical(tr$value, tr_ref$value))
   d <- mpi_case("regression_full")
   expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
+  # exact_sums = FALSE asked for: rank-order double sums, the trees still one process's
+  r <- run_mpi("regression_full", 3, "plainsums")
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  writeLines(r$model, f)
+  plain <- hb_load(f)
+  expect_false(plain$params$exact_sums)
+  expect_identical(hb_trees(plain)[structure_cols], tr_ref[structure_cols])
+  expect_equal(predict(plain, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
 })
 
 test_that("class labels are coded from the counts of every process as one process codes them", {
@@ -401,21 +420,16 @@ test_that("l1, quantile and mape refit leaves to the one-process quantiles on 2,
 test_that("extra trees, bynode sampling, path_smooth, max_delta_step, interaction constraints grow one-process trees", {
   skip_without_mpi()
   # these do not combine with quantized = TRUE, so the histograms are full
-  # precision: the same trees, leaf values up to the rounding of double sums
+  # precision, on exact_sums' grid: the one-process model with exact_sums
   for (cc in list(c("extra", 2), c("extra", 4), c("smooth", 3))) {
     case <- cc[1L]; np <- as.integer(cc[2L])
     r <- run_mpi(case, np)
     expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
-    f <- tempfile(fileext = ".txt")
-    writeLines(r$model, f)
-    fit <- hb_load(f)
-    unlink(f)
-    ref <- mpi_reference(case, np)
+    ref <- mpi_reference(case, np, list(exact_sums = TRUE))
+    expect_identical(r$model, reference_text(case, np, list(exact_sums = TRUE)), info = paste(case, np))
     cols <- c("tree", "id", "is_leaf", "depth", "feature", "split_type", "threshold", "categories", "default_left",
-              "left", "right", "count")  # all but the double sums: gain, value, hessian
-    expect_identical(hb_trees(fit)[cols], hb_trees(ref)[cols], info = paste(case, np))
+              "left", "right", "count")
     d <- mpi_case(case)
-    expect_equal(predict(fit, d$valid$x), predict(ref, d$valid$x), tolerance = 1e-12)
     # the options shaped the trees: without them the one-process trees differ
     a <- d$args
     a[c("extra_trees", "feature_fraction_bynode", "path_smooth", "max_delta_step", "interaction_constraints")] <- NULL

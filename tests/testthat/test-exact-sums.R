@@ -1,0 +1,113 @@
+# exact_sums: full-precision gradients on a grid that makes every sum exact
+# (src/engine/quantize.c's hb_exact_sums_dist). Checked here on one process:
+# the first tree's leaves against the sums plain R takes of the gradients it
+# rounds itself, and models that do not depend on the order of the rows.
+# Over MPI processes (the point of the option) see test-mpi.R.
+
+exact_data <- function(n = 3000L, seed = 5L) {
+  set.seed(seed)
+  x <- data.frame(a = rnorm(n), b = runif(n), f = factor(sample(c("p", "q", "r", "s", "t"), n, TRUE)), e = rnorm(n))
+  x$a[sample(n, 200L)] <- NA
+  x$f[sample(n, 80L)] <- NA
+  eta <- 2 * ifelse(is.na(x$a), 0.3, x$a) - x$b + c(p = 0, q = 1, r = -1, s = 0.5, t = 2)[as.character(x$f)]
+  eta[is.na(eta)] <- 0
+  list(x = x, eta = eta, y = eta + rnorm(n), w = runif(n, 0.5, 2))
+}
+
+# What hb_exact_sums_dist does, in plain R: the grid exponent e with
+# m n 2^e <= 2^52 (C's ilogb(2^52 / (m n))), and each value rounded to the
+# nearest multiple of 2^-e, ties to even (R's round() is IEC 60559's).
+grid_round <- function(v, n) {
+  m <- max(abs(v))
+  q <- 2^52 / (m * n)
+  e <- floor(log2(q))
+  if (2^e > q) e <- e - 1
+  if (2^(e + 1) <= q) e <- e + 1
+  round(v * 2^e) / 2^e
+}
+
+test_that("the first tree's leaves are plain R's sums of the gradients on exact_sums' grid", {
+  d <- exact_data()
+  n <- nrow(d$x)
+  s0 <- 0.5
+  fit <- hb_quiet(d$x, d$y, weights = d$w, init_score = rep(s0, n), nrounds = 1L, num_leaves = 15L,
+                  learning_rate = 0.3, lambda_l2 = 0, cat_l2 = 0, min_data_in_leaf = 20L, exact_sums = TRUE,
+                  nthreads = 2L, seed = 1)
+  # squared error: g = w (s - y), h = w; no L2 (cat_l2 = 0: below a
+  # categorical split too), so a leaf's value is -G / H times the rate
+  g <- grid_round(d$w * (s0 - d$y), n)
+  h <- grid_round(d$w, n)
+  leaf <- predict(fit, d$x, type = "leaf")[, 1L]
+  tr <- hb_trees(fit)
+  leaves <- tr[tr$is_leaf, ]
+  expect_gt(nrow(leaves), 10L)
+  ids <- as.integer(sub("^L", "", leaves$id))
+  G <- vapply(ids, function(l) sum(g[leaf == l]), 0)
+  H <- vapply(ids, function(l) sum(h[leaf == l]), 0)
+  expect_identical(leaves$hessian, H)
+  expect_identical(leaves$value, 0.3 * (-G / H))
+  # the same sums in any order, in R as in the engine: they are exact
+  for (k in 1:3) {
+    o <- sample(n)
+    expect_identical(vapply(ids, function(l) sum(g[o][leaf[o] == l]), 0), G)
+  }
+  # without the grid, the leaves agree to the last few bits only
+  plain <- hb_quiet(d$x, d$y, weights = d$w, init_score = rep(s0, n), nrounds = 1L, num_leaves = 15L,
+                    learning_rate = 0.3, lambda_l2 = 0, cat_l2 = 0, min_data_in_leaf = 20L, nthreads = 2L, seed = 1)
+  expect_identical(hb_trees(plain)[c("id", "feature", "threshold", "count")], tr[c("id", "feature", "threshold", "count")])
+  expect_equal(hb_trees(plain)$value, tr$value, tolerance = 1e-12)
+})
+
+test_that("with exact_sums the model does not depend on the order of the rows", {
+  d <- exact_data()
+  n <- nrow(d$x)
+  set.seed(9)
+  perm <- sample(n)
+  cls <- factor(cut(d$eta + rnorm(n, sd = 0.5), 3L, labels = c("lo", "mid", "hi")))
+  bin <- factor(ifelse(d$y > median(d$y), "yes", "no"))
+  # the starting score is given: the mean of the labels is summed in row order
+  cases <- list(
+    regression = list(y = d$y, w = d$w, init = rep(0.2, n), args = list()),
+    binary = list(y = bin, w = NULL, init = rep(0, n), args = list(feature_fraction = 0.8)),
+    multiclass = list(y = cls, w = d$w, init = matrix(0, n, 3L), args = list(lambda_l1 = 0.5, lambda_l2 = 1)),
+    huber = list(y = d$y, w = NULL, init = rep(0, n), args = list(objective = "huber", max_depth = 4L))
+  )
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    train <- function(rows, exact, threads = 2L) {
+      init <- if (is.matrix(cs$init)) cs$init[rows, , drop = FALSE] else cs$init[rows]
+      do.call(hb_quiet, c(list(d$x[rows, ], cs$y[rows], weights = cs$w[rows], init_score = init, nrounds = 15L,
+                               num_leaves = 15L, exact_sums = exact, nthreads = threads, seed = 3), cs$args))
+    }
+    a <- train(seq_len(n), TRUE)
+    b <- train(perm, TRUE)
+    expect_identical(a$model_text, b$model_text, info = nm)
+    expect_identical(a$model_text, train(rev(perm), TRUE, threads = 1L)$model_text, info = nm)
+    expect_true(a$params$exact_sums)
+    if (nm == "regression") {
+      # the sums of doubles in another order: another model in its last bits
+      expect_false(identical(train(seq_len(n), FALSE)$model_text, train(perm, FALSE)$model_text))
+    }
+  }
+})
+
+test_that("exact_sums is recorded, kept by hb_save, checked, and refused on the GPU", {
+  d <- exact_data(n = 500L)
+  fit <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, exact_sums = TRUE)
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f))
+  hb_save(fit, f)
+  expect_true(hb_load(f)$params$exact_sums)
+  expect_false(hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L)$params$exact_sums)
+  # quantized sums are integers, exact already: the option changes nothing there
+  q1 <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, quantized = TRUE, exact_sums = TRUE, seed = 2)
+  q2 <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, quantized = TRUE, seed = 2)
+  expect_identical(q1$model_text, q2$model_text)
+  expect_false(q1$params$exact_sums)
+  expect_error(hb_quiet(d$x, d$y, nrounds = 2L, exact_sums = "yes"), class = "histboost_error_input",
+               regexp = "`exact_sums`")
+  expect_error(hb_quiet(d$x, d$y, nrounds = 2L, exact_sums = NA), class = "histboost_error_input",
+               regexp = "`exact_sums`")
+  expect_error(hb_quiet(d$x, d$y, nrounds = 2L, exact_sums = TRUE, device = "cuda"), class = "histboost_error_device",
+               regexp = "exact_sums")
+})
