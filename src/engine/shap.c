@@ -1,15 +1,6 @@
-/* shap.c: TreeSHAP contributions (shap.h).
- *
- * The walk keeps, for the path from the root to the current node, the
- * distinct features split on and, for each subset size, the weight with
- * which the path's subsets of that size reach the node (extend). A feature
- * met again deeper down is first taken out of the path (unwind) and put back
- * with the product of both fractions. At a leaf, each feature's Shapley
- * weight is the sum over the subsets without it (unwound_sum), and it adds
- * that weight x (one - zero) x the leaf value. Each recursion level keeps its
- * own copy of the path, one step longer than its parent's, in the buffer
- * right after the parent's: a tree of depth D needs (D + 1)(D + 2) / 2
- * steps. */
+/* shap.c: TreeSHAP contributions (shap.h): the covers and expected values
+ * of a model's trees, and the rows' walks through shap_rules.h (the walk the
+ * GPU runs too). */
 #include <string.h>
 #include "shap.h"
 #include "error.h"
@@ -20,11 +11,6 @@ void hb_shap_free(hb_shap_t *s) {
   hb_free(s->expected);
   hb_free(s->inv);
   memset(s, 0, sizeof *s);
-}
-
-/* Cover of child c (a node, or leaf ~c) of tree t whose node covers are nc. */
-static inline double child_cover(const hb_tree_t *t, const double *nc, int c) {
-  return c >= 0 ? nc[c] : (double)t->leaf_count[~c];
 }
 
 int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
@@ -90,153 +76,58 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
   return HB_OK;
 }
 
+/* Doubles of work space the walk's stack takes (max_depth + 2 entries: one
+ * spare). */
+static size_t stack_doubles(const hb_shap_t *s) {
+  const size_t frames = (size_t)(s->max_depth > 0 ? s->max_depth : 0) + 2;
+  return (sizeof(hb_shap_frame_t) * frames + sizeof(double) - 1) / sizeof(double);
+}
+
 size_t hb_shap_path_steps(const hb_shap_t *s) {
   size_t d = (size_t)(s->max_depth > 0 ? s->max_depth : 0);
   return (d + 1) * (d + 2) / 2;
 }
 
-/* What one tree's walk for one row reads. inv[k] = 1 / k: the walk's
- * divisions by step counts become multiplications (one fractions are 0 or 1,
- * so dividing by them is no work either). */
-typedef struct {
-  const hb_tree_t *t;
-  const double *nc;   /* the tree's node covers */
-  const double *inv;  /* 1 / k for k = 1 .. max_depth + 1 */
-  const double *x;
-  double *phi;
-  double *work;       /* leaf_shares' arrays, stride values each */
-  size_t stride;
-  int cond;           /* 0: plain; +1 / -1: feature cfeat held known / unknown (interactions) */
-  int cfeat;
-} walk_t;
-
-/* Append the step (feature, zero, one) to a path of `depth` steps. */
-static void extend(const double *inv, hb_shap_step_t *p, int depth, double zero, double one, int feature) {
-  p[depth].feature = feature;
-  p[depth].zero = zero;
-  p[depth].one = one;
-  p[depth].weight = depth == 0 ? 1.0 : 0.0;
-  const double r1 = inv[depth + 1];
-  for (int i = depth - 1; i >= 0; i--) {
-    p[i + 1].weight += one * p[i].weight * (double)(i + 1) * r1;
-    p[i].weight = zero * p[i].weight * (double)(depth - i) * r1;
-  }
+hb_shap_tree_t hb_shap_tree_view(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t) {
+  const hb_tree_t *tr = trees[t];
+  hb_shap_tree_t v;
+  v.split_feature = tr->split_feature;
+  v.left = tr->left;
+  v.right = tr->right;
+  v.cat_begin = tr->cat_begin;
+  v.cat_nwords = tr->cat_nwords;
+  v.threshold = tr->threshold;
+  v.decision = tr->decision;
+  v.cat_bits = tr->cat_bits;
+  v.cover = s->cover + s->first[t - t0];
+  v.leaf_count = tr->leaf_count;
+  v.leaf_value = tr->leaf_value;
+  return v;
 }
 
-/* Take step k out of a path of depth + 1 steps (the inverse of extend). */
-static void unwind(const double *inv, hb_shap_step_t *p, int depth, int k) {
-  const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
-  if (one != 0) {
-    double next = p[depth].weight;
-    for (int i = depth - 1; i >= 0; i--) {
-      const double c = next * inv[i + 1];  /* one is 1 */
-      next = p[i].weight - zero * (double)(depth - i) * c;
-      p[i].weight = n1 * c;
-    }
-  } else {
-    const double a = n1 / zero;
-    for (int i = depth - 1; i >= 0; i--) p[i].weight *= a * inv[depth - i];
-  }
-  for (int i = k; i < depth; i++) {
-    p[i].feature = p[i + 1].feature;
-    p[i].zero = p[i + 1].zero;
-    p[i].one = p[i + 1].one;
-  }
-}
-
-/* Leaf value v's share for each step of the path (depth + 1 steps): the
- * total weight of the path's subsets were the step unwound, times (one -
- * zero) v. For a step x follows (one = 1) that total is a recurrence over
- * the subset sizes that depends on the step's zero fraction: run for all
- * such steps at once, each size's update independent between them (one
- * step at a time, every update waits on the one before). A step x does not
- * follow (one = 0) gets (n1 / zero) sum_i weight_i / (depth - i) times
- * (0 - zero) v: the same -n1 v sum for all of them. */
-static void leaf_shares(const walk_t *w, const hb_shap_step_t *p, int depth, double v) {
-  const double *inv = w->inv, n1 = (double)(depth + 1);
-  double *z = w->work, *next = z + w->stride, *tot = next + w->stride;
-  int *step = (int *)(tot + w->stride);
-  int m = 0, cold = 0;
-  for (int i = 1; i <= depth; i++) {
-    if (p[i].one != 0) {
-      z[m] = p[i].zero;
-      next[m] = p[depth].weight;
-      tot[m] = 0;
-      step[m++] = i;
-    } else {
-      cold = 1;
-    }
-  }
-  for (int i = depth - 1; i >= 0 && m > 0; i--) {
-    const double wi = p[i].weight, ri = inv[i + 1], di = (double)(depth - i);
-    for (int j = 0; j < m; j++) {
-      const double c = next[j] * ri;
-      tot[j] += c;
-      next[j] = wi - z[j] * di * c;
-    }
-  }
-  for (int j = 0; j < m; j++) w->phi[p[step[j]].feature] += n1 * tot[j] * (1.0 - z[j]) * v;
-  if (cold) {
-    double sum = 0;
-    for (int i = depth - 1; i >= 0; i--) sum += p[i].weight * inv[depth - i];
-    const double share = -n1 * sum * v;
-    for (int i = 1; i <= depth; i++)
-      if (p[i].one == 0) w->phi[p[i].feature] += share;
-  }
-}
-
-/* The walk below `node` (a node, or leaf ~node) reached through a split on
- * `feature` with fractions (zero, one); its parent's path of `depth` steps
- * ends right before p. cf is the share of the walk that reaches here when
- * w->cond holds feature w->cfeat fixed (1 otherwise): that feature never
- * enters the path, and where it is split on, held known (cond +1) only x's
- * branch goes on, held unknown (cond -1) both go on weighed by their covers
- * (xgboost's TreeShap with condition, for interaction values). */
-static void walk(const walk_t *w, int node, int depth, hb_shap_step_t *parent, double zero, double one, int feature,
-                 double cf) {
-  const hb_tree_t *t = w->t;
-  hb_shap_step_t *p = parent + depth;
-  if (depth > 0) memcpy(p, parent, sizeof *p * (size_t)depth);
-  if (w->cond == 0 || feature != w->cfeat)
-    extend(w->inv, p, depth, zero, one, feature);
-  else
-    depth--;  /* the held feature stays off the path: the parent's steps only */
-  if (node < 0) {
-    leaf_shares(w, p, depth, t->leaf_value[~node] * cf);
-    return;
-  }
-  const int f = t->split_feature[node];
-  const int left = hb_tree_goes_left(t, node, w->x[f]);
-  const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
-  const double rw = w->nc[node] > 0 ? 1.0 / w->nc[node] : 0.0;  /* no counted rows below: both sides weigh 0 */
-  double in_zero = 1, in_one = 1;
-  int k = 0;
-  while (k <= depth && p[k].feature != f) k++;
-  if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
-    in_zero = p[k].zero;
-    in_one = p[k].one;
-    unwind(w->inv, p, depth, k);
-    depth--;
-  }
-  const double hc = child_cover(t, w->nc, hot) * rw, cc = child_cover(t, w->nc, cold) * rw;
-  const double hz = hc * in_zero, cz = cc * in_zero;
-  double hcf = cf, ccf = cf;
-  if (w->cond != 0 && f == w->cfeat) {
-    if (w->cond > 0) {
-      ccf = 0;
-    } else {
-      hcf *= hc;
-      ccf *= cc;
-    }
-  }
-  /* a branch no counted row reached weighs nothing in any subset: skipped
-   * (its zero and one fractions would divide by zero) */
-  if (hcf != 0 && (hz != 0 || in_one != 0)) walk(w, hot, depth + 1, p, hz, in_one, f, hcf);
-  if (ccf != 0 && cz != 0) walk(w, cold, depth + 1, p, cz, 0.0, f, ccf);
+/* A walk of tree t for the dense row x into phi; the work space holds the
+ * walk's stack (max_depth + 2 entries, one spare) and then leaf_shares'
+ * arrays. */
+static hb_shap_walk_t walk_of(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t, const double *x, double *phi,
+                              double *work) {
+  hb_shap_walk_t w;
+  w.t = hb_shap_tree_view(s, trees, t0, t);
+  w.inv = s->inv;
+  w.x.x = x;
+  w.x.xs = 1;
+  w.x.j = NULL;
+  w.x.v = NULL;
+  w.x.b = w.x.e = 0;
+  w.phi = phi;
+  w.work = work + stack_doubles(s);
+  w.stride = (size_t)s->max_depth + 1;
+  w.cond = 0;
+  w.cfeat = -1;
+  return w;
 }
 
 size_t hb_shap_work_bytes(const hb_shap_t *s) {
-  return (3 * sizeof(double) + sizeof(int)) * ((size_t)(s->max_depth > 0 ? s->max_depth : 0) + 1);
+  return sizeof(double) * stack_doubles(s) + hb_shap_rule_work_bytes(s->max_depth);
 }
 
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
@@ -246,8 +137,8 @@ void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, in
     double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
     ph[nfeat] += s->expected[t - t0];
     if (tr->num_leaves > 1) {
-      const walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, ph, work, (size_t)s->max_depth + 1, 0, -1};
-      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+      const hb_shap_walk_t w = walk_of(s, trees, t0, t, x, ph, work);
+      hb_shap_walk_tree(&w, path, (hb_shap_frame_t *)work);
     }
   }
 }
@@ -286,17 +177,18 @@ void hb_shap_interaction_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0
         used[nu++] = f;
       }
     }
-    walk_t w = {tr, s->cover + s->first[t - t0], s->inv, x, c, work, (size_t)s->max_depth + 1, 0, -1};
-    walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+    hb_shap_walk_t w = walk_of(s, trees, t0, t, x, c, work);
+    hb_shap_frame_t *stack = (hb_shap_frame_t *)work;
+    hb_shap_walk_tree(&w, path, stack);
     for (int u = 0; u < nu; u++) {
       const int i = used[u];
       w.cfeat = i;
       w.cond = 1;
       w.phi = on;
-      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+      hb_shap_walk_tree(&w, path, stack);
       w.cond = -1;
       w.phi = off;
-      walk(&w, 0, 0, path, 1.0, 1.0, -1, 1.0);
+      hb_shap_walk_tree(&w, path, stack);
       double rest = 0;
       for (int v = 0; v < nu; v++) {
         const int j = used[v];

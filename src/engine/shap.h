@@ -11,14 +11,7 @@
 #define HB_SHAP_H
 #include <stddef.h>
 #include "tree.h"
-
-/* One step of the path from the root to a node: the feature split on, the
- * fraction of covers that follow it when the feature is unknown (zero) and
- * whether x follows it (one: 1 or 0), and the path's permutation weight. */
-typedef struct {
-  int feature;
-  double zero, one, weight;
-} hb_shap_step_t;
+#include "shap_rules.h"  /* the walk itself, shared with the GPU; hb_shap_step_t */
 
 /* What the walks of trees [t0, t1) share: each internal node's cover (the sum
  * of its leaves' row counts, so that a node's children always divide it
@@ -37,8 +30,13 @@ typedef struct {
 int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s);
 void hb_shap_free(hb_shap_t *s);
 
-/* Steps of path buffer, and bytes of work space (aligned for doubles), that
- * one row's walks need (per thread). */
+/* Tree t's view for shap_rules.h's walk (its own arrays, the covers of s);
+ * t in [t0, t1) of the trees s was prepared for. */
+hb_shap_tree_t hb_shap_tree_view(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t);
+
+/* Steps of path buffer, and bytes of work space (aligned for doubles: the
+ * walk's stack and leaf_shares' arrays), that one row's walks need (per
+ * thread). */
 size_t hb_shap_path_steps(const hb_shap_t *s);
 size_t hb_shap_work_bytes(const hb_shap_t *s);
 

@@ -1,0 +1,281 @@
+/* shap_rules.h: one tree's TreeSHAP walk for one row (Lundberg, Erion and
+ * Lee 2018, Algorithm 2), written once for the CPU (shap.c) and the GPU
+ * (cuda/shap.cu), so that the two cannot drift apart: the same steps, the
+ * same arithmetic in the same order, the same additions to each feature's
+ * contribution in the same order. With no fused multiply-adds (the CUDA
+ * files are built with -fmad=false) and IEEE double division on both, the
+ * GPU's contributions are then the CPU's bit for bit.
+ *
+ * The walk keeps, for the path from the root to the current node, the
+ * distinct features split on and, for each subset size, the weight with
+ * which the path's subsets of that size reach the node (extend). A feature
+ * met again deeper down is first taken out of the path (unwind) and put back
+ * with the product of both fractions. At a leaf, each feature's Shapley
+ * weight is the sum over the subsets without it (unwound_sum), and it adds
+ * that weight x (one - zero) x the leaf value.
+ *
+ * No recursion (a GPU thread's stack is small, and a tree of L leaves may be
+ * L - 1 deep): the walk is depth first, the branch x follows before the
+ * other, through an explicit stack of pending nodes. Each node keeps its own
+ * copy of the path, one step longer than its parent's, in the buffer right
+ * after the parent's; a pending sibling's parent copy is not touched until
+ * it is taken (everything written in between lies beyond it). A tree of
+ * depth D needs (D + 1)(D + 2) / 2 path steps, D + 1 stack entries and
+ * hb_shap_rule_work_bytes(D) bytes of work space. */
+#ifndef HB_SHAP_RULES_H
+#define HB_SHAP_RULES_H
+#include <stddef.h>
+#include <stdint.h>
+#include "tree_rules.h"
+
+#ifdef __CUDACC__
+#define HB_SHAP_RULE static inline __host__ __device__
+#else
+#define HB_SHAP_RULE static inline
+#endif
+
+/* One step of the path from the root to a node: the feature split on, the
+ * fraction of covers that follow it when the feature is unknown (zero) and
+ * whether x follows it (one: 1 or 0), and the path's permutation weight. */
+typedef struct {
+  int feature;
+  double zero, one, weight;
+} hb_shap_step_t;
+
+/* A node waiting to be walked: as the recursive walk's arguments (the
+ * node, or leaf ~node; the step count of its parent's path, which starts at
+ * path + base; the fractions and feature of the split that led here; the
+ * share cf of the walk that reaches it, see hb_shap_walk_t's cond). */
+typedef struct {
+  size_t base;
+  int node, depth, feature, pad;
+  double zero, one, cf;
+} hb_shap_frame_t;
+
+/* One tree as the walk reads it: internal nodes (split_feature, threshold,
+ * decision, cat_begin, cat_nwords as tree.h keeps them; children >= 0
+ * nodes, < 0 leaf ~c), each internal node's cover (the sum of its leaves'
+ * counts) and each leaf's count and value. cat_bits is where cat_begin
+ * counts from. */
+typedef struct {
+  const int *split_feature, *left, *right, *cat_begin, *cat_nwords;
+  const double *threshold;
+  const uint8_t *decision;
+  const uint32_t *cat_bits;
+  const double *cover;
+  const int *leaf_count;
+  const double *leaf_value;
+} hb_shap_tree_t;
+
+/* The row's value of feature f: x[f * xs] for dense values, or from a
+ * sparse row's entries j[b .. e) (increasing columns) and v, 0.0 where the
+ * row has no entry (x NULL). */
+typedef struct {
+  const double *x;
+  size_t xs;
+  const int *j;
+  const double *v;
+  int b, e;
+} hb_shap_xrow_t;
+
+HB_SHAP_RULE double hb_shap_value(const hb_shap_xrow_t *r, int f) {
+  if (r->x) return r->x[(size_t)f * r->xs];
+  int lo = r->b, hi = r->e;  /* the first entry whose column is >= f */
+  while (lo < hi) {
+    const int mid = lo + ((hi - lo) >> 1);
+    if (r->j[mid] < f)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < r->e && r->j[lo] == f ? r->v[lo] : 0.0;
+}
+
+/* What one tree's walk for one row reads and writes. inv[k] = 1 / k for k =
+ * 1 .. D + 1: the walk's divisions by step counts become multiplications
+ * (one fractions are 0 or 1, so dividing by them is no work either). */
+typedef struct {
+  hb_shap_tree_t t;
+  const double *inv;
+  hb_shap_xrow_t x;
+  double *phi;        /* contributions, added to at phi[feature] */
+  double *work;       /* leaf_shares' arrays, stride values each */
+  size_t stride;      /* D + 1 */
+  int cond;           /* 0: plain; +1 / -1: feature cfeat held known / unknown (interactions) */
+  int cfeat;
+} hb_shap_walk_t;
+
+/* Bytes of work space (aligned for doubles) for trees of depth <= D. */
+HB_SHAP_RULE size_t hb_shap_rule_work_bytes(int D) {
+  return (3 * sizeof(double) + sizeof(int)) * ((size_t)(D > 0 ? D : 0) + 1);
+}
+
+/* Append the step (feature, zero, one) to a path of `depth` steps. */
+HB_SHAP_RULE void hb_shap_extend(const double *inv, hb_shap_step_t *p, int depth, double zero, double one,
+                                 int feature) {
+  p[depth].feature = feature;
+  p[depth].zero = zero;
+  p[depth].one = one;
+  p[depth].weight = depth == 0 ? 1.0 : 0.0;
+  const double r1 = inv[depth + 1];
+  for (int i = depth - 1; i >= 0; i--) {
+    p[i + 1].weight += one * p[i].weight * (double)(i + 1) * r1;
+    p[i].weight = zero * p[i].weight * (double)(depth - i) * r1;
+  }
+}
+
+/* Take step k out of a path of depth + 1 steps (the inverse of extend). */
+HB_SHAP_RULE void hb_shap_unwind(const double *inv, hb_shap_step_t *p, int depth, int k) {
+  const double one = p[k].one, zero = p[k].zero, n1 = (double)(depth + 1);
+  if (one != 0) {
+    double next = p[depth].weight;
+    for (int i = depth - 1; i >= 0; i--) {
+      const double c = next * inv[i + 1];  /* one is 1 */
+      next = p[i].weight - zero * (double)(depth - i) * c;
+      p[i].weight = n1 * c;
+    }
+  } else {
+    const double a = n1 / zero;
+    for (int i = depth - 1; i >= 0; i--) p[i].weight *= a * inv[depth - i];
+  }
+  for (int i = k; i < depth; i++) {
+    p[i].feature = p[i + 1].feature;
+    p[i].zero = p[i + 1].zero;
+    p[i].one = p[i + 1].one;
+  }
+}
+
+/* Leaf value v's share for each step of the path (depth + 1 steps): the
+ * total weight of the path's subsets were the step unwound, times (one -
+ * zero) v. For a step x follows (one = 1) that total is a recurrence over
+ * the subset sizes that depends on the step's zero fraction: run for all
+ * such steps at once, each size's update independent between them (one
+ * step at a time, every update waits on the one before). A step x does not
+ * follow (one = 0) gets (n1 / zero) sum_i weight_i / (depth - i) times
+ * (0 - zero) v: the same -n1 v sum for all of them. */
+HB_SHAP_RULE void hb_shap_leaf_shares(const hb_shap_walk_t *w, const hb_shap_step_t *p, int depth, double v) {
+  const double *inv = w->inv, n1 = (double)(depth + 1);
+  double *z = w->work, *next = z + w->stride, *tot = next + w->stride;
+  int *step = (int *)(tot + w->stride);
+  int m = 0, cold = 0;
+  for (int i = 1; i <= depth; i++) {
+    if (p[i].one != 0) {
+      z[m] = p[i].zero;
+      next[m] = p[depth].weight;
+      tot[m] = 0;
+      step[m++] = i;
+    } else {
+      cold = 1;
+    }
+  }
+  for (int i = depth - 1; i >= 0 && m > 0; i--) {
+    const double wi = p[i].weight, ri = inv[i + 1], di = (double)(depth - i);
+    for (int j = 0; j < m; j++) {
+      const double c = next[j] * ri;
+      tot[j] += c;
+      next[j] = wi - z[j] * di * c;
+    }
+  }
+  for (int j = 0; j < m; j++) w->phi[p[step[j]].feature] += n1 * tot[j] * (1.0 - z[j]) * v;
+  if (cold) {
+    double sum = 0;
+    for (int i = depth - 1; i >= 0; i--) sum += p[i].weight * inv[depth - i];
+    const double share = -n1 * sum * v;
+    for (int i = 1; i <= depth; i++)
+      if (p[i].one == 0) w->phi[p[i].feature] += share;
+  }
+}
+
+/* Cover of child c (a node, or leaf ~c). */
+HB_SHAP_RULE double hb_shap_child_cover(const hb_shap_tree_t *t, int c) {
+  return c >= 0 ? t->cover[c] : (double)t->leaf_count[~c];
+}
+
+/* Add the tree's contributions for the row to w->phi: the walk from the
+ * root (the tree has at least one split). path: (D + 1)(D + 2) / 2 steps;
+ * stack: D + 1 entries. When w->cond holds feature w->cfeat fixed, that
+ * feature never enters the path, and where it is split on, held known (cond
+ * +1) only x's branch goes on, held unknown (cond -1) both go on weighed by
+ * their covers (xgboost's TreeShap with condition, for interaction values);
+ * cf is the share of the walk that reaches a node that way (1 otherwise). */
+HB_SHAP_RULE void hb_shap_walk_tree(const hb_shap_walk_t *w, hb_shap_step_t *path, hb_shap_frame_t *stack) {
+  const hb_shap_tree_t *t = &w->t;
+  int top = 1;
+  stack[0].base = 0;
+  stack[0].node = 0;
+  stack[0].depth = 0;
+  stack[0].feature = -1;
+  stack[0].pad = 0;
+  stack[0].zero = 1.0;
+  stack[0].one = 1.0;
+  stack[0].cf = 1.0;
+  while (top > 0) {
+    const hb_shap_frame_t fr = stack[--top];
+    const hb_shap_step_t *parent = path + fr.base;
+    int depth = fr.depth;
+    hb_shap_step_t *p = path + fr.base + (size_t)depth;
+    for (int i = 0; i < depth; i++) p[i] = parent[i];
+    if (w->cond == 0 || fr.feature != w->cfeat)
+      hb_shap_extend(w->inv, p, depth, fr.zero, fr.one, fr.feature);
+    else
+      depth--;  /* the held feature stays off the path: the parent's steps only */
+    const int node = fr.node;
+    if (node < 0) {
+      hb_shap_leaf_shares(w, p, depth, t->leaf_value[~node] * fr.cf);
+      continue;
+    }
+    const int f = t->split_feature[node];
+    const int left = hb_rule_goes_left(t->decision[node], t->threshold[node], t->cat_bits, t->cat_begin[node],
+                                       t->cat_nwords[node], hb_shap_value(&w->x, f));
+    const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
+    const double rw = t->cover[node] > 0 ? 1.0 / t->cover[node] : 0.0;  /* no counted rows below: both sides weigh 0 */
+    double in_zero = 1, in_one = 1;
+    int k = 0;
+    while (k <= depth && p[k].feature != f) k++;
+    if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
+      in_zero = p[k].zero;
+      in_one = p[k].one;
+      hb_shap_unwind(w->inv, p, depth, k);
+      depth--;
+    }
+    const double hc = hb_shap_child_cover(t, hot) * rw, cc = hb_shap_child_cover(t, cold) * rw;
+    const double hz = hc * in_zero, cz = cc * in_zero;
+    double hcf = fr.cf, ccf = fr.cf;
+    if (w->cond != 0 && f == w->cfeat) {
+      if (w->cond > 0) {
+        ccf = 0;
+      } else {
+        hcf *= hc;
+        ccf *= cc;
+      }
+    }
+    /* a branch no counted row reached weighs nothing in any subset: skipped
+     * (its zero and one fractions would divide by zero). The other branch
+     * goes on the stack first, so that x's branch is walked first. */
+    const size_t base = (size_t)(p - path);
+    if (ccf != 0 && cz != 0) {
+      hb_shap_frame_t *c = &stack[top++];
+      c->base = base;
+      c->node = cold;
+      c->depth = depth + 1;
+      c->feature = f;
+      c->pad = 0;
+      c->zero = cz;
+      c->one = 0.0;
+      c->cf = ccf;
+    }
+    if (hcf != 0 && (hz != 0 || in_one != 0)) {
+      hb_shap_frame_t *h = &stack[top++];
+      h->base = base;
+      h->node = hot;
+      h->depth = depth + 1;
+      h->feature = f;
+      h->pad = 0;
+      h->zero = hz;
+      h->one = in_one;
+      h->cf = hcf;
+    }
+  }
+}
+
+#endif
