@@ -10,7 +10,10 @@
  * exercised. The emulation computes a block only when the engine waits for
  * it, and hands out buffers full of garbage, so an engine that reads results
  * early, touches a slot in flight or relies on zeroed buffers fails here.
- * (Its symbols replace the stub's: this test must not pull in the booster.) */
+ * (Its symbols replace the stub's, so it defines every function of
+ * cuda_stub.c that predict.c calls: the contributions' runner answers "not
+ * emulated here", test_shap_gpu.c emulates it; this test must not pull in
+ * the booster.) */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,6 +186,30 @@ int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s) {
     }
   }
   return HB_OK;
+}
+
+/* contributions: test_shap_gpu.c's (linked with cuda_stub.c's they would clash with the emulation above) */
+int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, int64_t nnz, int max_row_nnz,
+                        hb_cuda_shap_t **out) {
+  (void)f; (void)nrow; (void)sparse; (void)nnz; (void)max_row_nnz;
+  *out = NULL;
+  return hb_error_set(HB_ERR_INPUT, "contributions are not emulated in this test");
+}
+void hb_cuda_shap_free(hb_cuda_shap_t *S) { (void)S; }
+int hb_cuda_shap_block_rows(const hb_cuda_shap_t *S) { (void)S; return 1; }
+int hb_cuda_shap_block_nnz(const hb_cuda_shap_t *S) { (void)S; return 0; }
+int hb_cuda_shap_buffers(hb_cuda_shap_t *S, int s, hb_cuda_sslot_t *out) {
+  (void)S; (void)s;
+  memset(out, 0, sizeof *out);
+  return HB_ERR_INTERNAL;
+}
+int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
+  (void)S; (void)s; (void)nb; (void)nnz;
+  return HB_ERR_INTERNAL;
+}
+int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s) {
+  (void)S; (void)s;
+  return HB_ERR_INTERNAL;
 }
 
 /* ---- random models and rows ---- */
@@ -440,9 +467,9 @@ static void test_refusals(void) {
   hb_model_t *m = random_model(1, 2, 0, HB_OBJ_REGRESSION, 0);
   rows_t r;
   rows_make(&r, 10, 1);
-  double out[10 * NFEAT * 2];
-  CHECK(hb_predict_device(m, &r.dense, 0, 0, HB_PRED_CONTRIB, 1, HB_DEVICE_CUDA, out) == HB_ERR_INPUT,
-        "contributions are CPU-only");
+  double out[10 * (NFEAT + 1) * (NFEAT + 1)];
+  CHECK(hb_predict_device(m, &r.dense, 0, 0, HB_PRED_INTERACTION, 1, HB_DEVICE_CUDA, out) == HB_ERR_INPUT,
+        "interactions are CPU-only");
   CHECK(hb_predict_device(m, &r.dense, 0, 0, HB_PRED_RAW, 1, 7, out) == HB_ERR_INPUT, "unknown device");
   CHECK(hb_predict_device(m, &r.dense, 3, 0, HB_PRED_RAW, 1, HB_DEVICE_CUDA, out) == HB_ERR_INPUT,
         "start beyond the iterations");

@@ -214,6 +214,76 @@ int hb_cuda_predictor_launch(hb_cuda_predictor_t *P, int s, int nb, int nnz);
  * failure is its status (out of memory HB_ERR_NOMEM, else HB_ERR_INTERNAL). */
 int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s);
 
+/* ---- contributions (engine/predict.c's device path for type contrib) ---- */
+
+/* A model's trees as TreeSHAP walks them (engine/shap_rules.h's
+ * hb_shap_tree_t, end to end), built by the engine from iterations [start,
+ * start + niter): tree j (iteration-major, num_class a iteration) has its
+ * internal nodes at [node_first, node_first + num_leaves - 1) of the node
+ * arrays (children >= 0 nodes of the same tree, < 0 leaf ~c), its leaves at
+ * [leaf_first, leaf_first + num_leaves) of the leaf arrays, and its
+ * categorical nodes' bitsets at cat_bits[cat_begin ..] (cat_begin already
+ * counting from the start of cat_bits). cover: each internal node's cover
+ * (shap.h); inv: 1 / k for k = 1 .. max_depth + 1 (inv[0] unused), the
+ * CPU's own values. */
+typedef struct {
+  int ntrees;                   /* niter * num_class */
+  int num_class;
+  int nfeat;
+  int max_depth;                /* of the deepest leaf of any tree */
+  int nnodes, nleaves, ncat_words;
+  const hb_cuda_ptree_t *trees; /* ntrees */
+  const int *split_feature, *left, *right, *cat_begin, *cat_nwords;  /* nnodes each */
+  const double *threshold, *cover;                                   /* nnodes each */
+  const uint8_t *decision;                                           /* nnodes */
+  const int *leaf_count;                                             /* nleaves */
+  const double *leaf_value;                                          /* nleaves */
+  const uint32_t *cat_bits;                                          /* ncat_words */
+  const double *inv;                                                 /* max_depth + 2 */
+} hb_cuda_shap_forest_t;
+
+typedef struct hb_cuda_shap hb_cuda_shap_t;
+
+/* A TreeSHAP runner for the forest f (copied to the device; f may go after
+ * this call) over at most nrow rows given dense, or (sparse 1) as CSR rows,
+ * nnz entries in all and at most max_row_nnz in one row. Like the
+ * predictor: two slots, each a block of at most hb_cuda_shap_block_rows()
+ * rows (and, sparse, _block_nnz() entries) in pinned host and device
+ * buffers, with the device work space of the block's walks (a path, a stack
+ * and leaf shares a row, sized by max_depth). Out of device or pinned
+ * memory is HB_ERR_NOMEM with a message naming the memory needed and free,
+ * everything freed. */
+int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, int64_t nnz, int max_row_nnz,
+                        hb_cuda_shap_t **out);
+void hb_cuda_shap_free(hb_cuda_shap_t *S);
+int hb_cuda_shap_block_rows(const hb_cuda_shap_t *S);
+int hb_cuda_shap_block_nnz(const hb_cuda_shap_t *S);
+/* A slot's pinned host buffers for a block of nb rows: what goes up (dense
+ * x: feature f of row r at x[f * nb + r]; or sparse p, j, v, as for the
+ * predictor) and what comes back (phi: nb rows of num_class (nfeat + 1)
+ * values, row r's at phi + r num_class (nfeat + 1), class k's block at k
+ * (nfeat + 1); each feature's contribution summed over the class's trees in
+ * iteration order, the bias entry (k (nfeat + 1) + nfeat) 0: the expected
+ * values, the init score, offsets and a forest's averaging are the host's).
+ * Pointers a block does not use are NULL. Valid until the runner is freed;
+ * not to be touched between hb_cuda_shap_launch and _wait of the slot. */
+typedef struct {
+  double *x;
+  int *p, *j;
+  double *v;
+  double *phi;
+} hb_cuda_sslot_t;
+int hb_cuda_shap_buffers(hb_cuda_shap_t *S, int s, hb_cuda_sslot_t *out);
+/* Start slot s's (0 or 1) block of nb rows (1 .. block rows) and nnz
+ * entries (sparse), asynchronously: the rows up, one thread a row walking
+ * every tree in order through shap_rules.h (the CPU's walk, hb_shap_row's
+ * order of additions), phi back. The contributions are the CPU's bit for
+ * bit. */
+int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz);
+/* Wait for slot s's block (HB_OK at once when none is in flight); a device
+ * failure is its status (out of memory HB_ERR_NOMEM, else HB_ERR_INTERNAL). */
+int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s);
+
 /* ---- checks of single kernels, for the tests and the benchmark ---- */
 
 /* Histogram on the device, as the learner builds it, of the rows

@@ -113,3 +113,32 @@ int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s) {
   (void)P; (void)s;
   return no_cuda();
 }
+
+int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, int64_t nnz, int max_row_nnz,
+                        hb_cuda_shap_t **out) {
+  (void)f; (void)nrow; (void)sparse; (void)nnz; (void)max_row_nnz;
+  *out = NULL;
+  return no_cuda();
+}
+void hb_cuda_shap_free(hb_cuda_shap_t *S) { (void)S; }
+int hb_cuda_shap_block_rows(const hb_cuda_shap_t *S) {
+  (void)S;
+  return 1;
+}
+int hb_cuda_shap_block_nnz(const hb_cuda_shap_t *S) {
+  (void)S;
+  return 0;
+}
+int hb_cuda_shap_buffers(hb_cuda_shap_t *S, int s, hb_cuda_sslot_t *out) {
+  (void)S; (void)s;
+  memset(out, 0, sizeof *out);
+  return no_cuda();
+}
+int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
+  (void)S; (void)s; (void)nb; (void)nnz;
+  return no_cuda();
+}
+int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s) {
+  (void)S; (void)s;
+  return no_cuda();
+}

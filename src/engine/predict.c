@@ -49,6 +49,10 @@ static inline double dense_value(const hb_column_t *c, int row) {
  * loop costs microseconds to start, so the groups cost nothing measurable. */
 #define PRED_GROUP_NODES ((long long)1 << 24)
 #define CONTRIB_GROUP_WORK ((long long)1 << 25)
+/* Contributions on the GPU: steps of TreeSHAP a block of rows aims at, and
+ * the fewest rows a block takes (contrib_gpu). */
+#define SHAP_GPU_BLOCK_WORK ((long long)1 << 36)
+#define SHAP_GPU_MIN_ROWS 16384
 
 /* Units of work per group (at least min_units, at most total). */
 static long long group_units(long long per_unit, long long target, long long min_units, long long total) {
@@ -774,6 +778,244 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
   }
 }
 
+/* ---- contributions on the GPU ---- */
+
+/* The trees [t0, t1) as the device's TreeSHAP walks them (cuda.h's
+ * hb_cuda_shap_forest_t): their arrays end to end, each tree's offsets, the
+ * covers and 1 / k of the CPU's hb_shap_prepare. */
+typedef struct {
+  hb_cuda_shap_forest_t f;
+  hb_cuda_ptree_t *trees;
+  int *split_feature, *left, *right, *cat_begin, *cat_nwords, *leaf_count;
+  double *threshold, *cover, *leaf_value;
+  uint8_t *decision;
+  uint32_t *cat_bits;
+} gpu_shap_forest_t;
+
+static void gpu_shap_forest_free(gpu_shap_forest_t *g) {
+  hb_free(g->trees);
+  hb_free(g->split_feature);
+  hb_free(g->left);
+  hb_free(g->right);
+  hb_free(g->cat_begin);
+  hb_free(g->cat_nwords);
+  hb_free(g->leaf_count);
+  hb_free(g->threshold);
+  hb_free(g->cover);
+  hb_free(g->leaf_value);
+  hb_free(g->decision);
+  hb_free(g->cat_bits);
+}
+
+static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0, int t1, gpu_shap_forest_t *g) {
+  memset(g, 0, sizeof *g);
+  size_t nn = 0, nl = 0, nw = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = m->trees[t];
+    nn += tr->num_leaves > 1 ? (size_t)tr->num_leaves - 1 : 0;
+    nl += tr->num_leaves > 1 ? (size_t)tr->num_leaves : 1;
+    nw += tr->cat_nbits_words > 0 ? (size_t)tr->cat_nbits_words : 0;
+  }
+  if (nn > (size_t)INT_MAX || nl > (size_t)INT_MAX || nw > (size_t)INT_MAX)
+    return hb_error_set(HB_ERR_INPUT, "the model is too large for contributions on the GPU; use device = \"cpu\"");
+  const size_t NN = nn > 0 ? nn : 1, NT = (size_t)(t1 - t0 > 0 ? t1 - t0 : 1);
+  g->trees = hb_malloc(sizeof(hb_cuda_ptree_t) * NT);
+  g->split_feature = hb_malloc(sizeof(int) * NN);
+  g->left = hb_malloc(sizeof(int) * NN);
+  g->right = hb_malloc(sizeof(int) * NN);
+  g->cat_begin = hb_malloc(sizeof(int) * NN);
+  g->cat_nwords = hb_malloc(sizeof(int) * NN);
+  g->threshold = hb_malloc(sizeof(double) * NN);
+  g->cover = hb_malloc(sizeof(double) * NN);
+  g->decision = hb_malloc(sizeof(uint8_t) * NN);
+  g->leaf_count = hb_malloc(sizeof(int) * nl);
+  g->leaf_value = hb_malloc(sizeof(double) * nl);
+  g->cat_bits = hb_malloc(sizeof(uint32_t) * (nw > 0 ? nw : 1));
+  if (!g->trees || !g->split_feature || !g->left || !g->right || !g->cat_begin || !g->cat_nwords || !g->threshold ||
+      !g->cover || !g->decision || !g->leaf_count || !g->leaf_value || !g->cat_bits) {
+    gpu_shap_forest_free(g);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for the trees of GPU contributions");
+  }
+  int k = 0, l = 0, w = 0;
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = m->trees[t];
+    const int nnode = tr->num_leaves > 1 ? tr->num_leaves - 1 : 0, nleaf = nnode > 0 ? tr->num_leaves : 1;
+    hb_cuda_ptree_t *pt = &g->trees[t - t0];
+    pt->node_first = k;
+    pt->leaf_first = l;
+    pt->num_leaves = nleaf;
+    pt->pad = 0;
+    const double *nc = s->cover + s->first[t - t0];
+    for (int j = 0; j < nnode; j++, k++) {
+      const int cat = (tr->decision[j] & HB_DECISION_CATEGORICAL) != 0;
+      g->split_feature[k] = tr->split_feature[j];
+      g->left[k] = tr->left[j];
+      g->right[k] = tr->right[j];
+      g->cat_begin[k] = cat ? w + tr->cat_begin[j] : 0;
+      g->cat_nwords[k] = cat ? tr->cat_nwords[j] : 0;
+      g->threshold[k] = tr->threshold[j];
+      g->cover[k] = nc[j];
+      g->decision[k] = tr->decision[j];
+    }
+    for (int j = 0; j < nleaf; j++, l++) {
+      g->leaf_count[l] = tr->leaf_count[j];
+      g->leaf_value[l] = tr->leaf_value[j];
+    }
+    if (tr->cat_nbits_words > 0) {
+      memcpy(g->cat_bits + w, tr->cat_bits, sizeof(uint32_t) * (size_t)tr->cat_nbits_words);
+      w += tr->cat_nbits_words;
+    }
+  }
+  hb_cuda_shap_forest_t *f = &g->f;
+  f->ntrees = t1 - t0;
+  f->num_class = m->trees_per_iter;
+  f->nfeat = m->schema.nfeat;
+  f->max_depth = s->max_depth;
+  f->nnodes = k;
+  f->nleaves = l;
+  f->ncat_words = w;
+  f->trees = g->trees;
+  f->split_feature = g->split_feature;
+  f->left = g->left;
+  f->right = g->right;
+  f->cat_begin = g->cat_begin;
+  f->cat_nwords = g->cat_nwords;
+  f->threshold = g->threshold;
+  f->cover = g->cover;
+  f->decision = g->decision;
+  f->leaf_count = g->leaf_count;
+  f->leaf_value = g->leaf_value;
+  f->cat_bits = g->cat_bits;
+  f->inv = s->inv;
+  return HB_OK;
+}
+
+/* A block's contributions (phi: nb rows of K (nfeat + 1), as the device
+ * summed them) into out at rows i0 .., finished as contrib_rows finishes
+ * hb_shap_row's: the bias entries the trees' expected values (bias[k],
+ * summed in the CPU's order), a forest's division by its iterations, the
+ * starting score added to the bias. */
+static void gpu_shap_collect(const hb_model_t *m, const double *bias, const double *off, int t0, int t1, size_t N,
+                             int nfeat, int i0, int nb, int nth, const double *phi, double *out) {
+  (void)nth;
+  const int K = m->trees_per_iter, rf = m->config.rf && t1 > t0;
+  const size_t P = (size_t)nfeat + 1, width = (size_t)K * P;
+  const int nt = (size_t)nb * width >= 4096 ? nth : 1;  /* no threads started for a few values */
+  (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(static))
+  for (int r = 0; r < nb; r++) {
+    const double *ph = phi + (size_t)r * width;
+    const size_t i = (size_t)i0 + (size_t)r;
+    for (int k = 0; k < K; k++) {
+      for (size_t c = (size_t)k * P; c < (size_t)(k + 1) * P; c++) {
+        double v = c == (size_t)k * P + (size_t)nfeat ? bias[k] : ph[c];
+        if (rf) v /= (double)((t1 - t0) / K);
+        if (c == (size_t)k * P + (size_t)nfeat) v += start_score(m->init_score, off, k, N, i);
+        out[c * N + i] = v;
+      }
+    }
+  }
+}
+
+/* Contributions on the GPU, the same as the CPU's bit for bit: covers and
+ * expected values from the CPU's hb_shap_prepare, the trees flattened once,
+ * then blocks of rows through two slots (as predict_gpu), the device
+ * summing each row's walks tree after tree as hb_shap_row does. */
+static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1, int nth, double *out) {
+  const int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
+  const size_t N = (size_t)nrow;
+  csr_t csr;
+  memset(&csr, 0, sizeof csr);
+  int max_row_nnz = 0;
+  if (in->csc) {
+    int st = csc_to_csr(in->csc, nrow, nfeat, &csr);
+    if (st) return st;
+    for (int i = 0; i < nrow; i++)
+      if (csr.p[i + 1] - csr.p[i] > max_row_nnz) max_row_nnz = csr.p[i + 1] - csr.p[i];
+  }
+  hb_shap_t s;
+  int st = hb_shap_prepare(m->trees, t0, t1, &s);
+  if (st) {
+    csr_free(&csr);
+    return st;
+  }
+  /* the trees' expected values per class, added in the order hb_shap_row adds them */
+  double *bias = hb_calloc((size_t)K, sizeof(double));
+  if (!bias) {
+    hb_shap_free(&s);
+    csr_free(&csr);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for contribution buffers");
+  }
+  for (int t = t0; t < t1; t++) bias[t % K] += s.expected[t - t0];
+  /* a block holds about SHAP_GPU_BLOCK_WORK steps of TreeSHAP (seconds of
+   * work at most, so interrupts come between blocks), and at least
+   * SHAP_GPU_MIN_ROWS rows (enough threads to fill a GPU) */
+  long long row_work = 0;
+  for (int t = t0; t < t1; t++) {
+    const long long d1 = tree_depth(m->trees[t]) + 1;
+    row_work += (long long)m->trees[t]->num_leaves * d1 * d1;
+  }
+  const int cap = (int)group_units(row_work, SHAP_GPU_BLOCK_WORK, SHAP_GPU_MIN_ROWS, nrow);
+  gpu_shap_forest_t g;
+  st = gpu_shap_forest_build(m, &s, t0, t1, &g);
+  hb_cuda_shap_t *S = NULL;
+  if (st == HB_OK) {
+    st = hb_cuda_shap_create(&g.f, cap, in->csc != NULL, in->csc ? (int64_t)csr.p[nrow] : 0, max_row_nnz, &S);
+    gpu_shap_forest_free(&g);  /* the runner has its copy */
+  }
+  hb_shap_free(&s);
+  if (st) {
+    hb_free(bias);
+    csr_free(&csr);
+    return st;
+  }
+  const int brow = hb_cuda_shap_block_rows(S), bnnz = hb_cuda_shap_block_nnz(S);
+  hb_cuda_sslot_t slot[2];
+  st = hb_cuda_shap_buffers(S, 0, &slot[0]);
+  if (st == HB_OK) st = hb_cuda_shap_buffers(S, 1, &slot[1]);
+  int row0[2] = {0, 0}, nrows[2] = {0, 0}, next = 0;
+  for (int sl = 0; st == HB_OK && (next < nrow || nrows[0] > 0 || nrows[1] > 0); sl ^= 1) {
+    if (nrows[sl] > 0) {
+      st = hb_cuda_shap_wait(S, sl);
+      if (st == HB_OK)
+        gpu_shap_collect(m, bias, in->init_score, t0, t1, N, nfeat, row0[sl], nrows[sl], nth, slot[sl].phi, out);
+      nrows[sl] = 0;
+      if (st == HB_OK && next < nrow) st = hb_interrupt_check();
+    }
+    if (st == HB_OK && next < nrow) {
+      int nb = nrow - next < brow ? nrow - next : brow;
+      if (in->csc && csr.p[next + nb] - csr.p[next] > bnnz) {
+        /* the most rows whose entries fit (one row always does: bnnz >= max_row_nnz) */
+        int lo = 1, hi = nb;
+        while (lo < hi) {
+          const int mid = lo + (hi - lo + 1) / 2;
+          if (csr.p[next + mid] - csr.p[next] <= bnnz) lo = mid;
+          else hi = mid - 1;
+        }
+        nb = lo;
+      }
+      /* the rows as predict_gpu sends them (no offsets: the host adds them) */
+      hb_cuda_pslot_t up;
+      memset(&up, 0, sizeof up);
+      up.x = slot[sl].x;
+      up.p = slot[sl].p;
+      up.j = slot[sl].j;
+      up.v = slot[sl].v;
+      gpu_fill(in, &csr, next, nb, K, nth, &up);
+      st = hb_cuda_shap_launch(S, sl, nb, in->csc ? csr.p[next + nb] - csr.p[next] : 0);
+      if (st == HB_OK) {
+        row0[sl] = next;
+        nrows[sl] = nb;
+        next += nb;
+      }
+    }
+  }
+  hb_cuda_shap_free(S);  /* waits for anything still in flight */
+  hb_free(bias);
+  csr_free(&csr);
+  return st;
+}
+
 /* Raw scores, responses or leaf indices on the GPU, the same as the CPU's:
  * the trees flattened once, then blocks of rows through two slots, the
  * host filling one block (and collecting the one before it) while the
@@ -781,11 +1023,12 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
  * up as they are (CSR), so one-hot data of many columns is never densified. */
 static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter, int num_iter, int type,
                        int nthreads, double *out) {
-  if (type == HB_PRED_CONTRIB || type == HB_PRED_INTERACTION)
-    return hb_error_set(HB_ERR_INPUT, "contributions and interactions are computed on the CPU only: use device = \"cpu\"");
+  if (type == HB_PRED_INTERACTION)
+    return hb_error_set(HB_ERR_INPUT, "interactions are computed on the CPU only: use device = \"cpu\"");
   const int nrow = in->nrow, K = m->trees_per_iter;
   if (nrow == 0) return HB_OK;
   const int t0 = start_iter * K, t1 = (start_iter + num_iter) * K, nth = hb_threads_use(nthreads);
+  if (type == HB_PRED_CONTRIB) return contrib_gpu(m, in, t0, t1, nth, out);
   const size_t N = (size_t)nrow;
   csr_t csr;
   memset(&csr, 0, sizeof csr);

@@ -28,11 +28,13 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
                int type, int nthreads, double *out);
 
 /* hb_predict on `device` (HB_DEVICE_CPU: hb_predict itself; HB_DEVICE_CUDA:
- * the GPU, cuda.h). On the GPU, RAW, RESPONSE and LEAF only (CONTRIB and
- * INTERACTION are HB_ERR_INPUT): the same values as the CPU's bit for bit
+ * the GPU, cuda.h). On the GPU, RAW, RESPONSE, LEAF and CONTRIB
+ * (INTERACTION is HB_ERR_INPUT): the same values as the CPU's bit for bit
  * (each row sums its trees in the same order from the same start; the link
- * is the CPU's, on the host), dense or sparse input (sparse rows go up as
- * CSR, never densified). Rows go through the device in
+ * is the CPU's, on the host; contributions walk each tree with the CPU's
+ * TreeSHAP, shap_rules.h, the expected values, offsets and a forest's
+ * averaging added on the host as hb_predict adds them), dense or sparse
+ * input (sparse rows go up as CSR, never densified). Rows go through the device in
  * blocks, interrupts checked between them. A device failure (out of its
  * memory: HB_ERR_NOMEM, else HB_ERR_INTERNAL; no GPU or a build without
  * CUDA: HB_ERR_INPUT) leaves out partly written. */
