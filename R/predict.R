@@ -41,13 +41,14 @@
 #'   offset as `init_score`; `"leaf"` ignores it).
 #' @param device `"cpu"` (the default), `"cuda"` or `"auto"`: where the
 #'   trees are walked. `"cuda"` predicts on an NVIDIA GPU (see
-#'   [hb_has_cuda()]) and gives the CPU's values (raw scores and responses
-#'   equal to within rounding, leaf indices identical), for every objective,
-#'   with missing values, factors and sparse `newdata`; an error of class
-#'   `histboost_error_device` when no GPU can be used or for `"contrib"` and
-#'   `"interaction"`, which are computed on the CPU only. `"auto"` uses the
-#'   GPU when there is one and the type allows it, else the CPU. The host
-#'   still prepares the rows, with `nthreads` threads.
+#'   [hb_has_cuda()]) and gives the CPU's values (raw scores, responses and
+#'   `"contrib"` contributions equal to within rounding, leaf indices
+#'   identical), for every objective, with missing values, factors and
+#'   sparse `newdata`; an error of class `histboost_error_device` when no
+#'   GPU can be used or for `"interaction"`, which is computed on the CPU
+#'   only. `"auto"` uses the GPU when there is one and the type allows it,
+#'   else the CPU. The host still prepares the rows (and, for `"contrib"`,
+#'   the trees' covers and expected values), with `nthreads` threads.
 #' @param ... Not used; unknown arguments are an error.
 #' @details
 #' With `type = "contrib"` each row's raw score is split between the
@@ -189,12 +190,12 @@ predict.histboost <- function(object, newdata,
   out
 }
 
-# The device a prediction of `type` runs on, "cpu" or "cuda": contributions
-# and interactions are computed on the CPU only ("auto" takes the CPU for
-# them; "cuda" is a device error), and .hb_device() says when "cuda" cannot
-# be used. Checked before any work.
+# The device a prediction of `type` runs on, "cpu" or "cuda": interactions
+# are computed on the CPU only ("auto" takes the CPU for them; "cuda" is a
+# device error), and .hb_device() says when "cuda" cannot be used. Checked
+# before any work.
 .hb_predict_device <- function(device, type) {
-  if (type %in% c("contrib", "interaction")) {
+  if (type == "interaction") {
     if (device == "cuda") {
       .hb_abort("`device` = \"cuda\": `type` = \"", type, "\" is computed on the CPU only. Use device = \"cpu\" ",
                 "(or \"auto\", which then uses the CPU).", kind = "device")

@@ -172,8 +172,8 @@ SEXP C_hb_model_predict(SEXP ptr, SEXP spec, SEXP start_iter, SEXP num_iter, SEX
   int dev = hb_r_int(device, "device");  /* HB_DEVICE_*: R resolved "auto" and checked the GPU */
   int niter = hb_model_num_iterations(m);
   if (dev != HB_DEVICE_CPU && dev != HB_DEVICE_CUDA) hb_r_throw("input", "`device` code %d is unknown.", dev);
-  if (dev == HB_DEVICE_CUDA && (ty == HB_PRED_CONTRIB || ty == HB_PRED_INTERACTION))
-    hb_r_throw("device", "`device` = \"cuda\": contributions and interactions are computed on the CPU only; "
+  if (dev == HB_DEVICE_CUDA && ty == HB_PRED_INTERACTION)
+    hb_r_throw("device", "`device` = \"cuda\": interactions are computed on the CPU only; "
                "use device = \"cpu\" (or \"auto\").");
   if (dev == HB_DEVICE_CUDA && !hb_cuda_available())
     hb_r_throw("device", "`device` = \"cuda\": %s", hb_cuda_status());

@@ -89,20 +89,22 @@ test_that("predict(device = \"cuda\") without a usable GPU is a device error tha
   d <- gen_task(5, n = 200, task = "binary")
   fit <- hb_quiet(d$x, d$y, nrounds = 2L)
   built <- hb_has_cuda(built_only = TRUE)
-  for (type in c("response", "raw", "class", "leaf")) {
+  for (type in c("response", "raw", "class", "leaf", "contrib")) {
     expect_error(predict(fit, d$x, type = type, device = "cuda"), class = "histboost_error_device",
                  regexp = if (built) "no GPU can be used.*device = \"cpu\"" else "without its CUDA learner.*reinstall",
                  label = type)
   }
 })
 
-test_that("contributions on device = \"cuda\" are a device error; \"auto\" computes them on the CPU", {
+test_that("interactions on device = \"cuda\" are a device error; \"auto\" gives the CPU's contributions and interactions", {
   d <- gen_task(6, n = 300, factors = 1, na = 0.1)
   fit <- hb_quiet(d$x, d$y, nrounds = 4L)
-  for (type in c("contrib", "interaction")) {
-    expect_error(predict(fit, d$x[1:20, ], type = type, device = "cuda"), class = "histboost_error_device",
-                 regexp = paste0("`type` = \"", type, "\" is computed on the CPU only.*device = \"cpu\""))
-  }
+  # with or without a GPU: interaction values are computed on the CPU only
+  expect_error(predict(fit, d$x[1:20, ], type = "interaction", device = "cuda"), class = "histboost_error_device",
+               regexp = "`type` = \"interaction\" is computed on the CPU only.*device = \"cpu\"")
+  expect_identical(predict(fit, d$x[1:20, ], type = "interaction", device = "auto"),
+                   predict(fit, d$x[1:20, ], type = "interaction", device = "cpu"))
+  # contributions: the GPU's when there is one, the same values as the CPU's either way
   phi <- predict(fit, d$x[1:20, ], type = "contrib", device = "auto")
   expect_identical(phi, predict(fit, d$x[1:20, ], type = "contrib", device = "cpu"))
   # and they add up to the raw scores, wherever "auto" computes those
@@ -1014,6 +1016,126 @@ test_that("GPU predictions on sparse dgCMatrix rows (explicit NaN, one-hot colum
   fit_h <- hb_quiet(H, rnorm(2000)[g] + rnorm(n, sd = 0.1), nrounds = 10L, num_leaves = 31L, min_data_in_leaf = 2L,
                     seed = 1)
   expect_gpu_predicts_as_cpu(fit_h, H, "one-hot")
+})
+
+# ---- on a GPU: contributions (predict(type = "contrib", device = "cuda")) ------
+
+# Contributions on the GPU against the CPU: identical, not just close. The
+# device walks each tree with the CPU's own TreeSHAP code
+# (src/engine/shap_rules.h, built for both, with no fused multiply-adds on
+# the device), each row adding its trees in the CPU's order, and the host
+# adds the expected values, offsets and a forest's averaging as the CPU
+# does. And, independently of the CPU, each row's contributions sum to its
+# raw score (SHAP's local accuracy).
+expect_gpu_contrib_as_cpu <- function(fit, newdata, label, ...) {
+  cpu <- predict(fit, newdata, type = "contrib", device = "cpu", ...)
+  gpu <- predict(fit, newdata, type = "contrib", device = "cuda", ...)
+  expect_identical(gpu, cpu, label = paste(label, "contributions"))
+  raw <- predict(fit, newdata, type = "raw", device = "cpu", ...)
+  sums <- if (length(dim(gpu)) == 3L) apply(gpu, c(1, 3), sum) else rowSums(gpu)
+  if (is.matrix(sums)) dimnames(sums) <- dimnames(raw)
+  expect_equal(sums, raw, tolerance = 1e-10, label = paste(label, "contributions' row sums"))
+}
+
+test_that("GPU contributions are the CPU's for regression, binary and multiclass models with NAs, factors and unseen levels", {
+  skip_without_gpu()
+  n <- 3000L
+  d <- pred_data(n, 71)
+  set.seed(72)
+  cls3 <- factor(cut(d$f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi")))
+  newx <- pred_newdata(d$x)
+  cases <- list(regression = list(y = d$f + rnorm(n, sd = 0.3)),
+                binary = list(y = factor(ifelse(runif(n) < sigmoid(d$f - mean(d$f)), "yes", "no"))),
+                multiclass = list(y = cls3),
+                poisson = list(y = rpois(n, exp(0.3 * (d$f - mean(d$f)))), objective = "poisson"))
+  for (nm in names(cases)) {
+    fit <- do.call(hb_quiet, c(list(d$x, nrounds = 15L, num_leaves = 15L, min_data_in_leaf = 10L, seed = 1),
+                               cases[[nm]]))
+    expect_gpu_contrib_as_cpu(fit, newx, nm)
+  }
+  # "auto" takes the GPU here: the same values
+  fit <- hb_quiet(d$x, cls3, nrounds = 5L, num_leaves = 7L, seed = 1)
+  expect_identical(predict(fit, newx, type = "contrib", device = "auto"),
+                   predict(fit, newx, type = "contrib", device = "cpu"))
+})
+
+test_that("GPU contributions are the CPU's for forests, offsets, iteration windows and deep trees", {
+  skip_without_gpu()
+  n <- 2500L
+  d <- pred_data(n, 73)
+  set.seed(74)
+  cls3 <- factor(cut(d$f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi")))
+  reg <- d$f + rnorm(n, sd = 0.3)
+  newx <- pred_newdata(d$x)
+  for (y in list(reg, cls3)) {
+    K <- if (is.factor(y)) 3L else 1L
+    off <- if (K == 1L) runif(n) else matrix(runif(3 * n), n, 3)
+    label <- if (K == 1L) "regression" else "multiclass"
+    rf <- hb_quiet(d$x, y, boosting = "rf", bagging_fraction = 0.7, bagging_freq = 1L, feature_fraction = 0.8,
+                   nrounds = 12L, num_leaves = 15L, seed = 2)
+    expect_gpu_contrib_as_cpu(rf, newx, paste(label, "forest"))
+    expect_gpu_contrib_as_cpu(rf, newx, paste(label, "forest, 5 trees"), iteration = 5L)
+    expect_gpu_contrib_as_cpu(rf, newx, paste(label, "forest with offsets"), init_score = off)
+    gb <- hb_quiet(d$x, y, nrounds = 20L, num_leaves = 31L, bagging_fraction = 0.8, bagging_freq = 1L, seed = 4)
+    for (it in c(1L, 7L, 20L)) expect_gpu_contrib_as_cpu(gb, newx, paste(label, "iteration", it), iteration = it)
+    expect_gpu_contrib_as_cpu(gb, newx, paste(label, "offsets"), init_score = off)
+    # a window of iterations [s, s + m) (the engine's start_iter)
+    spec <- histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
+                                                      levels = gb$feature_levels), "newdata")$spec
+    window <- function(s, m, device) {
+      .Call(histboost:::C_hb_model_predict, histboost:::.hb_model_ptr(gb), spec, s, m, 3L, 2L, NULL, device)
+    }
+    for (w in list(c(3L, 5L), c(10L, 10L), c(19L, 1L))) {
+      expect_identical(window(w[1], w[2], 1L), window(w[1], w[2], 0L), label = paste(label, "window", w[1], "+", w[2]))
+    }
+  }
+  # deep trees: leaves split off one at a time down a steep curve, trees
+  # dozens of levels deep (the device's work space grows with the depth)
+  set.seed(75)
+  x <- data.frame(a = sort(runif(4000)), b = rnorm(4000), c = sample(c(NA, 1:5), 4000, TRUE))
+  y <- exp(12 * x$a) + x$b
+  deep <- hb_quiet(x, y, nrounds = 5L, num_leaves = 255L, min_data_in_leaf = 1L, min_sum_hessian_in_leaf = 0,
+                   learning_rate = 1, seed = 1)
+  depth <- max(hb_trees(deep)$depth)
+  expect_gt(depth, 30)
+  expect_gpu_contrib_as_cpu(deep, x, paste("trees", depth, "deep"))
+})
+
+test_that("GPU contributions on sparse dgCMatrix rows (explicit NaN, one-hot columns) are the CPU's", {
+  skip_without_gpu()
+  set.seed(76)
+  n <- 3000L
+  S <- Matrix::rsparsematrix(n, 40, density = 0.2)
+  colnames(S) <- paste0("s", 1:40)
+  y <- as.numeric(S[, 1] - 2 * S[, 2] + (S[, 3] > 0)) + rnorm(n, sd = 0.2)
+  fit <- hb_quiet(S, y, nrounds = 15L, num_leaves = 15L, seed = 1)
+  S2 <- S
+  S2@x[seq(1, length(S2@x), by = 37)] <- NaN  # stored NaN is missing; absent entries are 0
+  expect_gpu_contrib_as_cpu(fit, S2, "sparse")
+  # the sparse rows' contributions are their dense copy's, on the GPU as on the CPU
+  expect_identical(predict(fit, S2, type = "contrib", device = "cuda"),
+                   predict(fit, as.matrix(S2), type = "contrib", device = "cuda"))
+  g <- sample.int(2000, n, TRUE)
+  H <- Matrix::sparseMatrix(i = seq_len(n), j = g, x = 1, dims = c(n, 2000), dimnames = list(NULL, paste0("h", 1:2000)))
+  fit_h <- hb_quiet(H, rnorm(2000)[g] + rnorm(n, sd = 0.1), nrounds = 10L, num_leaves = 31L, min_data_in_leaf = 2L,
+                    seed = 1)
+  expect_gpu_contrib_as_cpu(fit_h, H[1:500, ], "one-hot")
+})
+
+test_that("GPU contributions of many blocks of rows (dense and sparse) are the CPU's", {
+  skip_without_gpu()
+  # 300,000 rows through trees 20 deep: more rows than a block's work space
+  # holds, so the device takes them a block at a time through two slots
+  n <- test_rows(300000L)
+  set.seed(77)
+  X <- matrix(rnorm(n * 6), n, 6, dimnames = list(NULL, paste0("x", 1:6)))
+  X[sample.int(length(X), length(X) %/% 50)] <- NA
+  y <- ifelse(is.na(X[, 1]), 0, X[, 1]) - ifelse(is.na(X[, 2]), 1, X[, 2]^2) + rnorm(n, sd = 0.3)
+  fit <- hb_quiet(X[1:20000, ], y[1:20000], nrounds = 10L, num_leaves = 63L, min_data_in_leaf = 5L, seed = 1)
+  expect_gpu_contrib_as_cpu(fit, X, "dense")
+  Xs <- X
+  Xs[abs(Xs) < 1 & !is.na(Xs)] <- 0
+  expect_gpu_contrib_as_cpu(fit, Matrix::Matrix(Xs, sparse = TRUE), "sparse")
 })
 
 test_that("GPU predictions of many blocks of rows (dense and sparse, with offsets) equal the CPU's", {
