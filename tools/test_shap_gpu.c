@@ -12,7 +12,7 @@
  * sparse blocks by their entries are exercised. The emulation computes a
  * block only when the engine waits for it, hands out buffers full of
  * garbage, and gives each row's walk work space of exactly the size
- * shap_rules.h claims (a path of (D + 1)(D + 2) / 2 steps, a stack of D + 1
+ * shap_rules.h claims (a path of (D + 1)(D + 2) / 2 steps, a stack of D
  * entries) in separate allocations, so that AddressSanitizer catches a walk
  * that goes beyond what cuda/shap.cu allots. (Its symbols replace the
  * stub's, so it also answers the predictor's calls, which
@@ -174,7 +174,7 @@ int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s) {
   const size_t P = (size_t)F->nfeat + 1, width = (size_t)F->num_class * P;
   /* exactly what shap_rules.h says a walk needs, each in its own allocation */
   hb_shap_step_t *path = garbage(sizeof(hb_shap_step_t) * ((size_t)D + 1) * ((size_t)D + 2) / 2);
-  hb_shap_frame_t *stack = garbage(sizeof(hb_shap_frame_t) * ((size_t)D + 1));
+  hb_shap_frame_t *stack = garbage(sizeof(hb_shap_frame_t) * (size_t)D);
   double *work = garbage(hb_shap_rule_work_bytes(D));
   if (!path || !stack || !work) {
     free(path);

@@ -11,7 +11,7 @@
 // fills them with the trees' expected values, the init score and offsets.
 //
 // Each thread's walk needs a path of (D + 1)(D + 2) / 2 steps, a stack of
-// D + 2 entries and leaf_shares' arrays (D the deepest leaf, up to
+// D entries (D + 2 are given) and leaf_shares' arrays (D the deepest leaf, up to
 // num_leaves - 1): too much for registers or shared memory with deep trees,
 // so they live in a device work space, one span per row of the block, sized
 // by D when the runner is made. Every index into it is bounded by those

@@ -76,8 +76,8 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
   return HB_OK;
 }
 
-/* Doubles of work space the walk's stack takes (max_depth + 2 entries: one
- * spare). */
+/* Doubles of work space the walk's stack takes (max_depth + 2 entries; the
+ * walk needs max_depth). */
 static size_t stack_doubles(const hb_shap_t *s) {
   const size_t frames = (size_t)(s->max_depth > 0 ? s->max_depth : 0) + 2;
   return (sizeof(hb_shap_frame_t) * frames + sizeof(double) - 1) / sizeof(double);
@@ -106,8 +106,7 @@ hb_shap_tree_t hb_shap_tree_view(const hb_shap_t *s, hb_tree_t *const *trees, in
 }
 
 /* A walk of tree t for the dense row x into phi; the work space holds the
- * walk's stack (max_depth + 2 entries, one spare) and then leaf_shares'
- * arrays. */
+ * walk's stack and then leaf_shares' arrays. */
 static hb_shap_walk_t walk_of(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t, const double *x, double *phi,
                               double *work) {
   hb_shap_walk_t w;

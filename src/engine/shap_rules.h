@@ -20,12 +20,13 @@
  * copy of the path, one step longer than its parent's, in the buffer right
  * after the parent's; a pending sibling's parent copy is not touched until
  * it is taken (everything written in between lies beyond it). A tree of
- * depth D needs (D + 1)(D + 2) / 2 path steps, D + 1 stack entries and
+ * depth D needs (D + 1)(D + 2) / 2 path steps, D stack entries and
  * hb_shap_rule_work_bytes(D) bytes of work space. */
 #ifndef HB_SHAP_RULES_H
 #define HB_SHAP_RULES_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "tree_rules.h"
 
 #ifdef __CUDACC__
@@ -193,88 +194,95 @@ HB_SHAP_RULE double hb_shap_child_cover(const hb_shap_tree_t *t, int c) {
 
 /* Add the tree's contributions for the row to w->phi: the walk from the
  * root (the tree has at least one split). path: (D + 1)(D + 2) / 2 steps;
- * stack: D + 1 entries. When w->cond holds feature w->cfeat fixed, that
- * feature never enters the path, and where it is split on, held known (cond
- * +1) only x's branch goes on, held unknown (cond -1) both go on weighed by
- * their covers (xgboost's TreeShap with condition, for interaction values);
- * cf is the share of the walk that reaches a node that way (1 otherwise). */
+ * stack: D entries (at most one waiting sibling per level above the node
+ * walked). When w->cond holds feature w->cfeat fixed, that feature never
+ * enters the path, and where it is split on, held known (cond +1) only x's
+ * branch goes on, held unknown (cond -1) both go on weighed by their covers
+ * (xgboost's TreeShap with condition, for interaction values); cf is the
+ * share of the walk that reaches a node that way (1 otherwise). */
 HB_SHAP_RULE void hb_shap_walk_tree(const hb_shap_walk_t *w, hb_shap_step_t *path, hb_shap_frame_t *stack) {
   const hb_shap_tree_t *t = &w->t;
-  int top = 1;
-  stack[0].base = 0;
-  stack[0].node = 0;
-  stack[0].depth = 0;
-  stack[0].feature = -1;
-  stack[0].pad = 0;
-  stack[0].zero = 1.0;
-  stack[0].one = 1.0;
-  stack[0].cf = 1.0;
-  while (top > 0) {
-    const hb_shap_frame_t fr = stack[--top];
-    const hb_shap_step_t *parent = path + fr.base;
-    int depth = fr.depth;
-    hb_shap_step_t *p = path + fr.base + (size_t)depth;
+  int top = 0;
+  /* the node walked now, as the recursive walk's arguments */
+  size_t base = 0;
+  int node = 0, depth = 0, feature = -1;
+  double zero = 1.0, one = 1.0, cf = 1.0;
+  for (;;) {
+    const hb_shap_step_t *parent = path + base;
+    hb_shap_step_t *p = path + base + (size_t)depth;
+#ifdef __CUDA_ARCH__
     for (int i = 0; i < depth; i++) p[i] = parent[i];
-    if (w->cond == 0 || fr.feature != w->cfeat)
-      hb_shap_extend(w->inv, p, depth, fr.zero, fr.one, fr.feature);
+#else
+    if (depth > 0) memcpy(p, parent, sizeof *p * (size_t)depth);
+#endif
+    if (w->cond == 0 || feature != w->cfeat)
+      hb_shap_extend(w->inv, p, depth, zero, one, feature);
     else
       depth--;  /* the held feature stays off the path: the parent's steps only */
-    const int node = fr.node;
+    int go = 0;   /* 1: the walk goes on to x's branch below this node */
     if (node < 0) {
-      hb_shap_leaf_shares(w, p, depth, t->leaf_value[~node] * fr.cf);
-      continue;
-    }
-    const int f = t->split_feature[node];
-    const int left = hb_rule_goes_left(t->decision[node], t->threshold[node], t->cat_bits, t->cat_begin[node],
-                                       t->cat_nwords[node], hb_shap_value(&w->x, f));
-    const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
-    const double rw = t->cover[node] > 0 ? 1.0 / t->cover[node] : 0.0;  /* no counted rows below: both sides weigh 0 */
-    double in_zero = 1, in_one = 1;
-    int k = 0;
-    while (k <= depth && p[k].feature != f) k++;
-    if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
-      in_zero = p[k].zero;
-      in_one = p[k].one;
-      hb_shap_unwind(w->inv, p, depth, k);
-      depth--;
-    }
-    const double hc = hb_shap_child_cover(t, hot) * rw, cc = hb_shap_child_cover(t, cold) * rw;
-    const double hz = hc * in_zero, cz = cc * in_zero;
-    double hcf = fr.cf, ccf = fr.cf;
-    if (w->cond != 0 && f == w->cfeat) {
-      if (w->cond > 0) {
-        ccf = 0;
-      } else {
-        hcf *= hc;
-        ccf *= cc;
+      hb_shap_leaf_shares(w, p, depth, t->leaf_value[~node] * cf);
+    } else {
+      const int f = t->split_feature[node];
+      const int left = hb_rule_goes_left(t->decision[node], t->threshold[node], t->cat_bits, t->cat_begin[node],
+                                         t->cat_nwords[node], hb_shap_value(&w->x, f));
+      const int hot = left ? t->left[node] : t->right[node], cold = left ? t->right[node] : t->left[node];
+      const double rw = t->cover[node] > 0 ? 1.0 / t->cover[node] : 0.0;  /* no counted rows below: both sides weigh 0 */
+      double in_zero = 1, in_one = 1;
+      int k = 0;
+      while (k <= depth && p[k].feature != f) k++;
+      if (k <= depth) {  /* split on f above: undo it, and redo it with both fractions here */
+        in_zero = p[k].zero;
+        in_one = p[k].one;
+        hb_shap_unwind(w->inv, p, depth, k);
+        depth--;
+      }
+      const double hc = hb_shap_child_cover(t, hot) * rw, cc = hb_shap_child_cover(t, cold) * rw;
+      const double hz = hc * in_zero, cz = cc * in_zero;
+      double hcf = cf, ccf = cf;
+      if (w->cond != 0 && f == w->cfeat) {
+        if (w->cond > 0) {
+          ccf = 0;
+        } else {
+          hcf *= hc;
+          ccf *= cc;
+        }
+      }
+      /* a branch no counted row reached weighs nothing in any subset: skipped
+       * (its zero and one fractions would divide by zero). The other branch
+       * waits on the stack while x's branch is walked first. */
+      base = (size_t)(p - path);
+      if (ccf != 0 && cz != 0) {
+        hb_shap_frame_t *c = &stack[top++];
+        c->base = base;
+        c->node = cold;
+        c->depth = depth + 1;
+        c->feature = f;
+        c->pad = 0;
+        c->zero = cz;
+        c->one = 0.0;
+        c->cf = ccf;
+      }
+      if (hcf != 0 && (hz != 0 || in_one != 0)) {
+        node = hot;
+        depth = depth + 1;
+        feature = f;
+        zero = hz;
+        one = in_one;
+        cf = hcf;
+        go = 1;
       }
     }
-    /* a branch no counted row reached weighs nothing in any subset: skipped
-     * (its zero and one fractions would divide by zero). The other branch
-     * goes on the stack first, so that x's branch is walked first. */
-    const size_t base = (size_t)(p - path);
-    if (ccf != 0 && cz != 0) {
-      hb_shap_frame_t *c = &stack[top++];
-      c->base = base;
-      c->node = cold;
-      c->depth = depth + 1;
-      c->feature = f;
-      c->pad = 0;
-      c->zero = cz;
-      c->one = 0.0;
-      c->cf = ccf;
-    }
-    if (hcf != 0 && (hz != 0 || in_one != 0)) {
-      hb_shap_frame_t *h = &stack[top++];
-      h->base = base;
-      h->node = hot;
-      h->depth = depth + 1;
-      h->feature = f;
-      h->pad = 0;
-      h->zero = hz;
-      h->one = in_one;
-      h->cf = hcf;
-    }
+    if (go) continue;
+    if (top == 0) break;
+    const hb_shap_frame_t *fr = &stack[--top];
+    base = fr->base;
+    node = fr->node;
+    depth = fr->depth;
+    feature = fr->feature;
+    zero = fr->zero;
+    one = fr->one;
+    cf = fr->cf;
   }
 }
 
