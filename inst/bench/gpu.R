@@ -4,7 +4,7 @@
 #
 #   Rscript inst/bench/gpu.R [--rows 10500000] [--test-rows 500000] [--rounds 500]
 #                            [--max-bin 63,255] [--cpu-rounds 100] [--cpu-threads 0]
-#                            [--profile-rounds 100] [--out DIR]
+#                            [--profile-rounds 100] [--contrib-rows 2000] [--out DIR]
 #
 # For each max_bin: the time to bin the data (hb_dataset, once, not part of
 # training), the training time for --rounds rounds of 255 leaves (learning
@@ -17,7 +17,9 @@
 # it; the training time with quantized = TRUE (4 bits); and histboost on the CPU
 # (all cores unless --cpu-threads) for --cpu-rounds rounds, with the GPU
 # model's AUC at the same iteration; prediction of the test rows on the GPU
-# and on the CPU (all cores), and of the training rows on the GPU. Results go to DIR (default
+# and on the CPU (all cores), and of the training rows on the GPU; SHAP
+# contributions (type = "contrib") of the first --contrib-rows test rows on
+# the GPU and on the CPU (all cores), and whether they are identical. Results go to DIR (default
 # inst/bench/results) as gpu-<date>.md and .csv.
 
 suppressPackageStartupMessages(library(histboost))
@@ -25,7 +27,7 @@ options(warn = 1)
 
 args <- commandArgs(trailingOnly = TRUE)
 opt <- list(rows = 10.5e6, test_rows = 5e5, rounds = 500L, max_bin = "63,255", cpu_rounds = 100L,
-            cpu_threads = 0L, profile_rounds = 100L, out = "")
+            cpu_threads = 0L, profile_rounds = 100L, contrib_rows = 2000L, out = "")
 i <- 1L
 while (i <= length(args)) {
   key <- gsub("-", "_", sub("^--", "", args[[i]]))
@@ -73,6 +75,13 @@ for (mb in max_bins) {
   t_pred_cpu <- secs(p_cpu <- predict(fit, te$x, nthreads = cpu_threads))
   pred_diff <- max(abs(p_gpu - p_cpu))
   t_pred_gpu_train <- secs(invisible(predict(fit, tr$x, type = "raw", device = "cuda")))
+  # contributions of the first --contrib-rows test rows: the GPU (after a
+  # warm-up) beside the CPU's threads, and whether they agree bit for bit
+  cx <- te$x[seq_len(min(opt$contrib_rows, nrow(te$x))), , drop = FALSE]
+  invisible(predict(fit, cx[1:10, , drop = FALSE], type = "contrib", device = "cuda"))
+  t_contrib_gpu <- secs(c_gpu <- predict(fit, cx, type = "contrib", device = "cuda"))
+  t_contrib_cpu <- secs(c_cpu <- predict(fit, cx, type = "contrib", nthreads = cpu_threads))
+  contrib_identical <- identical(c_gpu, c_cpu)
   # the kernel's share and bytes, from a profiled run
   options(histboost.gpu_profile = TRUE)
   pfit <- do.call(histboost, modifyList(common, list(nrounds = opt$profile_rounds, device = "cuda")))
@@ -102,7 +111,8 @@ for (mb in max_bins) {
   r <- data.frame(max_bin = mb, rows = ds$nrow, rounds = opt$rounds, bin_s = t_bin, gpu_train_s = t_gpu,
                   gpu_auc = auc_gpu, gpu_predict_s = t_pred_gpu, cpu_predict_s = t_pred_cpu,
                   predict_speedup = t_pred_cpu / t_pred_gpu, predict_max_diff = pred_diff,
-                  gpu_predict_train_s = t_pred_gpu_train, prof_rounds = prof$rounds, prof_round_ms = prof$round_ms / prof$rounds,
+                  gpu_predict_train_s = t_pred_gpu_train, gpu_contrib_s = t_contrib_gpu, cpu_contrib_s = t_contrib_cpu,
+                  contrib_identical = contrib_identical, prof_rounds = prof$rounds, prof_round_ms = prof$round_ms / prof$rounds,
                   prof_hist_share = prof$hist_ms / prof$round_ms,
                   prof_partition_share = prof$partition_ms / prof$round_ms,
                   prof_split_share = prof$split_ms / prof$round_ms,
@@ -156,6 +166,14 @@ for (k in seq_len(nrow(res))) {
   mdp <- c(mdp, sprintf("| %d | %s | %s | %.1fx | %.1e | %s |", r$max_bin, f(r$gpu_predict_s), f(r$cpu_predict_s),
                         r$predict_speedup, r$predict_max_diff, f(r$gpu_predict_train_s)))
 }
-md <- c(md, mdq, mdp, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
+mdc <- c("", sprintf("SHAP contributions (type = \"contrib\") of the first %s test rows with the %d-round model: the GPU (after a warm-up, the host's covers and copies included) beside the CPU's %d threads.",
+                     format(opt$contrib_rows, big.mark = ","), opt$rounds, cpu_threads), "",
+         "| max_bin | GPU contrib s | CPU contrib s | speedup | identical |", "|---|---|---|---|---|")
+for (k in seq_len(nrow(res))) {
+  r <- res[k, ]
+  mdc <- c(mdc, sprintf("| %d | %s | %s | %.1fx | %s |", r$max_bin, f(r$gpu_contrib_s), f(r$cpu_contrib_s),
+                        r$cpu_contrib_s / r$gpu_contrib_s, r$contrib_identical))
+}
+md <- c(md, mdq, mdp, mdc, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
 writeLines(md, file.path(out, sprintf("gpu-%s.md", stamp)))
 cat(md, sep = "\n")
