@@ -340,7 +340,16 @@ extern "C" int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
   Fo.nfeat = S->nfeat;
   Fo.max_depth = S->max_depth;
   const int grid = (int)((B + kShapThreads - 1) / kShapThreads);
-  HB_SAME_CARVEOUT(k_shap);
+  // Not HB_SAME_CARVEOUT's split: this kernel uses no shared memory and
+  // lives on its work space's reuse through L1, and no learner kernel runs
+  // between its launches (the reason for one split everywhere else).
+  static int carveout_set = 0;
+  if (!carveout_set) {
+    HB_CUDA_TRY(cudaFuncSetAttribute(k_shap, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxL1),
+                "setting the contributions kernel's cache");
+    carveout_set = 1;
+  }
   // dense rows with no features still take the dense path (x is then never read)
   k_shap<<<grid, kShapThreads, 0, st>>>(Fo, S->sparse ? NULL : S->d_x[s], S->sparse ? S->d_p[s] : NULL,
                                         S->sparse ? S->d_j[s] : NULL, S->sparse ? S->d_v[s] : NULL, nb,
