@@ -9,9 +9,9 @@
                           uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                           feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0)
 
-# The checked values from histboost()'s arguments `a` (boosting already
-# checked): a list of the parameters above plus `dart` (TRUE / FALSE).
-.hb_more_args <- function(a, boosting) {
+# The checked values from histboost()'s arguments `a` (boosting and
+# distributed already checked): a list of the parameters above plus `dart` (TRUE / FALSE).
+.hb_more_args <- function(a, boosting, distributed = "no") {
   v <- function(nm) if (is.null(a[[nm]])) .HB_MORE_DEFAULTS[[nm]] else a[[nm]]
   out <- list(
     dart = boosting == "dart",
@@ -27,7 +27,7 @@
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
     max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
     # NULL: on for data-parallel training, whose point is the one-process model
-    exact_sums = if (is.null(a$exact_sums)) identical(a$distributed, "mpi") else .hb_flag(a$exact_sums, "exact_sums"),
+    exact_sums = if (is.null(a$exact_sums)) identical(distributed, "mpi") else .hb_flag(a$exact_sums, "exact_sums"),
     exact_sums_given = !is.null(a$exact_sums)
   )
   if (!out$dart) {

@@ -159,7 +159,7 @@
     doc = "cap on a leaf's |output| before the learning rate; 0: none (CPU)"),
   exact_sums = list(type = "FLAG", default = FALSE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "no", gpu = FALSE, r = "hand", aliases = character(0),
-    doc = "full precision: gradients on a grid that makes every sum exact, so the model is the same for any row order or number of processes (CPU)")
+    doc = "full precision: gradients on a grid on which every sum is exact, in any order: one model for any number of processes (CPU)")
 )
 
 # Arguments of histboost() that never reach the engine, for their aliases and the table.

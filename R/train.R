@@ -349,20 +349,25 @@ histboost <- function(x, ...) {
 #'   precision) on a fixed grid before the tree grows: each is rounded to a
 #'   multiple of \eqn{2^{-e}}, with \eqn{e} chosen from the largest value and
 #'   the row count so that every sum of them is exact in a double. The
-#'   trees' sums then do not depend on the order of the rows, on the thread
-#'   count, or on how the rows are sharded over processes: with
+#'   trees' sums then do not depend on the order in which rows are added, on
+#'   the thread count, or on how the rows are sharded over processes: with
 #'   `distributed = "mpi"` the model of any number of processes is byte for
 #'   byte the model of one process given all the rows (in rank order) and
-#'   `exact_sums = TRUE`, and on one process a given `init_score` makes the
-#'   model independent of the row order (the default starting score, a mean
-#'   of the labels, is summed in row order).
-#'   A grid step is about \eqn{2^{-52}} of the row count times the largest
-#'   gradient (about `1e-9` for ten million rows of binary log loss), so
-#'   models differ from `exact_sums = FALSE` in their last digits only.
-#'   `NULL` (the default) is `TRUE` with `distributed = "mpi"` and `FALSE`
-#'   otherwise. Quantized training's sums are integers and exact already
-#'   (`exact_sums` changes nothing there). CPU only: the GPU learner's
-#'   full-precision sums are fixed point already, on a grid of their own.
+#'   `exact_sums = TRUE`. On one process, reordering the rows still changes
+#'   what is drawn or summed by row position: the default starting score (a
+#'   mean of the labels; give `init_score` to fix it), bagging and GOSS's
+#'   draws, the binning sample of more than 200,000 rows, and the gradients
+#'   of `"lambdarank"` and `"cox"`, which are taken in row order. The grid
+#'   step is absolute, about \eqn{2^{-52}} of the row count times the largest
+#'   gradient (about `1e-9` for ten million rows of binary log loss): rows
+#'   whose gradients or hessians are far smaller than the largest keep fewer
+#'   digits (with weights spanning nine orders of magnitude, predictions
+#'   moved by about `1e-9` relative), and a hessian below half a step counts
+#'   as 0. `NULL` (the default) is `TRUE` with `distributed = "mpi"` and
+#'   `FALSE` otherwise; continuing an `init_model` does not inherit it.
+#'   Quantized training's sums are integers and exact already (`exact_sums`
+#'   changes nothing there). CPU only: the GPU learner's full-precision sums
+#'   are fixed point already, on a grid of their own.
 #' @param monotone_constraints `NULL`, or the direction each numeric column
 #'   must move the prediction in: `1` increasing, `-1` decreasing, `0` free.
 #'   Either one value per column of `x` in order, or a vector named by
@@ -834,7 +839,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   bundle <- train_only[c("enable_bundle", "max_conflict_rate")]
   boosting <- .hb_choice(boosting, c("gbdt", "rf", "dart"), "boosting")
-  more <- .hb_more_args(a, boosting)
+  more <- .hb_more_args(a, boosting, distributed)
   if (quant$quantized) more$exact_sums <- FALSE  # integer sums: exact already
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {

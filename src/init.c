@@ -50,6 +50,7 @@ SEXP C_hb_cuda_hist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_cuda_copy_bandwidth(SEXP, SEXP);
 SEXP C_hb_objective_gradients(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_registry(void);
+SEXP C_hb_test_fail_alloc(SEXP);
 #endif
 SEXP C_hb_has_mpi(void);
 SEXP C_hb_mpi_init(void);
@@ -102,6 +103,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_cuda_copy_bandwidth, 2),
   ENTRY(C_hb_objective_gradients, 4),
   ENTRY(C_hb_registry, 0),
+  ENTRY(C_hb_test_fail_alloc, 1),
 #endif
   ENTRY(C_hb_has_mpi, 0),
   ENTRY(C_hb_mpi_init, 0),

@@ -11,6 +11,12 @@
 #include "engine/quantize.h"
 
 #ifdef HB_TEST_HOOKS
+/* Fault injection (error.h): the k-th engine allocation from now fails (k <=
+ * 0: none); returns the allocations made since the previous call. */
+SEXP C_hb_test_fail_alloc(SEXP k) {
+  return Rf_ScalarReal((double)hb_test_fail_alloc((long)hb_r_int(k, "k")));
+}
+
 /* The 0-based rows of a 1-based, strictly increasing integer vector `rows`
  * (NULL: all of the dataset's rows, returned as NULL with *n = nrow). */
 static int *rows_arg(SEXP rows, const hb_dataset_t *d, int *n) {

@@ -582,6 +582,20 @@ static void test_learner_choice(hb_dataset_t *d) {
   int st = hb_booster_create(&c, d, &sc, &b);
   CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "trains on the CPU only"),
         "the GPU learner refuses the fair objective: status %d, %s", st, hb_error_message());
+  /* exact_sums is the CPU's (config.c refuses it before any device work);
+   * quantized training's sums are exact already, so there it is moot */
+  c = cfg;
+  c.device = HB_DEVICE_CUDA;
+  c.exact_sums = 1;
+  b = NULL;
+  st = hb_booster_create(&c, d, &sc, &b);
+  CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "exact_sums train on the CPU only"),
+        "the GPU learner refuses exact_sums: status %d, %s", st, hb_error_message());
+  c.quantized = 1;
+  st = hb_booster_create(&c, d, &sc, &b);
+  CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "built without CUDA"),
+        "quantized exact_sums on the GPU gets as far as the device: status %d, %s", st, hb_error_message());
+  hb_booster_free(b);
 }
 
 int main(void) {

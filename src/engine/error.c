@@ -18,20 +18,37 @@ const char *hb_error_message(void) { return hb_errbuf; }
 
 void hb_error_clear(void) { hb_errbuf[0] = '\0'; }
 
+#ifdef HB_TEST_HOOKS
+#include <stdatomic.h>
+static atomic_long alloc_calls, alloc_fail_at;
+long hb_test_fail_alloc(long k) {
+  long made = atomic_exchange(&alloc_calls, 0);
+  atomic_store(&alloc_fail_at, k);
+  return made;
+}
+/* 1 when this allocation is the one to fail */
+static int injected(void) {
+  long at = atomic_load(&alloc_fail_at);
+  return atomic_fetch_add(&alloc_calls, 1) + 1 == at;
+}
+#else
+static int injected(void) { return 0; }
+#endif
+
 void *hb_malloc(size_t n) {
-  void *p = malloc(n ? n : 1);
+  void *p = injected() ? NULL : malloc(n ? n : 1);
   if (!p) hb_error_set(HB_ERR_NOMEM, "out of memory allocating %zu bytes", n);
   return p;
 }
 
 void *hb_calloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size ? size : 1);
+  void *p = injected() ? NULL : calloc(count ? count : 1, size ? size : 1);
   if (!p) hb_error_set(HB_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", count, size);
   return p;
 }
 
 void *hb_realloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
+  void *q = injected() ? NULL : realloc(p, n ? n : 1);
   if (!q) hb_error_set(HB_ERR_NOMEM, "out of memory growing a buffer to %zu bytes", n);
   return q;
 }

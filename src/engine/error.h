@@ -44,4 +44,12 @@ void *hb_calloc(size_t count, size_t size);
 void *hb_realloc(void *p, size_t n);
 void hb_free(void *p);
 
+#ifdef HB_TEST_HOOKS
+/* Fault injection for the tests (test builds only): from now on, the k-th
+ * call of hb_malloc / hb_calloc / hb_realloc (1-based) fails as if memory had
+ * run out; k <= 0: none fails. Returns how many calls were made since the
+ * previous call of this function. */
+long hb_test_fail_alloc(long k);
+#endif
+
 #endif

@@ -1,5 +1,6 @@
 /* quantize.c: the CPU's per-tree rounding of gradients and hessians
  * (quantize.h holds the rules it shares with the GPU, src/cuda/gradient.cu). */
+#include <float.h>
 #include <math.h>
 #include "quantize.h"
 #include "error.h"
@@ -9,10 +10,16 @@
 #include <emmintrin.h>
 #endif
 
-/* The largest e with m * 2^e * rows <= 2^bits (0 for m == 0), as the GPU. */
+/* The largest e with m * 2^e * rows <= 2^bits (0 for m == 0), as the GPU;
+ * at most 1074 (a finer grid than 2^-1074, the smallest double, holds
+ * nothing more), also where 2^bits / (m rows) overflows (m * rows below
+ * about 1e-290), for which ilogb would give INT_MAX. */
 static int fixed_exponent(double m, double rows, int bits) {
   if (!(m > 0)) return 0;
-  return ilogb(ldexp(1.0, bits) / (m * rows));
+  double q = ldexp(1.0, bits) / (m * rows);
+  if (!(q <= DBL_MAX)) return 1074;
+  int e = ilogb(q);
+  return e > 1074 ? 1074 : e;
 }
 
 /* Rows [i0, i1): q[i] = g * 65536 + h, each value rounded by

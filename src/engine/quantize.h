@@ -103,10 +103,12 @@ int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const do
  * in gh rounded, in place and to nearest, to a multiple of 2^-e, one e for
  * g and one for h, chosen from the largest |g| (|h|) of every shard's rows
  * and nglobal so that nglobal of them, and so any sum of some of them, stay
- * below 2^52 units: every such sum is then exact in a double, the same in
- * any order of additions, on any number of threads or processes. A grid
- * step is 2^-52 of nglobal times the largest value (for 10M rows of binary
- * log loss, about 1e-9). HB_ERR_INPUT when a value is not finite. */
+ * below 2^53 units (2^52 before the half unit each rounding adds): every
+ * such sum is then exact in a double, the same in any order of additions,
+ * on any number of threads or processes. The grid step is absolute: about
+ * 2^-52 of nglobal times the largest value (for 10M rows of binary log
+ * loss, about 1e-9), so a row far smaller than the largest keeps fewer
+ * digits; never finer than 2^-1074. HB_ERR_INPUT when a value is not finite. */
 int hb_exact_sums_dist(int n, double *gh, int nthreads, const struct hb_dist *dist, int64_t nglobal);
 #endif
 

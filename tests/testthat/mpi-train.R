@@ -21,12 +21,23 @@ if (identical(args[4], "die") && rank == 1L) quit(status = 3)
 if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
 if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
 if (identical(args[4], "plainsums")) d$args$exact_sums <- FALSE  # rank-order double sums, as asked
+# "failalloc=K": on rank 1, the K-th engine allocation of the training fails
+# (a test hook: error.h's hb_test_fail_alloc); "countalloc" prints how many
+# allocations rank 1's training made
+mode <- if (is.na(args[4])) "" else args[4]
+hooked <- rank == 1L && (startsWith(mode, "failalloc=") || mode == "countalloc")
 options(hb_test_stop_here = rank == np - 1L)  # the "callback" case: only the last process asks to stop
 warned <- character()
 res <- tryCatch(withCallingHandlers({
-  fit <- do.call(histboost, c(mpi_case_data(d, mine, vmine),
-                              mpi_case_stop(d), list(distributed = "mpi",
+  data <- mpi_case_data(d, mine, vmine)
+  if (hooked) histboost:::.hb_hook_call("C_hb_test_fail_alloc", if (mode == "countalloc") 0L else
+                                          as.integer(sub("failalloc=", "", mode, fixed = TRUE)))
+  fit <- do.call(histboost, c(data, mpi_case_stop(d), list(distributed = "mpi",
                                    device = if (identical(args[4], "cuda")) "cuda" else "cpu"), d$args))
+  if (hooked) {
+    made <- histboost:::.hb_hook_call("C_hb_test_fail_alloc", 0L)
+    if (mode == "countalloc") cat(sprintf("allocations on rank 1: %d\n", as.integer(made)))
+  }
   if (rank == 0L) hb_save(fit, args[3])
   saveRDS(fit$evaluation_log, sprintf("%s.log%d.rds", args[3], rank))  # every process's metrics
   "ok"
