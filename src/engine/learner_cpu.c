@@ -143,11 +143,10 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
     if (!(tr[k] = hb_tree_create(cfg->num_leaves))) { st = HB_ERR_NOMEM; break; }
     if ((st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) break;
     hb_grow_ws_set_tree(c->ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
-    const double *ghk = b->gh + 2 * (size_t)k * n;
+    double *ghk = b->gh + 2 * (size_t)k * n;
     /* exact sums: this tree's gradients on their grid, after GOSS scaled its sample */
     if (cfg->exact_sums && !cfg->quantized &&
-        (st = hb_exact_sums_dist(n, b->gh + 2 * (size_t)k * n, cfg->nthreads, b->dist,
-                                 b->dist ? d->nrow_global : n)) != HB_OK)
+        (st = hb_exact_sums_dist(n, ghk, cfg->nthreads, b->dist, b->dist ? d->nrow_global : n)) != HB_OK)
       break;
     hb_qtree_t qt;
     if (cfg->quantized &&

@@ -60,17 +60,16 @@ static void round_rows(const double *gh, int32_t *q, int i0, int i1, double sg, 
 #endif
 }
 
-int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
-                     int nthreads) {
-  return hb_quantize_tree_dist(cfg, tree, n, gh, q, out, nthreads, NULL, 0, n);
-}
-
-int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q,
-                          hb_qtree_t *out, int nthreads, const hb_dist_t *dist, int64_t row0, int64_t nglobal) {
+/* The largest |g| and |h| and the smallest |h| of the n rows' (g, h) pairs
+ * in gh, over every shard's rows when dist is given (maxima and minima do
+ * not depend on the order: the same on any number of threads or
+ * processes). HB_ERR_INPUT when a value is not finite (NaN counts as
+ * infinite). */
+static int global_scales(int n, const double *gh, int nth, const hb_dist_t *dist, double *max_g, double *max_h,
+                         double *min_h) {
   double mg = 0, mh = 0, lh = INFINITY;
-  int nan = 0, nth = hb_threads_use(nthreads);
+  int nan = 0;
   (void)nth;
-  /* max and min do not depend on the order: the same scales for any thread count */
 HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(min : lh)
        reduction(| : nan) if (n > 65536))
   for (int i = 0; i < n; i++) {
@@ -80,8 +79,8 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) re
     if (ah > mh) mh = ah;
     if (ah < lh) lh = ah;
   }
-  if (nan) mg = INFINITY;  /* NaN counts as infinite */
-  if (dist) {  /* the scales of every shard's rows: maxima and minima do not depend on the order */
+  if (nan) mg = INFINITY;
+  if (dist) {
     double mx[2] = {mg, mh};
     int st = hb_dist_max_f64(dist, mx, 2);
     if (st == HB_OK) st = hb_dist_min_f64(dist, &lh, 1);
@@ -91,6 +90,24 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) re
   }
   if (!(mg <= 1e300) || !(mh <= 1e300))
     return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite: training diverged");
+  *max_g = mg;
+  *max_h = mh;
+  *min_h = lh;
+  return HB_OK;
+}
+
+int hb_quantize_tree(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q, hb_qtree_t *out,
+                     int nthreads) {
+  return hb_quantize_tree_dist(cfg, tree, n, gh, q, out, nthreads, NULL, 0, n);
+}
+
+int hb_quantize_tree_dist(const hb_config_t *cfg, uint64_t tree, int n, const double *gh, int32_t *q,
+                          hb_qtree_t *out, int nthreads, const hb_dist_t *dist, int64_t row0, int64_t nglobal) {
+  const int nth = hb_threads_use(nthreads);
+  double mg, mh, lh;
+  int st = global_scales(n, gh, nth, dist, &mg, &mh, &lh);
+  if (st != HB_OK) return st;
+  (void)nth;
   const int lg = hb_quant_grad_levels(cfg->grad_bits);
   const int lhl = lh == mh ? 0 : hb_quant_hess_levels(cfg->grad_bits);  /* a constant hessian stays exact */
   const double sg = hb_quant_scale(mg, lg), sh = lhl ? hb_quant_scale(mh, lhl) : (mh > 0 ? mh : 1.0);
@@ -112,24 +129,12 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
 }
 
 int hb_exact_sums_dist(int n, double *gh, int nthreads, const hb_dist_t *dist, int64_t nglobal) {
-  double m[2] = {0, 0};
-  int nan = 0, nth = hb_threads_use(nthreads);
-  double mg = 0, mh = 0;
-  (void)nth;
-HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan) if (n > 65536))
-  for (int i = 0; i < n; i++) {
-    double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
-    if (ag != ag || ah != ah) { nan = 1; continue; }
-    if (ag > mg) mg = ag;
-    if (ah > mh) mh = ah;
-  }
-  m[0] = nan ? INFINITY : mg;
-  m[1] = mh;
-  int st = hb_dist_max_f64(dist, m, 2);  /* order-free: the same on every process */
+  const int nth = hb_threads_use(nthreads);
+  double mg, mh, lh;
+  int st = global_scales(n, gh, nth, dist, &mg, &mh, &lh);
   if (st != HB_OK) return st;
-  if (!(m[0] <= 1e300) || !(m[1] <= 1e300))
-    return hb_error_set(HB_ERR_INPUT, "gradients or hessians are not finite: training diverged");
-  const int eg = fixed_exponent(m[0], (double)nglobal, 52), eh = fixed_exponent(m[1], (double)nglobal, 52);
+  (void)nth;
+  const int eg = fixed_exponent(mg, (double)nglobal, 52), eh = fixed_exponent(mh, (double)nglobal, 52);
 HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int i = 0; i < n; i++) {
     double *p = gh + 2 * (size_t)i;
