@@ -148,16 +148,8 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   hb_free(L);
 }
 
-#define TRY(call, what)                          \
-  do {                                           \
-    cudaError_t e_ = (call);                     \
-    if (e_ != cudaSuccess) {                     \
-      st = hb_cuda_fail(e_, what);               \
-      goto fail;                                 \
-    }                                            \
-  } while (0)
-#define DALLOC(ptr, count) TRY(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating device memory")
-#define HALLOC(ptr, count) TRY(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating pinned memory")
+#define DALLOC(ptr, count) HB_CUDA_TRY_FAIL(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating device memory")
+#define HALLOC(ptr, count) HB_CUDA_TRY_FAIL(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating pinned memory")
 
 // The training bins, feature by feature, into the feature-major copy: each
 // column goes up through one of two pinned staging buffers (filled while the
@@ -171,23 +163,23 @@ static int upload_train(hb_cuda_learner_t *L, const hb_dataset_t *d) {
   int st = HB_OK, used[2] = {0, 0}, k = 0;
   HALLOC(stage[0], chunk);
   HALLOC(stage[1], chunk);
-  TRY(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming), "creating events");
-  TRY(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming), "creating events");
+  HB_CUDA_TRY_FAIL(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming), "creating events");
+  HB_CUDA_TRY_FAIL(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming), "creating events");
   for (int f = 0; f < F; f++) {
     for (int r0 = 0; r0 < n; r0 += chunk, k ^= 1) {
       const int m = n - r0 < chunk ? n - r0 : chunk;
-      if (used[k]) TRY(cudaEventSynchronize(ev[k]), "uploading bins");
+      if (used[k]) HB_CUDA_TRY_FAIL(cudaEventSynchronize(ev[k]), "uploading bins");
       hb_dataset_feature_bins(d, f, r0, m, stage[k]);
-      TRY(cudaMemcpyAsync(L->d_cols + (size_t)f * n + r0, stage[k], (size_t)m, cudaMemcpyHostToDevice, L->st),
+      HB_CUDA_TRY_FAIL(cudaMemcpyAsync(L->d_cols + (size_t)f * n + r0, stage[k], (size_t)m, cudaMemcpyHostToDevice, L->st),
           "uploading bins");
-      TRY(cudaEventRecord(ev[k], L->st), "uploading bins");
+      HB_CUDA_TRY_FAIL(cudaEventRecord(ev[k], L->st), "uploading bins");
       used[k] = 1;
     }
   }
   if ((st = rows_launch(L->d_cols, F, n, L->d_bins, L->hstride, hist_plan_row_bits(L->plan), L->st)) != HB_OK)
     goto fail;
   if ((st = hist_plan_bank_rows(L->plan, L->d_bins, n, L->hstride, L->st)) != HB_OK) goto fail;
-  TRY(cudaStreamSynchronize(L->st), "uploading bins");
+  HB_CUDA_TRY_FAIL(cudaStreamSynchronize(L->st), "uploading bins");
 fail:
   if (L->st) cudaStreamSynchronize(L->st);  // nothing in flight reads a staging buffer
   for (int j = 0; j < 2; j++) {
@@ -251,7 +243,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     nbin[f] = d->mappers[f].num_bin;
     iscat[f] = d->mappers[f].type == HB_FEAT_CATEGORICAL;
   }
-  TRY(cudaStreamCreateWithFlags(&L->st, cudaStreamNonBlocking), "creating a stream");
+  HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&L->st, cudaStreamNonBlocking), "creating a stream");
   if ((st = hist_plan_create(n, F, nbin, d->hist_offset, d->total_bins, 0, cfg->quantized, &L->plan)) != HB_OK)
     goto fail;
   L->part_grid = partition_grid();
@@ -320,7 +312,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     DALLOC(L->d_nbag, 1);
     DALLOC(L->d_bag_all, 1);
     if ((st = bag_temp_bytes(n, cfg->goss, &L->cub_bytes)) != HB_OK) goto fail;
-    TRY(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
+    HB_CUDA_TRY_FAIL(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
   }
   if (cfg->goss) {  // goss.c's constants, computed as it computes them
     int top = (int)ceil(cfg->top_rate * n);
@@ -334,21 +326,21 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     DALLOC(L->goss.keep, n);
     DALLOC(L->goss.above, 1);
   }
-  TRY(cudaMemcpy(L->d_label, d->label, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading labels");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_label, d->label, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading labels");
   if (d->weight)
-    TRY(cudaMemcpy(L->d_weight, d->weight, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading weights");
-  TRY(cudaMemcpy(L->d_hoff, d->hist_offset, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
-  TRY(cudaMemcpy(L->d_nbin, nbin, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
-  TRY(cudaMemcpy(L->d_iscat, iscat, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_weight, d->weight, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading weights");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_hoff, d->hist_offset, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_nbin, nbin, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_iscat, iscat, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
   // Scores start at each row's starting score (the model's, plus an offset where the data has one).
-  TRY(cudaMemcpy(L->d_score, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_score, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
       "uploading starting scores");
   if (L->d_base)
-    TRY(cudaMemcpy(L->d_base, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
+    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_base, start, sizeof(double) * (size_t)n * L->K, cudaMemcpyHostToDevice),
         "uploading starting scores");
   if ((st = upload_train(L, d)) != HB_OK) goto fail;
-  TRY(cudaEventCreate(&L->round_ev[0]), "creating events");
-  TRY(cudaEventCreate(&L->round_ev[1]), "creating events");
+  HB_CUDA_TRY_FAIL(cudaEventCreate(&L->round_ev[0]), "creating events");
+  HB_CUDA_TRY_FAIL(cudaEventCreate(&L->round_ev[1]), "creating events");
   hb_free(nbin);
   hb_free(iscat);
   *out = L;
@@ -371,11 +363,11 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
   if (nrow > 0) {
     DALLOC(v.d_bins, (size_t)nrow * L->stride);
     DALLOC(v.d_score, (size_t)nrow * L->K);
-    TRY(cudaMemcpy(v.d_score, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
+    HB_CUDA_TRY_FAIL(cudaMemcpy(v.d_score, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
         "uploading validation scores");
     if (L->cfg.rf) {  // a forest's set comes before its first tree: start is its starting scores
       DALLOC(v.d_base, (size_t)nrow * L->K);
-      TRY(cudaMemcpy(v.d_base, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
+      HB_CUDA_TRY_FAIL(cudaMemcpy(v.d_base, start, sizeof(double) * (size_t)nrow * L->K, cudaMemcpyHostToDevice),
           "uploading validation scores");
     }
   }
@@ -687,7 +679,7 @@ extern "C" int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *
   int st = HB_OK;
   if (L->graph) return hb_error_set(HB_ERR_STATE, "monotone constraints are set before the first round");
   if (!L->d_mono) DALLOC(L->d_mono, L->nfeat);
-  TRY(cudaMemcpy(L->d_mono, mono, (size_t)L->nfeat, cudaMemcpyHostToDevice), "uploading monotone constraints");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_mono, mono, (size_t)L->nfeat, cudaMemcpyHostToDevice), "uploading monotone constraints");
   return HB_OK;
 fail:
   return st;
@@ -697,7 +689,7 @@ extern "C" int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double 
   const size_t m = (size_t)L->n * L->K;
   int st = HB_OK;
   if (!L->d_host_gh) DALLOC(L->d_host_gh, 2 * m);
-  TRY(cudaMemcpyAsync(L->d_host_gh, gh, sizeof(double) * 2 * m, cudaMemcpyHostToDevice, L->st),
+  HB_CUDA_TRY_FAIL(cudaMemcpyAsync(L->d_host_gh, gh, sizeof(double) * 2 * m, cudaMemcpyHostToDevice, L->st),
       "uploading gradients");
   if ((st = split_pairs_launch(L->d_host_gh, m, L->d_grad, L->d_hess, kGrid1D, L->st)) != HB_OK) return st;
   HB_CUDA_TRY(cudaStreamSynchronize(L->st), "uploading gradients");  // gh may change once we return
@@ -828,17 +820,17 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
   DALLOC(d_gh, nrows > 0 ? nrows : 1);
   DALLOC(d_out, total_bins);
   DALLOC(d_rs, 1);
-  TRY(cudaMemcpy(d_rs, &h_rs, sizeof h_rs, cudaMemcpyHostToDevice), "uploading");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(d_rs, &h_rs, sizeof h_rs, cudaMemcpyHostToDevice), "uploading");
   if (rows) DALLOC(d_rows, nrows > 0 ? nrows : 1);
-  TRY(cudaMemcpy(d_bins, h_nib ? h_nib : words, sizeof(uint32_t) * (size_t)nrow * hstride, cudaMemcpyHostToDevice),
+  HB_CUDA_TRY_FAIL(cudaMemcpy(d_bins, h_nib ? h_nib : words, sizeof(uint32_t) * (size_t)nrow * hstride, cudaMemcpyHostToDevice),
       "uploading bins");
   if ((st = hist_plan_bank_rows(plan, d_bins, nrow, hstride, 0)) != HB_OK) goto fail;
-  TRY(cudaMemcpy(d_gh, h_gh, sizeof(int2) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading gradients");
-  if (rows) TRY(cudaMemcpy(d_rows, rows, sizeof(int) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading rows");
-  TRY(cudaMemset(d_out, 0, sizeof(Bin) * (size_t)total_bins), "clearing the histogram");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(d_gh, h_gh, sizeof(int2) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading gradients");
+  if (rows) HB_CUDA_TRY_FAIL(cudaMemcpy(d_rows, rows, sizeof(int) * (size_t)nrows, cudaMemcpyHostToDevice), "uploading rows");
+  HB_CUDA_TRY_FAIL(cudaMemset(d_out, 0, sizeof(Bin) * (size_t)total_bins), "clearing the histogram");
   if ((st = hist_launch_rows(plan, d_bins, hstride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
-  TRY(cudaDeviceSynchronize(), "the histogram kernel");
-  TRY(cudaMemcpy(h_out, d_out, sizeof(Bin) * (size_t)total_bins, cudaMemcpyDeviceToHost), "copying the histogram");
+  HB_CUDA_TRY_FAIL(cudaDeviceSynchronize(), "the histogram kernel");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(h_out, d_out, sizeof(Bin) * (size_t)total_bins, cudaMemcpyDeviceToHost), "copying the histogram");
   for (int k = 0; k < total_bins; k++) {
     out_g[k] = h_out[k].g;
     out_h[k] = h_out[k].h;
@@ -852,15 +844,15 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
       st = HB_ERR_NOMEM;
       goto fail;
     }
-    for (int r = 0; r < 2 * reps; r++) TRY(cudaEventCreate(&evs[r]), "creating events");
+    for (int r = 0; r < 2 * reps; r++) HB_CUDA_TRY_FAIL(cudaEventCreate(&evs[r]), "creating events");
     for (int r = 0; r < reps; r++) {
-      TRY(cudaMemsetAsync(d_out, 0, sizeof(Bin) * (size_t)total_bins, 0), "clearing the histogram");
-      TRY(cudaEventRecord(evs[2 * r], 0), "recording an event");
+      HB_CUDA_TRY_FAIL(cudaMemsetAsync(d_out, 0, sizeof(Bin) * (size_t)total_bins, 0), "clearing the histogram");
+      HB_CUDA_TRY_FAIL(cudaEventRecord(evs[2 * r], 0), "recording an event");
       if ((st = hist_launch_rows(plan, d_bins, hstride, d_rows, d_gh, nrows, d_out, d_rs, mode, 0)) != HB_OK) goto fail;
-      TRY(cudaEventRecord(evs[2 * r + 1], 0), "recording an event");
+      HB_CUDA_TRY_FAIL(cudaEventRecord(evs[2 * r + 1], 0), "recording an event");
     }
-    TRY(cudaDeviceSynchronize(), "timing the histogram kernel");
-    for (int r = 0; r < reps; r++) TRY(cudaEventElapsedTime(&times[r], evs[2 * r], evs[2 * r + 1]), "reading an event");
+    HB_CUDA_TRY_FAIL(cudaDeviceSynchronize(), "timing the histogram kernel");
+    for (int r = 0; r < reps; r++) HB_CUDA_TRY_FAIL(cudaEventElapsedTime(&times[r], evs[2 * r], evs[2 * r + 1]), "reading an event");
     qsort(times, (size_t)reps, sizeof(float), [](const void *x, const void *y) {
       const float a = *(const float *)x, b = *(const float *)y;
       return (a > b) - (a < b);

@@ -33,6 +33,21 @@ int hb_cuda_fail(cudaError_t e, const char *what);
     cudaError_t e_ = (call);                                      \
     if (e_ != cudaSuccess) return hb_cuda_fail(e_, what);         \
   } while (0)
+// The same inside a function with an `int st` and a `fail:` label that frees
+// what was allocated: the error is recorded in st and control jumps there.
+#define HB_CUDA_TRY_FAIL(call, what)              \
+  do {                                            \
+    cudaError_t e_ = (call);                      \
+    if (e_ != cudaSuccess) {                      \
+      st = hb_cuda_fail(e_, what);                \
+      goto fail;                                  \
+    }                                             \
+  } while (0)
+// Device and pinned buffers of n elements, at least one so that none is NULL.
+#define HB_CUDA_DALLOC1(ptr, n, what) \
+  HB_CUDA_TRY_FAIL(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)), what)
+#define HB_CUDA_HALLOC1(ptr, n, what) \
+  HB_CUDA_TRY_FAIL(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)), what)
 
 // Every kernel asks for the same L1/shared-memory split, the largest share
 // for shared memory: consecutive kernels with different preferences make the

@@ -160,25 +160,13 @@ extern "C" void hb_cuda_predictor_free(hb_cuda_predictor_t *P) {
   hb_free(P);
 }
 
-#define PTRY(call, what)                          \
-  do {                                            \
-    cudaError_t e_ = (call);                      \
-    if (e_ != cudaSuccess) {                      \
-      st = hb_cuda_fail(e_, what);                \
-      goto fail;                                  \
-    }                                             \
-  } while (0)
 // device and pinned buffers of n elements (at least one, so that none is NULL)
-#define PDALLOC(ptr, n)                                                                                  \
-  PTRY(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)),       \
-       "allocating device memory for prediction")
-#define PHALLOC(ptr, n)                                                                                  \
-  PTRY(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)),   \
-       "allocating pinned memory for prediction")
+#define PDALLOC(ptr, n) HB_CUDA_DALLOC1(ptr, n, "allocating device memory for prediction")
+#define PHALLOC(ptr, n) HB_CUDA_HALLOC1(ptr, n, "allocating pinned memory for prediction")
 #define PUP(dst, src, n)                                                                                 \
   do {                                                                                                   \
     if ((size_t)(n) > 0)                                                                                 \
-      PTRY(cudaMemcpy((dst), (src), sizeof(*(dst)) * (size_t)(n), cudaMemcpyHostToDevice),             \
+      HB_CUDA_TRY_FAIL(cudaMemcpy((dst), (src), sizeof(*(dst)) * (size_t)(n), cudaMemcpyHostToDevice),             \
            "copying the trees to the GPU");                                                              \
   } while (0)
 
@@ -210,7 +198,7 @@ extern "C" int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int
     const double forest_bytes = (double)sizeof(hb_cuda_pnode_t) * f->nnodes + (double)sizeof(hb_cuda_ptree_t) * T +
                                 (double)sizeof(double) * f->nleaves + (double)sizeof(uint32_t) * f->ncat_words +
                                 (double)sizeof(double) * K;
-    PTRY(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
+    HB_CUDA_TRY_FAIL(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
     // the trees and both slots' blocks within 90% of the free memory; a
     // slot's share is at most kBlockBytes, and at least one row (with the
     // entries of the longest sparse row)
@@ -255,7 +243,7 @@ extern "C" int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int
       PUP(P->d_init, f->init_score, K);
     }
     for (int s = 0; s < 2; s++) {
-      PTRY(cudaStreamCreateWithFlags(&P->st[s], cudaStreamNonBlocking), "creating a stream");
+      HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&P->st[s], cudaStreamNonBlocking), "creating a stream");
       if (P->sparse) {
         PDALLOC(P->d_p[s], B + 1);
         PHALLOC(P->h_p[s], B + 1);
@@ -282,7 +270,7 @@ extern "C" int hb_cuda_predictor_create(const hb_cuda_forest_t *f, int nrow, int
     // The trees went up with cudaMemcpy from pageable memory on the legacy
     // default stream, which may return before the DMA has landed; the slots'
     // streams are non-blocking, so nothing orders their kernels after it.
-    PTRY(cudaDeviceSynchronize(), "copying the trees to the GPU");
+    HB_CUDA_TRY_FAIL(cudaDeviceSynchronize(), "copying the trees to the GPU");
   }
   *out = P;
   return HB_OK;
@@ -293,7 +281,6 @@ fail:
 #undef PUP
 #undef PHALLOC
 #undef PDALLOC
-#undef PTRY
 
 extern "C" int hb_cuda_predictor_block_rows(const hb_cuda_predictor_t *P) { return P ? P->block : 1; }
 extern "C" int hb_cuda_predictor_block_nnz(const hb_cuda_predictor_t *P) { return P ? P->block_nnz : 0; }

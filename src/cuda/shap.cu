@@ -153,27 +153,15 @@ extern "C" void hb_cuda_shap_free(hb_cuda_shap_t *S) {
   hb_free(S);
 }
 
-#define STRY(call, what)                          \
-  do {                                            \
-    cudaError_t e_ = (call);                      \
-    if (e_ != cudaSuccess) {                      \
-      st = hb_cuda_fail(e_, what);                \
-      goto fail;                                  \
-    }                                             \
-  } while (0)
 // device and pinned buffers of n elements (at least one, so that none is NULL)
-#define SDALLOC(ptr, n)                                                                                  \
-  STRY(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)),       \
-       "allocating device memory for contributions")
-#define SHALLOC(ptr, n)                                                                                  \
-  STRY(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * ((size_t)(n) > 0 ? (size_t)(n) : (size_t)1)),   \
-       "allocating pinned memory for contributions")
+#define SDALLOC(ptr, n) HB_CUDA_DALLOC1(ptr, n, "allocating device memory for contributions")
+#define SHALLOC(ptr, n) HB_CUDA_HALLOC1(ptr, n, "allocating pinned memory for contributions")
 // a forest array up: n elements, when there are any (src is then not NULL)
 #define SUP(dst, src, n)                                                                                 \
   do {                                                                                                   \
     SDALLOC(dst, n);                                                                                     \
     if ((size_t)(n) > 0)                                                                                 \
-      STRY(cudaMemcpy((dst), (src), sizeof(*(dst)) * (size_t)(n), cudaMemcpyHostToDevice),             \
+      HB_CUDA_TRY_FAIL(cudaMemcpy((dst), (src), sizeof(*(dst)) * (size_t)(n), cudaMemcpyHostToDevice),             \
            "copying the trees to the GPU");                                                              \
   } while (0)
 
@@ -207,7 +195,7 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
                                 (double)NN * (6 * sizeof(int) + 2 * sizeof(double) + sizeof(uint8_t)) +
                                 (double)NL * (sizeof(int) + sizeof(double)) +
                                 (double)sizeof(uint32_t) * f->ncat_words + (double)sizeof(double) * D2;
-    STRY(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
+    HB_CUDA_TRY_FAIL(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
     // the trees and both slots' blocks within 90% of the free memory; a
     // slot's share is at most kShapBlockBytes, and at least one row (with
     // the entries of the longest sparse row)
@@ -254,7 +242,7 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     SUP(S->d_cat_bits, f->cat_bits, f->ncat_words);
     SUP(S->d_inv, f->inv, D2);
     for (int s = 0; s < 2; s++) {
-      STRY(cudaStreamCreateWithFlags(&S->st[s], cudaStreamNonBlocking), "creating a stream");
+      HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&S->st[s], cudaStreamNonBlocking), "creating a stream");
       if (S->sparse) {
         SDALLOC(S->d_p[s], B + 1);
         SHALLOC(S->h_p[s], B + 1);
@@ -273,7 +261,7 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     // The trees went up with cudaMemcpy from pageable memory on the legacy
     // default stream, which may return before the DMA has landed; the slots'
     // streams are non-blocking, so nothing orders their kernels after it.
-    STRY(cudaDeviceSynchronize(), "copying the trees to the GPU");
+    HB_CUDA_TRY_FAIL(cudaDeviceSynchronize(), "copying the trees to the GPU");
   }
   *out = S;
   return HB_OK;
@@ -284,7 +272,6 @@ fail:
 #undef SUP
 #undef SHALLOC
 #undef SDALLOC
-#undef STRY
 
 extern "C" int hb_cuda_shap_block_rows(const hb_cuda_shap_t *S) { return S ? S->block : 1; }
 extern "C" int hb_cuda_shap_block_nnz(const hb_cuda_shap_t *S) { return S ? S->block_nnz : 0; }
