@@ -28,6 +28,20 @@ static int mpi_fail(int rc, const char *what) {
   return hb_error_set(HB_ERR_STATE, "MPI %s failed on rank %d: %s", what, world.rank, msg);
 }
 
+/* Agreement inside a collective: 1 on every process when `failed` is
+ * nonzero on any (rc the MPI status). */
+static int any_failed(int failed, int *rc) {
+  int v = failed != 0;
+  *rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+/* The rank-order sum's buffer for every process's values, kept between
+ * calls. Every process makes the same reductions with the same counts, so
+ * all grow it at the same call, and agree there on whether all could. */
+static double *sum_buf = NULL;
+static size_t sum_cap = 0;
+
 static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
   (void)dist;
   bytes_sent += (type == HB_DIST_I32 ? 4.0 : 8.0) * (double)count;
@@ -36,20 +50,39 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
      * ranks: gather every rank's values and add them in rank order, so
      * every process gets the same double. */
     const int P = world.size;
-    double *all = malloc(sizeof(double) * (size_t)P * (size_t)(count < PIECE ? count : PIECE));
-    if (!all) return hb_error_set(HB_ERR_NOMEM, "out of memory reducing %lld values", (long long)count);
-    double *v = buf;
+    const size_t need = (size_t)P * (size_t)(count < PIECE ? count : PIECE);
+    if (need > sum_cap) {
+      free(sum_buf);
+      sum_buf = malloc(sizeof(double) * need);
+      sum_cap = sum_buf ? need : 0;
+      int rc = MPI_SUCCESS;
+      const int bad = any_failed(!sum_buf, &rc);
+      if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allreduce");
+      if (bad) {
+        const int mine = !sum_buf;
+        free(sum_buf);
+        sum_buf = NULL;
+        sum_cap = 0;
+        return hb_error_set(HB_ERR_NOMEM, "%s reducing %lld values over MPI",
+                            mine ? "out of memory" : "another process ran out of memory", (long long)count);
+      }
+    }
+    double *all = sum_buf, *v = buf;
     for (int64_t i0 = 0; i0 < count; i0 += PIECE) {
       int m = (int)(count - i0 < PIECE ? count - i0 : PIECE);
       int rc = MPI_Allgather(v + i0, m, MPI_DOUBLE, all, m, MPI_DOUBLE, MPI_COMM_WORLD);
-      if (rc != MPI_SUCCESS) { free(all); return mpi_fail(rc, "Allgather"); }
+      if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allgather");
       for (int i = 0; i < m; i++) {
         double s = all[i];
         for (int r = 1; r < P; r++) s += all[(size_t)r * m + i];
         v[i0 + i] = s;
       }
     }
-    free(all);
+    if (sum_cap > ((size_t)1 << 20)) {  /* beyond 8 MB it is not kept (the same choice on every process) */
+      free(sum_buf);
+      sum_buf = NULL;
+      sum_cap = 0;
+    }
     return HB_OK;
   }
   MPI_Datatype t = type == HB_DIST_I64 ? MPI_INT64_T : type == HB_DIST_I32 ? MPI_INT32_T : MPI_DOUBLE;
@@ -63,6 +96,8 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
   return HB_OK;
 }
 
+/* Each buffer is agreed on before the operation that needs it: one process
+ * short of memory ends the call with an error on every process. */
 static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts) {
   (void)dist;
   bytes_sent += (double)nbytes;
@@ -70,34 +105,44 @@ static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes
   const int P = world.size;
   int64_t *cnt = malloc(sizeof(int64_t) * (size_t)P);
   int *rc_i = malloc(sizeof(int) * (size_t)P), *disp = malloc(sizeof(int) * (size_t)P);
-  if (!cnt || !rc_i || !disp) {
-    free(cnt); free(rc_i); free(disp);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory gathering data over MPI");
+  char *all = NULL;
+  int rc = MPI_SUCCESS, st = HB_OK;
+  const int mine = !cnt || !rc_i || !disp;
+  if (any_failed(mine, &rc) || rc != MPI_SUCCESS) {
+    st = rc != MPI_SUCCESS ? mpi_fail(rc, "Allreduce")
+         : hb_error_set(HB_ERR_NOMEM, mine ? "out of memory gathering data over MPI"
+                                           : "another process ran out of memory gathering data over MPI");
+    goto done;
   }
-  int rc = MPI_Allgather(&nbytes, 1, MPI_INT64_T, cnt, 1, MPI_INT64_T, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) { free(cnt); free(rc_i); free(disp); return mpi_fail(rc, "Allgather"); }
+  rc = MPI_Allgather(&nbytes, 1, MPI_INT64_T, cnt, 1, MPI_INT64_T, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) { st = mpi_fail(rc, "Allgather"); goto done; }
   int64_t tot = 0;
   for (int r = 0; r < P; r++) {
-    if (tot > INT32_MAX - cnt[r]) {
-      free(cnt); free(rc_i); free(disp);
-      return hb_error_set(HB_ERR_INPUT, "more than 2 GB to gather over MPI at once (binning sample too large); "
-                          "lower bin_sample_rows");
+    if (tot > INT32_MAX - cnt[r]) {  /* the same counts on every process: all stop here */
+      st = hb_error_set(HB_ERR_INPUT, "more than 2 GB to gather over MPI at once (binning sample too large); "
+                        "lower bin_sample_rows");
+      goto done;
     }
     disp[r] = (int)tot;
     rc_i[r] = (int)cnt[r];
     tot += cnt[r];
   }
-  char *all = hb_malloc((size_t)(tot > 0 ? tot : 1));
-  if (!all) { free(cnt); free(rc_i); free(disp); return HB_ERR_NOMEM; }
-  rc = MPI_Allgatherv(send, (int)nbytes, MPI_BYTE, all, rc_i, disp, MPI_BYTE, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) {
-    hb_free(all); free(cnt); free(rc_i); free(disp);
-    return mpi_fail(rc, "Allgatherv");
+  all = hb_malloc((size_t)(tot > 0 ? tot : 1));
+  if (any_failed(!all, &rc) || rc != MPI_SUCCESS) {
+    st = rc != MPI_SUCCESS ? mpi_fail(rc, "Allreduce")
+         : all ? hb_error_set(HB_ERR_NOMEM, "another process ran out of memory gathering data over MPI")
+               : HB_ERR_NOMEM;
+    goto done;
   }
+  rc = MPI_Allgatherv(send, (int)nbytes, MPI_BYTE, all, rc_i, disp, MPI_BYTE, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) { st = mpi_fail(rc, "Allgatherv"); goto done; }
   if (counts) memcpy(counts, cnt, sizeof(int64_t) * (size_t)P);
-  free(cnt); free(rc_i); free(disp);
   *out = all;
-  return HB_OK;
+  all = NULL;
+done:
+  hb_free(all);
+  free(cnt); free(rc_i); free(disp);
+  return st;
 }
 
 int hb_mpi_available(void) { return 1; }
@@ -155,6 +200,9 @@ void hb_mpi_finalize(double wait_s) {
   if (!done) MPI_Abort(MPI_COMM_WORLD, 1);
   MPI_Finalize();
   world_ready = 0;
+  free(sum_buf);
+  sum_buf = NULL;
+  sum_cap = 0;
 }
 
 void hb_mpi_abort(int code) {

@@ -123,8 +123,13 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     const char *no = learner->no_distributed;
     if (no) return hb_error_set(HB_ERR_INPUT, "distributed training does not support %s yet", no);
   }
+  /* In data-parallel training a local failure is agreed on (hb_dist_agree)
+   * before the next collective operation and at the end. */
   hb_booster_t *b = hb_calloc(1, sizeof *b);
-  if (!b) return HB_ERR_NOMEM;
+  if ((st = hb_dist_agree(dist, b ? HB_OK : HB_ERR_NOMEM, "to create the booster")) != HB_OK) {
+    hb_free(b);
+    return st;
+  }
   b->learner = learner;
   b->dist = dist;
   b->cfg = *cfg;
@@ -138,17 +143,24 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   b->score = hb_malloc(sizeof(double) * nk);
   b->active = hb_malloc((size_t)train->nfeat);
   b->query = hb_calloc(1, sizeof(hb_rank_query_t *));
-  if (!b->model || !b->score || !b->active || !b->query) goto nomem;
+  st = b->model && b->score && b->active && b->query ? HB_OK : HB_ERR_NOMEM;
   /* the host's gradients: all of them, or those the learner does not compute */
-  if ((!learner->own_gradients || HB_HOST_GRADIENTS(cfg)) && !(b->gh = hb_malloc(2 * sizeof(double) * nk)))
-    goto nomem;
+  if (st == HB_OK && (!learner->own_gradients || HB_HOST_GRADIENTS(cfg)) &&
+      !(b->gh = hb_malloc(2 * sizeof(double) * nk)))
+    st = HB_ERR_NOMEM;
   hb_model_t *m = b->model;
-  m->config = *cfg;
-  m->num_class = b->K;
-  m->trees_per_iter = b->K;
-  if ((st = hb_schema_copy(schema, &m->schema)) != HB_OK) { hb_booster_free(b); return st; }
-  m->init_score = hb_calloc((size_t)b->K, sizeof(double));
-  if (!m->init_score) goto nomem;
+  if (st == HB_OK) {
+    m->config = *cfg;
+    m->num_class = b->K;
+    m->trees_per_iter = b->K;
+    st = hb_schema_copy(schema, &m->schema);
+  }
+  if (st == HB_OK && !(m->init_score = hb_calloc((size_t)b->K, sizeof(double)))) st = HB_ERR_NOMEM;
+  if (st == HB_ERR_NOMEM) hb_error_set(st, "out of memory creating the booster (%d rows)", train->nrow);
+  if ((st = hb_dist_agree(dist, st, "to create the booster")) != HB_OK) {
+    hb_booster_free(b);
+    return st;
+  }
   /* With per-row starting scores (an offset) the model's own starting score
    * is 0, as in LightGBM: the offset takes the place of the average. */
   if (!train->init_score && dist) {
@@ -163,7 +175,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     if (st == HB_OK && hb_objective_init_score(cfg, (int)nl, lab, w, m->init_score) != HB_OK) st = HB_ERR_NOMEM;
     hb_free(lab);
     hb_free(w);
-    if (st != HB_OK) { hb_booster_free(b); return st; }
+    if ((st = hb_dist_agree(dist, st, "to create the booster")) != HB_OK) {
+      hb_booster_free(b);
+      return st;
+    }
   } else if (!train->init_score &&
       hb_objective_init_score(cfg, b->n, train->label, train->weight, m->init_score) != HB_OK)
     goto nomem;
@@ -177,16 +192,22 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     memcpy(b->base, b->score, sizeof(double) * nk);
   }
   /* the learner last: it starts from the scores */
-  if ((st = learner->create(b, monotone, &b->lstate)) != HB_OK) {
+  const long mark = hb_dist_agreed_failures();
+  st = learner->create(b, monotone, &b->lstate);
+  if ((st = hb_dist_agree_end(dist, st, mark, "to create the booster")) != HB_OK) {
     hb_booster_free(b);
     return st;
   }
   *out = b;
   return HB_OK;
 nomem:
+  st = hb_dist_agree(dist, hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster (%d rows)", train->nrow),
+                     "to create the booster");
   hb_booster_free(b);
-  return hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster (%d rows)", train->nrow);
+  return st;
 }
+
+static int add_valid_local(hb_booster_t *b, const hb_dataset_t *valid);
 
 int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
   if (valid && valid->label) {  /* a loss of labels out of its range would steer early stopping by nonsense */
@@ -198,6 +219,12 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
   if (!valid || valid->nfeat != b->train->nfeat)
     return hb_error_set(HB_ERR_INPUT, "a validation set must have the training set's %d features",
                         b->train->nfeat);
+  /* data-parallel: what failed here on one process fails on every one */
+  return hb_dist_agree(b->dist && valid->dist ? b->dist : NULL, add_valid_local(b, valid), "to add a validation set");
+}
+
+/* hb_booster_add_valid's work on this process, after the checks every process makes alike */
+static int add_valid_local(hb_booster_t *b, const hb_dataset_t *valid) {
   int st0 = check_init_score(&b->cfg, valid);
   if (st0 != HB_OK) return st0;
   if (b->cfg.rf && b->model->num_trees > 0)  /* its scores would need the mean of the trees, not their sum */
@@ -583,8 +610,15 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   int single = 0;
   hb_tree_t *trees[256];
   hb_tree_t **tr = K <= 256 ? trees : hb_calloc((size_t)K, sizeof(hb_tree_t *));
-  if (!tr) return HB_ERR_NOMEM;
+  /* data-parallel: a failure on one process ends the round on every process
+   * (hb_dist_agree here, at the end, and before each collective operation
+   * of the round that follows local work) */
+  if (K > 256 && (st = hb_dist_agree(b->dist, tr ? HB_OK : HB_ERR_NOMEM, "to start a round")) != HB_OK) {
+    hb_free(tr);
+    return st;
+  }
   for (int k = 0; k < K; k++) tr[k] = NULL;
+  const long mark = hb_dist_agreed_failures();
   st = b->learner->round(b, b->lstate, tr, &single);
   if (st == HB_OK) {
     for (int k = 0; k < K; k++) {
@@ -597,7 +631,7 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   }
   for (int k = 0; k < K; k++) hb_tree_free(tr[k]);
   if (tr != trees) hb_free(tr);
-  if (st != HB_OK) return st;
+  if ((st = hb_dist_agree_end(b->dist, st, mark, "in this round")) != HB_OK) return st;
   b->iter++;
   *finished = single == K;
   return HB_OK;
@@ -639,6 +673,7 @@ static int eval_metric_dist(hb_booster_t *b, const hb_dataset_t *d, const double
   int st = hb_dist_gather_f64(b->dist, d->label, d->nrow, &lab, &N);
   if (st == HB_OK && d->weight) st = hb_dist_gather_f64(b->dist, d->weight, d->nrow, &w, &nw);
   if (st == HB_OK && !(sc = hb_malloc(sizeof(double) * (size_t)(N * K + 1)))) st = HB_ERR_NOMEM;
+  st = hb_dist_agree(b->dist, st, "to evaluate a metric");
   for (int k = 0; k < K && st == HB_OK; k++) {  /* class-major: one column of scores at a time */
     st = hb_dist_gather_f64(b->dist, s + (size_t)k * d->nrow, d->nrow, &part, &np);
     if (st == HB_OK) memcpy(sc + (size_t)k * N, part, sizeof(double) * (size_t)np);
@@ -648,7 +683,7 @@ static int eval_metric_dist(hb_booster_t *b, const hb_dataset_t *d, const double
   if (st == HB_OK)
     st = hb_metric_eval(metric, &b->cfg, (int)N, K, sc, lab, d->weight ? w : NULL, b->cfg.nthreads, out);
   hb_free(lab); hb_free(w); hb_free(sc);
-  return st;
+  return hb_dist_agree(b->dist, st, "to evaluate a metric");
 }
 
 static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out) {
@@ -656,8 +691,9 @@ static int eval_metric(hb_booster_t *b, int data, int metric, int k, double *out
     return hb_error_set(HB_ERR_INPUT, "no data set %d to evaluate", data);
   int st = check_usable(b);
   if (st == HB_OK) st = hb_booster_sync_scores(b, data);
-  if (st != HB_OK) return st;
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
+  if (b->dist && d->dist) st = hb_dist_agree(b->dist, st, "to evaluate a metric");
+  if (st != HB_OK) return st;
   const double *s = data == 0 ? b->score : b->vscore[data - 1];
   if (!d->label) return hb_error_set(HB_ERR_INPUT, "data set %d has no labels to evaluate against", data);
   if (metric == HB_METRIC_NDCG || metric == HB_METRIC_MAP) {

@@ -944,16 +944,15 @@ HB_OMP(for schedule(dynamic, 1))
  * others' message names the cause as another process's): a process that
  * went on alone would wait forever in its next collective operation. */
 static int dist_agree(const hb_dist_t *dist, int st) {
-  if (hb_dist_any(dist, st != HB_OK) && st == HB_OK)
-    return hb_error_set(HB_ERR_INPUT, "dataset: another process failed to bin its rows (its error says why)");
-  return st;
+  return hb_dist_agree(dist, st, "to bin its rows");
 }
 
 /* Features that take one bin on every shard are trivial, as on the
  * concatenated rows: bin counts summed over the shards. */
 static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
   int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
-  if (!cnt) return HB_ERR_NOMEM;
+  int s = dist_agree(dist, cnt ? HB_OK : HB_ERR_NOMEM);
+  if (s != HB_OK) { hb_free(cnt); return s; }
   for (int f = 0; f < d->nfeat; f++) {
     int64_t *c = cnt + d->hist_offset[f];
     const hb_featstore_t *st = &d->store[f];
@@ -964,7 +963,7 @@ static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
       for (int r = 0; r < d->nrow; r++) c[st->bins[r]]++;
     }
   }
-  int s = hb_dist_sum_i64(dist, cnt, d->total_bins);
+  s = hb_dist_sum_i64(dist, cnt, d->total_bins);
   if (s == HB_OK)
     for (int f = 0; f < d->nfeat; f++) {
       int nonempty = 0;
@@ -985,7 +984,8 @@ static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
 static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
   const int nf = d->nfeat;
   int64_t *cnt = hb_calloc((size_t)(nf > 0 ? nf : 1), sizeof(int64_t));
-  if (!cnt) return hb_error_set(HB_ERR_NOMEM, "dataset: out of memory choosing sparse storage");
+  int s = dist_agree(dist, cnt ? HB_OK : hb_error_set(HB_ERR_NOMEM, "dataset: out of memory choosing sparse storage"));
+  if (s != HB_OK) { hb_free(cnt); return s; }
   for (int f = 0; f < nf; f++) {
     const hb_featstore_t *st = &d->store[f];
     const int db = d->mappers[f].default_bin;
@@ -993,7 +993,7 @@ static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
     else
       for (int r = 0; r < d->nrow; r++) cnt[f] += st->bins[r] == db;
   }
-  int s = hb_dist_sum_i64(dist, cnt, nf);
+  s = hb_dist_sum_i64(dist, cnt, nf);
   for (int f = 0; s == HB_OK && f < nf; f++) {
     const int c = d->feat_col[f];
     if (d->col_first[c + 1] - d->col_first[c] != 1) continue;
@@ -1132,6 +1132,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
       }
     }
   }
+  st = dist_agree(dist, st);
   /* the factors' level counts, summed */
   for (int c = 0; c < ncol && st == HB_OK; c++) {
     if (!(in->cols && in->cols[c].type == HB_COL_FACTOR)) continue;
@@ -1139,7 +1140,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     const int nlev = col->nlevels;
     int64_t *lc = hb_calloc((size_t)nlev + 1, sizeof(int64_t));
     int *ic = calloc((size_t)nlev + 1, sizeof(int));
-    if (!lc || !ic) { hb_free(lc); free(ic); st = HB_ERR_NOMEM; break; }
+    if ((st = dist_agree(dist, lc && ic ? HB_OK : HB_ERR_NOMEM)) != HB_OK) { hb_free(lc); free(ic); break; }
     for (int r = 0; r < in->nrow; r++) {
       int k = col->i32[r];
       if (k >= 1 && k <= nlev) lc[k]++;
@@ -1149,6 +1150,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     hb_free(lc);
     if (st == HB_OK) st = factor_mappers_from_counts(&bp, nlev, ic, &cm[c], &cn[c]);
     else free(ic);
+    st = dist_agree(dist, st);  /* before the next column's sum */
   }
   /* the numeric columns' mappers from the gathered sample, as from the
    * concatenated rows' sample (the boundaries depend on the sorted values only) */
@@ -1190,7 +1192,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     ref.mappers = hb_calloc((size_t)ref.nfeat + 1, sizeof *ref.mappers);
     if (!ref.mappers) st = HB_ERR_NOMEM;
   }
-  for (int c = 0; cm && c < ncol; c++) {
+  for (int c = 0; cm && cn && c < ncol; c++) {
     for (int j = 0; j < cn[c]; j++) {
       if (st == HB_OK) ref.mappers[ref.col_first[c] + j] = cm[c][j];  /* moved */
       else hb_binmapper_clear(&cm[c][j]);

@@ -32,6 +32,25 @@ int hb_dist_any(const hb_dist_t *dist, int flag) {
   return v > 0;
 }
 
+static long agreed_failures = 0;  /* main thread only, as every collective */
+
+long hb_dist_agreed_failures(void) { return agreed_failures; }
+
+int hb_dist_agree(const hb_dist_t *dist, int st, const char *what) {
+  if (!active(dist)) return st;
+  int64_t v = st != HB_OK;
+  const int rc = dist->allreduce(dist, &v, 1, HB_DIST_I64, HB_DIST_SUM);
+  if (rc == HB_OK && v > 0) agreed_failures++;
+  if (st != HB_OK) return st;  /* its own message stays */
+  if (rc != HB_OK) return rc;
+  return v > 0 ? hb_error_set(HB_ERR_STATE, "another process failed %s; its error says why", what) : HB_OK;
+}
+
+int hb_dist_agree_end(const hb_dist_t *dist, int st, long mark, const char *what) {
+  if (st != HB_OK && agreed_failures != mark) return st;
+  return hb_dist_agree(dist, st, what);
+}
+
 int hb_dist_gather_f64(const hb_dist_t *dist, const double *v, int64_t n, double **out, int64_t *ntotal) {
   *out = NULL;
   *ntotal = 0;
@@ -45,8 +64,9 @@ int hb_dist_gather_f64(const hb_dist_t *dist, const double *v, int64_t n, double
   }
   void *all = NULL;
   int64_t *counts = hb_malloc(sizeof(int64_t) * (size_t)dist->size);
-  if (!counts) return HB_ERR_NOMEM;
-  int st = dist->allgather(dist, v, n * (int64_t)sizeof(double), &all, counts);
+  int st = hb_dist_agree(dist, counts ? HB_OK : HB_ERR_NOMEM, "gathering values");
+  if (st != HB_OK) { hb_free(counts); return st; }
+  st = dist->allgather(dist, v, n * (int64_t)sizeof(double), &all, counts);
   if (st == HB_OK) {
     int64_t tot = 0;
     for (int r = 0; r < dist->size; r++) tot += counts[r];

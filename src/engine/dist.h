@@ -40,6 +40,22 @@ int hb_dist_min_f64(const hb_dist_t *dist, double *v, int64_t n);
 /* 1 on every process when `flag` is nonzero on any (0 on error: the caller
  * then fails anyway). */
 int hb_dist_any(const hb_dist_t *dist, int flag);
+/* Agreement on a local step's status before the next collective operation:
+ * a process that failed alone and went on would leave the others waiting in
+ * that operation, or meet them in a different one. Returns st where it
+ * failed; on the processes where st is HB_OK, HB_ERR_STATE ("another process
+ * failed <what>; its error says why") when any process failed, else HB_OK.
+ * Every process calls it at the same point. Without dist (one process): st. */
+int hb_dist_agree(const hb_dist_t *dist, int st, const char *what);
+/* How many agreements so far found a failure. A step that agrees at its end
+ * on what failed after its last collective skips that agreement when one of
+ * its own already found the failure: every process learnt it there, and
+ * every process skips alike. */
+long hb_dist_agreed_failures(void);
+/* That end-of-step agreement: hb_dist_agree unless st failed and an
+ * agreement since `mark` (hb_dist_agreed_failures() at the step's start)
+ * found a failure. */
+int hb_dist_agree_end(const hb_dist_t *dist, int st, long mark, const char *what);
 /* Every process's n doubles concatenated in rank order into *out
  * (hb_malloc'd; *ntotal their number). Without dist, a copy. */
 int hb_dist_gather_f64(const hb_dist_t *dist, const double *v, int64_t n, double **out, int64_t *ntotal);

@@ -103,9 +103,15 @@ struct hb_grow_ws {
   int64_t row_g, row_h;
 };
 
+/* Data-parallel (d->dist): a failure here is agreed on before the row
+ * block's first collective operation (bundling). */
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
+  const hb_dist_t *dist = d->dist && d->dist->size > 1 ? d->dist : NULL;
   hb_grow_ws_t *ws = hb_calloc(1, sizeof *ws);
-  if (!ws) return NULL;
+  if (!ws) {
+    hb_dist_agree(dist, HB_ERR_NOMEM, "to create the tree learner");
+    return NULL;
+  }
   int L = cfg->num_leaves;
   size_t n = (size_t)d->nrow;
   ws->nrow = d->nrow;
@@ -147,26 +153,26 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
       ws->row_h = hb_quant_hess_levels(cfg->grad_bits);
     }
   }
+  int st = HB_OK;
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
       !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
       !ws->out || !ws->mask_s || !ws->mask_b ||
-      (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh || (ws->dist && !ws->wire)))) {
-    hb_grow_ws_free(ws);
-    hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner's buffers");
-    return NULL;
-  }
+      (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh || (ws->dist && !ws->wire))))
+    st = HB_ERR_NOMEM;
   int any_sparse = 0;
   for (int f = 0; f < d->nfeat && !any_sparse; f++) any_sparse = d->store[f].sparse;
-  if (any_sparse && !(ws->pos = hb_malloc(sizeof(int) * (n > 0 ? n : 1)))) {
+  if (st == HB_OK && any_sparse && !(ws->pos = hb_malloc(sizeof(int) * (n > 0 ? n : 1)))) st = HB_ERR_NOMEM;
+  /* Trivial features never split, so they stay out of the row block. */
+  uint8_t *use = st == HB_OK ? hb_malloc((size_t)d->nfeat) : NULL;
+  if (!use) st = HB_ERR_NOMEM;
+  if (st == HB_ERR_NOMEM) hb_error_set(st, "out of memory allocating the tree learner's buffers");
+  if (hb_dist_agree(dist, st, "to create the tree learner") != HB_OK) {
+    hb_free(use);
     hb_grow_ws_free(ws);
-    hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner's buffers");
     return NULL;
   }
-  /* Trivial features never split, so they stay out of the row block. */
-  uint8_t *use = hb_malloc((size_t)d->nfeat);
-  if (!use) { hb_grow_ws_free(ws); return NULL; }
   for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
-  int st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
+  st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
                                       cfg->nthreads, &ws->rb);
   hb_free(use);
   if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
@@ -347,13 +353,22 @@ const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count) {
   return ws->idx + ws->begin[leaf];
 }
 
-/* A free histogram slot, allocating the slot's memory on first use; -1 on no memory. */
+/* A free histogram slot, allocating the slot's memory on first use; -1 on
+ * no memory, -2 when another process had none (data-parallel: every process
+ * allocates the same slot at the same split, and they agree on it before the
+ * histogram's sum). */
 static int slot_take(hb_grow_ws_t *ws) {
   if (ws->nfree == 0) return -1;
   int s = ws->free_slots[--ws->nfree];
   if (!ws->pool[s]) {
     ws->pool[s] = hb_malloc(sizeof(hb_histbin_t) * (size_t)ws->total_bins);
-    if (!ws->pool[s]) { ws->free_slots[ws->nfree++] = s; return -1; }
+    const int mine = ws->pool[s] != NULL;
+    if (hb_dist_agree(ws->dist, mine ? HB_OK : HB_ERR_NOMEM, "to allocate a leaf histogram") != HB_OK) {
+      hb_free(ws->pool[s]);
+      ws->pool[s] = NULL;
+      ws->free_slots[ws->nfree++] = s;
+      return mine ? -2 : -1;
+    }
   }
   return s;
 }
@@ -1176,7 +1191,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   }
 
   int s0 = slot_take(ws);
-  if (s0 < 0) return HB_ERR_NOMEM;
+  if (s0 < 0) return s0 == -1 ? hb_error_set(HB_ERR_NOMEM, "out of memory for a leaf histogram") : HB_ERR_STATE;
   ws->slot[0] = s0;
   if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
   const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
@@ -1209,7 +1224,10 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     }
     sp.left_n = ws->gcount[l];
     sp.right_n = ws->gcount[r];
-    if ((status = record_split(ws, tree, cfg, d, &sp, l, est_n)) != HB_OK) break;
+    status = record_split(ws, tree, cfg, d, &sp, l, est_n);
+    /* a categorical split's bitset is allocated: agreed on before the next collective */
+    if (sp.is_cat) status = hb_dist_agree(ws->dist, status, "to record a categorical split");
+    if (status != HB_OK) break;
     ws->sum[l].g = sp.left_g; ws->sum[l].h = sp.left_h; ws->sum[l].n = sp.left_n;
     ws->sum[r].g = sp.right_g; ws->sum[r].h = sp.right_h; ws->sum[r].n = sp.right_n;
     if (qt) {
@@ -1230,7 +1248,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     int parent_slot = ws->slot[l];
     ws->slot[l] = -1;
     int ss = slot_take(ws);
-    if (ss < 0) { status = HB_ERR_NOMEM; ws->free_slots[ws->nfree++] = parent_slot; break; }
+    if (ss < 0) { status = ss == -1 ? HB_ERR_NOMEM : HB_ERR_STATE; ws->free_slots[ws->nfree++] = parent_slot; break; }
     ws->slot[small] = ss;
     if ((status = build_leaf_hist(ws, d, small, ss, active, 0, nth)) != HB_OK) {
       ws->free_slots[ws->nfree++] = parent_slot;

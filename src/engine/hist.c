@@ -254,20 +254,27 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
   }
   if (ncol < 2) ncol = 0;
   if (ncol == 0 && nsp == 0) return HB_OK;
+  const hb_dist_t *dist = d->dist && d->dist->size > 1 ? d->dist : NULL;
   hb_rowblock_t *rb = hb_calloc(1, sizeof *rb);
-  if (!rb) return hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
-  rb->nrow = d->nrow;
-  rb->ncol = ncol;
-  rb->nfeat = d->nfeat;
-  rb->bb_goff = -1;
-  int st = rowblock_wide(d, use, nthreads, ncol > 0 && !with_q, rb);
-  if (st != HB_OK) {
-    hb_rowblock_free(rb);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
+  int st = rb ? HB_OK : hb_error_set(HB_ERR_NOMEM, "out of memory for the row block");
+  if (rb) {
+    rb->nrow = d->nrow;
+    rb->ncol = ncol;
+    rb->nfeat = d->nfeat;
+    rb->bb_goff = -1;
+    if ((st = rowblock_wide(d, use, nthreads, ncol > 0 && !with_q, rb)) != HB_OK)
+      st = hb_error_set(HB_ERR_NOMEM, "out of memory for the wide factors' row codes");
   }
   /* Several processes bundle together (bundle.c), whatever their own
-   * stores (a wide factor's parts are stored as each process's rows say). */
-  if (max_conflict_rate >= 0 && (nsp >= 2 || (d->dist && d->dist->size > 1))) {
+   * stores (a wide factor's parts are stored as each process's rows say),
+   * after agreeing that each could get this far. */
+  const int bundling = max_conflict_rate >= 0 && (nsp >= 2 || dist);
+  if (bundling && dist) st = hb_dist_agree(dist, st, "to set up its row block");
+  if (st != HB_OK) {
+    hb_rowblock_free(rb);
+    return st;
+  }
+  if (bundling) {
     st = hb_bundle_create(d, use, max_conflict_rate, nthreads, &rb->bundles);
     if (st == HB_OK && rb->bundles) st = rowblock_bundle_rows(d, rb, with_q, nthreads);
     if (st != HB_OK) {

@@ -109,9 +109,13 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
   int touched = 0;
   /* DART: this round's drops leave the training scores before the gradients */
   hb_config_t gcfg = *cfg;  /* what the trees grow with: DART shrinks them more */
-  if (cfg->dart && (st = hb_booster_dart_begin(b, &gcfg.learning_rate, &touched)) != HB_OK) return st;
+  if (cfg->dart) st = hb_booster_dart_begin(b, &gcfg.learning_rate, &touched);
+  if (st == HB_OK && HB_HOST_GRADIENTS(cfg)) st = hb_booster_host_gradients(b);
+  /* data-parallel: a local failure so far is every process's, before the
+   * first collective operation (hb_dist_agree) */
+  if ((st = hb_dist_agree(b->dist, st, "to start the round")) != HB_OK) return st;
   if (HB_HOST_GRADIENTS(cfg)) {
-    if ((st = hb_booster_host_gradients(b)) != HB_OK) return st;
+    /* given above */
   } else if (cfg->objective == HB_OBJ_COX && b->dist) {  /* risk sets over every shard */
     if ((st = hb_booster_cox_gradients_dist(b, cfg->rf ? b->base : b->score)) != HB_OK) return st;
   } else if (cfg->objective == HB_OBJ_COX) {  /* the risk sets need the rows in time order */
@@ -140,8 +144,9 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
   }
   for (int k = 0; k < K; k++) {
     if (k > 0 && (st = hb_interrupt_check()) != HB_OK) break;
-    if (!(tr[k] = hb_tree_create(cfg->num_leaves))) { st = HB_ERR_NOMEM; break; }
-    if ((st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) break;
+    if (!(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
+    if (st == HB_OK) st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
+    if ((st = hb_dist_agree(b->dist, st, "to start a tree")) != HB_OK) break;
     hb_grow_ws_set_tree(c->ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
     double *ghk = b->gh + 2 * (size_t)k * n;
     /* exact sums: this tree's gradients on their grid, after GOSS scaled its sample */
@@ -181,12 +186,13 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if 
         bad |= score_bad(sk[rows[i]], score_hi);
       }
     }
+    int nomem = 0;
     if (bag) {  /* rows out of the bag, in blocks of HB_OOB_BLOCK */
       hb_binnode_t *nd = hb_tree_binnodes(t, d);
-      if (!nd) { st = HB_ERR_NOMEM; break; }
+      nomem = !nd;
       const int nblk = (n + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
 HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
-      for (int q = 0; q < nblk; q++) {
+      for (int q = 0; q < (nd ? nblk : 0); q++) {
         int rows[HB_OOB_BLOCK], leaf[HB_OOB_BLOCK], m = 0;
         const int hi = (q + 1) * HB_OOB_BLOCK < n ? (q + 1) * HB_OOB_BLOCK : n;
         for (int i = q * HB_OOB_BLOCK; i < hi; i++)
@@ -199,13 +205,14 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
       }
       hb_free(nd);
     }
+    if ((st = hb_dist_agree(b->dist, nomem ? HB_ERR_NOMEM : HB_OK, "to place rows out of the bag")) != HB_OK) break;
     if (hb_dist_any(b->dist, bad)) { st = hb_booster_overflow(b, "scores", 0, b->iter + 1, 1); break; }
     for (int v = 0; v < b->nvalid; v++) {
       const hb_dataset_t *vd = b->valid[v];
       double *vs = b->vscore[v] + (size_t)k * vd->nrow;
       int vn = vd->nrow;
       hb_binnode_t *nd = hb_tree_binnodes(t, vd);
-      if (!nd) { st = HB_ERR_NOMEM; break; }
+      if ((st = hb_dist_agree(b->dist, nd ? HB_OK : HB_ERR_NOMEM, "to place validation rows")) != HB_OK) break;
       const int nblk = (vn + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
       int vbad = 0;
 HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
@@ -241,9 +248,18 @@ static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
   int st = HB_OK;
   *state = NULL;
   cpu_learner_t *c = hb_calloc(1, sizeof *c);
-  if (!c) goto nomem;
-  if (cfg->quantized && !(c->q = hb_malloc(sizeof(int32_t) * (size_t)b->n))) goto nomem;
-  if (!(c->ws = hb_grow_ws_create(cfg, train))) goto nomem;
+  if (c && cfg->quantized) c->q = hb_malloc(sizeof(int32_t) * (size_t)b->n);
+  if (!c || (cfg->quantized && !c->q)) {
+    /* data-parallel: the others agree in hb_grow_ws_create before its first collective */
+    st = hb_dist_agree(b->dist, hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster (%d rows)",
+                                             train->nrow), "to create the booster");
+    cpu_free(c);
+    return st;
+  }
+  if (!(c->ws = hb_grow_ws_create(cfg, train))) {  /* its message says why */
+    cpu_free(c);
+    return HB_ERR_NOMEM;
+  }
   if (monotone && (st = hb_grow_ws_set_monotone(c->ws, train, monotone)) != HB_OK) {
     cpu_free(c);
     return st;

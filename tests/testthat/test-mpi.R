@@ -251,6 +251,28 @@ test_that("a process that dies ends the job instead of leaving the others waitin
   expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 110)
 })
 
+test_that("one process out of memory ends every process with a classed error, wherever it happens", {
+  # rank 1's K-th engine allocation fails (the test hook hb_test_fail_alloc),
+  # for K spread over every allocation of a training with binning, a
+  # validation set, early stopping and metrics; the others must learn of it
+  # at their next collective operation and report, not wait in it until the
+  # job is ended (mpi-train.R gives up after 15 s: a missing line)
+  skip_without_mpi()
+  skip_without_test_hooks()
+  counted <- run_mpi("regression_full", 2, "countalloc")$out
+  n <- as.integer(sub("^allocations on rank 1: ", "", grep("^allocations on rank 1: ", counted, value = TRUE)))
+  expect_gt(n, 200L)
+  for (k in unique(round(seq(1, n, length.out = 14L)))) {
+    r <- run_mpi("regression_full", 2, paste0("failalloc=", k), timeout = 90)
+    lines <- grep("^rank [01]: ", r$out, value = TRUE)
+    info <- paste(c(paste("K =", k), r$out), collapse = "\n")
+    expect_setequal(substr(lines, 1L, 6L), c("rank 0", "rank 1"))
+    expect_true(all(grepl("^rank [01]: histboost_error_", lines)), info = info)
+    expect_match(grep("^rank 1", lines, value = TRUE), "out of memory", info = info)
+    expect_null(r$model)
+  }
+})
+
 test_that("device = \"cuda\" with distributed = \"mpi\" is a classed device error on every process", {
   skip_without_mpi()
   r <- run_mpi("binary", 2, "cuda")
