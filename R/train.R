@@ -76,6 +76,16 @@
 #'   The fields restate what `model_text` says, and `predict()`, [hb_trees()]
 #'   and [hb_importance()] refuse an object whose fields were edited (an error
 #'   of class `histboost_error_format`): the text is what predicts.
+#'   With `device = "cuda"` and `options(histboost.gpu_profile = TRUE)` (which
+#'   times the kernels, so training is a little slower), also `gpu_profile`: a
+#'   list of the device milliseconds of whole rounds (`round_ms`) and of the
+#'   partition, histogram and split-search kernels in them (`partition_ms`,
+#'   `hist_ms`, `split_ms`), the bytes the histogram kernels read
+#'   (`hist_bytes`), `splits`, `rounds`; and device memory in bytes: what
+#'   the training took (`device_bytes`: the GPU's free memory before its
+#'   setup and validation sets less after), the GPU's used memory at its
+#'   highest when sampled (`device_used_peak_bytes`: every process's, the CUDA
+#'   context's too) and its total (`device_total_bytes`).
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
 #' set.seed(1)
@@ -1342,7 +1352,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])
   if (!is.null(prof)) {
     fit$gpu_profile <- stats::setNames(as.list(prof), c("round_ms", "partition_ms", "hist_ms", "split_ms",
-                                                        "hist_bytes", "splits", "rounds"))
+                                                        "hist_bytes", "splits", "rounds", "device_bytes",
+                                                        "device_used_peak_bytes", "device_total_bytes"))
   }
   fit
 }

@@ -507,9 +507,9 @@ SEXP C_hb_booster_snapshot(SEXP booster, SEXP base_text, SEXP base_iter) {
 SEXP C_hb_booster_profile(SEXP booster, SEXP on) {
   hb_booster_t *b = (hb_booster_t *)hb_r_ptr(booster, hb_r_tag_booster, "booster");
   if (!Rf_isNull(on)) hb_booster_profile(b, hb_r_int(on, "on"));
-  double v[7];
+  double v[HB_PROFILE_N];
   if (!hb_booster_get_profile(b, v)) return R_NilValue;
-  SEXP out = PROTECT(Rf_allocVector(REALSXP, 7));
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, HB_PROFILE_N));
   memcpy(REAL(out), v, sizeof v);
   UNPROTECT(1);
   return out;

@@ -126,10 +126,16 @@ int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out);
 /* Accumulated device time (milliseconds) of whole rounds and, within them,
  * of the partition, histogram and split-search kernels of every split; the
  * bytes the histogram kernels read (bins, row indices and fixed-point
- * gradients of the rows they summed). Counted after hb_cuda_learner_profile(L, 1). */
+ * gradients of the rows they summed). Counted after hb_cuda_learner_profile(L, 1).
+ * Device memory, counted always: the bytes the learner took (the GPU's free
+ * memory before its setup and validation sets less after), the GPU's used
+ * memory at its highest when sampled (after the setup, each validation set
+ * and each hb_cuda_learner_get_profile; every process's use, the CUDA
+ * context's too) and the GPU's total memory. */
 typedef struct {
   double round_ms, partition_ms, hist_ms, split_ms, hist_bytes;
   long long splits, rounds;
+  double device_bytes, device_used_peak, device_total;
 } hb_cuda_profile_t;
 void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on);
 void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out);

@@ -206,6 +206,18 @@ static size_t learner_bytes(const hb_config_t *cfg, const hb_dataset_t *d, int h
   return b;
 }
 
+// The GPU's free memory now, and its used memory folded into the peak.
+static size_t memory_sample(hb_cuda_profile_t *p) {
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  if ((double)(tot - fr) > p->device_used_peak) p->device_used_peak = (double)(tot - fr);
+  p->device_total = (double)tot;
+  return fr;
+}
+
 extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                                       hb_cuda_learner_t **out) {
   *out = NULL;
@@ -215,6 +227,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   hb_cuda_learner_t *L = (hb_cuda_learner_t *)hb_calloc(1, sizeof *L);
   if (!L) return HB_ERR_NOMEM;
   int st = HB_OK;
+  size_t free0 = 0;
   const int n = d->nrow, F = d->nfeat;
   int *nbin = NULL, *iscat = NULL;
   L->cfg = *cfg;
@@ -244,6 +257,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     iscat[f] = d->mappers[f].type == HB_FEAT_CATEGORICAL;
   }
   HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&L->st, cudaStreamNonBlocking), "creating a stream");
+  free0 = memory_sample(&L->prof);
   if ((st = hist_plan_create(n, F, nbin, d->hist_offset, d->total_bins, 0, cfg->quantized, &L->plan)) != HB_OK)
     goto fail;
   L->part_grid = partition_grid();
@@ -341,6 +355,10 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   if ((st = upload_train(L, d)) != HB_OK) goto fail;
   HB_CUDA_TRY_FAIL(cudaEventCreate(&L->round_ev[0]), "creating events");
   HB_CUDA_TRY_FAIL(cudaEventCreate(&L->round_ev[1]), "creating events");
+  {
+    const size_t free1 = memory_sample(&L->prof);
+    if (free0 > free1) L->prof.device_bytes += (double)(free0 - free1);
+  }
   hb_free(nbin);
   hb_free(iscat);
   *out = L;
@@ -360,6 +378,7 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
   Valid *nv = (Valid *)hb_realloc(L->valid, sizeof(Valid) * (size_t)(L->nvalid + 1));
   if (!nv) return HB_ERR_NOMEM;
   L->valid = nv;
+  const size_t free0 = memory_sample(&L->prof);
   if (nrow > 0) {
     DALLOC(v.d_bins, (size_t)nrow * L->stride);
     DALLOC(v.d_score, (size_t)nrow * L->K);
@@ -373,6 +392,10 @@ extern "C" int hb_cuda_learner_add_valid(hb_cuda_learner_t *L, int nrow, const d
   }
   L->valid[L->nvalid++] = v;
   *data = L->nvalid;
+  {
+    const size_t free1 = memory_sample(&L->prof);
+    if (free0 > free1) L->prof.device_bytes += (double)(free0 - free1);
+  }
   if (L->graph) {  // the captured round updates the sets it knew: capture again with this one
     cudaGraphExecDestroy(L->graph);
     L->graph = NULL;
@@ -399,7 +422,10 @@ extern "C" int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, 
 
 extern "C" void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on) { L->profile = on; }
 
-extern "C" void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out) { *out = L->prof; }
+extern "C" void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out) {
+  *out = L->prof;
+  memory_sample(out);
+}
 
 // Events for profiling the histogram launches of a round (2 per launch).
 static int ensure_events(hb_cuda_learner_t *L, int need) {

@@ -727,7 +727,7 @@ void hb_booster_profile(hb_booster_t *b, int on) {
   if (b->learner->profile) b->learner->profile(b->lstate, on);
 }
 
-int hb_booster_get_profile(const hb_booster_t *b, double out[7]) {
+int hb_booster_get_profile(const hb_booster_t *b, double out[HB_PROFILE_N]) {
   return b->learner->get_profile ? b->learner->get_profile(b->lstate, out) : 0;
 }
 

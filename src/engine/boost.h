@@ -58,11 +58,14 @@ const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow);
 
 /* 1 when the booster trains on the GPU. */
 int hb_booster_on_gpu(const hb_booster_t *b);
-/* GPU profiling on or off; hb_booster_get_profile fills out[7] = (round ms,
- * partition ms, histogram ms, split-search ms, histogram bytes read,
- * splits, rounds) and returns 1, or returns 0 on the CPU. */
+/* GPU profiling on or off; hb_booster_get_profile fills out[HB_PROFILE_N] =
+ * (round ms, partition ms, histogram ms, split-search ms, histogram bytes
+ * read, splits, rounds, device bytes the learner took, the GPU's peak used
+ * bytes, its total bytes; cuda.h's hb_cuda_profile_t) and returns 1, or
+ * returns 0 on the CPU. */
+#define HB_PROFILE_N 10
 void hb_booster_profile(hb_booster_t *b, int on);
-int hb_booster_get_profile(const hb_booster_t *b, double out[7]);
+int hb_booster_get_profile(const hb_booster_t *b, double out[HB_PROFILE_N]);
 
 /* The model grown so far (borrowed; still owned by the booster). */
 hb_model_t *hb_booster_model(hb_booster_t *b);

@@ -57,7 +57,7 @@ typedef struct hb_learner_ops {
   int (*set_interactions)(hb_booster_t *b, void *state, int ngroups, const int *begin, const int *cols);
   /* Profiling (boost.h: hb_booster_profile); NULL: none. */
   void (*profile)(void *state, int on);
-  int (*get_profile)(const void *state, double out[7]);
+  int (*get_profile)(const void *state, double out[HB_PROFILE_N]);
 } hb_learner_ops_t;
 
 extern const hb_learner_ops_t hb_learner_cpu;

@@ -272,7 +272,7 @@ static void cuda_profile(void *state, int on) {
   hb_cuda_learner_profile(gl->gpu, on);
 }
 
-static int cuda_get_profile(const void *state, double out[7]) {
+static int cuda_get_profile(const void *state, double out[HB_PROFILE_N]) {
   const cuda_learner_t *gl = state;
   hb_cuda_profile_t p;
   hb_cuda_learner_get_profile(gl->gpu, &p);
@@ -283,6 +283,9 @@ static int cuda_get_profile(const void *state, double out[7]) {
   out[4] = p.hist_bytes;
   out[5] = (double)p.splits;
   out[6] = (double)p.rounds;
+  out[7] = p.device_bytes;
+  out[8] = p.device_used_peak;
+  out[9] = p.device_total;
   return 1;
 }
 

@@ -1156,3 +1156,32 @@ test_that("GPU predictions of many blocks of rows (dense and sparse, with offset
   colnames(S) <- colnames(X)
   expect_gpu_predicts_as_cpu(fit, S, "sparse", c("raw", "leaf"))
 })
+
+test_that("$gpu_profile reports the device memory training took, within plain R's count of the buffers", {
+  skip_without_gpu()
+  n <- test_rows(400000L)
+  nf <- 28L
+  set.seed(81)
+  x <- matrix(runif(n * nf), n, nf)
+  y <- x[, 1] + rnorm(n)
+  old <- options(histboost.gpu_profile = TRUE)
+  on.exit(options(old))
+  args <- list(nrounds = 3L, num_leaves = 31L, device = "cuda", seed = 1)
+  p <- do.call(hb_quiet, c(list(x, y), args))$gpu_profile
+  # per row: its bins twice (packed by row, one byte a feature by column);
+  # label, score, gradient and hessian doubles; two row-index and two
+  # fixed-point gradient-pair buffers; a flag byte and a leaf index
+  rows_bytes <- n * (2 * nf + 4 * 8 + 2 * (4 + 8) + 1 + 4)
+  expect_gt(p$device_bytes, rows_bytes)
+  # the rest: 31 histograms of 28 x 255 bins, small buffers, allocation granularity
+  expect_lt(p$device_bytes, 1.5 * rows_bytes + 64e6)
+  expect_gte(p$device_used_peak_bytes, p$device_bytes)
+  expect_equal(p$device_total_bytes, hb_device_info()$memory)
+  # a validation set of m rows adds its packed bins and its scores
+  m <- n %/% 2L
+  p2 <- do.call(hb_quiet, c(list(x, y, valid = list(v = list(x = x[seq_len(m), ], y = y[seq_len(m)]))),
+                            args))$gpu_profile
+  dv <- p2$device_bytes - p$device_bytes
+  expect_gt(dv, m * (nf / 2 + 8))
+  expect_lt(dv, m * (4 * nf + 16) + 16e6)
+})
