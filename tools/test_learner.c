@@ -556,7 +556,7 @@ static void test_learner_choice(hb_dataset_t *d) {
   hb_booster_t *b = NULL;
   CHECK(hb_booster_create(&cfg, d, &sc, &b) == HB_OK, "cpu booster: %s", hb_error_message());
   if (b) {
-    double prof[7];
+    double prof[HB_PROFILE_N];
     CHECK(!hb_booster_on_gpu(b) && hb_booster_get_profile(b, prof) == 0, "the CPU learner is not on the GPU");
     hb_booster_free(b);
   }
