@@ -890,6 +890,52 @@ static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0
   return HB_OK;
 }
 
+/* The two-slot block loop of the device paths (predict_gpu, contrib_gpu):
+ * blocks of at most brow rows (and, sparse, bnnz entries) go through slots
+ * 0 and 1 alternately; the host fills one block while the device works on
+ * the other, and a slot's block comes back (wait, collect) before the slot
+ * takes the next one. Interrupts are checked between blocks. */
+typedef struct {
+  void *ctx;
+  int (*wait)(void *ctx, int s);
+  void (*collect)(void *ctx, int s, int row0, int nb);
+  /* fill slot s with rows row0 .. row0 + nb - 1 (nnz sparse entries) and start it */
+  int (*launch)(void *ctx, int s, int row0, int nb, int nnz);
+} gpu_blocks_t;
+
+static int gpu_blocks_run(const gpu_blocks_t *b, const hb_input_t *in, const csr_t *csr, int brow, int bnnz) {
+  const int nrow = in->nrow;
+  int st = HB_OK, row0[2] = {0, 0}, nrows[2] = {0, 0}, next = 0;
+  for (int s = 0; st == HB_OK && (next < nrow || nrows[0] > 0 || nrows[1] > 0); s ^= 1) {
+    if (nrows[s] > 0) {
+      st = b->wait(b->ctx, s);
+      if (st == HB_OK) b->collect(b->ctx, s, row0[s], nrows[s]);
+      nrows[s] = 0;
+      if (st == HB_OK && next < nrow) st = hb_interrupt_check();
+    }
+    if (st == HB_OK && next < nrow) {
+      int nb = nrow - next < brow ? nrow - next : brow;
+      if (in->csc && csr->p[next + nb] - csr->p[next] > bnnz) {
+        /* the most rows whose entries fit (one row always does: bnnz >= max_row_nnz) */
+        int lo = 1, hi = nb;
+        while (lo < hi) {
+          const int mid = lo + (hi - lo + 1) / 2;
+          if (csr->p[next + mid] - csr->p[next] <= bnnz) lo = mid;
+          else hi = mid - 1;
+        }
+        nb = lo;
+      }
+      st = b->launch(b->ctx, s, next, nb, in->csc ? csr->p[next + nb] - csr->p[next] : 0);
+      if (st == HB_OK) {
+        row0[s] = next;
+        nrows[s] = nb;
+        next += nb;
+      }
+    }
+  }
+  return st;
+}
+
 /* A block's contributions (phi: nb rows of K (nfeat + 1), as the device
  * summed them) into out at rows i0 .., finished as contrib_rows finishes
  * hb_shap_row's: the bias entries the trees' expected values (bias[k],
@@ -915,6 +961,41 @@ HB_OMP(parallel for num_threads(nt) schedule(static))
       }
     }
   }
+}
+
+/* contrib_gpu's blocks (gpu_blocks_run) */
+typedef struct {
+  const hb_model_t *m;
+  const hb_input_t *in;
+  const csr_t *csr;
+  hb_cuda_shap_t *S;
+  const double *bias;
+  int t0, t1;
+  size_t N;
+  int nfeat, nth;
+  hb_cuda_sslot_t slot[2];
+  double *out;
+} contrib_blocks_t;
+
+static int contrib_wait(void *ctx, int s) { return hb_cuda_shap_wait(((contrib_blocks_t *)ctx)->S, s); }
+
+static void contrib_collect(void *ctx, int s, int row0, int nb) {
+  const contrib_blocks_t *c = ctx;
+  gpu_shap_collect(c->m, c->bias, c->in->init_score, c->t0, c->t1, c->N, c->nfeat, row0, nb, c->nth, c->slot[s].phi,
+                   c->out);
+}
+
+static int contrib_launch(void *ctx, int s, int row0, int nb, int nnz) {
+  const contrib_blocks_t *c = ctx;
+  /* the rows as predict_gpu sends them (no offsets: the host adds them) */
+  hb_cuda_pslot_t up;
+  memset(&up, 0, sizeof up);
+  up.x = c->slot[s].x;
+  up.p = c->slot[s].p;
+  up.j = c->slot[s].j;
+  up.v = c->slot[s].v;
+  gpu_fill(c->in, c->csr, row0, nb, c->m->trees_per_iter, c->nth, &up);
+  return hb_cuda_shap_launch(c->S, s, nb, nnz);
 }
 
 /* Contributions on the GPU, the same as the CPU's bit for bit: covers and
@@ -969,51 +1050,42 @@ static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1
     csr_free(&csr);
     return st;
   }
-  const int brow = hb_cuda_shap_block_rows(S), bnnz = hb_cuda_shap_block_nnz(S);
-  hb_cuda_sslot_t slot[2];
-  st = hb_cuda_shap_buffers(S, 0, &slot[0]);
-  if (st == HB_OK) st = hb_cuda_shap_buffers(S, 1, &slot[1]);
-  int row0[2] = {0, 0}, nrows[2] = {0, 0}, next = 0;
-  for (int sl = 0; st == HB_OK && (next < nrow || nrows[0] > 0 || nrows[1] > 0); sl ^= 1) {
-    if (nrows[sl] > 0) {
-      st = hb_cuda_shap_wait(S, sl);
-      if (st == HB_OK)
-        gpu_shap_collect(m, bias, in->init_score, t0, t1, N, nfeat, row0[sl], nrows[sl], nth, slot[sl].phi, out);
-      nrows[sl] = 0;
-      if (st == HB_OK && next < nrow) st = hb_interrupt_check();
-    }
-    if (st == HB_OK && next < nrow) {
-      int nb = nrow - next < brow ? nrow - next : brow;
-      if (in->csc && csr.p[next + nb] - csr.p[next] > bnnz) {
-        /* the most rows whose entries fit (one row always does: bnnz >= max_row_nnz) */
-        int lo = 1, hi = nb;
-        while (lo < hi) {
-          const int mid = lo + (hi - lo + 1) / 2;
-          if (csr.p[next + mid] - csr.p[next] <= bnnz) lo = mid;
-          else hi = mid - 1;
-        }
-        nb = lo;
-      }
-      /* the rows as predict_gpu sends them (no offsets: the host adds them) */
-      hb_cuda_pslot_t up;
-      memset(&up, 0, sizeof up);
-      up.x = slot[sl].x;
-      up.p = slot[sl].p;
-      up.j = slot[sl].j;
-      up.v = slot[sl].v;
-      gpu_fill(in, &csr, next, nb, K, nth, &up);
-      st = hb_cuda_shap_launch(S, sl, nb, in->csc ? csr.p[next + nb] - csr.p[next] : 0);
-      if (st == HB_OK) {
-        row0[sl] = next;
-        nrows[sl] = nb;
-        next += nb;
-      }
-    }
+  contrib_blocks_t cb = {m, in, &csr, S, bias, t0, t1, N, nfeat, nth, {{0}}, out};
+  st = hb_cuda_shap_buffers(S, 0, &cb.slot[0]);
+  if (st == HB_OK) st = hb_cuda_shap_buffers(S, 1, &cb.slot[1]);
+  if (st == HB_OK) {
+    const gpu_blocks_t b = {&cb, contrib_wait, contrib_collect, contrib_launch};
+    st = gpu_blocks_run(&b, in, &csr, hb_cuda_shap_block_rows(S), hb_cuda_shap_block_nnz(S));
   }
   hb_cuda_shap_free(S);  /* waits for anything still in flight */
   hb_free(bias);
   csr_free(&csr);
   return st;
+}
+
+/* predict_gpu's blocks (gpu_blocks_run) */
+typedef struct {
+  const hb_input_t *in;
+  const csr_t *csr;
+  hb_cuda_predictor_t *P;
+  int objective, type, K, ntrees;
+  size_t N;
+  int nth;
+  hb_cuda_pslot_t slot[2];
+  double *out;
+} predict_blocks_t;
+
+static int predict_wait(void *ctx, int s) { return hb_cuda_predictor_wait(((predict_blocks_t *)ctx)->P, s); }
+
+static void predict_collect(void *ctx, int s, int row0, int nb) {
+  const predict_blocks_t *c = ctx;
+  gpu_collect(c->objective, c->type, c->K, c->ntrees, c->N, row0, nb, c->nth, &c->slot[s], c->out);
+}
+
+static int predict_launch(void *ctx, int s, int row0, int nb, int nnz) {
+  const predict_blocks_t *c = ctx;
+  gpu_fill(c->in, c->csr, row0, nb, c->K, c->nth, &c->slot[s]);
+  return hb_cuda_predictor_launch(c->P, s, nb, nnz);
 }
 
 /* Raw scores, responses or leaf indices on the GPU, the same as the CPU's:
@@ -1053,41 +1125,12 @@ static int predict_gpu(const hb_model_t *m, const hb_input_t *in, int start_iter
     csr_free(&csr);
     return st;
   }
-  const int brow = hb_cuda_predictor_block_rows(P), bnnz = hb_cuda_predictor_block_nnz(P);
-  hb_cuda_pslot_t slot[2];
-  st = hb_cuda_predictor_buffers(P, 0, &slot[0]);
-  if (st == HB_OK) st = hb_cuda_predictor_buffers(P, 1, &slot[1]);
-  /* The rows in flight in each slot (from row0[s], nrows[s] of them; 0:
-   * none). Blocks alternate between the slots; before a slot takes the
-   * next block, its previous one comes back. */
-  int row0[2] = {0, 0}, nrows[2] = {0, 0}, next = 0;
-  for (int s = 0; st == HB_OK && (next < nrow || nrows[0] > 0 || nrows[1] > 0); s ^= 1) {
-    if (nrows[s] > 0) {
-      st = hb_cuda_predictor_wait(P, s);
-      if (st == HB_OK) gpu_collect(m->config.objective, type, K, t1 - t0, N, row0[s], nrows[s], nth, &slot[s], out);
-      nrows[s] = 0;
-      if (st == HB_OK && next < nrow) st = hb_interrupt_check();
-    }
-    if (st == HB_OK && next < nrow) {
-      int nb = nrow - next < brow ? nrow - next : brow;
-      if (in->csc && csr.p[next + nb] - csr.p[next] > bnnz) {
-        /* the most rows whose entries fit (one row always does: bnnz >= max_row_nnz) */
-        int lo = 1, hi = nb;
-        while (lo < hi) {
-          const int mid = lo + (hi - lo + 1) / 2;
-          if (csr.p[next + mid] - csr.p[next] <= bnnz) lo = mid;
-          else hi = mid - 1;
-        }
-        nb = lo;
-      }
-      gpu_fill(in, &csr, next, nb, K, nth, &slot[s]);
-      st = hb_cuda_predictor_launch(P, s, nb, in->csc ? csr.p[next + nb] - csr.p[next] : 0);
-      if (st == HB_OK) {
-        row0[s] = next;
-        nrows[s] = nb;
-        next += nb;
-      }
-    }
+  predict_blocks_t pb = {in, &csr, P, m->config.objective, type, K, t1 - t0, N, nth, {{0}}, out};
+  st = hb_cuda_predictor_buffers(P, 0, &pb.slot[0]);
+  if (st == HB_OK) st = hb_cuda_predictor_buffers(P, 1, &pb.slot[1]);
+  if (st == HB_OK) {
+    const gpu_blocks_t b = {&pb, predict_wait, predict_collect, predict_launch};
+    st = gpu_blocks_run(&b, in, &csr, hb_cuda_predictor_block_rows(P), hb_cuda_predictor_block_nnz(P));
   }
   hb_cuda_predictor_free(P);  /* waits for anything still in flight */
   csr_free(&csr);
