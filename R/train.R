@@ -363,7 +363,10 @@ histboost <- function(x, ...) {
 #'   the thread count, or on how the rows are sharded over processes: with
 #'   `distributed = "mpi"` the model of any number of processes is byte for
 #'   byte the model of one process given all the rows (in rank order) and
-#'   `exact_sums = TRUE`. On one process, reordering the rows still changes
+#'   `exact_sums = TRUE`; and the processes' histograms are summed by MPI
+#'   itself in any order (the same double), where without the grid every
+#'   process gathers every other's and adds them in rank order. On one
+#'   process, reordering the rows still changes
 #'   what is drawn or summed by row position: the default starting score (a
 #'   mean of the labels; give `init_score` to fix it), bagging and GOSS's
 #'   draws, the binning sample of more than 200,000 rows, and the gradients

@@ -86,7 +86,8 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
     return HB_OK;
   }
   MPI_Datatype t = type == HB_DIST_I64 ? MPI_INT64_T : type == HB_DIST_I32 ? MPI_INT32_T : MPI_DOUBLE;
-  MPI_Op o = op == HB_DIST_SUM ? MPI_SUM : op == HB_DIST_MAX ? MPI_MAX : MPI_MIN;
+  /* integers, maxima, minima, and sums of doubles that are exact in any order (HB_DIST_SUM_EXACT) */
+  MPI_Op o = op == HB_DIST_SUM || op == HB_DIST_SUM_EXACT ? MPI_SUM : op == HB_DIST_MAX ? MPI_MAX : MPI_MIN;
   size_t w = type == HB_DIST_I64 ? sizeof(int64_t) : type == HB_DIST_I32 ? sizeof(int32_t) : sizeof(double);
   for (int64_t i0 = 0; i0 < count; i0 += PIECE) {
     int m = (int)(count - i0 < PIECE ? count - i0 : PIECE);

@@ -17,6 +17,10 @@ int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_SUM) : HB_OK;
 }
 
+int hb_dist_sum_f64_exact(const hb_dist_t *dist, double *v, int64_t n) {
+  return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_SUM_EXACT) : HB_OK;
+}
+
 int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_MAX) : HB_OK;
 }

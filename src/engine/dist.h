@@ -14,7 +14,11 @@
 #include <stdint.h>
 
 enum { HB_DIST_I64 = 0, HB_DIST_F64 = 1, HB_DIST_I32 = 2 };
-enum { HB_DIST_SUM = 0, HB_DIST_MAX = 1, HB_DIST_MIN = 2 };
+/* HB_DIST_SUM_EXACT: a sum of doubles whose every partial sum is exact (each
+ * value a multiple of one power of two, the total of their magnitudes within
+ * 2^53 of it: exact_sums' grid), so any order of addition gives the same
+ * double and the communicator may add in any order. */
+enum { HB_DIST_SUM = 0, HB_DIST_MAX = 1, HB_DIST_MIN = 2, HB_DIST_SUM_EXACT = 3 };
 
 typedef struct hb_dist hb_dist_t;
 struct hb_dist {
@@ -35,6 +39,9 @@ struct hb_dist {
 int hb_dist_sum_i64(const hb_dist_t *dist, int64_t *v, int64_t n);
 int hb_dist_sum_i32(const hb_dist_t *dist, int32_t *v, int64_t n);
 int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n);
+/* The same for values on exact_sums' grid (HB_DIST_SUM_EXACT): no rank-order
+ * gathering, the same result. */
+int hb_dist_sum_f64_exact(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_min_f64(const hb_dist_t *dist, double *v, int64_t n);
 /* 1 on every process when `flag` is nonzero on any (0 on error: the caller

@@ -96,6 +96,7 @@ struct hb_grow_ws {
    * leaf, gcount every shard's (what the rules see); one process: gcount
    * is count. */
   const hb_dist_t *dist;  /* NULL: one process */
+  int exact;              /* this tree's gradients are on exact_sums' grid (full precision) */
   int *gcount;
   /* quantized and data-parallel: a histogram's bins packed for the wire
    * (total_bins int64), and the most a row adds to a bin's g and h */
@@ -451,7 +452,10 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
   }
   hb_hist_build(d, ws->rb, rows, n, ws->gh, tg, th, active, ws->pool[s], nthreads);
   hb_hist_reduce(d, active, ws->pool[s]);
-  return ws->dist ? hb_dist_sum_f64(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins) : HB_OK;
+  if (!ws->dist) return HB_OK;
+  /* on exact_sums' grid every partial sum is exact: MPI's own order gives the same bins */
+  return ws->exact ? hb_dist_sum_f64_exact(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins)
+                   : hb_dist_sum_f64(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins);
 }
 
 static int can_split(const hb_config_t *cfg, const hb_tree_t *t, const hb_grow_ws_t *ws, int leaf) {
@@ -1138,6 +1142,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   ws->count[0] = n;
   ws->gh = gh;
   ws->qt = qt;
+  ws->exact = cfg->exact_sums && !qt;
   double G = 0, H = 0;
   if (qt) {
     if (bag) memcpy(ws->idx, bag, sizeof(int) * (size_t)n);
@@ -1164,7 +1169,8 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
       G = (double)v[1] * qt->sg;
       H = (double)v[2] * qt->sh;
     } else {
-      if ((status = hb_dist_sum_f64(ws->dist, gh2, 2)) != HB_OK) return status;
+      status = ws->exact ? hb_dist_sum_f64_exact(ws->dist, gh2, 2) : hb_dist_sum_f64(ws->dist, gh2, 2);
+      if (status != HB_OK) return status;
       G = gh2[0];
       H = gh2[1];
     }
