@@ -665,17 +665,27 @@ static void gpu_forest_free(gpu_forest_t *g) {
   hb_free(g->cat_bits);
 }
 
-static int gpu_forest_build(const hb_model_t *m, int t0, int t1, int avg, gpu_forest_t *g) {
-  memset(g, 0, sizeof *g);
-  size_t nn = 0, nl = 0, nw = 0;
+/* Trees t0 .. t1 - 1's internal nodes, leaves (a stump counts one) and
+ * categorical bitset words, each of which the device indexes with an int. */
+static int gpu_forest_sizes(const hb_model_t *m, int t0, int t1, const char *what, size_t *nn, size_t *nl,
+                            size_t *nw) {
+  *nn = *nl = *nw = 0;
   for (int t = t0; t < t1; t++) {
     const hb_tree_t *tr = m->trees[t];
-    nn += tr->num_leaves > 1 ? (size_t)tr->num_leaves - 1 : 0;
-    nl += tr->num_leaves > 1 ? (size_t)tr->num_leaves : 1;
-    nw += tr->cat_nbits_words > 0 ? (size_t)tr->cat_nbits_words : 0;
+    *nn += tr->num_leaves > 1 ? (size_t)tr->num_leaves - 1 : 0;
+    *nl += tr->num_leaves > 1 ? (size_t)tr->num_leaves : 1;
+    *nw += tr->cat_nbits_words > 0 ? (size_t)tr->cat_nbits_words : 0;
   }
-  if (nn > (size_t)INT_MAX || nl > (size_t)INT_MAX || nw > (size_t)INT_MAX)
-    return hb_error_set(HB_ERR_INPUT, "the model is too large to predict on the GPU; use device = \"cpu\"");
+  if (*nn > (size_t)INT_MAX || *nl > (size_t)INT_MAX || *nw > (size_t)INT_MAX)
+    return hb_error_set(HB_ERR_INPUT, "the model is too large %s; use device = \"cpu\"", what);
+  return HB_OK;
+}
+
+static int gpu_forest_build(const hb_model_t *m, int t0, int t1, int avg, gpu_forest_t *g) {
+  memset(g, 0, sizeof *g);
+  size_t nn, nl, nw;
+  int st = gpu_forest_sizes(m, t0, t1, "to predict on the GPU", &nn, &nl, &nw);
+  if (st != HB_OK) return st;
   g->nodes = hb_malloc(sizeof(hb_cuda_pnode_t) * (nn > 0 ? nn : 1));
   g->trees = hb_malloc(sizeof(hb_cuda_ptree_t) * (size_t)(t1 - t0 > 0 ? t1 - t0 : 1));
   g->leaf_value = hb_malloc(sizeof(double) * nl);
@@ -809,15 +819,9 @@ static void gpu_shap_forest_free(gpu_shap_forest_t *g) {
 
 static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0, int t1, gpu_shap_forest_t *g) {
   memset(g, 0, sizeof *g);
-  size_t nn = 0, nl = 0, nw = 0;
-  for (int t = t0; t < t1; t++) {
-    const hb_tree_t *tr = m->trees[t];
-    nn += tr->num_leaves > 1 ? (size_t)tr->num_leaves - 1 : 0;
-    nl += tr->num_leaves > 1 ? (size_t)tr->num_leaves : 1;
-    nw += tr->cat_nbits_words > 0 ? (size_t)tr->cat_nbits_words : 0;
-  }
-  if (nn > (size_t)INT_MAX || nl > (size_t)INT_MAX || nw > (size_t)INT_MAX)
-    return hb_error_set(HB_ERR_INPUT, "the model is too large for contributions on the GPU; use device = \"cpu\"");
+  size_t nn, nl, nw;
+  int st = gpu_forest_sizes(m, t0, t1, "for contributions on the GPU", &nn, &nl, &nw);
+  if (st != HB_OK) return st;
   const size_t NN = nn > 0 ? nn : 1, NT = (size_t)(t1 - t0 > 0 ? t1 - t0 : 1);
   g->trees = hb_malloc(sizeof(hb_cuda_ptree_t) * NT);
   g->split_feature = hb_malloc(sizeof(int) * NN);
