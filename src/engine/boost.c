@@ -92,6 +92,21 @@ static const hb_learner_ops_t *learner_for(const hb_config_t *cfg) {
   return cfg->device == HB_DEVICE_CUDA ? &hb_learner_cuda : &hb_learner_cpu;
 }
 
+/* Data-parallel: weights and offsets given on every process or on none (the
+ * steps that gather them depend on it), an input error on every process
+ * otherwise. One collective operation. */
+static int dist_same_columns(const hb_dist_t *dist, const hb_dataset_t *d, const char *set) {
+  if (!dist || dist->size < 2) return HB_OK;
+  int64_t v[2] = {d->weight != NULL, d->init_score != NULL};
+  int st = hb_dist_sum_i64(dist, v, 2);
+  if (st != HB_OK) return st;
+  for (int j = 0; j < 2; j++)
+    if (v[j] != 0 && v[j] != dist->size)
+      return hb_error_set(HB_ERR_INPUT, "%lld of %d processes give %s %s and the others do not; give them on every "
+                          "process or on none", (long long)v[j], dist->size, set, j == 0 ? "weights" : "init_score");
+  return HB_OK;
+}
+
 int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
                       const hb_schema_t *schema, hb_booster_t **out) {
   *out = NULL;
@@ -126,7 +141,8 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   /* In data-parallel training a local failure is agreed on (hb_dist_agree)
    * before the next collective operation and at the end. */
   hb_booster_t *b = hb_calloc(1, sizeof *b);
-  if ((st = hb_dist_agree(dist, b ? HB_OK : HB_ERR_NOMEM, "to create the booster")) != HB_OK) {
+  if ((st = hb_dist_agree(dist, b ? HB_OK : hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster"),
+                          "to create the booster")) != HB_OK) {
     hb_free(b);
     return st;
   }
@@ -158,6 +174,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (st == HB_OK && !(m->init_score = hb_calloc((size_t)b->K, sizeof(double)))) st = HB_ERR_NOMEM;
   if (st == HB_ERR_NOMEM) hb_error_set(st, "out of memory creating the booster (%d rows)", train->nrow);
   if ((st = hb_dist_agree(dist, st, "to create the booster")) != HB_OK) {
+    hb_booster_free(b);
+    return st;
+  }
+  if ((st = dist_same_columns(dist, train, "training")) != HB_OK) {
     hb_booster_free(b);
     return st;
   }
@@ -220,7 +240,10 @@ int hb_booster_add_valid(hb_booster_t *b, const hb_dataset_t *valid) {
     return hb_error_set(HB_ERR_INPUT, "a validation set must have the training set's %d features",
                         b->train->nfeat);
   /* data-parallel: what failed here on one process fails on every one */
-  return hb_dist_agree(b->dist && valid->dist ? b->dist : NULL, add_valid_local(b, valid), "to add a validation set");
+  const hb_dist_t *dist = b->dist && valid->dist ? b->dist : NULL;
+  int st = dist_same_columns(dist, valid, "validation");
+  if (st != HB_OK) return st;
+  return hb_dist_agree(dist, add_valid_local(b, valid), "to add a validation set");
 }
 
 /* hb_booster_add_valid's work on this process, after the checks every process makes alike */
@@ -594,7 +617,9 @@ int hb_booster_dart_end(hb_booster_t *b, double rate) { return dart_normalize(b,
 
 int hb_booster_set_interactions(hb_booster_t *b, int ngroups, const int *begin, const int *cols) {
   if (!b->learner->set_interactions) return hb_error_set(HB_ERR_INPUT, "interaction constraints train on the CPU only");
-  return b->learner->set_interactions(b, b->lstate, ngroups, begin, cols);
+  /* data-parallel: what failed on one process fails on every one */
+  return hb_dist_agree(b->dist, b->learner->set_interactions(b, b->lstate, ngroups, begin, cols),
+                       "to set its interaction constraints");
 }
 
 
@@ -605,7 +630,8 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
   *finished = 0;
   int st = check_usable(b);
   if (st != HB_OK) return st;
-  if ((st = hb_interrupt_check()) != HB_OK) return st;
+  /* an interrupt seen on one process stops every process here (hb_dist_agree) */
+  if ((st = hb_dist_agree(b->dist, hb_interrupt_check(), "(interrupted) before the round")) != HB_OK) return st;
   const int K = b->K;
   int single = 0;
   hb_tree_t *trees[256];
@@ -640,11 +666,17 @@ int hb_booster_update(hb_booster_t *b, int *finished) {
 int hb_booster_set_query(hb_booster_t *b, int data, int n, int nq, const int *qid) {
   if (data < 0 || data > b->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d to give queries to", data);
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
-  if (n != d->nrow)
-    return hb_error_set(HB_ERR_INPUT, "the query of each row is needed: %d given for %d rows", n, d->nrow);
+  int st = n == d->nrow ? HB_OK
+                        : hb_error_set(HB_ERR_INPUT, "the query of each row is needed: %d given for %d rows", n,
+                                       d->nrow);
   hb_rank_query_t *q = NULL;
-  int st = hb_rank_query_create(d->nrow, qid, nq, &q);
-  if (st != HB_OK) return st;
+  if (st == HB_OK) st = hb_rank_query_create(d->nrow, qid, nq, &q);
+  /* data-parallel: what failed on one process fails on every one */
+  if (b->dist && d->dist) st = hb_dist_agree(b->dist, st, "to set up its queries");
+  if (st != HB_OK) {
+    hb_rank_query_free(q);
+    return st;
+  }
   hb_rank_query_free(b->query[data]);
   b->query[data] = q;
   return HB_OK;

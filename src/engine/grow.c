@@ -110,7 +110,8 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   const hb_dist_t *dist = d->dist && d->dist->size > 1 ? d->dist : NULL;
   hb_grow_ws_t *ws = hb_calloc(1, sizeof *ws);
   if (!ws) {
-    hb_dist_agree(dist, HB_ERR_NOMEM, "to create the tree learner");
+    hb_dist_agree(dist, hb_error_set(HB_ERR_NOMEM, "out of memory allocating the tree learner"),
+                  "to create the tree learner");
     return NULL;
   }
   int L = cfg->num_leaves;
@@ -1211,8 +1212,9 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
-    /* a split takes milliseconds: Ctrl-C is honoured between two */
-    if ((status = hb_interrupt_check()) != HB_OK) break;
+    /* a split takes milliseconds: Ctrl-C is honoured between two (over MPI
+     * between trees, where the processes agree on it: learner_cpu.c) */
+    if (!ws->dist && (status = hb_interrupt_check()) != HB_OK) break;
     int l = -1;
     double bestg = -INFINITY;
     for (int k = 0; k < tree->num_leaves; k++)

@@ -143,8 +143,11 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
     bag = c->bag;
   }
   for (int k = 0; k < K; k++) {
-    if (k > 0 && (st = hb_interrupt_check()) != HB_OK) break;
-    if (!(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
+    /* data-parallel: an interrupt, like a failure, is agreed on here (the
+     * grower checks none between splits then: each process would see it at
+     * a different split) */
+    if (k > 0) st = hb_interrupt_check();
+    if (st == HB_OK && !(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
     if (st == HB_OK) st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
     if ((st = hb_dist_agree(b->dist, st, "to start a tree")) != HB_OK) break;
     hb_grow_ws_set_tree(c->ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
@@ -212,7 +215,10 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
       double *vs = b->vscore[v] + (size_t)k * vd->nrow;
       int vn = vd->nrow;
       hb_binnode_t *nd = hb_tree_binnodes(t, vd);
-      if ((st = hb_dist_agree(b->dist, nd ? HB_OK : HB_ERR_NOMEM, "to place validation rows")) != HB_OK) break;
+      if ((st = hb_dist_agree(b->dist, nd ? HB_OK : HB_ERR_NOMEM, "to place validation rows")) != HB_OK) {
+        hb_free(nd);
+        break;
+      }
       const int nblk = (vn + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
       int vbad = 0;
 HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))

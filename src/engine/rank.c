@@ -396,13 +396,17 @@ static int rank_metric(const hb_config_t *cfg, const hb_rank_query_t *q, const d
   rank_ws_t ws[RANK_MAX_THREADS];
   void *mem = ws_alloc(nth, q->max_size, cfg ? cfg->num_label_gain : 0, ws);
   double *val = hb_malloc(sizeof(double) * 2 * (size_t)(q->nq > 0 ? q->nq : 1));
-  if (!mem || !val) {
-    hb_free(mem);
-    hb_free(val);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
+  int st = HB_OK;
+  if (!mem || !val) {  /* data-parallel: agreed on below before any exchange */
+    st = hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
+    if (!(dist && dist->size > 1)) {
+      hb_free(mem);
+      hb_free(val);
+      return st;
+    }
   }
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
-  for (int g = 0; g < q->nq; g++) {
+  for (int g = 0; g < (st == HB_OK ? q->nq : 0); g++) {
     rank_ws_t *w = &ws[hb_threads_id()];
     const int m = load_docs(q, g, label, score, w);
     sort_docs(w->doc, m);
@@ -416,10 +420,9 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 16) if (nth > 1))
    * query's value and weight are summed with zeros from the others (exact),
    * and its global row count says whether it has rows anywhere. */
   int64_t *rows = NULL;
-  int st = HB_OK;
   if (dist && dist->size > 1) {
-    rows = hb_malloc(sizeof(int64_t) * (size_t)(q->nq > 0 ? q->nq : 1));
-    if (!rows) st = hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
+    if (st == HB_OK) rows = hb_malloc(sizeof(int64_t) * (size_t)(q->nq > 0 ? q->nq : 1));
+    if (st == HB_OK && !rows) st = hb_error_set(HB_ERR_NOMEM, "out of memory computing %s", name);
     for (int g = 0; rows && g < q->nq; g++) {
       rows[g] = q->start[g + 1] - q->start[g];
       if (rows[g] == 0) val[2 * (size_t)g] = val[2 * (size_t)g + 1] = 0.0;

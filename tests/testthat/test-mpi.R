@@ -241,6 +241,21 @@ test_that("a shard with zero rows ends every process with a classed error, not a
   expect_null(r$model)
 })
 
+test_that("weights on some processes only are a classed input error on every process, not a hang", {
+  skip_without_mpi()
+  # the starting score gathers the weights of the processes that give them:
+  # given on one process only, the processes' exchanges would not match
+  for (np in 2:3) {
+    r <- run_mpi("binary", np, "someweights", timeout = 120)
+    expect_false(identical(r$status, 124L))
+    lines <- grep("^rank", r$out, value = TRUE)
+    expect_length(lines, np)
+    expect_true(all(grepl(sprintf("histboost_error_input .*1 of %d processes give training weights", np), lines)),
+                info = paste(r$out, collapse = "\n"))
+    expect_null(r$model)
+  }
+})
+
 test_that("a process that dies ends the job instead of leaving the others waiting", {
   skip_without_mpi()
   t0 <- Sys.time()
