@@ -114,15 +114,16 @@ static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) 
   /* data-parallel: a local failure so far is every process's, before the
    * first collective operation (hb_dist_agree) */
   if ((st = hb_dist_agree(b->dist, st, "to start the round")) != HB_OK) return st;
-  if (HB_HOST_GRADIENTS(cfg)) {
-    /* given above */
-  } else if (cfg->objective == HB_OBJ_COX && b->dist) {  /* risk sets over every shard */
-    if ((st = hb_booster_cox_gradients_dist(b, cfg->rf ? b->base : b->score)) != HB_OK) return st;
-  } else if (cfg->objective == HB_OBJ_COX) {  /* the risk sets need the rows in time order */
-    hb_objective_cox_gradients(n, d->label, d->weight, b->cox_order, cfg->rf ? b->base : b->score, b->gh);
-  } else {  /* a forest's trees all start from the starting score */
-    hb_objective_gradients(cfg, n, d->label, d->weight, cfg->rf ? b->base : b->score, b->gh, cfg->nthreads);
-  }
+  /* the objective's gradients, where the host did not give them above */
+  const double *from = cfg->rf ? b->base : b->score;  /* a forest's trees all start from the starting score */
+  if (HB_HOST_GRADIENTS(cfg))
+    ;
+  else if (cfg->objective == HB_OBJ_COX && b->dist) {  /* risk sets over every shard */
+    if ((st = hb_booster_cox_gradients_dist(b, from)) != HB_OK) return st;
+  } else if (cfg->objective == HB_OBJ_COX)  /* the risk sets need the rows in time order */
+    hb_objective_cox_gradients(n, d->label, d->weight, b->cox_order, from, b->gh);
+  else
+    hb_objective_gradients(cfg, n, d->label, d->weight, from, b->gh, cfg->nthreads);
   if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
                                                 cfg->nthreads)))
     return hb_booster_overflow(b, "gradients", 0, b->iter + 1, 1);
