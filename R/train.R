@@ -42,7 +42,7 @@
   "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
   "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
   "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "exact_sums",
-  "distributed"
+  "distributed", "gpu_column_copy"
 )
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks",
@@ -480,6 +480,18 @@ histboost <- function(x, ...) {
 #'   GPU and CPU grow the same trees from the same data up to rounding: the GPU
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients.
+#' @param gpu_column_copy With `device = "cuda"`: whether the GPU keeps a
+#'   second copy of the bins, feature by feature (one byte a row and
+#'   feature), beside the row-major copy the histograms read. Splitting rows
+#'   and routing them through each finished tree read one feature at a time,
+#'   which the copy makes cheaper: on an H200, 500 rounds of 10.5M x 28 rows
+#'   trained in 4.42 s with it and 4.60 s without (the same model). Without
+#'   it the GPU holds about 93 bytes a row at 28 features (binary or
+#'   regression, no weights), with it 121. `-1` (the default) keeps it while
+#'   it takes at most 1 GB (up to about 35 million rows of 28 features),
+#'   `0` never, `1` whenever the training fits with it. Either way the copy
+#'   is left out when only that makes the training fit. The model is the
+#'   same whichever is chosen.
 #' @param quantized `TRUE` to train on quantized gradients (Shi et al. 2022,
 #'   "Quantized Training of Gradient Boosting Decision Trees"): each tree's
 #'   gradients and hessians are rounded to `grad_bits`-bit integers, so
@@ -644,7 +656,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                               uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                               feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
-                              exact_sums = NULL, distributed = c("no", "mpi")) {
+                              exact_sums = NULL, distributed = c("no", "mpi"), gpu_column_copy = -1L) {
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
@@ -782,7 +794,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   seed <- a$seed; device <- a$device; verbose <- a$verbose
 
   # parameters that came after some callers' argument lists: NULL is their default
-  a <- .hb_params_null_default(a, c("max_cat_to_onehot", "enable_bundle", "max_conflict_rate"))
+  a <- .hb_params_null_default(a, c("max_cat_to_onehot", "enable_bundle", "max_conflict_rate", "gpu_column_copy"))
   keep_fitted <- .hb_flag(a$keep_fitted %||% FALSE, "keep_fitted")
   imbalance <- .hb_imbalance_args(a)
   stopping <- list(

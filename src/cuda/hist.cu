@@ -538,6 +538,8 @@ int hist_plan_row_bits(const HistPlan *p) { return p->nib ? 4 : 8; }
 
 int hist_plan_stride(const HistPlan *p) { return row_stride_words(p->words); }
 
+const int *hist_plan_lg(const HistPlan *p) { return p->d_lg; }
+
 // Most rows one block sums for a histogram of up to nrow rows (block_chunk's
 // largest chunk): the bound the fixed-point exponents are chosen for.
 int hist_plan_block_rows(const HistPlan *p, int nrow) {

@@ -192,7 +192,10 @@ struct NodeRoute {
 struct TreeArgs {
   const uint32_t *bins;    // nrow x stride words (row-major, 4 features of 8 bits or 8 of 4 bits a word), banked
                            // for the histogram kernels, their only reader (hist_plan_row_bits, hist_plan_stride)
-  const uint8_t *cols;     // the bins feature by feature (nfeat x nrow bytes), for the partition and routing
+  const uint8_t *cols;     // the bins feature by feature (nfeat x nrow bytes), for the partition and routing,
+                           // or NULL: they read `bins` (see BinReader)
+  const int *lg;           // per feature: log2 of its copies in `bins` (hist_plan_lg)
+  int bits;                // bits a feature in `bins`: 8 or 4
   int nrow;
   int stride, nfeat;
   const int *hoff, *nbin;  // per feature: first histogram slot, bins (missing bin last)
@@ -220,6 +223,33 @@ struct TreeArgs {
   int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
 
+// The bins of one feature, for the partition and the routing: from the
+// feature-major copy when the learner keeps one (a warp's reads of
+// neighbouring rows share 32-byte sectors), else unpacked from the
+// histogram kernels' row-major words (a sector a row for one byte, and
+// no copy: 28 bytes a row fewer at 28 features).
+struct BinReader {
+  const uint8_t *col;    // the feature's column, or NULL
+  const uint32_t *word;  // the feature's word of row 0
+  int stride, shift, lg;
+  uint32_t mask;
+};
+__device__ __forceinline__ BinReader bin_reader(const TreeArgs &a, int f) {
+  BinReader r;
+  const int fpw = 32 / a.bits;
+  r.col = a.cols ? a.cols + (size_t)f * a.nrow : NULL;
+  r.word = a.bins + f / fpw;
+  r.stride = a.stride;
+  r.shift = a.bits * (f % fpw);
+  r.mask = (1u << a.bits) - 1u;
+  r.lg = a.cols ? 0 : __ldg(a.lg + f);
+  return r;
+}
+__device__ __forceinline__ int read_bin(const BinReader &r, int row) {
+  if (r.col) return r.col[row];
+  return (int)(((__ldg(r.word + (size_t)row * r.stride) >> r.shift) & r.mask) >> r.lg);
+}
+
 // Words a row is padded to for w words of bins: as they are up to two, four
 // up to four, else a multiple of eight (16- and 32-byte loads stay aligned).
 __host__ __device__ __forceinline__ int row_stride_words(int w) { return w <= 2 ? w : w <= 4 ? 4 : (w + 7) & ~7; }
@@ -237,6 +267,9 @@ int hist_plan_block_rows(const HistPlan *p, int nrow);
 // feature has 16 bins or fewer) and words a row.
 int hist_plan_row_bits(const HistPlan *p);
 int hist_plan_stride(const HistPlan *p);
+// Per feature (device memory): log2 of the copies its bins are spread over
+// in the row-major words (a byte holds bin << lg | copy; 0 with 4 bits).
+const int *hist_plan_lg(const HistPlan *p);
 // Rewrites row-major bins, in place, into the kernels' input: each byte the
 // feature's bin position (bin << copies | the row's copy). Only the
 // histogram kernels read the result.
@@ -285,7 +318,7 @@ struct ScoreCheck {
 // score.cu. base: NULL, or (a forest) the rows' starting scores, the
 // scores then the running mean of the trees above them, inv_t (device
 // memory) = 1 / the number of trees with this one.
-int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
+int score_train_launch(const TreeArgs &a, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st);
@@ -299,9 +332,12 @@ int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_
 
 // partition.cu
 int partition_grid();
-// Row-major bins (stride words per row, `bits` 8 or 4 a feature) from the
-// feature-major ones (nfeat x nrow bytes).
-int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, int bits, cudaStream_t st);
+// Row-major bins (stride words per row, `bits` 8 or 4 a feature) of
+// features f0 to f1 - 1 from their feature-major bins (cols: (f1 - f0) x
+// nrow bytes). f0 starts a word; the group that ends at nfeat also writes
+// the row's padding words (zero).
+int rows_launch(const uint8_t *cols, int f0, int f1, int nfeat, int nrow, uint32_t *bins, int stride, int bits,
+                cudaStream_t st);
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
 
 // split.cu: the split search of both children, then the choice of the next split

@@ -186,17 +186,19 @@ __device__ __forceinline__ void clear_slot_share(const TreeArgs &a, int slot) {
   for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) h[k] = Bin{0, 0};
 }
 
-// A thread per row: its bytes in from each feature's column (the reads of a
-// warp from one column are contiguous), its words out, padding words zero.
-__global__ void k_rows(const uint8_t *__restrict__ cols, int nfeat, int nrow, uint32_t *__restrict__ bins,
-                       int stride, int bits) {
+// A thread per row: its bytes of features f0 to f1 - 1 in from their
+// columns (the reads of a warp from one column are contiguous), their words
+// out; the last group (f1 == nfeat) also zeroes the padding words.
+__global__ void k_rows(const uint8_t *__restrict__ cols, int f0, int f1, int nfeat, int nrow,
+                       uint32_t *__restrict__ bins, int stride, int bits) {
   const int fpw = 32 / bits;  // features a word
+  const int w0 = f0 / fpw, w1 = f1 == nfeat ? stride : (f1 + fpw - 1) / fpw;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrow; i += gridDim.x * blockDim.x) {
     uint32_t *rb = bins + (size_t)i * stride;
-    for (int w = 0; w < stride; w++) {
+    for (int w = w0; w < w1; w++) {
       uint32_t q = 0;
-      for (int k = 0; k < fpw && fpw * w + k < nfeat; k++)
-        q |= (uint32_t)cols[(size_t)(fpw * w + k) * nrow + i] << (bits * k);
+      for (int k = 0; k < fpw && fpw * w + k < f1; k++)
+        q |= (uint32_t)cols[(size_t)(fpw * w + k - f0) * nrow + i] << (bits * k);
       rb[w] = q;
     }
   }
@@ -221,10 +223,9 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   if (threadIdx.x < kBinWords) sbits[threadIdx.x] = c->cur.bins[threadIdx.x];
   if (v.done) return;
   const Leaf &lf = v.lf;
-  // The split feature's column: the rows of a chunk (in ascending runs)
-  // share its 32-byte sectors, where row-major bins cost a sector per row
-  // for one byte.
-  const uint8_t *col = a.cols + (size_t)v.feature * a.nrow;
+  // The split feature's bins (its column when there is one: the rows of a
+  // chunk, in ascending runs, share its 32-byte sectors).
+  const BinReader col = bin_reader(a, v.feature);
   clear_slot_share(a, v.next_slot);
   __syncthreads();
   const int n = lf.count;
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       const int i = threadIdx.x + k * kPartThreads;
       fl[k] = 0;
       if (i < n) {
-        fl[k] = goes_left(sbits, col[idx[i]]);
+        fl[k] = goes_left(sbits, read_bin(col, idx[i]));
       }
       mine += fl[k];
     }
@@ -276,7 +277,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       r[u] = i < end ? idx[i] : -1;
     }
 #pragma unroll
-    for (int u = 0; u < kCountBatch; u++) q[u] = r[u] >= 0 ? col[r[u]] : 0;
+    for (int u = 0; u < kCountBatch; u++) q[u] = r[u] >= 0 ? read_bin(col, r[u]) : 0;
 #pragma unroll
     for (int u = 0; u < kCountBatch; u++) {
       if (r[u] < 0) break;
@@ -352,10 +353,11 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   layout_children(a, c, v, s_total_left);
 }
 
-int rows_launch(const uint8_t *cols, int nfeat, int nrow, uint32_t *bins, int stride, int bits, cudaStream_t st) {
+int rows_launch(const uint8_t *cols, int f0, int f1, int nfeat, int nrow, uint32_t *bins, int stride, int bits,
+                cudaStream_t st) {
   if (nrow < 1) return HB_OK;
   const int grid = nrow / 256 + 1 < 4096 ? nrow / 256 + 1 : 4096;
-  k_rows<<<grid, 256, 0, st>>>(cols, nfeat, nrow, bins, stride, bits);
+  k_rows<<<grid, 256, 0, st>>>(cols, f0, f1, nfeat, nrow, bins, stride, bits);
   HB_CUDA_TRY(cudaGetLastError(), "the row packing kernel");
   return HB_OK;
 }

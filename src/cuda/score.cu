@@ -44,19 +44,20 @@ __device__ __forceinline__ const NodeRoute *stage_nodes(const NodeRoute *route, 
 }
 }  // namespace
 
-// Leaf of every training row (routed on the feature-major bins, so a warp
-// reads each node's feature for 32 neighbouring rows at once), and the
+// Leaf of every training row (routed on the feature-major bins when the
+// learner keeps them, so a warp reads each node's feature for 32
+// neighbouring rows at once; else on the row-major words), and the
 // in-bag rows' sums per leaf: the
 // fixed-point refit sums, or (quantized training without refit) the sums of
 // the rows' quantized values, rounded again exactly as the tree saw them.
 __global__ void __launch_bounds__(kRouteThreads)
-k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint8_t *__restrict__ cols, int n, const uint8_t *__restrict__ inbag, const double *__restrict__ g,
+k_route_train(TreeArgs a, int n, const uint8_t *__restrict__ inbag, const double *__restrict__ g,
               const double *__restrict__ h, const RoundScales *rs, QuantArgs q, int *__restrict__ leaf_of_row,
               unsigned long long *__restrict__ sums) {
   __shared__ NodeRoute snodes[kMaxSharedNodes];
   __shared__ unsigned long long ssum[2 * kMaxSharedLeaves];
-  const int nl = c->num_leaves;
-  const NodeRoute *nodes = stage_nodes(route, nl, snodes);
+  const int nl = a.ctl->num_leaves;
+  const NodeRoute *nodes = stage_nodes(a.route, nl, snodes);
   const bool stage = nl <= kMaxSharedLeaves;
   if (stage) {
     for (int k = threadIdx.x; k < 2 * nl; k += blockDim.x) ssum[k] = 0;
@@ -66,7 +67,7 @@ k_route_train(const NodeRoute *__restrict__ route, const Ctl *c, const uint8_t *
   const int fg = rs->fg, fh = rs->fh;
   const bool quant_sums = q.on && !q.refit;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int leaf = route_row(nodes, nl, [cols, n, i](int f) { return (int)cols[(size_t)f * n + i]; });
+    const int leaf = route_row(nodes, nl, [&a, i](int f) { return read_bin(bin_reader(a, f), i); });
     leaf_of_row[i] = leaf;
     if (!inbag || inbag[i]) {
       long long sg, sh;
@@ -157,15 +158,14 @@ k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__
   }
 }
 
-int score_train_launch(const TreeArgs &a, const uint8_t *cols, int n, const uint8_t *inbag,
+int score_train_launch(const TreeArgs &a, int n, const uint8_t *inbag,
                        const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
                        unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
-  k_route_train<<<grid, kRouteThreads, 0, st>>>(a.route, a.ctl, cols, n, inbag, g, h, rs, q, leaf_of_row,
-                                                sums);
+  k_route_train<<<grid, kRouteThreads, 0, st>>>(a, n, inbag, g, h, rs, q, leaf_of_row, sums);
   HB_CUDA_TRY(cudaGetLastError(), "the routing kernel");
   HB_SAME_CARVEOUT(k_leaf_values);
   k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, learning_rate,

@@ -1185,3 +1185,49 @@ test_that("$gpu_profile reports the device memory training took, within plain R'
   expect_gt(dv, m * (nf / 2 + 8))
   expect_lt(dv, m * (4 * nf + 16) + 16e6)
 })
+
+test_that("without its column copy (gpu_column_copy = 0) the GPU grows the same model in n x features fewer bytes", {
+  skip_without_gpu()
+  # the copy changes where the partition and the routing read a row's bin
+  # (its column, or the histograms' row-major words: 8- or 4-bit, banked),
+  # never what they read: the models must be identical, and the CPU's
+  n <- test_rows(60000L)
+  d <- gen_task(41, n = n, task = "binary", factors = 2, na = 0.05)
+  nf <- ncol(d$x)
+  variants <- list(
+    list(),
+    list(max_bin = 15L),
+    list(quantized = TRUE),
+    list(bagging_fraction = 0.7, bagging_freq = 1L, feature_fraction = 0.8),
+    list(goss = TRUE, learning_rate = 0.5)
+  )
+  for (v in variants) {
+    label <- paste(names(v), unlist(v), collapse = ", ")
+    if (!nzchar(label)) label <- "defaults"
+    p <- modifyList(list(nrounds = 12L, num_leaves = 31L, seed = 3, device = "cuda"), v)
+    with <- do.call(hb_quiet, c(list(d$x, d$y, gpu_column_copy = 1L), p))
+    without <- do.call(hb_quiet, c(list(d$x, d$y, gpu_column_copy = 0L), p))
+    expect_identical(without$model_text, with$model_text, label = label)
+  }
+  # and the CPU's trees (on data without near ties, as the tests above)
+  dt <- tiefree(43, n = 5000)
+  cpu <- do.call(hb_quiet, c(list(dt$x, dt$y, device = "cpu"), gpu_params))
+  without <- do.call(hb_quiet, c(list(dt$x, dt$y, device = "cuda", gpu_column_copy = 0L), gpu_params))
+  expect_same_trees(cpu, without, tol = 1e-8, label = "CPU")
+  # multiclass: three trees a round route through the same words
+  d3 <- gen_task(42, n = 5000, task = "multiclass", factors = 1, na = 0.05)
+  mc <- lapply(0:1, function(cc) hb_quiet(d3$x, d3$y, nrounds = 6L, num_leaves = 15L, device = "cuda",
+                                          gpu_column_copy = cc))
+  expect_identical(mc[[1]]$model_text, mc[[2]]$model_text)
+  # the memory: the copy is n x (internal features) bytes (cudaMalloc rounds to 2 MiB)
+  m <- test_rows(400000L)
+  x <- matrix(runif(m * 28), m, 28)
+  y <- x[, 1] + rnorm(m)
+  old <- options(histboost.gpu_profile = TRUE)
+  on.exit(options(old))
+  b <- vapply(c(1L, 0L, -1L), function(cc) {
+    hb_quiet(x, y, nrounds = 2L, num_leaves = 15L, device = "cuda", gpu_column_copy = cc)$gpu_profile$device_bytes
+  }, 0)
+  expect_equal(b[1] - b[2], m * 28, tolerance = 4.2e6 / (m * 28))
+  expect_equal(b[3], b[1])  # by default a copy this small is kept
+})
