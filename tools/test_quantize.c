@@ -226,6 +226,44 @@ static void test_denormal_scale(void) {
   CHECK(ok, "denormal gradients round to 0 or 1: %d %d %d %d", q[0], q[1], q[2], q[3]);
 }
 
+/* hb_fixed_exponent against its definition, the largest e with
+ * m 2^e rows <= 2^bits, checked with exact power-of-two scalings: where
+ * 2^bits / (m rows) is a normal double it is that quotient's ilogb (the
+ * rule it replaced), and below that range, where the quotient overflows,
+ * still the largest such e (up to 1074), not 1074 outright. */
+static void test_fixed_exponent(void) {
+  const int bits[3] = {30, 52, 62};
+  int bad_def = 0, bad_ilogb = 0, n_tiny = 0;
+  srand(7);
+  for (int t = 0; t < 200000; t++) {
+    const int b = bits[t % 3];
+    const double m = ldexp(0.5 + 0.5 * rand() / ((double)RAND_MAX + 1), -1070 + rand() % 2090);
+    const double rows = t % 5 == 0 ? 1.0 : floor(1 + ldexp(rand() / ((double)RAND_MAX + 1), rand() % 32));
+    const int e = hb_fixed_exponent(m, rows, b);
+    const double p = m * rows, q = ldexp(1.0, b) / p;
+    if (isnormal(p) && isnormal(q) && ilogb(q) <= 1074) bad_ilogb += e != ilogb(q);
+    if (!isnormal(q)) n_tiny++;
+    /* m 2^e rows against 2^bits, both sides scaled so nothing overflows:
+     * within two roundings (the product and the quotient) of the bound */
+    const double at = ldexp(m, e - b) * rows, next = ldexp(m, e + 1 - b) * rows;
+    if (!(at <= 1 + 1e-15) || (e < 1074 && !(next > 1 - 1e-15))) bad_def++;
+  }
+  CHECK(bad_ilogb == 0, "%d exponents differ from ilogb(2^bits / (m rows)) where that is a normal double",
+        bad_ilogb);
+  CHECK(bad_def == 0, "%d exponents are not the largest e with m 2^e rows <= 2^bits (up to 1074)", bad_def);
+  CHECK(n_tiny > 1000, "only %d draws where the quotient is not a normal double", n_tiny);
+  /* the case the old rule got wrong: m rows = 1e-296, about 2^-983, so 2^52 / (m rows)
+   * overflows, yet e = 1035 already puts every value's sum within 2^52 units */
+  const int e = hb_fixed_exponent(1e-300, 1e4, 52);
+  CHECK(e == 52 + 983 - 1 || e == 52 + 983, "m 1e-300, 10^4 rows, 52 bits: e = %d, not 1034 or 1035", e);
+  CHECK(ldexp(1e-300, e) * 1e4 <= ldexp(1.0, 52) && ldexp(1e-300, e + 1) * 1e4 > ldexp(1.0, 52),
+        "m 1e-300: e = %d is not the largest", e);
+  CHECK(hb_fixed_exponent(ldexp(1.0, -1074), 1.0, 30) == 1074, "the smallest double: the finest grid, 1074");
+  CHECK(hb_fixed_exponent(0.0, 10.0, 30) == 0 && hb_fixed_exponent(INFINITY, 10.0, 30) == 0 &&
+            hb_fixed_exponent(NAN, 10.0, 30) == 0,
+        "zero, infinite and NaN magnitudes give 0");
+}
+
 int main(void) {
   test_levels();
   test_unbiased();
@@ -235,6 +273,7 @@ int main(void) {
   test_packing();
   test_pass_is_rule();
   test_denormal_scale();
+  test_fixed_exponent();
   printf("test_quantize: %d checks, %d failed\n", checks, failures);
   return failures != 0;
 }

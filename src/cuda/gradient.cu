@@ -155,12 +155,6 @@ __global__ void k_goss_all(int n, uint8_t *inbag, int *nbag, int *bag_all) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) inbag[i] = 1;
 }
 
-// The largest e with m * 2^e * rows <= 2^bits (0 for m == 0).
-__device__ __forceinline__ int fixed_exponent(double m, double rows, int bits) {
-  if (!(m > 0)) return 0;
-  return ilogb(ldexp(1.0, bits) / (m * rows));
-}
-
 // One thread: this tree's scales, and a fresh tree: the root holds the
 // in-bag rows (or all), every slot but the root's is free.
 __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int n, int block_rows,
@@ -178,14 +172,14 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
       c->done = 1;
     }
     // A block adds at most block_rows values into one int32 counter.
-    const int eg = fixed_exponent(mg, block_rows, 30), eh = fixed_exponent(mh, block_rows, 30);
+    const int eg = hb_fixed_exponent(mg, block_rows, 30), eh = hb_fixed_exponent(mh, block_rows, 30);
     c->scale_g = ldexp(1.0, -eg);
     c->scale_h = ldexp(1.0, -eh);
     rs->eg = eg;
     rs->eh = eh;
     // Refit sums: int64 with room for every row at the largest magnitude.
-    rs->fg = fixed_exponent(mg, (double)n, 62);
-    rs->fh = fixed_exponent(mh, (double)n, 62);
+    rs->fg = hb_fixed_exponent(mg, (double)n, 62);
+    rs->fh = hb_fixed_exponent(mh, (double)n, 62);
     rs->tree = *tree;
     if (q.on) {
       // Quantized: the search sees integer sums times these scales.

@@ -844,8 +844,8 @@ extern "C" int hb_cuda_hist_check(int nrow, int nfeat, const int *num_bin, const
     // Exponents as the learner picks them: the most rows a block sums, at
     // the largest magnitude, within 2^30.
     const double rows_bound = hist_plan_block_rows(plan, nrow);
-    eg = mg > 0 ? ilogb(1073741824.0 / (mg * rows_bound)) : 0;
-    eh = mh > 0 ? ilogb(1073741824.0 / (mh * rows_bound)) : 0;
+    eg = hb_fixed_exponent(mg, rows_bound, 30);
+    eh = hb_fixed_exponent(mh, rows_bound, 30);
   }
   *exp_g = eg;
   *exp_h = eh;

@@ -843,7 +843,7 @@ HB_OMP(for schedule(dynamic, 1))
     int64_t *a = ws->rsum + (size_t)hb_threads_id() * 2 * (size_t)L;
 #if defined(__SSE2__)
     /* round_ll on the (g, h) pair at once: with y = x * 2^e, |y| < 2^51
-     * (fixed_exponent gave |x| 2^e <= 2^62 / n, and n >= 65536 here), the
+     * (hb_fixed_exponent gave |x| 2^e <= 2^62 / n, and n >= 65536 here), the
      * double y + 1.5 * 2^52 holds round(y) in its low bits, so its bits less
      * those of 1.5 * 2^52 are the integer round_ll gives */
     const __m128d P = _mm_set_pd(ph, pg), C = _mm_set1_pd(HB_ROUND_MAGIC);

@@ -10,18 +10,6 @@
 #include <emmintrin.h>
 #endif
 
-/* The largest e with m * 2^e * rows <= 2^bits (0 for m == 0), as the GPU;
- * at most 1074 (a finer grid than 2^-1074, the smallest double, holds
- * nothing more), also where 2^bits / (m rows) overflows (m * rows below
- * about 1e-290), for which ilogb would give INT_MAX. */
-static int fixed_exponent(double m, double rows, int bits) {
-  if (!(m > 0)) return 0;
-  double q = ldexp(1.0, bits) / (m * rows);
-  if (!(q <= DBL_MAX)) return 1074;
-  int e = ilogb(q);
-  return e > 1074 ? 1074 : e;
-}
-
 /* Rows [i0, i1): q[i] = g * 65536 + h, each value rounded by
  * hb_quant_round with its draw (lhl == 0: h = 1). With SSE2 (every x86-64)
  * a row's (g, h) pair is one vector: the same IEEE divisions, additions,
@@ -123,8 +111,8 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   out->sh = sh;
   out->rows16 = hb_quant_rows16(lg, lhl ? lhl : 1);
   out->refit = cfg->refit_leaves;
-  out->fg = fixed_exponent(mg, (double)nglobal, 62);
-  out->fh = fixed_exponent(mh, (double)nglobal, 62);
+  out->fg = hb_fixed_exponent(mg, (double)nglobal, 62);
+  out->fh = hb_fixed_exponent(mh, (double)nglobal, 62);
   return HB_OK;
 }
 
@@ -134,7 +122,7 @@ int hb_exact_sums_dist(int n, double *gh, int nthreads, const hb_dist_t *dist, i
   int st = global_scales(n, gh, nth, dist, &mg, &mh, &lh);
   if (st != HB_OK) return st;
   (void)nth;
-  const int eg = fixed_exponent(mg, (double)nglobal, 52), eh = fixed_exponent(mh, (double)nglobal, 52);
+  const int eg = hb_fixed_exponent(mg, (double)nglobal, 52), eh = hb_fixed_exponent(mh, (double)nglobal, 52);
 HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int i = 0; i < n; i++) {
     double *p = gh + 2 * (size_t)i;

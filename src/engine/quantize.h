@@ -27,6 +27,23 @@
 #define HB_QFN static inline
 #endif
 
+/* The exponent of a fixed-point grid: the largest e with m 2^e rows <=
+ * 2^bits, so that `rows` values of magnitude at most m, each a whole number
+ * of units 2^-e, sum to at most 2^bits units (0 for m == 0, or m not
+ * finite, which the callers reject). At most 1074: 2^-1074, the smallest
+ * double, is the finest grid that holds anything, and every double is a
+ * whole number of it. Taken from m's and rows' exponents apart: it equals
+ * ilogb(2^bits / (m rows)) wherever that quotient is a normal double (the
+ * same roundings, scaled by powers of two), and stays right where it
+ * would overflow (m rows below about 2^-970). CPU and GPU alike. */
+HB_QFN int hb_fixed_exponent(double m, double rows, int bits) {
+  if (!(m > 0) || !(m <= 1.7976931348623157e308)) return 0;
+  int em, er;
+  const double fm = frexp(m, &em), fr = frexp(rows, &er);  /* fm, fr in [0.5, 1) */
+  const int e = bits - em - er + ilogb(1.0 / (fm * fr));
+  return e > 1074 ? 1074 : e;
+}
+
 /* Largest quantized gradient magnitude and hessian for `bits` bits. */
 HB_QFN int hb_quant_grad_levels(int bits) { return (1 << (bits - 1)) - 1; }
 HB_QFN int hb_quant_hess_levels(int bits) { return (1 << bits) - 1; }
