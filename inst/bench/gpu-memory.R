@@ -2,7 +2,8 @@
 # rows on one card in at most 10 GB at max_bin 255).
 #
 #   Rscript inst/bench/gpu-memory.R [--rows 10000000,50000000,100000000]
-#                                   [--features 28] [--leaves 255] [--rounds 3] [--out DIR]
+#                                   [--features 28] [--leaves 255] [--rounds 3]
+#                                   [--column-copy -1] [--out DIR] [--label NAME]
 #
 # For each row count: a data.frame of --features uniform columns (a
 # data.frame, so that no R vector exceeds 2^31 elements) with a noisy
@@ -10,14 +11,17 @@
 # --leaves leaves) with options(histboost.gpu_profile = TRUE); reports the
 # device bytes the training took ($gpu_profile$device_bytes), per row, the
 # GPU's peak used memory, and the time from the data.frame to the model
-# (binning on the CPU included). Results go to DIR (default
-# inst/bench/results) as gpu-memory-<date>.md and .csv.
+# (binning on the CPU included). --column-copy is histboost()'s
+# gpu_column_copy (-1: the feature-major copy of the bins while it is at
+# most 1 GB, 0 never, 1 whenever it fits). Results go to DIR (default
+# inst/bench/results) as gpu-memory-<date>[-NAME].md and .csv.
 
 suppressPackageStartupMessages(library(histboost))
 options(warn = 1)
 
 args <- commandArgs(trailingOnly = TRUE)
-opt <- list(rows = "10000000,50000000,100000000", features = 28L, leaves = 255L, rounds = 3L, out = "")
+opt <- list(rows = "10000000,50000000,100000000", features = 28L, leaves = 255L, rounds = 3L, column_copy = -1L,
+            out = "", label = "")
 i <- 1L
 while (i <= length(args)) {
   key <- gsub("-", "_", sub("^--", "", args[[i]]))
@@ -43,7 +47,8 @@ for (n in rows) {
   options(histboost.gpu_profile = TRUE)
   fit <- NULL
   t_fit <- secs(fit <- tryCatch(
-    histboost(x, y, nrounds = opt$rounds, num_leaves = opt$leaves, max_bin = 255L, device = "cuda", verbose = 0L),
+    histboost(x, y, nrounds = opt$rounds, num_leaves = opt$leaves, max_bin = 255L, device = "cuda", verbose = 0L,
+              gpu_column_copy = opt$column_copy),
     error = function(e) e))
   options(histboost.gpu_profile = NULL)
   if (inherits(fit, "error")) {
@@ -65,11 +70,12 @@ res <- do.call(rbind, res)
 
 out <- if (nzchar(opt$out)) opt$out else file.path("inst", "bench", "results")
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
-stem <- file.path(out, paste0("gpu-memory-", Sys.Date()))
+stem <- file.path(out, paste0("gpu-memory-", Sys.Date(), if (nzchar(opt$label)) paste0("-", opt$label)))
 utils::write.csv(res, paste0(stem, ".csv"), row.names = FALSE)
 md <- c(sprintf("# histboost GPU training memory, %s", Sys.Date()), "",
-        sprintf("Device: %s (%.0f GiB); %d CPU cores. %d uniform features (a data.frame), max_bin 255, %d leaves, %d rounds; histboost %s.",
+        sprintf("Device: %s (%.0f GiB); %d CPU cores. %d uniform features (a data.frame), max_bin 255, %d leaves, %d rounds, gpu_column_copy %d; histboost %s.",
                 info$name, info$memory / 2^30, parallel::detectCores(), opt$features, opt$leaves, opt$rounds,
+                opt$column_copy,
                 as.character(utils::packageVersion("histboost"))), "",
         "`device GB`: what the training took on the GPU (`$gpu_profile$device_bytes`: free memory before its setup less after). `peak used GB`: the whole GPU's used memory at its highest (the CUDA context included). `fit s`: from the data.frame to the model, binning on the CPU included.", "",
         "| rows | device GB | bytes a row | peak used GB | fit s | error |", "|---:|---:|---:|---:|---:|---|",

@@ -1216,7 +1216,7 @@ test_that("without its column copy (gpu_column_copy = 0) the GPU grows the same 
   expect_same_trees(cpu, without, tol = 1e-8, label = "CPU")
   # multiclass: three trees a round route through the same words
   d3 <- gen_task(42, n = 5000, task = "multiclass", factors = 1, na = 0.05)
-  mc <- lapply(0:1, function(cc) hb_quiet(d3$x, d3$y, nrounds = 6L, num_leaves = 15L, device = "cuda",
+  mc <- lapply(0:1, function(cc) hb_quiet(d3$x, d3$y, nrounds = 6L, num_leaves = 15L, seed = 3, device = "cuda",
                                           gpu_column_copy = cc))
   expect_identical(mc[[1]]$model_text, mc[[2]]$model_text)
   # the memory: the copy is n x (internal features) bytes (cudaMalloc rounds to 2 MiB)
