@@ -364,5 +364,8 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   readRDS(out)
 }
 
-# Bytes this process has sent through MPI collectives (inst/bench/distributed.R).
-.hb_mpi_bytes <- function() .Call(C_hb_mpi_bytes)
+# This process's MPI collectives so far (inst/bench/distributed.R): bytes it
+# sent, seconds spent in them (waiting for the other processes included),
+# and how many.
+.hb_mpi_traffic <- function() stats::setNames(.Call(C_hb_mpi_traffic), c("bytes", "seconds", "calls"))
+.hb_mpi_bytes <- function() .hb_mpi_traffic()[["bytes"]]

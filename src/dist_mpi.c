@@ -16,7 +16,9 @@ static hb_dist_t world;
 static MPI_Comm exit_comm = MPI_COMM_NULL;  /* a copy of the world for the exit barrier alone */
 static int world_ready = 0;
 static int we_initialized = 0;
-static double bytes_sent = 0;  /* bytes this process handed to collectives (benchmarks) */
+/* what this process handed to the engine's collectives (benchmarks): bytes,
+ * seconds inside them (waiting for the other processes included), calls */
+static double bytes_sent = 0, seconds_in = 0, calls_made = 0;
 
 /* MPI counts are ints: collectives go in pieces of at most this many values. */
 #define PIECE ((int64_t)1 << 26)
@@ -42,8 +44,7 @@ static int any_failed(int failed, int *rc) {
 static double *sum_buf = NULL;
 static size_t sum_cap = 0;
 
-static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
-  (void)dist;
+static int allreduce_untimed(void *buf, int64_t count, int type, int op) {
   bytes_sent += (type == HB_DIST_I32 ? 4.0 : 8.0) * (double)count;
   if (type == HB_DIST_F64 && op == HB_DIST_SUM) {
     /* MPI may combine doubles in any order, and differently on different
@@ -99,8 +100,7 @@ static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int ty
 
 /* Each buffer is agreed on before the operation that needs it: one process
  * short of memory ends the call with an error on every process. */
-static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts) {
-  (void)dist;
+static int allgather_untimed(const void *send, int64_t nbytes, void **out, int64_t *counts) {
   bytes_sent += (double)nbytes;
   *out = NULL;
   const int P = world.size;
@@ -146,8 +146,31 @@ done:
   return st;
 }
 
+/* The communicator's two operations: the above, timed and counted. */
+static int mpi_allreduce(const hb_dist_t *dist, void *buf, int64_t count, int type, int op) {
+  (void)dist;
+  const double t0 = MPI_Wtime();
+  const int st = allreduce_untimed(buf, count, type, op);
+  seconds_in += MPI_Wtime() - t0;
+  calls_made += 1;
+  return st;
+}
+
+static int mpi_allgather(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts) {
+  (void)dist;
+  const double t0 = MPI_Wtime();
+  const int st = allgather_untimed(send, nbytes, out, counts);
+  seconds_in += MPI_Wtime() - t0;
+  calls_made += 1;
+  return st;
+}
+
 int hb_mpi_available(void) { return 1; }
-double hb_mpi_bytes(void) { return bytes_sent; }
+void hb_mpi_traffic(double out[3]) {
+  out[0] = bytes_sent;
+  out[1] = seconds_in;
+  out[2] = calls_made;
+}
 
 int hb_mpi_init(void) {
   if (world_ready) return HB_OK;
@@ -222,7 +245,7 @@ int hb_mpi_barrier(void) {
 #else  /* built without MPI */
 
 int hb_mpi_available(void) { return 0; }
-double hb_mpi_bytes(void) { return 0; }
+void hb_mpi_traffic(double out[3]) { out[0] = out[1] = out[2] = 0; }
 int hb_mpi_init(void) {
   return hb_error_set(HB_ERR_STATE, "histboost was built without MPI");
 }

@@ -17,7 +17,9 @@ void hb_mpi_finalize(double wait_s);
 /* End every process of the job (MPI_Abort). */
 void hb_mpi_abort(int code);
 int hb_mpi_barrier(void);
-/* Bytes this process has handed to collective operations so far. */
-double hb_mpi_bytes(void);
+/* This process's collective operations so far: out[0] the bytes it handed
+ * them, out[1] the seconds spent in them (waiting for the others
+ * included), out[2] how many. */
+void hb_mpi_traffic(double out[3]);
 
 #endif

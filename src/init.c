@@ -56,7 +56,7 @@ SEXP C_hb_has_mpi(void);
 SEXP C_hb_mpi_init(void);
 SEXP C_hb_mpi_finalize(SEXP);
 SEXP C_hb_mpi_abort(SEXP);
-SEXP C_hb_mpi_bytes(void);
+SEXP C_hb_mpi_traffic(void);
 SEXP C_hb_mpi_allgather_raw(SEXP);
 SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
@@ -109,7 +109,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_mpi_init, 0),
   ENTRY(C_hb_mpi_finalize, 1),
   ENTRY(C_hb_mpi_abort, 1),
-  ENTRY(C_hb_mpi_bytes, 0),
+  ENTRY(C_hb_mpi_traffic, 0),
   ENTRY(C_hb_mpi_allgather_raw, 1),
   ENTRY(C_hb_dataset_create_mpi, 7),
   {NULL, NULL, 0}

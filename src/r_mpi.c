@@ -21,7 +21,12 @@ SEXP C_hb_mpi_init(void) {
   return out;
 }
 
-SEXP C_hb_mpi_bytes(void) { return Rf_ScalarReal(hb_mpi_bytes()); }
+SEXP C_hb_mpi_traffic(void) {
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 3));
+  hb_mpi_traffic(REAL(out));
+  UNPROTECT(1);
+  return out;
+}
 
 SEXP C_hb_mpi_finalize(SEXP wait_s) {
   hb_mpi_finalize(Rf_asReal(wait_s));

@@ -2,8 +2,10 @@
 # Higgs-shaped data (28 numeric features, binary label), the same total
 # cores split as 1 process x 16 threads, 2 x 8 and 4 x 4 (MPI, on this
 # machine), full precision and quantized histograms: wall time of
-# histboost() on process 0, MPI bytes each process sent per tree, and
-# whether the model text equals the one-process model's (it must, quantized).
+# histboost() on process 0, MPI bytes each process sent per tree, the
+# seconds process 0 spent inside MPI collectives (waiting for the others
+# included) and how many it made per tree, and whether the model text
+# equals the one-process model's (it must, quantized).
 #   Rscript inst/bench/distributed.R [rows] [rounds] [cores]
 # defaults: 10.5e6 rows, 100 rounds, 16 cores (the lead's machine); a quick
 # check of correctness: Rscript inst/bench/distributed.R 20000 5 2
@@ -32,15 +34,15 @@ common <- list(nrounds = rounds, num_leaves = 255L, learning_rate = 0.1, min_dat
 train_shard <- function(dir, nproc, quantized, common) {
   w <- histboost::hb_mpi_world()
   d <- readRDS(file.path(dir, sprintf("np%d-part%d.rds", nproc, w[["rank"]])))
-  b0 <- histboost:::.hb_mpi_bytes()
+  m0 <- histboost:::.hb_mpi_traffic()
   t0 <- proc.time()[["elapsed"]]
   fit <- do.call(histboost::histboost, c(list(x = d$x, y = factor(d$y), distributed = "mpi",
                                               quantized = quantized), common))
   el <- proc.time()[["elapsed"]] - t0
   f <- tempfile()
   histboost::hb_save(fit, f)
-  list(seconds = el, bytes = histboost:::.hb_mpi_bytes() - b0,
-       text = readLines(f))
+  m <- histboost:::.hb_mpi_traffic() - m0
+  list(seconds = el, bytes = m[["bytes"]], mpi_seconds = m[["seconds"]], calls = m[["calls"]], text = readLines(f))
 }
 
 res <- NULL
@@ -55,7 +57,7 @@ for (quantized in c(FALSE, TRUE)) {
       sec <- proc.time()[["elapsed"]] - t0
       options(old)
       f <- tempfile(); hb_save(fit, f); ref <- readLines(f)
-      out <- list(seconds = sec, bytes = 0, text = ref)
+      out <- list(seconds = sec, bytes = 0, mpi_seconds = 0, calls = 0, text = ref)
     } else {
       out <- hb_mpi_run(np, train_shard, dir = dir, nproc = np, quantized = quantized, common = common,
                         mpirun_args = c("--bind-to", "none", "-x", paste0("HISTBOOST_NUM_THREADS=", th)))
@@ -63,6 +65,7 @@ for (quantized in c(FALSE, TRUE)) {
     res <- rbind(res, data.frame(rows = n, processes = np, threads = th, quantized = quantized,
                                  seconds = round(out$seconds, 2),
                                  mb_per_tree = round(out$bytes / rounds / 2^20, 3),
+                                 mpi_seconds = round(out$mpi_seconds, 2), calls_per_tree = round(out$calls / rounds),
                                  same_model = identical(out$text, ref)))
   }
 }
