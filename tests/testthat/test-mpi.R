@@ -328,6 +328,19 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
   expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine")
 })
 
+test_that("hb_mpi_run() gives each process its share of the session's threads, unless told otherwise", {
+  skip_without_mpi()
+  old <- options(histboost.nthreads = 5L)
+  on.exit(options(old))
+  withr_env <- Sys.getenv("HISTBOOST_NUM_THREADS", unset = NA)
+  Sys.unsetenv("HISTBOOST_NUM_THREADS")
+  on.exit(if (!is.na(withr_env)) Sys.setenv(HISTBOOST_NUM_THREADS = withr_env), add = TRUE)
+  threads <- function() c(histboost::hb_threads(), histboost::hb_mpi_world()[["size"]])
+  expect_identical(hb_mpi_run(2, threads, timeout = 90), c(2L, 2L))  # 5 %/% 2
+  expect_identical(hb_mpi_run(3, threads, timeout = 90)[1], 1L)
+  expect_identical(hb_mpi_run(2, threads, mpirun_args = c("-x", "HISTBOOST_NUM_THREADS=3"), timeout = 90)[1], 3L)
+})
+
 # Run R code in one child Rscript, MPI started there alone (a singleton,
 # no mpirun), and return what it printed (timeout in seconds).
 mpi_singleton <- function(code, timeout) {
