@@ -91,7 +91,12 @@
     # sees the concatenated data set on every process and returns one value
     if (identical(tr$distributed, "mpi")) preds <- .hb_mpi_gather_rows(preds)
     lab <- tr$set_labels[[data[j] + 1L]]
-    for (i in ci) out[i, j] <- .hb_eval_fun(st, i, preds, lab$label, lab$weight)
+    vals <- function() vapply(ci, function(i) .hb_eval_fun(st, i, preds, lab$label, lab$weight), 0)
+    # distributed: a function that fails on one process fails them all (not
+    # a wait for the one that left), and every process takes process 0's
+    # values, so that early stopping decides alike even if the function
+    # answers otherwise elsewhere (it may read something of its own process)
+    out[ci, j] <- if (identical(tr$distributed, "mpi")) .hb_dist_try(vals(), all = TRUE)[[1L]] else vals()
   }
   as.vector(out)
 }

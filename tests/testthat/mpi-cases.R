@@ -55,7 +55,7 @@ mpi_case <- function(case) {
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
-    custom = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
+    custom = , metric_local = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
     cox = survival::Surv(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
     l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
     mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
@@ -94,7 +94,8 @@ mpi_case <- function(case) {
   }
   # the options of one process checked on several, each case quantized so
   # that the model must be byte for byte the one-process model
-  if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "callback", "dart", "l1",
+  if (case %in% c("unbalanced", "class_weights", "custom", "continue", "metric_fun", "metric_local", "callback",
+                  "dart", "l1",
                   "quantile", "mape", "cox")) {
     args$quantized <- TRUE
   }
@@ -109,6 +110,16 @@ mpi_case <- function(case) {
     }, "rmse")
     args$nrounds <- 30L
     args$learning_rate <- 0.5
+  }
+  if (case == "metric_local") {
+    # the median absolute error, off by 1000 on the processes where
+    # mpi-train.R sets the option, failing where it sets the other
+    args$eval_metric <- list(function(preds, labels) {
+      if (isTRUE(getOption("hb_test_metric_fail", FALSE))) stop("this process's metric failed")
+      off <- if (isTRUE(getOption("hb_test_stop_here", FALSE))) 1000 else 0
+      list(name = "medae", value = stats::median(abs(preds - labels)) + off, higher_better = FALSE)
+    })
+    args$nrounds <- 12L
   }
   if (case == "metric_fun") {
     # a weighted metric function of the class probabilities (a matrix):

@@ -416,6 +416,25 @@ test_that("a custom objective and metric functions on 2, 3 and 4 processes give 
   expect_mpi_identical("metric_fun", 3L)
 })
 
+test_that("a metric function that answers otherwise, or fails, on one process: process 0's answer, or a classed error on all", {
+  skip_without_mpi()
+  # the last process's metric is off by 1000 (mpi-train.R): every process
+  # logs process 0's values, which are the one-process model's log
+  ref <- expect_mpi_identical("metric_local", 3L)
+  expect_identical(names(ref$evaluation_log), c("iter", "v_medae"))
+  expect_true(all(ref$evaluation_log$v_medae < 1000))
+  # the last process's metric fails: every process ends with a classed
+  # error naming it, none waits for the process that left
+  r <- run_mpi("metric_local", 3, "metricfail", timeout = 120)
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 3L)
+  expect_match(lines[3], "^rank 2: .*this process's metric failed", info = paste(r$out, collapse = "\n"))
+  for (k in 1:2) {
+    expect_match(lines[k], sprintf("^rank %d: histboost_error.*process 2 \\(MPI rank 2\\) failed: .*this process's metric failed", k - 1L),
+                 info = paste(r$out, collapse = "\n"))
+  }
+})
+
 test_that("a callback that stops training on one process stops every process at the same round", {
   skip_without_mpi()
   # only the last process asks to stop after round 5 (mpi-train.R); on one
