@@ -738,6 +738,41 @@ static void test_threads(void) {
   free(fx);
 }
 
+/* The boundary sample over many chunks of rows, drawn on several threads,
+ * is its definition: the rows whose draw for (seed, HB_RNG_BINNING, 0, row)
+ * falls below bin_sample_rows / nrow. Binning just those rows, all of them
+ * sampled, gives the same boundaries; and one thread the same as three. */
+static void test_sample_chunks(void) {
+  const int nrow = 300000;  /* several of dataset.c's 65536-row chunks */
+  double *x = malloc((size_t)nrow * sizeof *x), *xs = malloc((size_t)nrow * sizeof *xs);
+  for (int r = 0; r < nrow; r++) x[r] = floor(hb_rng_unif(31, 7, 0, r) * 5000) / 7;
+  hb_binparams_t bp;
+  hb_binparams_default(&bp);
+  bp.bin_sample_rows = 4000;
+  bp.seed = 12;
+  int ns = 0;
+  for (int r = 0; r < nrow; r++)
+    if (hb_rng_unif(bp.seed, HB_RNG_BINNING, 0, (uint64_t)r) < (double)bp.bin_sample_rows / nrow) xs[ns++] = x[r];
+  hb_column_t col = dcol(x), cols = dcol(xs);
+  bp.nthreads = 3;
+  hb_dataset_t *d3 = build(nrow, 1, &col, NULL, &bp, NULL);
+  bp.nthreads = 1;
+  hb_dataset_t *d1 = build(nrow, 1, &col, NULL, &bp, NULL);
+  hb_binparams_t all = bp;
+  all.bin_sample_rows = 0;
+  hb_dataset_t *ds = build(ns, 1, &cols, NULL, &all, NULL);
+  if (d1 && d3 && ds) {
+    CHECK(ns > 3500 && ns < 4500, "%d rows drawn for a sample of 4000", ns);
+    CHECK(mappers_equal(&d3->mappers[0], &ds->mappers[0]), "the sample is not the rows its draws pick");
+    CHECK(datasets_equal(d1, d3), "1 vs 3 threads differ");
+  }
+  hb_dataset_free(d1);
+  hb_dataset_free(d3);
+  hb_dataset_free(ds);
+  free(x);
+  free(xs);
+}
+
 /* Every invalid input: HB_ERR_INPUT, a message, *out NULL, nothing leaked. */
 static void test_errors(void) {
   double x[] = {1, 2, 3};
@@ -842,6 +877,7 @@ int main(void) {
   test_trivial();
   test_reference();
   test_threads();
+  test_sample_chunks();
   test_errors();
   test_copy();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -693,31 +693,56 @@ void hb_dataset_free(hb_dataset_t *d) {
   hb_free(d);
 }
 
-/* Draw the boundary sample: row r is in it when its uniform draw for
- * (seed, HB_RNG_BINNING, 0, r) falls below bin_sample_rows/nrow, so the
- * choice depends on nothing but the seed and the row. */
-static int make_sample(int nrow, const hb_binparams_t *bp, int need_flag, sample_t *s) {
+/* The boundary sample's rows among rows 0 .. nrow - 1, global rows row0 +
+ * r: row r is in it when its uniform draw for (seed, HB_RNG_BINNING, 0,
+ * row0 + r) falls below frac, so the choice depends on nothing but the seed
+ * and the global row. Into a new increasing array *rows of *n (every row
+ * when frac >= 1). The draws run on nt threads a chunk of rows at a time:
+ * counted, then written at each chunk's offset. */
+#define SAMPLE_CHUNK 65536
+static int sample_rows(int nrow, int64_t row0, double frac, uint64_t seed, int nt, int **rows, int *n) {
+  const int nchunk = (int)(((int64_t)nrow + SAMPLE_CHUNK - 1) / SAMPLE_CHUNK);
+  int *off = hb_calloc((size_t)nchunk + 1, sizeof *off);
+  if (!off) return HB_ERR_NOMEM;
+  (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(static) if (nchunk > 1))
+  for (int c = 0; c < nchunk; c++) {
+    const int r1 = c + 1 < nchunk ? (c + 1) * SAMPLE_CHUNK : nrow;
+    int k = 0;
+    for (int r = c * SAMPLE_CHUNK; r < r1; r++) k += hb_rng_unif(seed, HB_RNG_BINNING, 0, (uint64_t)(row0 + r)) < frac;
+    off[c + 1] = k;
+  }
+  for (int c = 0; c < nchunk; c++) off[c + 1] += off[c];
+  int *out = hb_malloc((size_t)(off[nchunk] > 0 ? off[nchunk] : 1) * sizeof *out);
+  if (!out) { hb_free(off); return HB_ERR_NOMEM; }
+HB_OMP(parallel for num_threads(nt) schedule(static) if (nchunk > 1))
+  for (int c = 0; c < nchunk; c++) {
+    const int r1 = c + 1 < nchunk ? (c + 1) * SAMPLE_CHUNK : nrow;
+    int k = off[c];
+    for (int r = c * SAMPLE_CHUNK; r < r1; r++)
+      if (hb_rng_unif(seed, HB_RNG_BINNING, 0, (uint64_t)(row0 + r)) < frac) out[k++] = r;
+  }
+  *n = off[nchunk];
+  *rows = out;
+  hb_free(off);
+  return HB_OK;
+}
+
+/* Draw the boundary sample (sample_rows), with a per-row flag when asked. */
+static int make_sample(int nrow, const hb_binparams_t *bp, int need_flag, int nt, sample_t *s) {
   memset(s, 0, sizeof *s);
   if (bp->bin_sample_rows <= 0 || nrow <= bp->bin_sample_rows) {
     s->all = 1;
     s->n = nrow;
     return HB_OK;
   }
-  double frac = (double)bp->bin_sample_rows / nrow;
-  int n = 0;
-  for (int r = 0; r < nrow; r++) n += hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)r) < frac;
-  s->rows = hb_malloc((size_t)n * sizeof(int));
-  if (!s->rows) return HB_ERR_NOMEM;
+  int st = sample_rows(nrow, 0, (double)bp->bin_sample_rows / nrow, bp->seed, nt, &s->rows, &s->n);
+  if (st != HB_OK) return st;
   if (need_flag) {
     s->flag = hb_calloc((size_t)nrow, 1);
     if (!s->flag) { hb_free(s->rows); s->rows = NULL; return HB_ERR_NOMEM; }
+    for (int k = 0; k < s->n; k++) s->flag[s->rows[k]] = 1;
   }
-  for (int r = 0, k = 0; r < nrow; r++)
-    if (hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)r) < frac) {
-      s->rows[k++] = r;
-      if (s->flag) s->flag[r] = 1;
-    }
-  s->n = n;
   return HB_OK;
 }
 
@@ -798,7 +823,7 @@ int hb_dataset_create(const hb_input_t *in, const hb_binparams_t *bp_in,
     hb_binmapper_t **cm = hb_calloc((size_t)ncol, sizeof *cm);
     int *cn = hb_calloc((size_t)ncol, sizeof *cn);
     scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
-    if (!cm || !cn || !scs || make_sample(nrow, &bp, in->csc != NULL, &smp) != HB_OK) {
+    if (!cm || !cn || !scs || make_sample(nrow, &bp, in->csc != NULL, nt, &smp) != HB_OK) {
       hb_free(cm); hb_free(cn); hb_free(scs); hb_dataset_free(d);
       return HB_ERR_NOMEM;
     }
@@ -1033,13 +1058,14 @@ static int dist_sample_values(const hb_input_t *in, const hb_binparams_t *bp, in
   const int nrow = in->nrow;
   const int all = bp->bin_sample_rows <= 0 || N <= bp->bin_sample_rows;
   const double frac = all ? 1.0 : (double)bp->bin_sample_rows / (double)N;
-  int *pos = hb_malloc(sizeof(int) * (size_t)nrow);
-  if (!pos) return HB_ERR_NOMEM;
-  int m = 0;
-  for (int r = 0; r < nrow; r++) {
-    int take = all || hb_rng_unif(bp->seed, HB_RNG_BINNING, 0, (uint64_t)(row0 + r)) < frac;
-    pos[r] = take ? m++ : -1;
+  int *pos = hb_malloc(sizeof(int) * (size_t)nrow), *rows = NULL, m = 0;
+  if (!pos || sample_rows(nrow, row0, frac, bp->seed, hb_threads_use(bp->nthreads), &rows, &m) != HB_OK) {
+    hb_free(pos);
+    return HB_ERR_NOMEM;
   }
+  for (int r = 0; r < nrow; r++) pos[r] = -1;
+  for (int k = 0; k < m; k++) pos[rows[k]] = k;
+  hb_free(rows);
   double *v = hb_calloc((size_t)m * (size_t)nnum + 1, sizeof(double));
   if (!v) { hb_free(pos); return HB_ERR_NOMEM; }
   for (int j = 0; j < nnum; j++) {
