@@ -284,11 +284,17 @@
 
 # "`y` contains 3 missing or non-finite values (first at position 7); ..."
 .hb_check_finite <- function(v, arg, what = "missing or non-finite values") {
-  bad <- which(!is.finite(v))
-  if (length(bad)) {
-    .hb_abort("`", arg, "` contains ", length(bad), " ", what, " (first at position ", bad[1L],
-              "); remove those rows or impute them.")
+  # one pass in C over double, integer and logical vectors (no vector of
+  # every row's test): c(bad values, first bad position, all 0/1 with both)
+  s <- if (typeof(v) %in% c("double", "integer", "logical")) .Call(C_hb_scan_values, v) else {
+    bad <- which(!is.finite(v))
+    c(length(bad), if (length(bad)) bad[1L] else 0, NA)
   }
+  if (s[1L] > 0) {
+    .hb_abort("`", arg, "` contains ", format(s[1L], scientific = FALSE), " ", what, " (first at position ",
+              format(s[2L], scientific = FALSE), "); remove those rows or impute them.")
+  }
+  invisible(s)
 }
 
 .hb_vector_arg <- function(y, n, arg, nrow_arg = "x") {
@@ -325,18 +331,15 @@
     return(.hb_factor_label(y, codes, tabulate(codes, nlevels(y)), arg))
   }
   if (is.logical(y) && !is.object(y)) {
-    .hb_check_finite(as.integer(y), arg, "missing values")
-    if (all(y) || !any(y)) {
+    if (.hb_check_finite(y, arg, "missing values")[3L] == 0) {  # not both TRUE and FALSE
       .hb_abort("`", arg, "` has only one class (", y[1L], "); classification needs at least two.")
     }
     return(list(label = as.double(y), task_hint = "binary", classes = c("FALSE", "TRUE"),
                 binary_ok = TRUE))
   }
   if (is.numeric(y) && !is.object(y)) {
-    .hb_check_finite(y, arg)
-    label <- as.double(y)
-    return(list(label = label, task_hint = "regression", classes = NULL,
-                binary_ok = all(label == 0 | label == 1) && any(label == 0) && any(label == 1)))
+    s <- .hb_check_finite(y, arg)
+    return(list(label = as.double(y), task_hint = "regression", classes = NULL, binary_ok = s[3L] == 1))
   }
   .hb_abort("`", arg, "` must be a numeric vector (regression), a factor or a logical vector ",
             "(classification), not ", .hb_describe(y), ".")

@@ -383,3 +383,31 @@ test_that("a factor column without levels: an input error naming it in training,
                  seed = 1L, valid = list(z = dz))
   expect_identical(mz$evaluation_log$z_rmse, mv$evaluation_log$z_rmse)
 })
+
+test_that("the one-pass label scan counts what plain R's tests count", {
+  scan <- function(v) .Call(histboost:::C_hb_scan_values, v)
+  by_r <- function(v) {
+    bad <- which(!is.finite(v))
+    ok <- v[is.finite(v)]
+    as.double(c(length(bad), if (length(bad)) bad[1L] else 0,
+                all(ok == 0 | ok == 1) && any(ok == 0) && any(ok == 1)))
+  }
+  set.seed(5)
+  for (i in 1:40) {
+    n <- sample(c(1L, 2L, 50L, 1000L), 1L)
+    v <- sample(c(0, 1, 0.5, -2, NA, NaN, Inf, -Inf), n, TRUE, prob = c(8, 8, i %% 3, i %% 2, 1, 1, 1, 1) / 10)
+    expect_identical(scan(v), by_r(v), info = paste("double", i))
+    vi <- as.integer(ifelse(is.finite(v), round(v), NA))
+    expect_identical(scan(vi), by_r(vi), info = paste("integer", i))
+    vl <- as.logical(vi)
+    expect_identical(scan(vl), by_r(as.integer(vl)), info = paste("logical", i))
+  }
+  # what .hb_label makes of it
+  expect_true(histboost:::.hb_label(c(0, 1, 1, 0), 4L)$binary_ok)
+  expect_false(histboost:::.hb_label(c(0, 1, 2), 3L)$binary_ok)
+  expect_false(histboost:::.hb_label(c(1, 1, 1), 3L)$binary_ok)
+  expect_error(histboost:::.hb_label(c(0, 1, NA, Inf), 4L), "contains 2 missing or non-finite values \\(first at position 3\\)",
+               class = "histboost_error_input")
+  expect_error(histboost:::.hb_label(c(TRUE, NA), 2L), "contains 1 missing values \\(first at position 2\\)")
+  expect_error(histboost:::.hb_label(c(FALSE, FALSE), 2L), "only one class", class = "histboost_error_input")
+})
