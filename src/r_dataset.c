@@ -92,43 +92,28 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
  * every other value is 0 or 1 and both occur. */
 SEXP C_hb_scan_values(SEXP v) {
   const R_xlen_t n = XLENGTH(v);
-  double bad = 0, first = 0;
-  int seen0 = 0, seen1 = 0, other = 0;
-  if (TYPEOF(v) == REALSXP) {
-    const double *x = REAL(v);
-    for (R_xlen_t i = 0; i < n; i++) {
-      const double a = x[i];
-      if (!isfinite(a)) {
-        if (bad++ == 0) first = (double)i + 1;
-      } else if (a == 0) {
-        seen0 = 1;
-      } else if (a == 1) {
-        seen1 = 1;
-      } else {
-        other = 1;
-      }
-    }
-  } else if (TYPEOF(v) == INTSXP || TYPEOF(v) == LGLSXP) {
-    const int *x = TYPEOF(v) == INTSXP ? INTEGER(v) : LOGICAL(v);
-    for (R_xlen_t i = 0; i < n; i++) {
-      const int a = x[i];
-      if (a == NA_INTEGER) {
-        if (bad++ == 0) first = (double)i + 1;
-      } else if (a == 0) {
-        seen0 = 1;
-      } else if (a == 1) {
-        seen1 = 1;
-      } else {
-        other = 1;
-      }
-    }
-  } else {
+  const int dbl = TYPEOF(v) == REALSXP;
+  if (!dbl && TYPEOF(v) != INTSXP && TYPEOF(v) != LGLSXP)
     hb_r_throw("input", "internal: scanning a %s vector.", Rf_type2char(TYPEOF(v)));
+  const double *xd = dbl ? REAL(v) : NULL;
+  const int *xi = dbl ? NULL : TYPEOF(v) == INTSXP ? INTEGER(v) : LOGICAL(v);
+  double cnt[4] = {0, 0, 0, 0}, first = 0;  /* bad, 0, 1, any other value */
+  for (R_xlen_t i = 0; i < n; i++) {
+    int c;
+    if (dbl) {
+      const double a = xd[i];
+      c = !isfinite(a) ? 0 : a == 0 ? 1 : a == 1 ? 2 : 3;
+    } else {
+      const int a = xi[i];
+      c = a == NA_INTEGER ? 0 : a == 0 ? 1 : a == 1 ? 2 : 3;
+    }
+    if (c == 0 && cnt[0] == 0) first = (double)i + 1;
+    cnt[c]++;
   }
   SEXP out = PROTECT(Rf_allocVector(REALSXP, 3));
-  REAL(out)[0] = bad;
+  REAL(out)[0] = cnt[0];
   REAL(out)[1] = first;
-  REAL(out)[2] = !other && seen0 && seen1;
+  REAL(out)[2] = cnt[3] == 0 && cnt[1] > 0 && cnt[2] > 0;
   UNPROTECT(1);
   return out;
 }
