@@ -326,7 +326,7 @@
               "as.numeric(", arg, ") for regression.")
   }
   if (is.factor(y)) {
-    codes <- as.integer(y)
+    codes <- y  # a factor is its integer codes: the checks below read them without a copy
     .hb_check_finite(codes, arg, "missing values")
     return(.hb_factor_label(y, codes, tabulate(codes, nlevels(y)), arg))
   }
@@ -358,7 +358,7 @@
   if (length(dropped) && warn) {
     .hb_warn("`", arg, "` has levels with no rows, dropped from the classes: ", .hb_and(dropped), ".")
   }
-  label <- as.double(cumsum(counts > 0L)[codes] - 1L)
+  label <- .Call(C_hb_map_codes, codes, as.double(cumsum(counts > 0L) - 1L))  # 0 .. classes - 1
   list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
        classes = present, binary_ok = length(present) == 2L)
 }

@@ -44,6 +44,7 @@ SEXP C_hb_cuda_info(void);
  * src/README.md). R reaches them through .hb_hook_call() (R/histboost-package.R). */
 SEXP C_hb_dataset_info(SEXP);
 SEXP C_hb_scan_values(SEXP);
+SEXP C_hb_map_codes(SEXP, SEXP);
 SEXP C_hb_dataset_bins(SEXP);
 SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -98,6 +99,7 @@ static const R_CallMethodDef call_methods[] = {
 #ifdef HB_TEST_HOOKS
   ENTRY(C_hb_dataset_info, 1),
   ENTRY(C_hb_scan_values, 1),
+  ENTRY(C_hb_map_codes, 2),
   ENTRY(C_hb_dataset_bins, 1),
   ENTRY(C_hb_qhist_check, 7),
   ENTRY(C_hb_hist_time, 9),

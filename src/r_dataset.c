@@ -118,6 +118,21 @@ SEXP C_hb_scan_values(SEXP v) {
   return out;
 }
 
+/* Class labels from level codes in one pass: map[code - 1] for each code
+ * of `codes` (an integer vector or a factor, checked before for NA), NA for
+ * a code outside 1..length(map). */
+SEXP C_hb_map_codes(SEXP codes, SEXP map) {
+  if (TYPEOF(codes) != INTSXP || TYPEOF(map) != REALSXP) hb_r_throw("input", "internal: mapping codes.");
+  const R_xlen_t n = XLENGTH(codes);
+  const int *c = INTEGER(codes), m = (int)XLENGTH(map);
+  const double *to = REAL(map);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  double *o = REAL(out);
+  for (R_xlen_t i = 0; i < n; i++) o[i] = c[i] >= 1 && c[i] <= m ? to[c[i] - 1] : NA_REAL;
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP C_hb_dataset_info(SEXP ptr) {
   const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
   int nprot = 0;

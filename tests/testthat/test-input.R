@@ -410,4 +410,10 @@ test_that("the one-pass label scan counts what plain R's tests count", {
                class = "histboost_error_input")
   expect_error(histboost:::.hb_label(c(TRUE, NA), 2L), "contains 1 missing values \\(first at position 2\\)")
   expect_error(histboost:::.hb_label(c(FALSE, FALSE), 2L), "only one class", class = "histboost_error_input")
+  # a factor's labels: its present levels numbered from 0, as plain R's match() numbers them
+  f <- factor(sample(c("p", "r", "s"), 500, TRUE), levels = c("p", "q", "r", "s"))
+  lab <- suppressWarnings(histboost:::.hb_label(f, 500L))
+  expect_identical(lab$classes, c("p", "r", "s"))
+  expect_identical(lab$label, as.double(match(as.character(f), c("p", "r", "s")) - 1L))
+  expect_identical(.Call(histboost:::C_hb_map_codes, c(2L, NA, 0L, 1L, 4L), c(10, 20, 30)), c(20, NA, NA, 10, NA))
 })
