@@ -8,6 +8,8 @@
 
 SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_labels(SEXP);
+SEXP C_hb_scan_values(SEXP);
+SEXP C_hb_map_codes(SEXP, SEXP);
 SEXP C_hb_ptr_valid(SEXP);
 SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
@@ -43,8 +45,6 @@ SEXP C_hb_cuda_info(void);
  * -DHB_TEST_HOOKS, which configure turns on in a development checkout (see
  * src/README.md). R reaches them through .hb_hook_call() (R/histboost-package.R). */
 SEXP C_hb_dataset_info(SEXP);
-SEXP C_hb_scan_values(SEXP);
-SEXP C_hb_map_codes(SEXP, SEXP);
 SEXP C_hb_dataset_bins(SEXP);
 SEXP C_hb_qhist_check(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_hist_time(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -68,6 +68,8 @@ SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_dataset_create, 7),
   ENTRY(C_hb_dataset_labels, 1),
+  ENTRY(C_hb_scan_values, 1),
+  ENTRY(C_hb_map_codes, 2),
   ENTRY(C_hb_ptr_valid, 1),
   ENTRY(C_hb_booster_create, 4),
   ENTRY(C_hb_booster_add_valid, 2),
@@ -98,8 +100,6 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_cuda_info, 0),
 #ifdef HB_TEST_HOOKS
   ENTRY(C_hb_dataset_info, 1),
-  ENTRY(C_hb_scan_values, 1),
-  ENTRY(C_hb_map_codes, 2),
   ENTRY(C_hb_dataset_bins, 1),
   ENTRY(C_hb_qhist_check, 7),
   ENTRY(C_hb_hist_time, 9),

@@ -79,11 +79,6 @@ SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, NULL);
 }
 
-#ifdef HB_TEST_HOOKS
-/* Test hook: built only with -DHB_TEST_HOOKS (configure; see src/README.md). */
-/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column):
- * column is each feature's input column (1-based; a factor with more
- * levels than max_bin spans several features). */
 /* One pass over a label, weight or code vector (double, integer or
  * logical) for the R side's checks, where R's vector operations made
  * temporary vectors of every row (10.5 million labels took half a second):
@@ -133,6 +128,11 @@ SEXP C_hb_map_codes(SEXP codes, SEXP map) {
   return out;
 }
 
+#ifdef HB_TEST_HOOKS
+/* Test hook: built only with -DHB_TEST_HOOKS (configure; see src/README.md). */
+/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column):
+ * column is each feature's input column (1-based; a factor with more
+ * levels than max_bin spans several features). */
 SEXP C_hb_dataset_info(SEXP ptr) {
   const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
   int nprot = 0;
