@@ -70,7 +70,10 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # the same step.
 .hb_dist_try <- function(expr, all = FALSE) {
   res <- tryCatch(list(ok = TRUE, value = expr), error = function(e) list(ok = FALSE, error = e))
-  msg <- if (res$ok) "" else conditionMessage(res$error)
+  msg <- if (res$ok) "" else {  # never empty on failure: an empty message is how success is told
+    m <- conditionMessage(res$error)
+    if (length(m) == 1L && !is.na(m) && nzchar(m)) m else "an error without a message"
+  }
   got <- .hb_mpi_allgather(if (all) list(msg = msg, value = if (res$ok) res$value) else msg)
   st <- if (all) lapply(got, `[[`, "msg") else got
   bad <- which(nzchar(unlist(st)))

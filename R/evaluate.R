@@ -92,11 +92,24 @@
     if (identical(tr$distributed, "mpi")) preds <- .hb_mpi_gather_rows(preds)
     lab <- tr$set_labels[[data[j] + 1L]]
     vals <- function() vapply(ci, function(i) .hb_eval_fun(st, i, preds, lab$label, lab$weight), 0)
+    if (!identical(tr$distributed, "mpi")) {
+      out[ci, j] <- vals()
+      next
+    }
     # distributed: a function that fails on one process fails them all (not
     # a wait for the one that left), and every process takes process 0's
     # values, so that early stopping decides alike even if the function
-    # answers otherwise elsewhere (it may read something of its own process)
-    out[ci, j] <- if (identical(tr$distributed, "mpi")) .hb_dist_try(vals(), all = TRUE)[[1L]] else vals()
+    # answers otherwise elsewhere (it may read something of its own
+    # process); names and directions must agree, or all stop alike
+    got <- .hb_dist_try(list(value = vals(), names = st$names[ci], higher = st$higher[ci]), all = TRUE)
+    for (p in seq_along(got)[-1L]) {
+      if (!identical(got[[p]][c("names", "higher")], got[[1L]][c("names", "higher")])) {
+        .hb_abort("`eval_metric`: a metric function answers with another name or direction on process ", p - 1L,
+                  " (", .hb_and(got[[p]]$names), ") than on process 0 (", .hb_and(got[[1L]]$names),
+                  "); it must answer alike on every process.")
+      }
+    }
+    out[ci, j] <- got[[1L]]$value
   }
   as.vector(out)
 }

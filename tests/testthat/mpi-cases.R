@@ -113,11 +113,13 @@ mpi_case <- function(case) {
   }
   if (case == "metric_local") {
     # the median absolute error, off by 1000 on the processes where
-    # mpi-train.R sets the option, failing where it sets the other
+    # mpi-train.R sets the option, failing or named otherwise where it sets
+    # the others
     args$eval_metric <- list(function(preds, labels) {
       if (isTRUE(getOption("hb_test_metric_fail", FALSE))) stop("this process's metric failed")
       off <- if (isTRUE(getOption("hb_test_stop_here", FALSE))) 1000 else 0
-      list(name = "medae", value = stats::median(abs(preds - labels)) + off, higher_better = FALSE)
+      nm <- if (isTRUE(getOption("hb_test_metric_name", FALSE))) "other" else "medae"
+      list(name = nm, value = stats::median(abs(preds - labels)) + off, higher_better = FALSE)
     })
     args$nrounds <- 12L
   }

@@ -28,7 +28,8 @@ if (identical(args[4], "someweights") && rank == 1L) d$weights <- rep(1, nrow(d$
 mode <- if (is.na(args[4])) "" else args[4]
 hooked <- rank == 1L && (startsWith(mode, "failalloc=") || mode == "countalloc")
 options(hb_test_stop_here = rank == np - 1L)  # the "callback" case: only the last process asks to stop
-options(hb_test_metric_fail = mode == "metricfail" && rank == np - 1L)  # "metric_local": only the last fails
+options(hb_test_metric_fail = mode == "metricfail" && rank == np - 1L)  # "metric_local": only the last fails,
+options(hb_test_metric_name = mode == "metricname" && rank == np - 1L)  # or names its metric otherwise
 warned <- character()
 res <- tryCatch(withCallingHandlers({
   data <- mpi_case_data(d, mine, vmine)

@@ -426,11 +426,19 @@ test_that("a metric function that answers otherwise, or fails, on one process: p
   # the last process's metric fails: every process ends with a classed
   # error naming it, none waits for the process that left
   r <- run_mpi("metric_local", 3, "metricfail", timeout = 120)
-  lines <- grep("^rank", r$out, value = TRUE)
+  lines <- sort(grep("^rank", r$out, value = TRUE))  # in rank order
   expect_length(lines, 3L)
   expect_match(lines[3], "^rank 2: .*this process's metric failed", info = paste(r$out, collapse = "\n"))
   for (k in 1:2) {
     expect_match(lines[k], sprintf("^rank %d: histboost_error.*process 2 \\(MPI rank 2\\) failed: .*this process's metric failed", k - 1L),
+                 info = paste(r$out, collapse = "\n"))
+  }
+  # the last process names its metric otherwise: the same classed error on every process
+  r <- run_mpi("metric_local", 3, "metricname", timeout = 120)
+  lines <- sort(grep("^rank", r$out, value = TRUE))  # in rank order
+  expect_length(lines, 3L)
+  for (k in 1:3) {
+    expect_match(lines[k], sprintf("^rank %d: histboost_error_input .*another name or direction on process 2", k - 1L),
                  info = paste(r$out, collapse = "\n"))
   }
 })
