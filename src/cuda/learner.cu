@@ -160,7 +160,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
 // columns land in the feature-major copy when the learner keeps one (all
 // of them, then one packing launch); else a word's features at a time in
 // the second gradient buffer, unused until the first tree (8 bytes a row,
-// a word's features take 4).
+// a word's features take 4, eight 4-bit features 8).
 static int upload_train(hb_cuda_learner_t *L, const hb_dataset_t *d) {
   const int n = L->n, F = L->nfeat, chunk = n < (1 << 24) ? n : (1 << 24);
   const int bits = hist_plan_row_bits(L->plan), group = L->d_cols ? F : 32 / bits;
