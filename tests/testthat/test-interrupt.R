@@ -66,7 +66,7 @@ interrupt_child <- c(
   # factors of 16,000 levels: 63 features each to bin
   "  nl <- 16000",
   "  df <- as.data.frame(lapply(1:16, function(j)",
-  "    structure(sample.int(nl, 500000, TRUE), levels = paste0('l', 1:nl), class = 'factor')))",
+  "    structure(sample.int(nl, 800000, TRUE), levels = paste0('l', 1:nl), class = 'factor')))",
   "  long('dataset', took(hb_dataset(df[1:2], nthreads = nth)) * 8, hb_dataset(df, nthreads = nth))",
   # after the interrupts: the same chain model, a new training, a new cv
   "  after <- probes()",
