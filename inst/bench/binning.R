@@ -16,25 +16,11 @@ options(warn = 1)
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(bench_dir, "higgs.R"))  # make_higgs()
 
-args <- commandArgs(trailingOnly = TRUE)
 opt <- list(rows = 10.5e6, threads = "2,4,8,16", reps = 3L, packages = "histboost,lightgbm", out = "", label = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/binning.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
+opt <- bench_options(opt, "inst/bench/binning.R")
 threads <- as.integer(strsplit(opt$threads, ",")[[1]])
-pkgs <- strsplit(opt$packages, ",")[[1]]
-if ("lightgbm" %in% pkgs && !requireNamespace("lightgbm", quietly = TRUE)) {
-  message("lightgbm is not installed: histboost alone")
-  pkgs <- setdiff(pkgs, "lightgbm")
-}
-cpu <- tryCatch({
-  l <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
-  sprintf("%s (%d logical CPUs)", trimws(sub(".*:", "", l[1])), length(l))
-}, error = function(e) "unknown CPU")
+pkgs <- bench_packages(opt$packages)
+cpu <- cpu_model()
 cat("CPU:", cpu, "\n")
 med <- function(f) median(vapply(seq_len(opt$reps), function(r) { gc(); unname(system.time(f())[["elapsed"]]) }, 0))
 

@@ -1,5 +1,7 @@
-# Higgs-shaped data for the benchmarks (sourced by gpu.R and scaling.R):
-# make_higgs(n, seed) and a rank AUC.
+# Higgs-shaped data for the benchmarks (sourced by gpu.R, scaling.R and
+# binning.R): make_higgs(n, seed) and a rank AUC; and what those scripts
+# share: bench_options() (--key value arguments), bench_packages() and
+# cpu_model().
 
 # Higgs-shaped binary data: 21 low-level kinematic features (momenta, angles,
 # b-tags) and 7 high-level masses derived from them; the label depends on a
@@ -37,4 +39,37 @@ auc <- function(y, p) {
   r <- rank(p)
   n1 <- as.numeric(sum(y))
   (sum(r[y]) - n1 * (n1 + 1) / 2) / (n1 * (length(y) - n1))
+}
+
+# The command line's "--key value" pairs over the defaults `opt` (a key's
+# dashes read as underscores; each value converted to its default's class);
+# an unknown key stops with a pointer to `script`'s header.
+bench_options <- function(opt, script) {
+  args <- commandArgs(trailingOnly = TRUE)
+  i <- 1L
+  while (i <= length(args)) {
+    key <- gsub("-", "_", sub("^--", "", args[[i]]))
+    if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of ", script, call. = FALSE)
+    opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
+    i <- i + 2L
+  }
+  opt
+}
+
+# The comma-separated packages of `spec`, without lightgbm when it is not installed.
+bench_packages <- function(spec) {
+  pkgs <- strsplit(spec, ",")[[1]]
+  if ("lightgbm" %in% pkgs && !requireNamespace("lightgbm", quietly = TRUE)) {
+    message("lightgbm is not installed: histboost alone")
+    pkgs <- setdiff(pkgs, "lightgbm")
+  }
+  pkgs
+}
+
+# "model (n logical CPUs)" from /proc/cpuinfo.
+cpu_model <- function() {
+  tryCatch({
+    l <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
+    sprintf("%s (%d logical CPUs)", trimws(sub(".*:", "", l[1])), length(l))
+  }, error = function(e) "unknown CPU")
 }

@@ -24,30 +24,16 @@ options(warn = 1)
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(bench_dir, "higgs.R"))  # make_higgs(), auc()
 
-args <- commandArgs(trailingOnly = TRUE)
 opt <- list(rows = 2e6, test_rows = 2e5, threads = "2,4,8,16", rounds = 100L, max_bin = 255L,
             packages = "histboost,lightgbm", reps = 1L, out = "", label = "")
-i <- 1L
-while (i <= length(args)) {
-  key <- gsub("-", "_", sub("^--", "", args[[i]]))
-  if (!key %in% names(opt) || i == length(args)) stop("usage: see the top of inst/bench/scaling.R", call. = FALSE)
-  opt[[key]] <- if (is.character(opt[[key]])) args[[i + 1L]] else as(args[[i + 1L]], class(opt[[key]]))
-  i <- i + 2L
-}
+opt <- bench_options(opt, "inst/bench/scaling.R")
 threads <- as.integer(strsplit(opt$threads, ",")[[1]])
-pkgs <- strsplit(opt$packages, ",")[[1]]
-if ("lightgbm" %in% pkgs && !requireNamespace("lightgbm", quietly = TRUE)) {
-  message("lightgbm is not installed: histboost alone")
-  pkgs <- setdiff(pkgs, "lightgbm")
-}
+pkgs <- bench_packages(opt$packages)
 out <- if (nzchar(opt$out)) opt$out else file.path(bench_dir, "results")
 label <- if (nzchar(opt$label)) opt$label else format(Sys.Date())
 secs <- function(expr) unname(system.time(expr)[["elapsed"]])
 
-cpu <- tryCatch({
-  l <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
-  sprintf("%s (%d logical CPUs)", trimws(sub(".*:", "", l[1])), length(l))
-}, error = function(e) "unknown CPU")
+cpu <- cpu_model()
 cat("CPU:", cpu, "\n")
 
 tr <- make_higgs(opt$rows, 1)
