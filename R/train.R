@@ -86,6 +86,13 @@
 #'   setup and validation sets less after), the GPU's used memory at its
 #'   highest when sampled (`device_used_peak_bytes`: every process's, the CUDA
 #'   context's too) and its total (`device_total_bytes`).
+#'   On the CPU, `options(histboost.cpu_profile = TRUE)` adds `cpu_profile`:
+#'   the wall-clock milliseconds of whole rounds (`round_ms`, gradients and
+#'   score updates included), of the trees (`tree_ms`) and within them of the
+#'   row partitions, the histograms (the root's and each smaller child's) and
+#'   the split search (the root's, and each pair of children's subtraction
+#'   and scan) (`partition_ms`, `hist_ms`, `split_ms`), `splits` and
+#'   `rounds`; what `inst/bench/` uses to see where threads lose time.
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
 #' set.seed(1)
@@ -733,7 +740,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #                         (quantized ..., goss ..., enable_bundle ..., scale_pos_weight ...)
 #   more                  .hb_more_args(): DART, extra trees, interaction constraints (with
 #                         interaction_groups by name) ...; .hb_more_meta() records them
-#   profile               TRUE when the GPU profile is collected
+#   profile               "gpu" or "cpu" when that learner's profile is collected, else NULL
 #   base_text, base_iter  init_model's text and its iterations (NULL and 0 without it)
 #   custom                a custom objective function (NULL without)
 #   custom_labels         its labels: numeric, or the classes as 0 .. K - 1 (NULL without)
@@ -1274,7 +1281,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 
 # The native booster on the training data, with the validation sets, the
 # interaction constraints and the queries attached (freed if a step fails):
-# list(booster, profile (TRUE when the GPU profile is collected)).
+# list(booster, profile ("gpu" or "cpu": that profile is collected; NULL: none)).
 .hb_create_booster <- function(train, valid_sets, engine, classes, task, device) {
   eng_params <- engine$params; schema <- engine$schema; interactions <- engine$interactions
   booster <- .Call(C_hb_booster_create, train$ptr, eng_params, schema, classes)
@@ -1286,8 +1293,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     sets <- c(list(train), valid_sets)
     for (k in seq_along(sets)) .Call(C_hb_booster_set_query, booster, k - 1L, sets[[k]]$group$codes, sets[[k]]$group$nq)
   }
-  profile <- device == "cuda" && isTRUE(getOption("histboost.gpu_profile"))
-  if (profile) .Call(C_hb_booster_profile, booster, 1L)
+  profile <- if (device == "cuda") {
+    if (isTRUE(getOption("histboost.gpu_profile"))) "gpu"
+  } else if (isTRUE(getOption("histboost.cpu_profile"))) "cpu"
+  if (!is.null(profile)) .Call(C_hb_booster_profile, booster, 1L)
   ok <- TRUE
   list(booster = booster, profile = profile)
 }
@@ -1362,13 +1371,16 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   meta <- c(.hb_meta_encode(tr$task, r_params, evaluation_log, best_score), .hb_more_meta(tr$more))
   # The text and the model it describes (not parsed back from the text).
   done <- .Call(C_hb_booster_model_text, booster, meta, best_iter, TRUE, tr$base_text, base_iter)
-  prof <- if (tr$profile) .Call(C_hb_booster_profile, booster, NULL)
+  prof <- if (!is.null(tr$profile)) .Call(C_hb_booster_profile, booster, NULL)
   .Call(C_hb_booster_free, booster)
   fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])
-  if (!is.null(prof)) {
+  if (!is.null(prof) && tr$profile == "gpu") {
     fit$gpu_profile <- stats::setNames(as.list(prof), c("round_ms", "partition_ms", "hist_ms", "split_ms",
                                                         "hist_bytes", "splits", "rounds", "device_bytes",
                                                         "device_used_peak_bytes", "device_total_bytes"))
+  } else if (!is.null(prof)) {
+    fit$cpu_profile <- stats::setNames(as.list(prof[1:7]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
+                                                             "tree_ms", "splits", "rounds"))
   }
   fit
 }

@@ -58,11 +58,13 @@ const double *hb_booster_scores(hb_booster_t *b, int data, int *nrow);
 
 /* 1 when the booster trains on the GPU. */
 int hb_booster_on_gpu(const hb_booster_t *b);
-/* GPU profiling on or off; hb_booster_get_profile fills out[HB_PROFILE_N] =
- * (round ms, partition ms, histogram ms, split-search ms, histogram bytes
- * read, splits, rounds, device bytes the learner took, the GPU's peak used
- * bytes, its total bytes; cuda.h's hb_cuda_profile_t) and returns 1, or
- * returns 0 on the CPU. */
+/* Profiling on or off; hb_booster_get_profile fills out[HB_PROFILE_N] and
+ * returns 1 (0: the learner keeps no profile). On the GPU: round ms,
+ * partition ms, histogram ms, split-search ms, histogram bytes read,
+ * splits, rounds, device bytes the learner took, the GPU's peak used bytes,
+ * its total bytes (cuda.h's hb_cuda_profile_t). On the CPU: round ms,
+ * partition ms, histogram ms, split-search ms, tree ms (hb_grow_tree, whole),
+ * splits, rounds, then zeros (grow.h's phase timers). */
 #define HB_PROFILE_N 10
 void hb_booster_profile(hb_booster_t *b, int on);
 int hb_booster_get_profile(const hb_booster_t *b, double out[HB_PROFILE_N]);

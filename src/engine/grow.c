@@ -102,6 +102,9 @@ struct hb_grow_ws {
    * (total_bins int64), and the most a row adds to a bin's g and h */
   int64_t *wire;
   int64_t row_g, row_h;
+  /* phase timers (hb_grow_ws_profile): on, and the sums of grow.h's order */
+  int prof_on;
+  double prof[5];
 };
 
 /* Data-parallel (d->dist): a failure here is agreed on before the row
@@ -200,6 +203,19 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
 }
 
 void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id) { ws->tree_id = tree_id; }
+
+void hb_grow_ws_profile(hb_grow_ws_t *ws, int on) {
+  ws->prof_on = on != 0;
+  memset(ws->prof, 0, sizeof ws->prof);
+}
+
+void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[5]) { memcpy(out, ws->prof, sizeof ws->prof); }
+
+/* Phase k's timer (the order of grow.h's out[]): PROF_START before it,
+ * PROF_ADD(k) after it; no clock read while the timers are off. */
+enum { PROF_PARTITION, PROF_HIST, PROF_SPLIT, PROF_TREE, PROF_SPLITS };
+#define PROF_START(t) const double t = ws->prof_on ? hb_threads_wtime() : 0.0
+#define PROF_ADD(k, t) do { if (ws->prof_on) ws->prof[k] += hb_threads_wtime() - (t); } while (0)
 
 int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngroups, const int *begin,
                                 const int *cols) {
@@ -1128,9 +1144,9 @@ HB_OMP(for schedule(dynamic, 1))
   *H = h;
 }
 
-int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
-                 const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
-                 const uint8_t *active, hb_tree_t *tree) {
+static int grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                     const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
+                     const uint8_t *active, hb_tree_t *tree) {
   int nth = cfg->nthreads;
   int n = bag ? bag_n : d->nrow;
   int L = ws->max_leaves;
@@ -1200,7 +1216,10 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
   int s0 = slot_take(ws);
   if (s0 < 0) return s0 == -1 ? hb_error_set(HB_ERR_NOMEM, "out of memory for a leaf histogram") : HB_ERR_STATE;
   ws->slot[0] = s0;
+  PROF_START(t_root);
   if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
+  PROF_ADD(PROF_HIST, t_root);
+  PROF_START(t_scan0);
   const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
   if (qt) {
     scan_root_q(ws, cfg, d, m0, s0);
@@ -1209,6 +1228,7 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     leaf_ctx(ws, cfg, 0, 0, &c0);
     hb_split_find_ctx(&c0, d, ws->pool[s0], m0, &ws->best[0], nth);
   }
+  PROF_ADD(PROF_SPLIT, t_scan0);
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
@@ -1223,7 +1243,10 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     hb_split_t sp = ws->best[l];
     int r = tree->num_leaves;
     const int est_n[2] = {sp.left_n, sp.right_n};
+    PROF_START(t_part);
     if ((status = partition(ws, d, &sp, l, r, nth)) != HB_OK) break;
+    PROF_ADD(PROF_PARTITION, t_part);
+    if (ws->prof_on) ws->prof[PROF_SPLITS] += 1;
     if (ws->dist) {
       int64_t c2[2] = {ws->count[l], ws->count[r]};
       if ((status = hb_dist_sum_i64(ws->dist, c2, 2)) != HB_OK) break;
@@ -1258,10 +1281,12 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     int ss = slot_take(ws);
     if (ss < 0) { status = ss == -1 ? HB_ERR_NOMEM : HB_ERR_STATE; ws->free_slots[ws->nfree++] = parent_slot; break; }
     ws->slot[small] = ss;
+    PROF_START(t_hist);
     if ((status = build_leaf_hist(ws, d, small, ss, active, 0, nth)) != HB_OK) {
       ws->free_slots[ws->nfree++] = parent_slot;
       break;
     }
+    PROF_ADD(PROF_HIST, t_hist);
     int large_ok = can_split(cfg, tree, ws, large);
     if (large_ok) {
       ws->slot[large] = parent_slot;
@@ -1274,13 +1299,24 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
     const uint8_t *mb = leaf_mask(ws, cfg, d, active, large, ub, ws->mask_b);
     if (ms == active) ms = NULL;
     if (mb == active) mb = NULL;
+    PROF_START(t_scan);
     subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
                       large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
+    PROF_ADD(PROF_SPLIT, t_scan);
     if (ws->best[small].feature < 0) slot_give(ws, small);
     if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
   if (status == HB_OK && qt) status = refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
+  return status;
+}
+
+int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                 const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
+                 const uint8_t *active, hb_tree_t *tree) {
+  PROF_START(t_tree);
+  const int status = grow_tree(ws, cfg, d, gh, qt, bag, bag_n, active, tree);
+  PROF_ADD(PROF_TREE, t_tree);
   return status;
 }

@@ -53,6 +53,15 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
                  const double *gh, const hb_qtree_t *qt, const int *bag, int bag_n,
                  const uint8_t *active, hb_tree_t *tree);
 
+/* Phase timers (learner_cpu.c's profile, boost.h): on, every tree grown
+ * adds its wall-clock seconds in partitions, histograms (the root's and each
+ * smaller child's), split search (the root's scan, each pair's subtraction
+ * and scan) and in the whole of hb_grow_tree, and its splits, to the sums
+ * hb_grow_ws_get_profile reads: out[0..5) = partition, histogram, split
+ * search, tree seconds and splits. Switching it on zeroes the sums. */
+void hb_grow_ws_profile(hb_grow_ws_t *ws, int on);
+void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[5]);
+
 /* Rows that ended in leaf `leaf` of the last grown tree (increasing). */
 const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count);
 

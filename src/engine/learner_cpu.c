@@ -26,6 +26,9 @@ typedef struct {
   uint8_t *in_bag;                 /* n flags, with bagging or goss */
   double *goss_scratch;            /* 2n doubles, with goss */
   int32_t *q;                      /* quantized training: a tree's packed row values */
+  int prof_on;                     /* the profile's round timer (the trees' phases: grow.h) */
+  double prof_round_s;
+  int prof_rounds;
 } cpu_learner_t;
 
 static void cpu_free(void *state) {
@@ -94,7 +97,7 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) re
 static inline int score_bad(double s, double hi) { return !(s <= hi) || !isfinite(s); }
 
 /* One round: the booster checked for an interrupt just before. */
-static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
+static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
   cpu_learner_t *c = state;
   const hb_dataset_t *d = b->train;
   const hb_config_t *cfg = &b->cfg;
@@ -247,6 +250,41 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
   return st;
 }
 
+static int cpu_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
+  cpu_learner_t *c = state;
+  const double t0 = c->prof_on ? hb_threads_wtime() : 0.0;
+  const int st = round_body(b, state, tr, single);
+  if (c->prof_on) {
+    c->prof_round_s += hb_threads_wtime() - t0;
+    c->prof_rounds++;
+  }
+  return st;
+}
+
+/* The profile (boost.h): rounds and their trees' phases. */
+static void cpu_profile(void *state, int on) {
+  cpu_learner_t *c = state;
+  c->prof_on = on != 0;
+  c->prof_round_s = 0;
+  c->prof_rounds = 0;
+  hb_grow_ws_profile(c->ws, on);
+}
+
+static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
+  const cpu_learner_t *c = state;
+  double g[5];
+  hb_grow_ws_get_profile(c->ws, g);
+  for (int k = 0; k < HB_PROFILE_N; k++) out[k] = 0.0;
+  out[0] = 1000 * c->prof_round_s;
+  out[1] = 1000 * g[0];  /* partition */
+  out[2] = 1000 * g[1];  /* histograms */
+  out[3] = 1000 * g[2];  /* split search */
+  out[4] = 1000 * g[3];  /* the trees, whole */
+  out[5] = g[4];         /* splits */
+  out[6] = c->prof_rounds;
+  return 1;
+}
+
 /* The grower's workspace (with the monotone constraints), the bag and
  * GOSS's buffers, quantized training's row values. */
 static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
@@ -301,6 +339,6 @@ const hb_learner_ops_t hb_learner_cpu = {
   cpu_round,
   NULL,               /* sync_scores: the scores live on the host */
   cpu_set_interactions,
-  NULL,               /* no profile */
-  NULL,
+  cpu_profile,
+  cpu_get_profile,
 };

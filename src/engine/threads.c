@@ -1,6 +1,7 @@
 /* threads.c: the package's own thread count (OpenMP's global one is never set). */
 #include <limits.h>
 #include <stdlib.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -114,5 +115,15 @@ int hb_threads_id(void) {
   return omp_get_thread_num();
 #else
   return 0;
+#endif
+}
+
+double hb_threads_wtime(void) {
+#ifdef _OPENMP
+  return omp_get_wtime();
+#else
+  struct timespec ts;
+  if (timespec_get(&ts, TIME_UTC) != TIME_UTC) return 0.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 #endif
 }

@@ -186,3 +186,30 @@ test_that("nonsense thread counts are classed errors naming where they came from
   Sys.setenv(HISTBOOST_NUM_THREADS = "1000000")
   expect_lte(hb_threads(), 4L * parallel::detectCores())
 })
+
+test_that("options(histboost.cpu_profile) times the CPU learner's phases and counts its splits", {
+  d <- thr_data()$mc
+  old <- options(histboost.cpu_profile = TRUE)
+  on.exit(options(old))
+  for (q in c(FALSE, TRUE)) {
+    m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)
+    p <- m$cpu_profile
+    expect_named(p, c("round_ms", "partition_ms", "hist_ms", "split_ms", "tree_ms", "splits", "rounds"))
+    expect_null(m$gpu_profile)
+    # the counts: every internal node of hb_trees() is one split; 3 classes a round
+    tr <- hb_trees(m)
+    expect_identical(p$splits, as.double(sum(!tr$is_leaf)), label = paste("splits, quantized", q))
+    expect_identical(p$rounds, 6)
+    # the phases lie inside the trees, the trees inside the rounds
+    expect_true(all(unlist(p[1:5]) >= 0))
+    expect_lte(p$partition_ms + p$hist_ms + p$split_ms, p$tree_ms * (1 + 1e-9))
+    expect_lte(p$tree_ms, p$round_ms * (1 + 1e-9))
+    expect_gt(p$hist_ms, 0)
+    # the profile changes nothing in the model, and without the option there is none
+    options(histboost.cpu_profile = NULL)
+    m0 <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)
+    options(histboost.cpu_profile = TRUE)
+    expect_identical(m0$model_text, m$model_text)
+    expect_null(m0$cpu_profile)
+  }
+})

@@ -1,0 +1,45 @@
+# tools/gpu/cpu-ab.R LIB LABEL THREADS [ROUNDS] [ROWS]: CPU training time of
+# the histboost installed in LIB at one thread count, on inst/bench/higgs.R's
+# data (ROWS rows, default 2,000,000, made once and kept in /tmp so that
+# every build times the same rows): hb_dataset() then histboost(), 255
+# leaves, learning rate 0.1, min_data_in_leaf 20, the settings of
+# inst/bench/scaling.R. Prints one line: label, threads, binning and
+# training seconds, and the md5 of the model text (equal md5: the same
+# model), and where the build keeps a CPU profile, its phases. LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
+# tools/gpu/cpu-variants.sh runs it for several builds, each in its own process.
+a <- commandArgs(TRUE)
+threads <- as.integer(a[3])
+rounds <- if (length(a) >= 4) as.integer(a[4]) else 50L
+rows <- if (length(a) >= 5) as.numeric(a[5]) else 2e6
+f <- sprintf("/tmp/higgs-cpu-%d.rds", as.integer(rows))
+if (!file.exists(f)) {
+  source("inst/bench/higgs.R")  # make_higgs()
+  saveRDS(make_higgs(rows, 1), f, compress = FALSE)
+}
+if (a[1] == "--data") quit(save = "no")  # only the data
+tr <- readRDS(f)
+y <- as.integer(tr$y == "s")
+secs <- function(expr) unname(system.time(expr)[["elapsed"]])
+if (a[1] == "lightgbm") {
+  suppressPackageStartupMessages(library(lightgbm))
+  tb <- secs({ ds <- lgb.Dataset(tr$x, label = y, params = list(max_bin = 255L, num_threads = threads, verbose = -1L))
+               lgb.Dataset.construct(ds) })
+  tt <- secs(m <- lgb.train(list(objective = "binary", num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
+                                 min_sum_hessian_in_leaf = 1e-3, lambda_l2 = 0, num_threads = threads, verbose = -1L,
+                                 seed = 1L), ds, nrounds = rounds))
+  md5 <- "-"
+} else {
+  suppressPackageStartupMessages(library(histboost, lib.loc = a[1]))
+  options(histboost.cpu_profile = TRUE)  # the phases (?histboost, Value), where the build has them
+  tb <- secs(ds <- hb_dataset(tr$x, y, max_bin = 255L, nthreads = threads))
+  tt <- secs(m <- histboost(ds, objective = "binary", nrounds = rounds, num_leaves = 255L, learning_rate = 0.1,
+                            min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3, nthreads = threads, verbose = 0,
+                            seed = 1L))
+  tf <- tempfile(); hb_save(m, tf); md5 <- substr(unname(tools::md5sum(tf)), 1, 8)
+}
+p <- if (a[1] != "lightgbm") m$cpu_profile
+phases <- if (is.null(p)) "" else
+  sprintf(" | s: rounds %.2f, trees %.2f, partition %.2f, histograms %.2f, split search %.2f (%d splits)",
+          p$round_ms / 1e3, p$tree_ms / 1e3, p$partition_ms / 1e3, p$hist_ms / 1e3, p$split_ms / 1e3,
+          as.integer(p$splits))
+cat(sprintf("%-10s threads %2d: binning %.3f s, training %.3f s, model %s%s\n", a[2], threads, tb, tt, md5, phases))
