@@ -3,7 +3,8 @@
 # check.sh), build variants of the working tree without CUDA, side by side,
 # and time each with tools/gpu/cpu-ab.R at the thread counts $THREADS
 # (default "16 8 2"), $REPS times (default 2), the builds alternating within
-# a thread count, and lightgbm beside them where gpu-host/ has it. A SPEC is
+# a thread count, and lightgbm beside them where gpu-host/ has it (not
+# with PEERS=no). A SPEC is
 #   NAME                  the working tree as it is
 #   NAME:FILE:SED         the working tree with `sed -i SED FILE` applied
 # e.g. tools/gpu/cpu-variants.sh base \
@@ -15,7 +16,7 @@ out=${OUT:-/tmp/hb-gpu}
 mkdir -p "${out}"
 [ -x /usr/local/bin/Rscript ] || sh gpu-host/setup-r.sh gpu-host/r-4.2.2-bundle.txz > "${out}/setup.log" 2>&1
 peers=""
-if [ -f gpu-host/r-peers-lightgbm.txz ]; then
+if [ "${PEERS:-yes}" != no ] && [ -f gpu-host/r-peers-lightgbm.txz ]; then
   mkdir -p /opt/r-peers && tar xJf gpu-host/r-peers-lightgbm.txz -C /opt/r-peers && peers=/opt/r-peers/peerlib
 fi
 HISTBOOST_CUDA=no
