@@ -535,6 +535,14 @@
 #'   concatenation of the shards in rank order would; each feature is stored
 #'   sparse or dense as the concatenation's would be. A validation shard
 #'   takes the training shard as `reference`. Needs [hb_has_mpi()].
+#' @param device Where the rows are binned: `"cpu"` (the default), `"cuda"`
+#'   (the GPU: each column's values go up once and come back as bins; an
+#'   error when no GPU can be used, see [hb_has_cuda()]) or `"auto"` (the GPU
+#'   when one can be used). Bin boundaries and factor levels are placed on
+#'   the CPU from the same row sample either way, and the GPU applies the
+#'   CPU's rules, so the dataset is the same on both: the same boundaries,
+#'   the same bin of every row, the same models. [histboost()] bins on the
+#'   device it trains on.
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
@@ -550,10 +558,11 @@
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
                        nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal",
-                       distributed = "no", ...) {
+                       distributed = "no", device = "cpu", ...) {
   .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
-                              "ordered_factors", "distributed"),
+                              "ordered_factors", "distributed", "device"),
                  "hb_dataset")
+  device <- .hb_device(.hb_choice(device, c("cpu", "cuda", "auto"), "device"))
   distributed <- .hb_distributed(distributed)
   if (inherits(reference, "hb_dataset") && !identical(reference$distributed %||% "no", distributed)) {
     .hb_abort("`distributed` (\"", distributed, "\") must match the reference dataset's (\"",
@@ -572,19 +581,20 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     }
   }
   .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group,
-                    ordered = .hb_ordered_choice(ordered_factors), distributed = distributed)
+                    ordered = .hb_ordered_choice(ordered_factors), distributed = distributed, device = device)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
-# the reference in messages (see .hb_features_like).
+# the reference in messages (see .hb_features_like); `device` ("cpu" or
+# "cuda", resolved) bins the rows there.
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
                               init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal",
-                              distributed = "no") {
+                              distributed = "no", device = "cpu") {
   nthreads <- .hb_nthreads(nthreads)
   if (distributed == "mpi") {
     return(.hb_dataset_build_mpi(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
-                                 init_score, iarg, group, ordered))
+                                 init_score, iarg, group, ordered, device))
   }
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
@@ -602,7 +612,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
   grp <- .hb_group(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
-               if (!is.null(reference)) reference$ptr, init_score)
+               if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
   .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference)
 }
 
@@ -624,7 +634,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
 # checks its own rows (a failure anywhere fails everywhere), then the engine
 # bins them with boundaries agreed over all shards.
 .hb_dataset_build_mpi <- function(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
-                                  init_score, iarg, group, ordered) {
+                                  init_score, iarg, group, ordered, device = "cpu") {
   if (is.null(reference)) {
     max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
     al <- .hb_dist_align(x, y, arg, yarg)
@@ -666,7 +676,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   init_score <- local$init_score
   grp <- .hb_group_dist(group, feat$nrow, "group", arg)
   ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
-               if (!is.null(reference)) reference$ptr, init_score)
+               if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
   .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference, distributed = "mpi")
 }
 

@@ -6,7 +6,7 @@
 #include "r_util.h"
 #include "engine/threads.h"
 
-SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_dataset_create(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_dataset_labels(SEXP);
 SEXP C_hb_scan_values(SEXP);
 SEXP C_hb_map_codes(SEXP, SEXP);
@@ -60,13 +60,13 @@ SEXP C_hb_mpi_finalize(SEXP);
 SEXP C_hb_mpi_abort(SEXP);
 SEXP C_hb_mpi_traffic(void);
 SEXP C_hb_mpi_allgather_raw(SEXP);
-SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 /* Through void (*)(void), the one function type that converts to any other
  * without a -Wcast-function-type warning. */
 #define ENTRY(name, n) {#name, (DL_FUNC)(void (*)(void))&name, n}
 static const R_CallMethodDef call_methods[] = {
-  ENTRY(C_hb_dataset_create, 7),
+  ENTRY(C_hb_dataset_create, 8),
   ENTRY(C_hb_dataset_labels, 1),
   ENTRY(C_hb_scan_values, 1),
   ENTRY(C_hb_map_codes, 2),
@@ -115,7 +115,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_mpi_abort, 1),
   ENTRY(C_hb_mpi_traffic, 0),
   ENTRY(C_hb_mpi_allgather_raw, 1),
-  ENTRY(C_hb_dataset_create_mpi, 7),
+  ENTRY(C_hb_dataset_create_mpi, 8),
   {NULL, NULL, 0}
 };
 

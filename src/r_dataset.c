@@ -32,7 +32,7 @@ static const double *row_vector(SEXP x, int nrow, const char *what) {
  * others). Returns an external pointer (tag hb_dataset) whose protected
  * slot keeps the reference alive. */
 SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
-                         SEXP init_score, const hb_dist_t *dist) {
+                         SEXP init_score, SEXP device, const hb_dist_t *dist) {
   hb_input_t in;
   hb_r_input(spec, &in);
   in.label = row_vector(label, in.nrow, "y");
@@ -43,6 +43,7 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   bp.max_bin = hb_r_int(max_bin, "max_bin");
   bp.nthreads = hb_r_int(nthreads, "nthreads");
   bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */
+  bp.device = hb_r_int(device, "device");  /* 1: the rows binned on the GPU (the same bins) */
   const hb_dataset_t *ref = NULL;
   if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
   if (!dist && (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN))
@@ -75,8 +76,8 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
 }
 
 SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
-                         SEXP reference, SEXP init_score) {
-  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, NULL);
+                         SEXP reference, SEXP init_score, SEXP device) {
+  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, device, NULL);
 }
 
 /* One pass over a label, weight or code vector (double, integer or
@@ -130,16 +131,19 @@ SEXP C_hb_map_codes(SEXP codes, SEXP map) {
 
 #ifdef HB_TEST_HOOKS
 /* Test hook: built only with -DHB_TEST_HOOKS (configure; see src/README.md). */
-/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column):
- * column is each feature's input column (1-based; a factor with more
- * levels than max_bin spans several features). */
+/* list(nrow, nfeat, types, num_bin, trivial, has_label, has_weight, column,
+ * upper, sparse): column is each feature's input column (1-based; a factor
+ * with more levels than max_bin spans several features); upper each
+ * feature's bin bounds (numeric) or level bins (categorical: level code c's
+ * bin at c); sparse whether it is stored sparse. */
 SEXP C_hb_dataset_info(SEXP ptr) {
   const hb_dataset_t *d = (const hb_dataset_t *)hb_r_ptr(ptr, hb_r_tag_dataset, "dataset");
   int nprot = 0;
-  const char *names[] = {"nrow", "nfeat", "types", "num_bin", "trivial", "has_label", "has_weight", "column"};
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 8)); nprot++;
-  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 8)); nprot++;
-  for (int k = 0; k < 8; k++) SET_STRING_ELT(nms, k, Rf_mkChar(names[k]));
+  const char *names[] = {"nrow", "nfeat", "types", "num_bin", "trivial", "has_label", "has_weight", "column",
+                         "upper", "sparse"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
+  SEXP nms = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
+  for (int k = 0; k < 10; k++) SET_STRING_ELT(nms, k, Rf_mkChar(names[k]));
   Rf_setAttrib(out, R_NamesSymbol, nms);
   SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(d->nrow));
   SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(d->nfeat));
@@ -147,7 +151,20 @@ SEXP C_hb_dataset_info(SEXP ptr) {
   SEXP nbin = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
   SEXP triv = PROTECT(Rf_allocVector(LGLSXP, d->nfeat)); nprot++;
   SEXP col = PROTECT(Rf_allocVector(INTSXP, d->nfeat)); nprot++;
+  SEXP upper = PROTECT(Rf_allocVector(VECSXP, d->nfeat)); nprot++;
+  SEXP sparse = PROTECT(Rf_allocVector(LGLSXP, d->nfeat)); nprot++;
   for (int f = 0; f < d->nfeat; f++) {
+    const hb_binmapper_t *m = &d->mappers[f];
+    SEXP u;
+    if (m->type == HB_FEAT_CATEGORICAL) {
+      u = Rf_allocVector(INTSXP, m->nlevels);
+      for (int c = 0; c < m->nlevels; c++) INTEGER(u)[c] = m->level_bin[c];
+    } else {
+      u = Rf_allocVector(REALSXP, m->num_bin > 1 ? m->num_bin - 1 : 0);
+      for (int b = 0; b + 1 < m->num_bin; b++) REAL(u)[b] = m->upper[b];
+    }
+    SET_VECTOR_ELT(upper, f, u);
+    LOGICAL(sparse)[f] = d->store[f].sparse != 0;
     INTEGER(col)[f] = d->feat_col[f] + 1;
     INTEGER(types)[f] = d->mappers[f].type;
     INTEGER(nbin)[f] = d->mappers[f].num_bin;
@@ -159,6 +176,8 @@ SEXP C_hb_dataset_info(SEXP ptr) {
   SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(d->label != NULL));
   SET_VECTOR_ELT(out, 6, Rf_ScalarLogical(d->weight != NULL));
   SET_VECTOR_ELT(out, 7, col);
+  SET_VECTOR_ELT(out, 8, upper);
+  SET_VECTOR_ELT(out, 9, sparse);
   UNPROTECT(nprot);
   return out;
 }

@@ -63,7 +63,7 @@ void hb_r_init_score(SEXP x, hb_input_t *in);
  * this process's shard of a data-parallel training. */
 struct hb_dist;
 SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
-                         SEXP init_score, const struct hb_dist *dist);
+                         SEXP init_score, SEXP device, const struct hb_dist *dist);
 
 /* Wall-clock seconds (monotonic), for timing kernels. */
 double hb_r_wall_seconds(void);

@@ -5,7 +5,11 @@
 # matrix and 0/1 label, at each thread count (median of --reps runs).
 #
 #   Rscript inst/bench/binning.R [--rows 10500000] [--threads 2,4,8,16] [--reps 3]
-#                                [--packages histboost,lightgbm] [--out DIR] [--label NAME]
+#                                [--packages histboost,lightgbm] [--devices cpu] [--out DIR] [--label NAME]
+#
+# --devices cpu,cuda also times hb_dataset(device = "cuda") (the GPU bins the
+# rows; the host still places the boundaries from its sample, with the same
+# threads), whose bin codes must be the CPU's.
 #
 # Also the md5 of histboost's bin codes of every 97th row at each thread
 # count (the bin boundaries must not depend on threads). Results go to DIR
@@ -16,10 +20,13 @@ options(warn = 1)
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])))
 source(file.path(bench_dir, "higgs.R"))  # make_higgs()
 
-opt <- list(rows = 10.5e6, threads = "2,4,8,16", reps = 3L, packages = "histboost,lightgbm", out = "", label = "")
+opt <- list(rows = 10.5e6, threads = "2,4,8,16", reps = 3L, packages = "histboost,lightgbm", devices = "cpu", out = "",
+            label = "")
 opt <- bench_options(opt, "inst/bench/binning.R")
 threads <- as.integer(strsplit(opt$threads, ",")[[1]])
 pkgs <- bench_packages(opt$packages)
+devices <- strsplit(opt$devices, ",")[[1]]
+if ("cuda" %in% devices && !hb_has_cuda()) stop("--devices cuda: ", hb_device_info()$status, call. = FALSE)
 cpu <- cpu_model()
 cat("CPU:", cpu, "\n")
 med <- function(f) median(vapply(seq_len(opt$reps), function(r) { gc(); unname(system.time(f())[["elapsed"]]) }, 0))
@@ -28,14 +35,15 @@ tr <- make_higgs(opt$rows, 1)
 y01 <- as.integer(tr$y == "s")
 res <- NULL
 for (t in threads) {
-  if ("histboost" %in% pkgs) {
-    s_int <- med(function() hb_dataset(tr$x, y01, nthreads = t))
-    s_fac <- med(function() hb_dataset(tr$x, tr$y, nthreads = t))
-    codes <- histboost:::.hb_dataset_bins(hb_dataset(tr$x, y01, nthreads = t))
+  if ("histboost" %in% pkgs) for (dev in devices) {
+    s_int <- med(function() hb_dataset(tr$x, y01, nthreads = t, device = dev))
+    s_fac <- med(function() hb_dataset(tr$x, tr$y, nthreads = t, device = dev))
+    codes <- histboost:::.hb_dataset_bins(hb_dataset(tr$x, y01, nthreads = t, device = dev))
     f <- tempfile()
     saveRDS(codes[seq(1L, nrow(codes), by = 97L), , drop = FALSE], f, compress = FALSE, version = 2)
-    res <- rbind(res, data.frame(package = "histboost", threads = t, label = c("integer", "factor"),
-                                 seconds = c(s_int, s_fac), bins_md5 = unname(tools::md5sum(f))))
+    res <- rbind(res, data.frame(package = if (dev == "cpu") "histboost" else paste0("histboost (", dev, ")"),
+                                 threads = t, label = c("integer", "factor"), seconds = c(s_int, s_fac),
+                                 bins_md5 = unname(tools::md5sum(f))))
   }
   if ("lightgbm" %in% pkgs) {
     s <- med(function() {
@@ -63,7 +71,8 @@ md <- c(sprintf("# Binning, %s", label), "",
         sprintf("| %s | %d | %s | %.3f | %s |", res$package, res$threads, res$label, res$seconds, res$bins_md5),
         if (!is.null(ratio)) c("", "histboost (integer label) / lightgbm:", "",
                                sprintf("- %d threads: %.3f", threads, ratio)),
-        "", sprintf("Bin codes the same at every thread count: %s.",
-                    length(unique(res$bins_md5[res$package == "histboost"])) == 1L))
+        "", sprintf("Bin codes the same at every thread count%s: %s.", if (length(devices) > 1L) " and device" else "",
+                    length(unique(res$bins_md5[startsWith(res$package, "histboost")])) == 1L),
+        if ("cuda" %in% devices) c("", sprintf("GPU: %s.", hb_device_info()$name)))
 writeLines(md, file.path(out, paste0("binning-", label, ".md")))
 cat(md, sep = "\n")

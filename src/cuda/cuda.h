@@ -140,6 +140,32 @@ typedef struct {
 void hb_cuda_learner_profile(hb_cuda_learner_t *L, int on);
 void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *out);
 
+/* ---- binning (engine/dataset.c's device path: hb_dataset(device = "cuda")) ---- */
+
+/* One feature's rows to bin: n values, as doubles (NaN missing), as
+ * integers (HB_NA_INT missing; binned as doubles) or as factor codes
+ * (level_bin[code - 1], codes outside 1..nlevels to the missing bin),
+ * with dataset.c's rules and the host's mapper (upper: the num_bin - 1
+ * bounds of a numeric one). Their bins go to bins[0..n) and their counts
+ * are added to cnt[0..num_bin). */
+enum { HB_CUDA_BIN_DOUBLE, HB_CUDA_BIN_INT, HB_CUDA_BIN_FACTOR };
+typedef struct {
+  int kind;                  /* HB_CUDA_BIN_* */
+  const double *dbl;         /* HB_CUDA_BIN_DOUBLE: n values (host memory) */
+  const int *i32;            /* HB_CUDA_BIN_INT, HB_CUDA_BIN_FACTOR: n values */
+  int64_t n;
+  int num_bin;               /* value bins + the missing bin, 1..HB_MAX_NUM_BIN */
+  const double *upper;       /* numeric: num_bin - 1 increasing bounds, the last +Inf */
+  const uint8_t *level_bin;  /* factor: nlevels bins */
+  int nlevels;
+  uint8_t *bins;             /* out: n bins (host memory) */
+  long long *cnt;            /* out: num_bin counts, added to */
+} hb_cuda_bin_job_t;
+/* Bin the jobs on the GPU, in order, each feature's values copied up once in
+ * chunks. HB_OK, or an error with a message: no GPU (HB_ERR_INPUT), too
+ * little device memory (HB_ERR_NOMEM, naming what is needed and free). */
+int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs);
+
 /* ---- prediction (engine/predict.c's device path) ---- */
 
 /* A model's trees flattened for the device, built by the engine from

@@ -21,6 +21,11 @@ int hb_cuda_device_info(hb_cuda_info_t *out) {
 
 int hb_cuda_row_stride(int nfeat) { return (nfeat + 3) / 4; }
 
+int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs) {
+  (void)jobs; (void)njobs;
+  return no_cuda();
+}
+
 int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t *d, const double *start,
                            hb_cuda_learner_t **out) {
   (void)cfg; (void)d; (void)start;

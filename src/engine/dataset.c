@@ -11,6 +11,7 @@
 #include "threads.h"
 #include "rng.h"
 #include "dist.h"
+#include "cuda.h"
 
 #define HB_MAX_LEVELS (1 << 30)
 /* Sparse storage when at least SPARSE_NUM/SPARSE_DEN of the rows sit in default_bin. */
@@ -24,6 +25,7 @@ void hb_binparams_default(hb_binparams_t *bp) {
   bp->min_data_per_level = 1;
   bp->seed = 0;
   bp->nthreads = 0;
+  bp->device = 0;
 }
 
 /* ---------------------------------------------------------------- mappers */
@@ -495,16 +497,14 @@ static int store_bins(scratch_t *sc, int nrow, const long long *cnt, int db,
   return HB_OK;
 }
 
-/* Bin feature f of a CSC matrix without densifying it: implicit zeros all
- * sit in the bin of 0.0, so only explicit entries are binned. */
-static int bin_csc_feature(const hb_input_t *in, int f, const hb_binmapper_t *m,
-                           hb_featstore_t *st, long long *cnt, scratch_t *sc) {
+/* Store feature f of a CSC matrix without densifying it: implicit zeros all
+ * sit in the bin of 0.0, so only explicit entries are binned (eb: their
+ * bins; cnt: every row's counts, the implicit zeros' included). */
+static int store_csc_feature(const hb_input_t *in, int f, const hb_binmapper_t *m,
+                             hb_featstore_t *st, const long long *cnt, const uint8_t *eb) {
   const hb_csc_t *x = in->csc;
   int nrow = in->nrow, p0 = x->p[f], ne = x->p[f + 1] - p0;
   int zb = numeric_bin(m->upper, m->num_bin, 0.0), db = m->default_bin;
-  uint8_t *eb = sc->bins;  /* explicit entries' bins (ne <= nrow) */
-  cnt[zb] += nrow - ne;
-  numeric_bin_many(m->upper, m->num_bin, x->x + p0, ne, eb, cnt);
   if ((long long)SPARSE_DEN * cnt[db] >= (long long)SPARSE_NUM * nrow) {
     long long nnz = nrow - cnt[db];
     st->sparse = 1;
@@ -546,41 +546,44 @@ static int build_column_mappers(const hb_input_t *in, const hb_binparams_t *bp, 
   return build_numeric_mapper(in, bp, smp, c, *maps, sc);
 }
 
-/* Bin every row of input column c with mapper m (feature f) into its
- * storage; in training (`train`), also mark the mapper trivial when all rows
- * share one bin. Runs on a worker thread: no hb_error_set. */
-static int bin_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m, hb_featstore_t *st,
-                       scratch_t *sc) {
-  int nrow = in->nrow, status;
-  const hb_column_t *col = in->cols ? &in->cols[c] : NULL;
-  if (!sc->bins) {
-    sc->bins = wmalloc((size_t)nrow);
-    if (!sc->bins) return HB_ERR_NOMEM;
-  }
-  long long cnt[HB_MAX_NUM_BIN];
-  memset(cnt, 0, sizeof cnt);
+/* The bins of input column c under mapper m into bins, their counts added
+ * to cnt: every row's of a dense column; a CSC column's explicit entries'
+ * (the implicit zeros counted in 0.0's bin). */
+static void column_bins(const hb_input_t *in, int c, const hb_binmapper_t *m, uint8_t *bins, long long *cnt) {
+  const int nrow = in->nrow;
   if (in->csc) {
-    status = bin_csc_feature(in, c, m, st, cnt, sc);
-  } else {
-    uint8_t *bins = sc->bins;
-    if (col->type == HB_COL_FACTOR) {
-      for (int r = 0; r < nrow; r++) {
-        int b = factor_bin(m, col->i32[r]);
-        bins[r] = (uint8_t)b;
-        cnt[b]++;
-      }
-    } else if (col->type == HB_COL_DOUBLE) {
-      numeric_bin_many(m->upper, m->num_bin, col->dbl, nrow, bins, cnt);
-    } else {
-      double buf[256];
-      for (int r0 = 0; r0 < nrow; r0 += 256) {
-        int len = nrow - r0 < 256 ? nrow - r0 : 256;
-        for (int k = 0; k < len; k++) buf[k] = col_value(col, r0 + k);
-        numeric_bin_many(m->upper, m->num_bin, buf, len, bins + r0, cnt);
-      }
-    }
-    status = store_bins(sc, nrow, cnt, m->default_bin, st);
+    const int p0 = in->csc->p[c], ne = in->csc->p[c + 1] - p0;
+    cnt[numeric_bin(m->upper, m->num_bin, 0.0)] += nrow - ne;
+    numeric_bin_many(m->upper, m->num_bin, in->csc->x + p0, ne, bins, cnt);
+    return;
   }
+  const hb_column_t *col = &in->cols[c];
+  if (col->type == HB_COL_FACTOR) {
+    for (int r = 0; r < nrow; r++) {
+      int b = factor_bin(m, col->i32[r]);
+      bins[r] = (uint8_t)b;
+      cnt[b]++;
+    }
+  } else if (col->type == HB_COL_DOUBLE) {
+    numeric_bin_many(m->upper, m->num_bin, col->dbl, nrow, bins, cnt);
+  } else {
+    double buf[256];
+    for (int r0 = 0; r0 < nrow; r0 += 256) {
+      int len = nrow - r0 < 256 ? nrow - r0 : 256;
+      for (int k = 0; k < len; k++) buf[k] = col_value(col, r0 + k);
+      numeric_bin_many(m->upper, m->num_bin, buf, len, bins + r0, cnt);
+    }
+  }
+}
+
+/* Feature f's storage from its bins (sc->bins, as column_bins made them,
+ * taken over when dense) and counts; in training (`train`), also mark the
+ * mapper trivial when all rows share one bin. Runs on a worker thread: no
+ * hb_error_set. */
+static int store_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m, hb_featstore_t *st,
+                         scratch_t *sc, const long long *cnt) {
+  int status = in->csc ? store_csc_feature(in, c, m, st, cnt, sc->bins)
+                       : store_bins(sc, in->nrow, cnt, m->default_bin, st);
   if (status != HB_OK) return status;
   if (train) {
     /* Trivial: all training rows share one bin (the missing bin counts), so no split separates them. */
@@ -589,6 +592,85 @@ static int bin_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m
     m->trivial = nonempty <= 1;
   }
   return HB_OK;
+}
+
+/* Bin every row of input column c with mapper m (feature f) into its
+ * storage (store_feature). Runs on a worker thread: no hb_error_set. */
+static int bin_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m, hb_featstore_t *st,
+                       scratch_t *sc) {
+  if (!sc->bins) {
+    sc->bins = wmalloc((size_t)in->nrow);
+    if (!sc->bins) return HB_ERR_NOMEM;
+  }
+  long long cnt[HB_MAX_NUM_BIN];
+  memset(cnt, 0, sizeof cnt);
+  column_bins(in, c, m, sc->bins, cnt);
+  return store_feature(in, c, train, m, st, sc, cnt);
+}
+
+static void first_error(int *err_c, int *err_code, int c, int st);
+
+/* Every feature binned on the GPU (hb_cuda_bin), then stored here as
+ * bin_feature stores them. On the main thread; HB_OK or an error with its
+ * message. */
+static int bin_features_device(const hb_input_t *in, hb_dataset_t *d, int train, int nt) {
+  const int nfeat = d->nfeat, nrow = in->nrow;
+  uint8_t **buf = hb_calloc((size_t)nfeat, sizeof *buf);
+  long long *cnt = hb_calloc((size_t)nfeat * HB_MAX_NUM_BIN, sizeof *cnt);
+  hb_cuda_bin_job_t *jobs = hb_calloc((size_t)nfeat, sizeof *jobs);
+  int status = buf && cnt && jobs ? HB_OK : HB_ERR_NOMEM;
+  for (int f = 0; f < nfeat && status == HB_OK; f++) {
+    const int c = d->feat_col[f];
+    const hb_binmapper_t *m = &d->mappers[f];
+    hb_cuda_bin_job_t *J = &jobs[f];
+    long long *cf = cnt + (size_t)f * HB_MAX_NUM_BIN;
+    J->num_bin = m->num_bin;
+    J->cnt = cf;
+    if (in->csc) {
+      const int p0 = in->csc->p[c], ne = in->csc->p[c + 1] - p0;
+      J->kind = HB_CUDA_BIN_DOUBLE;
+      J->dbl = in->csc->x + p0;
+      J->n = ne;
+      cf[numeric_bin(m->upper, m->num_bin, 0.0)] += nrow - ne;  /* the implicit zeros */
+    } else {
+      const hb_column_t *col = &in->cols[c];
+      J->kind = col->type == HB_COL_DOUBLE ? HB_CUDA_BIN_DOUBLE : col->type == HB_COL_FACTOR ? HB_CUDA_BIN_FACTOR
+                                                                                                : HB_CUDA_BIN_INT;
+      J->dbl = col->dbl;
+      J->i32 = col->i32;
+      J->n = nrow;
+    }
+    J->upper = m->upper;
+    J->level_bin = m->level_bin;
+    J->nlevels = m->type == HB_FEAT_CATEGORICAL ? m->nlevels : 0;
+    if (J->kind == HB_CUDA_BIN_FACTOR && m->type != HB_FEAT_CATEGORICAL) status = HB_ERR_INTERNAL;
+    else if (!(J->bins = buf[f] = hb_malloc((size_t)(J->n > 0 ? J->n : 1)))) status = HB_ERR_NOMEM;
+  }
+  if (status == HB_ERR_NOMEM) hb_error_set(status, "dataset: out of memory for the bins");
+  else if (status != HB_OK) hb_error_set(status, "dataset: a factor column without a categorical mapper");
+  if (status == HB_OK) status = hb_cuda_bin(jobs, nfeat);
+  if (status == HB_OK) {
+    int err_c = -1, err_code = HB_OK;
+    (void)nt;
+#ifdef _OPENMP
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
+#endif
+    for (int f = 0; f < nfeat; f++) {
+      scratch_t sc;
+      memset(&sc, 0, sizeof sc);
+      sc.bins = buf[f];
+      int st = store_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc,
+                             cnt + (size_t)f * HB_MAX_NUM_BIN);
+      buf[f] = sc.bins;  /* NULL when dense storage took it */
+      if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
+    }
+    if (err_c >= 0) status = hb_error_set(err_code, "dataset: out of memory storing column %d", err_c + 1);
+  }
+  for (int f = 0; buf && f < nfeat; f++) hb_free(buf[f]);
+  hb_free(buf);
+  hb_free(cnt);
+  hb_free(jobs);
+  return status;
 }
 
 /* ------------------------------------------------------------- validation */
@@ -875,24 +957,33 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
       }
     }
     int train = reference == NULL;
-    scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
-    if (!scs) { hb_dataset_free(d); return HB_ERR_NOMEM; }
-    const int group = column_group(nrow, nt, nfeat);
-    for (int f0 = 0; f0 < nfeat && err_c < 0; f0 += group) {
-      const int f1 = nfeat - f0 < group ? nfeat : f0 + group;
+    if (bp.device) {  /* every feature at once: a second or so, then the interrupt check */
+      int st = bin_features_device(in, d, train, nt);
+      if (st == HB_OK) st = hb_interrupt_check();
+      if (st != HB_OK) {
+        hb_dataset_free(d);
+        return st == HB_ERR_INTERRUPT ? hb_error_set(st, "interrupted") : st;
+      }
+    } else {
+      scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
+      if (!scs) { hb_dataset_free(d); return HB_ERR_NOMEM; }
+      const int group = column_group(nrow, nt, nfeat);
+      for (int f0 = 0; f0 < nfeat && err_c < 0; f0 += group) {
+        const int f1 = nfeat - f0 < group ? nfeat : f0 + group;
 #ifdef _OPENMP
 HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
 #endif
-      for (int f = f0; f < f1; f++) {
-        int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &scs[hb_threads_id()]);
-        if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
+        for (int f = f0; f < f1; f++) {
+          int st = bin_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &scs[hb_threads_id()]);
+          if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
+        }
+        if (err_c < 0 && f1 < nfeat && hb_interrupt_check() != HB_OK) {
+          err_c = d->feat_col[f1];
+          err_code = HB_ERR_INTERRUPT;
+        }
       }
-      if (err_c < 0 && f1 < nfeat && hb_interrupt_check() != HB_OK) {
-        err_c = d->feat_col[f1];
-        err_code = HB_ERR_INTERRUPT;
-      }
+      scratch_free_all(scs, nt);
     }
-    scratch_free_all(scs, nt);
   }
   if (err_c >= 0) {
     hb_dataset_free(d);

@@ -69,6 +69,19 @@ test_that("device = \"auto\" without a GPU trains on the CPU: the same model", {
   expect_identical(a$params$device, "cpu")
 })
 
+test_that("hb_dataset(device = \"cuda\") without a usable GPU is a device error; \"auto\" bins on the CPU", {
+  d <- gen_task(8, n = 300, factors = 1, na = 0.1)
+  expect_error(hb_dataset(d$x, d$y, device = "gpu"), class = "histboost_error_input", regexp = "`device`")
+  if (hb_has_cuda()) skip("a GPU is available here: the no-GPU error cannot occur")
+  built <- hb_has_cuda(built_only = TRUE)
+  expect_error(hb_dataset(d$x, d$y, device = "cuda"), class = "histboost_error_device",
+               regexp = if (built) "no GPU can be used.*device = \"cpu\"" else "without its CUDA learner.*reinstall")
+  a <- hb_dataset(d$x, d$y, device = "auto")
+  b <- hb_dataset(d$x, d$y)
+  skip_without_test_hooks()
+  expect_identical(histboost:::.hb_dataset_bins(a), histboost:::.hb_dataset_bins(b))
+})
+
 test_that("device is checked before any work", {
   d <- gen_task(3, n = 100)
   expect_error(hb_quiet(d$x, d$y, device = "gpu"), class = "histboost_error_input", regexp = "`device`")
@@ -1230,4 +1243,87 @@ test_that("without its column copy (gpu_column_copy = 0) the GPU grows the same 
   }, 0)
   expect_equal(b[1] - b[2], m * 28, tolerance = 4.2e6 / (m * 28))
   expect_equal(b[3], b[1])  # by default a copy this small is kept
+})
+
+# ---- binning on the device (hb_dataset(device = "cuda")) ----------------------
+
+# Columns of every kind the binning rules treat apart: wide-range values with
+# NAs and infinities, few values with ties, a constant column, an all-NA
+# one, an integer one with NAs, a mostly-zero (sparse-stored) one, factors
+# with NAs, unused levels and more levels than max_bin, an ordered factor,
+# a logical.
+bin_data <- function(n, seed) {
+  set.seed(seed)
+  x <- data.frame(wide = rnorm(n) * 1e3, ties = sample(c(-2, 0, 0.5, 7), n, TRUE), const = rep(3.25, n),
+                  allna = rep(NA_real_, n), int = sample(c(-5L, 0L, 9L, 1000L, NA), n, TRUE),
+                  zeros = ifelse(runif(n) < 0.95, 0, rexp(n)),
+                  fac = factor(sample(c(letters[1:9], NA), n, TRUE), levels = c(letters[1:9], "unused")),
+                  many = factor(paste0("L", sample.int(400L, n, TRUE))),
+                  ord = factor(sample(c("lo", "mid", "hi"), n, TRUE), levels = c("lo", "mid", "hi"), ordered = TRUE),
+                  flag = sample(c(TRUE, FALSE, NA), n, TRUE))
+  x$wide[sample.int(n, n %/% 20)] <- NA
+  x$wide[1:3] <- c(Inf, -Inf, -0)
+  x
+}
+expect_same_bins <- function(a, b, label) {
+  ia <- .Call(histboost:::C_hb_dataset_info, a$ptr)
+  ib <- .Call(histboost:::C_hb_dataset_info, b$ptr)
+  expect_identical(ib, ia, label = paste(label, ": boundaries, levels, bins counts and storage"))
+  expect_identical(histboost:::.hb_dataset_bins(b), histboost:::.hb_dataset_bins(a), label = paste(label, ": bin codes"))
+}
+
+test_that("hb_dataset(device = \"cuda\") places the CPU's boundaries and gives every row the CPU's bin", {
+  skip_without_gpu()
+  skip_without_test_hooks()
+  x <- bin_data(test_rows(60000L), 81)
+  y <- rnorm(nrow(x))
+  for (mb in c(255L, 63L, 15L)) {
+    cpu <- hb_dataset(x, y, max_bin = mb, device = "cpu")
+    gpu <- hb_dataset(x, y, max_bin = mb, device = "cuda")
+    expect_same_bins(cpu, gpu, paste("data.frame, max_bin", mb))
+  }
+  info <- .Call(histboost:::C_hb_dataset_info, cpu$ptr)
+  # the data reach every rule: sparse storage, trivial features, a factor spread over several features
+  expect_true(any(info$sparse) && any(info$trivial) && any(duplicated(info$column)))
+  # a numeric matrix (the benchmark's input), and a validation set binned with the training mappers,
+  # with values and levels the training rows lack
+  m <- as.matrix(x[, c("wide", "ties", "zeros")])
+  expect_same_bins(hb_dataset(m, y, device = "cpu"), hb_dataset(m, y, device = "cuda"), "matrix")
+  v <- bin_data(5000L, 82)
+  v$wide[1:50] <- v$wide[1:50] * 100
+  levels(v$fac)[1] <- "new"
+  ref <- hb_dataset(x, y)
+  expect_same_bins(hb_dataset(v, reference = ref, device = "cpu"), hb_dataset(v, reference = ref, device = "cuda"),
+                   "validation set")
+})
+
+test_that("device binning of a dgCMatrix (explicit zeros and NaN) and of chunks of millions of rows is the CPU's", {
+  skip_without_gpu()
+  skip_without_test_hooks()
+  set.seed(83)
+  n <- test_rows(20000L)
+  s <- Matrix::rsparsematrix(n, 6, density = 0.1)
+  s@x[1:20] <- 0
+  s@x[21:40] <- NaN
+  s[, 6] <- rnorm(n)  # one dense column
+  y <- rnorm(n)
+  expect_same_bins(hb_dataset(s, y, device = "cpu"), hb_dataset(s, y, device = "cuda"), "dgCMatrix")
+  # more rows than one chunk of the device's (2^22): the chunks' bins and counts join up
+  big <- test_rows(4500000L)
+  xb <- matrix(c(runif(big), sample(c(1, 2, NA), big, TRUE)), big, 2)
+  yb <- runif(big)
+  expect_same_bins(hb_dataset(xb, yb, device = "cpu"), hb_dataset(xb, yb, device = "cuda"), "4.5M rows")
+})
+
+test_that("histboost(device = \"cuda\") bins x and the validation sets on the GPU: the model of CPU-binned data", {
+  skip_without_gpu()
+  d <- gen_task(84, n = test_rows(20000L), task = "binary", factors = 2, na = 0.05)
+  v <- gen_task(85, n = 3000L, task = "binary", factors = 2, na = 0.05)
+  args <- list(nrounds = 8L, num_leaves = 31L, seed = 2L, device = "cuda", verbose = 0L)
+  a <- do.call(histboost, c(list(d$x, d$y, valid = list(v = list(x = v$x, y = v$y))), args))
+  ds <- hb_dataset(d$x, d$y, device = "cpu")
+  vs <- hb_dataset(v$x, v$y, reference = ds, device = "cpu")
+  b <- do.call(histboost, c(list(ds, valid = list(v = vs)), args))
+  expect_identical(a$model_text, b$model_text)
+  expect_identical(a$evaluation_log, b$evaluation_log)
 })
