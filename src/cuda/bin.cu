@@ -1,5 +1,6 @@
 // bin.cu: binning on the device (hb_dataset(device = "cuda")): each
-// feature's values go up once, in chunks, and come back as bins with their
+// feature's values go up once, in chunks the host stages in pinned memory
+// (engine/dataset.c, on its threads), and come back as bins with their
 // counts. The bin boundaries and level tables are the host's (dataset.c
 // places them from its row sample), and the rules are the CPU's: the first
 // value bin whose upper bound is at least the value (the same lower-bound
@@ -8,6 +9,7 @@
 // missing bin. So the bins are the CPU's, byte for byte.
 #include <climits>
 #include <cmath>
+#include <new>
 #include <cuda_runtime.h>
 #include "learner.cuh"
 
@@ -62,26 +64,52 @@ __global__ void k_bin(int kind, const double *dbl, const int *i32, int n, const 
 
 }  // namespace
 
-extern "C" int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs) {
-  if (njobs <= 0) return HB_OK;
-  if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
-  int64_t most = 0;
-  int nlev = 1;
-  for (int j = 0; j < njobs; j++) {
-    if (jobs[j].n > most) most = jobs[j].n;
-    if (jobs[j].kind == HB_CUDA_BIN_FACTOR && jobs[j].nlevels > nlev) nlev = jobs[j].nlevels;
+// Two slots, each a pinned host buffer the engine stages a chunk of values
+// in, the device's copies, and pinned buffers for the bins and counts coming
+// back: the device bins one slot's chunk while the host stages the other's.
+struct hb_cuda_binner {
+  int64_t rows;               // values a chunk holds at most
+  int nlev;                   // levels a factor table holds at most
+  cudaStream_t st[2];
+  double *h_in[2], *d_in[2];  // staged values (doubles, or int32 in the same bytes)
+  double *h_tab[2], *d_tab[2];  // the chunk's bounds (doubles) or level table (bytes)
+  uint8_t *h_out[2], *d_out[2];
+  unsigned long long *h_cnt[2], *d_cnt[2];
+  int sms;
+};
+
+extern "C" void hb_cuda_binner_free(hb_cuda_binner_t *B) {
+  if (!B) return;
+  for (int s = 0; s < 2; s++) {
+    if (B->st[s]) cudaStreamSynchronize(B->st[s]);
+    cudaFreeHost(B->h_in[s]);
+    cudaFreeHost(B->h_tab[s]);
+    cudaFreeHost(B->h_out[s]);
+    cudaFreeHost(B->h_cnt[s]);
+    cudaFree(B->d_in[s]);
+    cudaFree(B->d_tab[s]);
+    cudaFree(B->d_out[s]);
+    cudaFree(B->d_cnt[s]);
+    if (B->st[s]) cudaStreamDestroy(B->st[s]);
   }
-  const int64_t chunk = most < kBinChunk ? (most > 0 ? most : 1) : kBinChunk;
+  delete B;
+}
+
+extern "C" int hb_cuda_binner_create(int64_t rows, int nlevels, hb_cuda_binner_t **out) {
+  *out = NULL;
+  if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
+  hb_cuda_binner_t *B = new (std::nothrow) hb_cuda_binner();
+  if (!B) return hb_error_set(HB_ERR_NOMEM, "out of memory for GPU binning");
   int st = HB_OK;
-  cudaStream_t s = NULL;
-  double *d_in = NULL, *d_upper = NULL;
-  uint8_t *d_out = NULL, *d_lev = NULL;
-  unsigned long long *d_cnt = NULL, h_cnt[HB_MAX_NUM_BIN];
-  int sms = 1, dev = 0;
+  B->rows = rows < 1 ? 1 : rows < kBinChunk ? rows : kBinChunk;
+  B->nlev = nlevels < 1 ? 1 : nlevels;
+  // a table slot: HB_MAX_NUM_BIN bounds, or nlev bytes of levels, in doubles
+  const size_t tab = ((size_t)B->nlev + 7) / 8 > HB_MAX_NUM_BIN ? ((size_t)B->nlev + 7) / 8 : HB_MAX_NUM_BIN;
   {
     size_t fr = 0, tot = 0;
+    int dev = 0;
     HB_CUDA_TRY_FAIL(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
-    const double need = (double)chunk * (sizeof(double) + 1) + (double)nlev + 4096.0;
+    const double need = 2.0 * ((double)B->rows * (sizeof(double) + 1) + (double)tab * sizeof(double)) + 65536.0;
     if (need > 0.9 * (double)fr) {
       st = hb_error_set(HB_ERR_NOMEM,
                         "binning on the GPU needs %.0f MB, but %.0f MB of the GPU's %.0f MB are free; use device = "
@@ -90,57 +118,68 @@ extern "C" int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs) {
       goto fail;
     }
     HB_CUDA_TRY_FAIL(cudaGetDevice(&dev), "cudaGetDevice");
-    HB_CUDA_TRY_FAIL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "querying the GPU");
+    HB_CUDA_TRY_FAIL(cudaDeviceGetAttribute(&B->sms, cudaDevAttrMultiProcessorCount, dev), "querying the GPU");
   }
-  HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a stream");
-  HB_CUDA_DALLOC1(d_in, chunk, "binning's values");
-  HB_CUDA_DALLOC1(d_out, chunk, "binning's bins");
-  HB_CUDA_DALLOC1(d_upper, HB_MAX_NUM_BIN, "binning's bounds");
-  HB_CUDA_DALLOC1(d_lev, nlev, "binning's level table");
-  HB_CUDA_DALLOC1(d_cnt, HB_MAX_NUM_BIN, "binning's counts");
-  for (int j = 0; j < njobs; j++) {
-    const hb_cuda_bin_job_t *J = &jobs[j];
-    if (J->num_bin < 1 || J->num_bin > HB_MAX_NUM_BIN) {
-      st = hb_error_set(HB_ERR_INTERNAL, "GPU binning: feature %d has %d bins", j + 1, J->num_bin);
-      goto fail;
-    }
-    HB_CUDA_TRY_FAIL(cudaMemsetAsync(d_cnt, 0, sizeof(unsigned long long) * HB_MAX_NUM_BIN, s), "clearing counts");
-    if (J->kind == HB_CUDA_BIN_FACTOR) {
-      if (J->nlevels > 0)
-        HB_CUDA_TRY_FAIL(cudaMemcpyAsync(d_lev, J->level_bin, (size_t)J->nlevels, cudaMemcpyHostToDevice, s),
-                         "copying a level table to the GPU");
-    } else if (J->num_bin > 1) {
-      HB_CUDA_TRY_FAIL(cudaMemcpyAsync(d_upper, J->upper, sizeof(double) * (size_t)(J->num_bin - 1),
-                                       cudaMemcpyHostToDevice, s),
-                       "copying bin bounds to the GPU");
-    }
-    const size_t width = J->kind == HB_CUDA_BIN_DOUBLE ? sizeof(double) : sizeof(int);
-    for (int64_t r0 = 0; r0 < J->n; r0 += chunk) {
-      const int m = (int)(J->n - r0 < chunk ? J->n - r0 : chunk);
-      const void *src = J->kind == HB_CUDA_BIN_DOUBLE ? (const void *)(J->dbl + r0) : (const void *)(J->i32 + r0);
-      HB_CUDA_TRY_FAIL(cudaMemcpyAsync(d_in, src, width * (size_t)m, cudaMemcpyHostToDevice, s),
-                       "copying values to the GPU");
-      int grid = (m + kBinThreads - 1) / kBinThreads;
-      if (grid > 8 * sms) grid = 8 * sms;
-      k_bin<<<grid, kBinThreads, 0, s>>>(J->kind, (const double *)d_in, (const int *)d_in, m, d_upper, d_lev,
-                                         J->nlevels, J->num_bin, d_out, d_cnt);
-      HB_CUDA_TRY_FAIL(cudaGetLastError(), "the binning kernel");
-      HB_CUDA_TRY_FAIL(cudaMemcpyAsync(J->bins + r0, d_out, (size_t)m, cudaMemcpyDeviceToHost, s),
-                       "copying bins from the GPU");
-    }
-    HB_CUDA_TRY_FAIL(cudaMemcpyAsync(h_cnt, d_cnt, sizeof(unsigned long long) * (size_t)J->num_bin,
-                                     cudaMemcpyDeviceToHost, s),
-                     "copying bin counts from the GPU");
-    HB_CUDA_TRY_FAIL(cudaStreamSynchronize(s), "binning on the GPU");
-    for (int b = 0; b < J->num_bin; b++) J->cnt[b] += (long long)h_cnt[b];
+  for (int s = 0; s < 2; s++) {
+    HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&B->st[s], cudaStreamNonBlocking), "creating a stream");
+    HB_CUDA_HALLOC1(B->h_in[s], B->rows, "binning's staged values");
+    HB_CUDA_DALLOC1(B->d_in[s], B->rows, "binning's values");
+    HB_CUDA_HALLOC1(B->h_tab[s], tab, "binning's staged table");
+    HB_CUDA_DALLOC1(B->d_tab[s], tab, "binning's table");
+    HB_CUDA_HALLOC1(B->h_out[s], B->rows, "binning's bins");
+    HB_CUDA_DALLOC1(B->d_out[s], B->rows, "binning's bins");
+    HB_CUDA_HALLOC1(B->h_cnt[s], HB_MAX_NUM_BIN, "binning's counts");
+    HB_CUDA_DALLOC1(B->d_cnt[s], HB_MAX_NUM_BIN, "binning's counts");
   }
+  *out = B;
+  return HB_OK;
 fail:
-  if (s) cudaStreamSynchronize(s);
-  cudaFree(d_in);
-  cudaFree(d_out);
-  cudaFree(d_upper);
-  cudaFree(d_lev);
-  cudaFree(d_cnt);
-  if (s) cudaStreamDestroy(s);
+  hb_cuda_binner_free(B);
   return st;
+}
+
+extern "C" int64_t hb_cuda_binner_rows(const hb_cuda_binner_t *B) { return B ? B->rows : 0; }
+extern "C" void *hb_cuda_binner_in(hb_cuda_binner_t *B, int s) { return B && s >= 0 && s < 2 ? B->h_in[s] : NULL; }
+extern "C" const uint8_t *hb_cuda_binner_out(const hb_cuda_binner_t *B, int s) {
+  return B && s >= 0 && s < 2 ? B->h_out[s] : NULL;
+}
+
+extern "C" int hb_cuda_binner_run(hb_cuda_binner_t *B, int s, const hb_cuda_bin_job_t *J, int m) {
+  if (!B || s < 0 || s > 1 || m < 0 || m > B->rows || J->num_bin < 1 || J->num_bin > HB_MAX_NUM_BIN ||
+      (J->kind == HB_CUDA_BIN_FACTOR && J->nlevels > B->nlev))
+    return hb_error_set(HB_ERR_INTERNAL, "GPU binning: a chunk the binner cannot take");
+  cudaStream_t st = B->st[s];
+  size_t tab = 0;
+  if (J->kind == HB_CUDA_BIN_FACTOR) {
+    tab = (size_t)J->nlevels;
+    if (tab) memcpy(B->h_tab[s], J->level_bin, tab);
+  } else if (J->num_bin > 1) {
+    tab = sizeof(double) * (size_t)(J->num_bin - 1);
+    memcpy(B->h_tab[s], J->upper, tab);
+  }
+  if (tab) HB_CUDA_TRY(cudaMemcpyAsync(B->d_tab[s], B->h_tab[s], tab, cudaMemcpyHostToDevice, st), "copying a table to the GPU");
+  const size_t width = J->kind == HB_CUDA_BIN_DOUBLE ? sizeof(double) : sizeof(int);
+  HB_CUDA_TRY(cudaMemsetAsync(B->d_cnt[s], 0, sizeof(unsigned long long) * HB_MAX_NUM_BIN, st), "clearing counts");
+  if (m > 0) {
+    HB_CUDA_TRY(cudaMemcpyAsync(B->d_in[s], B->h_in[s], width * (size_t)m, cudaMemcpyHostToDevice, st),
+                "copying values to the GPU");
+    int grid = (m + kBinThreads - 1) / kBinThreads;
+    if (grid > 8 * B->sms) grid = 8 * B->sms;
+    k_bin<<<grid, kBinThreads, 0, st>>>(J->kind, B->d_in[s], (const int *)B->d_in[s], m, B->d_tab[s],
+                                        (const uint8_t *)B->d_tab[s], J->nlevels, J->num_bin, B->d_out[s], B->d_cnt[s]);
+    HB_CUDA_TRY(cudaGetLastError(), "the binning kernel");
+    HB_CUDA_TRY(cudaMemcpyAsync(B->h_out[s], B->d_out[s], (size_t)m, cudaMemcpyDeviceToHost, st),
+                "copying bins from the GPU");
+  }
+  HB_CUDA_TRY(cudaMemcpyAsync(B->h_cnt[s], B->d_cnt[s], sizeof(unsigned long long) * HB_MAX_NUM_BIN,
+                              cudaMemcpyDeviceToHost, st),
+              "copying bin counts from the GPU");
+  return HB_OK;
+}
+
+extern "C" int hb_cuda_binner_wait(hb_cuda_binner_t *B, int s, int num_bin, long long *cnt) {
+  if (!B || s < 0 || s > 1) return hb_error_set(HB_ERR_INTERNAL, "GPU binning: no slot %d", s);
+  HB_CUDA_TRY(cudaStreamSynchronize(B->st[s]), "binning on the GPU");
+  for (int b = 0; b < num_bin && b < HB_MAX_NUM_BIN; b++) cnt[b] += (long long)B->h_cnt[s][b];
+  return HB_OK;
 }

@@ -147,7 +147,8 @@ void hb_cuda_learner_get_profile(const hb_cuda_learner_t *L, hb_cuda_profile_t *
  * (level_bin[code - 1], codes outside 1..nlevels to the missing bin),
  * with dataset.c's rules and the host's mapper (upper: the num_bin - 1
  * bounds of a numeric one). Their bins go to bins[0..n) and their counts
- * are added to cnt[0..num_bin). */
+ * are added to cnt[0..num_bin) (the engine's bookkeeping; a binner run
+ * reads the kind, num_bin and table). */
 enum { HB_CUDA_BIN_DOUBLE, HB_CUDA_BIN_INT, HB_CUDA_BIN_FACTOR };
 typedef struct {
   int kind;                  /* HB_CUDA_BIN_* */
@@ -161,10 +162,26 @@ typedef struct {
   uint8_t *bins;             /* out: n bins (host memory) */
   long long *cnt;            /* out: num_bin counts, added to */
 } hb_cuda_bin_job_t;
-/* Bin the jobs on the GPU, in order, each feature's values copied up once in
- * chunks. HB_OK, or an error with a message: no GPU (HB_ERR_INPUT), too
- * little device memory (HB_ERR_NOMEM, naming what is needed and free). */
-int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs);
+/* A binner for chunks of at most `rows` values (fewer when that is more than
+ * a chunk: hb_cuda_binner_rows) and factor tables of at most nlevels levels:
+ * two slots, each a pinned host buffer that the caller stages a chunk's
+ * values in (hb_cuda_binner_in: doubles, or int32 for the other kinds) and
+ * a pinned buffer its bins come back to, so that the host stages one slot
+ * while the device bins the other. Out of device or pinned memory is
+ * HB_ERR_NOMEM with a message naming the memory needed and free; no GPU is
+ * HB_ERR_INPUT. */
+typedef struct hb_cuda_binner hb_cuda_binner_t;
+int hb_cuda_binner_create(int64_t rows, int nlevels, hb_cuda_binner_t **out);
+void hb_cuda_binner_free(hb_cuda_binner_t *B);
+int64_t hb_cuda_binner_rows(const hb_cuda_binner_t *B);
+void *hb_cuda_binner_in(hb_cuda_binner_t *B, int s);
+const uint8_t *hb_cuda_binner_out(const hb_cuda_binner_t *B, int s);
+/* Bin the m values staged in slot s as job J says (its kind, num_bin and
+ * table; its dbl, i32, n, bins and cnt are not read): asynchronous. */
+int hb_cuda_binner_run(hb_cuda_binner_t *B, int s, const hb_cuda_bin_job_t *J, int m);
+/* Wait for slot s's run: its m bins are then at hb_cuda_binner_out(B, s),
+ * and its counts (num_bin) are added to cnt. */
+int hb_cuda_binner_wait(hb_cuda_binner_t *B, int s, int num_bin, long long *cnt);
 
 /* ---- prediction (engine/predict.c's device path) ---- */
 

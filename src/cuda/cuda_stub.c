@@ -21,8 +21,21 @@ int hb_cuda_device_info(hb_cuda_info_t *out) {
 
 int hb_cuda_row_stride(int nfeat) { return (nfeat + 3) / 4; }
 
-int hb_cuda_bin(const hb_cuda_bin_job_t *jobs, int njobs) {
-  (void)jobs; (void)njobs;
+int hb_cuda_binner_create(int64_t rows, int nlevels, hb_cuda_binner_t **out) {
+  (void)rows; (void)nlevels;
+  *out = NULL;
+  return no_cuda();
+}
+void hb_cuda_binner_free(hb_cuda_binner_t *B) { (void)B; }
+int64_t hb_cuda_binner_rows(const hb_cuda_binner_t *B) { (void)B; return 0; }
+void *hb_cuda_binner_in(hb_cuda_binner_t *B, int s) { (void)B; (void)s; return NULL; }
+const uint8_t *hb_cuda_binner_out(const hb_cuda_binner_t *B, int s) { (void)B; (void)s; return NULL; }
+int hb_cuda_binner_run(hb_cuda_binner_t *B, int s, const hb_cuda_bin_job_t *J, int m) {
+  (void)B; (void)s; (void)J; (void)m;
+  return no_cuda();
+}
+int hb_cuda_binner_wait(hb_cuda_binner_t *B, int s, int num_bin, long long *cnt) {
+  (void)B; (void)s; (void)num_bin; (void)cnt;
   return no_cuda();
 }
 

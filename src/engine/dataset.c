@@ -610,7 +610,76 @@ static int bin_feature(const hb_input_t *in, int c, int train, hb_binmapper_t *m
 
 static void first_error(int *err_c, int *err_code, int c, int st);
 
-/* Every feature binned on the GPU (hb_cuda_bin), then stored here as
+/* n items of `size` bytes from src to dst on nt threads. */
+static void copy_parallel(void *dst, const void *src, int64_t n, size_t size, int nt) {
+  const int64_t piece = 1 << 16;
+  const int64_t np = (n + piece - 1) / piece;
+  (void)nt;
+#ifdef _OPENMP
+HB_OMP(parallel for num_threads(nt) schedule(static) if (np > 1))
+#endif
+  for (int64_t k = 0; k < np; k++) {
+    const int64_t a = k * piece, len = n - a < piece ? n - a : piece;
+    memcpy((char *)dst + (size_t)a * size, (const char *)src + (size_t)a * size, (size_t)len * size);
+  }
+}
+
+/* A chunk in a binner's slot: its job's rows r0 .. r0 + m - 1 (job NULL: none). */
+typedef struct {
+  const hb_cuda_bin_job_t *job;
+  int64_t r0;
+  int m;
+} bin_chunk_t;
+
+/* Slot s's chunk back from the device: its counts added, its bins copied
+ * to their rows. */
+static int bin_chunk_collect(hb_cuda_binner_t *B, int s, bin_chunk_t *c, int nt) {
+  if (!c->job) return HB_OK;
+  int st = hb_cuda_binner_wait(B, s, c->job->num_bin, c->job->cnt);
+  if (st == HB_OK) copy_parallel(c->job->bins + c->r0, hb_cuda_binner_out(B, s), c->m, 1, nt);
+  c->job = NULL;
+  return st;
+}
+
+/* The jobs' values binned on the GPU (cuda.h's binner), chunk by chunk:
+ * the threads stage a chunk in one slot while the device bins the other
+ * slot's, and copy each chunk's bins out when it is back. On the main
+ * thread; HB_OK or an error with its message. */
+static int device_bin_jobs(const hb_cuda_bin_job_t *jobs, int njobs, int nt) {
+  int64_t most = 0;
+  int nlev = 1;
+  for (int j = 0; j < njobs; j++) {
+    if (jobs[j].n > most) most = jobs[j].n;
+    if (jobs[j].kind == HB_CUDA_BIN_FACTOR && jobs[j].nlevels > nlev) nlev = jobs[j].nlevels;
+  }
+  hb_cuda_binner_t *B = NULL;
+  int st = hb_cuda_binner_create(most, nlev, &B);
+  if (st != HB_OK) return st;
+  const int64_t chunk = hb_cuda_binner_rows(B);
+  bin_chunk_t slot[2] = {{NULL, 0, 0}, {NULL, 0, 0}};
+  int s = 0;
+  for (int j = 0; j < njobs && st == HB_OK; j++) {
+    const hb_cuda_bin_job_t *J = &jobs[j];
+    for (int64_t r0 = 0; r0 < J->n && st == HB_OK; r0 += chunk) {
+      if ((st = bin_chunk_collect(B, s, &slot[s], nt)) != HB_OK) break;
+      const int m = (int)(J->n - r0 < chunk ? J->n - r0 : chunk);
+      if (J->kind == HB_CUDA_BIN_DOUBLE) copy_parallel(hb_cuda_binner_in(B, s), J->dbl + r0, m, sizeof(double), nt);
+      else copy_parallel(hb_cuda_binner_in(B, s), J->i32 + r0, m, sizeof(int), nt);
+      if ((st = hb_cuda_binner_run(B, s, J, m)) != HB_OK) break;
+      slot[s].job = J;
+      slot[s].r0 = r0;
+      slot[s].m = m;
+      s ^= 1;
+    }
+  }
+  for (int k = 0; k < 2; k++, s ^= 1) {  /* the last chunks (after a failure: not read) */
+    if (st == HB_OK) st = bin_chunk_collect(B, s, &slot[s], nt);
+  }
+  hb_cuda_binner_free(B);  /* waits for anything still in flight */
+  return st;
+}
+
+/* Every feature binned on the GPU (device_bin_jobs), then stored here as
  * bin_feature stores them. On the main thread; HB_OK or an error with its
  * message. */
 static int bin_features_device(const hb_input_t *in, hb_dataset_t *d, int train, int nt) {
@@ -648,7 +717,7 @@ static int bin_features_device(const hb_input_t *in, hb_dataset_t *d, int train,
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "dataset: out of memory for the bins");
   else if (status != HB_OK) hb_error_set(status, "dataset: a factor column without a categorical mapper");
-  if (status == HB_OK) status = hb_cuda_bin(jobs, nfeat);
+  if (status == HB_OK) status = device_bin_jobs(jobs, nfeat, nt);
   if (status == HB_OK) {
     int err_c = -1, err_code = HB_OK;
     (void)nt;
