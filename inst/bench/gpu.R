@@ -19,8 +19,13 @@
 # model's AUC at the same iteration; prediction of the test rows on the GPU
 # and on the CPU (all cores), and of the training rows on the GPU; SHAP
 # contributions (type = "contrib") of the first --contrib-rows test rows on
-# the GPU and on the CPU (all cores), and whether they are identical. Results go to DIR (default
-# inst/bench/results) as gpu-<date>.md and .csv.
+# the GPU and on the CPU (all cores), and whether they are identical; and the
+# user's whole wait on the GPU: binning there (hb_dataset(device = "cuda"),
+# the same bins), training, predicting the test rows, and one call of
+# histboost(x, y, device = "cuda") from the R matrix, beside XGBoost's and
+# LightGBM's recorded figures (../shared/gpu-host/README.md, an H100: build
+# plus training). Results go to DIR (default inst/bench/results) as
+# gpu-<date>.md and .csv.
 
 suppressPackageStartupMessages(library(histboost))
 options(warn = 1)
@@ -59,6 +64,9 @@ cpu_threads <- if (opt$cpu_threads > 0) opt$cpu_threads else parallel::detectCor
 rows <- list()
 for (mb in max_bins) {
   t_bin <- secs(ds <- hb_dataset(tr$x, tr$y, max_bin = mb))
+  invisible(hb_dataset(tr$x[1:1000, ], tr$y[1:1000], max_bin = mb, device = "cuda"))  # warm-up
+  t_bin_gpu <- secs(dsg <- hb_dataset(tr$x, tr$y, max_bin = mb, device = "cuda"))
+  rm(dsg)
   common <- list(ds, nrounds = opt$rounds, num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
                  seed = 1, verbose = 0L)
   invisible(do.call(histboost, modifyList(common, list(nrounds = 2L, device = "cuda"))))  # warm-up
@@ -75,6 +83,10 @@ for (mb in max_bins) {
   t_pred_cpu <- secs(p_cpu <- predict(fit, te$x, nthreads = cpu_threads))
   pred_diff <- max(abs(p_gpu - p_cpu))
   t_pred_gpu_train <- secs(invisible(predict(fit, tr$x, type = "raw", device = "cuda")))
+  # one call from the R matrix: binning and training on the GPU, then the model's AUC (the same model)
+  t_call <- secs(cfit1 <- do.call(histboost, c(list(tr$x, tr$y, max_bin = mb), common[-1L], device = "cuda")))
+  call_same <- identical(cfit1$model_text, fit$model_text)
+  rm(cfit1)
   # contributions of the first --contrib-rows test rows: the GPU (after a
   # warm-up) beside the CPU's threads, and whether they agree bit for bit
   cx <- te$x[seq_len(min(opt$contrib_rows, nrow(te$x))), , drop = FALSE]
@@ -108,7 +120,9 @@ for (mb in max_bins) {
     auc_cpu <- auc(ytest, predict(cfit, te$x))
     auc_gpu_same <- auc(ytest, predict(fit, te$x, iteration = opt$cpu_rounds))
   }
-  r <- data.frame(max_bin = mb, rows = ds$nrow, rounds = opt$rounds, bin_s = t_bin, gpu_train_s = t_gpu,
+  r <- data.frame(max_bin = mb, rows = ds$nrow, rounds = opt$rounds, bin_s = t_bin, gpu_bin_s = t_bin_gpu,
+                  end_to_end_s = t_bin_gpu + t_gpu + t_pred_gpu, call_s = t_call, call_same_model = call_same,
+                  gpu_train_s = t_gpu,
                   gpu_auc = auc_gpu, gpu_predict_s = t_pred_gpu, cpu_predict_s = t_pred_cpu,
                   predict_speedup = t_pred_cpu / t_pred_gpu, predict_max_diff = pred_diff,
                   gpu_predict_train_s = t_pred_gpu_train, gpu_contrib_s = t_contrib_gpu, cpu_contrib_s = t_contrib_cpu,
@@ -174,6 +188,21 @@ for (k in seq_len(nrow(res))) {
   mdc <- c(mdc, sprintf("| %d | %s | %s | %.1fx | %s |", r$max_bin, f(r$gpu_contrib_s), f(r$cpu_contrib_s),
                         r$cpu_contrib_s / r$gpu_contrib_s, r$contrib_identical))
 }
-md <- c(md, mdq, mdp, mdc, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
+# the peers' recorded build + training on the GPU host's H100 (../shared/gpu-host/README.md, 2026-11-22)
+peers <- data.frame(max_bin = c(255L, 63L), xgb = c(21.4 + 18.3, 20.0 + 16.7), lgb = c(3.7 + 29.2, 3.4 + 28.5))
+mde <- c("", sprintf("End to end on the GPU: binning the R matrix there (hb_dataset(device = \"cuda\"); the host places the boundaries from its sample, %d threads), %d rounds of training, predicting the %s test rows; and one call of histboost(x, y, device = \"cuda\") (binning and training; whether its model is the one trained from the CPU-binned dataset). The peers: their recorded build and training on an H100 (XGBoost 3.4.1 QuantileDMatrix, LightGBM 4.6.0 CUDA Dataset; ../shared/gpu-host/README.md), not rerun here.",
+                     hb_threads(), opt$rounds, format(opt$test_rows, big.mark = ",")), "",
+         "| max_bin | GPU binning s (CPU s) | training s | predict s | end to end s | one call s (same model) | XGBoost build + train s | LightGBM build + train s | end to end / faster peer |",
+         "|---|---|---|---|---|---|---|---|---|")
+for (k in seq_len(nrow(res))) {
+  r <- res[k, ]
+  pr <- peers[peers$max_bin == r$max_bin, ]
+  best <- if (nrow(pr)) min(pr$xgb, pr$lgb) else NA_real_
+  mde <- c(mde, sprintf("| %d | %s (%s) | %s | %s | %s | %s (%s) | %s | %s | %s |", r$max_bin, f(r$gpu_bin_s), f(r$bin_s),
+                        f(r$gpu_train_s), f(r$gpu_predict_s), f(r$end_to_end_s), f(r$call_s), r$call_same_model,
+                        if (nrow(pr)) f(pr$xgb) else "-", if (nrow(pr)) f(pr$lgb) else "-",
+                        if (is.na(best)) "-" else sprintf("%.2f", r$end_to_end_s / best)))
+}
+md <- c(md, mde, mdq, mdp, mdc, "", "Bytes counted for a histogram: each summed row's bins (4 bytes per 4 features), its fixed-point gradient pair (8 bytes) and, below the root, its row index (4 bytes). The copy bandwidth counts bytes read plus written.")
 writeLines(md, file.path(out, sprintf("gpu-%s.md", stamp)))
 cat(md, sep = "\n")
