@@ -643,8 +643,9 @@ static int bin_chunk_collect(hb_cuda_binner_t *B, int s, bin_chunk_t *c, int nt)
 
 /* The jobs' values binned on the GPU (cuda.h's binner), chunk by chunk:
  * the threads stage a chunk in one slot while the device bins the other
- * slot's, and copy each chunk's bins out when it is back. On the main
- * thread; HB_OK or an error with its message. */
+ * slot's, and copy each chunk's bins out when it is back; interrupts are
+ * checked after each chunk (a few milliseconds). On the main thread; HB_OK
+ * or an error with its message. */
 static int device_bin_jobs(const hb_cuda_bin_job_t *jobs, int njobs, int nt) {
   int64_t most = 0;
   int nlev = 1;
@@ -662,6 +663,7 @@ static int device_bin_jobs(const hb_cuda_bin_job_t *jobs, int njobs, int nt) {
     const hb_cuda_bin_job_t *J = &jobs[j];
     for (int64_t r0 = 0; r0 < J->n && st == HB_OK; r0 += chunk) {
       if ((st = bin_chunk_collect(B, s, &slot[s], nt)) != HB_OK) break;
+      if ((st = hb_interrupt_check()) != HB_OK) break;
       const int m = (int)(J->n - r0 < chunk ? J->n - r0 : chunk);
       if (J->kind == HB_CUDA_BIN_DOUBLE) copy_parallel(hb_cuda_binner_in(B, s), J->dbl + r0, m, sizeof(double), nt);
       else copy_parallel(hb_cuda_binner_in(B, s), J->i32 + r0, m, sizeof(int), nt);
@@ -1026,12 +1028,11 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
       }
     }
     int train = reference == NULL;
-    if (bp.device) {  /* every feature at once: a second or so, then the interrupt check */
+    if (bp.device) {  /* interrupts are checked between its chunks */
       int st = bin_features_device(in, d, train, nt);
-      if (st == HB_OK) st = hb_interrupt_check();
       if (st != HB_OK) {
         hb_dataset_free(d);
-        return st == HB_ERR_INTERRUPT ? hb_error_set(st, "interrupted") : st;
+        return st;
       }
     } else {
       scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
