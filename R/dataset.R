@@ -536,13 +536,15 @@
 #'   sparse or dense as the concatenation's would be. A validation shard
 #'   takes the training shard as `reference`. Needs [hb_has_mpi()].
 #' @param device Where the rows are binned: `"cpu"` (the default), `"cuda"`
-#'   (the GPU: each column's values go up once and come back as bins; an
+#'   (the GPU: a column's values go up in chunks and come back as bins;
+#'   columns of fewer than 8192 values, such as sparse columns with few
+#'   entries, are binned on the CPU, where a GPU launch would cost more; an
 #'   error when no GPU can be used, see [hb_has_cuda()]) or `"auto"` (the GPU
 #'   when one can be used). Bin boundaries and factor levels are placed on
 #'   the CPU from the same row sample either way, and the GPU applies the
 #'   CPU's rules, so the dataset is the same on both: the same boundaries,
-#'   the same bin of every row, the same models. [histboost()] bins on the
-#'   device it trains on.
+#'   the same bin of every row, the same models. [histboost()] bins `x` on
+#'   the GPU when `device` is `"cuda"`, or `"auto"` with a GPU.
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,

@@ -487,8 +487,8 @@ histboost <- function(x, ...) {
 #'   GPU and CPU grow the same trees from the same data up to rounding: the GPU
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients.
-#'   An `x` given as data (not an [hb_dataset()]) is binned on the same
-#'   device, and the validation sets too; the bins are the CPU's (see
+#'   An `x` given as data (not an [hb_dataset()]) and the validation sets
+#'   given as data are then binned on the GPU too, with the CPU's bins (see
 #'   `device` in [hb_dataset()]).
 #' @param gpu_column_copy With `device = "cuda"`: whether the GPU keeps a
 #'   second copy of the bins, feature by feature (one byte a row and
@@ -759,7 +759,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   tk <- .hb_resolve_task(p, train, a$x, a$y, a$init_model)
   monotone <- .hb_resolve_monotone(p$monotone_constraints, train, a$init_model, tk$objective)
   ms <- .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
-  valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed, tk$device)
+  valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed, p$device)
   engine <- .hb_engine_params(p, tk, train, monotone)
   if (p$distributed == "mpi") {
     .hb_dist_same_params(list(engine$params, engine$schema, tk$classes, ms$eval_metric, p$nrounds))

@@ -168,8 +168,8 @@ typedef struct {
  * values in (hb_cuda_binner_in: doubles, or int32 for the other kinds) and
  * a pinned buffer its bins come back to, so that the host stages one slot
  * while the device bins the other. Out of device or pinned memory is
- * HB_ERR_NOMEM with a message naming the memory needed and free; no GPU is
- * HB_ERR_INPUT. */
+ * HB_ERR_NOMEM (naming the memory needed and free when too little is free
+ * at the start); no GPU is HB_ERR_INPUT. */
 typedef struct hb_cuda_binner hb_cuda_binner_t;
 int hb_cuda_binner_create(int64_t rows, int nlevels, hb_cuda_binner_t **out);
 void hb_cuda_binner_free(hb_cuda_binner_t *B);

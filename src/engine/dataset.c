@@ -26,6 +26,7 @@ void hb_binparams_default(hb_binparams_t *bp) {
   bp->seed = 0;
   bp->nthreads = 0;
   bp->device = 0;
+  bp->device_min_rows = 8192;
 }
 
 /* ---------------------------------------------------------------- mappers */
@@ -681,48 +682,73 @@ static int device_bin_jobs(const hb_cuda_bin_job_t *jobs, int njobs, int nt) {
   return st;
 }
 
-/* Every feature binned on the GPU (device_bin_jobs), then stored here as
- * bin_feature stores them. On the main thread; HB_OK or an error with its
- * message. */
-static int bin_features_device(const hb_input_t *in, hb_dataset_t *d, int train, int nt) {
+/* Every feature of at least bp->device_min_rows values binned on the GPU
+ * (device_bin_jobs), the smaller ones here (a launch and its wait would
+ * cost more), then all stored here as bin_feature stores them. On the main
+ * thread; HB_OK or an error with its message. */
+static int bin_features_device(const hb_input_t *in, const hb_binparams_t *bp, hb_dataset_t *d, int train,
+                               int nt) {
   const int nfeat = d->nfeat, nrow = in->nrow;
   uint8_t **buf = hb_calloc((size_t)nfeat, sizeof *buf);
-  long long *cnt = hb_calloc((size_t)nfeat * HB_MAX_NUM_BIN, sizeof *cnt);
+  size_t *coff = hb_malloc(sizeof *coff * ((size_t)nfeat + 1));  /* feature f's counts at cnt + coff[f] */
   hb_cuda_bin_job_t *jobs = hb_calloc((size_t)nfeat, sizeof *jobs);
-  int status = buf && cnt && jobs ? HB_OK : HB_ERR_NOMEM;
+  int *host = hb_malloc(sizeof *host * ((size_t)nfeat + 1));     /* the features binned here */
+  long long *cnt = NULL;
+  int status = buf && coff && jobs && host ? HB_OK : HB_ERR_NOMEM, njobs = 0, nhost = 0;
+  if (status == HB_OK) {
+    coff[0] = 0;
+    for (int f = 0; f < nfeat; f++) coff[f + 1] = coff[f] + (size_t)d->mappers[f].num_bin;
+    if (!(cnt = hb_calloc(coff[nfeat] > 0 ? coff[nfeat] : 1, sizeof *cnt))) status = HB_ERR_NOMEM;
+  }
   for (int f = 0; f < nfeat && status == HB_OK; f++) {
     const int c = d->feat_col[f];
     const hb_binmapper_t *m = &d->mappers[f];
-    hb_cuda_bin_job_t *J = &jobs[f];
-    long long *cf = cnt + (size_t)f * HB_MAX_NUM_BIN;
+    hb_cuda_bin_job_t *J = &jobs[njobs];
+    const int64_t n = in->csc ? in->csc->p[c + 1] - in->csc->p[c] : nrow;
+    if (!(buf[f] = hb_malloc((size_t)(n > 0 ? n : 1)))) {
+      status = HB_ERR_NOMEM;
+      break;
+    }
+    if (n < bp->device_min_rows) {
+      host[nhost++] = f;
+      continue;
+    }
     J->num_bin = m->num_bin;
-    J->cnt = cf;
+    J->cnt = cnt + coff[f];
+    J->n = n;
+    J->bins = buf[f];
     if (in->csc) {
-      const int p0 = in->csc->p[c], ne = in->csc->p[c + 1] - p0;
       J->kind = HB_CUDA_BIN_DOUBLE;
-      J->dbl = in->csc->x + p0;
-      J->n = ne;
-      cf[numeric_bin(m->upper, m->num_bin, 0.0)] += nrow - ne;  /* the implicit zeros */
+      J->dbl = in->csc->x + in->csc->p[c];
+      J->cnt[numeric_bin(m->upper, m->num_bin, 0.0)] += nrow - n;  /* the implicit zeros */
     } else {
       const hb_column_t *col = &in->cols[c];
       J->kind = col->type == HB_COL_DOUBLE ? HB_CUDA_BIN_DOUBLE : col->type == HB_COL_FACTOR ? HB_CUDA_BIN_FACTOR
                                                                                                 : HB_CUDA_BIN_INT;
       J->dbl = col->dbl;
       J->i32 = col->i32;
-      J->n = nrow;
     }
     J->upper = m->upper;
     J->level_bin = m->level_bin;
     J->nlevels = m->type == HB_FEAT_CATEGORICAL ? m->nlevels : 0;
-    if (J->kind == HB_CUDA_BIN_FACTOR && m->type != HB_FEAT_CATEGORICAL) status = HB_ERR_INTERNAL;
-    else if (!(J->bins = buf[f] = hb_malloc((size_t)(J->n > 0 ? J->n : 1)))) status = HB_ERR_NOMEM;
+    if (J->kind == HB_CUDA_BIN_FACTOR && m->type != HB_FEAT_CATEGORICAL) {
+      status = hb_error_set(HB_ERR_INTERNAL, "dataset: a factor column without a categorical mapper");
+      break;
+    }
+    njobs++;
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "dataset: out of memory for the bins");
-  else if (status != HB_OK) hb_error_set(status, "dataset: a factor column without a categorical mapper");
-  if (status == HB_OK) status = device_bin_jobs(jobs, nfeat, nt);
+  if (status == HB_OK && njobs > 0) status = device_bin_jobs(jobs, njobs, nt);
   if (status == HB_OK) {
     int err_c = -1, err_code = HB_OK;
     (void)nt;
+#ifdef _OPENMP
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
+#endif
+    for (int k = 0; k < nhost; k++) {
+      const int f = host[k];
+      column_bins(in, d->feat_col[f], &d->mappers[f], buf[f], cnt + coff[f]);
+    }
 #ifdef _OPENMP
 HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
 #endif
@@ -730,8 +756,7 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
       scratch_t sc;
       memset(&sc, 0, sizeof sc);
       sc.bins = buf[f];
-      int st = store_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc,
-                             cnt + (size_t)f * HB_MAX_NUM_BIN);
+      int st = store_feature(in, d->feat_col[f], train, &d->mappers[f], &d->store[f], &sc, cnt + coff[f]);
       buf[f] = sc.bins;  /* NULL when dense storage took it */
       if (st != HB_OK) first_error(&err_c, &err_code, d->feat_col[f], st);
     }
@@ -739,8 +764,10 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
   }
   for (int f = 0; buf && f < nfeat; f++) hb_free(buf[f]);
   hb_free(buf);
+  hb_free(coff);
   hb_free(cnt);
   hb_free(jobs);
+  hb_free(host);
   return status;
 }
 
@@ -1029,7 +1056,7 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
     }
     int train = reference == NULL;
     if (bp.device) {  /* interrupts are checked between its chunks */
-      int st = bin_features_device(in, d, train, nt);
+      int st = bin_features_device(in, &bp, d, train, nt);
       if (st != HB_OK) {
         hb_dataset_free(d);
         return st;

@@ -85,8 +85,10 @@ typedef struct {
   int min_data_per_level; /* categorical levels rarer than this go to the missing bin (default 1) */
   uint64_t seed;        /* for the row sample */
   int nthreads;
-  int device;           /* 1: rows binned on the GPU (cuda.h's hb_cuda_bin), boundaries and
+  int device;           /* 1: rows binned on the GPU (cuda.h's binner), boundaries and
                            levels still placed here from the sample: the same bins (default 0) */
+  int device_min_rows;  /* with device: a feature of fewer values (a sparse column's entries)
+                           is binned here, where a launch would cost more (default 8192) */
 } hb_binparams_t;
 
 void hb_binparams_default(hb_binparams_t *bp);

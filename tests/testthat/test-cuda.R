@@ -1289,7 +1289,7 @@ test_that("hb_dataset(device = \"cuda\") places the CPU's boundaries and gives e
   # with values and levels the training rows lack
   m <- as.matrix(x[, c("wide", "ties", "zeros")])
   expect_same_bins(hb_dataset(m, y, device = "cpu"), hb_dataset(m, y, device = "cuda"), "matrix")
-  v <- bin_data(5000L, 82)
+  v <- bin_data(20000L, 82)  # 8192 rows or more: binned on the device too
   v$wide[1:50] <- v$wide[1:50] * 100
   levels(v$fac)[1] <- "new"
   ref <- hb_dataset(x, y)
@@ -1301,8 +1301,9 @@ test_that("device binning of a dgCMatrix (explicit zeros and NaN) and of chunks 
   skip_without_gpu()
   skip_without_test_hooks()
   set.seed(83)
-  n <- test_rows(20000L)
+  n <- test_rows(200000L)  # columns of 8192 entries or more go to the device
   s <- Matrix::rsparsematrix(n, 6, density = 0.1)
+  s[, 5] <- 0  # an empty column, binned on the host beside the others
   s@x[1:20] <- 0
   s@x[21:40] <- NaN
   s[, 6] <- rnorm(n)  # one dense column
@@ -1318,7 +1319,7 @@ test_that("device binning of a dgCMatrix (explicit zeros and NaN) and of chunks 
 test_that("histboost(device = \"cuda\") bins x and the validation sets on the GPU: the model of CPU-binned data", {
   skip_without_gpu()
   d <- gen_task(84, n = test_rows(20000L), task = "binary", factors = 2, na = 0.05)
-  v <- gen_task(85, n = 3000L, task = "binary", factors = 2, na = 0.05)
+  v <- gen_task(85, n = 10000L, task = "binary", factors = 2, na = 0.05)
   args <- list(nrounds = 8L, num_leaves = 31L, seed = 2L, device = "cuda", verbose = 0L)
   a <- do.call(histboost, c(list(d$x, d$y, valid = list(v = list(x = v$x, y = v$y))), args))
   ds <- hb_dataset(d$x, d$y, device = "cpu")
