@@ -294,10 +294,12 @@ hb_mpi_world <- function() {
 #'   With a host file each process keeps its own default. OpenMP threads
 #'   wait passively (`OMP_WAIT_POLICY=PASSIVE`, unless it is set): spinning
 #'   threads of a process that waits in MPI can starve the others of the
-#'   cores they share. On the H200 host's 16 CPUs (2M rows, 50 rounds of 255
-#'   leaves) 4 processes x 4 threads then took 1.18x the time of one
-#'   process x 16 threads under the same policy (1.10x quantized); passive
-#'   waiting itself made one process 1.27x slower.
+#'   cores they share. With GNU OpenMP they first spin briefly
+#'   (`GOMP_SPINCOUNT=10000`, about 0.1 ms, unless it is set), which keeps
+#'   them awake between the parallel regions of one split: on the H200
+#'   host's 16 CPUs (2M rows, 50 rounds of 255 leaves) 2 and 4 processes
+#'   trained 8 to 18% faster than with passive waiting alone (one run each;
+#'   inst/bench/results/distributed-2026-11-27-spin.md).
 #' @param timeout Seconds after which the job is stopped (0: none).
 #' @return Process 0's value of `fun` (or of the script).
 #' @seealso [histboost()] (argument `distributed`), [hb_mpi_world()].
@@ -355,9 +357,15 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   # OpenMP threads that spin while their process waits in MPI starve the
   # other processes of an oversubscribed machine (a 2-core machine running 2
   # processes of 2 threads made no progress at all): passive waiting, unless set.
+  # GNU OpenMP's threads then spin a moment before sleeping (GOMP_SPINCOUNT,
+  # about 0.1 ms): a split's parallel regions follow each other within
+  # microseconds, so its threads stay awake between them, and sleep while
+  # their process waits in MPI.
   wait <- if (nzchar(Sys.getenv("OMP_WAIT_POLICY"))) Sys.getenv("OMP_WAIT_POLICY") else "PASSIVE"
-  if (any(grepl("Open MPI|OpenRTE", ver))) args <- c("-x", "OMP_WAIT_POLICY", args)
-  env <- c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)), paste0("OMP_WAIT_POLICY=", wait))
+  spin <- if (nzchar(Sys.getenv("GOMP_SPINCOUNT"))) Sys.getenv("GOMP_SPINCOUNT") else "10000"
+  if (any(grepl("Open MPI|OpenRTE", ver))) args <- c("-x", "OMP_WAIT_POLICY", "-x", "GOMP_SPINCOUNT", args)
+  env <- c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)), paste0("OMP_WAIT_POLICY=", wait),
+           paste0("GOMP_SPINCOUNT=", spin))
   # On this machine, each process's share of this session's threads (see Details).
   threads_given <- nzchar(Sys.getenv("HISTBOOST_NUM_THREADS")) || any(grepl("HISTBOOST_NUM_THREADS", mpirun_args))
   if (is.null(hostfile) && !threads_given) {
