@@ -121,9 +121,11 @@ int hb_threads_id(void) {
 double hb_threads_wtime(void) {
 #ifdef _OPENMP
   return omp_get_wtime();
-#else
+#elif defined(TIME_UTC)
   struct timespec ts;
   if (timespec_get(&ts, TIME_UTC) != TIME_UTC) return 0.0;
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else  /* a C library without timespec_get (mingw's msvcrt): processor time, one thread's */
+  return (double)clock() / CLOCKS_PER_SEC;
 #endif
 }

@@ -31,8 +31,9 @@ int hb_threads_max(void);
 int hb_threads_use(int requested);
 /* The calling thread's number within its parallel region (0 outside one). */
 int hb_threads_id(void);
-/* Seconds on a wall clock, for the profiles' phase timers (omp_get_wtime,
- * or C11's timespec_get without OpenMP). */
+/* Seconds on a wall clock, for the profiles' phase timers (omp_get_wtime;
+ * without OpenMP C11's timespec_get, or where the C library lacks it the
+ * processor time of the one thread). */
 double hb_threads_wtime(void);
 /* 1 when compiled with OpenMP. */
 int hb_threads_have_openmp(void);
