@@ -22,23 +22,8 @@ fi
 HISTBOOST_CUDA=no
 MAKEFLAGS=-j4
 export HISTBOOST_CUDA MAKEFLAGS
-names=""
-for spec in "$@"; do
-  name=${spec%%:*}
-  rest=${spec#"${name}"}
-  rm -rf "/tmp/v-${name}" "/tmp/lib-${name}"
-  mkdir -p "/tmp/v-${name}" "/tmp/lib-${name}"
-  tar --exclude=./gpu-host -cf - . | (cd "/tmp/v-${name}" && tar xf -)
-  case "${rest}" in
-    "") ;;
-    :*:*) f=${rest#:}; f=${f%%:*}; sed -i "${rest#:"${f}":}" "/tmp/v-${name}/${f}" ;;
-    *) echo "bad spec ${spec}"; exit 2 ;;
-  esac
-  (cd "/tmp/v-${name}" && R CMD INSTALL --preclean -l "/tmp/lib-${name}" . > "${out}/install-${name}.log" 2>&1 ||
-     echo "${name}: install failed") &
-  names="${names} ${name}"
-done
-wait
+. tools/gpu/build-variants.sh
+build_variants "$@"
 Rscript tools/gpu/cpu-ab.R --data data 1 1 "${ROWS:-2000000}"  # the data, made once
 for t in ${THREADS:-16 8 2}; do
   rep=1

@@ -18,22 +18,6 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 MAKEFLAGS=-j4
 HISTBOOST_CUDA_ARCHS=${HISTBOOST_CUDA_ARCHS:-90}
 export MAKEFLAGS HISTBOOST_CUDA_ARCHS
-names=""
-for spec in "$@"; do
-  name=${spec%%:*}
-  rest=${spec#"${name}"}
-  rm -rf "/tmp/v-${name}" "/tmp/lib-${name}"
-  mkdir -p "/tmp/v-${name}" "/tmp/lib-${name}"
-  tar --exclude=./gpu-host -cf - . | (cd "/tmp/v-${name}" && tar xf -)
-  case "${rest}" in
-    "") ;;
-    :*:*) f=${rest#:}; f=${f%%:*}; sed -i "${rest#:"${f}":}" "/tmp/v-${name}/${f}" ;;
-    :*/) cp "${rest#:}"* "/tmp/v-${name}/src/cuda/" ;;
-    *) echo "bad spec ${spec}"; exit 2 ;;
-  esac
-  (cd "/tmp/v-${name}" && R CMD INSTALL --preclean -l "/tmp/lib-${name}" . > "${out}/install-${name}.log" 2>&1 ||
-     echo "${name}: install failed") &
-  names="${names} ${name}"
-done
-wait
+. tools/gpu/build-variants.sh
+build_variants "$@"
 for name in ${names}; do Rscript tools/gpu/ab.R "/tmp/lib-${name}" "${name}" "${ROUNDS:-500}" 2>&1; done
