@@ -55,11 +55,16 @@ hb_device_info <- function() {
   "cuda"
 }
 
-# The one message of device = "auto": which device it chose, and why.
-.hb_device_say <- function(device) {
+# The one message of device = "auto": which device it chose, and why
+# (cpu_only: the options that kept it off a usable GPU).
+.hb_device_say <- function(device, cpu_only = character()) {
   info <- .Call(C_hb_cuda_info)
   if (device == "cuda") {
     message("device = \"auto\" chose the GPU: ", info$name %||% "an NVIDIA GPU", ".")
+  } else if (length(cpu_only) && isTRUE(info$available)) {
+    message("device = \"auto\" chose the CPU: ", .hb_and(cpu_only), " train", if (length(cpu_only) == 1L) "s",
+            " on the CPU only (the GPU learner does not implement ", if (length(cpu_only) == 1L) "it" else "them",
+            " yet).")
   } else {
     message("device = \"auto\" chose the CPU: ", sub("[.]$", "", info$status %||% "no usable GPU"), ".")
   }

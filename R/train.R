@@ -911,7 +911,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     }
   }
   device <- .hb_device(device)
-  if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device)
+  if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device, cpu_only)
   metric_split <- .hb_metric_split(eval_metric)
   if (!is.null(early_stopping_rounds) && is.null(a$valid)) {
     .hb_abort("`early_stopping_rounds` needs validation data: give `valid`.")
