@@ -11,7 +11,7 @@
 
 # The checked values from histboost()'s arguments `a` (boosting and
 # distributed already checked): a list of the parameters above plus `dart` (TRUE / FALSE).
-.hb_more_args <- function(a, boosting, distributed = "no") {
+.hb_more_args <- function(a, boosting, distributed = "no", device = "cpu") {
   v <- function(nm) if (is.null(a[[nm]])) .HB_MORE_DEFAULTS[[nm]] else a[[nm]]
   out <- list(
     dart = boosting == "dart",
@@ -26,8 +26,10 @@
                                          upper = 1, lower_open = TRUE),
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
     max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
-    # NULL: on for data-parallel training, whose point is the one-process model
-    exact_sums = if (is.null(a$exact_sums)) identical(distributed, "mpi") else .hb_flag(a$exact_sums, "exact_sums"),
+    # NULL: on for data-parallel training on CPUs, whose point is the
+    # one-process model (the GPU's sums are integers: exact already)
+    exact_sums = if (is.null(a$exact_sums)) identical(distributed, "mpi") && device != "cuda" else
+      .hb_flag(a$exact_sums, "exact_sums"),
     exact_sums_given = !is.null(a$exact_sums)
   )
   if (!out$dart) {

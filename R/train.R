@@ -383,8 +383,9 @@ histboost <- function(x, ...) {
 #'   whose gradients or hessians are far smaller than the largest keep fewer
 #'   digits (with weights spanning nine orders of magnitude, predictions
 #'   moved by about `1e-9` relative), and a hessian below half a step counts
-#'   as 0. `NULL` (the default) is `TRUE` with `distributed = "mpi"` and
-#'   `FALSE` otherwise; continuing an `init_model` does not inherit it.
+#'   as 0. `NULL` (the default) is `TRUE` with `distributed = "mpi"` on
+#'   the CPU and `FALSE` otherwise; continuing an `init_model` does not
+#'   inherit it.
 #'   Quantized training's sums are integers and exact already (`exact_sums`
 #'   changes nothing there). CPU only: the GPU learner's full-precision sums
 #'   are fixed point already, on a grid of their own.
@@ -590,7 +591,12 @@ histboost <- function(x, ...) {
 #'   scores (each round). Feature bundling chooses the bundles of the
 #'   concatenated rows (counts of non-zero entries and of conflicts summed
 #'   over the processes), so `max_conflict_rate > 0` also gives the
-#'   one-process model. Not yet with `device = "cuda"` (a classed error).
+#'   one-process model. With `device = "cuda"` each process trains on one
+#'   GPU (its rank among the processes on its machine, modulo the GPUs it
+#'   sees, picks it): each split's histogram and the few counts and sums the
+#'   GPU decides by are summed over the processes through MPI (via host
+#'   memory), and the model is the one-GPU model of the concatenated rows
+#'   (not yet with `goss`). `device = "auto"` means the CPU here.
 #'   Run it with [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
@@ -841,7 +847,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   if (distributed == "mpi") {
     .hb_dist_refuse(a, device)
-    device <- "cpu"
+    if (device == "auto") device <- "cpu"  # every process alike; "cuda" asks for one GPU each
   }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the
   # model keeps, with the ranking loss's apart (the engine gets them only for ranking).
@@ -874,7 +880,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   bundle <- train_only[c("enable_bundle", "max_conflict_rate")]
   boosting <- .hb_choice(boosting, c("gbdt", "rf", "dart"), "boosting")
-  more <- .hb_more_args(a, boosting, distributed)
+  more <- .hb_more_args(a, boosting, distributed, device)
   if (quant$quantized) more$exact_sums <- FALSE  # integer sums: exact already
   if (boosting == "rf") {
     if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {

@@ -189,6 +189,14 @@ int hb_mpi_init(void) {
   if (exit_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm);
   MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+  {  /* the processes sharing this machine, for one GPU each */
+    MPI_Comm node = MPI_COMM_NULL;
+    world.local_rank = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_rank(node, &world.local_rank);
+      MPI_Comm_free(&node);
+    }
+  }
   world.ctx = NULL;
   world.allreduce = mpi_allreduce;
   world.allgather = mpi_allgather;

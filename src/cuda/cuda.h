@@ -42,6 +42,7 @@ typedef struct {
 int hb_cuda_device_info(hb_cuda_info_t *out);
 
 typedef struct hb_cuda_learner hb_cuda_learner_t;
+struct hb_dist;
 
 /* Words per row of the packed bins the device takes for nfeat features:
  * feature f in byte f % 4 of word f / 4, rows padded to whole 16- or
@@ -97,6 +98,19 @@ int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable,
  * mono[f] in -1, 0, 1 for each of the dataset's nfeat internal features;
  * before the first round. */
 int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono);
+
+/* Data-parallel training (dist.h), before the first round: this process
+ * trains global rows row0 .. row0 + nrow - 1 of nglobal with the others of
+ * `dist`, one GPU each. Each split's histogram, the children's row counts,
+ * the gradients' range, the bag's size and the leaf sums are then summed
+ * over the processes through `dist` (copied through host memory), and the
+ * draws key rows by their global index: every process grows the tree one
+ * GPU grows on the concatenated rows. Not with GOSS (an error). */
+int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const struct hb_dist *dist, int64_t row0, int64_t nglobal);
+/* The GPU of a process with this rank among those on its machine
+ * (local_rank modulo the GPUs it sees) becomes this thread's device: one
+ * process per GPU. Before anything else on the GPU. */
+int hb_cuda_use_device_of(int local_rank);
 
 /* Gradients computed on the host (a custom objective's, LambdaRank's) for
  * the next round, which then skips the device's gradient kernel: gh holds

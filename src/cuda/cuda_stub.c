@@ -62,6 +62,14 @@ int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {
   (void)L; (void)mono;
   return no_cuda();
 }
+int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const struct hb_dist *dist, int64_t row0, int64_t nglobal) {
+  (void)L; (void)dist; (void)row0; (void)nglobal;
+  return no_cuda();
+}
+int hb_cuda_use_device_of(int local_rank) {
+  (void)local_rank;
+  return no_cuda();
+}
 int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {
   (void)L; (void)gh;
   return no_cuda();

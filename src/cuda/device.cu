@@ -41,6 +41,14 @@ extern "C" int hb_cuda_available(void) {
   return 1;
 }
 
+extern "C" int hb_cuda_use_device_of(int local_rank) {
+  int n = 0;
+  HB_CUDA_TRY(cudaGetDeviceCount(&n), "counting the GPUs");
+  if (n < 1) return hb_error_set(HB_ERR_INPUT, "histboost was built with CUDA, but no GPU was found");
+  HB_CUDA_TRY(cudaSetDevice((local_rank > 0 ? local_rank : 0) % n), "choosing this process's GPU");
+  return HB_OK;
+}
+
 extern "C" const char *hb_cuda_status(void) {
   hb_cuda_available();
   return hb_cuda_status_buf;

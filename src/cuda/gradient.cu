@@ -79,10 +79,11 @@ __global__ void k_absmax(const double *__restrict__ g, const double *__restrict_
   }
 }
 
-// In-bag flag of each row for bagging round `round`: the CPU's draw.
-__global__ void k_bag_flags(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag) {
+// In-bag flag of each row for bagging round `round`: the CPU's draw, keyed
+// by the row's global index.
+__global__ void k_bag_flags(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, uint8_t *inbag) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    inbag[i] = hb_rng_key_unif(seed, HB_RNG_BAGGING, round, (uint64_t)i) < fraction;
+    inbag[i] = hb_rng_key_unif(seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < fraction;
 }
 
 // An empty bag cannot grow a tree: then every row is in (as on the CPU).
@@ -159,15 +160,18 @@ __global__ void k_goss_all(int n, uint8_t *inbag, int *nbag, int *bag_all) {
 // in-bag rows (or all), every slot but the root's is free.
 __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int n, int block_rows,
                                const int *nbag, const int *bag_all, int *err, RoundScales *rs, QuantArgs q,
-                               const int *tree) {
+                               const int *tree, const long long *glob) {
   Ctl *c = a.ctl;
   const double mg = __longlong_as_double((long long)absmax[0]), mh = __longlong_as_double((long long)absmax[1]);
   const double lh = __longlong_as_double((long long)absmax[2]);
   const int nroot = nbag && !*bag_all ? *nbag : n;
+  // rows and root rows over every process (data-parallel), else this one's
+  const double N = glob ? (double)glob[0] : (double)n;
+  const int nroot_all = glob ? (int)glob[1] : nroot;
   if (threadIdx.x == 0) {
     c->done = 0;
     // boost.c's gradients_in_range: NaN, or sums that could overflow
-    if (!(mg * (double)n <= HB_GRAD_SUM_MAX) || !(mh * (double)n <= HB_HESS_SUM_MAX)) {
+    if (!(mg * N <= HB_GRAD_SUM_MAX) || !(mh * N <= HB_HESS_SUM_MAX)) {
       *err |= 1;
       c->done = 1;
     }
@@ -178,8 +182,8 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     rs->eg = eg;
     rs->eh = eh;
     // Refit sums: int64 with room for every row at the largest magnitude.
-    rs->fg = hb_fixed_exponent(mg, (double)n, 62);
-    rs->fh = hb_fixed_exponent(mh, (double)n, 62);
+    rs->fg = hb_fixed_exponent(mg, N, 62);
+    rs->fh = hb_fixed_exponent(mh, N, 62);
     rs->tree = *tree;
     if (q.on) {
       // Quantized: the search sees integer sums times these scales.
@@ -209,6 +213,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     Leaf root;
     root.begin = 0;
     root.count = nroot;
+    root.n = nroot_all;
     root.side = 0;
     root.depth = 0;
     root.slot = 0;
@@ -222,7 +227,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     a.splits[0].feature = -1;
     a.splits[0].gain = -1.0;
     a.leaf_parent[0] = -1;
-    if (nroot < 1 || a.max_leaves < 2) {
+    if (nroot_all < 1 || a.max_leaves < 2) {
       c->build = 0;
       c->find_small = 0;
       c->small = -1;
@@ -232,12 +237,12 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
 }
 
 // A row's quantized (g, h) in tree rs->tree (quantize.h; the CPU rounds the
-// same values with the same draws).
+// same values with the same draws, keyed by the row's global index).
 __device__ __forceinline__ int2 quant_row(const QuantArgs &q, const RoundScales *rs, double g, double h, int r) {
-  const uint64_t tree = (uint64_t)rs->tree;
-  const int gq = hb_quant_round(g, rs->qscale_g, hb_quant_uniform(q.seed, tree, (uint64_t)r, 0), q.stochastic,
+  const uint64_t tree = (uint64_t)rs->tree, row = q.row0 + (uint64_t)r;
+  const int gq = hb_quant_round(g, rs->qscale_g, hb_quant_uniform(q.seed, tree, row, 0), q.stochastic,
                                 -rs->qlevels_g, rs->qlevels_g);
-  const int hq = rs->qlevels_h ? hb_quant_round(h, rs->qscale_h, hb_quant_uniform(q.seed, tree, (uint64_t)r, 1),
+  const int hq = rs->qlevels_h ? hb_quant_round(h, rs->qscale_h, hb_quant_uniform(q.seed, tree, row, 1),
                                                 q.stochastic, 0, rs->qlevels_h)
                                : 1;
   return make_int2(gq, hq);
@@ -320,14 +325,20 @@ int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, 
   return HB_OK;
 }
 
-int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag, int *bag, int *nbag,
-               int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
+int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, int alone, uint8_t *inbag,
+               int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_bag_flags);
-  k_bag_flags<<<grid, 256, 0, st>>>(seed, round, fraction, n, inbag);
+  k_bag_flags<<<grid, 256, 0, st>>>(seed, round, fraction, n, row0, inbag);
   HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
   thrust::counting_iterator<int> rows(0);
   HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, temp_bytes, rows, inbag, bag, nbag, n, st), "the bagging selection");
+  if (!alone) return HB_OK;
   k_bag_fix<<<1, 1, 0, st>>>(n, nbag, bag_all);
+  HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
+  return bag_fill_launch(n, bag_all, inbag, grid, st);
+}
+
+int bag_fill_launch(int n, const int *bag_all, uint8_t *inbag, int grid, cudaStream_t st) {
   k_bag_fill<<<grid, 256, 0, st>>>(n, bag_all, inbag);
   HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
   return HB_OK;
@@ -335,9 +346,9 @@ int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *i
 
 int root_launch(const TreeArgs &a, const double *g, const double *h, const unsigned long long *absmax, int n,
                 int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
-                QuantArgs q, const int *tree, int grid, cudaStream_t st) {
+                QuantArgs q, const int *tree, const long long *glob, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_root_prepare);
-  k_root_prepare<<<1, 256, 0, st>>>(a, absmax, n, block_rows, nbag, bag_all, err, rs, q, tree);
+  k_root_prepare<<<1, 256, 0, st>>>(a, absmax, n, block_rows, nbag, bag_all, err, rs, q, tree, glob);
   HB_CUDA_TRY(cudaGetLastError(), "the root kernel");
   HB_SAME_CARVEOUT(k_root_rows);
   k_root_rows<<<grid, 256, 0, st>>>(a, g, h, n, bag, nbag, bag_all, rs, q);

@@ -71,6 +71,7 @@ struct HistPlan {
   int octets;               // groups of 5-8 words are laid out as octets when a block takes all their words
   int nib;                  // every feature fits 4 bits (max_bin <= 15): eight features to a word, 128 slots a word
   int ngroups, max_slots, grid_x, ok;  // ok: every group fits in shared memory
+  int sms;                  // the device's multiprocessors
   int *d_lg;       // per feature: log2 of its copies (bin position = bin << lg | bank)
   int *d_rsh;      // per feature: bank = (row >> rsh) % copies (k_bank_rows)
   int3 *d_groups;  // per group: first word, end word, shared slots
@@ -542,11 +543,26 @@ const int *hist_plan_lg(const HistPlan *p) { return p->d_lg; }
 
 // Most rows one block sums for a histogram of up to nrow rows (block_chunk's
 // largest chunk): the bound the fixed-point exponents are chosen for.
-int hist_plan_block_rows(const HistPlan *p, int nrow) {
-  long long chunk = ((long long)nrow + p->grid_x - 1) / p->grid_x;
+// The grid hist_plan_create gives nrow rows on a device of sms multiprocessors.
+static int plan_grid_x(long long nrow, int sms) {
+  const long long need = (nrow + kRowsPerBlock - 1) / kRowsPerBlock;
+  return 2 * sms > need ? 2 * sms : (int)need;
+}
+
+static int block_rows_of(long long nrow, int grid_x) {
+  long long chunk = (nrow + grid_x - 1) / grid_x;
   if (chunk < kMinRows) chunk = kMinRows;
   chunk = (chunk + 31) & ~31LL;
   return (int)(chunk < kRowsPerBlock ? chunk : kRowsPerBlock);
+}
+
+int hist_plan_block_rows(const HistPlan *p, int nrow) { return block_rows_of(nrow, p->grid_x); }
+
+int hist_plan_block_rows_of(const HistPlan *p, long long N) { return block_rows_of(N, plan_grid_x(N, p->sms)); }
+
+void hist_plan_limit_rows(HistPlan *p, int nrow, int limit) {
+  const long long lim = limit & ~31;  // a chunk of at most lim rows rounds up to at most limit
+  if (block_rows_of(nrow, p->grid_x) > limit && lim >= kMinRows) p->grid_x = (int)((nrow + lim - 1) / lim);
 }
 
 // Group the feature words so each group's histograms (1024 slots a word, of
@@ -611,10 +627,8 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
       if (slots > p->max_slots) p->max_slots = slots;
     }
   }
-  {
-    long long need = ((long long)nrow + kRowsPerBlock - 1) / kRowsPerBlock;
-    p->grid_x = 2 * sms > need ? 2 * sms : (int)need;
-  }
+  p->sms = sms;
+  p->grid_x = plan_grid_x(nrow, sms);
   // The merge table: word by word, its features' bins in output order, with
   // where the first of each bin's copies sits in shared memory (the copies
   // follow it).

@@ -103,7 +103,18 @@ struct hb_cuda_learner {
   // quantity from device memory, so the same graph serves every round.
   cudaGraphExec_t graph;
   int graph_profile;  // whether it was captured with profiling events
-  int no_graph;       // capture failed: launch directly
+  int no_graph;       // capture failed, or data-parallel training: launch directly
+  // Data-parallel training (hb_cuda_learner_set_dist): the round is launched
+  // directly, and between kernels the host sums over the processes what the
+  // next kernel decides by (dist_* below).
+  const hb_dist_t *dist;
+  long long N;                 // rows over every process
+  long long nroot;             // the root's rows over every process (the bag's)
+  int root_rows;               // hist_plan_block_rows of one process holding all N rows
+  long long *d_glob, *h_glob;  // {N, nroot}, read by the root kernel
+  long long *h_stage;          // pinned: what a sum copies out and back
+  Ctl *h_step;                 // pinned: a tree's control block, read between kernels
+  int *h_bag;                  // pinned: {bag size, every row}
 };
 
 int hb_cuda_fail(cudaError_t e, const char *what) {
@@ -124,10 +135,10 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
-                 L->d_host_gh, L->d_mono};
+                 L->d_host_gh, L->d_mono, L->d_glob};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
-                    L->h_inv_t};
+                    L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag};
   for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++) cudaFreeHost(pinned[k]);
   for (int v = 0; v < L->nvalid; v++) {
     cudaFree(L->valid[v].d_bins);
@@ -501,6 +512,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.rows_seen = L->profile ? L->d_rows_seen : NULL;
   a.rs = L->d_rs + k;
   a.max_leaves = L->L;
+  a.dist = L->dist != NULL;
   a.mono = L->d_mono;
   a.l1 = c->lambda_l1;
   a.l2 = c->lambda_l2;
@@ -527,6 +539,85 @@ static ScoreCheck score_check(const hb_cuda_learner_t *L, int data) {
   return c;
 }
 
+// ---- Data-parallel training: sums over the processes between kernels ----
+// Each waits for the stream, copies what the next kernel decides by to
+// pinned memory, sums it over the processes (dist.h; integers and maxima,
+// the same in any order, so every process gets the one-process values)
+// and copies it back. Every process calls them at the same points of the
+// same launch sequence (what decides that sequence is itself summed).
+
+// count int64 at device address dev, in place.
+static int dist_sum_dev(hb_cuda_learner_t *L, void *dev, int64_t count, cudaStream_t s) {
+  const size_t bytes = sizeof(long long) * (size_t)count;
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_stage, dev, bytes, cudaMemcpyDeviceToHost, s), "copying sums to the host");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "copying sums to the host");
+  const int st = hb_dist_sum_i64(L->dist, (int64_t *)L->h_stage, count);
+  if (st != HB_OK) return st;
+  HB_CUDA_TRY(cudaMemcpyAsync(dev, L->h_stage, bytes, cudaMemcpyHostToDevice, s), "copying sums back");
+  return HB_OK;
+}
+
+// The bag just drawn: its size over every process; empty everywhere, every
+// row is in (the one-process rule, taken by every process alike).
+static int dist_bag(hb_cuda_learner_t *L, cudaStream_t s) {
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_bag, L->d_nbag, sizeof(int), cudaMemcpyDeviceToHost, s), "copying the bag size");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the bag size");
+  int64_t nb = L->h_bag[0];
+  const int st = hb_dist_sum_i64(L->dist, &nb, 1);
+  if (st != HB_OK) return st;
+  L->h_bag[1] = nb == 0;
+  L->nroot = nb == 0 ? L->N : nb;
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_bag_all, L->h_bag + 1, sizeof(int), cudaMemcpyHostToDevice, s),
+              "copying the bag's rule");
+  return bag_fill_launch(L->n, L->d_bag_all, L->d_inbag, kGrid1D, s);
+}
+
+// A tree's gradient range over every process (largest |g| and |h| and,
+// negated so that one maximum does, smallest |h|: doubles, exact), and
+// {N, root rows} for the root kernel.
+static int dist_root(hb_cuda_learner_t *L, cudaStream_t s) {
+  unsigned long long *hv = (unsigned long long *)L->h_stage;
+  HB_CUDA_TRY(cudaMemcpyAsync(hv, L->d_absmax, 3 * sizeof *hv, cudaMemcpyDeviceToHost, s), "copying the gradient range");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the gradient range");
+  double v[3];
+  memcpy(v, hv, sizeof v);
+  v[2] = -v[2];
+  const int st = hb_dist_max_f64(L->dist, v, 3);
+  if (st != HB_OK) return st;
+  v[2] = -v[2];
+  memcpy(hv, v, sizeof v);
+  L->h_glob[0] = L->N;
+  L->h_glob[1] = L->nroot;
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_absmax, hv, 3 * sizeof *hv, cudaMemcpyHostToDevice, s), "copying the gradient range");
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_glob, L->h_glob, 2 * sizeof(long long), cudaMemcpyHostToDevice, s),
+              "copying the row counts");
+  return HB_OK;
+}
+
+// After the partition of a split of tree k: *done when the tree was
+// finished before it (alike on every process: the search decided it on
+// summed histograms); else the children's rows summed over the processes
+// into the control block and the layout launched. L->h_step keeps the
+// control block as the partition left it (its next_slot: the smaller
+// child's histogram slot).
+static int dist_layout(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStream_t s, int *done) {
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_step, L->d_ctl + k, sizeof(Ctl), cudaMemcpyDeviceToHost, s),
+              "copying the control block");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the control block");
+  const Ctl &c = *L->h_step;
+  *done = c.done;
+  if (c.done) return HB_OK;
+  int64_t v[2] = {c.dist_left, (int64_t)c.cur_lf.count - c.dist_left};
+  const int st = hb_dist_sum_i64(L->dist, v, 2);
+  if (st != HB_OK) return st;
+  int *g = (int *)L->h_stage;
+  g[0] = (int)v[0];
+  g[1] = (int)v[1];
+  HB_CUDA_TRY(cudaMemcpyAsync(&L->d_ctl[k].glob_left, g, 2 * sizeof(int), cudaMemcpyHostToDevice, s),
+              "copying the row counts");
+  return layout_launch(a, s);
+}
+
 // Enqueue the K trees of a round on stream s, from the roots to the copies
 // of the trees back to pinned memory. *ev_used counts profiling events.
 static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int capturing) {
@@ -541,9 +632,10 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     TreeArgs a = tree_args(L, k);
     const double *g = L->d_grad + (size_t)k * n, *h = L->d_hess + (size_t)k * n;
     if ((st = absmax_launch(g, h, n, L->d_absmax, kGrid1D, s)) != HB_OK) return st;
-    st = root_launch(a, g, h, L->d_absmax, n, hist_plan_block_rows(L->plan, n), bagging ? L->d_bag : NULL,
-                     bagging ? L->d_nbag : NULL, bagging ? L->d_bag_all : NULL, L->d_err, L->d_rs + k, L->q,
-                     L->d_tree + k, kGrid1D, s);
+    if (L->dist && (st = dist_root(L, s)) != HB_OK) return st;
+    st = root_launch(a, g, h, L->d_absmax, n, L->dist ? L->root_rows : hist_plan_block_rows(L->plan, n),
+                     bagging ? L->d_bag : NULL, bagging ? L->d_nbag : NULL, bagging ? L->d_bag_all : NULL, L->d_err,
+                     L->d_rs + k, L->q, L->d_tree + k, L->dist ? L->d_glob : NULL, kGrid1D, s);
     if (st != HB_OK) return st;
     // Profiling: four events per split: before the partition, before the
     // histogram, before the split search, after it.
@@ -556,17 +648,31 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     for (int step = 0; step < NL; step++) {
       HB_MARK();
       if (step > 0 && (st = partition_launch(a, L->part_grid, s)) != HB_OK) return st;
+      if (step > 0 && L->dist) {  // the tree ends here on every process alike
+        int done = 0;
+        if ((st = dist_layout(L, a, k, s, &done)) != HB_OK) return st;
+        if (done) {
+          if (L->profile) (*ev_used)--;  // this step's first event is recorded again by the next
+          break;
+        }
+      }
       HB_MARK();
       if ((st = hist_launch(L->plan, a, 0, s)) != HB_OK) return st;
+      if (L->dist && (st = dist_sum_dev(L, L->d_hist + (size_t)(step == 0 ? 0 : L->h_step->next_slot) * L->total_bins,
+                                        2 * (int64_t)L->total_bins, s)) != HB_OK)
+        return st;
       HB_MARK();
       if ((st = split_launch(a, s)) != HB_OK) return st;
       HB_MARK();
     }
 #undef HB_MARK
-    st = score_train_launch(a, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q,
-                            L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL, cfg->learning_rate,
-                            L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t, L->d_score + (size_t)k * n,
-                            score_check(L, 0), !L->renew, kGrid1D, s);
+    st = route_train_launch(a, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q, L->d_leaf_of_row, L->d_sums,
+                            kGrid1D, s);
+    if (st == HB_OK && L->dist) st = dist_sum_dev(L, L->d_sums, 2 * (int64_t)NL, s);
+    if (st != HB_OK) return st;
+    st = leaf_values_launch(a, n, L->d_rs + k, L->q, L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL,
+                            cfg->learning_rate, L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t,
+                            L->d_score + (size_t)k * n, score_check(L, 0), !L->renew, kGrid1D, s);
     if (st != HB_OK) return st;
     for (int v = 0; v < L->nvalid && !L->renew; v++) {
       const Valid &vs = L->valid[v];
@@ -651,8 +757,9 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
                      L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
     if (st != HB_OK) return st;
   } else if (L->d_inbag && iter % cfg->bagging_freq == 0) {
-    st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->d_inbag, L->d_bag,
-                    L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
+    st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->q.row0, !L->dist,
+                    L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
+    if (st == HB_OK && L->dist) st = dist_bag(L, s);
     if (st != HB_OK) return st;
   }
   memcpy(L->h_usable, usable, (size_t)K * F);
@@ -738,6 +845,32 @@ extern "C" int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *
   if (L->graph) return hb_error_set(HB_ERR_STATE, "monotone constraints are set before the first round");
   if (!L->d_mono) DALLOC(L->d_mono, L->nfeat);
   HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_mono, mono, (size_t)L->nfeat, cudaMemcpyHostToDevice), "uploading monotone constraints");
+  return HB_OK;
+fail:
+  return st;
+}
+
+extern "C" int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const hb_dist_t *dist, int64_t row0, int64_t nglobal) {
+  int st = HB_OK;
+  if (!dist || dist->size < 2) return HB_OK;
+  if (L->graph || L->dist) return hb_error_set(HB_ERR_STATE, "data-parallel training is set once, before the first round");
+  if (L->cfg.goss)
+    return hb_error_set(HB_ERR_INPUT, "distributed training on GPUs does not support GOSS yet; use bagging "
+                                      "(`bagging_fraction`, `bagging_freq`) or device = \"cpu\"");
+  const int tb = L->total_bins;
+  HALLOC(L->h_stage, 2 * (size_t)(tb > L->L ? tb : L->L) + 4);
+  HALLOC(L->h_glob, 2);
+  HALLOC(L->h_step, 1);
+  HALLOC(L->h_bag, 2);
+  DALLOC(L->d_glob, 2);
+  L->dist = dist;
+  L->N = nglobal;
+  L->nroot = nglobal;
+  L->q.row0 = (uint64_t)row0;
+  L->no_graph = 1;
+  // the fixed-point scale of one process holding all N rows, and no block here summing more rows than that allows
+  L->root_rows = hist_plan_block_rows_of(L->plan, nglobal);
+  hist_plan_limit_rows(L->plan, L->n, L->root_rows);
   return HB_OK;
 fail:
   return st;

@@ -22,6 +22,7 @@ extern "C" {
 #include "dataset.h"
 #include "tree.h"
 #include "split_rules.h"
+#include "dist.h"
 }
 #include "cuda.h"
 
@@ -134,10 +135,13 @@ struct RoundScales {
 struct QuantArgs {
   int on, bits, stochastic, refit;
   uint64_t seed;
+  uint64_t row0;  // global index of this process's first row (data-parallel; 0 alone): the draws' row keys
 };
 
 struct Leaf {
   int begin, count, side;  // segment [begin, begin + count) of the row buffers `side`
+  int n;                   // rows over every process (data-parallel training; else count): what the
+                           // search, the counts handed out and the leaf values go by
   int depth, slot;         // slot: histogram slot or -1
   int splittable;
   long long g, h;          // fixed-point sums (set when its histogram is scanned)
@@ -165,6 +169,10 @@ struct Ctl {
   int next_slot;          // histogram slot taken when the leaf was picked, cleared by the partition
   unsigned int ticket;    // last-block-done counters (reset by the last block)
   unsigned int ticket2;
+  // Data-parallel training (TreeArgs::dist): the partition leaves the layout
+  // to k_layout, which runs once the host has summed the processes' counts.
+  int dist_left;          // this process's rows of the split leaf going left (the partition's)
+  int glob_left, glob_right;  // every process's, written by the host
   double scale_g, scale_h;  // 2^-exp: fixed point back to double (this tree)
 };
 
@@ -217,6 +225,7 @@ struct TreeArgs {
   unsigned long long *rows_seen;  // profiling: rows the histogram kernels summed
   const RoundScales *rs;   // this tree's scales
   int max_leaves;
+  int dist;                // data-parallel: the partition stops before the layout (k_layout does it)
   const int8_t *mono;      // per feature: monotone constraint (-1, 0, 1), or NULL for none
   // configuration
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
@@ -263,6 +272,12 @@ int hist_plan_create(int nrow, int nfeat, const int *nbin, const int *hoff, int 
 void hist_plan_free(HistPlan *p);
 int hist_plan_grid(const HistPlan *p);
 int hist_plan_block_rows(const HistPlan *p, int nrow);
+// Data-parallel training: hist_plan_block_rows of one process holding all
+// N rows on this device (the bound the fixed-point scale of the
+// one-process model is chosen for), after which this process's grid is
+// widened so that no block of its nrow rows sums more than that.
+int hist_plan_block_rows_of(const HistPlan *p, long long N);
+void hist_plan_limit_rows(HistPlan *p, int nrow, int limit);
 // The histogram kernels' row-major input: bits a feature (8, or 4 when every
 // feature has 16 bins or fewer) and words a row.
 int hist_plan_row_bits(const HistPlan *p);
@@ -301,11 +316,18 @@ struct GossArgs {
 };
 int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, double *g, double *h, uint8_t *inbag,
                 int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
-int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint8_t *inbag, int *bag, int *nbag,
-               int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
+// Bagging: the draws key rows by row0 + i (their global index). `alone`:
+// an empty bag then means every row (bag_all); else (data-parallel) the
+// host decides that over every process and calls bag_fill_launch.
+int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, int alone, uint8_t *inbag,
+               int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
+int bag_fill_launch(int n, const int *bag_all, uint8_t *inbag, int grid, cudaStream_t st);
+// glob: NULL (one process), or device memory {rows, root rows} over every
+// process (data-parallel), which the scales, the range check and the root
+// then go by; absmax is then every process's.
 int root_launch(const TreeArgs &a, const double *g, const double *h, const unsigned long long *absmax, int n,
                 int block_rows, const int *bag, const int *nbag, const int *bag_all, int *err, RoundScales *rs,
-                QuantArgs q, const int *tree, int grid, cudaStream_t st);
+                QuantArgs q, const int *tree, const long long *glob, int grid, cudaStream_t st);
 
 // The check of every updated score (boost.c's score_bad): a score that is
 // not finite or above hi sets `bit` in *err (device memory).
@@ -318,11 +340,17 @@ struct ScoreCheck {
 // score.cu. base: NULL, or (a forest) the rows' starting scores, the
 // scores then the running mean of the trees above them, inv_t (device
 // memory) = 1 / the number of trees with this one.
-int score_train_launch(const TreeArgs &a, int n, const uint8_t *inbag,
-                       const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+// After a tree, in two launches (data-parallel training sums the processes'
+// leaf sums between them): every training row routed to its leaf and the
+// leaf sums (2 x max_leaves), then the leaf values and, with `add`, the
+// training scores.
+int route_train_launch(const TreeArgs &a, int n, const uint8_t *inbag, const double *g, const double *h,
+                       const RoundScales *rs, QuantArgs q, int *leaf_of_row, unsigned long long *sums, int grid,
+                       cudaStream_t st);
+int leaf_values_launch(const TreeArgs &a, int n, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
+                       const unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st);
-// The training rows' scores plus their leaves' values (what score_train_launch
+// The training rows' scores plus their leaves' values (what leaf_values_launch
 // does last when `add`).
 int score_add_launch(const int *leaf_of_row, const LeafOut *leaf_out, int n, const double *base, const double *inv_t,
                      double *score, ScoreCheck chk, int grid, cudaStream_t st);
@@ -339,6 +367,9 @@ int partition_grid();
 int rows_launch(const uint8_t *cols, int f0, int f1, int nfeat, int nrow, uint32_t *bins, int stride, int bits,
                 cudaStream_t st);
 int partition_launch(const TreeArgs &a, int grid, cudaStream_t st);
+// Data-parallel: the children of the leaf just partitioned laid out from
+// ctl's dist_left (this process) and glob_left / glob_right (every process).
+int layout_launch(const TreeArgs &a, cudaStream_t st);
 
 // split.cu: the split search of both children, then the choice of the next split
 int split_launch(const TreeArgs &a, cudaStream_t st);

@@ -107,8 +107,11 @@ __device__ __forceinline__ PartView part_view(const Ctl *c) {
 // Lay out the two children of the leaf being split (total_left of its rows
 // going left) once its rows are scattered: exact counts and sums, which
 // child's histogram is built and which derived, slots, and whether each may
-// split. Run by one whole block.
-static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView &v, int total_left) {
+// split. gl, gr: the children's rows over every process (data-parallel;
+// else total_left and the rest), which everything but the segments goes by,
+// so that every process decides alike. Run by one whole block.
+static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView &v, int total_left, int gl,
+                                       int gr) {
   const Leaf &lf = v.lf;
   const int n = lf.count, l = v.l, r = v.r;
   if (threadIdx.x == 0) {
@@ -117,9 +120,11 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     int nfree = v.nfree;
     Leaf L = lf, R = lf;
     L.count = cl;
+    L.n = gl;
     L.side = R.side = 1 - lf.side;
     R.begin = lf.begin + cl;
     R.count = cr;
+    R.n = gr;
     L.depth = R.depth = depth;
     L.g = v.lg;
     L.h = v.lh;
@@ -137,12 +142,12 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
       R.hi = b[3];
     }
     const int node = r - 1;
-    a.nodes[node].ln = cl;
-    a.nodes[node].rn = cr;
+    a.nodes[node].ln = gl;
+    a.nodes[node].rn = gr;
     const int full = v.num_leaves >= a.max_leaves;
     const int depth_ok = a.max_depth <= 0 || depth < a.max_depth;
-    L.splittable = !full && depth_ok && hb_rule_splittable(cl, (double)L.h * v.scale_h, a.min_data, a.min_hess);
-    R.splittable = !full && depth_ok && hb_rule_splittable(cr, (double)R.h * v.scale_h, a.min_data, a.min_hess);
+    L.splittable = !full && depth_ok && hb_rule_splittable(gl, (double)L.h * v.scale_h, a.min_data, a.min_hess);
+    R.splittable = !full && depth_ok && hb_rule_splittable(gr, (double)R.h * v.scale_h, a.min_data, a.min_hess);
     const int parent_slot = lf.slot;
     if (!L.splittable && !R.splittable) {
       if (parent_slot >= 0) a.free_slots[nfree++] = parent_slot;
@@ -152,7 +157,7 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
       c->find_small = c->find_large = 0;
       c->small_slot = c->parent_slot = -1;
     } else {
-      const int small = cl <= cr ? l : r;
+      const int small = gl <= gr ? l : r;
       const Leaf &S = small == l ? L : R;
       const Leaf &B = small == l ? R : L;
       c->small = small;
@@ -262,7 +267,11 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       }
       before += tile_left;
     }
-    layout_children(a, c, v, total_left);
+    if (a.dist) {  // k_layout lays the children out once the host has every process's counts
+      if (threadIdx.x == 0) c->dist_left = total_left;
+      return;
+    }
+    layout_children(a, c, v, total_left, total_left, n - total_left);
     return;
   }
   int begin, end;
@@ -350,7 +359,29 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
     c->part_left = c->part_right = 0;
   }
   __syncthreads();
-  layout_children(a, c, v, s_total_left);
+  if (a.dist) {
+    if (threadIdx.x == 0) {
+      c->dist_left = s_total_left;
+      c->ticket2 = 0;
+    }
+    return;
+  }
+  layout_children(a, c, v, s_total_left, s_total_left, n - s_total_left);
+}
+
+// Data-parallel training: the layout, once the host has written every
+// process's counts into the control block.
+__global__ void k_layout(TreeArgs a) {
+  Ctl *c = a.ctl;
+  const PartView v = part_view(c);
+  if (v.done) return;
+  layout_children(a, c, v, c->dist_left, c->glob_left, c->glob_right);
+}
+
+int layout_launch(const TreeArgs &a, cudaStream_t st) {
+  k_layout<<<1, 32, 0, st>>>(a);
+  HB_CUDA_TRY(cudaGetLastError(), "the layout kernel");
+  return HB_OK;
 }
 
 int rows_launch(const uint8_t *cols, int f0, int f1, int nfeat, int nrow, uint32_t *bins, int stride, int bits,

@@ -72,10 +72,10 @@ k_route_train(TreeArgs a, int n, const uint8_t *__restrict__ inbag, const double
     if (!inbag || inbag[i]) {
       long long sg, sh;
       if (quant_sums) {
-        const uint64_t tree = (uint64_t)rs->tree;
-        sg = hb_quant_round(g[i], rs->qscale_g, hb_quant_uniform(q.seed, tree, (uint64_t)i, 0), q.stochastic,
+        const uint64_t tree = (uint64_t)rs->tree, row = q.row0 + (uint64_t)i;
+        sg = hb_quant_round(g[i], rs->qscale_g, hb_quant_uniform(q.seed, tree, row, 0), q.stochastic,
                             -rs->qlevels_g, rs->qlevels_g);
-        sh = rs->qlevels_h ? hb_quant_round(h[i], rs->qscale_h, hb_quant_uniform(q.seed, tree, (uint64_t)i, 1),
+        sh = rs->qlevels_h ? hb_quant_round(h[i], rs->qscale_h, hb_quant_uniform(q.seed, tree, row, 1),
                                             q.stochastic, 0, rs->qlevels_h)
                            : 1;
       } else {
@@ -106,10 +106,10 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
     LeafOut o;
     o.g = G;
     o.h = H;
-    o.count = leaves[l].count;
+    o.count = leaves[l].n;
     o.depth = leaves[l].depth;
     // within the leaf's bounds under monotone constraints (infinite otherwise: no change)
-    o.value = leaves[l].count > 0
+    o.value = leaves[l].n > 0
                   ? learning_rate * hb_rule_clamp(hb_rule_leaf_output(G, H, l1, leaves[l].l2), leaves[l].lo,
                                                   leaves[l].hi)
                   : 0.0;
@@ -158,15 +158,20 @@ k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__
   }
 }
 
-int score_train_launch(const TreeArgs &a, int n, const uint8_t *inbag,
-                       const double *g, const double *h, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
-                       const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
+int route_train_launch(const TreeArgs &a, int n, const uint8_t *inbag, const double *g, const double *h,
+                       const RoundScales *rs, QuantArgs q, int *leaf_of_row, unsigned long long *sums, int grid,
+                       cudaStream_t st) {
   HB_CUDA_TRY(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * 2 * (size_t)a.max_leaves, st),
               "clearing the leaf sums");
   HB_SAME_CARVEOUT(k_route_train);
   k_route_train<<<grid, kRouteThreads, 0, st>>>(a, n, inbag, g, h, rs, q, leaf_of_row, sums);
   HB_CUDA_TRY(cudaGetLastError(), "the routing kernel");
+  return HB_OK;
+}
+
+int leaf_values_launch(const TreeArgs &a, int n, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
+                       const unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+                       const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_leaf_values);
   k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, learning_rate,
                                                            leaf_out);

@@ -438,7 +438,7 @@ constexpr int kSplitWords = (int)(sizeof(Split) / 4);
 struct CtlView {
   int done, num_leaves, nfree;
   int small, large, find_small, find_large, small_slot, parent_slot;
-  int count;  // rows of this block's child
+  int count;  // rows of this block's child (over every process: Leaf::n)
   double lo, hi;  // its output bounds
   Scales sc;
 };
@@ -616,7 +616,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   v.find_large = c->find_large;
   v.small_slot = c->small_slot;
   v.parent_slot = c->parent_slot;
-  v.count = c->child_lf[y].count;
+  v.count = c->child_lf[y].n;
   v.lo = c->child_lf[y].lo;
   v.hi = c->child_lf[y].hi;
   v.sc.g = c->scale_g;

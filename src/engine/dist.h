@@ -23,6 +23,7 @@ enum { HB_DIST_SUM = 0, HB_DIST_MAX = 1, HB_DIST_MIN = 2, HB_DIST_SUM_EXACT = 3 
 typedef struct hb_dist hb_dist_t;
 struct hb_dist {
   int rank, size;
+  int local_rank;  /* rank among the processes on this machine (one GPU each) */
   void *ctx;
   /* In place over all processes: count values of `type` combined with `op`.
    * A sum of doubles must come out the same double on every process (the

@@ -233,7 +233,11 @@ static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
   if (HB_OBJ_RENEWS(cfg->objective) &&
       (!(gl->leaf_of = hb_malloc(sizeof(int) * (size_t)b->n)) || !(gl->in_bag = hb_malloc((size_t)b->n))))
     goto nomem;
-  if ((st = hb_cuda_learner_create(cfg, train, b->score, &gl->gpu)) != HB_OK ||
+  /* data-parallel (dist.h): one GPU a process, chosen by its rank on its
+   * machine; the learner then sums what it decides by over the processes */
+  if ((b->dist && (st = hb_cuda_use_device_of(b->dist->local_rank)) != HB_OK) ||
+      (st = hb_cuda_learner_create(cfg, train, b->score, &gl->gpu)) != HB_OK ||
+      (b->dist && (st = hb_cuda_learner_set_dist(gl->gpu, b->dist, train->row0, train->nrow_global)) != HB_OK) ||
       (monotone && (st = hb_monotone_features(train, monotone, &gl->mono)) != HB_OK)) {
     cuda_free(gl);
     return st;
@@ -293,7 +297,7 @@ const hb_learner_ops_t hb_learner_cuda = {
   "cuda",
   1,                  /* on_gpu */
   1,                  /* own_gradients */
-  "device = \"cuda\" (one GPU per process is not built yet)",
+  NULL,               /* data-parallel: one GPU a process (hb_cuda_learner_set_dist) */
   cuda_check,
   cuda_create,
   cuda_free,

@@ -297,12 +297,40 @@ test_that("one process out of memory ends every process with a classed error, wh
   }
 })
 
-test_that("device = \"cuda\" with distributed = \"mpi\" is a classed device error on every process", {
+test_that("device = \"cuda\" with distributed = \"mpi\" and no usable GPU is a classed device error on every process", {
   skip_without_mpi()
+  if (isTRUE(hb_device_info()$available)) skip("a usable GPU is here: the next test trains on it")
   r <- run_mpi("binary", 2, "cuda")
   lines <- grep("^rank", r$out, value = TRUE)
   expect_length(lines, 2L)
   expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
+})
+
+test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU model byte for byte", {
+  skip_without_mpi()
+  info <- hb_device_info()
+  if (!isTRUE(info$available)) skip(paste("no GPU for the CUDA tests:", info$status))
+  # quantized regression with weights and bagging (draws keyed by the global
+  # row, the bag's size summed); binary with feature sampling; multiclass;
+  # full precision (fixed-point sums, the one-process scales from every
+  # process's gradient range and rows); lambdarank (the host's gradients,
+  # queries whole per shard); l1 (leaves refit on the host over every
+  # process); 8-bit gradients. Processes share the GPU where there is one.
+  for (cc in list(c("regression", 2), c("regression", 3), c("binary", 2), c("multiclass", 4),
+                  c("regression_full", 2), c("regression_full", 3), c("ranking", 2), c("l1", 3),
+                  c("binary_wide", 3))) {
+    case <- cc[1L]; np <- as.integer(cc[2L])
+    r <- run_mpi(case, np, "cuda", timeout = 240)
+    expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    ref <- reference_text(case, np, list(device = "cuda"))
+    expect_gt(length(grep("^\\[tree ", ref)), 4L)
+    expect_identical(r$model, ref, info = paste(case, np))
+  }
+  r <- run_mpi("goss", 2, "cuda")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_device .*goss", lines)), info = paste(r$out, collapse = "\n"))
 })
 
 test_that("hb_mpi_run() launches the processes and brings back the model of one process", {

@@ -3,6 +3,10 @@
 # ../shared/gpu-host/README.md): install the portable R from gpu-host/,
 # install histboost with its CUDA learner, then run the steps:
 #   tests   the GPU tests (tests/testthat/test-cuda.R)
+#   only    the tests of $ONLY_FILE whose description matches $ONLY_PATTERN
+#           (tools/gpu/test-only.R)
+#   mpi     the MPI tests (tests/testthat/test-mpi.R; with a GPU, its
+#           one-GPU-a-process tests too)
 #   suite   the whole testthat suite against the CUDA build
 #   bench   Rscript inst/bench/gpu.R with $BENCH_ARGS
 #   time    Rscript tools/gpu/profile.R $PROFILE_ARGS (a timed training)
@@ -42,6 +46,10 @@ for step in "$@"; do
   case "${step}" in
     tests)
       Rscript -e 'options(warn = 1); r <- testthat::test_file("tests/testthat/test-cuda.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("cuda tests: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "${out}/tests.log" | tail -60 ;;
+    only)
+      Rscript tools/gpu/test-only.R "${ONLY_FILE}" "${ONLY_PATTERN}" 2>&1 | tee -a "${out}/only.log" | tail -40 || true ;;
+    mpi)
+      Rscript -e 'options(warn = 1); r <- testthat::test_file("tests/testthat/test-mpi.R", package = "histboost", load_package = "installed", reporter = "summary"); d <- as.data.frame(r); cat(sprintf("mpi tests: %d passed, %d failed, %d skipped\n", sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "${out}/mpi.log" | tail -60 ;;
     suite)
       HISTBOOST_NUM_THREADS=2 Rscript tools/run-tests.R > "${out}/suite.log" 2>&1 || true
       grep -E "Failing|^  |histboost tests" "${out}/suite.log" | tail -30 ;;
