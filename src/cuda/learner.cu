@@ -115,6 +115,8 @@ struct hb_cuda_learner {
   long long *h_stage;          // pinned: what a sum copies out and back
   Ctl *h_step;                 // pinned: a tree's control block, read between kernels
   int *h_bag;                  // pinned: {bag size, every row}
+  Exchange *x;                 // a split's sums peer to peer between the GPUs (exchange.cu), or NULL: through MPI
+  XArgs xa;
 };
 
 int hb_cuda_fail(cudaError_t e, const char *what) {
@@ -129,6 +131,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   if (!L) return;
   if (L->st) cudaStreamSynchronize(L->st);
   hist_plan_free(L->plan);
+  exchange_close(L->x);
   void *dev[] = {L->d_bins, L->d_cols, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
                  L->d_iscat, L->d_usable, L->d_idx[0], L->d_idx[1], L->d_gh[0], L->d_gh[1], L->d_flags,
                  L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
@@ -648,7 +651,9 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     for (int step = 0; step < NL; step++) {
       HB_MARK();
       if (step > 0 && (st = partition_launch(a, L->part_grid, s)) != HB_OK) return st;
-      if (step > 0 && L->dist) {  // the tree ends here on every process alike
+      if (step > 0 && L->x) {
+        if ((st = exchange_layout_launch(a, L->xa, s)) != HB_OK) return st;
+      } else if (step > 0 && L->dist) {  // the tree ends here on every process alike
         int done = 0;
         if ((st = dist_layout(L, a, k, s, &done)) != HB_OK) return st;
         if (done) {
@@ -658,9 +663,13 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
       }
       HB_MARK();
       if ((st = hist_launch(L->plan, a, 0, s)) != HB_OK) return st;
-      if (L->dist && (st = dist_sum_dev(L, L->d_hist + (size_t)(step == 0 ? 0 : L->h_step->next_slot) * L->total_bins,
-                                        2 * (int64_t)L->total_bins, s)) != HB_OK)
+      if (L->x) {
+        if ((st = exchange_hist_launch(a, L->xa, s)) != HB_OK) return st;
+      } else if (L->dist &&
+                 (st = dist_sum_dev(L, L->d_hist + (size_t)(step == 0 ? 0 : L->h_step->next_slot) * L->total_bins,
+                                    2 * (int64_t)L->total_bins, s)) != HB_OK) {
         return st;
+      }
       HB_MARK();
       if ((st = split_launch(a, s)) != HB_OK) return st;
       HB_MARK();
@@ -776,6 +785,13 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
   if ((st = run_trees(L, s, &ev_used)) != HB_OK) return st;
   if (L->profile) HB_CUDA_TRY(cudaEventRecord(L->round_ev[1], s), "recording an event");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "a training round");
+  if (L->x) {
+    int late = 0;
+    if ((st = exchange_timed_out(L->x, &late)) != HB_OK) return st;
+    if (late)
+      return hb_error_set(HB_ERR_STATE, "round %d: a GPU waited over two minutes for another process's sums (a "
+                                        "process stopped or hung)", iter + 1);
+  }
   if (*L->h_err) {
     L->diverged = *L->h_err;
     return hb_error_set(HB_ERR_INPUT, "round %d: the %s went out of range", iter + 1,
@@ -863,6 +879,11 @@ extern "C" int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const hb_dist_t *d
   HALLOC(L->h_step, 1);
   HALLOC(L->h_bag, 2);
   DALLOC(L->d_glob, 2);
+fail:  // a failure here is agreed on before the exchange's collective operations
+  if ((st = hb_dist_agree(dist, st, "to set up the GPU learner")) != HB_OK) return st;
+  // peer to peer where every process has its own GPU on this machine (else through MPI)
+  if ((st = exchange_open(dist, 2 * (long long)(tb > 1 ? tb : 1), &L->x)) != HB_OK) return st;
+  if (L->x) L->xa = exchange_args(L->x);
   L->dist = dist;
   L->N = nglobal;
   L->nroot = nglobal;
@@ -872,8 +893,6 @@ extern "C" int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const hb_dist_t *d
   L->root_rows = hist_plan_block_rows_of(L->plan, nglobal);
   hist_plan_limit_rows(L->plan, L->n, L->root_rows);
   return HB_OK;
-fail:
-  return st;
 }
 
 extern "C" int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh) {

@@ -378,6 +378,40 @@ __global__ void k_layout(TreeArgs a) {
   layout_children(a, c, v, c->dist_left, c->glob_left, c->glob_right);
 }
 
+// The same with the counts summed peer to peer (exchange.cu): this
+// process's rows going left and right posted, every process's added, then
+// the layout. Skipped on every process alike when the tree is finished.
+__global__ void k_exchange_layout(TreeArgs a, XArgs x) {
+  Ctl *c = a.ctl;
+  const PartView v = part_view(c);
+  if (v.done) return;
+  __shared__ long long sum[2];
+  if (threadIdx.x == 0) {
+    XHead *me = x.peers[x.rank];
+    const unsigned long long epoch = me->seq + 1;
+    long long *out = xvalues(me, x.len, epoch);
+    out[0] = c->dist_left;
+    out[1] = (long long)v.lf.count - c->dist_left;
+    __threadfence_system();
+    xpost(me, epoch);
+    xwait(x, epoch);
+    sum[0] = sum[1] = 0;
+    for (int p = 0; p < x.size; p++) {
+      const volatile long long *in = xvalues(x.peers[p], x.len, epoch);
+      sum[0] += in[0];
+      sum[1] += in[1];
+    }
+  }
+  __syncthreads();
+  layout_children(a, c, v, c->dist_left, (int)sum[0], (int)sum[1]);
+}
+
+int exchange_layout_launch(const TreeArgs &a, const XArgs &x, cudaStream_t st) {
+  k_exchange_layout<<<1, 32, 0, st>>>(a, x);
+  HB_CUDA_TRY(cudaGetLastError(), "the row count exchange kernel");
+  return HB_OK;
+}
+
 int layout_launch(const TreeArgs &a, cudaStream_t st) {
   k_layout<<<1, 32, 0, st>>>(a);
   HB_CUDA_TRY(cudaGetLastError(), "the layout kernel");

@@ -234,11 +234,14 @@ static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
       (!(gl->leaf_of = hb_malloc(sizeof(int) * (size_t)b->n)) || !(gl->in_bag = hb_malloc((size_t)b->n))))
     goto nomem;
   /* data-parallel (dist.h): one GPU a process, chosen by its rank on its
-   * machine; the learner then sums what it decides by over the processes */
-  if ((b->dist && (st = hb_cuda_use_device_of(b->dist->local_rank)) != HB_OK) ||
-      (st = hb_cuda_learner_create(cfg, train, b->score, &gl->gpu)) != HB_OK ||
-      (b->dist && (st = hb_cuda_learner_set_dist(gl->gpu, b->dist, train->row0, train->nrow_global)) != HB_OK) ||
-      (monotone && (st = hb_monotone_features(train, monotone, &gl->mono)) != HB_OK)) {
+   * machine; the learner then sums what it decides by over the processes.
+   * A local failure is agreed on before set_dist's collective operations. */
+  if (b->dist) st = hb_cuda_use_device_of(b->dist->local_rank);
+  if (st == HB_OK) st = hb_cuda_learner_create(cfg, train, b->score, &gl->gpu);
+  st = hb_dist_agree(b->dist, st, "to create the GPU learner");
+  if (st == HB_OK && b->dist) st = hb_cuda_learner_set_dist(gl->gpu, b->dist, train->row0, train->nrow_global);
+  if (st == HB_OK && monotone) st = hb_monotone_features(train, monotone, &gl->mono);
+  if (st != HB_OK) {
     cuda_free(gl);
     return st;
   }
