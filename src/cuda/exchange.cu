@@ -127,7 +127,8 @@ fail:
 // The smaller child's histogram (slot ctl->small_slot) summed over the
 // processes, in place. Skipped on every process alike when there is none
 // (the tree is finished, or neither child may split).
-__global__ void __launch_bounds__(kXThreads) k_exchange_hist(TreeArgs a, XArgs x) {
+__global__ void __launch_bounds__(kXThreads) k_exchange_hist(TreeArgs a) {
+  const XArgs &x = a.x;
   const Ctl *c = a.ctl;
   const int done = c->done, build = c->build, slot = c->small_slot;
   if (done || !build) return;
@@ -156,8 +157,8 @@ __global__ void __launch_bounds__(kXThreads) k_exchange_hist(TreeArgs a, XArgs x
   }
 }
 
-int exchange_hist_launch(const TreeArgs &a, const XArgs &x, cudaStream_t st) {
-  k_exchange_hist<<<kXBlocks, kXThreads, 0, st>>>(a, x);
+int exchange_hist_launch(const TreeArgs &a, cudaStream_t st) {
+  k_exchange_hist<<<kXBlocks, kXThreads, 0, st>>>(a);
   HB_CUDA_TRY(cudaGetLastError(), "the histogram exchange kernel");
   return HB_OK;
 }

@@ -117,6 +117,8 @@ struct hb_cuda_learner {
   int *h_bag;                  // pinned: {bag size, every row}
   Exchange *x;                 // a split's sums peer to peer between the GPUs (exchange.cu), or NULL: through MPI
   XArgs xa;
+  cudaGraphExec_t *xgraph;     // peer to peer: each class's tree's splits as a graph (replay_steps), or NULL
+  int no_graph_steps;          // their capture failed: launch directly
 };
 
 int hb_cuda_fail(cudaError_t e, const char *what) {
@@ -156,6 +158,9 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
     hb_free(L->ev);
   }
   if (L->graph) cudaGraphExecDestroy(L->graph);
+  for (int k = 0; L->xgraph && k < L->K; k++)
+    if (L->xgraph[k]) cudaGraphExecDestroy(L->xgraph[k]);
+  hb_free(L->xgraph);
   if (L->round_ev[0]) cudaEventDestroy(L->round_ev[0]);
   if (L->round_ev[1]) cudaEventDestroy(L->round_ev[1]);
   if (L->st) cudaStreamDestroy(L->st);
@@ -516,6 +521,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.rs = L->d_rs + k;
   a.max_leaves = L->L;
   a.dist = L->dist != NULL;
+  a.x = L->xa;
   a.mono = L->d_mono;
   a.l1 = c->lambda_l1;
   a.l2 = c->lambda_l2;
@@ -621,6 +627,77 @@ static int dist_layout(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStrea
   return layout_launch(a, s);
 }
 
+// Tree k's splits (its root made): num_leaves - 1 fixed sequences of
+// kernels (learner.cuh). *ev_used counts profiling events.
+static int enqueue_steps(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStream_t s, int *ev_used,
+                         int capturing) {
+  const int NL = L->L;
+  int st = HB_OK;
+  // Profiling: four events per split: before the partition, before the
+  // histogram, before the split search, after it.
+// (cudaEventRecordExternal: under stream capture a plain record is only a
+// dependency, and the event would never be timed.)
+#define HB_MARK()                                                                                 \
+  if (L->profile)                                                                                 \
+  HB_CUDA_TRY(cudaEventRecordWithFlags(L->ev[(*ev_used)++], s, capturing ? cudaEventRecordExternal : 0), \
+            "recording an event")
+  for (int step = 0; step < NL; step++) {
+    HB_MARK();
+    if (step > 0 && (st = partition_launch(a, L->part_grid, s)) != HB_OK) return st;
+    if (step > 0 && L->dist && !L->x) {  // the tree ends here on every process alike
+      int done = 0;
+      if ((st = dist_layout(L, a, k, s, &done)) != HB_OK) return st;
+      if (done) {
+        if (L->profile) (*ev_used)--;  // this step's first event is recorded again by the next
+        break;
+      }
+    }
+    HB_MARK();
+    if ((st = hist_launch(L->plan, a, 0, s)) != HB_OK) return st;
+    if (L->x) {
+      if ((st = exchange_hist_launch(a, s)) != HB_OK) return st;
+    } else if (L->dist &&
+               (st = dist_sum_dev(L, L->d_hist + (size_t)(step == 0 ? 0 : L->h_step->next_slot) * L->total_bins,
+                                  2 * (int64_t)L->total_bins, s)) != HB_OK) {
+      return st;
+    }
+    HB_MARK();
+    if ((st = split_launch(a, s)) != HB_OK) return st;
+    HB_MARK();
+  }
+#undef HB_MARK
+  return HB_OK;
+}
+
+// Peer to peer (exchange.cu), no host step among a tree's splits: tree k's
+// splits as one graph, captured at its first tree and replayed (their
+// kernels read what changes from device memory, as one GPU's round graph);
+// on any failure of capture, direct launches.
+static int replay_steps(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStream_t s) {
+  int ev = 0;
+  if (!L->xgraph && !(L->xgraph = (cudaGraphExec_t *)hb_calloc((size_t)L->K, sizeof(cudaGraphExec_t))))
+    return hb_error_set(HB_ERR_NOMEM, "out of memory launching a round");
+  if (!L->xgraph[k] && !L->no_graph_steps) {
+    cudaGraph_t g = NULL;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      const int st = enqueue_steps(L, a, k, s, &ev, 1);
+      const cudaError_t e = cudaStreamEndCapture(s, &g);
+      if (st != HB_OK || e != cudaSuccess || !g || cudaGraphInstantiateWithFlags(&L->xgraph[k], g, 0) != cudaSuccess) {
+        L->xgraph[k] = NULL;
+        L->no_graph_steps = 1;
+      }
+      if (g) cudaGraphDestroy(g);
+    } else {
+      L->no_graph_steps = 1;
+    }
+    cudaGetLastError();
+    hb_error_clear();
+  }
+  if (!L->xgraph[k]) return enqueue_steps(L, a, k, s, &ev, 0);
+  HB_CUDA_TRY(cudaGraphLaunch(L->xgraph[k], s), "launching a tree's splits");
+  return HB_OK;
+}
+
 // Enqueue the K trees of a round on stream s, from the roots to the copies
 // of the trees back to pinned memory. *ev_used counts profiling events.
 static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int capturing) {
@@ -640,41 +717,8 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
                      bagging ? L->d_bag : NULL, bagging ? L->d_nbag : NULL, bagging ? L->d_bag_all : NULL, L->d_err,
                      L->d_rs + k, L->q, L->d_tree + k, L->dist ? L->d_glob : NULL, kGrid1D, s);
     if (st != HB_OK) return st;
-    // Profiling: four events per split: before the partition, before the
-    // histogram, before the split search, after it.
-// (cudaEventRecordExternal: under stream capture a plain record is only a
-// dependency, and the event would never be timed.)
-#define HB_MARK()                                                                                 \
-  if (L->profile)                                                                                 \
-  HB_CUDA_TRY(cudaEventRecordWithFlags(L->ev[(*ev_used)++], s, capturing ? cudaEventRecordExternal : 0), \
-              "recording an event")
-    for (int step = 0; step < NL; step++) {
-      HB_MARK();
-      if (step > 0 && (st = partition_launch(a, L->part_grid, s)) != HB_OK) return st;
-      if (step > 0 && L->x) {
-        if ((st = exchange_layout_launch(a, L->xa, s)) != HB_OK) return st;
-      } else if (step > 0 && L->dist) {  // the tree ends here on every process alike
-        int done = 0;
-        if ((st = dist_layout(L, a, k, s, &done)) != HB_OK) return st;
-        if (done) {
-          if (L->profile) (*ev_used)--;  // this step's first event is recorded again by the next
-          break;
-        }
-      }
-      HB_MARK();
-      if ((st = hist_launch(L->plan, a, 0, s)) != HB_OK) return st;
-      if (L->x) {
-        if ((st = exchange_hist_launch(a, L->xa, s)) != HB_OK) return st;
-      } else if (L->dist &&
-                 (st = dist_sum_dev(L, L->d_hist + (size_t)(step == 0 ? 0 : L->h_step->next_slot) * L->total_bins,
-                                    2 * (int64_t)L->total_bins, s)) != HB_OK) {
-        return st;
-      }
-      HB_MARK();
-      if ((st = split_launch(a, s)) != HB_OK) return st;
-      HB_MARK();
-    }
-#undef HB_MARK
+    st = L->x && !L->profile && !capturing ? replay_steps(L, a, k, s) : enqueue_steps(L, a, k, s, ev_used, capturing);
+    if (st != HB_OK) return st;
     st = route_train_launch(a, n, bagging ? L->d_inbag : NULL, g, h, L->d_rs + k, L->q, L->d_leaf_of_row, L->d_sums,
                             kGrid1D, s);
     if (st == HB_OK && L->dist) st = dist_sum_dev(L, L->d_sums, 2 * (int64_t)NL, s);

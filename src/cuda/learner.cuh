@@ -196,6 +196,60 @@ struct NodeRoute {
   uint32_t bins[kBinWords];
 };
 
+// ---- exchange.cu: sums over the processes' GPUs, peer to peer ----
+// Data-parallel training with one GPU a process on one machine, every GPU
+// able to read the others' memory (NVLink or PCIe peer access): each
+// process exports one exchange buffer (CUDA IPC) and maps the others', and
+// a split's sums (the children's rows, the smaller child's histogram) are
+// added on the GPUs themselves, between the kernels of the split, without
+// the host: each GPU posts its values in its buffer and raises its flag,
+// waits for every other's flag, and adds every process's values in rank
+// order (integers: the one-process sums). The processes' GPUs run the same
+// exchanges in the same order (what decides them is itself summed), so a
+// sequence number kept on each GPU numbers them alike; values alternate
+// between two halves of the buffer, so a process posts the next values
+// only where every other has finished reading.
+struct XHead {
+  unsigned long long flag;  // the last exchange whose values this process has posted
+  unsigned long long seq;   // exchanges this GPU has made
+  unsigned int ticket;      // blocks of the current exchange that have posted their share
+  int timeout;              // 1: a wait ran out (another process stopped)
+};
+constexpr int kXHeadBytes = 256;  // the values start here
+struct XArgs {
+  XHead *const *peers;  // every process's buffer, in rank order (this one's included), device memory
+  int rank, size;
+  long long len;        // int64 values each half holds
+};
+__device__ __forceinline__ long long *xvalues(XHead *h, long long len, unsigned long long epoch) {
+  return (long long *)((char *)h + kXHeadBytes) + (size_t)(epoch & 1) * (size_t)len;
+}
+__device__ __forceinline__ unsigned long long xnow() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// One thread: wait until every process has posted exchange `epoch` (or,
+// after two minutes, mark the timeout and go on: the host reports it).
+__device__ __forceinline__ void xwait(const XArgs &x, unsigned long long epoch) {
+  const unsigned long long t0 = xnow();
+  for (int p = 0; p < x.size; p++) {
+    const volatile unsigned long long *f = &x.peers[p]->flag;
+    while (*f < epoch) {
+      if (xnow() - t0 > 120000000000ull) {
+        x.peers[x.rank]->timeout = 1;
+        return;
+      }
+    }
+  }
+  __threadfence_system();
+}
+// One thread, after its values are written (and fenced): raise the flag.
+__device__ __forceinline__ void xpost(XHead *me, unsigned long long epoch) {
+  me->seq = epoch;
+  __threadfence_system();
+  *(volatile unsigned long long *)&me->flag = epoch;
+}
 // Everything one tree's kernels need, passed by value.
 struct TreeArgs {
   const uint32_t *bins;    // nrow x stride words (row-major, 4 features of 8 bits or 8 of 4 bits a word), banked
@@ -225,7 +279,10 @@ struct TreeArgs {
   unsigned long long *rows_seen;  // profiling: rows the histogram kernels summed
   const RoundScales *rs;   // this tree's scales
   int max_leaves;
-  int dist;                // data-parallel: the partition stops before the layout (k_layout does it)
+  int dist;                // data-parallel: the children's rows are summed over the processes before the
+                           // layout: by the partition's last block peer to peer (x.peers), else by the host
+                           // between the partition and k_layout
+  XArgs x;                 // peer to peer (exchange.cu), or x.peers NULL
   const int8_t *mono;      // per feature: monotone constraint (-1, 0, 1), or NULL for none
   // configuration
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
@@ -374,60 +431,7 @@ int layout_launch(const TreeArgs &a, cudaStream_t st);
 // split.cu: the split search of both children, then the choice of the next split
 int split_launch(const TreeArgs &a, cudaStream_t st);
 
-// ---- exchange.cu: sums over the processes' GPUs, peer to peer ----
-// Data-parallel training with one GPU a process on one machine, every GPU
-// able to read the others' memory (NVLink or PCIe peer access): each
-// process exports one exchange buffer (CUDA IPC) and maps the others', and
-// a split's sums (the children's rows, the smaller child's histogram) are
-// added on the GPUs themselves, between the kernels of the split, without
-// the host: each GPU posts its values in its buffer and raises its flag,
-// waits for every other's flag, and adds every process's values in rank
-// order (integers: the one-process sums). The processes' GPUs run the same
-// exchanges in the same order (what decides them is itself summed), so a
-// sequence number kept on each GPU numbers them alike; values alternate
-// between two halves of the buffer, so a process posts the next values
-// only where every other has finished reading.
-struct XHead {
-  unsigned long long flag;  // the last exchange whose values this process has posted
-  unsigned long long seq;   // exchanges this GPU has made
-  unsigned int ticket;      // blocks of the current exchange that have posted their share
-  int timeout;              // 1: a wait ran out (another process stopped)
-};
-constexpr int kXHeadBytes = 256;  // the values start here
-struct XArgs {
-  XHead *const *peers;  // every process's buffer, in rank order (this one's included), device memory
-  int rank, size;
-  long long len;        // int64 values each half holds
-};
-__device__ __forceinline__ long long *xvalues(XHead *h, long long len, unsigned long long epoch) {
-  return (long long *)((char *)h + kXHeadBytes) + (size_t)(epoch & 1) * (size_t)len;
-}
-__device__ __forceinline__ unsigned long long xnow() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-// One thread: wait until every process has posted exchange `epoch` (or,
-// after two minutes, mark the timeout and go on: the host reports it).
-__device__ __forceinline__ void xwait(const XArgs &x, unsigned long long epoch) {
-  const unsigned long long t0 = xnow();
-  for (int p = 0; p < x.size; p++) {
-    const volatile unsigned long long *f = &x.peers[p]->flag;
-    while (*f < epoch) {
-      if (xnow() - t0 > 120000000000ull) {
-        x.peers[x.rank]->timeout = 1;
-        return;
-      }
-    }
-  }
-  __threadfence_system();
-}
-// One thread, after its values are written (and fenced): raise the flag.
-__device__ __forceinline__ void xpost(XHead *me, unsigned long long epoch) {
-  me->seq = epoch;
-  __threadfence_system();
-  *(volatile unsigned long long *)&me->flag = epoch;
-}
+// exchange.cu: the buffers of the peer-to-peer sums (declared above).
 struct Exchange;  // the buffers and peers of a training run (exchange.cu)
 // HB_OK with *out NULL when the processes cannot exchange peer to peer (not
 // on one machine, two on one GPU, no peer access, HISTBOOST_GPU_P2P=0):
@@ -437,9 +441,8 @@ void exchange_close(Exchange *x);
 XArgs exchange_args(const Exchange *x);
 int exchange_timed_out(const Exchange *x, int *out);
 // The smaller child's histogram summed over the processes, in its slot.
-int exchange_hist_launch(const TreeArgs &a, const XArgs &x, cudaStream_t st);
-// partition.cu: the children's rows summed over the processes, then the layout.
-int exchange_layout_launch(const TreeArgs &a, const XArgs &x, cudaStream_t st);
+int exchange_hist_launch(const TreeArgs &a, cudaStream_t st);
+
 
 }  // namespace hbc
 

@@ -182,6 +182,38 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
   __syncthreads();
 }
 
+// Data-parallel training (a.dist), by the block that has this process's
+// count (total_left of the leaf's n rows going left): peer to peer, the
+// counts posted, every process's added and the children laid out here;
+// else the count left for the host, which sums the processes' and launches
+// k_layout.
+static __device__ void layout_dist(const TreeArgs &a, Ctl *c, const PartView &v, int total_left) {
+  const XArgs &x = a.x;
+  if (!x.peers) {
+    if (threadIdx.x == 0) c->dist_left = total_left;
+    return;
+  }
+  __shared__ long long sum[2];
+  if (threadIdx.x == 0) {
+    XHead *me = x.peers[x.rank];
+    const unsigned long long epoch = me->seq + 1;
+    long long *out = xvalues(me, x.len, epoch);
+    out[0] = total_left;
+    out[1] = (long long)v.lf.count - total_left;
+    __threadfence_system();
+    xpost(me, epoch);
+    xwait(x, epoch);
+    sum[0] = sum[1] = 0;
+    for (int p = 0; p < x.size; p++) {
+      const volatile long long *in = xvalues(x.peers[p], x.len, epoch);
+      sum[0] += in[0];
+      sum[1] += in[1];
+    }
+  }
+  __syncthreads();
+  layout_children(a, c, v, total_left, (int)sum[0], (int)sum[1]);
+}
+
 // Clear this block's share of the slot the smaller child's histogram will
 // sum into (the histogram kernel adds with atomics).
 __device__ __forceinline__ void clear_slot_share(const TreeArgs &a, int slot) {
@@ -267,11 +299,8 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       }
       before += tile_left;
     }
-    if (a.dist) {  // k_layout lays the children out once the host has every process's counts
-      if (threadIdx.x == 0) c->dist_left = total_left;
-      return;
-    }
-    layout_children(a, c, v, total_left, total_left, n - total_left);
+    if (a.dist) layout_dist(a, c, v, total_left);
+    else layout_children(a, c, v, total_left, total_left, n - total_left);
     return;
   }
   int begin, end;
@@ -360,13 +389,11 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   }
   __syncthreads();
   if (a.dist) {
-    if (threadIdx.x == 0) {
-      c->dist_left = s_total_left;
-      c->ticket2 = 0;
-    }
-    return;
+    if (threadIdx.x == 0) c->ticket2 = 0;  // (layout_children resets it too)
+    layout_dist(a, c, v, s_total_left);
+  } else {
+    layout_children(a, c, v, s_total_left, s_total_left, n - s_total_left);
   }
-  layout_children(a, c, v, s_total_left, s_total_left, n - s_total_left);
 }
 
 // Data-parallel training: the layout, once the host has written every
@@ -376,40 +403,6 @@ __global__ void k_layout(TreeArgs a) {
   const PartView v = part_view(c);
   if (v.done) return;
   layout_children(a, c, v, c->dist_left, c->glob_left, c->glob_right);
-}
-
-// The same with the counts summed peer to peer (exchange.cu): this
-// process's rows going left and right posted, every process's added, then
-// the layout. Skipped on every process alike when the tree is finished.
-__global__ void k_exchange_layout(TreeArgs a, XArgs x) {
-  Ctl *c = a.ctl;
-  const PartView v = part_view(c);
-  if (v.done) return;
-  __shared__ long long sum[2];
-  if (threadIdx.x == 0) {
-    XHead *me = x.peers[x.rank];
-    const unsigned long long epoch = me->seq + 1;
-    long long *out = xvalues(me, x.len, epoch);
-    out[0] = c->dist_left;
-    out[1] = (long long)v.lf.count - c->dist_left;
-    __threadfence_system();
-    xpost(me, epoch);
-    xwait(x, epoch);
-    sum[0] = sum[1] = 0;
-    for (int p = 0; p < x.size; p++) {
-      const volatile long long *in = xvalues(x.peers[p], x.len, epoch);
-      sum[0] += in[0];
-      sum[1] += in[1];
-    }
-  }
-  __syncthreads();
-  layout_children(a, c, v, c->dist_left, (int)sum[0], (int)sum[1]);
-}
-
-int exchange_layout_launch(const TreeArgs &a, const XArgs &x, cudaStream_t st) {
-  k_exchange_layout<<<1, 32, 0, st>>>(a, x);
-  HB_CUDA_TRY(cudaGetLastError(), "the row count exchange kernel");
-  return HB_OK;
 }
 
 int layout_launch(const TreeArgs &a, cudaStream_t st) {
