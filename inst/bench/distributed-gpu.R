@@ -9,7 +9,11 @@
 # how many it made per tree, and whether the model text equals the one-GPU
 # model's (it must). Full precision and quantized histograms.
 #   Rscript inst/bench/distributed-gpu.R [rows] [rounds] [gpus]
-# defaults: 21e6 rows (twice the Higgs shape), 500 rounds, 2 GPUs.
+# defaults: 21e6 rows (twice the Higgs shape), 500 rounds, 2 GPUs. With
+# HB_BENCH_PROFILE=1 the trainings also time their kernels
+# (options(histboost.gpu_profile = TRUE), which slows them a little), and
+# the table adds process 0's device microseconds per split in the
+# partition, the histogram (with its exchange) and the split search.
 suppressPackageStartupMessages(library(histboost))
 a <- commandArgs(TRUE)
 n <- as.integer(if (length(a) >= 1) a[1] else 21e6)
@@ -32,12 +36,15 @@ make_rows <- function(i0, i1, n, p = 28L, block = 2^20) {
   y <- as.integer(x[, 1] + 0.5 * x[, 2] * x[, 3] - 0.3 * abs(x[, 4]) + sin(3 * x[, 5]) > 0)
   list(x = x, y = y)
 }
+profile <- identical(Sys.getenv("HB_BENCH_PROFILE"), "1")
+options(histboost.gpu_profile = profile)
 common <- list(nrounds = rounds, num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L, max_bin = 255L,
                seed = 1, verbose = 0L, device = "cuda")
 
 fit_text <- function(fit) { f <- tempfile(); histboost::hb_save(fit, f); on.exit(unlink(f)); readLines(f) }
 
-train_shard <- function(make_rows, nrow, quantized, common) {
+train_shard <- function(make_rows, nrow, quantized, common, profile) {
+  options(histboost.gpu_profile = profile)
   w <- histboost::hb_mpi_world()
   cut <- round(seq(0, nrow, length.out = w[["size"]] + 1))
   d <- make_rows(cut[w[["rank"]] + 1] + 1, cut[w[["rank"]] + 2], nrow)
@@ -52,7 +59,7 @@ train_shard <- function(make_rows, nrow, quantized, common) {
   t2 <- proc.time()[["elapsed"]]
   m <- histboost:::.hb_mpi_traffic() - m1
   list(bin = t1 - t0, seconds = t2 - t1, bytes = m[["bytes"]], mpi_seconds = m[["seconds"]], calls = m[["calls"]],
-       text = {f <- tempfile(); histboost::hb_save(fit, f); readLines(f)})
+       text = {f <- tempfile(); histboost::hb_save(fit, f); readLines(f)}, prof = fit$gpu_profile)
 }
 
 res <- NULL
@@ -68,16 +75,20 @@ for (quantized in c(FALSE, TRUE)) {
       t2 <- proc.time()[["elapsed"]]
       rm(d, ds); gc()
       ref <- fit_text(fit)
-      out <- list(bin = t1 - t0, seconds = t2 - t1, bytes = 0, mpi_seconds = 0, calls = 0, text = ref)
+      out <- list(bin = t1 - t0, seconds = t2 - t1, bytes = 0, mpi_seconds = 0, calls = 0, text = ref,
+                  prof = fit$gpu_profile)
     } else {
       out <- hb_mpi_run(np, train_shard, make_rows = make_rows, nrow = n, quantized = quantized, common = common,
-                        mpirun_args = c("--bind-to", "none"), timeout = 1800)
+                        profile = profile, mpirun_args = c("--bind-to", "none"), timeout = 1800)
     }
     res <- rbind(res, data.frame(rows = n, gpus = np, quantized = quantized, bin_s = round(out$bin, 2),
                                  train_s = round(out$seconds, 2), ratio = NA,
                                  mb_per_tree = round(out$bytes / rounds / 2^20, 3),
                                  mpi_s = round(out$mpi_seconds, 2), calls_per_tree = round(out$calls / rounds),
-                                 same_model = identical(out$text, ref)))
+                                 same_model = identical(out$text, ref),
+                                 part_us = if (profile) round(1000 * out$prof$partition_ms / out$prof$splits, 1) else NA,
+                                 hist_us = if (profile) round(1000 * out$prof$hist_ms / out$prof$splits, 1) else NA,
+                                 split_us = if (profile) round(1000 * out$prof$split_ms / out$prof$splits, 1) else NA))
   }
 }
 res$ratio <- round(res$train_s / ave(res$train_s, res$quantized, FUN = function(v) v[1]), 3)

@@ -139,10 +139,12 @@ __global__ void __launch_bounds__(kXThreads) k_exchange_hist(TreeArgs a) {
   long long *out = xvalues(me, x.len, epoch);
   const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;
   for (long long i = i0; i < n; i += step) out[i] = h[i];
-  __threadfence_system();
-  __syncthreads();
+  __syncthreads();  // the block's values, then one fence for them (cumulative: after the barrier)
   __shared__ int last;
-  if (threadIdx.x == 0) last = atomicAdd(&me->ticket, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    last = atomicAdd(&me->ticket, 1u) == gridDim.x - 1;
+  }
   __syncthreads();
   if (last && threadIdx.x == 0) {  // every block's share is posted
     me->ticket = 0;
