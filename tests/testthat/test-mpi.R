@@ -304,6 +304,18 @@ test_that("device = \"cuda\" with distributed = \"mpi\" and no usable GPU is a c
   lines <- grep("^rank", r$out, value = TRUE)
   expect_length(lines, 2L)
   expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
+  # GOSS is refused before the GPU is asked for
+  r <- run_mpi("goss", 2, "cuda")
+  lines <- grep("^rank", r$out, value = TRUE)
+  expect_length(lines, 2L)
+  expect_true(all(grepl("histboost_error_device .*goss", lines)), info = paste(r$out, collapse = "\n"))
+})
+
+test_that("exact_sums defaults on for distributed training on CPUs only: the GPU's sums are exact already", {
+  expect_true(histboost:::.hb_more_args(list(), "gbdt", "mpi", "cpu")$exact_sums)
+  expect_false(histboost:::.hb_more_args(list(), "gbdt", "mpi", "cuda")$exact_sums)
+  expect_false(histboost:::.hb_more_args(list(), "gbdt", "no", "cpu")$exact_sums)
+  expect_true(histboost:::.hb_more_args(list(exact_sums = TRUE), "gbdt", "mpi", "cuda")$exact_sums)
 })
 
 test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU model byte for byte", {
