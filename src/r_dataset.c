@@ -5,6 +5,7 @@
 #include "r_util.h"
 #include "engine/error.h"
 #include "engine/dist.h"
+#include "cuda/cuda.h"
 
 static void dataset_finalize(SEXP ptr) {
   hb_dataset_t *d = (hb_dataset_t *)R_ExternalPtrAddr(ptr);
@@ -54,6 +55,9 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   hb_dataset_t *d = NULL;
   int st;
   if (dist) {
+    /* binning on the GPU: this process's, one a process by its rank on its
+     * machine (a failure here is the binner's to report) */
+    if (bp.device && hb_cuda_use_device_of(dist->local_rank) != HB_OK) hb_error_clear();
     st = hb_dataset_create_dist(&in, &bp, ref, dist, &d);
   } else {
     hb_r_interrupt_begin();

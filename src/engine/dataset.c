@@ -1285,9 +1285,6 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     return st;
   }
   const int P = dist->size;
-  /* binning on the GPU: this process's (one a process, by its rank on its
-   * machine; a failure here is the binner's to report) */
-  if (bp.device && hb_cuda_use_device_of(dist->local_rank) != HB_OK) hb_error_clear();
   /* every shard's rows: the global row index of ours, and none may be empty */
   int64_t mine = in ? in->nrow : 0, *nr = NULL;
   int st = dist->allgather(dist, &mine, sizeof mine, (void **)&nr, NULL);
