@@ -68,9 +68,7 @@ static int all_ok(const hb_dist_t *dist, int ok, int *out) {
 int exchange_open(const hb_dist_t *dist, long long len, Exchange **out) {
   *out = NULL;
   const char *env = getenv("HISTBOOST_GPU_P2P");
-  const int wanted = !(env && strcmp(env, "0") == 0);  // the same on every process: mpirun passes it on
-  if (!wanted) return HB_OK;
-  int st = HB_OK, ok = 1, dev = 0;
+  int st = HB_OK, ok = !(env && strcmp(env, "0") == 0), dev = 0;  // asked for on every process, or on none
   XInfo mine, *all = NULL;
   memset(&mine, 0, sizeof mine);
   Exchange *x = (Exchange *)hb_calloc(1, sizeof *x);

@@ -554,13 +554,19 @@ static ScoreCheck score_check(const hb_cuda_learner_t *L, int data) {
 // the same in any order, so every process gets the one-process values)
 // and copies it back. Every process calls them at the same points of the
 // same launch sequence (what decides that sequence is itself summed).
+// Each first agrees that no process failed since the last: a process that
+// failed alone on its way here (a CUDA error, out of memory) meets the
+// others in that agreement (hb_dist_agree, boost.c's at the round's end),
+// not in a sum of another shape.
+static int dist_ok(hb_cuda_learner_t *L) { return hb_dist_agree(L->dist, HB_OK, "in this round"); }
 
 // count int64 at device address dev, in place.
 static int dist_sum_dev(hb_cuda_learner_t *L, void *dev, int64_t count, cudaStream_t s) {
   const size_t bytes = sizeof(long long) * (size_t)count;
   HB_CUDA_TRY(cudaMemcpyAsync(L->h_stage, dev, bytes, cudaMemcpyDeviceToHost, s), "copying sums to the host");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "copying sums to the host");
-  const int st = hb_dist_sum_i64(L->dist, (int64_t *)L->h_stage, count);
+  int st = dist_ok(L);
+  if (st == HB_OK) st = hb_dist_sum_i64(L->dist, (int64_t *)L->h_stage, count);
   if (st != HB_OK) return st;
   HB_CUDA_TRY(cudaMemcpyAsync(dev, L->h_stage, bytes, cudaMemcpyHostToDevice, s), "copying sums back");
   return HB_OK;
@@ -572,7 +578,8 @@ static int dist_bag(hb_cuda_learner_t *L, cudaStream_t s) {
   HB_CUDA_TRY(cudaMemcpyAsync(L->h_bag, L->d_nbag, sizeof(int), cudaMemcpyDeviceToHost, s), "copying the bag size");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the bag size");
   int64_t nb = L->h_bag[0];
-  const int st = hb_dist_sum_i64(L->dist, &nb, 1);
+  int st = dist_ok(L);
+  if (st == HB_OK) st = hb_dist_sum_i64(L->dist, &nb, 1);
   if (st != HB_OK) return st;
   L->h_bag[1] = nb == 0;
   L->nroot = nb == 0 ? L->N : nb;
@@ -591,7 +598,8 @@ static int dist_root(hb_cuda_learner_t *L, cudaStream_t s) {
   double v[3];
   memcpy(v, hv, sizeof v);
   v[2] = -v[2];
-  const int st = hb_dist_max_f64(L->dist, v, 3);
+  int st = dist_ok(L);
+  if (st == HB_OK) st = hb_dist_max_f64(L->dist, v, 3);
   if (st != HB_OK) return st;
   v[2] = -v[2];
   memcpy(hv, v, sizeof v);
@@ -614,10 +622,12 @@ static int dist_layout(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStrea
               "copying the control block");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the control block");
   const Ctl &c = *L->h_step;
+  int st = dist_ok(L);
+  if (st != HB_OK) return st;
   *done = c.done;
   if (c.done) return HB_OK;
   int64_t v[2] = {c.dist_left, (int64_t)c.cur_lf.count - c.dist_left};
-  const int st = hb_dist_sum_i64(L->dist, v, 2);
+  st = hb_dist_sum_i64(L->dist, v, 2);
   if (st != HB_OK) return st;
   int *g = (int *)L->h_stage;
   g[0] = (int)v[0];
@@ -923,8 +933,14 @@ fail:  // a failure here is agreed on before the exchange's collective operation
   L->nroot = nglobal;
   L->q.row0 = (uint64_t)row0;
   L->no_graph = 1;
-  // the fixed-point scale of one process holding all N rows, and no block here summing more rows than that allows
-  L->root_rows = hist_plan_block_rows_of(L->plan, nglobal);
+  // the fixed-point scale of one process holding all N rows (the largest
+  // over the processes' GPUs: alike everywhere, and each GPU's where they
+  // are alike), and no block here summing more rows than that allows
+  {
+    double rows = hist_plan_block_rows_of(L->plan, nglobal);
+    if ((st = hb_dist_max_f64(dist, &rows, 1)) != HB_OK) return st;
+    L->root_rows = (int)rows;
+  }
   hist_plan_limit_rows(L->plan, L->n, L->root_rows);
   return HB_OK;
 }

@@ -230,8 +230,10 @@ __device__ __forceinline__ unsigned long long xnow() {
   return t;
 }
 // One thread: wait until every process has posted exchange `epoch` (or,
-// after two minutes, mark the timeout and go on: the host reports it).
+// after two minutes, mark the timeout and go on, and from then on wait no
+// more: the host reports it after the round).
 __device__ __forceinline__ void xwait(const XArgs &x, unsigned long long epoch) {
+  if (*(volatile int *)&x.peers[x.rank]->timeout) return;  // once one wait ran out, none waits again
   const unsigned long long t0 = xnow();
   for (int p = 0; p < x.size; p++) {
     const volatile unsigned long long *f = &x.peers[p]->flag;

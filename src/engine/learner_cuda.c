@@ -135,16 +135,20 @@ static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cu
 /* l1 and quantile on the GPU: the round's tree t (one a round) refit to the
  * quantiles of its leaves' in-bag residuals at `score` (the scores the
  * gradients were taken at) by hb_booster_renew_leaves, the rows grouped by
- * the leaf the device routed them to; the device then adds the refit values. */
-static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, hb_tree_t *t, const double *score) {
-  const int n = b->n, L = t->num_leaves;
-  int st = hb_cuda_learner_leaf_rows(gl->gpu, gl->leaf_of, gl->in_bag);
-  if (st != HB_OK) return st;
+ * the leaf the device routed them to; the device then adds the refit values.
+ * st: the tree's status so far. Data-parallel, the refit sums over the
+ * processes, so a failure before it (this process's, or st) is agreed on
+ * first. */
+static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, int st, hb_tree_t *t, const double *score) {
+  const int n = b->n, L = st == HB_OK ? t->num_leaves : 1;
+  if (st == HB_OK) st = hb_cuda_learner_leaf_rows(gl->gpu, gl->leaf_of, gl->in_bag);
   int *begin = hb_calloc((size_t)L + 1, sizeof(int)), *count = hb_calloc((size_t)L, sizeof(int));
   int *idx = hb_malloc(sizeof(int) * (size_t)n);
-  if (!begin || !count || !idx) {
+  if (st == HB_OK && (!begin || !count || !idx))
+    st = hb_error_set(HB_ERR_NOMEM, "out of memory refitting leaves to quantiles");
+  if ((st = hb_dist_agree(b->dist, st, "to refit the leaves")) != HB_OK) {
     hb_free(begin); hb_free(count); hb_free(idx);
-    return hb_error_set(HB_ERR_NOMEM, "out of memory refitting leaves to quantiles");
+    return st;
   }
   for (int i = 0; i < n; i++)
     if (gl->in_bag[i]) count[gl->leaf_of[i]]++;
@@ -195,9 +199,8 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   if (!gt) return HB_ERR_NOMEM;
   st = gpu_overflow(b, gl, hb_cuda_learner_round(gl->gpu, b->iter, gl->usable, gt));
   for (int k = 0; k < K && st == HB_OK; k++) {
-    if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) { st = HB_ERR_NOMEM; break; }
-    st = gpu_build_tree(b, gl, &gt[k], tr[k]);
-    if (st == HB_OK && renew) st = gpu_overflow(b, gl, gpu_renew_leaves(b, gl, tr[k], b->cfg.rf ? b->base : b->score));
+    st = (tr[k] = hb_tree_create(b->cfg.num_leaves)) ? gpu_build_tree(b, gl, &gt[k], tr[k]) : HB_ERR_NOMEM;
+    if (renew) st = gpu_overflow(b, gl, gpu_renew_leaves(b, gl, st, tr[k], b->cfg.rf ? b->base : b->score));
     if (st == HB_OK && !hb_booster_tree_finite(tr[k]))
       st = hb_booster_overflow(b, "leaf values", 0, b->iter + 1, 1);
     if (st == HB_OK && tr[k]->num_leaves == 1) (*single)++;
