@@ -637,24 +637,6 @@ static int dist_layout(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStrea
   return layout_launch(a, s);
 }
 
-// What `enqueue` launches on stream s, captured as a graph and
-// instantiated; NULL when the capture fails (the caller then launches
-// directly), with the runtime's and the engine's errors cleared.
-template <typename F>
-static cudaGraphExec_t capture_graph(cudaStream_t s, F enqueue) {
-  cudaGraph_t g = NULL;
-  cudaGraphExec_t exec = NULL;
-  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-    const int st = enqueue();
-    const cudaError_t e = cudaStreamEndCapture(s, &g);
-    if (st != HB_OK || e != cudaSuccess || !g || cudaGraphInstantiateWithFlags(&exec, g, 0) != cudaSuccess) exec = NULL;
-    if (g) cudaGraphDestroy(g);
-  }
-  cudaGetLastError();
-  hb_error_clear();
-  return exec;
-}
-
 // Tree k's splits (its root made): num_leaves - 1 fixed sequences of
 // kernels (learner.cuh). *ev_used counts profiling events.
 static int enqueue_steps(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStream_t s, int *ev_used,
@@ -705,9 +687,22 @@ static int replay_steps(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStre
   int ev = 0;
   if (!L->xgraph && !(L->xgraph = (cudaGraphExec_t *)hb_calloc((size_t)L->K, sizeof(cudaGraphExec_t))))
     return hb_error_set(HB_ERR_NOMEM, "out of memory launching a round");
-  if (!L->xgraph[k] && !L->no_graph_steps &&
-      !(L->xgraph[k] = capture_graph(s, [&] { return enqueue_steps(L, a, k, s, &ev, 1); })))
-    L->no_graph_steps = 1;
+  if (!L->xgraph[k] && !L->no_graph_steps) {
+    cudaGraph_t g = NULL;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      const int st = enqueue_steps(L, a, k, s, &ev, 1);
+      const cudaError_t e = cudaStreamEndCapture(s, &g);
+      if (st != HB_OK || e != cudaSuccess || !g || cudaGraphInstantiateWithFlags(&L->xgraph[k], g, 0) != cudaSuccess) {
+        L->xgraph[k] = NULL;
+        L->no_graph_steps = 1;
+      }
+      if (g) cudaGraphDestroy(g);
+    } else {
+      L->no_graph_steps = 1;
+    }
+    cudaGetLastError();
+    hb_error_clear();
+  }
   if (!L->xgraph[k]) return enqueue_steps(L, a, k, s, &ev, 0);
   HB_CUDA_TRY(cudaGraphLaunch(L->xgraph[k], s), "launching a tree's splits");
   return HB_OK;
@@ -768,14 +763,29 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
 // Capture the round's trees as a graph (once, or again when profiling was
 // switched); on any failure of capture, fall back to direct launches.
 static int run_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used) {
+  int st = HB_OK;
   if (L->graph && L->graph_profile != L->profile) {
     cudaGraphExecDestroy(L->graph);
     L->graph = NULL;
   }
   if (!L->graph && !L->no_graph) {
-    L->graph = capture_graph(s, [&] { return enqueue_trees(L, s, ev_used, 1); });
-    if (L->graph) L->graph_profile = L->profile;
-    else L->no_graph = 1;
+    cudaGraph_t g = NULL;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      st = enqueue_trees(L, s, ev_used, 1);
+      cudaError_t e = cudaStreamEndCapture(s, &g);
+      if (st == HB_OK && e == cudaSuccess && g && cudaGraphInstantiateWithFlags(&L->graph, g, 0) == cudaSuccess) {
+        L->graph_profile = L->profile;
+      } else {
+        L->graph = NULL;
+        L->no_graph = 1;
+      }
+      if (g) cudaGraphDestroy(g);
+    } else {
+      L->no_graph = 1;
+    }
+    cudaGetLastError();
+    hb_error_clear();
+    st = HB_OK;
   }
   if (L->graph) {
     HB_CUDA_TRY(cudaGraphLaunch(L->graph, s), "launching a training round");
