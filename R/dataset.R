@@ -544,7 +544,10 @@
 #'   the CPU from the same row sample either way, and the GPU applies the
 #'   CPU's rules, so the dataset is the same on both: the same boundaries,
 #'   the same bin of every row, the same models. [histboost()] bins `x` on
-#'   the GPU when `device` is `"cuda"`, or `"auto"` with a GPU.
+#'   the GPU when `device` is `"cuda"`, or `"auto"` with a GPU. With
+#'   `distributed = "mpi"` each process bins its shard on its own GPU: the
+#'   one of its rank among the processes on its machine, modulo the GPUs it
+#'   sees (the GPU its training then uses).
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
 #'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
