@@ -483,8 +483,10 @@ histboost <- function(x, ...) {
 #'   in `params`.
 #' @param device `"cpu"`; `"cuda"` grows the trees on an NVIDIA GPU (the
 #'   package must have been installed where the CUDA toolkit was found, see
-#'   [hb_has_cuda()]); `"auto"` uses the GPU when there is one, else the CPU,
-#'   and says which in a message (unless `verbose = 0`).
+#'   [hb_has_cuda()]; with `distributed = "mpi"`, one GPU a process); `"auto"`
+#'   uses the GPU when there is one, else the CPU, and says which in a
+#'   message (unless `verbose = 0`; with `distributed = "mpi"` it means the
+#'   CPU).
 #'   GPU and CPU grow the same trees from the same data up to rounding: the GPU
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients.
