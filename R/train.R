@@ -596,9 +596,11 @@ histboost <- function(x, ...) {
 #'   one-process model. With `device = "cuda"` each process trains on one
 #'   GPU (its rank among the processes on its machine, modulo the GPUs it
 #'   sees, picks it): each split's histogram and the few counts and sums the
-#'   GPU decides by are summed over the processes through MPI (via host
-#'   memory), and the model is the one-GPU model of the concatenated rows
-#'   (not yet with `goss`). `device = "auto"` means the CPU here.
+#'   GPU decides by are summed over the processes, peer to peer between the
+#'   GPUs when every process has its own GPU on one machine, else through
+#'   MPI via host memory, and the model is the one-GPU model of the
+#'   concatenated rows (not yet with `goss`). `device = "auto"` means the
+#'   CPU here.
 #'   Run it with [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2

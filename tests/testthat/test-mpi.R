@@ -327,7 +327,9 @@ test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU 
   # full precision (fixed-point sums, the one-process scales from every
   # process's gradient range and rows); lambdarank (the host's gradients,
   # queries whole per shard); l1 (leaves refit on the host over every
-  # process); 8-bit gradients. Processes share the GPU where there is one.
+  # process); 8-bit gradients. With a GPU each on one machine the sums go
+  # peer to peer (2 processes on a 2-GPU machine); processes sharing a GPU
+  # (one GPU, or 3 and 4 on two) sum through MPI via host memory.
   for (cc in list(c("regression", 2), c("regression", 3), c("binary", 2), c("multiclass", 4),
                   c("regression_full", 2), c("regression_full", 3), c("ranking", 2), c("l1", 3),
                   c("binary_wide", 3))) {
