@@ -279,30 +279,46 @@ int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s);
 
 /* ---- contributions (engine/predict.c's device path for type contrib) ---- */
 
-/* A model's trees as TreeSHAP walks them (engine/shap_rules.h's
- * hb_shap_tree_t, end to end), built by the engine from iterations [start,
- * start + niter): tree j (iteration-major, num_class a iteration) has its
- * internal nodes at [node_first, node_first + num_leaves - 1) of the node
- * arrays (children >= 0 nodes of the same tree, < 0 leaf ~c), its leaves at
- * [leaf_first, leaf_first + num_leaves) of the leaf arrays, and its
+/* A model's trees as contributions read them (engine/shap_rules.h's
+ * hb_shap_paths_t, end to end), built by the engine from iterations [start,
+ * start + niter) and its hb_shap_prepare: tree j (iteration-major,
+ * num_class a iteration) has its internal nodes at [node_first, node_first
+ * + num_leaves - 1) of the node arrays, its leaves at [leaf_first,
+ * leaf_first + num_leaves) of the leaf arrays (a lone leaf counts one), its
  * categorical nodes' bitsets at cat_bits[cat_begin ..] (cat_begin already
- * counting from the start of cat_bits). cover: each internal node's cover
- * (shap.h); inv: 1 / k for k = 1 .. max_depth + 1 (inv[0] unused), the
- * CPU's own values. */
+ * counting from the start of cat_bits), and its slots (distinct split
+ * features) at [slot_first[j], slot_first[j + 1]). Leaf i's path is
+ * elements [path_first[i], path_first[i + 1]), element e's splits cond
+ * [cond_first[e], cond_first[e + 1]) (nodes counted within their tree).
+ * sum_slot lists, for class k and feature f, the slots of that feature in
+ * the class's trees in iteration order, at [sum_first[k nfeat + f],
+ * sum_first[k nfeat + f + 1]): the order the CPU adds the trees' shares in.
+ * inv: 1 / k for k = 1 .. max_path + 1 (inv[0] unused), the CPU's values. */
 typedef struct {
   int ntrees;                   /* niter * num_class */
   int num_class;
   int nfeat;
-  int max_depth;                /* of the deepest leaf of any tree */
-  int nnodes, nleaves, ncat_words;
+  int max_path;                 /* most elements on one leaf's path */
+  int max_nodes;                /* most internal nodes in one tree */
+  int nnodes, nleaves, ncat_words, nslots;
+  int64_t nelems, nconds;
+  int space;                    /* where a thread's path lies: 0 the fastest that fits; for the tests,
+                                   1 shared memory without the sides, 2 the device work space */
   const hb_cuda_ptree_t *trees; /* ntrees */
-  const int *split_feature, *left, *right, *cat_begin, *cat_nwords;  /* nnodes each */
-  const double *threshold, *cover;                                   /* nnodes each */
-  const uint8_t *decision;                                           /* nnodes */
-  const int *leaf_count;                                             /* nleaves */
-  const double *leaf_value;                                          /* nleaves */
-  const uint32_t *cat_bits;                                          /* ncat_words */
-  const double *inv;                                                 /* max_depth + 2 */
+  const int *slot_first;        /* ntrees + 1 */
+  const int *split_feature, *cat_begin, *cat_nwords;  /* nnodes each */
+  const double *threshold;                            /* nnodes */
+  const uint8_t *decision;                            /* nnodes */
+  const double *leaf_value;                           /* nleaves */
+  const int64_t *path_first;                          /* nleaves + 1 */
+  const int *elem_slot;                               /* nelems */
+  const double *elem_zero;                            /* nelems */
+  const int64_t *cond_first;                          /* nelems + 1 */
+  const int *cond;                                    /* nconds */
+  const int *sum_first;                               /* num_class * nfeat + 1 */
+  const int *sum_slot;                                /* nslots */
+  const uint32_t *cat_bits;                           /* ncat_words */
+  const double *inv;                                  /* max_path + 2 */
 } hb_cuda_shap_forest_t;
 
 typedef struct hb_cuda_shap hb_cuda_shap_t;
@@ -312,10 +328,9 @@ typedef struct hb_cuda_shap hb_cuda_shap_t;
  * nnz entries in all and at most max_row_nnz in one row. Like the
  * predictor: two slots, each a block of at most hb_cuda_shap_block_rows()
  * rows (and, sparse, _block_nnz() entries) in pinned host and device
- * buffers, with the device work space of the block's walks (a path, a stack
- * and leaf shares a row, sized by max_depth). Out of device or pinned
- * memory is HB_ERR_NOMEM with a message naming the memory needed and free,
- * everything freed. */
+ * buffers, with the device buffer of the block's per-tree shares (a double
+ * per row and slot). Out of device or pinned memory is HB_ERR_NOMEM with a
+ * message naming the memory needed and free, everything freed. */
 int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, int64_t nnz, int max_row_nnz,
                         hb_cuda_shap_t **out);
 void hb_cuda_shap_free(hb_cuda_shap_t *S);
@@ -338,10 +353,11 @@ typedef struct {
 } hb_cuda_sslot_t;
 int hb_cuda_shap_buffers(hb_cuda_shap_t *S, int s, hb_cuda_sslot_t *out);
 /* Start slot s's (0 or 1) block of nb rows (1 .. block rows) and nnz
- * entries (sparse), asynchronously: the rows up, one thread a row walking
- * every tree in order through shap_rules.h (the CPU's walk, hb_shap_row's
- * order of additions), phi back. The contributions are the CPU's bit for
- * bit. */
+ * entries (sparse), asynchronously: the rows up, one thread a row and tree
+ * summing the tree's leaf paths through shap_rules.h (hb_shap_row's
+ * arithmetic), then one a row, class and feature adding the trees' shares
+ * in iteration order (hb_shap_row's order), phi back. The contributions
+ * are the CPU's bit for bit. */
 int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz);
 /* Wait for slot s's block (HB_OK at once when none is in flight); a device
  * failure is its status (out of memory HB_ERR_NOMEM, else HB_ERR_INTERNAL). */

@@ -1,27 +1,33 @@
 // shap.cu: contributions (SHAP values) on the device (cuda.h's
-// hb_cuda_shap_*). The engine (predict.c's contrib_gpu) computes the covers
-// and expected values with the CPU's hb_shap_prepare, flattens the trees and
-// fills blocks of rows; here the trees live in device memory for the whole
-// call, and each block of rows goes up, through one thread a row that walks
-// every tree in iteration order with the CPU's own TreeSHAP walk
-// (engine/shap_rules.h), and back. A row's contributions are added in the
-// order hb_shap_row adds them, with the same operations (this file is built
-// with -fmad=false, like every .cu here, so no multiply-add is fused), so
-// they are the CPU's bit for bit. The bias entries are left 0: the host
-// fills them with the trees' expected values, the init score and offsets.
+// hb_cuda_shap_*). The engine (predict.c's contrib_gpu) computes the
+// expected values and leaf paths with the CPU's hb_shap_prepare and
+// flattens the trees; here they live in device memory for the whole call,
+// and each block of rows goes up, through two kernels, and back:
 //
-// Each thread's walk needs a path of (D + 1)(D + 2) / 2 steps, a stack of
-// D entries (D + 2 are given) and leaf_shares' arrays (D the deepest leaf, up to
-// num_leaves - 1): too much for registers or shared memory with deep trees,
-// so they live in a device work space, one span per row of the block, sized
-// by D when the runner is made. Every index into it is bounded by those
-// sizes (shap_rules.h), whatever the row's values.
+// k_shap_paths: one thread a row and tree (a block: one tree, consecutive
+// rows, so a warp reads the same paths and splits) sums the tree's leaf
+// paths into the tree's shares of the row, one per slot (distinct split
+// feature), with the CPU's own code (engine/shap_rules.h's
+// hb_shap_paths_tree; this file is built with -fmad=false, like every .cu
+// here, so no multiply-add is fused). A path needs its weights and one
+// fractions (the longest path's length plus one of each) and the sides the
+// row takes at the tree's splits (a bit each): in shared memory, a column a
+// thread, when a block of 32 or more threads fits there; otherwise in a
+// device work space sized for the grid, which then walks the (tree, rows)
+// items in turn. The sides are left out first when they do not fit (each
+// split is then decided where a path meets it: the same sides).
+//
+// k_shap_sum: one thread a row, class and feature adds the feature's shares
+// over the class's trees in iteration order, from zero: hb_shap_row's
+// order. So the contributions are the CPU's bit for bit. The bias entries
+// are left 0: the host fills them with the trees' expected values, the init
+// score and offsets.
 //
 // Dense rows come column-major; sparse rows as CSR, a feature's value found
 // by binary search among the row's increasing column indices (absent: 0.0,
 // as the CPU's dense copy of the row reads it). Two slots (each a stream
-// with its own pinned host and device buffers and work space) let the host
-// fill and collect one block while the device works on the other.
+// with its own pinned host and device buffers and shares) let the host fill
+// and collect one block while the device works on the other.
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -31,103 +37,132 @@ extern "C" {
 }
 
 namespace {
-constexpr int kShapThreads = 128;
-// Bytes of one slot's buffers and work space a block aims at: the engine
-// caps the rows by their work as well, so this bounds the memory only.
+constexpr int kShapThreads = 128;  // most threads a block of k_shap_paths
+constexpr int kSumThreads = 256;
+// Shared memory a block of k_shap_paths may take (bytes): a few blocks a
+// multiprocessor still fit.
+constexpr size_t kShapSharedBytes = (size_t)64 << 10;
+// Bytes of one slot's buffers a block of rows aims at: the engine caps the
+// rows by their work as well, so this bounds the memory only.
 constexpr size_t kShapBlockBytes = (size_t)512 << 20;
-
-// Bytes of one row's work space for trees of depth <= D: path, stack, leaf
-// shares, each rounded to 16 bytes (so every part stays aligned for doubles
-// and for the 8-byte fields of the path and stack records).
-__host__ __device__ inline size_t round16(size_t b) { return (b + 15) / 16 * 16; }
-__host__ __device__ inline size_t path_bytes(int D) {
-  const size_t d = (size_t)(D > 0 ? D : 0);
-  return round16(sizeof(hb_shap_step_t) * ((d + 1) * (d + 2) / 2));
-}
-__host__ __device__ inline size_t stack_bytes(int D) {
-  return round16(sizeof(hb_shap_frame_t) * ((size_t)(D > 0 ? D : 0) + 2));
-}
-__host__ __device__ inline size_t span_bytes(int D) {
-  return path_bytes(D) + stack_bytes(D) + round16(hb_shap_rule_work_bytes(D));
-}
 
 // The forest on the device: cuda.h's hb_cuda_shap_forest_t's arrays.
 struct ShapForest {
   const hb_cuda_ptree_t *trees;
-  const int *split_feature, *left, *right, *cat_begin, *cat_nwords, *leaf_count;
-  const double *threshold, *cover, *leaf_value, *inv;
+  const int *slot_first, *split_feature, *cat_begin, *cat_nwords, *elem_slot, *cond;
+  const double *threshold, *leaf_value, *elem_zero, *inv;
+  const int64_t *path_first, *cond_first;
   const uint8_t *decision;
   const uint32_t *cat_bits;
-  int ntrees, K, nfeat, max_depth;
+  int ntrees;
 };
 
-// One thread a row of the block (nb rows): dense x column-major (x[f nb +
-// r]) or sparse rows p, j, v; phi nb rows of K (nfeat + 1); work nb spans of
-// span bytes.
+// Where a thread's path weights (w), sides (bits) and one fractions (one)
+// lie: in a region of n threads' columns (stride n), thread g's column.
+struct PathSpace {
+  int d1, words;  // weights and one fractions a thread (longest path + 1); words of sides (0: none)
+  __host__ __device__ size_t bytes(size_t n) const {
+    return n * (sizeof(double) * (size_t)d1 + sizeof(uint32_t) * (size_t)words + (size_t)d1);
+  }
+};
+
+// Rows r of the block (nb rows: dense x column-major, x[f nb + r], or sparse
+// rows p, j, v) and trees t: the tree's shares of the row into part[(slot)
+// nb + r] for each of its slots. chunks: blocks of blockDim.x rows a tree.
+// work: NULL for shared memory, else the device work space of gridDim.x x
+// blockDim.x threads.
 __global__ void __launch_bounds__(kShapThreads)
-k_shap(const ShapForest F, const double *__restrict__ x, const int *__restrict__ p, const int *__restrict__ j,
-       const double *__restrict__ v, int nb, double *__restrict__ phi, char *__restrict__ work, size_t span) {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= nb) return;
-  const size_t P = (size_t)F.nfeat + 1, width = (size_t)F.K * P;
-  double *ph = phi + (size_t)r * width;
-  for (size_t c = 0; c < width; c++) ph[c] = 0.0;
-  char *wr = work + (size_t)r * span;
-  hb_shap_step_t *path = (hb_shap_step_t *)wr;
-  hb_shap_frame_t *stack = (hb_shap_frame_t *)(wr + path_bytes(F.max_depth));
-  hb_shap_walk_t w;
-  w.inv = F.inv;
-  if (x) {
-    w.x.x = x + r;
-    w.x.xs = (size_t)nb;
-    w.x.j = NULL;
-    w.x.v = NULL;
-    w.x.b = w.x.e = 0;
-  } else {
-    w.x.x = NULL;
-    w.x.xs = 0;
-    w.x.j = j;
-    w.x.v = v;
-    w.x.b = p[r];
-    w.x.e = p[r + 1];
-  }
-  w.work = (double *)(wr + path_bytes(F.max_depth) + stack_bytes(F.max_depth));
-  w.stride = (size_t)F.max_depth + 1;
-  w.cond = 0;
-  w.cfeat = -1;
-  for (int t = 0; t < F.ntrees; t++) {  // hb_shap_row's order: tree after tree, class t % K
+k_shap_paths(const ShapForest F, const PathSpace sp, const double *__restrict__ x, const int *__restrict__ p,
+             const int *__restrict__ j, const double *__restrict__ v, int nb, int chunks, double *__restrict__ part,
+             char *__restrict__ work) {
+  extern __shared__ double shap_smem[];
+  const size_t n = work ? (size_t)gridDim.x * blockDim.x : (size_t)blockDim.x;
+  const size_t g = work ? (size_t)blockIdx.x * blockDim.x + threadIdx.x : (size_t)threadIdx.x;
+  double *base = work ? (double *)work : shap_smem;
+  double *w = base + g;
+  uint32_t *bits = (uint32_t *)(base + (size_t)sp.d1 * n) + g;
+  uint8_t *one = (uint8_t *)((uint32_t *)(base + (size_t)sp.d1 * n) + (size_t)sp.words * n) + g;
+  const long long items = (long long)F.ntrees * chunks;
+  for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+    const int t = (int)(it / chunks), r = (int)(it % chunks) * (int)blockDim.x + (int)threadIdx.x;
+    if (r >= nb) continue;
     const hb_cuda_ptree_t tr = F.trees[t];
+    const int q0 = F.slot_first[t], nq = F.slot_first[t + 1] - q0;
+    double *ph = part + (size_t)q0 * (size_t)nb + (size_t)r;
+    for (int q = 0; q < nq; q++) ph[(size_t)q * (size_t)nb] = 0.0;
     if (tr.num_leaves <= 1) continue;  // a lone leaf adds only its expected value (the host's)
-    w.t.split_feature = F.split_feature + tr.node_first;
-    w.t.left = F.left + tr.node_first;
-    w.t.right = F.right + tr.node_first;
-    w.t.cat_begin = F.cat_begin + tr.node_first;
-    w.t.cat_nwords = F.cat_nwords + tr.node_first;
-    w.t.threshold = F.threshold + tr.node_first;
-    w.t.decision = F.decision + tr.node_first;
-    w.t.cat_bits = F.cat_bits;
-    w.t.cover = F.cover + tr.node_first;
-    w.t.leaf_count = F.leaf_count + tr.leaf_first;
-    w.t.leaf_value = F.leaf_value + tr.leaf_first;
-    w.phi = ph + (size_t)(t % F.K) * P;
-    hb_shap_walk_tree(&w, path, stack);
+    hb_shap_paths_t pt;
+    pt.num_leaves = tr.num_leaves;
+    pt.split_feature = F.split_feature + tr.node_first;
+    pt.cat_begin = F.cat_begin + tr.node_first;
+    pt.cat_nwords = F.cat_nwords + tr.node_first;
+    pt.threshold = F.threshold + tr.node_first;
+    pt.decision = F.decision + tr.node_first;
+    pt.cat_bits = F.cat_bits;
+    pt.leaf_value = F.leaf_value + tr.leaf_first;
+    pt.path_first = F.path_first + tr.leaf_first;
+    pt.elem_slot = F.elem_slot;
+    pt.elem_zero = F.elem_zero;
+    pt.cond_first = F.cond_first;
+    pt.cond = F.cond;
+    hb_shap_xrow_t xr;
+    if (x) {
+      xr.x = x + r;
+      xr.xs = (size_t)nb;
+      xr.j = NULL;
+      xr.v = NULL;
+      xr.b = xr.e = 0;
+    } else {
+      xr.x = NULL;
+      xr.xs = 0;
+      xr.j = j;
+      xr.v = v;
+      xr.b = p[r];
+      xr.e = p[r + 1];
+    }
+    const uint32_t *sides = NULL;
+    if (sp.words > 0) {
+      hb_shap_decide(&pt, &xr, tr.num_leaves - 1, bits, n);
+      sides = bits;
+    }
+    hb_shap_paths_tree(&pt, &xr, sides, n, F.inv, w, one, n, ph, (size_t)nb);
   }
+}
+
+// One thread a row r, class k and feature f (i = (k (nfeat + 1) + f) nb +
+// r): phi[r K (nfeat + 1) + k (nfeat + 1) + f] = the shares listed for (k, f)
+// added in order from zero; the bias entries 0.
+__global__ void __launch_bounds__(kSumThreads)
+k_shap_sum(const int *__restrict__ sum_first, const int *__restrict__ sum_slot, const double *__restrict__ part,
+           int nb, int K, int nfeat, double *__restrict__ phi) {
+  const size_t P = (size_t)nfeat + 1, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)nb * (size_t)K * P) return;
+  const size_t r = i % (size_t)nb, q = i / (size_t)nb, k = q / P, f = q % P;
+  double sum = 0.0;
+  if (f < (size_t)nfeat) {
+    const size_t c = k * (size_t)nfeat + f;
+    for (int e = sum_first[c]; e < sum_first[c + 1]; e++) sum += part[(size_t)sum_slot[e] * (size_t)nb + r];
+  }
+  phi[r * (size_t)K * P + q] = sum;
 }
 }  // namespace
 
 struct hb_cuda_shap {
-  int nfeat, K, ntrees, max_depth, sparse, block, block_nnz;
-  size_t span;
+  int nfeat, K, ntrees, nslots, sparse, block, block_nnz;
+  PathSpace sp;
+  int threads, grid;  // k_shap_paths' block size, and its grid when it uses the work space (0: shared memory)
+  size_t smem;
   // the forest's device arrays
   hb_cuda_ptree_t *d_trees;
-  int *d_split_feature, *d_left, *d_right, *d_cat_begin, *d_cat_nwords, *d_leaf_count;
-  double *d_threshold, *d_cover, *d_leaf_value, *d_inv;
+  int *d_slot_first, *d_split_feature, *d_cat_begin, *d_cat_nwords, *d_elem_slot, *d_cond, *d_sum_first, *d_sum_slot;
+  double *d_threshold, *d_leaf_value, *d_elem_zero, *d_inv;
+  int64_t *d_path_first, *d_cond_first;
   uint8_t *d_decision;
   uint32_t *d_cat_bits;
   cudaStream_t st[2];
   int busy[2];
-  // per slot: device buffers and work space, and the pinned host twins
-  double *d_x[2], *d_v[2], *d_phi[2];
+  // per slot: device buffers and the trees' shares, and the pinned host twins
+  double *d_x[2], *d_v[2], *d_phi[2], *d_part[2];
   int *d_p[2], *d_j[2];
   char *d_work[2];
   double *h_x[2], *h_v[2], *h_phi[2];
@@ -138,12 +173,13 @@ extern "C" void hb_cuda_shap_free(hb_cuda_shap_t *S) {
   if (!S) return;
   for (int s = 0; s < 2; s++)
     if (S->st[s]) cudaStreamSynchronize(S->st[s]);  // nothing is freed under a copy or kernel in flight
-  void *dev[] = {S->d_trees,     S->d_split_feature, S->d_left,      S->d_right,      S->d_cat_begin,
-                 S->d_cat_nwords, S->d_leaf_count,   S->d_threshold, S->d_cover,      S->d_leaf_value,
-                 S->d_inv,        S->d_decision,     S->d_cat_bits};
+  void *dev[] = {S->d_trees,     S->d_slot_first, S->d_split_feature, S->d_cat_begin,  S->d_cat_nwords,
+                 S->d_elem_slot, S->d_cond,       S->d_sum_first,     S->d_sum_slot,   S->d_threshold,
+                 S->d_leaf_value, S->d_elem_zero, S->d_inv,           S->d_path_first, S->d_cond_first,
+                 S->d_decision,  S->d_cat_bits};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   for (int s = 0; s < 2; s++) {
-    void *ds[] = {S->d_x[s], S->d_v[s], S->d_phi[s], S->d_p[s], S->d_j[s], S->d_work[s]};
+    void *ds[] = {S->d_x[s], S->d_v[s], S->d_phi[s], S->d_part[s], S->d_p[s], S->d_j[s], S->d_work[s]};
     for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++) cudaFree(ds[k]);
     void *hs[] = {S->h_x[s], S->h_v[s], S->h_phi[s], S->h_p[s], S->h_j[s]};
     for (size_t k = 0; k < sizeof hs / sizeof hs[0]; k++) cudaFreeHost(hs[k]);
@@ -169,32 +205,69 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
                                    int max_row_nnz, hb_cuda_shap_t **out) {
   *out = NULL;
   if (!f || nrow < 1 || f->num_class < 1 || f->ntrees < 0 || f->nfeat < 0 || f->ntrees % f->num_class != 0 ||
-      f->max_depth < 0 || f->nnodes < 0 || f->nleaves < 0 || f->ncat_words < 0 || !f->inv || nnz < 0 ||
-      max_row_nnz < 0)
+      f->max_path < 0 || f->max_nodes < 0 || f->nnodes < 0 || f->nleaves < 0 || f->ncat_words < 0 || f->nslots < 0 ||
+      f->nelems < 0 || f->nconds < 0 || f->space < 0 || f->space > 2 || !f->inv || nnz < 0 || max_row_nnz < 0)
     return hb_error_set(HB_ERR_INTERNAL, "GPU contributions: bad forest or rows");
   if (!hb_cuda_available()) return hb_error_set(HB_ERR_INPUT, "%s", hb_cuda_status());
-  int st = HB_OK;
+  int st = HB_OK, dev = 0, sms = 1, optin = 0;
   size_t fr = 0, tot = 0;
   hb_cuda_shap_t *S = (hb_cuda_shap_t *)hb_calloc(1, sizeof *S);
   if (!S) return HB_ERR_NOMEM;
   S->nfeat = f->nfeat;
   S->K = f->num_class;
   S->ntrees = f->ntrees;
-  S->max_depth = f->max_depth;
+  S->nslots = f->nslots;
   S->sparse = sparse != 0;
-  S->span = span_bytes(f->max_depth);
   {
     const size_t K = (size_t)S->K, F = (size_t)S->nfeat, T = (size_t)S->ntrees, NN = (size_t)f->nnodes,
-                 NL = (size_t)f->nleaves, D2 = (size_t)f->max_depth + 2;
+                 NL = (size_t)f->nleaves, NE = (size_t)f->nelems, NC = (size_t)f->nconds, NQ = (size_t)f->nslots,
+                 D2 = (size_t)f->max_path + 2;
+    HB_CUDA_TRY_FAIL(cudaGetDevice(&dev), "querying the GPU");
+    HB_CUDA_TRY_FAIL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "querying the GPU");
+    HB_CUDA_TRY_FAIL(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                     "querying the GPU");
+    // A thread's path space: in shared memory with the sides, or without
+    // them, in blocks of 128 down to 32 threads; else in the work space.
+    S->sp.d1 = f->max_path + 1;
+    S->sp.words = (f->max_nodes + 31) / 32;
+    const size_t limit = kShapSharedBytes < (size_t)optin ? kShapSharedBytes : (size_t)optin;
+    S->threads = 0;
+    for (int th = kShapThreads; th >= 32 && !S->threads && f->space != 2; th /= 2) {
+      PathSpace with = S->sp, without = S->sp;
+      without.words = 0;
+      if (with.bytes((size_t)th) <= limit && f->space == 0) {
+        S->threads = th;
+      } else if (without.bytes((size_t)th) <= limit) {
+        S->sp = without;
+        S->threads = th;
+      }
+    }
+    double work_bytes = 0;
+    if (S->threads) {
+      S->smem = S->sp.bytes((size_t)S->threads);
+      S->grid = 0;
+    } else {  // too long a path for shared memory: the work space, 4 blocks of 128 a multiprocessor
+      S->sp.words = 0;
+      S->threads = kShapThreads;
+      S->smem = 0;
+      S->grid = 4 * sms;
+      work_bytes = (double)S->sp.bytes((size_t)S->grid * (size_t)S->threads);
+    }
+    if (S->smem > 48 * 1024)
+      HB_CUDA_TRY_FAIL(cudaFuncSetAttribute(k_shap_paths, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S->smem),
+                       "setting the contributions kernel's shared memory");
     // a row's bytes in one slot (dense values, or a sparse row's start;
-    // contributions; work space), and a sparse entry's (column and value)
+    // contributions; the trees' shares), and a sparse entry's (column and value)
     const size_t row_bytes =
-        (S->sparse ? sizeof(int) : sizeof(double) * F) + sizeof(double) * K * (F + 1) + S->span;
+        (S->sparse ? sizeof(int) : sizeof(double) * F) + sizeof(double) * K * (F + 1) + sizeof(double) * NQ;
     const size_t entry_bytes = sizeof(int) + sizeof(double);
-    const double forest_bytes = (double)sizeof(hb_cuda_ptree_t) * T +
-                                (double)NN * (6 * sizeof(int) + 2 * sizeof(double) + sizeof(uint8_t)) +
-                                (double)NL * (sizeof(int) + sizeof(double)) +
-                                (double)sizeof(uint32_t) * f->ncat_words + (double)sizeof(double) * D2;
+    const double forest_bytes = (double)sizeof(hb_cuda_ptree_t) * T + (double)sizeof(int) * (T + 1 + NQ) +
+                                (double)NN * (3 * sizeof(int) + sizeof(double) + sizeof(uint8_t)) +
+                                (double)NL * (sizeof(double) + sizeof(int64_t)) +
+                                (double)NE * (sizeof(int) + sizeof(double) + sizeof(int64_t)) +
+                                (double)NC * sizeof(int) + (double)sizeof(int) * (K * F + 1) +
+                                (double)sizeof(uint32_t) * f->ncat_words + (double)sizeof(double) * D2 +
+                                2.0 * work_bytes;
     HB_CUDA_TRY_FAIL(cudaMemGetInfo(&fr, &tot), "cudaMemGetInfo");
     // the trees and both slots' blocks within 90% of the free memory; a
     // slot's share is at most kShapBlockBytes, and at least one row (with
@@ -205,10 +278,10 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     if (avail < 2.0 * least) {
       st = hb_error_set(HB_ERR_NOMEM,
                         "contributions on the GPU need at least %.0f MB (%.0f MB of them the trees, %.1f MB the "
-                        "work space of a row's walks through trees %d deep), but %.0f MB of the GPU's %.0f MB are "
-                        "free; use device = \"cpu\"",
-                        (forest_bytes + 2.0 * least) / 1e6 + 0.5, forest_bytes / 1e6 + 0.5, (double)S->span / 1e6,
-                        f->max_depth, (double)fr / 1e6, (double)tot / 1e6);
+                        "shares of a row in each of %d trees), but %.0f MB of the GPU's %.0f MB are free; use "
+                        "device = \"cpu\"",
+                        (forest_bytes + 2.0 * least) / 1e6 + 0.5, forest_bytes / 1e6 + 0.5,
+                        (double)(sizeof(double) * NQ) / 1e6, S->ntrees, (double)fr / 1e6, (double)tot / 1e6);
       goto fail;
     }
     double budget = avail / 2.0 < (double)kShapBlockBytes ? avail / 2.0 : (double)kShapBlockBytes;
@@ -224,21 +297,26 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     }
     double rows = budget / (double)row_bytes;
     if (rows > (double)nrow) rows = (double)nrow;
+    if (rows > (double)INT_MAX / 2) rows = (double)INT_MAX / 2;
     const size_t B = rows >= 1.0 ? (size_t)rows : 1;
     S->block = (int)B;
     S->block_nnz = (int)cap;
 
     SUP(S->d_trees, f->trees, T);
+    SUP(S->d_slot_first, f->slot_first, T + 1);
     SUP(S->d_split_feature, f->split_feature, NN);
-    SUP(S->d_left, f->left, NN);
-    SUP(S->d_right, f->right, NN);
     SUP(S->d_cat_begin, f->cat_begin, NN);
     SUP(S->d_cat_nwords, f->cat_nwords, NN);
     SUP(S->d_threshold, f->threshold, NN);
-    SUP(S->d_cover, f->cover, NN);
     SUP(S->d_decision, f->decision, NN);
-    SUP(S->d_leaf_count, f->leaf_count, NL);
     SUP(S->d_leaf_value, f->leaf_value, NL);
+    SUP(S->d_path_first, f->path_first, NL + 1);
+    SUP(S->d_elem_slot, f->elem_slot, NE);
+    SUP(S->d_elem_zero, f->elem_zero, NE);
+    SUP(S->d_cond_first, f->cond_first, NE + 1);
+    SUP(S->d_cond, f->cond, NC);
+    SUP(S->d_sum_first, f->sum_first, K * F + 1);
+    SUP(S->d_sum_slot, f->sum_slot, NQ);
     SUP(S->d_cat_bits, f->cat_bits, f->ncat_words);
     SUP(S->d_inv, f->inv, D2);
     for (int s = 0; s < 2; s++) {
@@ -256,7 +334,8 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
       }
       SDALLOC(S->d_phi[s], B * K * (F + 1));
       SHALLOC(S->h_phi[s], B * K * (F + 1));
-      SDALLOC(S->d_work[s], B * S->span);
+      SDALLOC(S->d_part[s], B * NQ);
+      if (S->grid) SDALLOC(S->d_work[s], (size_t)work_bytes);
     }
     // The trees went up with cudaMemcpy from pageable memory on the legacy
     // default stream, which may return before the DMA has landed; the slots'
@@ -310,38 +389,38 @@ extern "C" int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
   }
   ShapForest Fo;
   Fo.trees = S->d_trees;
+  Fo.slot_first = S->d_slot_first;
   Fo.split_feature = S->d_split_feature;
-  Fo.left = S->d_left;
-  Fo.right = S->d_right;
   Fo.cat_begin = S->d_cat_begin;
   Fo.cat_nwords = S->d_cat_nwords;
-  Fo.leaf_count = S->d_leaf_count;
+  Fo.elem_slot = S->d_elem_slot;
+  Fo.cond = S->d_cond;
   Fo.threshold = S->d_threshold;
-  Fo.cover = S->d_cover;
   Fo.leaf_value = S->d_leaf_value;
+  Fo.elem_zero = S->d_elem_zero;
   Fo.inv = S->d_inv;
+  Fo.path_first = S->d_path_first;
+  Fo.cond_first = S->d_cond_first;
   Fo.decision = S->d_decision;
   Fo.cat_bits = S->d_cat_bits;
   Fo.ntrees = S->ntrees;
-  Fo.K = S->K;
-  Fo.nfeat = S->nfeat;
-  Fo.max_depth = S->max_depth;
-  const int grid = (int)((B + kShapThreads - 1) / kShapThreads);
-  // Not HB_SAME_CARVEOUT's split: this kernel uses no shared memory and
-  // lives on its work space's reuse through L1, and no learner kernel runs
-  // between its launches (the reason for one split everywhere else).
-  static int carveout_set = 0;
-  if (!carveout_set) {
-    HB_CUDA_TRY(cudaFuncSetAttribute(k_shap, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxL1),
-                "setting the contributions kernel's cache");
-    carveout_set = 1;
+  const int chunks = (nb + S->threads - 1) / S->threads;
+  const long long items = (long long)S->ntrees * chunks;
+  if (items > 0) {
+    // shared memory: a block an item (capped; the blocks then walk the
+    // items in turn); the work space: the grid it was sized for
+    const long long most = S->grid ? S->grid : (long long)INT_MAX;
+    const int grid = (int)(items < most ? items : most);
+    // dense rows with no features still take the dense path (x is then never read)
+    k_shap_paths<<<grid, S->threads, S->smem, st>>>(
+        Fo, S->sp, S->sparse ? NULL : S->d_x[s], S->sparse ? S->d_p[s] : NULL, S->sparse ? S->d_j[s] : NULL,
+        S->sparse ? S->d_v[s] : NULL, nb, chunks, S->d_part[s], S->grid ? S->d_work[s] : NULL);
+    HB_CUDA_TRY(cudaGetLastError(), "the contributions kernel");
   }
-  // dense rows with no features still take the dense path (x is then never read)
-  k_shap<<<grid, kShapThreads, 0, st>>>(Fo, S->sparse ? NULL : S->d_x[s], S->sparse ? S->d_p[s] : NULL,
-                                        S->sparse ? S->d_j[s] : NULL, S->sparse ? S->d_v[s] : NULL, nb,
-                                        S->d_phi[s], S->d_work[s], S->span);
-  HB_CUDA_TRY(cudaGetLastError(), "the contributions kernel");
+  const size_t nsum = B * K * (F + 1);
+  k_shap_sum<<<(unsigned)((nsum + kSumThreads - 1) / kSumThreads), kSumThreads, 0, st>>>(
+      S->d_sum_first, S->d_sum_slot, S->d_part[s], nb, S->K, S->nfeat, S->d_phi[s]);
+  HB_CUDA_TRY(cudaGetLastError(), "the contributions' sums");
   HB_CUDA_TRY(cudaMemcpyAsync(S->h_phi[s], S->d_phi[s], sizeof(double) * B * K * (F + 1), cudaMemcpyDeviceToHost, st),
               "copying contributions from the GPU");
   return HB_OK;

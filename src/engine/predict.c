@@ -5,6 +5,7 @@
  * thread count or the walk. */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -464,7 +465,7 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk))
       if (inter)
         hb_shap_interaction_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work, scratch, iscratch);
       else
-        hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work);
+        hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, work);
       if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
         for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
       for (int k = 0; k < K; k++)
@@ -790,14 +791,16 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
 
 /* ---- contributions on the GPU ---- */
 
-/* The trees [t0, t1) as the device's TreeSHAP walks them (cuda.h's
- * hb_cuda_shap_forest_t): their arrays end to end, each tree's offsets, the
- * covers and 1 / k of the CPU's hb_shap_prepare. */
+/* The trees [t0, t1) as the device's contributions read them (cuda.h's
+ * hb_cuda_shap_forest_t): their split and leaf arrays end to end, each
+ * tree's offsets, and the leaf paths, slots and 1 / k of the CPU's
+ * hb_shap_prepare (the path arrays are s's own), with the lists that add
+ * the trees' shares to each class and feature in the CPU's order. */
 typedef struct {
   hb_cuda_shap_forest_t f;
   hb_cuda_ptree_t *trees;
-  int *split_feature, *left, *right, *cat_begin, *cat_nwords, *leaf_count;
-  double *threshold, *cover, *leaf_value;
+  int *split_feature, *cat_begin, *cat_nwords, *sum_first, *sum_slot;
+  double *threshold, *leaf_value;
   uint8_t *decision;
   uint32_t *cat_bits;
 } gpu_shap_forest_t;
@@ -805,13 +808,11 @@ typedef struct {
 static void gpu_shap_forest_free(gpu_shap_forest_t *g) {
   hb_free(g->trees);
   hb_free(g->split_feature);
-  hb_free(g->left);
-  hb_free(g->right);
   hb_free(g->cat_begin);
   hb_free(g->cat_nwords);
-  hb_free(g->leaf_count);
+  hb_free(g->sum_first);
+  hb_free(g->sum_slot);
   hb_free(g->threshold);
-  hb_free(g->cover);
   hb_free(g->leaf_value);
   hb_free(g->decision);
   hb_free(g->cat_bits);
@@ -822,21 +823,20 @@ static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0
   size_t nn, nl, nw;
   int st = gpu_forest_sizes(m, t0, t1, "for contributions on the GPU", &nn, &nl, &nw);
   if (st != HB_OK) return st;
-  const size_t NN = nn > 0 ? nn : 1, NT = (size_t)(t1 - t0 > 0 ? t1 - t0 : 1);
+  const int K = m->trees_per_iter, nfeat = m->schema.nfeat;
+  const size_t NN = nn > 0 ? nn : 1, NT = (size_t)(t1 - t0 > 0 ? t1 - t0 : 1), NS = (size_t)K * (size_t)nfeat;
   g->trees = hb_malloc(sizeof(hb_cuda_ptree_t) * NT);
   g->split_feature = hb_malloc(sizeof(int) * NN);
-  g->left = hb_malloc(sizeof(int) * NN);
-  g->right = hb_malloc(sizeof(int) * NN);
   g->cat_begin = hb_malloc(sizeof(int) * NN);
   g->cat_nwords = hb_malloc(sizeof(int) * NN);
   g->threshold = hb_malloc(sizeof(double) * NN);
-  g->cover = hb_malloc(sizeof(double) * NN);
   g->decision = hb_malloc(sizeof(uint8_t) * NN);
-  g->leaf_count = hb_malloc(sizeof(int) * nl);
   g->leaf_value = hb_malloc(sizeof(double) * nl);
   g->cat_bits = hb_malloc(sizeof(uint32_t) * (nw > 0 ? nw : 1));
-  if (!g->trees || !g->split_feature || !g->left || !g->right || !g->cat_begin || !g->cat_nwords || !g->threshold ||
-      !g->cover || !g->decision || !g->leaf_count || !g->leaf_value || !g->cat_bits) {
+  g->sum_first = hb_calloc(NS + 1, sizeof(int));
+  g->sum_slot = hb_malloc(sizeof(int) * (size_t)(s->nslots > 0 ? s->nslots : 1));
+  if (!g->trees || !g->split_feature || !g->cat_begin || !g->cat_nwords || !g->threshold || !g->decision ||
+      !g->leaf_value || !g->cat_bits || !g->sum_first || !g->sum_slot) {
     gpu_shap_forest_free(g);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for the trees of GPU contributions");
   }
@@ -849,46 +849,66 @@ static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0
     pt->leaf_first = l;
     pt->num_leaves = nleaf;
     pt->pad = 0;
-    const double *nc = s->cover + s->first[t - t0];
     for (int j = 0; j < nnode; j++, k++) {
       const int cat = (tr->decision[j] & HB_DECISION_CATEGORICAL) != 0;
       g->split_feature[k] = tr->split_feature[j];
-      g->left[k] = tr->left[j];
-      g->right[k] = tr->right[j];
       g->cat_begin[k] = cat ? w + tr->cat_begin[j] : 0;
       g->cat_nwords[k] = cat ? tr->cat_nwords[j] : 0;
       g->threshold[k] = tr->threshold[j];
-      g->cover[k] = nc[j];
       g->decision[k] = tr->decision[j];
     }
-    for (int j = 0; j < nleaf; j++, l++) {
-      g->leaf_count[l] = tr->leaf_count[j];
-      g->leaf_value[l] = tr->leaf_value[j];
-    }
+    for (int j = 0; j < nleaf; j++, l++) g->leaf_value[l] = tr->leaf_value[j];
     if (tr->cat_nbits_words > 0) {
       memcpy(g->cat_bits + w, tr->cat_bits, sizeof(uint32_t) * (size_t)tr->cat_nbits_words);
       w += tr->cat_nbits_words;
     }
   }
+  /* the slots of each (class, feature) in iteration order: counted, then placed */
+  for (int t = t0; t < t1; t++)
+    for (int q = s->slot_first[t - t0]; q < s->slot_first[t - t0 + 1]; q++)
+      g->sum_first[(size_t)(t % K) * (size_t)nfeat + (size_t)s->slot_feat[q] + 1]++;
+  for (size_t c = 0; c < NS; c++) g->sum_first[c + 1] += g->sum_first[c];
+  for (int t = t0; t < t1; t++)
+    for (int q = s->slot_first[t - t0]; q < s->slot_first[t - t0 + 1]; q++) {
+      int *at = &g->sum_first[(size_t)(t % K) * (size_t)nfeat + (size_t)s->slot_feat[q]];
+      g->sum_slot[(*at)++] = q;
+    }
+  for (size_t c = NS; c > 0; c--) g->sum_first[c] = g->sum_first[c - 1];  /* the counts' places back to starts */
+  g->sum_first[0] = 0;
   hb_cuda_shap_forest_t *f = &g->f;
   f->ntrees = t1 - t0;
-  f->num_class = m->trees_per_iter;
-  f->nfeat = m->schema.nfeat;
-  f->max_depth = s->max_depth;
+  f->num_class = K;
+  f->nfeat = nfeat;
+  f->max_path = s->max_path;
+  f->max_nodes = s->max_nodes;
   f->nnodes = k;
   f->nleaves = l;
   f->ncat_words = w;
+  f->nslots = s->nslots;
+  f->nelems = s->nelems;
+  f->nconds = s->nconds;
+  f->space = 0;
+#ifdef HB_TEST_HOOKS
+  {  /* the tests reach the path space's fallbacks: "nosides" or "work" */
+    const char *e = getenv("HISTBOOST_TEST_SHAP_SPACE");
+    if (e) f->space = !strcmp(e, "nosides") ? 1 : !strcmp(e, "work") ? 2 : 0;
+  }
+#endif
   f->trees = g->trees;
+  f->slot_first = s->slot_first;
   f->split_feature = g->split_feature;
-  f->left = g->left;
-  f->right = g->right;
   f->cat_begin = g->cat_begin;
   f->cat_nwords = g->cat_nwords;
   f->threshold = g->threshold;
-  f->cover = g->cover;
   f->decision = g->decision;
-  f->leaf_count = g->leaf_count;
   f->leaf_value = g->leaf_value;
+  f->path_first = s->path_first;
+  f->elem_slot = s->elem_slot;
+  f->elem_zero = s->elem_zero;
+  f->cond_first = s->cond_first;
+  f->cond = s->cond;
+  f->sum_first = g->sum_first;
+  f->sum_slot = g->sum_slot;
   f->cat_bits = g->cat_bits;
   f->inv = s->inv;
   return HB_OK;
@@ -1002,10 +1022,11 @@ static int contrib_launch(void *ctx, int s, int row0, int nb, int nnz) {
   return hb_cuda_shap_launch(c->S, s, nb, nnz);
 }
 
-/* Contributions on the GPU, the same as the CPU's bit for bit: covers and
- * expected values from the CPU's hb_shap_prepare, the trees flattened once,
- * then blocks of rows through two slots (as predict_gpu), the device
- * summing each row's walks tree after tree as hb_shap_row does. */
+/* Contributions on the GPU, the same as the CPU's bit for bit: expected
+ * values and leaf paths from the CPU's hb_shap_prepare, the trees flattened
+ * once, then blocks of rows through two slots (as predict_gpu), the device
+ * summing each tree's leaf paths and adding the trees up as hb_shap_row
+ * does. */
 static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1, int nth, double *out) {
   const int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
   const size_t N = (size_t)nrow;

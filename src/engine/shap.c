@@ -1,6 +1,7 @@
-/* shap.c: TreeSHAP contributions (shap.h): the covers and expected values
- * of a model's trees, and the rows' walks through shap_rules.h (the walk the
- * GPU runs too). */
+/* shap.c: TreeSHAP contributions (shap.h): the covers, expected values and
+ * leaf paths of a model's trees, and the rows' sums through shap_rules.h
+ * (contributions by leaf paths, which the GPU runs too; interaction values
+ * by the depth-first walk). */
 #include <string.h>
 #include "shap.h"
 #include "error.h"
@@ -10,7 +11,164 @@ void hb_shap_free(hb_shap_t *s) {
   hb_free(s->first);
   hb_free(s->expected);
   hb_free(s->inv);
+  hb_free(s->leaf_first);
+  hb_free(s->path_first);
+  hb_free(s->elem_slot);
+  hb_free(s->elem_zero);
+  hb_free(s->cond_first);
+  hb_free(s->cond);
+  hb_free(s->slot_first);
+  hb_free(s->slot_feat);
   memset(s, 0, sizeof *s);
+}
+
+/* Each internal node's parent (up[0] = -1) for a tree with splits (children
+ * may be numbered before their parents in a loaded model). */
+static void parents(const hb_tree_t *tr, int *up) {
+  up[0] = -1;
+  for (int j = 0; j < tr->num_leaves - 1; j++) {
+    if (tr->left[j] >= 0) up[tr->left[j]] = j;
+    if (tr->right[j] >= 0) up[tr->right[j]] = j;
+  }
+}
+
+/* The leaf paths of trees [t0, t1) into s (shap.h), from the covers s
+ * already holds. */
+static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
+  const int nt = t1 - t0 > 0 ? t1 - t0 : 0;
+  int64_t nleaves = 0, nconds = 0;
+  int most = 1, chain_most = 1, nfeat = 1, nslots = 0;
+  int *up = NULL;
+  /* sizes: leaves, splits on all paths, the longest path, the features */
+  for (int t = t0; t < t1; t++) {
+    const hb_tree_t *tr = trees[t];
+    const int ni = tr->num_leaves - 1;
+    nleaves += ni > 0 ? tr->num_leaves : 1;
+    if (ni <= 0) continue;
+    if (ni > most) most = ni;
+    nslots += ni;
+    for (int j = 0; j < ni; j++)
+      if (tr->split_feature[j] + 1 > nfeat) nfeat = tr->split_feature[j] + 1;
+    for (int l = 0; l < tr->num_leaves; l++)
+      nconds += tr->leaf_depth[l] > 0 ? tr->leaf_depth[l] : 0;
+  }
+  up = hb_malloc(sizeof(int) * (size_t)most);
+  s->leaf_first = hb_malloc(sizeof(int64_t) * ((size_t)nt + 1));
+  s->path_first = hb_malloc(sizeof(int64_t) * ((size_t)nleaves + 1));
+  s->elem_slot = hb_malloc(sizeof(int) * (size_t)(nconds > 0 ? nconds : 1));
+  s->elem_zero = hb_malloc(sizeof(double) * (size_t)(nconds > 0 ? nconds : 1));
+  s->cond_first = hb_malloc(sizeof(int64_t) * ((size_t)nconds + 1));
+  s->cond = hb_malloc(sizeof(int) * (size_t)(nconds > 0 ? nconds : 1));
+  s->slot_first = hb_malloc(sizeof(int) * ((size_t)nt + 1));
+  s->slot_feat = hb_malloc(sizeof(int) * (size_t)(nslots > 0 ? nslots : 1));
+  int *slot_of = hb_malloc(sizeof(int) * (size_t)nfeat);
+  /* one path, root first: its splits' nodes, sides (1 left) and the cover fraction of the side taken */
+  int *cnode = NULL, *cleft = NULL, *efeat = NULL;
+  double *cfrac = NULL;
+  int ok = up && s->leaf_first && s->path_first && s->elem_slot && s->elem_zero && s->cond_first && s->cond &&
+           s->slot_first && s->slot_feat && slot_of;
+  if (ok) {
+    for (int t = t0; t < t1; t++) {
+      const hb_tree_t *tr = trees[t];
+      for (int l = 0; l < tr->num_leaves && tr->num_leaves > 1; l++)
+        if (tr->leaf_depth[l] > chain_most) chain_most = tr->leaf_depth[l];
+    }
+    cnode = hb_malloc(sizeof(int) * (size_t)chain_most);
+    cleft = hb_malloc(sizeof(int) * (size_t)chain_most);
+    efeat = hb_malloc(sizeof(int) * (size_t)chain_most);
+    cfrac = hb_malloc(sizeof(double) * (size_t)chain_most);
+    ok = cnode && cleft && efeat && cfrac;
+  }
+  int st = ok ? HB_OK : HB_ERR_NOMEM;
+  int64_t lf = 0, e = 0, c = 0;
+  int sl = 0;
+  if (ok) {
+    for (int f = 0; f < nfeat; f++) slot_of[f] = -1;
+    s->cond_first[0] = 0;
+  }
+  for (int t = t0; t < t1 && st == HB_OK; t++) {
+    const hb_tree_t *tr = trees[t];
+    const int ni = tr->num_leaves - 1;
+    s->leaf_first[t - t0] = lf;
+    s->slot_first[t - t0] = sl;
+    if (ni <= 0) {
+      s->path_first[lf++] = e;
+      continue;
+    }
+    const int sl0 = sl;
+    for (int j = 0; j < ni; j++) {
+      const int f = tr->split_feature[j];
+      if (slot_of[f] < 0) {
+        slot_of[f] = sl - sl0;
+        s->slot_feat[sl++] = f;
+      }
+    }
+    if (sl - sl0 > s->max_slots) s->max_slots = sl - sl0;
+    if (ni > s->max_nodes) s->max_nodes = ni;
+    parents(tr, up);
+    const double *nc = s->cover + s->first[t - t0];
+    for (int l = 0; l < tr->num_leaves; l++) {
+      s->path_first[lf++] = e;
+      /* the splits from the leaf up, then turned root first */
+      int len = 0;
+      for (int child = ~l, j = tr->leaf_parent[l]; j >= 0; child = j, j = up[j]) {
+        if (len == chain_most) {
+          st = hb_error_set(HB_ERR_INPUT, "tree %d: leaf %d lies deeper than its recorded depth", t + 1, l);
+          break;
+        }
+        const double rw = nc[j] > 0 ? 1.0 / nc[j] : 0.0;  /* no counted rows below: both sides weigh 0 */
+        const double cc = child >= 0 ? nc[child] : (double)tr->leaf_count[~child];
+        cnode[len] = j;
+        cleft[len] = tr->left[j] == child;
+        cfrac[len++] = cc * rw;
+      }
+      if (st != HB_OK) break;
+      for (int a = 0, b = len - 1; a < b; a++, b--) {
+        int ti = cnode[a]; cnode[a] = cnode[b]; cnode[b] = ti;
+        ti = cleft[a]; cleft[a] = cleft[b]; cleft[b] = ti;
+        const double td = cfrac[a]; cfrac[a] = cfrac[b]; cfrac[b] = td;
+      }
+      /* distinct features in the order of their first split; each one's
+       * fraction the product over its splits (the walk's order: the newer
+       * fraction times the older product) */
+      int d = 0;
+      for (int q = 0; q < len; q++) {
+        const int f = tr->split_feature[cnode[q]];
+        int k = 0;
+        while (k < d && efeat[k] != f) k++;
+        if (k == d) efeat[d++] = f;
+      }
+      for (int k = 0; k < d; k++, e++) {
+        double zero = 1.0;
+        for (int q = 0; q < len; q++) {
+          if (tr->split_feature[cnode[q]] != efeat[k]) continue;
+          zero = cfrac[q] * zero;
+          s->cond[c++] = (cnode[q] << 1) | cleft[q];
+        }
+        s->elem_slot[e] = slot_of[efeat[k]];
+        s->elem_zero[e] = zero;
+        s->cond_first[e + 1] = c;
+      }
+      if (d > s->max_path) s->max_path = d;
+    }
+    for (int q = sl0; q < sl; q++) slot_of[s->slot_feat[q]] = -1;
+  }
+  if (st == HB_OK) {
+    s->leaf_first[nt] = lf;
+    s->path_first[lf] = e;
+    s->slot_first[nt] = sl;
+    s->nleaves = lf;
+    s->nelems = e;
+    s->nconds = c;
+    s->nslots = sl;
+  }
+  hb_free(up);
+  hb_free(slot_of);
+  hb_free(cnode);
+  hb_free(cleft);
+  hb_free(efeat);
+  hb_free(cfrac);
+  return st;
 }
 
 int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
@@ -55,13 +213,8 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
                           "tree %d has no row counts in its leaves, which contributions weigh its branches by", t + 1);
     }
     s->expected[t - t0] = wsum / sum;
-    /* each leaf's count added to every node above it (children may be
-     * numbered before their parents in a loaded model) */
-    up[0] = -1;
-    for (int j = 0; j < ni; j++) {
-      if (tr->left[j] >= 0) up[tr->left[j]] = j;
-      if (tr->right[j] >= 0) up[tr->right[j]] = j;
-    }
+    /* each leaf's count added to every node above it */
+    parents(tr, up);
     for (int l = 0; l < L; l++)
       for (int j = tr->leaf_parent[l]; j >= 0; j = up[j]) nc[j] += (double)tr->leaf_count[l];
   }
@@ -73,7 +226,9 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
   }
   s->inv[0] = 0;
   for (int d = 1; d <= s->max_depth + 1; d++) s->inv[d] = 1.0 / d;
-  return HB_OK;
+  const int st = prepare_paths(trees, t0, t1, s);
+  if (st != HB_OK) hb_shap_free(s);
+  return st;
 }
 
 /* Doubles of work space the walk's stack takes (max_depth + 2 entries; the
@@ -125,20 +280,63 @@ static hb_shap_walk_t walk_of(const hb_shap_t *s, hb_tree_t *const *trees, int t
   return w;
 }
 
+hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t) {
+  const hb_tree_t *tr = trees[t];
+  hb_shap_paths_t v;
+  v.num_leaves = tr->num_leaves;
+  v.split_feature = tr->split_feature;
+  v.cat_begin = tr->cat_begin;
+  v.cat_nwords = tr->cat_nwords;
+  v.threshold = tr->threshold;
+  v.decision = tr->decision;
+  v.cat_bits = tr->cat_bits;
+  v.leaf_value = tr->leaf_value;
+  v.path_first = s->path_first + s->leaf_first[t - t0];
+  v.elem_slot = s->elem_slot;
+  v.elem_zero = s->elem_zero;
+  v.cond_first = s->cond_first;
+  v.cond = s->cond;
+  return v;
+}
+
+/* hb_shap_row's work space, in doubles: the path's weights, the tree's
+ * contributions by slot, the sides taken at its splits (bits), the path's
+ * one fractions (bytes). */
+static size_t row_doubles(const hb_shap_t *s) {
+  const size_t d1 = (size_t)s->max_path + 1, words = ((size_t)s->max_nodes + 31) / 32;
+  return d1 + (size_t)s->max_slots + (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double) +
+         (d1 + sizeof(double) - 1) / sizeof(double);
+}
+
 size_t hb_shap_work_bytes(const hb_shap_t *s) {
-  return sizeof(double) * stack_doubles(s) + hb_shap_rule_work_bytes(s->max_depth);
+  const size_t walk = sizeof(double) * stack_doubles(s) + hb_shap_rule_work_bytes(s->max_depth),
+               paths = sizeof(double) * row_doubles(s);
+  return walk > paths ? walk : paths;
 }
 
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, hb_shap_step_t *path, double *work) {
+                 double *phi, double *work) {
+  const size_t d1 = (size_t)s->max_path + 1, words = ((size_t)s->max_nodes + 31) / 32;
+  double *w = work, *pt = work + d1;
+  uint32_t *bits = (uint32_t *)(pt + s->max_slots);
+  uint8_t *one = (uint8_t *)(pt + s->max_slots + (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double));
+  hb_shap_xrow_t xr;
+  xr.x = x;
+  xr.xs = 1;
+  xr.j = NULL;
+  xr.v = NULL;
+  xr.b = xr.e = 0;
   for (int t = t0; t < t1; t++) {
     const hb_tree_t *tr = trees[t];
     double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
     ph[nfeat] += s->expected[t - t0];
-    if (tr->num_leaves > 1) {
-      const hb_shap_walk_t w = walk_of(s, trees, t0, t, x, ph, work);
-      hb_shap_walk_tree(&w, path, (hb_shap_frame_t *)work);
-    }
+    if (tr->num_leaves <= 1) continue;
+    const hb_shap_paths_t v = hb_shap_paths_view(s, trees, t0, t);
+    const int q0 = s->slot_first[t - t0], nq = s->slot_first[t - t0 + 1] - q0;
+    for (int q = 0; q < nq; q++) pt[q] = 0.0;
+    hb_shap_decide(&v, &xr, tr->num_leaves - 1, bits, 1);
+    hb_shap_paths_tree(&v, &xr, bits, 1, s->inv, w, one, 1, pt, 1);
+    for (int q = 0; q < nq; q++) ph[s->slot_feat[q0 + q]] += pt[q];
   }
 }
 

@@ -10,43 +10,68 @@
 #ifndef HB_SHAP_H
 #define HB_SHAP_H
 #include <stddef.h>
+#include <stdint.h>
 #include "tree.h"
 #include "shap_rules.h"  /* the walk itself, shared with the GPU; hb_shap_step_t */
 
-/* What the walks of trees [t0, t1) share: each internal node's cover (the sum
- * of its leaves' row counts, so that a node's children always divide it
- * whole), each tree's expected value, and the deepest leaf. */
+/* What the contributions of trees [t0, t1) share: each internal node's
+ * cover (the sum of its leaves' row counts, so that a node's children
+ * always divide it whole), each tree's expected value, the deepest leaf, and
+ * every leaf's path (shap_rules.h's hb_shap_paths_t: its distinct features'
+ * slots and zero fractions, and the splits that decide its one fractions).
+ * A tree's slots are its distinct split features in the order of its
+ * internal nodes. */
 typedef struct {
   double *cover;     /* internal nodes of every tree, tree after tree */
   size_t *first;     /* per tree: where its nodes start in cover */
   double *expected;  /* per tree: sum of leaf value x count over the sum of counts */
   double *inv;       /* 1 / k for k = 1 .. max_depth + 1 (inv[0] unused) */
   int max_depth;
+  /* leaf paths: every tree's leaves (a lone leaf counts one, with an empty
+   * path), tree after tree */
+  int64_t *leaf_first;  /* per tree + 1: its first leaf in path_first */
+  int64_t *path_first;  /* per leaf + 1: its first element */
+  int *elem_slot;       /* per element */
+  double *elem_zero;
+  int64_t *cond_first;  /* per element + 1: its first split in cond */
+  int *cond;            /* (node << 1) | goes left */
+  int *slot_first;      /* per tree + 1: its first slot in slot_feat */
+  int *slot_feat;       /* per slot: the feature */
+  int64_t nleaves, nelems, nconds;
+  int nslots;
+  int max_path;   /* most elements of one path */
+  int max_nodes;  /* most internal nodes of one tree */
+  int max_slots;  /* most slots of one tree */
 } hb_shap_t;
 
-/* Covers, expected values and depth for trees [t0, t1). HB_ERR_INPUT when a
+/* Covers, expected values, depth and leaf paths for trees [t0, t1).
+ * HB_ERR_INPUT when a
  * tree with splits has no rows counted in its leaves (a model text without
  * counts), HB_ERR_NOMEM when memory runs out; on failure nothing is held. */
 int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s);
 void hb_shap_free(hb_shap_t *s);
 
-/* Tree t's view for shap_rules.h's walk (its own arrays, the covers of s);
- * t in [t0, t1) of the trees s was prepared for. */
+/* Tree t's view for shap_rules.h's walk and for its leaf paths (its own
+ * arrays, the covers and paths of s); t in [t0, t1) of the trees s was
+ * prepared for, with splits. */
 hb_shap_tree_t hb_shap_tree_view(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t);
+hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t);
 
-/* Steps of path buffer, and bytes of work space (aligned for doubles: the
- * walk's stack and leaf_shares' arrays), that one row's walks need (per
- * thread). */
+/* Steps of path buffer (interaction values' walk), and bytes of work space
+ * (aligned for doubles) that one row's contributions or interactions need
+ * (per thread). */
 size_t hb_shap_path_steps(const hb_shap_t *s);
 size_t hb_shap_work_bytes(const hb_shap_t *s);
 
 /* Add the contributions of trees [t0, t1) for the row of raw values x
  * (nfeat of them, hb_tree_goes_left's encoding) to phi: tree t's to class
  * t % K, phi holding K blocks of nfeat + 1 values (the last of each block
- * the bias, which gets the trees' expected values). path: a buffer of
- * hb_shap_path_steps(s) steps; work: hb_shap_work_bytes(s) bytes. */
+ * the bias, which gets the trees' expected values). Each tree's
+ * contributions are summed from zero over its leaf paths
+ * (hb_shap_paths_tree), then added to phi tree after tree: the GPU sums
+ * them in the same order. work: hb_shap_work_bytes(s) bytes. */
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, hb_shap_step_t *path, double *work);
+                 double *phi, double *work);
 
 /* SHAP interaction values (Lundberg et al. 2018, as xgboost computes them):
  * for the row x, add the interactions of trees [t0, t1) to inter: K blocks
@@ -55,7 +80,7 @@ void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, in
  * index of features i and j (from TreeSHAP with i held known and unknown);
  * on it, i's contribution less its interactions, so that entry row i sums
  * to i's contribution; the bias (index nfeat) gets the trees' expected values
- * at (nfeat, nfeat) and nothing else. path and work as for hb_shap_row;
+ * at (nfeat, nfeat) and nothing else. path: hb_shap_path_steps(s) steps, work: hb_shap_work_bytes(s) bytes;
  * scratch: hb_shap_interaction_doubles(nfeat) doubles and iscratch:
  * hb_shap_interaction_ints(nfeat) ints, all zero, left zero. */
 size_t hb_shap_interaction_doubles(int nfeat);

@@ -1,18 +1,40 @@
-/* shap_rules.h: one tree's TreeSHAP walk for one row (Lundberg, Erion and
- * Lee 2018, Algorithm 2), written once for the CPU (shap.c) and the GPU
- * (cuda/shap.cu), so that the two cannot drift apart: the same steps, the
- * same arithmetic in the same order, the same additions to each feature's
- * contribution in the same order. With no fused multiply-adds (the CUDA
- * files are built with -fmad=false) and IEEE double division on both, the
- * GPU's contributions are then the CPU's bit for bit.
+/* shap_rules.h: TreeSHAP (Lundberg, Erion and Lee 2018) for one row and
+ * one tree, written once for the CPU (shap.c) and the GPU (cuda/shap.cu),
+ * so that the two cannot drift apart: the same steps, the same arithmetic
+ * in the same order, the same additions to each feature's contribution in
+ * the same order. With no fused multiply-adds (the CUDA files are built
+ * with -fmad=false) and IEEE double division on both, the GPU's
+ * contributions are then the CPU's bit for bit.
  *
- * The walk keeps, for the path from the root to the current node, the
- * distinct features split on and, for each subset size, the weight with
- * which the path's subsets of that size reach the node (extend). A feature
- * met again deeper down is first taken out of the path (unwind) and put back
- * with the product of both fractions. At a leaf, each feature's Shapley
- * weight is the sum over the subsets without it (unwound_sum), and it adds
- * that weight x (one - zero) x the leaf value.
+ * Two forms of the same sums:
+ *
+ * Leaf paths (hb_shap_paths_tree: contributions, on the CPU and the GPU).
+ * A tree's value for a row is the sum over its leaves; so are its Shapley
+ * values. The path from the root to a leaf, its splits merged by feature
+ * (a feature split on twice is one player whose fraction of covers is the
+ * product and which x follows when it follows every one of its splits),
+ * is a list of d distinct features with zero fractions (shap.h's
+ * hb_shap_prepare computes them once per model) and one fractions (0 or 1:
+ * whether x follows all of the feature's splits on the path). The leaf's
+ * value v reaches x through the subsets of the path whose features are
+ * all followed; extending the path one feature at a time gives, for each
+ * subset size, the weight with which those subsets reach the leaf, and
+ * each feature's share is the total weight of the subsets without it
+ * (unwound sum) x (one - zero) x v. This is GPUTreeShap's decomposition
+ * (Mitchell, Frank, Holmes 2022); a path needs only its d + 1 weights,
+ * where the depth-first walk below copies a path at every node, so a GPU
+ * thread can hold them in shared memory.
+ *
+ * The depth-first walk (hb_shap_walk_tree: interaction values, on the CPU;
+ * Algorithm 2 of the paper). It keeps, for the path from the root to the
+ * current node, the distinct features split on and, for each subset size,
+ * the weight with which the path's subsets of that size reach the node
+ * (extend). A feature met again deeper down is first taken out of the path
+ * (unwind) and put back with the product of both fractions. At a leaf, each
+ * feature's Shapley weight is the sum over the subsets without it
+ * (unwound_sum), and it adds that weight x (one - zero) x the leaf value.
+ * It can also hold one feature known or unknown throughout (cond), which
+ * interaction values need.
  *
  * No recursion (a GPU thread's stack is small, and a tree of L leaves may be
  * L - 1 deep): the walk is depth first, the branch x follows before the
@@ -283,6 +305,116 @@ HB_SHAP_RULE void hb_shap_walk_tree(const hb_shap_walk_t *w, hb_shap_step_t *pat
     zero = fr->zero;
     one = fr->one;
     cf = fr->cf;
+  }
+}
+
+/* ---- leaf paths (contributions) ---- */
+
+/* One tree's leaf paths as hb_shap_prepare lays them out (shap.h): the
+ * internal nodes' splits (tree.h's arrays, for the one fractions), the
+ * leaves' values, and for leaf l its path's distinct features as elements
+ * path_first[l] .. path_first[l + 1] - 1, in the order of their first split
+ * from the root: element e's slot (the feature's index among the tree's
+ * distinct split features), its zero fraction, and its splits cond[c] for c
+ * in cond_first[e] .. cond_first[e + 1] - 1, each (node << 1) | 1 when the
+ * path goes left there, (node << 1) when it goes right. Element and
+ * condition indices count from the start of their arrays. */
+typedef struct {
+  int num_leaves;
+  const int *split_feature, *cat_begin, *cat_nwords;
+  const double *threshold;
+  const uint8_t *decision;
+  const uint32_t *cat_bits;
+  const double *leaf_value;
+  const int64_t *path_first; /* num_leaves + 1 */
+  const int *elem_slot;
+  const double *elem_zero;
+  const int64_t *cond_first;
+  const int *cond;
+} hb_shap_paths_t;
+
+/* Whether x goes left at internal node j. */
+HB_SHAP_RULE int hb_shap_node_left(const hb_shap_paths_t *t, const hb_shap_xrow_t *x, int j) {
+  return hb_rule_goes_left(t->decision[j], t->threshold[j], t->cat_bits, t->cat_begin[j], t->cat_nwords[j],
+                           hb_shap_value(x, t->split_feature[j]));
+}
+
+/* The sides x goes at the tree's nn internal nodes, as bits: node j's in
+ * bit j & 31 of word bits[(j >> 5) bs] (1: left). */
+HB_SHAP_RULE void hb_shap_decide(const hb_shap_paths_t *t, const hb_shap_xrow_t *x, int nn, uint32_t *bits,
+                                 size_t bs) {
+  for (int w0 = 0; w0 < nn; w0 += 32) {
+    uint32_t word = 0;
+    const int n = nn - w0 < 32 ? nn - w0 : 32;
+    for (int b = 0; b < n; b++) word |= (uint32_t)hb_shap_node_left(t, x, w0 + b) << b;
+    bits[(size_t)(w0 >> 5) * bs] = word;
+  }
+}
+
+/* Add the tree's contributions for the row x to phi, at phi[slot * ps] for
+ * each of its distinct features' slots, leaf after leaf and, within a leaf,
+ * in the order of its path's elements: first those x follows, then those it
+ * does not. bits: hb_shap_decide's sides (stride bs), or NULL to decide at
+ * each split (the same sides). w: the path's weights (w[k ws] for k = 0 ..
+ * d), one: its one fractions (one[k ws]), room for the longest path plus
+ * one each. A path with a feature x does not follow whose covers are all
+ * zero (no counted row goes that way) adds nothing: skipped, as the walk
+ * skips such a branch. */
+HB_SHAP_RULE void hb_shap_paths_tree(const hb_shap_paths_t *t, const hb_shap_xrow_t *x, const uint32_t *bits,
+                                     size_t bs, const double *inv, double *w, uint8_t *one, size_t ws, double *phi,
+                                     size_t ps) {
+  for (int l = 0; l < t->num_leaves; l++) {
+    const int64_t e0 = t->path_first[l];
+    const int d = (int)(t->path_first[l + 1] - e0);
+    int dead = 0;
+    for (int k = 1; k <= d && !dead; k++) {
+      const int64_t e = e0 + k - 1;
+      int o = 1;
+      for (int64_t c = t->cond_first[e]; c < t->cond_first[e + 1] && o; c++) {
+        const int j = t->cond[c] >> 1;
+        const int left = bits ? (int)((bits[(size_t)(j >> 5) * bs] >> (j & 31)) & 1u) : hb_shap_node_left(t, x, j);
+        o = left == (t->cond[c] & 1);
+      }
+      one[(size_t)k * ws] = (uint8_t)o;
+      dead = !o && t->elem_zero[e] == 0;
+    }
+    if (dead) continue;
+    /* extend: the root's empty step, then the elements one at a time */
+    w[0] = 1.0;
+    for (int k = 1; k <= d; k++) {
+      const double zero = t->elem_zero[e0 + k - 1], o = (double)one[(size_t)k * ws], r1 = inv[k + 1];
+      w[(size_t)k * ws] = 0.0;
+      for (int i = k - 1; i >= 0; i--) {
+        w[(size_t)(i + 1) * ws] += o * w[(size_t)i * ws] * (double)(i + 1) * r1;
+        w[(size_t)i * ws] = zero * w[(size_t)i * ws] * (double)(k - i) * r1;
+      }
+    }
+    /* each element's share: the unwound sum of an element x follows is a
+     * recurrence through its zero fraction; every element x does not follow
+     * gets the same -(d + 1) v sum_i w_i / (d - i) */
+    const double v = t->leaf_value[l], n1 = (double)(d + 1);
+    int cold = 0;
+    for (int k = 1; k <= d; k++) {
+      if (!one[(size_t)k * ws]) {
+        cold = 1;
+        continue;
+      }
+      const double z = t->elem_zero[e0 + k - 1];
+      double next = w[(size_t)d * ws], tot = 0;
+      for (int i = d - 1; i >= 0; i--) {
+        const double c = next * inv[i + 1];
+        tot += c;
+        next = w[(size_t)i * ws] - z * (double)(d - i) * c;
+      }
+      phi[(size_t)t->elem_slot[e0 + k - 1] * ps] += n1 * tot * (1.0 - z) * v;
+    }
+    if (cold) {
+      double sum = 0;
+      for (int i = d - 1; i >= 0; i--) sum += w[(size_t)i * ws] * inv[d - i];
+      const double share = -n1 * sum * v;
+      for (int k = 1; k <= d; k++)
+        if (!one[(size_t)k * ws]) phi[(size_t)t->elem_slot[e0 + k - 1] * ps] += share;
+    }
   }
 }
 

@@ -1034,12 +1034,12 @@ test_that("GPU predictions on sparse dgCMatrix rows (explicit NaN, one-hot colum
 # ---- on a GPU: contributions (predict(type = "contrib", device = "cuda")) ------
 
 # Contributions on the GPU against the CPU: identical, not just close. The
-# device walks each tree with the CPU's own TreeSHAP code
+# device sums each tree's leaf paths for a row with the CPU's own code
 # (src/engine/shap_rules.h, built for both, with no fused multiply-adds on
-# the device), each row adding its trees in the CPU's order, and the host
-# adds the expected values, offsets and a forest's averaging as the CPU
-# does. And, independently of the CPU, each row's contributions sum to its
-# raw score (SHAP's local accuracy).
+# the device), then adds each feature's shares tree after tree in the CPU's
+# order, and the host adds the expected values, offsets and a forest's
+# averaging as the CPU does. And, independently of the CPU, each row's
+# contributions sum to its raw score (SHAP's local accuracy).
 expect_gpu_contrib_as_cpu <- function(fit, newdata, label, ...) {
   cpu <- predict(fit, newdata, type = "contrib", device = "cpu", ...)
   gpu <- predict(fit, newdata, type = "contrib", device = "cuda", ...)
@@ -1112,6 +1112,38 @@ test_that("GPU contributions are the CPU's for forests, offsets, iteration windo
   depth <- max(hb_trees(deep)$depth)
   expect_gt(depth, 30)
   expect_gpu_contrib_as_cpu(deep, x, paste("trees", depth, "deep"))
+})
+
+test_that("GPU contributions are the CPU's wherever a thread's path lies: shared memory with or without the sides, or the work space", {
+  skip_without_gpu()
+  skip_without_test_hooks()
+  # A thread keeps its path's weights and one fractions, and the sides its
+  # row takes at the tree's splits, in shared memory; paths of hundreds of
+  # distinct features leave the sides out (each split decided where a path
+  # meets it), then move to a device work space walked by a fixed grid.
+  # The test hook HISTBOOST_TEST_SHAP_SPACE (predict.c) takes those ways
+  # with ordinary models: dense, sparse, multiclass with factors and NAs,
+  # and trees dozens of levels deep.
+  on.exit(Sys.unsetenv("HISTBOOST_TEST_SHAP_SPACE"), add = TRUE)
+  n <- 2000L
+  d <- pred_data(n, 78)
+  set.seed(79)
+  cls3 <- factor(cut(d$f + rnorm(n, sd = 0.5), 3, labels = c("lo", "mid", "hi")))
+  newx <- pred_newdata(d$x)
+  multi <- hb_quiet(d$x, cls3, nrounds = 10L, num_leaves = 31L, seed = 1)
+  x <- data.frame(a = sort(runif(3000)), b = rnorm(3000), c = sample(c(NA, 1:5), 3000, TRUE))
+  deep <- hb_quiet(x, exp(12 * x$a) + x$b, nrounds = 4L, num_leaves = 127L, min_data_in_leaf = 1L,
+                   min_sum_hessian_in_leaf = 0, learning_rate = 1, seed = 1)
+  S <- Matrix::rsparsematrix(n, 30, density = 0.2)
+  colnames(S) <- paste0("s", 1:30)
+  sparse <- hb_quiet(S, as.numeric(S[, 1] - 2 * S[, 2]) + rnorm(n, sd = 0.2), nrounds = 10L, num_leaves = 15L,
+                     seed = 1)
+  for (space in c("nosides", "work")) {
+    Sys.setenv(HISTBOOST_TEST_SHAP_SPACE = space)
+    expect_gpu_contrib_as_cpu(multi, newx, paste(space, "multiclass"))
+    expect_gpu_contrib_as_cpu(deep, x, paste(space, "deep trees"))
+    expect_gpu_contrib_as_cpu(sparse, S, paste(space, "sparse"))
+  }
 })
 
 test_that("GPU contributions on sparse dgCMatrix rows (explicit NaN, one-hot columns) are the CPU's", {
