@@ -48,7 +48,7 @@
 #'   GPU can be used or for `"interaction"`, which is computed on the CPU
 #'   only. `"auto"` uses the GPU when there is one and the type allows it,
 #'   else the CPU. The host still prepares the rows (and, for `"contrib"`,
-#'   the trees' covers and expected values), with `nthreads` threads.
+#'   the trees' expected values and leaf paths), with `nthreads` threads.
 #' @param ... Not used; unknown arguments are an error.
 #' @details
 #' With `type = "contrib"` each row's raw score is split between the

@@ -1,21 +1,24 @@
 /* test_shap_gpu.c: the host side of contributions on the GPU (predict.c's
- * contrib_gpu: covers and expected values from hb_shap_prepare, the trees
- * flattened into cuda.h's hb_cuda_shap_forest_t, rows in blocks through two
+ * contrib_gpu: expected values and leaf paths from hb_shap_prepare, the
+ * trees flattened into cuda.h's hb_cuda_shap_forest_t with the lists that
+ * add each feature's shares tree after tree, rows in blocks through two
  * slots, dense columns and CSR rows, the bias, offsets and a forest's
  * averaging added on the host) against the CPU's hb_predict(type contrib),
  * bit for bit, on random trees with NaN, infinities, factor codes,
  * categorical bitsets of several words, leaves no training row reached
  * (count 0) and chains as deep as their leaves allow. No GPU here: this file
- * defines cuda.h's hb_cuda_shap_* as a host emulation of cuda/shap.cu (the
- * same walk, shap_rules.h, over the flattened arrays, the same CSR lookup),
- * with tiny blocks, so that the engine's block loop and the cutting of
- * sparse blocks by their entries are exercised. The emulation computes a
- * block only when the engine waits for it, hands out buffers full of
- * garbage, and gives each row's walk work space of exactly the size
- * shap_rules.h claims (a path of (D + 1)(D + 2) / 2 steps, a stack of D
- * entries) in separate allocations, so that AddressSanitizer catches a walk
- * that goes beyond what cuda/shap.cu allots. (Its symbols replace the
- * stub's, so it also answers the predictor's calls, which
+ * defines cuda.h's hb_cuda_shap_* as a host emulation of cuda/shap.cu (its
+ * two kernels: each tree's leaf paths for each row through shap_rules.h's
+ * hb_shap_paths_tree into per-slot shares, then the shares summed by class
+ * and feature in the listed order; the same CSR lookup), with tiny blocks,
+ * so that the engine's block loop and the cutting of sparse blocks by their
+ * entries are exercised. The emulation computes a block only when the
+ * engine waits for it, hands out buffers full of garbage, and lays a
+ * thread's path out as the device does (columns of a region of several
+ * threads, with and without the sides by turns), each region in its own
+ * allocation of exactly the size cuda/shap.cu gives it, so that
+ * AddressSanitizer catches a path longer than max_path claims. (Its symbols
+ * replace the stub's, so it also answers the predictor's calls, which
  * test_predict_gpu.c emulates; this test must not pull in the booster.) */
 #include <math.h>
 #include <stdint.h>
@@ -34,8 +37,9 @@
 struct hb_cuda_shap {
   hb_cuda_shap_forest_t f;  /* pointing at the copies below */
   hb_cuda_ptree_t *trees;
-  int *split_feature, *left, *right, *cat_begin, *cat_nwords, *leaf_count;
-  double *threshold, *cover, *leaf_value, *inv;
+  int *slot_first, *split_feature, *cat_begin, *cat_nwords, *elem_slot, *cond, *sum_first, *sum_slot;
+  double *threshold, *leaf_value, *elem_zero, *inv;
+  int64_t *path_first, *cond_first;
   uint8_t *decision;
   uint32_t *cat_bits;
   int sparse, block, block_nnz;
@@ -45,7 +49,7 @@ struct hb_cuda_shap {
 
 static int emu_block_rows = 7;   /* set by the tests */
 static int emu_nnz_slack = 3;    /* block_nnz = max_row_nnz + this */
-static int emu_launches = 0, emu_max_nnz_seen = 0, emu_max_depth_seen = 0;
+static int emu_launches = 0, emu_max_nnz_seen = 0, emu_max_path_seen = 0;
 
 static void *garbage(size_t bytes) {
   void *p = malloc(bytes > 0 ? bytes : 1);
@@ -62,19 +66,10 @@ static void *dup_of(const void *src, size_t n, size_t size) {
 
 void hb_cuda_shap_free(hb_cuda_shap_t *S) {
   if (!S) return;
-  free(S->trees);
-  free(S->split_feature);
-  free(S->left);
-  free(S->right);
-  free(S->cat_begin);
-  free(S->cat_nwords);
-  free(S->leaf_count);
-  free(S->threshold);
-  free(S->cover);
-  free(S->leaf_value);
-  free(S->inv);
-  free(S->decision);
-  free(S->cat_bits);
+  void *arr[] = {S->trees,     S->slot_first, S->split_feature, S->cat_begin, S->cat_nwords, S->elem_slot,
+                 S->cond,      S->sum_first,  S->sum_slot,      S->threshold, S->leaf_value, S->elem_zero,
+                 S->inv,       S->path_first, S->cond_first,    S->decision,  S->cat_bits};
+  for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++) free(arr[k]);
   for (int s = 0; s < 2; s++) {
     free(S->slot[s].x);
     free(S->slot[s].p);
@@ -88,38 +83,47 @@ void hb_cuda_shap_free(hb_cuda_shap_t *S) {
 int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, int64_t nnz, int max_row_nnz,
                         hb_cuda_shap_t **out) {
   *out = NULL;
-  if (!f || nrow < 1 || f->num_class < 1 || f->ntrees % f->num_class != 0 || f->max_depth < 0 || !f->inv ||
-      nnz < 0 || max_row_nnz < 0)
+  if (!f || nrow < 1 || f->num_class < 1 || f->ntrees % f->num_class != 0 || f->max_path < 0 || f->max_nodes < 0 ||
+      f->space != 0 || !f->inv || nnz < 0 || max_row_nnz < 0)
     return hb_error_set(HB_ERR_INTERNAL, "emulated GPU: bad forest or rows");
   hb_cuda_shap_t *S = calloc(1, sizeof *S);
   if (!S) return HB_ERR_NOMEM;
-  const size_t NN = (size_t)f->nnodes, NL = (size_t)f->nleaves;
-  S->trees = dup_of(f->trees, (size_t)f->ntrees, sizeof(hb_cuda_ptree_t));
+  const size_t NT = (size_t)f->ntrees, NN = (size_t)f->nnodes, NL = (size_t)f->nleaves, NE = (size_t)f->nelems,
+               NC = (size_t)f->nconds, NQ = (size_t)f->nslots, NS = (size_t)f->num_class * (size_t)f->nfeat;
+  S->trees = dup_of(f->trees, NT, sizeof(hb_cuda_ptree_t));
+  S->slot_first = dup_of(f->slot_first, NT + 1, sizeof(int));
   S->split_feature = dup_of(f->split_feature, NN, sizeof(int));
-  S->left = dup_of(f->left, NN, sizeof(int));
-  S->right = dup_of(f->right, NN, sizeof(int));
   S->cat_begin = dup_of(f->cat_begin, NN, sizeof(int));
   S->cat_nwords = dup_of(f->cat_nwords, NN, sizeof(int));
   S->threshold = dup_of(f->threshold, NN, sizeof(double));
-  S->cover = dup_of(f->cover, NN, sizeof(double));
   S->decision = dup_of(f->decision, NN, sizeof(uint8_t));
-  S->leaf_count = dup_of(f->leaf_count, NL, sizeof(int));
   S->leaf_value = dup_of(f->leaf_value, NL, sizeof(double));
+  S->path_first = dup_of(f->path_first, NL + 1, sizeof(int64_t));
+  S->elem_slot = dup_of(f->elem_slot, NE, sizeof(int));
+  S->elem_zero = dup_of(f->elem_zero, NE, sizeof(double));
+  S->cond_first = dup_of(f->cond_first, NE + 1, sizeof(int64_t));
+  S->cond = dup_of(f->cond, NC, sizeof(int));
+  S->sum_first = dup_of(f->sum_first, NS + 1, sizeof(int));
+  S->sum_slot = dup_of(f->sum_slot, NQ, sizeof(int));
   S->cat_bits = dup_of(f->cat_bits, (size_t)f->ncat_words, sizeof(uint32_t));
-  S->inv = dup_of(f->inv, (size_t)f->max_depth + 2, sizeof(double));
+  S->inv = dup_of(f->inv, (size_t)f->max_path + 2, sizeof(double));
   /* what the caller handed over is a copy: the device never reads f's arrays again */
   S->f = *f;
   S->f.trees = S->trees;
+  S->f.slot_first = S->slot_first;
   S->f.split_feature = S->split_feature;
-  S->f.left = S->left;
-  S->f.right = S->right;
   S->f.cat_begin = S->cat_begin;
   S->f.cat_nwords = S->cat_nwords;
   S->f.threshold = S->threshold;
-  S->f.cover = S->cover;
   S->f.decision = S->decision;
-  S->f.leaf_count = S->leaf_count;
   S->f.leaf_value = S->leaf_value;
+  S->f.path_first = S->path_first;
+  S->f.elem_slot = S->elem_slot;
+  S->f.elem_zero = S->elem_zero;
+  S->f.cond_first = S->cond_first;
+  S->f.cond = S->cond;
+  S->f.sum_first = S->sum_first;
+  S->f.sum_slot = S->sum_slot;
   S->f.cat_bits = S->cat_bits;
   S->f.inv = S->inv;
   S->sparse = sparse;
@@ -137,7 +141,7 @@ int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, in
     }
     b->phi = garbage(sizeof(double) * B * K * (F + 1));
   }
-  if (f->max_depth > emu_max_depth_seen) emu_max_depth_seen = f->max_depth;
+  if (f->max_path > emu_max_path_seen) emu_max_path_seen = f->max_path;
   *out = S;
   return HB_OK;
 }
@@ -161,71 +165,86 @@ int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
   return HB_OK;
 }
 
-/* cuda/shap.cu's k_shap, one row at a time */
+/* cuda/shap.cu's k_shap_paths (a region of EMU_THREADS threads' columns,
+ * the sides kept on odd launches only) and k_shap_sum, a row at a time */
+#define EMU_THREADS 3
 int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s) {
   if (!S->busy[s]) return HB_OK;
   S->busy[s] = 0;
   hb_cuda_sslot_t *b = &S->slot[s];
   const hb_cuda_shap_forest_t *F = &S->f;
-  const int nb = S->nb[s], D = F->max_depth;
+  const int nb = S->nb[s], K = F->num_class, nfeat = F->nfeat, sides = emu_launches % 2;
   if (S->sparse && (b->p[0] != 0 || b->p[nb] != S->nnz[s]))
     return hb_error_set(HB_ERR_INTERNAL, "emulated GPU: CSR block of %d entries, p from %d to %d", S->nnz[s], b->p[0],
                         b->p[nb]);
-  const size_t P = (size_t)F->nfeat + 1, width = (size_t)F->num_class * P;
-  /* exactly what shap_rules.h says a walk needs, each in its own allocation */
-  hb_shap_step_t *path = garbage(sizeof(hb_shap_step_t) * ((size_t)D + 1) * ((size_t)D + 2) / 2);
-  hb_shap_frame_t *stack = garbage(sizeof(hb_shap_frame_t) * (size_t)D);
-  double *work = garbage(hb_shap_rule_work_bytes(D));
-  if (!path || !stack || !work) {
-    free(path);
-    free(stack);
-    free(work);
+  const size_t P = (size_t)nfeat + 1, width = (size_t)K * P, n = EMU_THREADS, d1 = (size_t)F->max_path + 1,
+               words = ((size_t)F->max_nodes + 31) / 32, NQ = (size_t)F->nslots;
+  /* exactly the regions cuda/shap.cu lays out, each in its own allocation */
+  double *w = garbage(sizeof(double) * d1 * n);
+  uint32_t *bits = garbage(sizeof(uint32_t) * words * n);
+  uint8_t *one = garbage(d1 * n);
+  double *part = garbage(sizeof(double) * NQ * (size_t)nb);
+  if (!w || !bits || !one || !part) {
+    free(w);
+    free(bits);
+    free(one);
+    free(part);
     return HB_ERR_NOMEM;
   }
   for (int r = 0; r < nb; r++) {
-    double *ph = b->phi + (size_t)r * width;
-    for (size_t c = 0; c < width; c++) ph[c] = 0.0;
-    hb_shap_walk_t w;
-    w.inv = F->inv;
+    const size_t g = (size_t)r % n;  /* the row's column in the region */
+    hb_shap_xrow_t xr;
     if (!S->sparse) {
-      w.x.x = b->x + r;
-      w.x.xs = (size_t)nb;
-      w.x.j = NULL;
-      w.x.v = NULL;
-      w.x.b = w.x.e = 0;
+      xr.x = b->x + r;
+      xr.xs = (size_t)nb;
+      xr.j = NULL;
+      xr.v = NULL;
+      xr.b = xr.e = 0;
     } else {
-      w.x.x = NULL;
-      w.x.xs = 0;
-      w.x.j = b->j;
-      w.x.v = b->v;
-      w.x.b = b->p[r];
-      w.x.e = b->p[r + 1];
+      xr.x = NULL;
+      xr.xs = 0;
+      xr.j = b->j;
+      xr.v = b->v;
+      xr.b = b->p[r];
+      xr.e = b->p[r + 1];
     }
-    w.work = work;
-    w.stride = (size_t)D + 1;
-    w.cond = 0;
-    w.cfeat = -1;
     for (int t = 0; t < F->ntrees; t++) {
       const hb_cuda_ptree_t tr = F->trees[t];
+      const int q0 = F->slot_first[t], nq = F->slot_first[t + 1] - q0;
+      double *ph = part + (size_t)q0 * (size_t)nb + (size_t)r;
+      for (int q = 0; q < nq; q++) ph[(size_t)q * (size_t)nb] = 0.0;
       if (tr.num_leaves <= 1) continue;
-      w.t.split_feature = F->split_feature + tr.node_first;
-      w.t.left = F->left + tr.node_first;
-      w.t.right = F->right + tr.node_first;
-      w.t.cat_begin = F->cat_begin + tr.node_first;
-      w.t.cat_nwords = F->cat_nwords + tr.node_first;
-      w.t.threshold = F->threshold + tr.node_first;
-      w.t.decision = F->decision + tr.node_first;
-      w.t.cat_bits = F->cat_bits;
-      w.t.cover = F->cover + tr.node_first;
-      w.t.leaf_count = F->leaf_count + tr.leaf_first;
-      w.t.leaf_value = F->leaf_value + tr.leaf_first;
-      w.phi = ph + (size_t)(t % F->num_class) * P;
-      hb_shap_walk_tree(&w, path, stack);
+      hb_shap_paths_t pt;
+      pt.num_leaves = tr.num_leaves;
+      pt.split_feature = F->split_feature + tr.node_first;
+      pt.cat_begin = F->cat_begin + tr.node_first;
+      pt.cat_nwords = F->cat_nwords + tr.node_first;
+      pt.threshold = F->threshold + tr.node_first;
+      pt.decision = F->decision + tr.node_first;
+      pt.cat_bits = F->cat_bits;
+      pt.leaf_value = F->leaf_value + tr.leaf_first;
+      pt.path_first = F->path_first + tr.leaf_first;
+      pt.elem_slot = F->elem_slot;
+      pt.elem_zero = F->elem_zero;
+      pt.cond_first = F->cond_first;
+      pt.cond = F->cond;
+      if (sides) hb_shap_decide(&pt, &xr, tr.num_leaves - 1, bits + g, n);
+      hb_shap_paths_tree(&pt, &xr, sides ? bits + g : NULL, n, F->inv, w + g, one + g, n, ph, (size_t)nb);
     }
   }
-  free(path);
-  free(stack);
-  free(work);
+  for (int r = 0; r < nb; r++)
+    for (size_t q = 0; q < width; q++) {
+      const size_t k = q / P, f = q % P;
+      double sum = 0.0;
+      if (f < (size_t)nfeat)
+        for (int e = F->sum_first[k * (size_t)nfeat + f]; e < F->sum_first[k * (size_t)nfeat + f + 1]; e++)
+          sum += part[(size_t)F->sum_slot[e] * (size_t)nb + (size_t)r];
+      b->phi[(size_t)r * width + q] = sum;
+    }
+  free(w);
+  free(bits);
+  free(one);
+  free(part);
   return HB_OK;
 }
 
@@ -498,7 +517,7 @@ static void test_against_cpu(void) {
       }
     }
   }
-  CHECK(emu_max_depth_seen >= 40, "chains reached depth %d only", emu_max_depth_seen);
+  CHECK(emu_max_path_seen == NFEAT, "paths reached %d of the %d features only", emu_max_path_seen, NFEAT);
   emu_block_rows = 7;
 }
 

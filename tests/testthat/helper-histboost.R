@@ -579,7 +579,8 @@ ref_shap <- function(model, newdata) {
 # (subsets[[b + 1]] for the bit mask b, idx(S) its index) and values(row), a
 # matrix of v(S) for each subset (rows) and tree (columns, hb_trees()' order):
 # the tree's expected output with the features in S known, a node splitting on
-# an unknown feature averaging its children by the training rows below them.
+# an unknown feature averaging its children by the training rows below them
+# (0 when no row is below it).
 ref_tree_game <- function(model) {
   tab <- hb_trees(model)
   feats <- model$feature_names
@@ -603,6 +604,8 @@ ref_tree_game <- function(model) {
     if (j %in% S) return(value(t, if (goes_left(nd, row[[j]])) nd$left else nd$right, row, S))
     cl <- cover(t, nd$left)
     cr <- cover(t, nd$right)
+    # no counted row below (a refit on other rows): the node weighs nothing
+    if (cl + cr == 0) return(0)
     (cl * value(t, nd$left, row, S) + cr * value(t, nd$right, row, S)) / (cl + cr)
   }
   subsets <- lapply(0:(2^p - 1), function(b) which(bitwAnd(b, 2^(0:(p - 1))) > 0))

@@ -23,6 +23,28 @@ test_that("contributions equal brute-force Shapley values (numeric, NA, factor f
   expect_equal(rowSums(ph), predict(fit, nd, type = "raw"), tolerance = TOL$exact)
 })
 
+test_that("contributions of trees with leaves and branches no row reached (a refit's zero counts) equal brute-force Shapley values", {
+  d <- gen_mixed(32, n = 600, nnum = 3, ncat = 1, na = 0.1, cat_na = 0.1)
+  fit <- hb_quiet(d$x, d$y, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 5L, min_data_per_group = 5L,
+                  cat_smooth = 1, seed = 1)
+  # refit on the rows of one corner: most leaves, and whole branches, get no row
+  keep <- which(d$x$num1 < quantile(d$x$num1, 0.15, na.rm = TRUE))
+  r <- hb_refit(fit, d$x[keep, ], d$y[keep], nthreads = 1L)
+  tab <- hb_trees(r)
+  expect_gt(sum(tab$is_leaf & tab$count == 0), 5)
+  # an internal node with no counted row below it
+  cover <- function(t, id) {
+    nd <- t[t$id == id, ]
+    if (nd$is_leaf) nd$count else cover(t, nd$left) + cover(t, nd$right)
+  }
+  inner <- tab[!tab$is_leaf, ]
+  expect_true(any(mapply(function(k, id) cover(tab[tab$tree == k, ], id) == 0, inner$tree, inner$id)))
+  nd <- d$x[c(keep[1:5], setdiff(seq_len(40), keep)[1:10], which(is.na(d$x$num2))[1:2]), ]
+  ph <- predict(r, nd, type = "contrib")
+  expect_equal(unname(ph[, 1:4]), ref_shap(r, nd)[, 1:4, 1], tolerance = TOL$exact)
+  expect_equal(rowSums(ph), predict(r, nd, type = "raw"), tolerance = TOL$exact)
+})
+
 test_that("a factor binned into several internal features is one player", {
   set.seed(37)
   n <- 3000
