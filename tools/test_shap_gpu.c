@@ -40,6 +40,7 @@ struct hb_cuda_shap {
   int *slot_first, *split_feature, *cat_begin, *cat_nwords, *elem_slot, *cond, *sum_first, *sum_slot;
   double *threshold, *leaf_value, *elem_zero, *inv;
   int64_t *path_first, *cond_first;
+  int *path_leaf, *path_share;
   uint8_t *decision;
   uint32_t *cat_bits;
   int sparse, block, block_nnz;
@@ -68,7 +69,8 @@ void hb_cuda_shap_free(hb_cuda_shap_t *S) {
   if (!S) return;
   void *arr[] = {S->trees,     S->slot_first, S->split_feature, S->cat_begin, S->cat_nwords, S->elem_slot,
                  S->cond,      S->sum_first,  S->sum_slot,      S->threshold, S->leaf_value, S->elem_zero,
-                 S->inv,       S->path_first, S->cond_first,    S->decision,  S->cat_bits};
+                 S->inv,       S->path_first, S->cond_first,    S->decision,  S->cat_bits,
+                 S->path_leaf, S->path_share};
   for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++) free(arr[k]);
   for (int s = 0; s < 2; s++) {
     free(S->slot[s].x);
@@ -99,6 +101,8 @@ int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, in
   S->decision = dup_of(f->decision, NN, sizeof(uint8_t));
   S->leaf_value = dup_of(f->leaf_value, NL, sizeof(double));
   S->path_first = dup_of(f->path_first, NL + 1, sizeof(int64_t));
+  S->path_leaf = dup_of(f->path_leaf, NL, sizeof(int));
+  S->path_share = dup_of(f->path_share, NL, sizeof(int));
   S->elem_slot = dup_of(f->elem_slot, NE, sizeof(int));
   S->elem_zero = dup_of(f->elem_zero, NE, sizeof(double));
   S->cond_first = dup_of(f->cond_first, NE + 1, sizeof(int64_t));
@@ -118,6 +122,8 @@ int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int sparse, in
   S->f.decision = S->decision;
   S->f.leaf_value = S->leaf_value;
   S->f.path_first = S->path_first;
+  S->f.path_leaf = S->path_leaf;
+  S->f.path_share = S->path_share;
   S->f.elem_slot = S->elem_slot;
   S->f.elem_zero = S->elem_zero;
   S->f.cond_first = S->cond_first;
@@ -224,12 +230,14 @@ int hb_cuda_shap_wait(hb_cuda_shap_t *S, int s) {
       pt.cat_bits = F->cat_bits;
       pt.leaf_value = F->leaf_value + tr.leaf_first;
       pt.path_first = F->path_first + tr.leaf_first;
+      pt.path_leaf = F->path_leaf + tr.leaf_first;
+      pt.path_share = F->path_share + tr.leaf_first;
       pt.elem_slot = F->elem_slot;
       pt.elem_zero = F->elem_zero;
       pt.cond_first = F->cond_first;
       pt.cond = F->cond;
       if (sides) hb_shap_decide(&pt, &xr, tr.num_leaves - 1, bits + g, n);
-      hb_shap_paths_tree(&pt, &xr, sides ? bits + g : NULL, n, F->inv, w + g, one + g, n, ph, (size_t)nb);
+      hb_shap_paths_tree(&pt, &xr, sides ? bits + g : NULL, n, F->inv, w + g, one + g, n, NULL, ph, (size_t)nb);
     }
   }
   for (int r = 0; r < nb; r++)

@@ -287,8 +287,10 @@ int hb_cuda_predictor_wait(hb_cuda_predictor_t *P, int s);
  * leaf_first + num_leaves) of the leaf arrays (a lone leaf counts one), its
  * categorical nodes' bitsets at cat_bits[cat_begin ..] (cat_begin already
  * counting from the start of cat_bits), and its slots (distinct split
- * features) at [slot_first[j], slot_first[j + 1]). Leaf i's path is
- * elements [path_first[i], path_first[i + 1]), element e's splits cond
+ * features) at [slot_first[j], slot_first[j + 1]). Its paths (depth first)
+ * take the same places as its leaves: path i leads to leaf path_leaf[i] of
+ * the tree (path_share: hb_shap_paths_t's, which only the CPU uses), and
+ * is elements [path_first[i], path_first[i + 1]), element e's splits cond
  * [cond_first[e], cond_first[e + 1]) (nodes counted within their tree).
  * sum_slot lists, for class k and feature f, the slots of that feature in
  * the class's trees in iteration order, at [sum_first[k nfeat + f],
@@ -311,6 +313,7 @@ typedef struct {
   const uint8_t *decision;                            /* nnodes */
   const double *leaf_value;                           /* nleaves */
   const int64_t *path_first;                          /* nleaves + 1 */
+  const int *path_leaf, *path_share;                  /* nleaves each */
   const int *elem_slot;                               /* nelems */
   const double *elem_zero;                            /* nelems */
   const int64_t *cond_first;                          /* nelems + 1 */

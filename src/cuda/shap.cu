@@ -52,6 +52,7 @@ struct ShapForest {
   const int *slot_first, *split_feature, *cat_begin, *cat_nwords, *elem_slot, *cond;
   const double *threshold, *leaf_value, *elem_zero, *inv;
   const int64_t *path_first, *cond_first;
+  const int *path_leaf, *path_share;
   const uint8_t *decision;
   const uint32_t *cat_bits;
   int ntrees;
@@ -101,6 +102,8 @@ k_shap_paths(const ShapForest F, const PathSpace sp, const double *__restrict__ 
     pt.cat_bits = F.cat_bits;
     pt.leaf_value = F.leaf_value + tr.leaf_first;
     pt.path_first = F.path_first + tr.leaf_first;
+    pt.path_leaf = F.path_leaf + tr.leaf_first;
+    pt.path_share = F.path_share + tr.leaf_first;
     pt.elem_slot = F.elem_slot;
     pt.elem_zero = F.elem_zero;
     pt.cond_first = F.cond_first;
@@ -125,7 +128,7 @@ k_shap_paths(const ShapForest F, const PathSpace sp, const double *__restrict__ 
       hb_shap_decide(&pt, &xr, tr.num_leaves - 1, bits, n);
       sides = bits;
     }
-    hb_shap_paths_tree(&pt, &xr, sides, n, F.inv, w, one, n, ph, (size_t)nb);
+    hb_shap_paths_tree(&pt, &xr, sides, n, F.inv, w, one, n, NULL, ph, (size_t)nb);
   }
 }
 
@@ -157,6 +160,7 @@ struct hb_cuda_shap {
   int *d_slot_first, *d_split_feature, *d_cat_begin, *d_cat_nwords, *d_elem_slot, *d_cond, *d_sum_first, *d_sum_slot;
   double *d_threshold, *d_leaf_value, *d_elem_zero, *d_inv;
   int64_t *d_path_first, *d_cond_first;
+  int *d_path_leaf, *d_path_share;
   uint8_t *d_decision;
   uint32_t *d_cat_bits;
   cudaStream_t st[2];
@@ -176,7 +180,7 @@ extern "C" void hb_cuda_shap_free(hb_cuda_shap_t *S) {
   void *dev[] = {S->d_trees,     S->d_slot_first, S->d_split_feature, S->d_cat_begin,  S->d_cat_nwords,
                  S->d_elem_slot, S->d_cond,       S->d_sum_first,     S->d_sum_slot,   S->d_threshold,
                  S->d_leaf_value, S->d_elem_zero, S->d_inv,           S->d_path_first, S->d_cond_first,
-                 S->d_decision,  S->d_cat_bits};
+                 S->d_decision,  S->d_cat_bits,   S->d_path_leaf,     S->d_path_share};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   for (int s = 0; s < 2; s++) {
     void *ds[] = {S->d_x[s], S->d_v[s], S->d_phi[s], S->d_part[s], S->d_p[s], S->d_j[s], S->d_work[s]};
@@ -263,7 +267,7 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     const size_t entry_bytes = sizeof(int) + sizeof(double);
     const double forest_bytes = (double)sizeof(hb_cuda_ptree_t) * T + (double)sizeof(int) * (T + 1 + NQ) +
                                 (double)NN * (3 * sizeof(int) + sizeof(double) + sizeof(uint8_t)) +
-                                (double)NL * (sizeof(double) + sizeof(int64_t)) +
+                                (double)NL * (sizeof(double) + sizeof(int64_t) + 2 * sizeof(int)) +
                                 (double)NE * (sizeof(int) + sizeof(double) + sizeof(int64_t)) +
                                 (double)NC * sizeof(int) + (double)sizeof(int) * (K * F + 1) +
                                 (double)sizeof(uint32_t) * f->ncat_words + (double)sizeof(double) * D2 +
@@ -311,6 +315,8 @@ extern "C" int hb_cuda_shap_create(const hb_cuda_shap_forest_t *f, int nrow, int
     SUP(S->d_decision, f->decision, NN);
     SUP(S->d_leaf_value, f->leaf_value, NL);
     SUP(S->d_path_first, f->path_first, NL + 1);
+    SUP(S->d_path_leaf, f->path_leaf, NL);
+    SUP(S->d_path_share, f->path_share, NL);
     SUP(S->d_elem_slot, f->elem_slot, NE);
     SUP(S->d_elem_zero, f->elem_zero, NE);
     SUP(S->d_cond_first, f->cond_first, NE + 1);
@@ -400,6 +406,8 @@ extern "C" int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz) {
   Fo.elem_zero = S->d_elem_zero;
   Fo.inv = S->d_inv;
   Fo.path_first = S->d_path_first;
+  Fo.path_leaf = S->d_path_leaf;
+  Fo.path_share = S->d_path_share;
   Fo.cond_first = S->d_cond_first;
   Fo.decision = S->d_decision;
   Fo.cat_bits = S->d_cat_bits;

@@ -903,6 +903,8 @@ static int gpu_shap_forest_build(const hb_model_t *m, const hb_shap_t *s, int t0
   f->decision = g->decision;
   f->leaf_value = g->leaf_value;
   f->path_first = s->path_first;
+  f->path_leaf = s->path_leaf;
+  f->path_share = s->path_share;
   f->elem_slot = s->elem_slot;
   f->elem_zero = s->elem_zero;
   f->cond_first = s->cond_first;

@@ -13,6 +13,8 @@ void hb_shap_free(hb_shap_t *s) {
   hb_free(s->inv);
   hb_free(s->leaf_first);
   hb_free(s->path_first);
+  hb_free(s->path_leaf);
+  hb_free(s->path_share);
   hb_free(s->elem_slot);
   hb_free(s->elem_zero);
   hb_free(s->cond_first);
@@ -55,6 +57,8 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
   up = hb_malloc(sizeof(int) * (size_t)most);
   s->leaf_first = hb_malloc(sizeof(int64_t) * ((size_t)nt + 1));
   s->path_first = hb_malloc(sizeof(int64_t) * ((size_t)nleaves + 1));
+  s->path_leaf = hb_malloc(sizeof(int) * (size_t)nleaves);
+  s->path_share = hb_malloc(sizeof(int) * (size_t)nleaves);
   s->elem_slot = hb_malloc(sizeof(int) * (size_t)(nconds > 0 ? nconds : 1));
   s->elem_zero = hb_malloc(sizeof(double) * (size_t)(nconds > 0 ? nconds : 1));
   s->cond_first = hb_malloc(sizeof(int64_t) * ((size_t)nconds + 1));
@@ -63,9 +67,9 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
   s->slot_feat = hb_malloc(sizeof(int) * (size_t)(nslots > 0 ? nslots : 1));
   int *slot_of = hb_malloc(sizeof(int) * (size_t)nfeat);
   /* one path, root first: its splits' nodes, sides (1 left) and the cover fraction of the side taken */
-  int *cnode = NULL, *cleft = NULL, *efeat = NULL;
+  int *cnode = NULL, *cleft = NULL, *efeat = NULL, *order = NULL, *stack = NULL;
   double *cfrac = NULL;
-  int ok = up && s->leaf_first && s->path_first && s->elem_slot && s->elem_zero && s->cond_first && s->cond &&
+  int ok = up && s->leaf_first && s->path_first && s->path_leaf && s->path_share && s->elem_slot && s->elem_zero && s->cond_first && s->cond &&
            s->slot_first && s->slot_feat && slot_of;
   if (ok) {
     for (int t = t0; t < t1; t++) {
@@ -77,7 +81,9 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
     cleft = hb_malloc(sizeof(int) * (size_t)chain_most);
     efeat = hb_malloc(sizeof(int) * (size_t)chain_most);
     cfrac = hb_malloc(sizeof(double) * (size_t)chain_most);
-    ok = cnode && cleft && efeat && cfrac;
+    order = hb_malloc(sizeof(int) * ((size_t)most + 1));
+    stack = hb_malloc(sizeof(int) * ((size_t)most + 1));
+    ok = cnode && cleft && efeat && cfrac && order && stack;
   }
   int st = ok ? HB_OK : HB_ERR_NOMEM;
   int64_t lf = 0, e = 0, c = 0;
@@ -92,6 +98,8 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
     s->leaf_first[t - t0] = lf;
     s->slot_first[t - t0] = sl;
     if (ni <= 0) {
+      s->path_leaf[lf] = 0;
+      s->path_share[lf] = 0;
       s->path_first[lf++] = e;
       continue;
     }
@@ -106,8 +114,28 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
     if (sl - sl0 > s->max_slots) s->max_slots = sl - sl0;
     if (ni > s->max_nodes) s->max_nodes = ni;
     parents(tr, up);
+    /* the leaves in depth-first order, left before right: consecutive
+     * paths then share their first elements as far as they can */
+    int nleaf = 0, top = 0, visits = 0;
+    stack[top++] = 0;
+    while (top > 0 && nleaf < tr->num_leaves && visits++ <= 2 * ni) {
+      const int x = stack[--top];
+      if (x < 0) {
+        order[nleaf++] = ~x;
+      } else if (x < ni && top + 2 <= ni + 1) {
+        stack[top++] = tr->right[x];
+        stack[top++] = tr->left[x];
+      }
+    }
+    if (nleaf != tr->num_leaves) {
+      st = hb_error_set(HB_ERR_INPUT, "tree %d: its nodes do not reach its %d leaves", t + 1, tr->num_leaves);
+      break;
+    }
     const double *nc = s->cover + s->first[t - t0];
-    for (int l = 0; l < tr->num_leaves; l++) {
+    int64_t prev = -1;  /* the previous leaf's first element */
+    for (int pos = 0; pos < tr->num_leaves; pos++) {
+      const int l = order[pos];
+      s->path_leaf[lf] = l;
       s->path_first[lf++] = e;
       /* the splits from the leaf up, then turned root first */
       int len = 0;
@@ -149,6 +177,23 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
         s->elem_zero[e] = zero;
         s->cond_first[e + 1] = c;
       }
+      /* the leading elements the previous path has too: same feature, same
+       * fraction bit for bit, same splits */
+      const int64_t e0 = e - d;
+      int share = 0;
+      if (prev >= 0) {
+        const int pd = (int)(e0 - prev);
+        while (share < d && share < pd) {
+          const int64_t a = prev + share, b = e0 + share;
+          const int64_t na = s->cond_first[a + 1] - s->cond_first[a], nb = s->cond_first[b + 1] - s->cond_first[b];
+          if (s->elem_slot[a] != s->elem_slot[b] || memcmp(&s->elem_zero[a], &s->elem_zero[b], sizeof(double)) != 0 ||
+              na != nb || memcmp(s->cond + s->cond_first[a], s->cond + s->cond_first[b], sizeof(int) * (size_t)na) != 0)
+            break;
+          share++;
+        }
+      }
+      s->path_share[lf - 1] = share;
+      prev = e0;
       if (d > s->max_path) s->max_path = d;
     }
     for (int q = sl0; q < sl; q++) slot_of[s->slot_feat[q]] = -1;
@@ -168,6 +213,8 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
   hb_free(cleft);
   hb_free(efeat);
   hb_free(cfrac);
+  hb_free(order);
+  hb_free(stack);
   return st;
 }
 
@@ -292,6 +339,8 @@ hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, 
   v.cat_bits = tr->cat_bits;
   v.leaf_value = tr->leaf_value;
   v.path_first = s->path_first + s->leaf_first[t - t0];
+  v.path_leaf = s->path_leaf + s->leaf_first[t - t0];
+  v.path_share = s->path_share + s->leaf_first[t - t0];
   v.elem_slot = s->elem_slot;
   v.elem_zero = s->elem_zero;
   v.cond_first = s->cond_first;
@@ -299,13 +348,13 @@ hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, 
   return v;
 }
 
-/* hb_shap_row's work space, in doubles: the path's weights, the tree's
- * contributions by slot, the sides taken at its splits (bits), the path's
- * one fractions (bytes). */
+/* hb_shap_row's work space, in doubles: what hb_shap_paths_tree keeps from
+ * path to path, the tree's contributions by slot, the sides taken at its
+ * splits (bits), the path's one fractions (bytes). */
 static size_t row_doubles(const hb_shap_t *s) {
   const size_t d1 = (size_t)s->max_path + 1, words = ((size_t)s->max_nodes + 31) / 32;
-  return d1 + (size_t)s->max_slots + (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double) +
-         (d1 + sizeof(double) - 1) / sizeof(double);
+  return hb_shap_keep_bytes(s->max_path) / sizeof(double) + (size_t)s->max_slots +
+         (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double) + (d1 + sizeof(double) - 1) / sizeof(double);
 }
 
 size_t hb_shap_work_bytes(const hb_shap_t *s) {
@@ -316,8 +365,9 @@ size_t hb_shap_work_bytes(const hb_shap_t *s) {
 
 void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
                  double *phi, double *work) {
-  const size_t d1 = (size_t)s->max_path + 1, words = ((size_t)s->max_nodes + 31) / 32;
-  double *w = work, *pt = work + d1;
+  const size_t words = ((size_t)s->max_nodes + 31) / 32;
+  const hb_shap_keep_t keep = hb_shap_keep_in(work, s->max_path);
+  double *pt = work + hb_shap_keep_bytes(s->max_path) / sizeof(double);
   uint32_t *bits = (uint32_t *)(pt + s->max_slots);
   uint8_t *one = (uint8_t *)(pt + s->max_slots + (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double));
   hb_shap_xrow_t xr;
@@ -335,7 +385,7 @@ void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, in
     const int q0 = s->slot_first[t - t0], nq = s->slot_first[t - t0 + 1] - q0;
     for (int q = 0; q < nq; q++) pt[q] = 0.0;
     hb_shap_decide(&v, &xr, tr->num_leaves - 1, bits, 1);
-    hb_shap_paths_tree(&v, &xr, bits, 1, s->inv, w, one, 1, pt, 1);
+    hb_shap_paths_tree(&v, &xr, bits, 1, s->inv, NULL, one, 1, &keep, pt, 1);
     for (int q = 0; q < nq; q++) ph[s->slot_feat[q0 + q]] += pt[q];
   }
 }

@@ -28,9 +28,11 @@ typedef struct {
   double *inv;       /* 1 / k for k = 1 .. max_depth + 1 (inv[0] unused) */
   int max_depth;
   /* leaf paths: every tree's leaves (a lone leaf counts one, with an empty
-   * path), tree after tree */
+   * path), tree after tree, each tree's in depth-first order */
   int64_t *leaf_first;  /* per tree + 1: its first leaf in path_first */
-  int64_t *path_first;  /* per leaf + 1: its first element */
+  int64_t *path_first;  /* per path + 1: its first element (a tree's paths in depth-first order) */
+  int *path_leaf;       /* per path: its leaf in the tree */
+  int *path_share;      /* per path: its leading elements the tree's previous path has too */
   int *elem_slot;       /* per element */
   double *elem_zero;
   int64_t *cond_first;  /* per element + 1: its first split in cond */

@@ -312,11 +312,13 @@ HB_SHAP_RULE void hb_shap_walk_tree(const hb_shap_walk_t *w, hb_shap_step_t *pat
 
 /* One tree's leaf paths as hb_shap_prepare lays them out (shap.h): the
  * internal nodes' splits (tree.h's arrays, for the one fractions), the
- * leaves' values, and for leaf l its path's distinct features as elements
- * path_first[l] .. path_first[l + 1] - 1, in the order of their first split
- * from the root: element e's slot (the feature's index among the tree's
- * distinct split features), its zero fraction, and its splits cond[c] for c
- * in cond_first[e] .. cond_first[e + 1] - 1, each (node << 1) | 1 when the
+ * leaves' values, and its num_leaves paths in depth-first order: path i
+ * leads to leaf path_leaf[i], shares its first path_share[i] elements with
+ * path i - 1, and has its distinct features as elements path_first[i] ..
+ * path_first[i + 1] - 1, in the order of their first split from the root:
+ * element e's slot (the feature's index among the tree's distinct split
+ * features), its zero fraction, and its splits cond[c] for c in
+ * cond_first[e] .. cond_first[e + 1] - 1, each (node << 1) | 1 when the
  * path goes left there, (node << 1) when it goes right. Element and
  * condition indices count from the start of their arrays. */
 typedef struct {
@@ -326,7 +328,8 @@ typedef struct {
   const uint8_t *decision;
   const uint32_t *cat_bits;
   const double *leaf_value;
-  const int64_t *path_first; /* num_leaves + 1 */
+  const int64_t *path_first;         /* num_leaves + 1 */
+  const int *path_leaf, *path_share; /* num_leaves */
   const int *elem_slot;
   const double *elem_zero;
   const int64_t *cond_first;
@@ -351,23 +354,64 @@ HB_SHAP_RULE void hb_shap_decide(const hb_shap_paths_t *t, const hb_shap_xrow_t 
   }
 }
 
+/* What the CPU keeps from one path to the next (hb_shap_paths_tree): the
+ * weights after each count of the last path's elements (those after k
+ * elements at saved + k (k + 1) / 2), and room for the shares of the
+ * elements x follows, computed side by side. */
+typedef struct {
+  double *saved;
+  double *z, *next, *tot; /* longest path + 1 each */
+  int *step;              /* longest path + 1 */
+} hb_shap_keep_t;
+
+/* Bytes of hb_shap_keep_t's arrays for paths of up to d elements (each part
+ * a whole number of doubles). */
+HB_SHAP_RULE size_t hb_shap_keep_bytes(int d) {
+  const size_t d1 = (size_t)(d > 0 ? d : 0) + 1;
+  return sizeof(double) * (d1 * (d1 + 1) / 2 + 3 * d1 + (d1 * sizeof(int) + sizeof(double) - 1) / sizeof(double));
+}
+
+/* hb_shap_keep_t's arrays laid out in mem (hb_shap_keep_bytes(d) bytes, aligned for doubles). */
+HB_SHAP_RULE hb_shap_keep_t hb_shap_keep_in(double *mem, int d) {
+  const size_t d1 = (size_t)(d > 0 ? d : 0) + 1;
+  hb_shap_keep_t k;
+  k.saved = mem;
+  k.z = mem + d1 * (d1 + 1) / 2;
+  k.next = k.z + d1;
+  k.tot = k.next + d1;
+  k.step = (int *)(k.tot + d1);
+  return k;
+}
+
 /* Add the tree's contributions for the row x to phi, at phi[slot * ps] for
- * each of its distinct features' slots, leaf after leaf and, within a leaf,
- * in the order of its path's elements: first those x follows, then those it
- * does not. bits: hb_shap_decide's sides (stride bs), or NULL to decide at
- * each split (the same sides). w: the path's weights (w[k ws] for k = 0 ..
- * d), one: its one fractions (one[k ws]), room for the longest path plus
- * one each. A path with a feature x does not follow whose covers are all
- * zero (no counted row goes that way) adds nothing: skipped, as the walk
- * skips such a branch. */
+ * each of its distinct features' slots, path after path and, within a path,
+ * in the order of its elements: first those x follows, then those it does
+ * not. bits: hb_shap_decide's sides (stride bs), or NULL to decide at each
+ * split (the same sides). one: the path's one fractions (one[k ws] for k = 1
+ * .. d). The weights of the path's subsets: with keep NULL (the GPU), in w
+ * (w[i ws] for i = 0 .. d), each path extended from the root and each
+ * share's recurrence run alone; with keep (the CPU, ws 1, w unused), a path
+ * extends only the elements it does not share with the path before it
+ * (whose one fractions it shares too), and the shares' recurrences run side
+ * by side, each independent of the others. Both do the same operations on
+ * the same values, so their contributions are the same bit for bit. A path
+ * with a feature x does not follow whose covers are all zero (no counted
+ * row goes that way) adds nothing: skipped, as the walk skips such a
+ * branch. */
 HB_SHAP_RULE void hb_shap_paths_tree(const hb_shap_paths_t *t, const hb_shap_xrow_t *x, const uint32_t *bits,
-                                     size_t bs, const double *inv, double *w, uint8_t *one, size_t ws, double *phi,
-                                     size_t ps) {
-  for (int l = 0; l < t->num_leaves; l++) {
-    const int64_t e0 = t->path_first[l];
-    const int d = (int)(t->path_first[l + 1] - e0);
-    int dead = 0;
-    for (int k = 1; k <= d && !dead; k++) {
+                                     size_t bs, const double *inv, double *w, uint8_t *one, size_t ws,
+                                     const hb_shap_keep_t *keep, double *phi, size_t ps) {
+  /* with keep: the weights after this many elements of the last path
+   * extended are valid, and the first element of the previous path that
+   * makes a path dead (its length + 1 when none) */
+  int kept = 0, dead_prev = 1;
+  for (int pi = 0; pi < t->num_leaves; pi++) {
+    const int64_t e0 = t->path_first[pi];
+    const int d = (int)(t->path_first[pi + 1] - e0);
+    const int from = keep ? (t->path_share[pi] < kept ? t->path_share[pi] : kept) : 0;
+    const int same = keep ? t->path_share[pi] : 0;  /* elements whose one fractions the previous path has */
+    int dead_at = keep && dead_prev <= same ? dead_prev : d + 1;
+    for (int k = same + 1; k <= d; k++) {
       const int64_t e = e0 + k - 1;
       int o = 1;
       for (int64_t c = t->cond_first[e]; c < t->cond_first[e + 1] && o; c++) {
@@ -376,41 +420,76 @@ HB_SHAP_RULE void hb_shap_paths_tree(const hb_shap_paths_t *t, const hb_shap_xro
         o = left == (t->cond[c] & 1);
       }
       one[(size_t)k * ws] = (uint8_t)o;
-      dead = !o && t->elem_zero[e] == 0;
+      if (!o && t->elem_zero[e] == 0 && k < dead_at) dead_at = k;
     }
-    if (dead) continue;
-    /* extend: the root's empty step, then the elements one at a time */
-    w[0] = 1.0;
+    dead_prev = dead_at;
+    kept = from;
+    if (dead_at <= d) continue;
+    /* extend: the root's empty step, then the elements after the first `from` */
+    double *wd = keep ? keep->saved : w;  /* the weights after the elements extended so far */
+    wd[0] = 1.0;
     for (int k = 1; k <= d; k++) {
+      if (keep) {  /* the weights after k - 1 elements, copied on to extend (unless shared) */
+        const double *src = wd;
+        wd = keep->saved + (size_t)k * (size_t)(k + 1) / 2;
+        if (k <= from) continue;
+        for (int i = 0; i < k; i++) wd[i] = src[i];
+      }
       const double zero = t->elem_zero[e0 + k - 1], o = (double)one[(size_t)k * ws], r1 = inv[k + 1];
-      w[(size_t)k * ws] = 0.0;
+      wd[(size_t)k * ws] = 0.0;
       for (int i = k - 1; i >= 0; i--) {
-        w[(size_t)(i + 1) * ws] += o * w[(size_t)i * ws] * (double)(i + 1) * r1;
-        w[(size_t)i * ws] = zero * w[(size_t)i * ws] * (double)(k - i) * r1;
+        wd[(size_t)(i + 1) * ws] += o * wd[(size_t)i * ws] * (double)(i + 1) * r1;
+        wd[(size_t)i * ws] = zero * wd[(size_t)i * ws] * (double)(k - i) * r1;
       }
     }
+    if (keep) kept = d;
     /* each element's share: the unwound sum of an element x follows is a
-     * recurrence through its zero fraction; every element x does not follow
-     * gets the same -(d + 1) v sum_i w_i / (d - i) */
-    const double v = t->leaf_value[l], n1 = (double)(d + 1);
+     * recurrence through its zero fraction, over i = d - 1 .. 0: c = next /
+     * (i + 1), tot += c, next = w_i - zero (d - i) c, from next = w_d; every
+     * element x does not follow gets the same -(d + 1) v sum_i w_i / (d - i) */
+    const double v = t->leaf_value[t->path_leaf[pi]], n1 = (double)(d + 1);
     int cold = 0;
-    for (int k = 1; k <= d; k++) {
-      if (!one[(size_t)k * ws]) {
-        cold = 1;
-        continue;
+    if (keep) {
+      int m = 0;
+      for (int k = 1; k <= d; k++) {
+        if (!one[k]) {
+          cold = 1;
+          continue;
+        }
+        keep->z[m] = t->elem_zero[e0 + k - 1];
+        keep->next[m] = wd[d];
+        keep->tot[m] = 0;
+        keep->step[m++] = k;
       }
-      const double z = t->elem_zero[e0 + k - 1];
-      double next = w[(size_t)d * ws], tot = 0;
-      for (int i = d - 1; i >= 0; i--) {
-        const double c = next * inv[i + 1];
-        tot += c;
-        next = w[(size_t)i * ws] - z * (double)(d - i) * c;
+      for (int i = d - 1; i >= 0 && m > 0; i--) {
+        const double wi = wd[i], ri = inv[i + 1], di = (double)(d - i);
+        for (int j = 0; j < m; j++) {
+          const double c = keep->next[j] * ri;
+          keep->tot[j] += c;
+          keep->next[j] = wi - keep->z[j] * di * c;
+        }
       }
-      phi[(size_t)t->elem_slot[e0 + k - 1] * ps] += n1 * tot * (1.0 - z) * v;
+      for (int j = 0; j < m; j++)
+        phi[(size_t)t->elem_slot[e0 + keep->step[j] - 1] * ps] += n1 * keep->tot[j] * (1.0 - keep->z[j]) * v;
+    } else {
+      for (int k = 1; k <= d; k++) {
+        if (!one[(size_t)k * ws]) {
+          cold = 1;
+          continue;
+        }
+        const double z = t->elem_zero[e0 + k - 1];
+        double next = wd[(size_t)d * ws], tot = 0;
+        for (int i = d - 1; i >= 0; i--) {
+          const double c = next * inv[i + 1];
+          tot += c;
+          next = wd[(size_t)i * ws] - z * (double)(d - i) * c;
+        }
+        phi[(size_t)t->elem_slot[e0 + k - 1] * ps] += n1 * tot * (1.0 - z) * v;
+      }
     }
     if (cold) {
       double sum = 0;
-      for (int i = d - 1; i >= 0; i--) sum += w[(size_t)i * ws] * inv[d - i];
+      for (int i = d - 1; i >= 0; i--) sum += wd[(size_t)i * ws] * inv[d - i];
       const double share = -n1 * sum * v;
       for (int k = 1; k <= d; k++)
         if (!one[(size_t)k * ws]) phi[(size_t)t->elem_slot[e0 + k - 1] * ps] += share;
