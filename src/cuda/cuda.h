@@ -357,9 +357,9 @@ typedef struct {
 int hb_cuda_shap_buffers(hb_cuda_shap_t *S, int s, hb_cuda_sslot_t *out);
 /* Start slot s's (0 or 1) block of nb rows (1 .. block rows) and nnz
  * entries (sparse), asynchronously: the rows up, one thread a row and tree
- * summing the tree's leaf paths through shap_rules.h (hb_shap_row's
+ * summing the tree's leaf paths through shap_rules.h (hb_shap_rows'
  * arithmetic), then one a row, class and feature adding the trees' shares
- * in iteration order (hb_shap_row's order), phi back. The contributions
+ * in iteration order (hb_shap_rows' order), phi back. The contributions
  * are the CPU's bit for bit. */
 int hb_cuda_shap_launch(hb_cuda_shap_t *S, int s, int nb, int nnz);
 /* Wait for slot s's block (HB_OK at once when none is in flight); a device

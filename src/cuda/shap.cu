@@ -18,7 +18,7 @@
 // split is then decided where a path meets it: the same sides).
 //
 // k_shap_sum: one thread a row, class and feature adds the feature's shares
-// over the class's trees in iteration order, from zero: hb_shap_row's
+// over the class's trees in iteration order, from zero: hb_shap_rows'
 // order. So the contributions are the CPU's bit for bit. The bias entries
 // are left 0: the host fills them with the trees' expected values, the init
 // score and offsets.

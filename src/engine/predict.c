@@ -404,9 +404,8 @@ static void chain_rows(hb_tree_t *const *trees, const zchain_t *zc, const csr_t 
  * column-major, the bias of class k starting from its init score (plus
  * the row's offset, off: nrow x K or NULL); with inter, their interaction
  * values instead, nrow x K (nfeat + 1)^2, the init score and offset at
- * (bias, bias). Rows are
- * independent, each one's trees added in order: the thread count changes
- * nothing. */
+ * (bias, bias). Rows are independent, each one's trees added in order: the
+ * thread count and the blocks of rows change nothing. */
 static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_t *csr, const double *off, int nrow,
                         int nfeat, int t0, int t1, int nth, int inter, double *out) {
   const int K = m->trees_per_iter;
@@ -415,12 +414,33 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
   int st = hb_shap_prepare(m->trees, t0, t1, &s);
   if (st) return st;
   if (nth > nrow) nth = nrow;
-  /* per thread, in one block: the row's values, its contributions, the
-   * walk's work space and path; blocks a cache line apart (threads writing
-   * next to each other's contributions took twice as long) */
+  long long row_work = 0;
+  for (int t = t0; t < t1; t++) {
+    const long long d1 = tree_depth(m->trees[t]) + 1;
+    /* interactions walk each tree once more with each of its features held known and unknown */
+    row_work += (long long)m->trees[t]->num_leaves * d1 * d1 * (inter ? 2LL * m->trees[t]->num_leaves - 1 : 1);
+  }
+  const int group = (int)group_units(row_work, CONTRIB_GROUP_WORK, nth, nrow);
+  /* contributions take rows a block at a time, tree after tree for the
+   * whole block (hb_shap_rows), so that a tree's paths come from memory
+   * once a block: up to 16 rows, fewer for wide rows (a block's values and
+   * contributions within PRED_BLOCK_VALUES x 16) or to leave four blocks a
+   * thread; interactions a row at a time */
+  int rb = 1;
+  if (!inter) {
+    const long long per_row = (long long)width + (long long)P;
+    rb = (int)(16LL * PRED_BLOCK_VALUES / per_row);
+    if (rb > 16) rb = 16;
+    if (rb > group / (4 * nth)) rb = group / (4 * nth);
+    if (rb < 1) rb = 1;
+  }
+  /* per thread, in one block: the rows' values, their contributions, the
+   * work space and path; blocks a cache line apart (threads writing next
+   * to each other's contributions took twice as long) */
 #define LINE_UP(b) (((b) + 63) / 64 * 64)
-  const size_t xb = LINE_UP(sizeof(double) * ((size_t)nfeat + 1)), pb = LINE_UP(sizeof(double) * width),
-               wb = LINE_UP(hb_shap_work_bytes(&s)), sb = LINE_UP(sizeof(hb_shap_step_t) * hb_shap_path_steps(&s)),
+  const size_t xb = LINE_UP(sizeof(double) * P * (size_t)rb), pb = LINE_UP(sizeof(double) * width * (size_t)rb),
+               wb = LINE_UP(hb_shap_work_bytes(&s)),
+               sb = inter ? LINE_UP(sizeof(hb_shap_step_t) * hb_shap_path_steps(&s)) : 0,
                db = inter ? LINE_UP(sizeof(double) * hb_shap_interaction_doubles(nfeat)) : 0,
                span = xb + pb + wb + sb + db + (inter ? LINE_UP(sizeof(int) * hb_shap_interaction_ints(nfeat)) : 0) + 64;
 #undef LINE_UP
@@ -429,51 +449,53 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
     hb_shap_free(&s);
     return hb_error_set(HB_ERR_NOMEM, "out of memory for contribution buffers");
   }
-  long long row_work = 0;
-  for (int t = t0; t < t1; t++) {
-    const long long d1 = tree_depth(m->trees[t]) + 1;
-    /* interactions walk each tree once more with each of its features held known and unknown */
-    row_work += (long long)m->trees[t]->num_leaves * d1 * d1 * (inter ? 2LL * m->trees[t]->num_leaves - 1 : 1);
-  }
-  const int group = (int)group_units(row_work, CONTRIB_GROUP_WORK, nth, nrow);
-  /* rows handed out 16 at a time, fewer when a group has few rows */
-  const int chunk = group / (4 * nth) < 1 ? 1 : group / (4 * nth) > 16 ? 16 : group / (4 * nth);
+  /* blocks handed out a few at a time, one when a group has few */
+  const int nblk_group = (group + rb - 1) / rb;
+  const int chunk = nblk_group / (4 * nth) < 1 ? 1 : nblk_group / (4 * nth) > 16 ? 16 : nblk_group / (4 * nth);
   (void)nth;
   (void)chunk;
   for (int g0 = 0; g0 < nrow && st == HB_OK; g0 += group) {
-    const int g1 = nrow - g0 < group ? nrow : g0 + group;
+    const int g1 = nrow - g0 < group ? nrow : g0 + group, nblk = (g1 - g0 + rb - 1) / rb;
 #ifdef _OPENMP
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk))
 #endif
-    for (int i = g0; i < g1; i++) {
+    for (int bi = 0; bi < nblk; bi++) {
 #ifdef _OPENMP
       const int th = omp_get_thread_num();
 #else
       const int th = 0;
 #endif
+      const int i0 = g0 + bi * rb, nr = g1 - i0 < rb ? g1 - i0 : rb;
       char *b = blocks + (size_t)th * span;
       double *x = (double *)b, *phi = (double *)(b + xb), *work = (double *)(b + xb + pb);
       hb_shap_step_t *path = (hb_shap_step_t *)(b + xb + pb + wb);
       double *scratch = (double *)(b + xb + pb + wb + sb);
       int *iscratch = (int *)(b + xb + pb + wb + sb + db);
-      if (cols) {
-        for (int f = 0; f < nfeat; f++) x[f] = dense_value(&cols[f], i);
-      } else {
-        for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = csr->x[e];
+      for (int r = 0; r < nr; r++) {
+        double *xr = x + (size_t)r * P;
+        if (cols) {
+          for (int f = 0; f < nfeat; f++) xr[f] = dense_value(&cols[f], i0 + r);
+        } else {
+          for (int e = csr->p[i0 + r]; e < csr->p[i0 + r + 1]; e++) xr[csr->j[e]] = csr->x[e];
+        }
       }
-      memset(phi, 0, sizeof(double) * width);
+      memset(phi, 0, sizeof(double) * width * (size_t)nr);
       if (inter)
         hb_shap_interaction_row(&s, m->trees, t0, t1, K, nfeat, x, phi, path, work, scratch, iscratch);
       else
-        hb_shap_row(&s, m->trees, t0, t1, K, nfeat, x, phi, work);
-      if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
-        for (size_t c = 0; c < width; c++) phi[c] /= (double)((t1 - t0) / K);
-      for (int k = 0; k < K; k++)
-        phi[(size_t)k * P * (inter ? P : 1) + (inter ? (size_t)nfeat * P : 0) + (size_t)nfeat] +=
-            start_score(m->init_score, off, k, N, (size_t)i);
-      for (size_t c = 0; c < width; c++) out[c * N + (size_t)i] = phi[c];
-      if (!cols)
-        for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[csr->j[e]] = 0.0;
+        hb_shap_rows(&s, m->trees, t0, t1, K, nfeat, nr, x, P, phi, width, work);
+      for (int r = 0; r < nr; r++) {
+        const size_t i = (size_t)(i0 + r);
+        double *ph = phi + (size_t)r * width;
+        if (m->config.rf && t1 > t0)  /* a forest: each tree's share of the mean */
+          for (size_t c = 0; c < width; c++) ph[c] /= (double)((t1 - t0) / K);
+        for (int k = 0; k < K; k++)
+          ph[(size_t)k * P * (inter ? P : 1) + (inter ? (size_t)nfeat * P : 0) + (size_t)nfeat] +=
+              start_score(m->init_score, off, k, N, i);
+        for (size_t c = 0; c < width; c++) out[c * N + i] = ph[c];
+        if (!cols)
+          for (int e = csr->p[i]; e < csr->p[i + 1]; e++) x[(size_t)r * P + (size_t)csr->j[e]] = 0.0;
+      }
     }
     if (g1 < nrow) st = hb_interrupt_check();
   }
@@ -964,7 +986,7 @@ static int gpu_blocks_run(const gpu_blocks_t *b, const hb_input_t *in, const csr
 
 /* A block's contributions (phi: nb rows of K (nfeat + 1), as the device
  * summed them) into out at rows i0 .., finished as contrib_rows finishes
- * hb_shap_row's: the bias entries the trees' expected values (bias[k],
+ * hb_shap_rows': the bias entries the trees' expected values (bias[k],
  * summed in the CPU's order), a forest's division by its iterations, the
  * starting score added to the bias. */
 static void gpu_shap_collect(const hb_model_t *m, const double *bias, const double *off, int t0, int t1, size_t N,
@@ -1027,7 +1049,7 @@ static int contrib_launch(void *ctx, int s, int row0, int nb, int nnz) {
 /* Contributions on the GPU, the same as the CPU's bit for bit: expected
  * values and leaf paths from the CPU's hb_shap_prepare, the trees flattened
  * once, then blocks of rows through two slots (as predict_gpu), the device
- * summing each tree's leaf paths and adding the trees up as hb_shap_row
+ * summing each tree's leaf paths and adding the trees up as hb_shap_rows
  * does. */
 static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1, int nth, double *out) {
   const int nrow = in->nrow, K = m->trees_per_iter, nfeat = in->ncol;
@@ -1047,7 +1069,7 @@ static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1
     csr_free(&csr);
     return st;
   }
-  /* the trees' expected values per class, added in the order hb_shap_row adds them */
+  /* the trees' expected values per class, added in the order hb_shap_rows adds them */
   double *bias = hb_calloc((size_t)K, sizeof(double));
   if (!bias) {
     hb_shap_free(&s);

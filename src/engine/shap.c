@@ -348,7 +348,7 @@ hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, 
   return v;
 }
 
-/* hb_shap_row's work space, in doubles: what hb_shap_paths_tree keeps from
+/* hb_shap_rows' work space, in doubles: what hb_shap_paths_tree keeps from
  * path to path, the tree's contributions by slot, the sides taken at its
  * splits (bits), the path's one fractions (bytes). */
 static size_t row_doubles(const hb_shap_t *s) {
@@ -363,30 +363,34 @@ size_t hb_shap_work_bytes(const hb_shap_t *s) {
   return walk > paths ? walk : paths;
 }
 
-void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, double *work) {
+void hb_shap_rows(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, int nr,
+                  const double *x, size_t xs, double *phi, size_t phs, double *work) {
   const size_t words = ((size_t)s->max_nodes + 31) / 32;
   const hb_shap_keep_t keep = hb_shap_keep_in(work, s->max_path);
   double *pt = work + hb_shap_keep_bytes(s->max_path) / sizeof(double);
   uint32_t *bits = (uint32_t *)(pt + s->max_slots);
   uint8_t *one = (uint8_t *)(pt + s->max_slots + (words * sizeof(uint32_t) + sizeof(double) - 1) / sizeof(double));
   hb_shap_xrow_t xr;
-  xr.x = x;
   xr.xs = 1;
   xr.j = NULL;
   xr.v = NULL;
   xr.b = xr.e = 0;
+  /* tree after tree, each for every row of the block: a tree's paths (far
+   * larger than its nodes) are read from memory once a block */
   for (int t = t0; t < t1; t++) {
     const hb_tree_t *tr = trees[t];
-    double *ph = phi + (size_t)(t % K) * (size_t)(nfeat + 1);
-    ph[nfeat] += s->expected[t - t0];
-    if (tr->num_leaves <= 1) continue;
     const hb_shap_paths_t v = hb_shap_paths_view(s, trees, t0, t);
     const int q0 = s->slot_first[t - t0], nq = s->slot_first[t - t0 + 1] - q0;
-    for (int q = 0; q < nq; q++) pt[q] = 0.0;
-    hb_shap_decide(&v, &xr, tr->num_leaves - 1, bits, 1);
-    hb_shap_paths_tree(&v, &xr, bits, 1, s->inv, NULL, one, 1, &keep, pt, 1);
-    for (int q = 0; q < nq; q++) ph[s->slot_feat[q0 + q]] += pt[q];
+    for (int r = 0; r < nr; r++) {
+      double *ph = phi + (size_t)r * phs + (size_t)(t % K) * (size_t)(nfeat + 1);
+      ph[nfeat] += s->expected[t - t0];
+      if (tr->num_leaves <= 1) continue;
+      xr.x = x + (size_t)r * xs;
+      for (int q = 0; q < nq; q++) pt[q] = 0.0;
+      hb_shap_decide(&v, &xr, tr->num_leaves - 1, bits, 1);
+      hb_shap_paths_tree(&v, &xr, bits, 1, s->inv, NULL, one, 1, &keep, pt, 1);
+      for (int q = 0; q < nq; q++) ph[s->slot_feat[q0 + q]] += pt[q];
+    }
   }
 }
 

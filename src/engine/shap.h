@@ -65,15 +65,17 @@ hb_shap_paths_t hb_shap_paths_view(const hb_shap_t *s, hb_tree_t *const *trees, 
 size_t hb_shap_path_steps(const hb_shap_t *s);
 size_t hb_shap_work_bytes(const hb_shap_t *s);
 
-/* Add the contributions of trees [t0, t1) for the row of raw values x
- * (nfeat of them, hb_tree_goes_left's encoding) to phi: tree t's to class
- * t % K, phi holding K blocks of nfeat + 1 values (the last of each block
- * the bias, which gets the trees' expected values). Each tree's
- * contributions are summed from zero over its leaf paths
- * (hb_shap_paths_tree), then added to phi tree after tree: the GPU sums
- * them in the same order. work: hb_shap_work_bytes(s) bytes. */
-void hb_shap_row(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, const double *x,
-                 double *phi, double *work);
+/* Add the contributions of trees [t0, t1) for nr rows of raw values (row r
+ * at x + r xs: nfeat values, hb_tree_goes_left's encoding) to their phi
+ * (row r's at phi + r phs): tree t's to class t % K, a row's phi holding K
+ * blocks of nfeat + 1 values (the last of each block the bias, which gets
+ * the trees' expected values). Each tree's contributions to a row are
+ * summed from zero over its leaf paths (hb_shap_paths_tree), then added to
+ * the row's phi tree after tree: the GPU sums them in the same order, and
+ * the rows of a block do not change each other's values. work:
+ * hb_shap_work_bytes(s) bytes. */
+void hb_shap_rows(const hb_shap_t *s, hb_tree_t *const *trees, int t0, int t1, int K, int nfeat, int nr,
+                  const double *x, size_t xs, double *phi, size_t phs, double *work);
 
 /* SHAP interaction values (Lundberg et al. 2018, as xgboost computes them):
  * for the row x, add the interactions of trees [t0, t1) to inter: K blocks
