@@ -13,6 +13,7 @@
 #include "objective.h"
 #include "rank.h"
 #include "error.h"
+#include "split_rules.h"
 #include "interrupt.h"
 #include "rng.h"
 #include "threads.h"
@@ -408,6 +409,12 @@ int hb_booster_tree_finite(const hb_tree_t *t) {
   for (int l = 0; l < t->num_leaves; l++)
     if (!isfinite(t->leaf_value[l])) return 0;
   return 1;
+}
+
+void hb_booster_lone_root(const hb_config_t *cfg, hb_tree_t *t) {
+  if (t->num_leaves == 1 &&
+      !hb_rule_lone_root_counts(t->leaf_count[0], t->leaf_hess[0], cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf))
+    t->leaf_value[0] = 0.0;
 }
 
 const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count) {

@@ -120,6 +120,11 @@ int hb_booster_sync_scores(hb_booster_t *b, int data);
 int hb_booster_sample_features(hb_booster_t *b, uint64_t tree_id);
 /* 1 when every leaf value of t is finite. */
 int hb_booster_tree_finite(const hb_tree_t *t);
+/* A tree that could not split keeps its root's output only where the root
+ * is a leaf the limits allow (split_rules.h's hb_rule_lone_root_counts);
+ * else its value becomes 0. For the learners, before a tree's values reach
+ * the scores (the GPU's leaf value kernel applies the same rule). */
+void hb_booster_lone_root(const hb_config_t *cfg, hb_tree_t *t);
 /* Record why `what` went out of range in round `round` (1-based) of data
  * set `data` and return HB_ERR_INPUT (HB_OK without blame_rate when no
  * input is to blame). */

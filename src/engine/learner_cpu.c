@@ -174,6 +174,7 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
     if (st != HB_OK) break;
     touched = 1;
     hb_tree_t *t = tr[k];
+    hb_booster_lone_root(cfg, t);
     if (!hb_booster_tree_finite(t)) { st = hb_booster_overflow(b, "leaf values", 0, b->iter + 1, 1); break; }
     if (t->num_leaves == 1) (*single)++;
     double *sk = b->score + (size_t)k * n;

@@ -159,6 +159,7 @@ static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, int st, h
   for (int l = 0; l < L; l++) count[l] = begin[l + 1] - begin[l];
   const hb_leaf_rows_t lr = {NULL, idx, begin, count};
   st = hb_booster_renew_leaves(b, &lr, t, score, b->cfg.learning_rate);
+  if (st == HB_OK) hb_booster_lone_root(&b->cfg, t);  /* as the device's leaf values do */
   if (st == HB_OK) st = hb_cuda_learner_set_leaf_values(gl->gpu, t->leaf_value);
   hb_free(begin); hb_free(count); hb_free(idx);
   return st;

@@ -67,6 +67,16 @@ HB_RULE int hb_rule_has_missing(int na_n, double na_h, double H) {
   return na_n > 0 || na_h > 1e-10 * H;
 }
 
+/* Whether a tree that could not split (its root its one leaf, n rows and
+ * hessian h) may add its root's output: only when the root is a leaf
+ * min_data_in_leaf and min_sum_hessian_in_leaf allow, as every other leaf
+ * is. Otherwise the tree adds nothing (value 0, as LightGBM's unsplit trees
+ * do): a root whose hessian is below min_sum_hessian_in_leaf (a rare class
+ * whose probabilities have all gone to 0) would divide by almost nothing. */
+HB_RULE int hb_rule_lone_root_counts(int n, double h, int min_data_in_leaf, double min_sum_hessian) {
+  return n >= min_data_in_leaf && h >= min_sum_hessian;
+}
+
 /* Whether a leaf with n rows and hessian h may be split at all. */
 HB_RULE int hb_rule_splittable(int n, double h, int min_data_in_leaf, double min_sum_hessian) {
   return n >= 2 * min_data_in_leaf && h >= 2 * min_sum_hessian;

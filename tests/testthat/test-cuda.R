@@ -277,6 +277,32 @@ test_that("GPU and CPU grow the same trees: regression, binary, multiclass on ti
   }
 })
 
+test_that("GPU and CPU: a rare class's trees that cannot split, their roots below min_sum_hessian_in_leaf, add nothing", {
+  skip_without_gpu()
+  # test-objectives.R's case: the rare class's hessian sum (~44) is below
+  # min_sum_hessian_in_leaf = 50, so its unsplit trees add 0 on both
+  # devices (the GPU's leaf value kernel, the CPU's learner); the others split
+  set.seed(41)
+  n <- 1000L
+  x <- data.frame(a = rnorm(n), b = runif(n))
+  y <- ifelse(x$a > 0, "big", "small")
+  y[sample(n, 30)] <- "rare"
+  y <- factor(y)
+  for (q in c(FALSE, TRUE)) {
+    fits <- lapply(c("cpu", "cuda"), function(dev) {
+      hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 50, min_data_in_leaf = 5L,
+               quantized = q, seed = 1, device = dev)
+    })
+    label <- if (q) "quantized" else "full precision"
+    tg <- hb_trees(fits[[2L]])
+    rare <- seq(match("rare", levels(y)), max(tg$tree), by = 3L)
+    expect_identical(tg$value[tg$tree %in% rare], rep(0, length(rare)), label = paste(label, "rare trees"))
+    expect_same_trees(fits[[1L]], fits[[2L]], tol = 1e-8, label = label)
+    expect_equal(unname(predict(fits[[2L]], x, type = "raw")[, match("rare", levels(y))]), rep(log(30 / n), n),
+                 tolerance = TOL$exact, label = paste(label, "rare raw scores"))
+  }
+})
+
 test_that("GPU and CPU grow the same trees from a per-row init_score, and log the same validation metric", {
   skip_without_gpu()
   d <- tiefree(17)

@@ -236,3 +236,40 @@ test_that("l1 and quantile check their parameters and keep alpha in the model", 
   expect_identical(predict(hb_load({f <- tempfile(); hb_save(fit, f); f}), d$x), predict(fit, d$x))
   expect_true(grepl("\nquantile_alpha=", fit$model_text, fixed = TRUE))
 })
+
+test_that("a tree that cannot split adds nothing when its root breaks min_sum_hessian_in_leaf (a rare class's trees)", {
+  # A rare class's hessian sum, 1.5 sum p (1 - p) ~ 1.5 x 30 x 0.97 ~ 44, is
+  # below min_sum_hessian_in_leaf = 50: its root is no leaf the limits allow,
+  # so its trees (which cannot split either) add nothing, as LightGBM's
+  # unsplit trees do; the other classes' trees (~375) split. Before, such a
+  # root added -G / H, which divides by almost nothing once the class's
+  # probabilities have gone to 0 (a multiclass model's raw scores reached
+  # 6.5e11 that way).
+  set.seed(41)
+  n <- 1000L
+  x <- data.frame(a = rnorm(n), b = runif(n))
+  y <- ifelse(x$a > 0, "big", "small")
+  y[sample(n, 30)] <- "rare"
+  y <- factor(y)
+  fit <- hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 50, min_data_in_leaf = 5L,
+                  seed = 1)
+  tr <- hb_trees(fit)
+  k <- match("rare", levels(y))
+  rare <- seq(k, max(tr$tree), by = 3L)
+  expect_length(rare, 10L)
+  rt <- tr[tr$tree %in% rare, ]
+  expect_true(all(rt$is_leaf) && all(rt$hessian < 50))
+  expect_identical(rt$value, rep(0, 10L))
+  expect_true(all(tapply(!tr$is_leaf, tr$tree, any)[-rare]))
+  # so the rare class's raw score stays its starting score, the log of its
+  # share of the rows (plain R), on every row
+  raw <- predict(fit, x, type = "raw")
+  expect_equal(unname(raw[, k]), rep(log(30 / n), n), tolerance = TOL$exact)
+  # a root the limits allow still adds its output: with the limit lowered,
+  # the same trees add -G / H x the learning rate
+  fit2 <- hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 40, min_data_in_leaf = 5L,
+                   seed = 1)
+  tr2 <- hb_trees(fit2)
+  lone <- tr2[tr2$tree %in% rare & tr2$is_leaf & !(tr2$tree %in% tr2$tree[!tr2$is_leaf]), ]
+  expect_true(any(lone$hessian >= 40 & lone$value != 0))
+})
