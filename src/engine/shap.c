@@ -156,15 +156,22 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
         ti = cleft[a]; cleft[a] = cleft[b]; cleft[b] = ti;
         const double td = cfrac[a]; cfrac[a] = cfrac[b]; cfrac[b] = td;
       }
-      /* distinct features in the order of their first split; each one's
-       * fraction the product over its splits (the walk's order: the newer
-       * fraction times the older product) */
+      /* distinct features in the order of their last split (the walk's
+       * order at the leaf: a feature split on again moves to the end), so
+       * that the paths of leaves below one node share every feature last
+       * split on above it; each one's fraction the product over its splits
+       * (the walk's order: the newer fraction times the older product) */
       int d = 0;
-      for (int q = 0; q < len; q++) {
+      for (int q = len - 1; q >= 0; q--) {
         const int f = tr->split_feature[cnode[q]];
         int k = 0;
         while (k < d && efeat[k] != f) k++;
         if (k == d) efeat[d++] = f;
+      }
+      for (int a = 0, b = d - 1; a < b; a++, b--) {
+        const int ti = efeat[a];
+        efeat[a] = efeat[b];
+        efeat[b] = ti;
       }
       for (int k = 0; k < d; k++, e++) {
         double zero = 1.0;

@@ -315,7 +315,7 @@ HB_SHAP_RULE void hb_shap_walk_tree(const hb_shap_walk_t *w, hb_shap_step_t *pat
  * leaves' values, and its num_leaves paths in depth-first order: path i
  * leads to leaf path_leaf[i], shares its first path_share[i] elements with
  * path i - 1, and has its distinct features as elements path_first[i] ..
- * path_first[i + 1] - 1, in the order of their first split from the root:
+ * path_first[i + 1] - 1, in the order of their last split from the root:
  * element e's slot (the feature's index among the tree's distinct split
  * features), its zero fraction, and its splits cond[c] for c in
  * cond_first[e] .. cond_first[e + 1] - 1, each (node << 1) | 1 when the
@@ -429,13 +429,19 @@ HB_SHAP_RULE void hb_shap_paths_tree(const hb_shap_paths_t *t, const hb_shap_xro
     double *wd = keep ? keep->saved : w;  /* the weights after the elements extended so far */
     wd[0] = 1.0;
     for (int k = 1; k <= d; k++) {
-      if (keep) {  /* the weights after k - 1 elements, copied on to extend (unless shared) */
+      const double zero = t->elem_zero[e0 + k - 1], o = (double)one[(size_t)k * ws], r1 = inv[k + 1];
+      if (keep) {  /* from the weights after k - 1 elements into the next ones (unless shared) */
         const double *src = wd;
         wd = keep->saved + (size_t)k * (size_t)(k + 1) / 2;
         if (k <= from) continue;
-        for (int i = 0; i < k; i++) wd[i] = src[i];
+        /* the in-place update's values: weight i gets zero's part of the
+         * old weight i, then one's part of the old weight i - 1 added */
+        wd[k] = 0.0 + o * src[k - 1] * (double)k * r1;
+        for (int i = k - 1; i >= 1; i--)
+          wd[i] = zero * src[i] * (double)(k - i) * r1 + o * src[i - 1] * (double)i * r1;
+        wd[0] = zero * src[0] * (double)k * r1;
+        continue;
       }
-      const double zero = t->elem_zero[e0 + k - 1], o = (double)one[(size_t)k * ws], r1 = inv[k + 1];
       wd[(size_t)k * ws] = 0.0;
       for (int i = k - 1; i >= 0; i--) {
         wd[(size_t)(i + 1) * ws] += o * wd[(size_t)i * ws] * (double)(i + 1) * r1;
