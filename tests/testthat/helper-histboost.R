@@ -701,3 +701,16 @@ ref_cat_split <- function(g, h, n, G, H, num_bin, params) {
   }
   best
 }
+
+# 1000 rows of two features and three classes, one of them rare: 30 rows of
+# "rare" among "big" and "small" (x$a > 0 or not). With
+# min_sum_hessian_in_leaf = 50 the rare class's hessian sum (~44) is below
+# the limit and the others' (~375) are not (test-objectives.R, test-cuda.R).
+rare_class_data <- function() {
+  set.seed(41)
+  n <- 1000L
+  x <- data.frame(a = rnorm(n), b = runif(n))
+  y <- ifelse(x$a > 0, "big", "small")
+  y[sample(n, 30)] <- "rare"
+  list(x = x, y = factor(y))
+}

@@ -282,12 +282,10 @@ test_that("GPU and CPU: a rare class's trees that cannot split, their roots belo
   # test-objectives.R's case: the rare class's hessian sum (~44) is below
   # min_sum_hessian_in_leaf = 50, so its unsplit trees add 0 on both
   # devices (the GPU's leaf value kernel, the CPU's learner); the others split
-  set.seed(41)
-  n <- 1000L
-  x <- data.frame(a = rnorm(n), b = runif(n))
-  y <- ifelse(x$a > 0, "big", "small")
-  y[sample(n, 30)] <- "rare"
-  y <- factor(y)
+  d <- rare_class_data()
+  x <- d$x
+  y <- d$y
+  n <- nrow(x)
   for (q in c(FALSE, TRUE)) {
     fits <- lapply(c("cpu", "cuda"), function(dev) {
       hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 50, min_data_in_leaf = 5L,

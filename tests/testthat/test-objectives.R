@@ -245,12 +245,10 @@ test_that("a tree that cannot split adds nothing when its root breaks min_sum_he
   # root added -G / H, which divides by almost nothing once the class's
   # probabilities have gone to 0 (a multiclass model's raw scores reached
   # 6.5e11 that way).
-  set.seed(41)
-  n <- 1000L
-  x <- data.frame(a = rnorm(n), b = runif(n))
-  y <- ifelse(x$a > 0, "big", "small")
-  y[sample(n, 30)] <- "rare"
-  y <- factor(y)
+  d <- rare_class_data()
+  x <- d$x
+  y <- d$y
+  n <- nrow(x)
   fit <- hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 50, min_data_in_leaf = 5L,
                   seed = 1)
   tr <- hb_trees(fit)
