@@ -27,7 +27,7 @@
     doc = "fewest rows in a leaf (estimated from hessians while searching splits)"),
   min_sum_hessian_in_leaf = list(type = "DBL", default = 0.001, lower = 0, lower_open = FALSE, upper = Inf, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "arg", aliases = c("min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian", "min_child_weight"),
-    doc = "smallest sum of hessians in a leaf (a tree that cannot split adds nothing when its root has less)"),
+    doc = "smallest sum of hessians in a leaf (a tree that cannot split adds nothing when its root has less, or fewer rows than min_data_in_leaf)"),
   lambda_l1 = list(type = "DBL", default = 0, lower = 0, lower_open = FALSE, upper = Inf, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "arg", aliases = c("reg_alpha", "l1_regularization"),
     doc = "L1 regularization of leaf values"),

@@ -411,7 +411,7 @@ static int contrib_rows(const hb_model_t *m, const hb_column_t *cols, const csr_
   const int K = m->trees_per_iter;
   const size_t P = (size_t)nfeat + 1, N = (size_t)nrow, width = (size_t)K * P * (inter ? P : 1);
   hb_shap_t s;
-  int st = hb_shap_prepare(m->trees, t0, t1, &s);
+  int st = hb_shap_prepare(m->trees, t0, t1, !inter, &s);
   if (st) return st;
   if (nth > nrow) nth = nrow;
   long long row_work = 0;
@@ -1064,7 +1064,7 @@ static int contrib_gpu(const hb_model_t *m, const hb_input_t *in, int t0, int t1
       if (csr.p[i + 1] - csr.p[i] > max_row_nnz) max_row_nnz = csr.p[i + 1] - csr.p[i];
   }
   hb_shap_t s;
-  int st = hb_shap_prepare(m->trees, t0, t1, &s);
+  int st = hb_shap_prepare(m->trees, t0, t1, 1, &s);
   if (st) {
     csr_free(&csr);
     return st;

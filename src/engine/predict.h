@@ -31,8 +31,9 @@ int hb_predict(const hb_model_t *m, const hb_input_t *in, int start_iter, int nu
  * the GPU, cuda.h). On the GPU, RAW, RESPONSE, LEAF and CONTRIB
  * (INTERACTION is HB_ERR_INPUT): the same values as the CPU's bit for bit
  * (each row sums its trees in the same order from the same start; the link
- * is the CPU's, on the host; contributions walk each tree with the CPU's
- * TreeSHAP, shap_rules.h, the expected values, offsets and a forest's
+ * is the CPU's, on the host; contributions sum each tree's leaf paths with
+ * the CPU's code, shap_rules.h, and add the trees in the CPU's order, the
+ * expected values, offsets and a forest's
  * averaging added on the host as hb_predict adds them), dense or sparse
  * input (sparse rows go up as CSR, never densified). Rows go through the device in
  * blocks, interrupts checked between them. A device failure (out of its

@@ -96,6 +96,9 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
         } else if (cnt[l] > 0) {
           out = lr * hb_rule_leaf_output(G[l], H[l], p->lambda_l1, child_l2(m, t, t->leaf_parent[l], p));
         }
+        /* a tree that could not split adds nothing where its root breaks the limits, as in training */
+        if (L == 1 && !hb_rule_lone_root_counts(cnt[0], H[0], cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf))
+          out = 0;
         t->leaf_value[l] = decay * t->leaf_value[l] + (1 - decay) * out;
         t->leaf_hess[l] = H[l];
         t->leaf_count[l] = cnt[l];

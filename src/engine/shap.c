@@ -225,7 +225,7 @@ static int prepare_paths(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) 
   return st;
 }
 
-int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
+int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, int paths, hb_shap_t *s) {
   memset(s, 0, sizeof *s);
   const int nt = t1 - t0 > 0 ? t1 - t0 : 0;
   size_t total = 0, most = 1;
@@ -280,7 +280,7 @@ int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s) {
   }
   s->inv[0] = 0;
   for (int d = 1; d <= s->max_depth + 1; d++) s->inv[d] = 1.0 / d;
-  const int st = prepare_paths(trees, t0, t1, s);
+  const int st = paths ? prepare_paths(trees, t0, t1, s) : HB_OK;
   if (st != HB_OK) hb_shap_free(s);
   return st;
 }

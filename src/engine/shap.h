@@ -46,11 +46,12 @@ typedef struct {
   int max_slots;  /* most slots of one tree */
 } hb_shap_t;
 
-/* Covers, expected values, depth and leaf paths for trees [t0, t1).
- * HB_ERR_INPUT when a
+/* Covers, expected values and depth for trees [t0, t1), and with paths
+ * their leaf paths (contributions; interaction values walk the trees and do
+ * without). HB_ERR_INPUT when a
  * tree with splits has no rows counted in its leaves (a model text without
  * counts), HB_ERR_NOMEM when memory runs out; on failure nothing is held. */
-int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, hb_shap_t *s);
+int hb_shap_prepare(hb_tree_t *const *trees, int t0, int t1, int paths, hb_shap_t *s);
 void hb_shap_free(hb_shap_t *s);
 
 /* Tree t's view for shap_rules.h's walk and for its leaf paths (its own

@@ -263,6 +263,10 @@ test_that("a tree that cannot split adds nothing when its root breaks min_sum_he
   # share of the rows (plain R), on every row
   raw <- predict(fit, x, type = "raw")
   expect_equal(unname(raw[, k]), rep(log(30 / n), n), tolerance = TOL$exact)
+  # refitting on the same rows keeps them at 0 (the rule holds in hb_refit too)
+  r <- hb_refit(fit, x, y, nthreads = 1L)
+  rr <- hb_trees(r)
+  expect_identical(rr$value[rr$tree %in% rare], rep(0, 10L))
   # a root the limits allow still adds its output: with the limit lowered,
   # the same trees add -G / H x the learning rate
   fit2 <- hb_quiet(x, y, nrounds = 10L, num_leaves = 4L, min_sum_hessian_in_leaf = 40, min_data_in_leaf = 5L,
