@@ -573,51 +573,63 @@ static void test_predict_interaction(void) {
  * squared-error gradients at the running score, by hand, with decay and L2;
  * then the refusals. */
 static void test_refit(void) {
-  hb_model_t *m = model_reg();
-  inputs_t in;
-  make_inputs(&in);
-  double lf[NR * 3];
-  CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_LEAF, 1, lf) == HB_OK, "leaves");
-  int leaf[NR * 3];
-  for (int e = 0; e < NR * 3; e++) leaf[e] = (int)lf[e];
-  const double y[NR] = {101, 95, 130, 125, 140, 90, 110}, w[NR] = {1, 2, 1, 1, 0.5, 1, 3};
-  const double lr = m->config.learning_rate, l2 = 2, decay = 0.25;
-  /* by hand: the old values, the running score */
-  double old[3][3] = {{10, 20, 30}, {0.5, 0, 0}, {-1, 1, 0}}, want[3][3] = {{0}}, score[NR];
-  const int L[3] = {3, 1, 2};
-  for (int i = 0; i < NR; i++) score[i] = 100;
-  for (int t = 0; t < 3; t++) {
-    for (int l = 0; l < L[t]; l++) {
-      double G = 0, H = 0;
-      int n = 0;
-      for (int i = 0; i < NR; i++)
-        if (leaf[t * NR + i] == l) {
-          G += w[i] * (score[i] - y[i]);
-          H += w[i];
-          n++;
-        }
-      want[t][l] = decay * old[t][l] + (1 - decay) * (n ? lr * -G / (H + l2) : 0.0);
+  /* min_data_in_leaf 1, then 20: tree 1 is a lone root of the 7 rows, which
+   * refits to its rows' output only where the root is a leaf the limits
+   * allow (as in training); else it adds nothing */
+  for (int pass = 0; pass < 2; pass++) {
+    hb_model_t *m = model_reg();
+    m->config.min_data_in_leaf = pass == 0 ? 1 : 20;
+    inputs_t in;
+    make_inputs(&in);
+    double lf[NR * 3];
+    CHECK(hb_predict(m, &in.dense, 0, 0, HB_PRED_LEAF, 1, lf) == HB_OK, "leaves");
+    int leaf[NR * 3];
+    for (int e = 0; e < NR * 3; e++) leaf[e] = (int)lf[e];
+    const double y[NR] = {101, 95, 130, 125, 140, 90, 110}, w[NR] = {1, 2, 1, 1, 0.5, 1, 3};
+    const double lr = m->config.learning_rate, l2 = 2, decay = 0.25;
+    /* by hand: the old values, the running score */
+    double old[3][3] = {{10, 20, 30}, {0.5, 0, 0}, {-1, 1, 0}}, want[3][3] = {{0}}, score[NR];
+    const int L[3] = {3, 1, 2};
+    for (int i = 0; i < NR; i++) score[i] = 100;
+    for (int t = 0; t < 3; t++) {
+      for (int l = 0; l < L[t]; l++) {
+        double G = 0, H = 0;
+        int n = 0;
+        for (int i = 0; i < NR; i++)
+          if (leaf[t * NR + i] == l) {
+            G += w[i] * (score[i] - y[i]);
+            H += w[i];
+            n++;
+          }
+        const int counts = L[t] > 1 || (n >= m->config.min_data_in_leaf && H >= m->config.min_sum_hessian_in_leaf);
+        want[t][l] = decay * old[t][l] + (1 - decay) * (n && counts ? lr * -G / (H + l2) : 0.0);
+      }
+      for (int i = 0; i < NR; i++) score[i] += want[t][leaf[t * NR + i]];
     }
-    for (int i = 0; i < NR; i++) score[i] += want[t][leaf[t * NR + i]];
+    hb_refit_params_t p = {decay, 0, l2, 0, 2};
+    CHECK(hb_refit_model(m, NR, leaf, y, w, NULL, &p) == HB_OK, "refit: %s", hb_error_message());
+    for (int t = 0; t < 3; t++)
+      for (int l = 0; l < L[t]; l++)
+        CHECK(close_to(m->trees[t]->leaf_value[l], want[t][l]), "tree %d leaf %d: %g (want %g)", t, l,
+              m->trees[t]->leaf_value[l], want[t][l]);
+    CHECK(m->trees[0]->leaf_count[0] == 3 && m->trees[0]->leaf_count[1] == 2 && m->trees[0]->internal_count[0] == NR,
+          "counts are the new rows'");
+    CHECK(pass == 0 || m->trees[1]->leaf_value[0] == decay * old[1][0], "a lone root of 7 rows under min_data_in_leaf 20");
+    if (pass == 0) {
+      hb_model_free(m);
+      continue;
+    }
+    leaf[4] = 3;
+    CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT && strstr(hb_error_message(), "row 5"),
+          "a leaf out of range: %s", hb_error_message());
+    leaf[4] = 2;
+    p.decay_rate = 1.5;
+    CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "decay out of range");
+    p.decay_rate = 0;
+    m->config.objective = HB_OBJ_LAMBDARANK;
+    CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "lambdarank refused");
+    hb_model_free(m);
   }
-  hb_refit_params_t p = {decay, 0, l2, 0, 2};
-  CHECK(hb_refit_model(m, NR, leaf, y, w, NULL, &p) == HB_OK, "refit: %s", hb_error_message());
-  for (int t = 0; t < 3; t++)
-    for (int l = 0; l < L[t]; l++)
-      CHECK(close_to(m->trees[t]->leaf_value[l], want[t][l]), "tree %d leaf %d: %g (want %g)", t, l,
-            m->trees[t]->leaf_value[l], want[t][l]);
-  CHECK(m->trees[0]->leaf_count[0] == 3 && m->trees[0]->leaf_count[1] == 2 && m->trees[0]->internal_count[0] == NR,
-        "counts are the new rows'");
-  leaf[4] = 3;
-  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT && strstr(hb_error_message(), "row 5"),
-        "a leaf out of range: %s", hb_error_message());
-  leaf[4] = 2;
-  p.decay_rate = 1.5;
-  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "decay out of range");
-  p.decay_rate = 0;
-  m->config.objective = HB_OBJ_LAMBDARANK;
-  CHECK(hb_refit_model(m, NR, leaf, y, NULL, NULL, &p) == HB_ERR_INPUT, "lambdarank refused");
-  hb_model_free(m);
 }
 
 /* Sparse rows walk zero chains (predict.c): checked against walking each
