@@ -235,11 +235,6 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # What histboost(distributed = "mpi") does not do yet: refused on every
 # process alike (the arguments are the same everywhere), before any data moves.
 .hb_dist_refuse <- function(a, device) {
-  if (device == "cuda" && isTRUE(a$goss)) {
-    .hb_throw("device", paste0("`goss` = TRUE with `device` = \"cuda\" and `distributed` = \"mpi\" is not built ",
-                               "yet (GOSS's threshold is over every process's rows); use bagging ",
-                               "(`bagging_fraction`, `bagging_freq`) or device = \"cpu\"."))
-  }
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",
               "hb_dataset(..., distributed = \"mpi\") on every process.")

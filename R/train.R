@@ -5,8 +5,6 @@
 # .HB_OBJECTIVES, .HB_REGRESSION_FAMILY (objectives of the regression task:
 # a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
 # src/engine/codes.def (R/params-generated.R), as the engine's codes do.
-# Objectives the GPU learner does not implement (training on it is refused).
-.HB_CPU_ONLY_OBJECTIVES <- c("multiclassova", "cross_entropy", "mape", "fair", "cox")
 # Metrics each objective may use; the first is its default.
 .HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber", "mape", "fair"),
                          binary = c("logloss", "auc", "error", "average_precision"),
@@ -193,9 +191,9 @@ histboost <- function(x, ...) {
 #'   it minimises the negative log partial likelihood with Breslow's ties,
 #'   weighted as `survival::coxph()` weighs, starts from 0 and `predict()`
 #'   returns the relative risk `exp(score)` (`type = "raw"`: the log risk);
-#'   a `Surv` response chooses it when `objective = "auto"`. These five train
-#'   on the CPU only: with `device = "cuda"` they are an error of class
-#'   `histboost_error_device`, and `"auto"` chooses the CPU for them.
+#'   a `Surv` response chooses it when `objective = "auto"`. Every objective
+#'   trains on the GPU too (Cox's gradients are computed on the host, which
+#'   keeps the rows in order of time).
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -211,8 +209,7 @@ histboost <- function(x, ...) {
 #'   and `hess` are n x K matrices (or vectors of n * K values, class after
 #'   class); `predict()` gives an n x K matrix of raw scores (`type =
 #'   "class"`: the class of the largest), the metrics are `"multi_logloss"`
-#'   (default) and `"multi_error"` of their softmax, and it trains on the
-#'   CPU only.
+#'   (default) and `"multi_error"` of their softmax.
 #' @param learning_rate Shrinkage applied to each tree, > 0.
 #' @param num_leaves Most leaves per tree, >= 2.
 #' @param max_depth Most depth of a tree; <= 0 means no limit.
@@ -599,7 +596,7 @@ histboost <- function(x, ...) {
 #'   GPU decides by are summed over the processes, peer to peer between the
 #'   GPUs when every process has its own GPU on one machine, else through
 #'   MPI via host memory, and the model is the one-GPU model of the
-#'   concatenated rows (not yet with `goss`). `device = "auto"` means the
+#'   concatenated rows (GOSS included). `device = "auto"` means the
 #'   CPU here.
 #'   Run it with [hb_mpi_run()] from a console.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
@@ -841,10 +838,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     objective <- .hb_choice(objective, c("auto", setdiff(names(.HB_OBJECTIVES), "custom")), "objective")
   }
   device <- .hb_choice(device, c("cpu", "cuda", "auto"), "device")
-  if (device == "cuda" && objective %in% .HB_CPU_ONLY_OBJECTIVES) {  # before asking for the GPU
-    .hb_abort("`objective` = \"", objective, "\" trains on the CPU only: the GPU learner does not implement it. ",
-              "Use device = \"cpu\" (or \"auto\", which then chooses the CPU).", kind = "device")
-  }
   distributed <- .hb_distributed(a$distributed %||% "no")
   if (inherits(a$x, "hb_dataset") && identical(a$x$distributed, "mpi") && distributed != "mpi") {
     .hb_abort("`x` is an hb_dataset made with `distributed` = \"mpi\"; train it with distributed = \"mpi\" too.")
@@ -1035,7 +1028,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # the CPU), custom_labels (a custom objective's labels)).
 .hb_resolve_task <- function(p, train, x, y, init_model) {
   objective <- p$objective; custom <- p$custom; boosting <- p$boosting; device <- p$device
-  device_asked <- p$device_asked; verbose <- p$verbose; rank <- p$rank; eng <- p$eng
+  rank <- p$rank; eng <- p$eng
   custom_labels <- NULL
   info <- train$label_info
   obj <- if (objective != "auto") objective else if (info$task_hint == "survival") "cox" else info$task_hint
@@ -1055,17 +1048,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       else as.double(.hb_label(y, length(y))$label)
     # more than two classes: one score per class, as LightGBM's custom multiclass objectives
     if (info$task_hint == "multiclass") task <- "multiclass" else classes <- NULL
-  }
-  if (obj %in% .HB_CPU_ONLY_OBJECTIVES || (!is.null(custom) && task == "multiclass")) {
-    what <- if (is.null(custom)) paste0("`objective` = \"", obj, "\"") else "a custom multiclass `objective`"
-    if (device == "cuda" && device_asked == "cuda") {
-      .hb_abort(what, " trains on the CPU only: the GPU learner does not implement it. Use device = \"cpu\" ",
-                "(or \"auto\", which then chooses the CPU).", kind = "device")
-    }
-    if (device == "cuda") {  # "auto" chose the GPU: this objective needs the CPU
-      if (verbose >= 1L) message("histboost: training on the CPU: ", what, " is not implemented on the GPU.")
-      device <- "cpu"
-    }
   }
   if (task == "survival" && info$task_hint != "survival") {
     .hb_abort("`objective` = \"cox\" needs a survival response: `y` = survival::Surv(time, status) ",

@@ -21,7 +21,15 @@ __global__ void k_gradients(int objective, hb_obj_param_t q, int n, int K, const
                             double *__restrict__ g, double *__restrict__ h) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double w = weight ? weight[i] : 1.0;
-    if (objective != HB_OBJ_MULTICLASS) {  // the CPU's formulas (objective_rules.h)
+    if (objective == HB_OBJ_MULTICLASSOVA) {  // class k against the rest (objective.c's loop)
+      const int y = (int)label[i];
+      for (int k = 0; k < K; k++) {
+        const size_t j = (size_t)k * n + i;
+        const double p = 1.0 / (1.0 + hb_exp(-score[j]));
+        g[j] = w * (p - (k == y ? 1.0 : 0.0));
+        h[j] = w * p * (1.0 - p);
+      }
+    } else if (objective != HB_OBJ_MULTICLASS) {  // the CPU's formulas (objective_rules.h)
       hb_obj_row(objective, q, label[i], score[i], w, &g[i], &h[i]);
     } else {
       double mx = score[i];
@@ -105,11 +113,11 @@ __global__ void k_goss_size(const double *__restrict__ g, const double *__restri
   }
 }
 
-// Rows above the threshold (the top-th largest size, sorted[n - top]) are
-// kept; rows equal to it are flagged in `eq` and counted above.
-__global__ void k_goss_above(const double *__restrict__ size, const double *__restrict__ sorted, int n, int top,
+// Rows above the threshold (*thr: the top-th largest size) are kept; rows
+// equal to it are flagged in `eq`; the rows above are counted in *above.
+__global__ void k_goss_above(const double *__restrict__ size, const double *__restrict__ thr_at, int n,
                              uint8_t *__restrict__ keep, uint8_t *__restrict__ eq, int *above) {
-  const double thr = sorted[n - top];
+  const double thr = *thr_at;
   int cnt = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     keep[i] = size[i] > thr;
@@ -121,23 +129,25 @@ __global__ void k_goss_above(const double *__restrict__ size, const double *__re
 }
 
 // The first top - above rows equal to the threshold, in row order (ties,
-// their list), are kept too.
+// their list), are kept too (above NULL: 0).
 __global__ void k_goss_ties(const int *__restrict__ ties, const int *nties, int top, const int *above,
                             uint8_t *__restrict__ keep) {
-  const int m = min(top - *above, *nties);
+  const int m = min(top - (above ? *above : 0), *nties);
   for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += gridDim.x * blockDim.x) keep[ties[j]] = 1;
 }
 
 // The rest are drawn with probability keep_p (the CPU's draws), and a drawn
 // row's gradients and hessians of every class are scaled by amp.
-__global__ void k_goss_draw(uint64_t head, double keep_p, double amp, int n, int K, const uint8_t *__restrict__ keep,
-                            uint8_t *__restrict__ inbag, double *__restrict__ g, double *__restrict__ h) {
+// The draws key rows by their global index row0 + i.
+__global__ void k_goss_draw(uint64_t head, double keep_p, double amp, int n, int K, uint64_t row0,
+                            const uint8_t *__restrict__ keep, uint8_t *__restrict__ inbag, double *__restrict__ g,
+                            double *__restrict__ h) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     if (keep[i]) {
       inbag[i] = 1;
       continue;
     }
-    const bool drawn = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)i)) < keep_p;
+    const bool drawn = hb_rng_bits_unif(hb_rng_key_tail(head, row0 + (uint64_t)i)) < keep_p;
     inbag[i] = drawn;
     if (!drawn) continue;
     for (int k = 0; k < K; k++) {
@@ -145,6 +155,23 @@ __global__ void k_goss_draw(uint64_t head, double keep_p, double amp, int n, int
       h[(size_t)k * n + i] *= amp;
     }
   }
+}
+
+// Data-parallel: how many of the rows whose size's bits above `shift + 8`
+// are `prefix` have each value of the byte at `shift` (all rows at shift
+// 56): a step of goss.c's select_dist. cnt: 256 counters, cleared.
+__global__ void k_goss_digit(const double *__restrict__ size, int n, int shift, unsigned long long prefix,
+                             unsigned long long *cnt) {
+  __shared__ unsigned int c[256];
+  for (int b = threadIdx.x; b < 256; b += blockDim.x) c[b] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const unsigned long long u = (unsigned long long)__double_as_longlong(size[i]);  // sizes >= 0: bits order
+    if (shift == 56 || (u >> (shift + 8)) == prefix) atomicAdd(&c[(u >> shift) & 255], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < 256; b += blockDim.x)
+    if (c[b]) atomicAdd(&cnt[b], (unsigned long long)c[b]);
 }
 
 // Before GOSS starts (or when it is off this round): every row.
@@ -296,6 +323,45 @@ int bag_temp_bytes(int n, int goss, size_t *bytes) {
   return HB_OK;
 }
 
+int goss_size_launch(const GossArgs &a, int n, int K, const double *g, const double *h, int grid, cudaStream_t st) {
+  HB_SAME_CARVEOUT(k_goss_size);
+  k_goss_size<<<grid, 256, 0, st>>>(g, h, n, K, a.size);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS size kernel");
+  return HB_OK;
+}
+
+int goss_digit_launch(const GossArgs &a, int n, int shift, uint64_t prefix, long long *cnt, int grid,
+                      cudaStream_t st) {
+  HB_CUDA_TRY(cudaMemsetAsync(cnt, 0, 256 * sizeof(long long), st), "clearing the GOSS counts");
+  k_goss_digit<<<grid, 256, 0, st>>>(a.size, n, shift, (unsigned long long)prefix, (unsigned long long *)cnt);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS selection kernel");
+  return HB_OK;
+}
+
+int goss_keep_launch(const GossArgs &a, const double *thr, int n, uint8_t *inbag, int *bag, int *nbag, void *temp,
+                     size_t temp_bytes, int grid, cudaStream_t st) {
+  HB_CUDA_TRY(cudaMemsetAsync(a.above, 0, sizeof(int), st), "clearing a counter");
+  k_goss_above<<<grid, 256, 0, st>>>(a.size, thr, n, a.keep, inbag, a.above);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS threshold kernel");
+  thrust::counting_iterator<int> rows(0);
+  size_t tb = temp_bytes;
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS ties");
+  return HB_OK;
+}
+
+int goss_draw_launch(const GossArgs &a, uint64_t seed, uint64_t round, uint64_t row0, int ties, const int *above,
+                     int n, int K, double *g, double *h, uint8_t *inbag, int *bag, int *nbag, void *temp,
+                     size_t temp_bytes, int grid, cudaStream_t st) {
+  k_goss_ties<<<grid, 256, 0, st>>>(bag, nbag, ties, above, a.keep);
+  k_goss_draw<<<grid, 256, 0, st>>>(hb_rng_key_head(seed, HB_RNG_GOSS, round), a.keep_p, a.amp, n, K, row0, a.keep,
+                                    inbag, g, h);
+  HB_CUDA_TRY(cudaGetLastError(), "the GOSS sampling kernel");
+  thrust::counting_iterator<int> rows(0);
+  size_t tb = temp_bytes;
+  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS selection");
+  return HB_OK;
+}
+
 int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, double *g, double *h, uint8_t *inbag,
                 int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
   if (!a.on) {
@@ -303,23 +369,15 @@ int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, 
     HB_CUDA_TRY(cudaGetLastError(), "the GOSS kernel");
     return HB_OK;
   }
-  HB_SAME_CARVEOUT(k_goss_size);
-  k_goss_size<<<grid, 256, 0, st>>>(g, h, n, K, a.size);
-  HB_CUDA_TRY(cudaGetLastError(), "the GOSS size kernel");
+  int rc = goss_size_launch(a, n, K, g, h, grid, st);
+  if (rc != HB_OK) return rc;
   size_t tb = temp_bytes;
   HB_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, tb, a.size, a.sorted, n, 0, 64, st), "the GOSS sort");
-  HB_CUDA_TRY(cudaMemsetAsync(a.above, 0, sizeof(int), st), "clearing a counter");
-  k_goss_above<<<grid, 256, 0, st>>>(a.size, a.sorted, n, a.top, a.keep, inbag, a.above);
-  HB_CUDA_TRY(cudaGetLastError(), "the GOSS threshold kernel");
-  thrust::counting_iterator<int> rows(0);
-  tb = temp_bytes;
-  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS ties");
-  k_goss_ties<<<grid, 256, 0, st>>>(bag, nbag, a.top, a.above, a.keep);
-  k_goss_draw<<<grid, 256, 0, st>>>(hb_rng_key_head(seed, HB_RNG_GOSS, round), a.keep_p, a.amp, n, K, a.keep, inbag,
-                                    g, h);
-  HB_CUDA_TRY(cudaGetLastError(), "the GOSS sampling kernel");
-  tb = temp_bytes;
-  HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, tb, rows, inbag, bag, nbag, n, st), "the GOSS selection");
+  // the threshold: the top-th largest size; the ties kept are top - above
+  if ((rc = goss_keep_launch(a, a.sorted + (n - a.top), n, inbag, bag, nbag, temp, temp_bytes, grid, st)) != HB_OK ||
+      (rc = goss_draw_launch(a, seed, round, 0, a.top, a.above, n, K, g, h, inbag, bag, nbag, temp, temp_bytes, grid,
+                             st)) != HB_OK)
+    return rc;
   k_bag_fix<<<1, 1, 0, st>>>(n, nbag, bag_all);
   HB_CUDA_TRY(cudaGetLastError(), "the GOSS selection");
   return HB_OK;

@@ -140,7 +140,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
-                 L->d_host_gh, L->d_mono, L->d_glob};
+                 L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag};
@@ -588,6 +588,60 @@ static int dist_bag(hb_cuda_learner_t *L, cudaStream_t s) {
   return bag_fill_launch(L->n, L->d_bag_all, L->d_inbag, kGrid1D, s);
 }
 
+// GOSS over every process's rows, as goss.c's hb_goss_sample_dist: the
+// threshold is the exact order statistic of all the sizes, found a byte at
+// a time from the top with each byte's counts summed over the processes;
+// the rows equal to it are kept in global row order (the lower ranks'
+// first), and the draws key rows by their global index. Every process
+// keeps its share of the top ceil(top_rate N) rows and draws the rest, so
+// the sample is the one process's on the concatenated rows.
+static int dist_goss(hb_cuda_learner_t *L, int iter, cudaStream_t s) {
+  const hb_config_t *cfg = &L->cfg;
+  const GossArgs &a = L->goss;
+  const int n = L->n, K = L->K;
+  int st = goss_size_launch(a, n, K, L->d_grad, L->d_hess, kGrid1D, s);
+  if (st != HB_OK) return st;
+  int64_t r = L->N - a.top;  // the rank of the threshold among every size, increasing
+  uint64_t prefix = 0;
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    if ((st = goss_digit_launch(a, n, shift, prefix, a.cnt, kGrid1D, s)) != HB_OK ||
+        (st = dist_sum_dev(L, a.cnt, 256, s)) != HB_OK)
+      return st;
+    const int64_t *cnt = (const int64_t *)L->h_stage;  // the sums, as dist_sum_dev left them here
+    int b = 0;
+    while (b < 255 && r >= cnt[b]) r -= cnt[b++];
+    prefix = (prefix << 8) | (uint64_t)b;
+  }
+  // the threshold goes up in place of a sorted copy, which this path does not make
+  memcpy(L->h_stage, &prefix, sizeof prefix);  // the bits of a double
+  HB_CUDA_TRY(cudaMemcpyAsync(a.sorted, L->h_stage, sizeof(double), cudaMemcpyHostToDevice, s),
+              "copying the GOSS threshold");
+  if ((st = goss_keep_launch(a, a.sorted, n, L->d_inbag, L->d_bag, L->d_nbag, L->d_cub, L->cub_bytes, kGrid1D, s)) !=
+      HB_OK)
+    return st;
+  // the rows above it everywhere, and each process's rows equal to it
+  int *hc = L->h_bag;  // pinned, 2 ints
+  HB_CUDA_TRY(cudaMemcpyAsync(hc, a.above, sizeof(int), cudaMemcpyDeviceToHost, s), "copying the GOSS counts");
+  HB_CUDA_TRY(cudaMemcpyAsync(hc + 1, L->d_nbag, sizeof(int), cudaMemcpyDeviceToHost, s), "copying the GOSS counts");
+  HB_CUDA_TRY(cudaStreamSynchronize(s), "copying the GOSS counts");
+  const int here[2] = {hc[0], hc[1]};
+  const int P = L->dist->size;
+  int64_t *c = (int64_t *)L->h_stage;
+  memset(c, 0, sizeof(int64_t) * ((size_t)P + 1));
+  c[0] = here[0];
+  c[1 + L->dist->rank] = here[1];
+  if ((st = dist_ok(L)) != HB_OK || (st = hb_dist_sum_i64(L->dist, c, (int64_t)P + 1)) != HB_OK) return st;
+  int64_t ties = a.top - c[0];
+  for (int q = 0; q < L->dist->rank; q++) ties -= c[1 + q];
+  if (ties < 0) ties = 0;
+  if (ties > here[1]) ties = here[1];
+  if ((st = goss_draw_launch(a, cfg->seed, (uint64_t)iter, L->q.row0, (int)ties, NULL, n, K, L->d_grad, L->d_hess,
+                             L->d_inbag, L->d_bag, L->d_nbag, L->d_cub, L->cub_bytes, kGrid1D, s)) != HB_OK)
+    return st;
+  // the rows of the tree over every process (at least top of them: never an empty bag)
+  return dist_bag(L, s);
+}
+
 // A tree's gradient range over every process (largest |g| and |h| and,
 // negated so that one maximum does, smallest |h|: doubles, exact), and
 // {N, root rows} for the root kernel.
@@ -816,9 +870,12 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
   if (cfg->goss) {
     // this round's rows (after 1 / learning_rate rounds on every row, as learner_cpu.c)
     L->goss.on = (double)iter >= floor(1.0 / cfg->learning_rate);
-    st = goss_launch(L->goss, cfg->seed, (uint64_t)iter, n, K, L->d_grad, L->d_hess, L->d_inbag, L->d_bag, L->d_nbag,
-                     L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
+    st = L->dist && L->goss.on
+             ? dist_goss(L, iter, s)
+             : goss_launch(L->goss, cfg->seed, (uint64_t)iter, n, K, L->d_grad, L->d_hess, L->d_inbag, L->d_bag,
+                           L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
     if (st != HB_OK) return st;
+    if (L->dist && !L->goss.on) L->nroot = L->N;  // every row of every process
   } else if (L->d_inbag && iter % cfg->bagging_freq == 0) {
     st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->q.row0, !L->dist,
                     L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
@@ -924,11 +981,20 @@ extern "C" int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const hb_dist_t *d
   int st = HB_OK;
   if (!dist || dist->size < 2) return HB_OK;
   if (L->graph || L->dist) return hb_error_set(HB_ERR_STATE, "data-parallel training is set once, before the first round");
-  if (L->cfg.goss)
-    return hb_error_set(HB_ERR_INPUT, "distributed training on GPUs does not support GOSS yet; use bagging "
-                                      "(`bagging_fraction`, `bagging_freq`) or device = \"cpu\"");
   const int tb = L->total_bins;
-  HALLOC(L->h_stage, 2 * (size_t)(tb > L->L ? tb : L->L) + 4);
+  {  // what a sum goes through: a histogram, a tree's leaves, or GOSS's byte counts and rows at its threshold
+    size_t stage = (size_t)(tb > L->L ? tb : L->L);
+    if (stage < 256) stage = 256;
+    if (stage < (size_t)dist->size + 1) stage = (size_t)dist->size + 1;
+    HALLOC(L->h_stage, 2 * stage + 4);
+  }
+  if (L->cfg.goss) {  // the top share is of every process's rows (goss.c's constants)
+    double top = ceil(L->cfg.top_rate * (double)nglobal);
+    if (top > (double)nglobal) top = (double)nglobal;
+    if (top < 1) top = 1;
+    L->goss.top = (int)top;
+    DALLOC(L->goss.cnt, 256);
+  }
   HALLOC(L->h_glob, 2);
   HALLOC(L->h_step, 1);
   HALLOC(L->h_bag, 2);

@@ -367,14 +367,31 @@ int bag_temp_bytes(int n, int goss, size_t *bytes);
 // draw of the rest whose g and h are scaled by amp (in place). Off (before
 // 1 / learning_rate rounds): every row.
 struct GossArgs {
-  int on, top;           // top = ceil(top_rate * n), within [1, n]
+  int on, top;           // top = ceil(top_rate * n), within [1, n] (data-parallel: of every process's rows)
   double keep_p, amp;    // other_rate / (1 - top_rate), (1 - top_rate) / other_rate
   double *size, *sorted; // n each
   uint8_t *keep;         // n
   int *above;            // 1
+  long long *cnt;        // data-parallel: 256 byte counts (learner.cu's dist_goss)
 };
 int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, double *g, double *h, uint8_t *inbag,
                 int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
+// Its steps, which data-parallel training (learner.cu's dist_goss) runs
+// with sums over the processes between them: the sizes (into a.size); the
+// counts of a byte of the sizes among those of a prefix (goss.c's
+// select_dist, into 256 cleared counters); the rows above the threshold
+// *thr (device memory) into a.keep and their count into a.above, the rows
+// equal to it listed in bag (nbag of them; inbag their flags); then the
+// first ties - (*above, or 0 when NULL) of those kept, the draws of the
+// rest (keyed by the global row row0 + i), and the bag of every kept row.
+int goss_size_launch(const GossArgs &a, int n, int K, const double *g, const double *h, int grid, cudaStream_t st);
+int goss_digit_launch(const GossArgs &a, int n, int shift, uint64_t prefix, long long *cnt, int grid,
+                      cudaStream_t st);
+int goss_keep_launch(const GossArgs &a, const double *thr, int n, uint8_t *inbag, int *bag, int *nbag, void *temp,
+                     size_t temp_bytes, int grid, cudaStream_t st);
+int goss_draw_launch(const GossArgs &a, uint64_t seed, uint64_t round, uint64_t row0, int ties, const int *above,
+                     int n, int K, double *g, double *h, uint8_t *inbag, int *bag, int *nbag, void *temp,
+                     size_t temp_bytes, int grid, cudaStream_t st);
 // Bagging: the draws key rows by row0 + i (their global index). `alone`:
 // an empty bag then means every row (bag_all); else (data-parallel) the
 // host decides that over every process and calls bag_fill_launch.

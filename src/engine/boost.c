@@ -51,12 +51,23 @@ int hb_booster_sync_scores(hb_booster_t *b, int data) {
   return b->learner->sync_scores ? b->learner->sync_scores(b, b->lstate, data) : HB_OK;
 }
 
-/* This round's gradients into b->gh for HB_HOST_GRADIENTS objectives, at
- * the training scores (a forest's: the starting scores), brought back from
- * the learner first where they live there. */
+int hb_booster_cox_gradients(hb_booster_t *b, const double *score) {
+  if (b->dist) return hb_booster_cox_gradients_dist(b, score);  /* risk sets over every shard */
+  hb_objective_cox_gradients(b->n, b->train->label, b->train->weight, b->cox_order, score, b->gh);
+  return HB_OK;
+}
+
+/* This round's gradients into b->gh for HB_TAKES_HOST_GRADIENTS objectives,
+ * at the training scores (a forest's: the starting scores), brought back
+ * from the learner first where they live there. */
 int hb_booster_host_gradients(hb_booster_t *b) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = b->train;
+  if (cfg->objective == HB_OBJ_COX) {
+    int st = cfg->rf ? HB_OK : hb_booster_sync_scores(b, 0);
+    if ((st = hb_dist_agree(b->dist, st, "to compute the gradients")) != HB_OK) return st;
+    return hb_booster_cox_gradients(b, cfg->rf ? b->base : b->score);
+  }
   if (cfg->objective == HB_OBJ_CUSTOM) {
     if (!b->custom_set) return hb_error_set(HB_ERR_INPUT, "a custom objective needs this round's gradients first");
     b->custom_set = 0;
@@ -162,7 +173,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   b->query = hb_calloc(1, sizeof(hb_rank_query_t *));
   st = b->model && b->score && b->active && b->query ? HB_OK : HB_ERR_NOMEM;
   /* the host's gradients: all of them, or those the learner does not compute */
-  if (st == HB_OK && (!learner->own_gradients || HB_HOST_GRADIENTS(cfg)) &&
+  if (st == HB_OK && (!learner->own_gradients || HB_TAKES_HOST_GRADIENTS(cfg)) &&
       !(b->gh = hb_malloc(2 * sizeof(double) * nk)))
     st = HB_ERR_NOMEM;
   hb_model_t *m = b->model;

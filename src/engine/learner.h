@@ -109,11 +109,19 @@ struct hb_booster {
  * objective's come from R (hb_booster_set_gradients), LambdaRank's from
  * rank.c; a learner with own_gradients then takes them from b->gh. */
 #define HB_HOST_GRADIENTS(cfg) ((cfg)->objective == HB_OBJ_LAMBDARANK || (cfg)->objective == HB_OBJ_CUSTOM)
+/* The objectives a learner with own_gradients (the GPU's) takes from b->gh:
+ * HB_HOST_GRADIENTS's, and Cox, whose risk sets need the rows in order of
+ * time (over every shard when data-parallel), which the host keeps. */
+#define HB_TAKES_HOST_GRADIENTS(cfg) (HB_HOST_GRADIENTS(cfg) || (cfg)->objective == HB_OBJ_COX)
 
-/* This round's gradients into b->gh for HB_HOST_GRADIENTS objectives, at
- * the training scores (a forest's: the starting scores), synced from the
- * learner first. */
+/* This round's gradients into b->gh for HB_TAKES_HOST_GRADIENTS objectives,
+ * at the training scores (a forest's: the starting scores), synced from the
+ * learner first. Data-parallel Cox is a collective operation: every process
+ * calls it, and a local failure before it is agreed on. */
 int hb_booster_host_gradients(hb_booster_t *b);
+/* Cox's gradients into b->gh at `score` (the booster's rows; over every
+ * shard's risk sets when b->dist is set: collective). */
+int hb_booster_cox_gradients(hb_booster_t *b, const double *score);
 /* Bring the host copy of data set `data`'s scores up to date (sync_scores). */
 int hb_booster_sync_scores(hb_booster_t *b, int data);
 /* The features tree `tree_id` may use into b->active (feature_fraction). */

@@ -121,11 +121,9 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   const double *from = cfg->rf ? b->base : b->score;  /* a forest's trees all start from the starting score */
   if (HB_HOST_GRADIENTS(cfg))
     ;
-  else if (cfg->objective == HB_OBJ_COX && b->dist) {  /* risk sets over every shard */
-    if ((st = hb_booster_cox_gradients_dist(b, from)) != HB_OK) return st;
-  } else if (cfg->objective == HB_OBJ_COX)  /* the risk sets need the rows in time order */
-    hb_objective_cox_gradients(n, d->label, d->weight, b->cox_order, from, b->gh);
-  else
+  else if (cfg->objective == HB_OBJ_COX) {  /* the risk sets need the rows in time order */
+    if ((st = hb_booster_cox_gradients(b, from)) != HB_OK) return st;
+  } else
     hb_objective_gradients(cfg, n, d->label, d->weight, from, b->gh, cfg->nthreads);
   if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
                                                 cfg->nthreads)))

@@ -185,7 +185,7 @@ static int gpu_overflow(const hb_booster_t *b, const cuda_learner_t *gl, int st)
 static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
   cuda_learner_t *gl = state;
   int K = b->K, nf = b->train->nfeat, st = HB_OK;
-  if (HB_HOST_GRADIENTS(&b->cfg) &&
+  if (HB_TAKES_HOST_GRADIENTS(&b->cfg) &&
       ((st = hb_booster_host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(gl->gpu, b->gh)) != HB_OK))
     return st;
   /* l1 and quantile refit from the residuals at this round's scores */
@@ -211,13 +211,6 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   return st;
 }
 
-/* The GPU learner computes the gradients of the objectives it was written
- * for; these, and a custom objective's class scores, it does not take. */
-static int cuda_check(const hb_config_t *cfg) {
-  if (cfg->objective >= HB_OBJ_MULTICLASSOVA || (cfg->objective == HB_OBJ_CUSTOM && cfg->num_class > 1))
-    return hb_error_set(HB_ERR_INPUT, "this objective trains on the CPU only (device = \"cpu\")");
-  return HB_OK;
-}
 
 /* The device learner on the training set, its scores starting at b->score;
  * under monotone constraints, the bounds it replays splits with. */
@@ -305,7 +298,7 @@ const hb_learner_ops_t hb_learner_cuda = {
   1,                  /* on_gpu */
   1,                  /* own_gradients */
   NULL,               /* data-parallel: one GPU a process (hb_cuda_learner_set_dist) */
-  cuda_check,
+  NULL,               /* check: every objective trains on the GPU */
   cuda_create,
   cuda_free,
   cuda_add_valid,

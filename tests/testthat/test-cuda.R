@@ -425,6 +425,100 @@ test_that("GPU and CPU grow the same trees for the Poisson, gamma, Tweedie and H
   }
 })
 
+test_that("cross_entropy, fair, MAPE, multiclassova and Cox train on the GPU: the CPU's trees and logs", {
+  skip_without_gpu()
+  d <- tiefree(17)
+  f <- 3 * sin(2 * d$x$x1) + 4 * (d$x$x2 > 0.6) + d$x$x3 * (d$x$x4 > 1) + 0.5 * d$x$x4
+  m <- tiefree(18, task = "multiclass")
+  set.seed(17)
+  w <- runif(4000, 0.5, 2)
+  # survival times from the risk exp(f / 2), a third of them censored, as
+  # survival::Surv(tt, ev) (built by hand: the GPU machine's R has no
+  # survival package; test-cuda.R's Cox prediction test checks the shape)
+  tt <- rexp(4000, exp((f - mean(f)) / 2))
+  ev <- rbinom(4000, 1, 2 / 3)
+  surv <- structure(cbind(time = tt, status = ev), type = "right", class = "Surv")
+  rows_of <- function(y, i) {
+    if (inherits(y, "Surv")) structure(unclass(y)[i, , drop = FALSE], type = "right", class = "Surv") else y[i]
+  }
+  tr <- 1:3000
+  va <- 3001:4000
+  cases <- list(
+    list(label = "cross_entropy", objective = "cross_entropy", y = sigmoid((f - mean(f)) / 2), x = d$x),
+    list(label = "cross_entropy, weighted, GOSS", objective = "cross_entropy", y = sigmoid((f - mean(f)) / 2),
+         x = d$x, weights = w, goss = TRUE, learning_rate = 0.25),
+    list(label = "fair", objective = "fair", fair_c = 0.7, y = d$y, x = d$x),
+    list(label = "fair, quantized", objective = "fair", y = d$y, x = d$x, quantized = TRUE),
+    list(label = "mape", objective = "mape", y = exp(f / 4) + 0.5, x = d$x),
+    list(label = "mape, weighted, bagged", objective = "mape", y = exp(f / 4) + 0.5, x = d$x, weights = w,
+         bagging_fraction = 0.7, bagging_freq = 2L),
+    list(label = "multiclassova", objective = "multiclassova", y = m$y, x = m$x),
+    list(label = "multiclassova, forest", objective = "multiclassova", y = m$y, x = m$x, boosting = "rf",
+         bagging_fraction = 0.6, bagging_freq = 1L),
+    list(label = "cox", objective = "cox", y = surv, x = d$x),
+    list(label = "cox, weighted", objective = "cox", y = surv, x = d$x, weights = w))
+  for (cs in cases) {
+    label <- cs$label
+    y <- cs$y
+    yt <- rows_of(y, tr)
+    yv <- rows_of(y, va)
+    args <- c(list(cs$x[tr, ], yt, valid = list(v = list(x = cs$x[va, ], y = yv))),
+              cs[setdiff(names(cs), c("label", "x", "y", "weights"))],
+              if (!is.null(cs$weights)) list(weights = cs$weights[tr]),
+              list(nrounds = 12L, num_leaves = 15L, min_data_in_leaf = 20L, seed = 5))
+    if (is.null(args$learning_rate)) args$learning_rate <- 0.2
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda", label = label)
+    expect_identical(gpu$params$objective, cs$objective, label = label)
+    # MAPE's leaves are weighted medians of residuals (the same numbers);
+    # the others' leaves come from full-precision gradients on both devices
+    expect_same_trees(cpu, gpu, tol = 1e-8, label = label, tol_internal = 1e-5)
+    expect_lt(max(abs(predict(cpu, cs$x, type = "raw") - predict(gpu, cs$x, type = "raw"))), 1e-6, label = label)
+    expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+  }
+  # the GPU's multiclassova gradients are each class's logistic loss on its
+  # own score: the first round's trees of a model with one round, fitted in
+  # plain R from the starting scores, are their leaves' -G / H x the rate
+  one <- hb_quiet(m$x, m$y, objective = "multiclassova", nrounds = 1L, num_leaves = 4L, learning_rate = 0.5,
+                  min_data_in_leaf = 50L, device = "cuda")
+  leaves <- predict(one, m$x, type = "leaf")
+  tab <- hb_trees(one)
+  yk <- as.integer(m$y) - 1L
+  for (k in 0:2) {
+    pk <- mean(yk == k)
+    p0 <- pk  # the sigmoid of the starting log-odds
+    g <- p0 - (yk == k)
+    h <- rep(p0 * (1 - p0), length(g))
+    lt <- tab[tab$tree == k + 1L & tab$is_leaf, ]
+    want <- vapply(split(seq_along(g), leaves[, k + 1L]), function(r) -0.5 * sum(g[r]) / sum(h[r]), 0)
+    expect_equal(lt$value[match(paste0("L", names(want)), lt$id)], unname(want), tolerance = 1e-8,
+                 label = paste("multiclassova class", k))
+  }
+})
+
+test_that("a custom multiclass objective trains on the GPU: the CPU's trees, and the built-in softmax model", {
+  skip_without_gpu()
+  m <- tiefree(19, task = "multiclass")
+  softmax_obj <- function(preds, labels) {
+    e <- exp(preds - apply(preds, 1, max))
+    p <- e / rowSums(e)
+    Y <- outer(labels, 0:2, "==") * 1
+    list(grad = p - Y, hess = 1.5 * p * (1 - p))
+  }
+  args <- list(m$x, m$y, objective = softmax_obj, nrounds = 8L, num_leaves = 15L, min_data_in_leaf = 20L,
+               learning_rate = 0.3, seed = 2)
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_identical(gpu$params$device, "cuda")
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = "custom softmax")
+  expect_lt(max(abs(predict(cpu, m$x) - predict(gpu, m$x))), 1e-6)
+  # the same trees as the built-in multiclass objective on the GPU, started from 0
+  builtin <- hb_quiet(m$x, m$y, objective = "multiclass", nrounds = 8L, num_leaves = 15L, min_data_in_leaf = 20L,
+                      learning_rate = 0.3, seed = 2, boost_from_average = FALSE, device = "cuda")
+  expect_same_trees(builtin, gpu, tol = 1e-6, label = "custom softmax against the built-in", tol_internal = 1e-5)
+})
+
 test_that("l1 and quantile on the GPU: the CPU's trees, leaves refit to the same residual quantiles", {
   skip_without_gpu()
   d <- tiefree(15)

@@ -327,7 +327,7 @@ test_that("a custom multiclass objective that is softmax reproduces the built-in
   expect_input_error(hb_quiet(x, yk, objective = bad_obj, nrounds = 2L), "`objective`.*rows x classes")
 })
 
-test_that("bad labels and devices give classed errors naming the argument", {
+test_that("bad labels give classed errors naming the argument", {
   set.seed(10)
   x <- data.frame(a = runif(50), b = rnorm(50))
   expect_input_error(hb_quiet(x, c(runif(49), 1.5), objective = "cross_entropy"), "`y\\[50\\]` is 1.5")
@@ -341,14 +341,6 @@ test_that("bad labels and devices give classed errors naming the argument", {
   expect_input_error(hb_quiet(x, survival::Surv(t1, rep(1, 50)), objective = "regression"), "only `objective` = \"cox\"")
   expect_input_error(hb_quiet(x, survival::Surv(c(0, t1[-1]), rep(1, 50))), "`y` needs survival times > 0")
   expect_input_error(hb_quiet(x, survival::Surv(c(NA, t1[-1]), rep(1, 50))), "`y` contains 1 missing")
-  for (obj in c("multiclassova", "cross_entropy", "mape", "fair")) {
-    y <- if (obj == "multiclassova") factor(rep(c("u", "v", "w"), length.out = 50)) else runif(50)
-    expect_error(hb_quiet(x, y, objective = obj, device = "cuda"), class = "histboost_error_device",
-                 regexp = paste0("`objective` = \"", obj, "\" trains on the CPU only"))
-  }
-  expect_error(hb_quiet(x, survival::Surv(t1, rep(1, 50)), objective = "cox", device = "cuda"),
-               class = "histboost_error_device",
-               regexp = "\"cox\" trains on the CPU only")
   # the user's objects are left as they were
   y <- survival::Surv(t1, rep(c(0, 1), 25))
   y0 <- deep_copy(y)
