@@ -232,9 +232,10 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   invisible(TRUE)
 }
 
-# What histboost(distributed = "mpi") does not do yet: refused on every
-# process alike (the arguments are the same everywhere), before any data moves.
-.hb_dist_refuse <- function(a, device) {
+# What histboost(distributed = "mpi") refuses: an hb_dataset binned for one
+# process. Refused on every process alike (the arguments are the same
+# everywhere), before any data moves.
+.hb_dist_refuse <- function(a) {
   if (inherits(a$x, "hb_dataset") && !identical(a$x$distributed %||% "no", "mpi")) {
     .hb_abort("`x` is an hb_dataset made without `distributed` = \"mpi\"; make it with ",
               "hb_dataset(..., distributed = \"mpi\") on every process.")

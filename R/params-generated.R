@@ -95,7 +95,7 @@
     store = "lambdarank", gpu = TRUE, r = "hand", aliases = character(0),
     doc = "gain of each relevance grade; NULL: 2^i - 1 for grades 0 to 30"),
   fair_c = list(type = "DBL", default = 1, lower = 0, lower_open = TRUE, upper = Inf, upper_open = FALSE,
-    store = "fair", gpu = FALSE, r = "arg", aliases = character(0),
+    store = "fair", gpu = TRUE, r = "arg", aliases = character(0),
     doc = "the Fair loss's scale c: c^2 (|r|/c - log(1 + |r|/c))"),
   device = list(type = "DEV", default = "cpu", lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "no", gpu = TRUE, r = "hand", aliases = "device_type",

@@ -771,7 +771,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   if (p$distributed == "mpi") {
     .hb_dist_same_params(list(engine$params, engine$schema, tk$classes, ms$eval_metric, p$nrounds))
   }
-  bst <- .hb_create_booster(train, valid_sets, engine, tk$classes, tk$task, tk$device)
+  bst <- .hb_create_booster(train, valid_sets, engine, tk$classes, tk$task, p$device)
   keep_fitted <- p$keep_fitted
   custom <- p$custom
   list(booster = bst$booster, valid_sets = valid_sets, eval_metric = ms$eval_metric, nrounds = p$nrounds,
@@ -783,7 +783,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        keep_fitted = keep_fitted,
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
        early_stopping_rounds = p$early_stopping_rounds, verbose = p$verbose, task = tk$task,
-       objective = tk$objective, max_bin = train$max_bin, device = tk$device, quant = p$quant,
+       objective = tk$objective, max_bin = train$max_bin, device = p$device, quant = p$quant,
        sampling = p$sampling, bundle = p$bundle, profile = bst$profile,
        base_text = if (!is.null(a$init_model)) a$init_model$model_text, base_iter = cont$base_iter,
        custom = custom, custom_labels = if (!is.null(custom)) tk$custom_labels,
@@ -794,7 +794,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # data are binned (a typo should not wait for the binning), `device` and
 # `distributed` resolved and "auto" said. The result (`p` in the later steps):
 # objective ("auto", a name, or "custom" with the function in custom),
-# device, device_asked, distributed, nthreads, nrounds, early_stopping_rounds,
+# device, distributed, nthreads, nrounds, early_stopping_rounds,
 # verbose, seed (NULL: drawn later), boosting, eng (the stored engine
 # parameters), rank (the ranking loss's), train_only (the engine's training
 # parameters), quant, sampling, bundle, more, imbalance, stopping,
@@ -843,7 +843,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_abort("`x` is an hb_dataset made with `distributed` = \"mpi\"; train it with distributed = \"mpi\" too.")
   }
   if (distributed == "mpi") {
-    .hb_dist_refuse(a, device)
+    .hb_dist_refuse(a)
     if (device == "auto") device <- "cpu"  # every process alike; "cuda" asks for one GPU each
   }
   # The engine's parameters that R checks from the registry (src/engine/params.def): those the
@@ -919,7 +919,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   if (!is.null(early_stopping_rounds) && is.null(a$valid)) {
     .hb_abort("`early_stopping_rounds` needs validation data: give `valid`.")
   }
-  list(objective = objective, custom = custom, device = device, device_asked = device_asked,
+  list(objective = objective, custom = custom, device = device,
        distributed = distributed, nthreads = nthreads, nrounds = nrounds,
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, seed = seed, boosting = boosting,
        eng = eng, rank = rank, train_only = train_only, quant = quant, sampling = sampling, bundle = bundle,
@@ -1024,10 +1024,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # The task and classes of the objective and the labels, and the checks that
 # the labels suit the objective (and init_model, when continuing):
 # list(objective (the name, "auto" resolved), task, classes, num_class
-# (scores a row), device (a CPU-only objective moves "auto"'s GPU choice to
-# the CPU), custom_labels (a custom objective's labels)).
+# (scores a row), custom_labels (a custom objective's labels)).
+# Every objective trains on either device: `p$device` stands.
 .hb_resolve_task <- function(p, train, x, y, init_model) {
-  objective <- p$objective; custom <- p$custom; boosting <- p$boosting; device <- p$device
+  objective <- p$objective; custom <- p$custom; boosting <- p$boosting
   rank <- p$rank; eng <- p$eng
   custom_labels <- NULL
   info <- train$label_info
@@ -1124,8 +1124,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 ", but `y[", lo[1L], "]` is ", format(y[lo[1L]]), ".")
     }
   }
-  list(objective = obj, task = task, classes = classes, num_class = num_class, device = device,
-       custom_labels = custom_labels)
+  list(objective = obj, task = task, classes = classes, num_class = num_class, custom_labels = custom_labels)
 }
 
 # init_model can be continued on these data only with its objective, classes,
@@ -1247,7 +1246,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # list(params, schema, interactions, more (with interaction_groups)).
 .hb_engine_params <- function(p, tk, train, monotone) {
   seed <- p$seed; distributed <- p$distributed; obj <- tk$objective; num_class <- tk$num_class
-  eng <- p$eng; nthreads <- p$nthreads; device <- tk$device; train_only <- p$train_only
+  eng <- p$eng; nthreads <- p$nthreads; device <- p$device; train_only <- p$train_only
   boosting <- p$boosting; more <- p$more; task <- tk$task; rank <- p$rank
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
   if (distributed == "mpi") seed <- .hb_mpi_bcast(seed)  # one seed: rank 0's

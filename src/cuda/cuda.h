@@ -105,20 +105,21 @@ int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono);
  * the gradients' range, the bag's size and the leaf sums are then summed
  * over the processes through `dist` (copied through host memory), and the
  * draws key rows by their global index: every process grows the tree one
- * GPU grows on the concatenated rows. Not with GOSS (an error). */
+ * GPU grows on the concatenated rows; GOSS's threshold is the order
+ * statistic of every process's sizes (goss.c's rule). */
 int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const struct hb_dist *dist, int64_t row0, int64_t nglobal);
 /* The GPU of a process with this rank among those on its machine
  * (local_rank modulo the GPUs it sees) becomes this thread's device: one
  * process per GPU. Before anything else on the GPU. */
 int hb_cuda_use_device_of(int local_rank);
 
-/* Gradients computed on the host (a custom objective's, LambdaRank's) for
+/* Gradients computed on the host (a custom objective's, LambdaRank's, Cox's) for
  * the next round, which then skips the device's gradient kernel: gh holds
  * the (g, h) pairs of class k's rows at gh + 2 k n, as the CPU learner keeps
  * them. */
 int hb_cuda_learner_set_gradients(hb_cuda_learner_t *L, const double *gh);
 
-/* l1 and quantile (HB_OBJ_RENEWS, one tree a round): the round leaves the
+/* l1, quantile and MAPE (HB_OBJ_RENEWS, one tree a round): the round leaves the
  * scores as they were; the host takes each training row's leaf in the
  * round's tree and whether it was in the tree's sample (nrow values each),
  * refits the leaves and hands their shrunk values (num_leaves of them) back,

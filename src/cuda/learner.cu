@@ -69,7 +69,7 @@ struct hb_cuda_learner {
   double *d_host_gh;
   int host_grad;
   int8_t *d_mono;  // per feature: monotone constraint, or NULL
-  // l1 and quantile (HB_OBJ_RENEWS): the host refits a round's leaves, so
+  // l1, quantile and MAPE (HB_OBJ_RENEWS): the host refits a round's leaves, so
   // its scores are updated after (hb_cuda_learner_set_leaf_values)
   int renew;
   QuantArgs q;
@@ -560,15 +560,22 @@ static ScoreCheck score_check(const hb_cuda_learner_t *L, int data) {
 // not in a sum of another shape.
 static int dist_ok(hb_cuda_learner_t *L) { return hb_dist_agree(L->dist, HB_OK, "in this round"); }
 
-// count int64 at device address dev, in place.
-static int dist_sum_dev(hb_cuda_learner_t *L, void *dev, int64_t count, cudaStream_t s) {
-  const size_t bytes = sizeof(long long) * (size_t)count;
-  HB_CUDA_TRY(cudaMemcpyAsync(L->h_stage, dev, bytes, cudaMemcpyDeviceToHost, s), "copying sums to the host");
+// count int64 at device address dev, summed over the processes into L->h_stage.
+static int dist_sum_host(hb_cuda_learner_t *L, const void *dev, int64_t count, cudaStream_t s) {
+  HB_CUDA_TRY(cudaMemcpyAsync(L->h_stage, dev, sizeof(long long) * (size_t)count, cudaMemcpyDeviceToHost, s),
+              "copying sums to the host");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "copying sums to the host");
   int st = dist_ok(L);
   if (st == HB_OK) st = hb_dist_sum_i64(L->dist, (int64_t *)L->h_stage, count);
+  return st;
+}
+
+// count int64 at device address dev, in place.
+static int dist_sum_dev(hb_cuda_learner_t *L, void *dev, int64_t count, cudaStream_t s) {
+  int st = dist_sum_host(L, dev, count, s);
   if (st != HB_OK) return st;
-  HB_CUDA_TRY(cudaMemcpyAsync(dev, L->h_stage, bytes, cudaMemcpyHostToDevice, s), "copying sums back");
+  HB_CUDA_TRY(cudaMemcpyAsync(dev, L->h_stage, sizeof(long long) * (size_t)count, cudaMemcpyHostToDevice, s),
+              "copying sums back");
   return HB_OK;
 }
 
@@ -605,9 +612,9 @@ static int dist_goss(hb_cuda_learner_t *L, int iter, cudaStream_t s) {
   uint64_t prefix = 0;
   for (int shift = 56; shift >= 0; shift -= 8) {
     if ((st = goss_digit_launch(a, n, shift, prefix, a.cnt, kGrid1D, s)) != HB_OK ||
-        (st = dist_sum_dev(L, a.cnt, 256, s)) != HB_OK)
+        (st = dist_sum_host(L, a.cnt, 256, s)) != HB_OK)
       return st;
-    const int64_t *cnt = (const int64_t *)L->h_stage;  // the sums, as dist_sum_dev left them here
+    const int64_t *cnt = (const int64_t *)L->h_stage;  // the sums
     int b = 0;
     while (b < 255 && r >= cnt[b]) r -= cnt[b++];
     prefix = (prefix << 8) | (uint64_t)b;
@@ -1048,7 +1055,8 @@ extern "C" int hb_cuda_learner_leaf_rows(hb_cuda_learner_t *L, int *leaf_of_row,
 }
 
 extern "C" int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const double *values) {
-  if (!L->renew || L->K != 1) return hb_error_set(HB_ERR_STATE, "leaf values are set only for l1 and quantile trees");
+  if (!L->renew || L->K != 1)
+    return hb_error_set(HB_ERR_STATE, "leaf values are set only for l1, quantile and MAPE trees");
   const int NL = L->h_ctl[0].num_leaves, n = L->n;
   cudaStream_t s = L->st;
   for (int l = 0; l < NL; l++) L->h_leafout[l].value = values[l];

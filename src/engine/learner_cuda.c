@@ -1,10 +1,11 @@
 /* learner_cuda.c: the GPU learner's host side, behind the learner
  * interface (learner.h). The device grows a round's trees in one launch
  * sequence (src/cuda, reached only through cuda.h) and keeps the data, the
- * gradients of the built-in objectives, the bag and the scores; here: the
+ * gradients of the built-in objectives (a custom objective's, LambdaRank's
+ * and Cox's come from the host), the bag and the scores; here: the
  * validation rows packed and uploaded, each tree's feature sample, the
  * device's split records replayed into trees (with the monotone bounds the
- * device used), l1 / quantile leaves refit on the host, and the host copy of
+ * device used), l1 / quantile / MAPE leaves refit on the host, and the host copy of
  * the scores refreshed when asked. Compiled in every build: without CUDA,
  * cuda_stub.c answers hb_cuda_learner_create() with "built without CUDA". */
 #include <math.h>
@@ -132,7 +133,7 @@ static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cu
   return HB_OK;
 }
 
-/* l1 and quantile on the GPU: the round's tree t (one a round) refit to the
+/* l1, quantile and MAPE on the GPU: the round's tree t (one a round) refit to the
  * quantiles of its leaves' in-bag residuals at `score` (the scores the
  * gradients were taken at) by hb_booster_renew_leaves, the rows grouped by
  * the leaf the device routed them to; the device then adds the refit values.
@@ -188,7 +189,7 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   if (HB_TAKES_HOST_GRADIENTS(&b->cfg) &&
       ((st = hb_booster_host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(gl->gpu, b->gh)) != HB_OK))
     return st;
-  /* l1 and quantile refit from the residuals at this round's scores */
+  /* l1, quantile and MAPE refit from the residuals at this round's scores */
   const int renew = HB_OBJ_RENEWS(b->cfg.objective);
   if (renew && !b->cfg.rf && (st = hb_booster_sync_scores(b, 0)) != HB_OK) return st;
   for (int k = 0; k < K; k++) {
@@ -222,11 +223,11 @@ static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
   cuda_learner_t *gl = hb_calloc(1, sizeof *gl);
   if (!gl) goto nomem;
   /* The GPU learner keeps gradients, the partition and the bag itself;
-   * the booster computes those of a custom objective and of LambdaRank. */
+   * the booster computes those of a custom objective, LambdaRank and Cox. */
   gl->usable = hb_malloc((size_t)b->K * (size_t)train->nfeat);
   gl->stale = hb_calloc(1, 1);
   if (!gl->usable || !gl->stale) goto nomem;
-  /* l1 and quantile: each row's leaf (in bag) and sample flag of a round's tree */
+  /* l1, quantile and MAPE: each row's leaf (in bag) and sample flag of a round's tree */
   if (HB_OBJ_RENEWS(cfg->objective) &&
       (!(gl->leaf_of = hb_malloc(sizeof(int) * (size_t)b->n)) || !(gl->in_bag = hb_malloc((size_t)b->n))))
     goto nomem;

@@ -134,6 +134,20 @@ test_that("GOSS on 2, 3 and 4 processes keeps the one-process rows: quantized mo
     r <- run_mpi("goss", np)
     expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
     expect_identical(r$model, reference_text("goss", np), info = paste("goss", np))
+    # the data do test the ties: at GOSS's first round (floor(1 / 0.3) = 3
+    # trees in) the rows' sizes |g h| = |score - y|, from the one-process
+    # model in plain R, put the threshold in a group of tied rows on two or
+    # more processes, of which only some are kept
+    d <- mpi_case("goss")
+    sh <- mpi_case_shards(d, np)
+    dd <- mpi_case_data(d, unlist(sh), unlist(mpi_case_shards(d, np, valid = TRUE)))
+    size <- abs(predict(mpi_reference("goss", np), dd$x, type = "raw", iteration = 3L) - dd$y)
+    top <- ceiling(0.25 * length(size))
+    thr <- sort(size, decreasing = TRUE)[top]
+    at <- which(size == thr)
+    kept <- top - sum(size > thr)
+    expect_true(kept > 0 && kept < length(at), info = paste("goss", np))
+    expect_gte(length(unique(rep(seq_len(np), lengths(sh))[at])), 2L)
   }
   # GOSS did choose rows: without it the one-process model differs
   d <- mpi_case("goss")
