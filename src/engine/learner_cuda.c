@@ -212,7 +212,6 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   return st;
 }
 
-
 /* The device learner on the training set, its scores starting at b->score;
  * under monotone constraints, the bounds it replays splits with. */
 static int cuda_create(hb_booster_t *b, const int *monotone, void **state) {
