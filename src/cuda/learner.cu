@@ -12,6 +12,7 @@
 #include <cstring>
 #include "learner.cuh"
 extern "C" {
+#include "goss.h"
 #include "quantize.h"
 }
 #include "objective_rules.h"
@@ -378,10 +379,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     HB_CUDA_TRY_FAIL(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
   }
   if (cfg->goss) {  // goss.c's constants, computed as it computes them
-    int top = (int)ceil(cfg->top_rate * n);
-    if (top > n) top = n;
-    if (top < 1) top = 1;
-    L->goss.top = top;
+    L->goss.top = (int)hb_goss_top(cfg->top_rate, n);
     L->goss.keep_p = cfg->other_rate / (1.0 - cfg->top_rate);
     L->goss.amp = (1.0 - cfg->top_rate) / cfg->other_rate;
     DALLOC(L->goss.size, n);
@@ -614,10 +612,7 @@ static int dist_goss(hb_cuda_learner_t *L, int iter, cudaStream_t s) {
     if ((st = goss_digit_launch(a, n, shift, prefix, a.cnt, kGrid1D, s)) != HB_OK ||
         (st = dist_sum_host(L, a.cnt, 256, s)) != HB_OK)
       return st;
-    const int64_t *cnt = (const int64_t *)L->h_stage;  // the sums
-    int b = 0;
-    while (b < 255 && r >= cnt[b]) r -= cnt[b++];
-    prefix = (prefix << 8) | (uint64_t)b;
+    prefix = (prefix << 8) | (uint64_t)hb_goss_select_byte((const int64_t *)L->h_stage, &r);  // the sums
   }
   // the threshold goes up in place of a sorted copy, which this path does not make
   memcpy(L->h_stage, &prefix, sizeof prefix);  // the bits of a double
@@ -638,8 +633,7 @@ static int dist_goss(hb_cuda_learner_t *L, int iter, cudaStream_t s) {
   c[0] = here[0];
   c[1 + L->dist->rank] = here[1];
   if ((st = dist_ok(L)) != HB_OK || (st = hb_dist_sum_i64(L->dist, c, (int64_t)P + 1)) != HB_OK) return st;
-  int64_t ties = a.top - c[0];
-  for (int q = 0; q < L->dist->rank; q++) ties -= c[1 + q];
+  int64_t ties = hb_goss_ties_before(c, L->dist->rank, a.top);
   if (ties < 0) ties = 0;
   if (ties > here[1]) ties = here[1];
   if ((st = goss_draw_launch(a, cfg->seed, (uint64_t)iter, L->q.row0, (int)ties, NULL, n, K, L->d_grad, L->d_hess,
@@ -996,10 +990,7 @@ extern "C" int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const hb_dist_t *d
     HALLOC(L->h_stage, 2 * stage + 4);
   }
   if (L->cfg.goss) {  // the top share is of every process's rows (goss.c's constants)
-    double top = ceil(L->cfg.top_rate * (double)nglobal);
-    if (top > (double)nglobal) top = (double)nglobal;
-    if (top < 1) top = 1;
-    L->goss.top = (int)top;
+    L->goss.top = (int)hb_goss_top(L->cfg.top_rate, nglobal);
     DALLOC(L->goss.cnt, 256);
   }
   HALLOC(L->h_glob, 2);

@@ -15,6 +15,24 @@ int hb_goss_sample(double *gh, int n, int K, double top_rate, double other_rate,
   return m;
 }
 
+int64_t hb_goss_top(double top_rate, int64_t n) {
+  int64_t top = (int64_t)ceil(top_rate * (double)n);
+  if (top > n) top = n;
+  return top < 1 ? 1 : top;
+}
+
+int hb_goss_select_byte(const int64_t *cnt, int64_t *r) {
+  int b = 0;
+  while (b < 255 && *r >= cnt[b]) *r -= cnt[b++];
+  return b;
+}
+
+int64_t hb_goss_ties_before(const int64_t *c, int rank, int64_t top) {
+  int64_t ties = top - c[0];
+  for (int q = 0; q < rank; q++) ties -= c[1 + q];
+  return ties;
+}
+
 static uint64_t size_bits(double v) {  /* sizes are >= 0 (never NaN): their bits order as they do */
   uint64_t u;
   memcpy(&u, &v, sizeof u);
@@ -36,9 +54,7 @@ static int select_dist(const hb_dist_t *dist, const double *v, int n, int64_t r,
     }
     int st = hb_dist_sum_i64(dist, cnt, 256);
     if (st != HB_OK) return st;
-    int b = 0;
-    while (b < 255 && r >= cnt[b]) r -= cnt[b++];
-    prefix = (prefix << 8) | (uint64_t)b;
+    prefix = (prefix << 8) | (uint64_t)hb_goss_select_byte(cnt, &r);
   }
   memcpy(out, &prefix, sizeof *out);
   return HB_OK;
@@ -61,9 +77,7 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
     scratch[i] = s;
   }
   const int64_t N = dist ? nglobal : n;  /* every shard's rows (dist.h) */
-  int64_t top = (int64_t)ceil(top_rate * (double)N);
-  if (top > N) top = N;
-  if (top < 1) top = 1;
+  const int64_t top = hb_goss_top(top_rate, N);
   /* the threshold: the top-th largest size over all rows */
   double thr;
   int64_t ties;  /* rows equal to the threshold that are kept here, in (global) row order */
@@ -95,8 +109,7 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
       hb_free(c);
       return st;
     }
-    ties = top - c[0];
-    for (int r = 0; r < dist->rank; r++) ties -= c[1 + r];
+    ties = hb_goss_ties_before(c, dist->rank, top);
     hb_free(c);
   }
   for (int i = 0; i < n; i++) {

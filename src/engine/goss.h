@@ -31,4 +31,21 @@ int hb_goss_sample_dist(double *gh, int n, int K, double top_rate, double other_
                         uint64_t round, double *scratch, int *bag, uint8_t *in_bag, int nthreads,
                         const struct hb_dist *dist, int64_t row0, int64_t nglobal, int *m_out);
 
+/* The rules above in pieces, which the GPU learner's sample (src/cuda,
+ * learner.cu) takes too:
+ * - hb_goss_top: how many of n rows the top share keeps, ceil(top_rate n)
+ *   within [1, n];
+ * - hb_goss_select_byte: one step of the threshold's radix select, from the
+ *   256 counts (summed over the processes) of the sizes' next byte among
+ *   those of the prefix found so far: the byte of the size of rank *r
+ *   (0-based, increasing), *r becoming its rank among those with it;
+ * - hb_goss_ties_before: of the rows equal to the threshold, how many this
+ *   process may keep, c being {rows above it everywhere, each process's
+ *   rows equal to it in rank order} (summed): top less those above and
+ *   those of the lower ranks, which come first (may be negative or exceed
+ *   this process's own: none, or all of them). */
+int64_t hb_goss_top(double top_rate, int64_t n);
+int hb_goss_select_byte(const int64_t *cnt, int64_t *r);
+int64_t hb_goss_ties_before(const int64_t *c, int rank, int64_t top);
+
 #endif
