@@ -25,9 +25,7 @@ __global__ void k_gradients(int objective, hb_obj_param_t q, int n, int K, const
       const int y = (int)label[i];
       for (int k = 0; k < K; k++) {
         const size_t j = (size_t)k * n + i;
-        const double p = 1.0 / (1.0 + hb_exp(-score[j]));
-        g[j] = w * (p - (k == y ? 1.0 : 0.0));
-        h[j] = w * p * (1.0 - p);
+        hb_obj_row(HB_OBJ_BINARY, q, k == y ? 1.0 : 0.0, score[j], w, &g[j], &h[j]);
       }
     } else if (objective != HB_OBJ_MULTICLASS) {  // the CPU's formulas (objective_rules.h)
       hb_obj_row(objective, q, label[i], score[i], w, &g[i], &h[i]);

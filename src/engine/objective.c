@@ -187,17 +187,16 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
       }
     }
   } else if (cfg->objective == HB_OBJ_MULTICLASSOVA) {
-    /* class k against the rest: a logistic loss on its own score */
+    /* class k against the rest: the logistic loss of "is class k" on its own score */
     const int K = cfg->num_class;
+    const hb_obj_param_t q = hb_obj_param(cfg);
 HB_OMP(parallel for num_threads(nth) schedule(static))
     for (int i = 0; i < n; i++) {
       const double w = weight ? weight[i] : 1.0;
       const int y = (int)label[i];
       for (int k = 0; k < K; k++) {
         const size_t j = (size_t)k * n + i;
-        const double p = 1.0 / (1.0 + hb_exp(-score[j]));
-        gh[2 * j] = w * (p - (k == y ? 1.0 : 0.0));
-        gh[2 * j + 1] = w * p * (1.0 - p);
+        hb_obj_row(HB_OBJ_BINARY, q, k == y ? 1.0 : 0.0, score[j], w, &gh[2 * j], &gh[2 * j + 1]);
       }
     }
   } else if (cfg->objective != HB_OBJ_MULTICLASS) {

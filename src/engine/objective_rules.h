@@ -1,5 +1,6 @@
 /* objective_rules.h: the gradient and hessian of one row's loss for the
- * objectives with one score a row (config.h: all but multiclass), written
+ * objectives with one score a row (config.h: all but multiclass;
+ * multiclassova takes the logistic loss of "is class k" for each class k), written
  * once for the CPU (objective.c) and the GPU (src/cuda/gradient.cu), from
  * hb_exp (math_rules.h), so that both train on the same numbers. With s the
  * raw score and y the label (LightGBM's definitions):
