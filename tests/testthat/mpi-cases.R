@@ -56,7 +56,7 @@ mpi_case <- function(case) {
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
     custom = , metric_local = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
-    cox = mpi_surv(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
+    cox = surv_by_hand(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
     l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
     mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
     multiclass = , class_weights = , metric_fun = cut(eta + rnorm(n, sd = 0.5), quantile(eta, c(0, 0.3, 0.7, 1)) + c(-10, 0, 0, 10),
@@ -193,8 +193,8 @@ mpi_case <- function(case) {
   }
   nv <- 400L
   valid <- list(idx = seq_len(nv))
-  list(x = x[-valid$idx, ], y = mpi_rows(y, -valid$idx), weights = w[-valid$idx], group = group[-valid$idx],
-       valid = list(x = x[valid$idx, ], y = mpi_rows(y, valid$idx), group = group[valid$idx],
+  list(x = x[-valid$idx, ], y = surv_rows(y, -valid$idx), weights = w[-valid$idx], group = group[-valid$idx],
+       valid = list(x = x[valid$idx, ], y = surv_rows(y, valid$idx), group = group[valid$idx],
                     weights = if (case == "metric_fun") w[valid$idx]), args = args)
 }
 
@@ -206,18 +206,10 @@ mpi_case_stop <- function(d) if (identical(d$args$boosting, "dart")) list() else
 # validation set): data, weights and queries, as the shard or the reference
 # takes them.
 mpi_case_data <- function(d, rows, vrows) {
-  v <- list(x = d$valid$x[vrows, ], y = mpi_rows(d$valid$y, vrows))
+  v <- list(x = d$valid$x[vrows, ], y = surv_rows(d$valid$y, vrows))
   if (!is.null(d$valid$group)) v$group <- d$valid$group[vrows]
   if (!is.null(d$valid$weights)) v$weights <- d$valid$weights[vrows]
-  list(x = d$x[rows, ], y = mpi_rows(d$y, rows), weights = d$weights[rows], group = d$group[rows], valid = list(v = v))
-}
-
-# survival::Surv(time, status)'s object, and its rows, without the survival
-# package (the GPU machine's R has none): what Surv() builds for
-# right-censored data (test-cuda.R checks that where survival is installed)
-mpi_surv <- function(time, status) structure(cbind(time = time, status = status), type = "right", class = "Surv")
-mpi_rows <- function(y, i) {
-  if (inherits(y, "Surv")) structure(unclass(y)[i, , drop = FALSE], type = "right", class = "Surv") else y[i]
+  list(x = d$x[rows, ], y = surv_rows(d$y, rows), weights = d$weights[rows], group = d$group[rows], valid = list(v = v))
 }
 
 # The one-process fit on the shards' rows concatenated in rank order (and

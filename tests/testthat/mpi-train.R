@@ -3,6 +3,7 @@
 # writes the model's text to the output file.
 #   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | someweights | ...]
 args <- commandArgs(TRUE)
+source(file.path(dirname(args[1]), "helper-surv.R"))  # what mpi-cases.R builds Cox responses with
 source(args[1])
 library(histboost)
 options(histboost.mpi_exit_wait = 15)  # a process left alone ends the job after 15 s

@@ -432,15 +432,11 @@ test_that("cross_entropy, fair, MAPE, multiclassova and Cox train on the GPU: th
   m <- tiefree(18, task = "multiclass")
   set.seed(17)
   w <- runif(4000, 0.5, 2)
-  # survival times from the risk exp(f / 2), a third of them censored, as
-  # survival::Surv(tt, ev) (built by hand: the GPU machine's R has no
-  # survival package; test-cuda.R's Cox prediction test checks the shape)
+  # survival times from the risk exp(f / 2), a third of them censored
+  # (helper-surv.R: survival::Surv(tt, ev) built by hand)
   tt <- rexp(4000, exp((f - mean(f)) / 2))
   ev <- rbinom(4000, 1, 2 / 3)
-  surv <- structure(cbind(time = tt, status = ev), type = "right", class = "Surv")
-  rows_of <- function(y, i) {
-    if (inherits(y, "Surv")) structure(unclass(y)[i, , drop = FALSE], type = "right", class = "Surv") else y[i]
-  }
+  surv <- surv_by_hand(tt, ev)
   tr <- 1:3000
   va <- 3001:4000
   cases <- list(
@@ -464,8 +460,8 @@ test_that("cross_entropy, fair, MAPE, multiclassova and Cox train on the GPU: th
   for (cs in cases) {
     label <- cs$label
     y <- cs$y
-    yt <- rows_of(y, tr)
-    yv <- rows_of(y, va)
+    yt <- surv_rows(y, tr)
+    yv <- surv_rows(y, va)
     args <- c(list(cs$x[tr, ], yt, valid = list(v = list(x = cs$x[va, ], y = yv))),
               cs[setdiff(names(cs), c("label", "x", "y", "weights"))],
               if (!is.null(cs$weights)) list(weights = cs$weights[tr]),
@@ -1086,7 +1082,7 @@ test_that("GPU predictions equal the CPU's for LambdaRank and Cox models", {
   # has no survival package
   time <- rexp(2000, exp(0.5 * d$f))
   status <- rbinom(2000, 1, 0.8)
-  surv <- structure(cbind(time = time, status = status), type = "right", class = "Surv")
+  surv <- surv_by_hand(time, status)
   if (requireNamespace("survival", quietly = TRUE)) expect_identical(surv, survival::Surv(time, status))
   cox <- hb_quiet(d$x, surv, objective = "cox", nrounds = 10L, seed = 1)
   expect_gpu_predicts_as_cpu(cox, pred_newdata(d$x), "cox")

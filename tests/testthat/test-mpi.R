@@ -358,6 +358,7 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
   skip_without_mpi()
   cases <- normalizePath(test_path("mpi-cases.R"))
   fit <- hb_mpi_run(2, function(cases) {
+    source(file.path(dirname(cases), "helper-surv.R"))
     source(cases)
     options(histboost.mpi_exit_wait = 15)
     w <- hb_mpi_world()
