@@ -1025,7 +1025,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # the labels suit the objective (and init_model, when continuing):
 # list(objective (the name, "auto" resolved), task, classes, num_class
 # (scores a row), custom_labels (a custom objective's labels)).
-# Every objective trains on either device: `p$device` stands.
 .hb_resolve_task <- function(p, train, x, y, init_model) {
   objective <- p$objective; custom <- p$custom; boosting <- p$boosting
   rank <- p$rank; eng <- p$eng
