@@ -383,12 +383,9 @@ void hb_split_leaf_ext(hb_split_leaf_t *c, double leaf_out) {
   if (!(cfg->max_delta_step > 0) && !(cfg->path_smooth > 0)) return;
   c->ext = 1;
   c->parent_out = leaf_out;
-  /* LightGBM's gain shift: the leaf at its smoothed output, or without
-   * smoothing at its own output capped (lambda_l2 alone, as L(G, H)) */
-  double o = cfg->path_smooth > 0 ? leaf_out
-           : hb_rule_leaf_output_ext(c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, cfg->lambda_l2,
-                                     cfg->max_delta_step, 0.0, 0.0);
-  c->parent_gain = hb_rule_leaf_gain_given_output(c->tot.g, c->tot.h, cfg->lambda_l1, cfg->lambda_l2, o);
+  /* lambda_l2 alone, as L(G, H) */
+  c->parent_gain = hb_rule_parent_gain_ext(c->tot.g, c->tot.h, c->tot.n, cfg->lambda_l1, cfg->lambda_l2,
+                                           cfg->max_delta_step, cfg->path_smooth, leaf_out);
 }
 
 /* 1 when no candidate of a feature can be valid because its histogram h

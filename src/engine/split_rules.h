@@ -184,6 +184,15 @@ HB_RULE double hb_rule_leaf_output_ext(double g, double h, int n, double l1, dou
   return o;
 }
 
+/* The worth a split under max_delta_step / path_smooth must beat (LightGBM's
+ * gain shift): the leaf's at its output leaf_out when smoothing (alpha >
+ * 0), else at its own output capped (and never smoothed, as the root's). */
+HB_RULE double hb_rule_parent_gain_ext(double g, double h, int n, double l1, double l2, double mds, double alpha,
+                                       double leaf_out) {
+  const double o = alpha > 0 ? leaf_out : hb_rule_leaf_output_ext(g, h, n, l1, l2, mds, 0.0, 0.0);
+  return hb_rule_leaf_gain_given_output(g, h, l1, l2, o);
+}
+
 /* The gain of a split under max_delta_step / path_smooth (and monotone
  * bounds [lo, hi] and constraint mono, as hb_rule_split_gain_bounded):
  * each side is worth hb_rule_leaf_gain_given_output at its output
