@@ -75,6 +75,7 @@ typedef struct {
   double left_g, left_h, right_g, right_h;  /* children's sums as the search saw them */
   double parent_g, parent_h;                /* the leaf's sums (its integer sums times the scales) */
   int left_count, right_count;              /* exact */
+  double left_out, right_out;               /* max_delta_step / path_smooth: the children's unshrunk outputs */
   uint32_t left_bins[8];                    /* bins going left (the missing bin when default_left) */
 } hb_cuda_split_t;
 typedef struct {

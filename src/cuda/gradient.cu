@@ -247,6 +247,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     root.lo = -INFINITY;
     root.hi = INFINITY;
     root.l2 = a.l2;
+    root.out = NAN;  // max_delta_step: from its sums, once its histogram is scanned (root_out)
     a.leaves[0] = root;
     c->child_lf[0] = root;
     a.splits[0].feature = -1;

@@ -527,6 +527,9 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.cat_smooth = c->cat_smooth;
   a.min_hess = c->min_sum_hessian_in_leaf;
   a.min_gain = c->min_gain_to_split > 0 ? c->min_gain_to_split : 0.0;
+  a.mds = c->max_delta_step;
+  a.smooth = c->path_smooth;
+  a.ext = a.mds > 0 || a.smooth > 0;
   a.min_data = c->min_data_in_leaf;
   a.max_depth = c->max_depth;
   a.max_cat_threshold = c->max_cat_threshold;
@@ -952,6 +955,8 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
       r.parent_h = (double)(o.lh + o.rh) * c.scale_h;
       r.left_count = o.ln;
       r.right_count = o.rn;
+      r.left_out = o.lout;
+      r.right_out = o.rout;
       memcpy(r.left_bins, o.bins, sizeof r.left_bins);
     }
     for (int l = 0; l < nl; l++) {

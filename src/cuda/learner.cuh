@@ -147,6 +147,8 @@ struct Leaf {
   long long g, h;          // fixed-point sums (set when its histogram is scanned)
   double lo, hi;           // bounds of its (unshrunk) output: monotone constraints, else infinite
   double l2;               // the L2 of its output (hb_rule_child_l2)
+  double out;              // max_delta_step / path_smooth (TreeArgs::ext): its unshrunk output, capped, smoothed
+                           // towards its parent's and bounded (set with its sums; NAN for the root until then)
 };
 
 // Control of the tree being grown (one per learner, in device memory). The
@@ -183,6 +185,7 @@ struct NodeOut {
   double gain;
   long long lg, lh, rg, rh;             // children's fixed-point sums
   int ln, rn;                           // children's exact row counts
+  double lout, rout;                    // TreeArgs::ext: the children's unshrunk outputs (Leaf::out)
   uint32_t bins[kBinWords];             // bins going left
 };
 struct LeafOut {
@@ -288,8 +291,17 @@ struct TreeArgs {
   const int8_t *mono;      // per feature: monotone constraint (-1, 0, 1), or NULL for none
   // configuration
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
+  int ext;                 // max_delta_step > 0 or path_smooth > 0: leaf outputs capped and smoothed (split_rules.h's
+  double mds, smooth;      // hb_rule_leaf_output_ext), their gains taken at those outputs, as on the CPU
   int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
+
+// A leaf's unshrunk output under max_delta_step / path_smooth (a.ext): its
+// `out`, or the root's (NAN there until it splits) from its sums G, H and
+// n rows, capped and never smoothed, as the CPU's grow.c.
+__device__ __forceinline__ double leaf_out_ext(const TreeArgs &a, double out, double G, double H, int n) {
+  return isnan(out) ? hb_rule_leaf_output_ext(G, H, n, a.l1, a.l2, a.mds, 0.0, 0.0) : out;
+}
 
 // The bins of one feature, for the partition and the routing: from the
 // feature-major copy when the learner keeps one (a warp's reads of

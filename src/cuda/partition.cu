@@ -82,6 +82,7 @@ __device__ __forceinline__ int block_rank(int flag, int *tmp, int &total) {
 struct PartView {
   int done, l, r, feature, is_cat, next_slot, num_leaves, nfree;
   long long lg, lh;  // the split's left sums
+  int ln;            // the split's left rows as its search estimated them
   double scale_g, scale_h;
   Leaf lf;
 };
@@ -98,6 +99,7 @@ __device__ __forceinline__ PartView part_view(const Ctl *c) {
   v.nfree = c->nfree;
   v.lg = c->cur.lg;
   v.lh = c->cur.lh;
+  v.ln = c->cur.ln;
   v.scale_g = c->scale_g;
   v.scale_h = c->scale_h;
   v.lf = c->cur_lf;
@@ -132,7 +134,25 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     R.h = lf.h - v.lh;
     L.slot = R.slot = -1;
     L.l2 = R.l2 = hb_rule_child_l2(v.is_cat, a.nbin[v.feature], a.max_cat_to_onehot, a.l2, a.cat_l2);
-    if (a.mono) {  // the children's output bounds (split_rules.h, as the CPU's)
+    if (a.ext) {
+      // the children's outputs, capped and smoothed towards the leaf's with
+      // the rows the search counted, then bounded (the CPU's record_split)
+      const double gl_ = (double)L.g * v.scale_g, hl_ = (double)L.h * v.scale_h;
+      const double gr_ = (double)R.g * v.scale_g, hr_ = (double)R.h * v.scale_h;
+      const double po = leaf_out_ext(a, lf.out, (double)lf.g * v.scale_g, (double)lf.h * v.scale_h, lf.n);
+      double o[2] = {hb_rule_leaf_output_ext(gl_, hl_, v.ln, a.l1, L.l2, a.mds, a.smooth, po),
+                     hb_rule_leaf_output_ext(gr_, hr_, lf.n - v.ln, a.l1, L.l2, a.mds, a.smooth, po)};
+      if (a.mono) {
+        double b[4];
+        hb_rule_bound_children_given(lf.lo, lf.hi, o[0], o[1], v.is_cat ? 0 : a.mono[v.feature], b, o);
+        L.lo = b[0];
+        L.hi = b[1];
+        R.lo = b[2];
+        R.hi = b[3];
+      }
+      L.out = o[0];
+      R.out = o[1];
+    } else if (a.mono) {  // the children's output bounds (split_rules.h, as the CPU's)
       double b[4], o[2];
       hb_rule_bound_children(lf.lo, lf.hi, (double)L.g * v.scale_g, (double)L.h * v.scale_h, (double)R.g * v.scale_g,
                              (double)R.h * v.scale_h, a.l1, L.l2, v.is_cat ? 0 : a.mono[v.feature], b, o);
@@ -144,6 +164,8 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
     const int node = r - 1;
     a.nodes[node].ln = gl;
     a.nodes[node].rn = gr;
+    a.nodes[node].lout = L.out;  // the host's tree keeps them as internal values (a.ext)
+    a.nodes[node].rout = R.out;
     const int full = v.num_leaves >= a.max_leaves;
     const int depth_ok = a.max_depth <= 0 || depth < a.max_depth;
     L.splittable = !full && depth_ok && hb_rule_splittable(gl, (double)L.h * v.scale_h, a.min_data, a.min_hess);

@@ -94,10 +94,10 @@ k_route_train(TreeArgs a, int n, const uint8_t *__restrict__ inbag, const double
 }
 
 // Leaf values from the leaf sums (one thread per leaf).
-__global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, const unsigned long long *sums,
-                              const RoundScales *rs, QuantArgs q, double l1, double learning_rate, int min_data,
-                              double min_hess, LeafOut *__restrict__ out) {
-  const int nl = c->num_leaves;
+__global__ void k_leaf_values(TreeArgs a, const unsigned long long *sums, const RoundScales *rs, QuantArgs q,
+                              double learning_rate, LeafOut *__restrict__ out) {
+  const Leaf *__restrict__ leaves = a.leaves;
+  const int nl = a.ctl->num_leaves;
   const bool quant_sums = q.on && !q.refit;
   for (int l = blockIdx.x * blockDim.x + threadIdx.x; l < nl; l += gridDim.x * blockDim.x) {
     const long long sg = (long long)sums[2 * l], sh = (long long)sums[2 * l + 1];
@@ -110,10 +110,14 @@ __global__ void k_leaf_values(const Ctl *c, const Leaf *__restrict__ leaves, con
     o.depth = leaves[l].depth;
     // within the leaf's bounds under monotone constraints (infinite otherwise:
     // no change); a tree that could not split adds its root's output only
-    // where the root is a leaf the limits allow (the CPU's learner_cpu.c)
-    o.value = leaves[l].n > 0 && (nl > 1 || hb_rule_lone_root_counts(leaves[l].n, H, min_data, min_hess))
-                  ? learning_rate * hb_rule_clamp(hb_rule_leaf_output(G, H, l1, leaves[l].l2), leaves[l].lo,
-                                                  leaves[l].hi)
+    // where the root is a leaf the limits allow (the CPU's learner_cpu.c);
+    // under max_delta_step / path_smooth (a.ext) the output set when the
+    // leaf was made, from the histogram's sums, as the CPU's (a lone root's
+    // from these sums)
+    const double u = a.ext ? leaf_out_ext(a, leaves[l].out, G, H, leaves[l].n)
+                           : hb_rule_clamp(hb_rule_leaf_output(G, H, a.l1, leaves[l].l2), leaves[l].lo, leaves[l].hi);
+    o.value = leaves[l].n > 0 && (nl > 1 || hb_rule_lone_root_counts(leaves[l].n, H, a.min_data, a.min_hess))
+                  ? learning_rate * u
                   : 0.0;
     out[l] = o;
   }
@@ -175,8 +179,7 @@ int leaf_values_launch(const TreeArgs &a, int n, const RoundScales *rs, QuantArg
                        const unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_leaf_values);
-  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a.ctl, a.leaves, sums, rs, q, a.l1, learning_rate,
-                                                           a.min_data, a.min_hess, leaf_out);
+  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a, sums, rs, q, learning_rate, leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
   return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, chk, grid, st) : HB_OK;
 }

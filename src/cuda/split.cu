@@ -104,16 +104,31 @@ struct Scales {
 
 // The searched leaf's output bounds and the feature's monotone constraint
 // (split.h's hb_split_con_t): a leaf with finite bounds, or a constrained
-// feature, takes the bounded gains, as on the CPU.
+// feature, takes the bounded gains, as on the CPU; under max_delta_step /
+// path_smooth (a.ext) the leaf's own output too, which its children's are
+// smoothed towards.
 struct Bound {
   double lo, hi;
   int mono;
-  bool on;  // mono != 0, or finite bounds
+  bool on;     // mono != 0, or finite bounds
+  double out;  // a.ext: the leaf's unshrunk output (Leaf::out; NAN: the root's, from its sums)
 };
+
+// The worth a candidate's gain is taken against: L(G, H) with lambda_l2
+// alone, or under a.ext the leaf's at its output (the CPU's
+// hb_split_leaf_ext). Under a.ext, bd.out becomes the leaf's output.
+__device__ __forceinline__ double parent_gain(const TreeArgs &a, Bound &bd, double Gd, double Hd, int n) {
+  if (!a.ext) return hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+  bd.out = leaf_out_ext(a, bd.out, Gd, Hd, n);
+  return hb_rule_parent_gain_ext(Gd, Hd, n, a.l1, a.l2, a.mds, a.smooth, bd.out);
+}
 
 __device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, const Bound &bd, long long gl,
                                             long long hl, int nl, double Gd, double Hd, int n, double l2,
                                             double parent) {
+  if (a.ext)
+    return hb_rule_split_gain_ext((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent, a.min_data,
+                                  a.min_hess, a.min_gain, bd.lo, bd.hi, bd.mono, a.mds, a.smooth, bd.out);
   if (bd.on)
     return hb_rule_split_gain_bounded((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent,
                                       a.min_data, a.min_hess, a.min_gain, bd.lo, bd.hi, bd.mono);
@@ -143,7 +158,7 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
-static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int f, int nb, long long bg,
+static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int nb, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
@@ -185,7 +200,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
     long long pg = in ? bg : 0, ph = in ? bh : 0;
     int pc = in ? cnt : 0;
     block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
-    const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+    const double parent = parent_gain(a, bd, Gd, Hd, n);
     Cand best = {-1.0, INT_MAX};
     int dl = 0;
     long long lg = 0, lh = 0;
@@ -250,7 +265,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, const Bound &bd, int
   // Categorical (split_rules.h, split_quant.c's candidates in its order).
   // The parent's gain takes lambda_l2 alone, the children's lambda_l2 +
   // cat_l2 in a many-vs-many scan.
-  const double parent = hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+  const double parent = parent_gain(a, bd, Gd, Hd, n);
   if (hb_rule_cat_onehot(nb, a.max_cat_to_onehot)) {  // each bin alone on the left
     const bool has_rows = t < nb && cnt > 0;
     const int nonempty = __syncthreads_count(has_rows);
@@ -440,6 +455,7 @@ struct CtlView {
   int small, large, find_small, find_large, small_slot, parent_slot;
   int count;  // rows of this block's child (over every process: Leaf::n)
   double lo, hi;  // its output bounds
+  double out;     // its output (Leaf::out)
   Scales sc;
 };
 
@@ -619,6 +635,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   v.count = c->child_lf[y].n;
   v.lo = c->child_lf[y].lo;
   v.hi = c->child_lf[y].hi;
+  v.out = c->child_lf[y].out;
   v.sc.g = c->scale_g;
   v.sc.h = c->scale_h;
   if (v.done) return;
@@ -643,7 +660,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       bg = hv.g;
       bh = hv.h;
     }
-    const Bound bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY};
+    const Bound bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out};
     search(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
     __syncthreads();
     copy_split(&a.fbest[pair], &res);

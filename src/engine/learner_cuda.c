@@ -88,9 +88,13 @@ static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cu
   t->cat_nbits_words = 0;
   t->leaf_parent[0] = -1;
   t->leaf_depth[0] = 0;
+  const int ext = cfg->max_delta_step > 0 || cfg->path_smooth > 0;
   if (g->num_leaves > 1) {  /* the root before its split, as the CPU grower has it */
     const hb_cuda_split_t *r = &g->splits[0];
-    t->leaf_value[0] = lr * hb_split_leaf_output(cfg, r->parent_g, r->parent_h);
+    t->leaf_value[0] = lr * (ext ? hb_rule_leaf_output_ext(r->parent_g, r->parent_h, r->left_count + r->right_count,
+                                                           cfg->lambda_l1, cfg->lambda_l2, cfg->max_delta_step, 0.0,
+                                                           0.0)
+                                 : hb_split_leaf_output(cfg, r->parent_g, r->parent_h));
     t->leaf_hess[0] = r->parent_h;
     t->leaf_count[0] = r->left_count + r->right_count;
   }
@@ -108,7 +112,10 @@ static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cu
     ts.gain = r->gain;
     const double l2 = hb_rule_child_l2(r->is_cat, b->train->mappers[r->feature].num_bin, cfg->max_cat_to_onehot,
                                        cfg->lambda_l2, cfg->cat_l2);
-    if (gl->mono) {  /* internal nodes keep their clamped outputs, as the CPU's */
+    if (ext) {  /* capped, smoothed and bounded on the device, as the CPU's record_split */
+      ts.value[0] = lr * r->left_out;
+      ts.value[1] = lr * r->right_out;
+    } else if (gl->mono) {  /* internal nodes keep their clamped outputs, as the CPU's */
       double o[2];
       if (i == 0) { gl->lo[0] = -HUGE_VAL; gl->hi[0] = HUGE_VAL; }
       gpu_bound_children(b, gl, r, r->leaf, t->num_leaves, l2, o);
