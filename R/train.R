@@ -352,13 +352,14 @@ histboost <- function(x, ...) {
 #' @param path_smooth At least 0: each leaf's output is pulled towards its
 #'   parent's, `o * (n / path_smooth) / (n / path_smooth + 1) + parent /
 #'   (n / path_smooth + 1)` with `n` its rows, and split gains are taken at
-#'   these outputs (LightGBM's `path_smooth`); 0 disables it. CPU only.
+#'   these outputs (LightGBM's `path_smooth`); 0 disables it. Not with
+#'   `quantized = TRUE`.
 #' @param max_delta_step At least 0: each leaf's output (before `learning_rate`)
 #'   is capped to `[-max_delta_step, max_delta_step]`, for every objective
 #'   (leaves refit by `"l1"` and `"quantile"` too), and split gains are taken
 #'   at the capped outputs (LightGBM's `max_delta_step`, xgboost's for every
 #'   loss); 0 means no cap. Not `poisson_max_delta_step`, which damps the
-#'   Poisson hessian. CPU only, not with `quantized = TRUE`.
+#'   Poisson hessian. Not with `quantized = TRUE`.
 #' @param exact_sums `TRUE` puts each tree's gradients and hessians (full
 #'   precision) on a fixed grid before the tree grows: each is rounded to a
 #'   multiple of \eqn{2^{-e}}, with \eqn{e} chosen from the largest value and
@@ -891,6 +892,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
   }
   nthreads <- .hb_nthreads(nthreads)
+  no_quant <- c(if (more$extra_trees) "extra_trees", if (more$path_smooth > 0) "path_smooth",
+                if (more$max_delta_step > 0) "max_delta_step")
+  if (quant$quantized && length(no_quant)) {
+    .hb_abort("`quantized` = TRUE does not combine with ", .hb_and(no_quant), " yet; use quantized = FALSE.")
+  }
   device_asked <- device
   cpu_only <- .hb_more_cpu_only(more)
   if (length(cpu_only)) {
@@ -900,10 +906,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                                  if (length(cpu_only) == 1L) "it" else "them", " yet); use device = \"cpu\"."))
     }
     if (device == "auto") device <- "cpu"  # what these need; said below with the choice
-    if (quant$quantized && (more$extra_trees || more$path_smooth > 0 || more$max_delta_step > 0)) {
-      .hb_abort("`quantized` = TRUE does not combine with ", .hb_and(intersect(cpu_only, c("extra_trees", "path_smooth",
-                "max_delta_step"))), " yet; use quantized = FALSE.")
-    }
     if (more$dart && is.function(a$objective)) {
       .hb_abort("`boosting` = \"dart\" drops trees before each round's gradients, which a custom `objective` ",
                 "function computes before the round; use boosting = \"gbdt\".")

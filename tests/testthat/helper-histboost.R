@@ -714,3 +714,20 @@ rare_class_data <- function() {
   y[sample(n, 30)] <- "rare"
   list(x = x, y = factor(y))
 }
+
+# Rows of x (a data.frame of numeric columns, no missing values) reaching
+# each node of tree k of a model: a list named by node id ("N0", "L3").
+tree_rows <- function(tr, x, k = 1L) {
+  t <- tr[tr$tree == k, ]
+  rows <- list()
+  walk <- function(id, r) {
+    rows[[id]] <<- r
+    nd <- t[t$id == id, ]
+    if (nd$is_leaf) return(invisible())
+    left <- x[[nd$feature]][r] <= nd$threshold
+    walk(nd$left, r[left])
+    walk(nd$right, r[!left])
+  }
+  walk(if (any(t$id == "N0")) "N0" else "L0", seq_len(nrow(x)))
+  rows
+}

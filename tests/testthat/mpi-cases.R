@@ -55,7 +55,7 @@ mpi_case <- function(case) {
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
     unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
-    custom = , metric_local = , continue = , smooth = , quantile = eta + rnorm(n, sd = 0.3),
+    custom = , metric_local = , continue = , smooth = , smoothed = , quantile = eta + rnorm(n, sd = 0.3),
     cox = surv_by_hand(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
     l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
     mape = exp(0.5 * eta) + runif(n),                  # > 1 mostly: MAPE's weights 1 / |y| differ by row
@@ -168,6 +168,7 @@ mpi_case <- function(case) {
   if (case == "smooth") {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
   }
+  if (case == "smoothed") args <- c(args, list(path_smooth = 5, max_delta_step = 0.4))  # full precision
   if (case == "bundle") {
     # sparse columns, each off zero in about 7% of rows at random, so that
     # any two share a few rows: bundled only at max_conflict_rate > 0, which

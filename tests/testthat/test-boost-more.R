@@ -3,23 +3,6 @@
 # lightgbm: the leaves of stumps and small trees recomputed from the rows
 # they hold, DART's weights from the dropped sets, tree paths walked.
 
-# Rows of x (a data.frame of numeric columns, no missing values) reaching
-# each node of tree k of a model: a list named by node id ("N0", "L3").
-tree_rows <- function(tr, x, k = 1L) {
-  t <- tr[tr$tree == k, ]
-  rows <- list()
-  walk <- function(id, r) {
-    rows[[id]] <<- r
-    nd <- t[t$id == id, ]
-    if (nd$is_leaf) return(invisible())
-    left <- x[[nd$feature]][r] <= nd$threshold
-    walk(nd$left, r[left])
-    walk(nd$right, r[!left])
-  }
-  walk(if (any(t$id == "N0")) "N0" else "L0", seq_len(nrow(x)))
-  rows
-}
-
 # Each leaf's set of features used on its path, for every tree of hb_trees().
 path_features <- function(tr) {
   out <- list()
@@ -367,8 +350,10 @@ test_that("bad values are classed errors naming the argument", {
   expect_input_error(f(boosting = "dart", objective = function(p, l) list(grad = p - l, hess = rep(1, length(l)))),
                      "dart")
   expect_input_error(f(extra_trees = TRUE, quantized = TRUE), "quantized")
-  for (a in list(list(boosting = "dart"), list(extra_trees = TRUE), list(path_smooth = 1), list(max_delta_step = 1),
-                 list(feature_fraction_bynode = 0.5), list(interaction_constraints = list("a")))) {
+  expect_input_error(f(path_smooth = 1, quantized = TRUE), "path_smooth.*quantized = FALSE")
+  expect_input_error(f(max_delta_step = 1, extra_trees = TRUE, quantized = TRUE), "extra_trees.*max_delta_step")
+  for (a in list(list(boosting = "dart"), list(extra_trees = TRUE), list(feature_fraction_bynode = 0.5),
+                 list(interaction_constraints = list("a")))) {
     expect_error(do.call(f, c(a, list(device = "cuda"))), class = "histboost_error_device",
                  regexp = sub(" = .*", "", names(a)))
   }

@@ -683,6 +683,94 @@ test_that("monotone constraints on the GPU: the CPU's trees, and predictions mon
   }
 })
 
+test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in plain R, and the CPU's trees", {
+  skip_without_gpu()
+  # Plain R: regression from init_score 0 (each row's gradient -y, hessian
+  # 1), lambda 0: a node's own output is its rows' mean of y, capped to
+  # [-mds, mds]; a child's is then smoothed towards its parent's output by
+  # its rows (w = rows / path_smooth: o w / (w + 1) + parent / (w + 1));
+  # the root is capped only. Leaves carry 0.5 (the learning rate) times it.
+  # The outputs come from the search's histogram sums, fixed point on the
+  # GPU: equal to plain R's within 1e-6 (about 1e-8 here).
+  d <- tiefree(51, n = 3000)
+  y <- d$y - mean(d$y) + 2  # the root's mean, 2, is above the cap; some children are below it
+  for (v in list(list(path_smooth = 40), list(max_delta_step = 1.5), list(path_smooth = 40, max_delta_step = 1.5))) {
+    label <- paste(names(v), unlist(v), collapse = ", ")
+    alpha <- if (is.null(v$path_smooth)) 0 else v$path_smooth
+    mds <- if (is.null(v$max_delta_step)) 0 else v$max_delta_step
+    gpu <- do.call(hb_quiet, c(list(d$x, y, init_score = rep(0, 3000), nrounds = 1L, num_leaves = 8L,
+                                    min_data_in_leaf = 20L, learning_rate = 0.5, device = "cuda"), v))
+    expect_identical(gpu$params$device, "cuda")
+    tr <- hb_trees(gpu)
+    expect_gte(sum(tr$is_leaf), 6L, label = label)
+    rows <- tree_rows(tr, d$x)
+    cap <- function(o) if (mds > 0) max(-mds, min(mds, o)) else o
+    out <- list(N0 = cap(mean(y)))
+    for (id in tr$id[!tr$is_leaf]) {
+      nd <- tr[tr$id == id, ]
+      for (ch in c(nd$left, nd$right)) {
+        r <- rows[[ch]]
+        o <- cap(mean(y[r]))
+        if (alpha > 0) o <- o * (length(r) / alpha) / (length(r) / alpha + 1) + out[[id]] / (length(r) / alpha + 1)
+        out[[ch]] <- o
+      }
+    }
+    leaves <- tr[tr$is_leaf, ]
+    expect_equal(leaves$value, unname(0.5 * unlist(out[leaves$id])), tolerance = 1e-6, label = label)
+    # the options change the leaves: plain means differ
+    expect_gt(max(abs(leaves$value - 0.5 * vapply(rows[leaves$id], function(r) mean(y[r]), 0))), 1e-3,
+              label = label)
+  }
+  # The CPU's trees: with NAs, monotone constraints, bagging, L1/L2, every
+  # task, leaves refit by l1 (capped on the host), categorical splits. Each
+  # case's CPU trees are those of its gradients on a grid (exact_sums): sums
+  # a little off give the same splits. (A cap that binds at most leaves
+  # makes near ties: where both children of a candidate are capped, its
+  # gain barely depends on the threshold; multiclass with max_delta_step
+  # 0.8 parts from its exact_sums trees at the 72nd node.)
+  reg <- tiefree(52)
+  reg$x$x1[seq(3, 4000, by = 11)] <- NA
+  cat <- tiefree(16, n = 6000)
+  set.seed(16)
+  cat$x$b <- factor(sample(paste0("B", 1:12), 6000, TRUE, prob = c(40, 30, 20, 10, 5, 4, 3, 2, 1, 1, 0.5, 0.5)))
+  cat$x$a <- factor(sample(c("u", "v", "w"), 6000, TRUE))
+  cat$x$b[sample.int(6000, 300)] <- NA
+  cat$y <- cat$y + c(1, -1, 0.3)[as.integer(cat$x$a)] + ifelse(is.na(cat$x$b), 0.5, rnorm(12, sd = 1.5)[as.integer(cat$x$b)])
+  cases <- list(
+    list(d = reg, a = list(path_smooth = 10)),
+    list(d = reg, a = list(max_delta_step = 0.4, path_smooth = 5, monotone_constraints = c(x1 = 1, x3 = -1))),
+    list(d = reg, a = list(max_delta_step = 0.3, bagging_fraction = 0.7, bagging_freq = 1L, lambda_l1 = 0.3,
+                           lambda_l2 = 2)),
+    list(d = reg, a = list(objective = "l1", max_delta_step = 0.5)),
+    list(d = tiefree(53, task = "binary"), a = list(max_delta_step = 0.3, path_smooth = 20)),
+    list(d = tiefree(54, task = "multiclass"), a = list(path_smooth = 3, max_delta_step = 2)),
+    list(d = cat, a = list(path_smooth = 10, cat_l2 = 3, min_data_per_group = 10L, max_delta_step = 1))
+  )
+  for (cs in cases) {
+    label <- paste(names(cs$a), vapply(cs$a, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
+    args <- c(list(cs$d$x, cs$d$y), modifyList(gpu_params, cs$a))
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    if (!is.null(cs$a$cat_l2)) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+    grid <- do.call(hb_quiet, c(args, device = "cpu", exact_sums = TRUE))
+    expect_identical(hb_trees(grid)[c("feature", "threshold", "count")], hb_trees(cpu)[c("feature", "threshold", "count")],
+                     label = paste(label, "exact_sums"))
+    # leaves from the search's sums (fixed point on the GPU, doubles on the
+    # CPU), each output then capped, smoothed and bounded: within 1e-5
+    expect_same_trees(cpu, gpu, tol = 1e-5, label = label, tol_internal = 1e-5)
+    expect_lt(max(abs(predict(cpu, cs$d$x, type = "raw") - predict(gpu, cs$d$x, type = "raw"))), 1e-5, label = label)
+    if (!is.null(cs$a$max_delta_step)) {
+      v <- hb_trees(gpu)$value[hb_trees(gpu)$is_leaf]
+      lr <- if (is.null(cs$a$learning_rate)) gpu_params$learning_rate else cs$a$learning_rate
+      expect_lte(max(abs(v)), lr * cs$a$max_delta_step + 1e-12, label = label)
+    }
+  }
+  # quantized training does not take them, on either device
+  expect_error(hb_quiet(reg$x, reg$y, nrounds = 2L, path_smooth = 1, quantized = TRUE, device = "cuda"),
+               class = "histboost_error_input", regexp = "quantized")
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")
