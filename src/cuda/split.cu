@@ -116,17 +116,21 @@ struct Bound {
 
 // The worth a candidate's gain is taken against: L(G, H) with lambda_l2
 // alone, or under a.ext the leaf's at its output (the CPU's
-// hb_split_leaf_ext). Under a.ext, bd.out becomes the leaf's output.
+// hb_split_leaf_ext). Under a.ext, bd.out becomes the leaf's output. EXT
+// is a.ext, a template argument so that the usual search carries none of
+// the capped and smoothed gains' code (k_split<false>).
+template <bool EXT>
 __device__ __forceinline__ double parent_gain(const TreeArgs &a, Bound &bd, double Gd, double Hd, int n) {
-  if (!a.ext) return hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
+  if (!EXT) return hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
   bd.out = leaf_out_ext(a, bd.out, Gd, Hd, n);
   return hb_rule_parent_gain_ext(Gd, Hd, n, a.l1, a.l2, a.mds, a.smooth, bd.out);
 }
 
+template <bool EXT>
 __device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, const Bound &bd, long long gl,
                                             long long hl, int nl, double Gd, double Hd, int n, double l2,
                                             double parent) {
-  if (a.ext)
+  if (EXT)
     return hb_rule_split_gain_ext((double)gl * sc.g, (double)hl * sc.h, nl, Gd, Hd, n, a.l1, l2, parent, a.min_data,
                                   a.min_hess, a.min_gain, bd.lo, bd.hi, bd.mono, a.mds, a.smooth, bd.out);
   if (bd.on)
@@ -158,6 +162,7 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
+template <bool EXT>
 static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int nb, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
@@ -200,20 +205,20 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
     long long pg = in ? bg : 0, ph = in ? bh : 0;
     int pc = in ? cnt : 0;
     block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
-    const double parent = parent_gain(a, bd, Gd, Hd, n);
+    const double parent = parent_gain<EXT>(a, bd, Gd, Hd, n);
     Cand best = {-1.0, INT_MAX};
     int dl = 0;
     long long lg = 0, lh = 0;
     int ln = 0;
     if (in) {
-      best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
+      best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
       best.idx = 2 * t;
       dl = has_na ? 0 : pc >= n - pc;
       lg = pg;
       lh = ph;
       ln = pc;
       if (has_na) {
-        Cand c2 = {cand_gain(a, sc, bd, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
+        Cand c2 = {cand_gain<EXT>(a, sc, bd, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
         if (better(c2, best)) {
           best = c2;
           dl = 1;
@@ -225,7 +230,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
     }
     Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
     if (t == 0 && has_na) {
-      c3.gain = cand_gain(a, sc, bd, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
+      c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
       c3.idx = 2 * (M - 1);
     }
     const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
@@ -265,7 +270,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
   // Categorical (split_rules.h, split_quant.c's candidates in its order).
   // The parent's gain takes lambda_l2 alone, the children's lambda_l2 +
   // cat_l2 in a many-vs-many scan.
-  const double parent = parent_gain(a, bd, Gd, Hd, n);
+  const double parent = parent_gain<EXT>(a, bd, Gd, Hd, n);
   if (hb_rule_cat_onehot(nb, a.max_cat_to_onehot)) {  // each bin alone on the left
     const bool has_rows = t < nb && cnt > 0;
     const int nonempty = __syncthreads_count(has_rows);
@@ -278,7 +283,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
     __syncthreads();
     Cand best = {-1.0, INT_MAX};
     if (t < nb && !hb_rule_cat_onehot_seen(nonempty, first, t)) {
-      best.gain = cand_gain(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
+      best.gain = cand_gain<EXT>(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
       best.idx = t;
     }
     const Cand win = block_best(best, sm.cand);
@@ -380,7 +385,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
   int ln = 0;
   if (t < kmax) {  // candidate k = t + 1 from each end
     if (sm.ok[0][t]) {
-      best.gain = cand_gain(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
+      best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
       best.idx = t;
       lg = pg;
       lh = ph;
@@ -390,7 +395,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
       const int q = used - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
-      Cand c1 = {cand_gain(a, sc, bd, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
+      Cand c1 = {cand_gain<EXT>(a, sc, bd, g1, h1, n1, Gd, Hd, n, l2c, parent), kmax + t};
       if (better(c1, best)) {
         best = c1;
         lg = g1;
@@ -613,7 +618,8 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
 
 // Block `pair` = child * nfeat + feature (child 0 the smaller, whose
 // histogram was just built; child 1 the larger, whose histogram is first
-// made as parent minus smaller, in the parent's slot).
+// made as parent minus smaller, in the parent's slot). EXT: a.ext.
+template <bool EXT>
 __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
   const int y = pair >= F, f = y ? pair - F : pair;
@@ -661,7 +667,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       bh = hv.h;
     }
     const Bound bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out};
-    search(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
+    search<EXT>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
     __syncthreads();
     copy_split(&a.fbest[pair], &res);
   } else if (t == 0) {
@@ -680,8 +686,12 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
 }
 
 int split_launch(const TreeArgs &a, cudaStream_t st) {
-  HB_SAME_CARVEOUT(k_split);
-  return launch_pdl(k_split, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
+  if (a.ext) {
+    HB_SAME_CARVEOUT(k_split<true>);
+    return launch_pdl(k_split<true>, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
+  }
+  HB_SAME_CARVEOUT(k_split<false>);
+  return launch_pdl(k_split<false>, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
 }
 
 }  // namespace hbc

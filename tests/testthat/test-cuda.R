@@ -735,7 +735,8 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
   cat$x$b <- factor(sample(paste0("B", 1:12), 6000, TRUE, prob = c(40, 30, 20, 10, 5, 4, 3, 2, 1, 1, 0.5, 0.5)))
   cat$x$a <- factor(sample(c("u", "v", "w"), 6000, TRUE))
   cat$x$b[sample.int(6000, 300)] <- NA
-  cat$y <- cat$y + c(1, -1, 0.3)[as.integer(cat$x$a)] + ifelse(is.na(cat$x$b), 0.5, rnorm(12, sd = 1.5)[as.integer(cat$x$b)])
+  cat$y <- cat$y + c(1, -1, 0.3)[as.integer(cat$x$a)] +
+    ifelse(is.na(cat$x$b), 0.5, rnorm(12, sd = 1.5)[as.integer(cat$x$b)])
   cases <- list(
     list(d = reg, a = list(path_smooth = 10)),
     list(d = reg, a = list(max_delta_step = 0.4, path_smooth = 5, monotone_constraints = c(x1 = 1, x3 = -1))),
@@ -754,8 +755,8 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
     expect_identical(gpu$params$device, "cuda")
     if (!is.null(cs$a$cat_l2)) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
     grid <- do.call(hb_quiet, c(args, device = "cpu", exact_sums = TRUE))
-    expect_identical(hb_trees(grid)[c("feature", "threshold", "count")], hb_trees(cpu)[c("feature", "threshold", "count")],
-                     label = paste(label, "exact_sums"))
+    splits <- c("feature", "threshold", "count")
+    expect_identical(hb_trees(grid)[splits], hb_trees(cpu)[splits], label = paste(label, "exact_sums"))
     # leaves from the search's sums (fixed point on the GPU, doubles on the
     # CPU), each output then capped, smoothed and bounded: within 1e-5
     expect_same_trees(cpu, gpu, tol = 1e-5, label = label, tol_internal = 1e-5)
