@@ -52,6 +52,15 @@ HB_RNG_FN uint64_t hb_rng_key(uint64_t seed, uint64_t stream, uint64_t a, uint64
  * IEEE device: an integer times a power of two). */
 HB_RNG_FN double hb_rng_bits_unif(uint64_t bits) { return (double)(bits >> 11) * 0x1.0p-53; }
 
+/* One of n (0 .. n-1), uniformly, from 64 bits (LightGBM's
+ * rand.NextInt(0, n)); 0 when n <= 1. extra_trees' candidate on both
+ * devices. */
+HB_RNG_FN int hb_rng_bits_pick(uint64_t bits, int n) {
+  if (n <= 1) return 0;
+  const int k = (int)(hb_rng_bits_unif(bits) * (double)n);
+  return k < n ? k : n - 1;
+}
+
 /* A uniform double in [0, 1) for the key (seed, stream, a, b). */
 HB_RNG_FN double hb_rng_key_unif(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b) {
   return hb_rng_bits_unif(hb_rng_key(seed, stream, a, b));

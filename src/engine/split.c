@@ -121,9 +121,7 @@ static void scan_gains(const scan_ctx *c, const double *gl, const double *hl, co
 /* extra_trees: feature f's one candidate of n (0..n-1), drawn uniformly
  * for this leaf (LightGBM's rand.NextInt(0, n)); 0 when n < 1. */
 static int extra_pick(const scan_ctx *c, int f, int n) {
-  if (n <= 1) return 0;
-  int k = (int)(hb_rng_bits_unif(hb_rng_key_tail(c->rkey, (uint64_t)f)) * (double)n);
-  return k < n ? k : n - 1;
+  return hb_rng_bits_pick(hb_rng_key_tail(c->rkey, (uint64_t)f), n);
 }
 
 /* A numeric feature: thresholds t = 0..M-2 (value bins <= t go left), the
