@@ -585,15 +585,18 @@ static void test_learner_choice(hb_dataset_t *d) {
   /* every objective trains on the GPU learner: fair gets as far as the device */
   CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "built without CUDA"),
         "the fair objective on the GPU gets as far as the device: status %d, %s", st, hb_error_message());
-  /* so do path_smooth and max_delta_step */
+  /* so do path_smooth, max_delta_step, extra_trees and feature_fraction_bynode */
   c = cfg;
   c.device = HB_DEVICE_CUDA;
   c.path_smooth = 2.0;
   c.max_delta_step = 0.5;
+  c.extra_trees = 1;
+  c.feature_fraction_bynode = 0.5;
   b = NULL;
   st = hb_booster_create(&c, d, &sc, &b);
   CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "built without CUDA"),
-        "path_smooth and max_delta_step on the GPU get as far as the device: status %d, %s", st, hb_error_message());
+        "path_smooth, max_delta_step, extra_trees and bynode sampling on the GPU get as far as the device: %d, %s", st,
+        hb_error_message());
   /* exact_sums is the CPU's (config.c refuses it before any device work);
    * quantized training's sums are exact already, so there it is moot */
   c = cfg;

@@ -33,6 +33,7 @@ struct Valid {
 struct hb_cuda_learner {
   hb_config_t cfg;
   int n, nfeat, K, L, total_bins, part_grid;
+  int ncol;     // input columns (feature_fraction_bynode < 1), else 0
   int stride;   // words a row of validation bins (8 bits a feature), read by the routing kernel
   int hstride;  // words a row of training bins, the histogram kernels' input (hist_plan_stride)
   cudaStream_t st;
@@ -70,6 +71,7 @@ struct hb_cuda_learner {
   double *d_host_gh;
   int host_grad;
   int8_t *d_mono;  // per feature: monotone constraint, or NULL
+  int *d_fcol, *d_cfirst;  // feature_fraction_bynode < 1: each feature's column, each column's first feature
   // l1, quantile and MAPE (HB_OBJ_RENEWS): the host refits a round's leaves, so
   // its scores are updated after (hb_cuda_learner_set_leaf_values)
   int renew;
@@ -141,7 +143,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
-                 L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob};
+                 L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob, L->d_fcol, L->d_cfirst};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag};
@@ -378,6 +380,14 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     if ((st = bag_temp_bytes(n, cfg->goss, &L->cub_bytes)) != HB_OK) goto fail;
     HB_CUDA_TRY_FAIL(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
   }
+  if (cfg->feature_fraction_bynode < 1.0) {  // the columns a node samples from
+    DALLOC(L->d_fcol, F);
+    DALLOC(L->d_cfirst, d->ncol + 1);
+    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_fcol, d->feat_col, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
+    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_cfirst, d->col_first, sizeof(int) * (size_t)(d->ncol + 1), cudaMemcpyHostToDevice),
+                     "uploading");
+    L->ncol = d->ncol;
+  }
   if (cfg->goss) {  // goss.c's constants, computed as it computes them
     L->goss.top = (int)hb_goss_top(cfg->top_rate, n);
     L->goss.keep_p = cfg->other_rate / (1.0 - cfg->top_rate);
@@ -527,6 +537,12 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.cat_smooth = c->cat_smooth;
   a.min_hess = c->min_sum_hessian_in_leaf;
   a.min_gain = c->min_gain_to_split > 0 ? c->min_gain_to_split : 0.0;
+  a.seed = c->seed;
+  a.extra = c->extra_trees;
+  a.bynode = c->feature_fraction_bynode;
+  a.fcol = L->d_fcol;
+  a.cfirst = L->d_cfirst;
+  a.ncol = L->ncol;
   a.mds = c->max_delta_step;
   a.smooth = c->path_smooth;
   a.ext = a.mds > 0 || a.smooth > 0;

@@ -293,6 +293,14 @@ struct TreeArgs {
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
   int ext;                 // max_delta_step > 0 or path_smooth > 0: leaf outputs capped and smoothed (split_rules.h's
   double mds, smooth;      // hb_rule_leaf_output_ext), their gains taken at those outputs, as on the CPU
+  // Draws keyed by (seed, tree, node, feature or column), the CPU's (grow.c): extra_trees' one candidate
+  // a feature, feature_fraction_bynode's columns a node (fcol: each feature's column, cfirst: each
+  // column's first feature, ncol + 1 of them; NULL unless bynode < 1)
+  uint64_t seed;
+  int extra;
+  double bynode;
+  const int *fcol, *cfirst;
+  int ncol;
   int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
 

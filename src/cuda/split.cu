@@ -17,6 +17,7 @@
 // split takes.
 #include <climits>
 #include "learner.cuh"
+#include "rng.h"
 
 namespace hbc {
 
@@ -102,16 +103,19 @@ struct Scales {
   double g, h;
 };
 
-// The searched leaf's output bounds and the feature's monotone constraint
-// (split.h's hb_split_con_t): a leaf with finite bounds, or a constrained
-// feature, takes the bounded gains, as on the CPU; under max_delta_step /
-// path_smooth (a.ext) the leaf's own output too, which its children's are
-// smoothed towards.
-struct Bound {
+// The searched leaf as the search of one feature sees it: its output
+// bounds and the feature's monotone constraint (split.h's hb_split_con_t):
+// a leaf with finite bounds, or a constrained feature, takes the bounded
+// gains, as on the CPU; under max_delta_step / path_smooth (a.ext) the
+// leaf's own output too, which its children's are smoothed towards; with
+// extra_trees the feature's one candidate.
+struct LeafCtx {
   double lo, hi;
   int mono;
   bool on;     // mono != 0, or finite bounds
   double out;  // a.ext: the leaf's unshrunk output (Leaf::out; NAN: the root's, from its sums)
+  bool extra;  // extra_trees: one candidate, drawn from `draw` (hb_rng_bits_pick)
+  uint64_t draw;
 };
 
 // The worth a candidate's gain is taken against: L(G, H) with lambda_l2
@@ -120,14 +124,14 @@ struct Bound {
 // is a.ext, a template argument so that the usual search carries none of
 // the capped and smoothed gains' code (k_split<false>).
 template <bool EXT>
-__device__ __forceinline__ double parent_gain(const TreeArgs &a, Bound &bd, double Gd, double Hd, int n) {
+__device__ __forceinline__ double parent_gain(const TreeArgs &a, LeafCtx &bd, double Gd, double Hd, int n) {
   if (!EXT) return hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
   bd.out = leaf_out_ext(a, bd.out, Gd, Hd, n);
   return hb_rule_parent_gain_ext(Gd, Hd, n, a.l1, a.l2, a.mds, a.smooth, bd.out);
 }
 
 template <bool EXT>
-__device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, const Bound &bd, long long gl,
+__device__ __forceinline__ double cand_gain(const TreeArgs &a, Scales sc, const LeafCtx &bd, long long gl,
                                             long long hl, int nl, double Gd, double Hd, int n, double l2,
                                             double parent) {
   if (EXT)
@@ -163,7 +167,7 @@ struct Shared {
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1.
 template <bool EXT>
-static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int nb, long long bg,
+static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
@@ -210,7 +214,10 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
     int dl = 0;
     long long lg = 0, lh = 0;
     int ln = 0;
-    if (in) {
+    // extra_trees: threshold rt alone (of 0 .. M - 2), the missing bin on
+    // either side, never alone (split.c's scan_numeric)
+    const int rt = bd.extra ? hb_rng_bits_pick(bd.draw, M - 1) : -1;
+    if (in && (rt < 0 || t == rt)) {
       best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
       best.idx = 2 * t;
       dl = has_na ? 0 : pc >= n - pc;
@@ -229,7 +236,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
       }
     }
     Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
-    if (t == 0 && has_na) {
+    if (t == 0 && has_na && rt < 0) {
       c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
       c3.idx = 2 * (M - 1);
     }
@@ -282,7 +289,8 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
     const int first = sm.tc[0];
     __syncthreads();
     Cand best = {-1.0, INT_MAX};
-    if (t < nb && !hb_rule_cat_onehot_seen(nonempty, first, t)) {
+    const int rb = bd.extra ? hb_rng_bits_pick(bd.draw, nb) : -1;  // extra_trees: bin rb alone
+    if (t < nb && !hb_rule_cat_onehot_seen(nonempty, first, t) && (rb < 0 || t == rb)) {
       best.gain = cand_gain<EXT>(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
       best.idx = t;
     }
@@ -383,7 +391,9 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
   Cand best = {-1.0, INT_MAX};
   long long lg = 0, lh = 0;
   int ln = 0;
-  if (t < kmax) {  // candidate k = t + 1 from each end
+  // extra_trees: only the first and the last rk + 1 (split_scan.h)
+  const int rk = bd.extra ? hb_rng_bits_pick(bd.draw, kmax - 1) : -1;
+  if (t < kmax && (rk < 0 || t == rk)) {  // candidate k = t + 1 from each end
     if (sm.ok[0][t]) {
       best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
       best.idx = t;
@@ -391,7 +401,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, Bound bd, int f, int
       lh = ph;
       ln = pc;
     }
-    if (sm.ok[1][t] && !hb_rule_cat_seen(dropped, used, t + 1, kmax, sm.ok[0])) {
+    if (sm.ok[1][t] && (rk >= 0 || !hb_rule_cat_seen(dropped, used, t + 1, kmax, sm.ok[0]))) {
       const int q = used - 2 - t;  // the last t+1 = kept total minus the prefix through q
       const long long g1 = KG - (q >= 0 ? sm.g[q] : 0), h1 = KH - (q >= 0 ? sm.h[q] : 0);
       const int n1 = KC - (q >= 0 ? sm.cnt[q] : 0);
@@ -456,7 +466,7 @@ constexpr int kSplitWords = (int)(sizeof(Split) / 4);
 
 // What k_split reads of the control block, all at its start.
 struct CtlView {
-  int done, num_leaves, nfree;
+  int done, num_leaves, nfree, new_leaf;
   int small, large, find_small, find_large, small_slot, parent_slot;
   int count;  // rows of this block's child (over every process: Leaf::n)
   double lo, hi;  // its output bounds
@@ -616,6 +626,43 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   }
 }
 
+// The node number of leaf `leaf` searched now, as grow.c numbers nodes
+// for its draws: 0 the root, then 2r - 1 and 2r for the left and right
+// child of the split that made leaf r (the split just made).
+__device__ __forceinline__ uint64_t node_uid(const CtlView &v, int leaf) {
+  if (v.num_leaves == 1) return 0;
+  const uint64_t r = (uint64_t)v.new_leaf;
+  return leaf == v.new_leaf ? 2 * r : 2 * r - 1;
+}
+
+// feature_fraction_bynode: whether the node whose draws start at `head`
+// takes feature f: of the columns with a feature usable in this tree (m of
+// them), the round(m x fraction) (at least 1) with the smallest draws
+// (seed, tree, node, column), ties to the lower column (grow.c's
+// leaf_mask), here as f's column's rank among them. The whole block; cnt:
+// two ints of shared memory.
+static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int *cnt) {
+  const int cf = a.fcol[f];
+  const double uf = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)cf));
+  int m = 0, below = 0;
+  for (int c = threadIdx.x; c < a.ncol; c += blockDim.x) {
+    int any = 0;
+    for (int g = a.cfirst[c]; g < a.cfirst[c + 1] && !any; g++) any = a.usable[g];
+    if (!any) continue;
+    const double u = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)c));
+    m++;
+    below += u < uf || (u == uf && c < cf);
+  }
+  if (threadIdx.x == 0) cnt[0] = cnt[1] = 0;
+  __syncthreads();
+  if (m) atomicAdd(&cnt[0], m);
+  if (below) atomicAdd(&cnt[1], below);
+  __syncthreads();
+  int keep = (int)floor(cnt[0] * a.bynode + 0.5);
+  if (keep < 1) keep = 1;
+  return cnt[1] < keep;
+}
+
 // Block `pair` = child * nfeat + feature (child 0 the smaller, whose
 // histogram was just built; child 1 the larger, whose histogram is first
 // made as parent minus smaller, in the parent's slot). EXT: a.ext.
@@ -632,6 +679,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   v.done = c->done;
   v.num_leaves = c->num_leaves;
   v.nfree = c->nfree;
+  v.new_leaf = c->new_leaf;
   v.small = c->small;
   v.large = c->large;
   v.find_small = c->find_small;
@@ -666,10 +714,27 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       bg = hv.g;
       bh = hv.h;
     }
-    const Bound bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out};
-    search<EXT>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
-    __syncthreads();
-    copy_split(&a.fbest[pair], &res);
+    LeafCtx bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out, false, 0};
+    bool take = true;  // (the larger child's histogram is made above whether or not the node takes f)
+    if (a.extra || a.bynode < 1.0) {  // draws keyed by (seed, tree, node, ...), as the CPU's
+      const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
+      if (a.bynode < 1.0) {
+        __shared__ int cnt[2];
+        take = node_samples(a, hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
+      }
+      if (a.extra) {
+        bd.extra = true;
+        bd.draw = hb_rng_key_tail(hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_EXTRA, tree), uid), (uint64_t)f);
+      }
+    }
+    if (take) {
+      search<EXT>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
+      __syncthreads();
+      copy_split(&a.fbest[pair], &res);
+    } else if (t == 0) {
+      a.fbest[pair].feature = -1;
+      a.fbest[pair].gain = -1.0;
+    }
   } else if (t == 0) {
     a.fbest[pair].feature = -1;
     a.fbest[pair].gain = -1.0;

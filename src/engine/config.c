@@ -103,12 +103,10 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "num_class must be 1 unless the objective is multiclass (got %d)",
                         c->num_class);
   }
-  /* DART, extra trees, node sampling and exact sums (CPU only) */
+  /* DART and exact sums (CPU only) */
   if (c->dart && c->rf) return hb_error_set(HB_ERR_INPUT, "boosting is dart or rf, not both");
-  if (c->device == HB_DEVICE_CUDA &&
-      (c->dart || c->extra_trees || c->feature_fraction_bynode < 1.0 || (c->exact_sums && !c->quantized)))
-    return hb_error_set(HB_ERR_INPUT, "dart, extra_trees, feature_fraction_bynode and exact_sums train on the CPU "
-                        "only");
+  if (c->device == HB_DEVICE_CUDA && (c->dart || (c->exact_sums && !c->quantized)))
+    return hb_error_set(HB_ERR_INPUT, "dart and exact_sums train on the CPU only");
   if (c->quantized && (c->extra_trees || c->path_smooth > 0.0 || c->max_delta_step > 0.0))
     return hb_error_set(HB_ERR_INPUT, "extra_trees, path_smooth and max_delta_step do not combine with quantized "
                         "training");
