@@ -335,8 +335,8 @@ histboost <- function(x, ...) {
 #'   `extra_trees`): at each node each feature offers one threshold, drawn
 #'   uniformly among its bin boundaries (one category, or one prefix length,
 #'   for a factor), and the best of these is taken. The draws depend on
-#'   `seed`, the tree, the node and the feature only. CPU only, not with
-#'   `quantized = TRUE`.
+#'   `seed`, the tree, the node and the feature only, on either device. Not
+#'   with `quantized = TRUE`.
 #' @param interaction_constraints `NULL`, or a list of groups of columns,
 #'   each a vector of column names or (1-based) column numbers, e.g.
 #'   `list(c("age", "income"), c("dose", "weight"))`: a branch of a tree may
@@ -347,8 +347,8 @@ histboost <- function(x, ...) {
 #'   (`fit$params$interaction_constraints`).
 #' @param feature_fraction_bynode Share of the tree's features (columns)
 #'   each node may split on, in (0, 1]: `round(share x columns)`, at least
-#'   one, drawn afresh for every node (from `seed`, the tree and the node).
-#'   CPU only.
+#'   one, drawn afresh for every node (from `seed`, the tree and the node),
+#'   the same columns on either device.
 #' @param path_smooth At least 0: each leaf's output is pulled towards its
 #'   parent's, `o * (n / path_smooth) / (n / path_smooth + 1) + parent /
 #'   (n / path_smooth + 1)` with `n` its rows, and split gains are taken at

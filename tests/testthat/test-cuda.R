@@ -772,6 +772,66 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
                class = "histboost_error_input", regexp = "quantized")
 })
 
+test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, its trees", {
+  skip_without_gpu()
+  # The draws are keyed by (seed, tree, node, feature or column) on both
+  # devices. Node sampling with quantized gradients: the same integers, so
+  # byte for byte the CPU's trees (a factor wider than max_bin is one
+  # column of four features, sampled as one); extremely randomized trees
+  # (full precision only): the CPU's trees, leaves within 1e-8.
+  wide <- tiefree(14, n = 5000)
+  set.seed(14)
+  code <- sample(60L, 5000, TRUE, prob = 1 / seq_len(60)^0.3)
+  wide$x$g <- factor(paste0("L", code), levels = paste0("L", 1:60))
+  wide$x$g[sample.int(5000, 200)] <- NA
+  wide$y <- wide$y + rnorm(60, sd = 1.5)[code]
+  wide$x$z <- wide$x$x2 + rnorm(5000, sd = 0.1)  # six columns: node samples of 2 and 3 differ
+  reg <- tiefree(61)
+  reg$x$x1[seq(5, 4000, by = 13)] <- NA
+  cat <- tiefree(62, n = 6000)
+  set.seed(62)
+  cat$x$a <- factor(sample(c("u", "v", "w"), 6000, TRUE))
+  cat$x$b <- factor(sample(paste0("B", 1:12), 6000, TRUE))
+  cat$y <- cat$y + c(1, -1, 0.3)[as.integer(cat$x$a)] + rnorm(12, sd = 1.5)[as.integer(cat$x$b)]
+  sampled <- list(
+    list(d = wide, a = list(feature_fraction_bynode = 0.5, max_bin = 15L, min_data_per_group = 20L)),
+    list(d = wide, a = list(feature_fraction_bynode = 0.3, feature_fraction = 0.8, max_bin = 15L)),
+    list(d = tiefree(63, task = "multiclass"), a = list(feature_fraction_bynode = 0.6)),
+    list(d = reg, a = list(feature_fraction_bynode = 0.5, bagging_fraction = 0.7, bagging_freq = 1L))
+  )
+  for (cs in sampled) {
+    label <- paste(names(cs$a), unlist(cs$a), collapse = ", ")
+    args <- c(list(cs$d$x, cs$d$y, quantized = TRUE), modifyList(gpu_params, cs$a))
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    expect_identical(hb_trees(gpu), hb_trees(cpu), label = label)
+    # the sampling binds: without it the trees differ
+    plain <- do.call(hb_quiet, c(args[names(args) != "feature_fraction_bynode"], device = "cuda"))
+    expect_false(identical(hb_trees(plain)$feature, hb_trees(gpu)$feature), label = label)
+  }
+  extra <- list(
+    list(d = reg, a = list(extra_trees = TRUE)),
+    list(d = tiefree(64, task = "binary"), a = list(extra_trees = TRUE, feature_fraction_bynode = 0.6)),
+    list(d = cat, a = list(extra_trees = TRUE, min_data_per_group = 10L, cat_smooth = 5)),
+    list(d = reg, a = list(extra_trees = TRUE, path_smooth = 5, monotone_constraints = c(x1 = 1)))
+  )
+  for (cs in extra) {
+    label <- paste(names(cs$a), vapply(cs$a, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
+    args <- c(list(cs$d$x, cs$d$y), modifyList(gpu_params, cs$a))
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda")
+    if (identical(cs$d, cat)) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+    tol <- if (is.null(cs$a$path_smooth)) 1e-8 else 1e-5  # smoothed leaves: from the search's sums
+    expect_same_trees(cpu, gpu, tol = tol, label = label, tol_internal = 1e-5)
+    expect_lt(max(abs(predict(cpu, cs$d$x, type = "raw") - predict(gpu, cs$d$x, type = "raw"))), 1e-5, label = label)
+    # the draws bind: without them the trees differ
+    plain <- do.call(hb_quiet, c(args[names(args) != "extra_trees"], device = "cuda"))
+    expect_false(identical(hb_trees(plain)$threshold, hb_trees(gpu)$threshold), label = label)
+  }
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")
