@@ -122,7 +122,7 @@ struct LeafCtx {
 // alone, or under a.ext the leaf's at its output (the CPU's
 // hb_split_leaf_ext). Under a.ext, bd.out becomes the leaf's output. EXT
 // is a.ext, a template argument so that the usual search carries none of
-// the capped and smoothed gains' code (k_split<false>).
+// the capped and smoothed gains' code (k_split<false, ...>).
 template <bool EXT>
 __device__ __forceinline__ double parent_gain(const TreeArgs &a, LeafCtx &bd, double Gd, double Hd, int n) {
   if (!EXT) return hb_rule_leaf_gain(Gd, Hd, a.l1, a.l2);
@@ -165,8 +165,10 @@ struct Shared {
 };
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
-// On return `res` (shared) holds the best split, or feature -1.
-template <bool EXT>
+// On return `res` (shared) holds the best split, or feature -1. EXT: a.ext;
+// DRAW: the training draws (extra_trees or feature_fraction_bynode), so
+// that without them no draw's code is compiled in (k_split<EXT, false>).
+template <bool EXT, bool DRAW>
 static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
@@ -216,7 +218,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
     int ln = 0;
     // extra_trees: threshold rt alone (of 0 .. M - 2), the missing bin on
     // either side, never alone (split.c's scan_numeric)
-    const int rt = bd.extra ? hb_rng_bits_pick(bd.draw, M - 1) : -1;
+    const int rt = DRAW && bd.extra ? hb_rng_bits_pick(bd.draw, M - 1) : -1;
     if (in && (rt < 0 || t == rt)) {
       best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
       best.idx = 2 * t;
@@ -289,7 +291,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
     const int first = sm.tc[0];
     __syncthreads();
     Cand best = {-1.0, INT_MAX};
-    const int rb = bd.extra ? hb_rng_bits_pick(bd.draw, nb) : -1;  // extra_trees: bin rb alone
+    const int rb = DRAW && bd.extra ? hb_rng_bits_pick(bd.draw, nb) : -1;  // extra_trees: bin rb alone
     if (t < nb && !hb_rule_cat_onehot_seen(nonempty, first, t) && (rb < 0 || t == rb)) {
       best.gain = cand_gain<EXT>(a, sc, bd, bg, bh, cnt, Gd, Hd, n, a.l2, parent);
       best.idx = t;
@@ -392,7 +394,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
   long long lg = 0, lh = 0;
   int ln = 0;
   // extra_trees: only the first and the last rk + 1 (split_scan.h)
-  const int rk = bd.extra ? hb_rng_bits_pick(bd.draw, kmax - 1) : -1;
+  const int rk = DRAW && bd.extra ? hb_rng_bits_pick(bd.draw, kmax - 1) : -1;
   if (t < kmax && (rk < 0 || t == rk)) {  // candidate k = t + 1 from each end
     if (sm.ok[0][t]) {
       best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, l2c, parent);
@@ -665,8 +667,9 @@ static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int
 
 // Block `pair` = child * nfeat + feature (child 0 the smaller, whose
 // histogram was just built; child 1 the larger, whose histogram is first
-// made as parent minus smaller, in the parent's slot). EXT: a.ext.
-template <bool EXT>
+// made as parent minus smaller, in the parent's slot). EXT: a.ext; DRAW:
+// a.extra or a.bynode < 1 (search's template arguments).
+template <bool EXT, bool DRAW>
 __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
   const int y = pair >= F, f = y ? pair - F : pair;
@@ -716,7 +719,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
     }
     LeafCtx bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out, false, 0};
     bool take = true;  // (the larger child's histogram is made above whether or not the node takes f)
-    if (a.extra || a.bynode < 1.0) {  // draws keyed by (seed, tree, node, ...), as the CPU's
+    if (DRAW) {  // draws keyed by (seed, tree, node, ...), as the CPU's
       const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
       if (a.bynode < 1.0) {
         __shared__ int cnt[2];
@@ -728,7 +731,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       }
     }
     if (take) {
-      search<EXT>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
+      search<EXT, DRAW>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
       __syncthreads();
       copy_split(&a.fbest[pair], &res);
     } else if (t == 0) {
@@ -750,13 +753,16 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   finish(a, v, sm.tail);
 }
 
+template <bool EXT, bool DRAW>
+static int split_launch_as(const TreeArgs &a, cudaStream_t st) {
+  HB_SAME_CARVEOUT((k_split<EXT, DRAW>));
+  return launch_pdl(k_split<EXT, DRAW>, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
+}
+
 int split_launch(const TreeArgs &a, cudaStream_t st) {
-  if (a.ext) {
-    HB_SAME_CARVEOUT(k_split<true>);
-    return launch_pdl(k_split<true>, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
-  }
-  HB_SAME_CARVEOUT(k_split<false>);
-  return launch_pdl(k_split<false>, dim3(2 * a.nfeat), dim3(kThreads), 0, st, "the split search kernel", a);
+  const bool draw = a.extra || a.bynode < 1.0;
+  if (a.ext) return draw ? split_launch_as<true, true>(a, st) : split_launch_as<true, false>(a, st);
+  return draw ? split_launch_as<false, true>(a, st) : split_launch_as<false, false>(a, st);
 }
 
 }  // namespace hbc
