@@ -243,6 +243,18 @@ tiefree <- function(seed, n = 4000, task = "regression") {
   list(x = x, y = y)
 }
 
+# tiefree()'s regression and a factor of 60 levels (200 NAs) that moves
+# y: wider than max_bin = 15, it spans four internal features.
+wide_factor_data <- function() {
+  d <- tiefree(14, n = 5000)
+  set.seed(14)
+  code <- sample(60L, 5000, TRUE, prob = 1 / seq_len(60)^0.3)
+  d$x$g <- factor(paste0("L", code), levels = paste0("L", 1:60))
+  d$x$g[sample.int(5000, 200)] <- NA
+  d$y <- d$y + rnorm(60, sd = 1.5)[code]
+  d
+}
+
 # Trees of two models: same structure (features, thresholds, directions,
 # counts), leaf values within `tol`, internal values within `tol_internal`.
 expect_same_trees <- function(a, b, tol, label, tol_internal = 1e-6) {
@@ -262,6 +274,19 @@ expect_same_trees <- function(a, b, tol, label, tol_internal = 1e-6) {
 }
 
 gpu_params <- list(nrounds = 15L, num_leaves = 15L, min_data_in_leaf = 20L, learning_rate = 0.2, seed = 7)
+
+# A case list(d = data, a = options) trained on both devices with
+# gpu_params and `...`: list(label, args, cpu, gpu); checks that the GPU
+# trained it and, with `categorical`, that the CPU's trees split a factor.
+both_devices <- function(cs, categorical = FALSE, ...) {
+  label <- paste(names(cs$a), vapply(cs$a, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
+  args <- c(list(cs$d$x, cs$d$y, ...), modifyList(gpu_params, cs$a))
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_identical(gpu$params$device, "cuda", label = label)
+  if (categorical) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+  list(label = label, args = args, cpu = cpu, gpu = gpu)
+}
 
 test_that("GPU and CPU grow the same trees: regression, binary, multiclass on tie-free data", {
   skip_without_gpu()
@@ -748,12 +773,8 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
     list(d = cat, a = list(path_smooth = 10, cat_l2 = 3, min_data_per_group = 10L, max_delta_step = 1))
   )
   for (cs in cases) {
-    label <- paste(names(cs$a), vapply(cs$a, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
-    args <- c(list(cs$d$x, cs$d$y), modifyList(gpu_params, cs$a))
-    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
-    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
-    expect_identical(gpu$params$device, "cuda")
-    if (!is.null(cs$a$cat_l2)) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+    r <- both_devices(cs, categorical = !is.null(cs$a$cat_l2))
+    label <- r$label; args <- r$args; cpu <- r$cpu; gpu <- r$gpu
     grid <- do.call(hb_quiet, c(args, device = "cpu", exact_sums = TRUE))
     splits <- c("feature", "threshold", "count")
     expect_identical(hb_trees(grid)[splits], hb_trees(cpu)[splits], label = paste(label, "exact_sums"))
@@ -779,12 +800,7 @@ test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, 
   # byte for byte the CPU's trees (a factor wider than max_bin is one
   # column of four features, sampled as one); extremely randomized trees
   # (full precision only): the CPU's trees, leaves within 1e-8.
-  wide <- tiefree(14, n = 5000)
-  set.seed(14)
-  code <- sample(60L, 5000, TRUE, prob = 1 / seq_len(60)^0.3)
-  wide$x$g <- factor(paste0("L", code), levels = paste0("L", 1:60))
-  wide$x$g[sample.int(5000, 200)] <- NA
-  wide$y <- wide$y + rnorm(60, sd = 1.5)[code]
+  wide <- wide_factor_data()
   wide$x$z <- wide$x$x2 + rnorm(5000, sd = 0.1)  # six columns: node samples of 2 and 3 differ
   reg <- tiefree(61)
   reg$x$x1[seq(5, 4000, by = 13)] <- NA
@@ -800,12 +816,9 @@ test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, 
     list(d = reg, a = list(feature_fraction_bynode = 0.5, bagging_fraction = 0.7, bagging_freq = 1L))
   )
   for (cs in sampled) {
-    label <- paste(names(cs$a), unlist(cs$a), collapse = ", ")
-    args <- c(list(cs$d$x, cs$d$y, quantized = TRUE), modifyList(gpu_params, cs$a))
-    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
-    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
-    expect_identical(gpu$params$device, "cuda")
-    expect_identical(hb_trees(gpu), hb_trees(cpu), label = label)
+    r <- both_devices(cs, quantized = TRUE)
+    label <- r$label; args <- r$args; gpu <- r$gpu
+    expect_identical(hb_trees(gpu), hb_trees(r$cpu), label = label)
     # the sampling binds: without it the trees differ
     plain <- do.call(hb_quiet, c(args[names(args) != "feature_fraction_bynode"], device = "cuda"))
     expect_false(identical(hb_trees(plain)$feature, hb_trees(gpu)$feature), label = label)
@@ -817,12 +830,8 @@ test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, 
     list(d = reg, a = list(extra_trees = TRUE, path_smooth = 5, monotone_constraints = c(x1 = 1)))
   )
   for (cs in extra) {
-    label <- paste(names(cs$a), vapply(cs$a, function(e) paste(e, collapse = "/"), ""), collapse = ", ")
-    args <- c(list(cs$d$x, cs$d$y), modifyList(gpu_params, cs$a))
-    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
-    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
-    expect_identical(gpu$params$device, "cuda")
-    if (identical(cs$d, cat)) expect_true(any(hb_trees(cpu)$split_type %in% "categorical"), label = label)
+    r <- both_devices(cs, categorical = identical(cs$d, cat))
+    label <- r$label; args <- r$args; cpu <- r$cpu; gpu <- r$gpu
     tol <- if (is.null(cs$a$path_smooth)) 1e-8 else 1e-5  # smoothed leaves: from the search's sums
     expect_same_trees(cpu, gpu, tol = tol, label = label, tol_internal = 1e-5)
     expect_lt(max(abs(predict(cpu, cs$d$x, type = "raw") - predict(gpu, cs$d$x, type = "raw"))), 1e-5, label = label)
@@ -922,12 +931,7 @@ test_that("categorical rules on the GPU are the CPU's: one-vs-rest, cat_smooth, 
 
 test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
   skip_without_gpu()
-  d <- tiefree(14, n = 5000)
-  set.seed(14)
-  code <- sample(60L, 5000, TRUE, prob = 1 / seq_len(60)^0.3)
-  d$x$g <- factor(paste0("L", code), levels = paste0("L", 1:60))
-  d$x$g[sample.int(5000, 200)] <- NA
-  d$y <- d$y + rnorm(60, sd = 1.5)[code]
+  d <- wide_factor_data()
   tr <- 1:4000; va <- 4001:5000
   # max_bin 15: the factor's 60 levels span four features
   p <- modifyList(gpu_params, list(max_bin = 15L, min_data_per_group = 20L, eval_metric = "rmse"))
