@@ -487,7 +487,11 @@ histboost <- function(x, ...) {
 #'   CPU).
 #'   GPU and CPU grow the same trees from the same data up to rounding: the GPU
 #'   sums gradients in fixed point (exact in any order, so GPU training is
-#'   reproducible), and refits leaf values from the full-precision gradients.
+#'   reproducible), and refits leaf values from the full-precision gradients
+#'   (with `path_smooth` or `max_delta_step`, each leaf keeps the output its
+#'   split's search computed, as on the CPU). DART, `interaction_constraints`
+#'   and a given `exact_sums` train on the CPU only: `"cuda"` refuses them and
+#'   `"auto"` takes the CPU for them.
 #'   An `x` given as data (not an [hb_dataset()]) and the validation sets
 #'   given as data are then binned on the GPU too, with the CPU's bins (see
 #'   `device` in [hb_dataset()]).
