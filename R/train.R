@@ -343,7 +343,7 @@ histboost <- function(x, ...) {
 #'   only split on the columns of a group that holds every column used
 #'   above it (LightGBM's rule), so columns of two groups never interact.
 #'   Columns named in no group make one more group, as in LightGBM's R
-#'   package. CPU only. The model keeps the groups by name
+#'   package. The model keeps the groups by name
 #'   (`fit$params$interaction_constraints`).
 #' @param feature_fraction_bynode Share of the tree's features (columns)
 #'   each node may split on, in (0, 1]: `round(share x columns)`, at least
@@ -489,9 +489,9 @@ histboost <- function(x, ...) {
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients
 #'   (with `path_smooth` or `max_delta_step`, each leaf keeps the output its
-#'   split's search computed, as on the CPU). DART, `interaction_constraints`
-#'   and a given `exact_sums` train on the CPU only: `"cuda"` refuses them and
-#'   `"auto"` takes the CPU for them.
+#'   split's search computed, as on the CPU). DART and a given `exact_sums`
+#'   train on the CPU only: `"cuda"` refuses them and `"auto"` takes the CPU
+#'   for them.
 #'   An `x` given as data (not an [hb_dataset()]) and the validation sets
 #'   given as data are then binned on the GPU too, with the CPU's bins (see
 #'   `device` in [hb_dataset()]).

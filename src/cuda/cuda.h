@@ -100,6 +100,12 @@ int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable,
  * before the first round. */
 int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono);
 
+/* Interaction constraints (the CPU learner's rule, grow.h): ngroups groups,
+ * grp_feat (ngroups x nfeat) and grp_col (ngroups x ncol) from
+ * hb_interaction_tables; before the first round. */
+int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroups, const uint8_t *grp_feat,
+                                     const uint8_t *grp_col, const int *col_first, int ncol);
+
 /* Data-parallel training (dist.h), before the first round: this process
  * trains global rows row0 .. row0 + nrow - 1 of nglobal with the others of
  * `dist`, one GPU each. Each split's histogram, the children's row counts,

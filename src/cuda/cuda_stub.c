@@ -62,6 +62,11 @@ int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {
   (void)L; (void)mono;
   return no_cuda();
 }
+int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroups, const uint8_t *grp_feat,
+                                     const uint8_t *grp_col, const int *col_first, int ncol) {
+  (void)L; (void)ngroups; (void)grp_feat; (void)grp_col; (void)col_first; (void)ncol;
+  return no_cuda();
+}
 int hb_cuda_learner_set_dist(hb_cuda_learner_t *L, const struct hb_dist *dist, int64_t row0, int64_t nglobal) {
   (void)L; (void)dist; (void)row0; (void)nglobal;
   return no_cuda();

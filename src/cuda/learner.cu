@@ -33,7 +33,7 @@ struct Valid {
 struct hb_cuda_learner {
   hb_config_t cfg;
   int n, nfeat, K, L, total_bins, part_grid;
-  int ncol;     // input columns (feature_fraction_bynode < 1), else 0
+  int ncol;     // input columns (d_fcol kept), else 0
   int stride;   // words a row of validation bins (8 bits a feature), read by the routing kernel
   int hstride;  // words a row of training bins, the histogram kernels' input (hist_plan_stride)
   cudaStream_t st;
@@ -71,7 +71,11 @@ struct hb_cuda_learner {
   double *d_host_gh;
   int host_grad;
   int8_t *d_mono;  // per feature: monotone constraint, or NULL
-  int *d_fcol, *d_cfirst;  // feature_fraction_bynode < 1: each feature's column, each column's first feature
+  int *d_fcol, *d_cfirst;  // bynode sampling or interaction constraints: each feature's column, each column's first
+                           // feature (ncol + 1)
+  int ngroups, gw;         // interaction constraints: groups, 64-bit words of a leaf's set of groups
+  uint8_t *d_grp_feat, *d_grp_col;        // ngroups x nfeat, ngroups x ncol (grow.h's hb_interaction_tables)
+  unsigned long long *d_leaf_grp;         // max_leaves x gw: each leaf's groups still allowed
   // l1, quantile and MAPE (HB_OBJ_RENEWS): the host refits a round's leaves, so
   // its scores are updated after (hb_cuda_learner_set_leaf_values)
   int renew;
@@ -143,7 +147,8 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
-                 L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob, L->d_fcol, L->d_cfirst};
+                 L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob, L->d_fcol, L->d_cfirst,
+                 L->d_grp_feat, L->d_grp_col, L->d_leaf_grp};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag};
@@ -173,6 +178,21 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
 
 #define DALLOC(ptr, count) HB_CUDA_TRY_FAIL(cudaMalloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating device memory")
 #define HALLOC(ptr, count) HB_CUDA_TRY_FAIL(cudaMallocHost((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count)), "allocating pinned memory")
+
+// Each feature's column and each column's first feature (ncol + 1) up to
+// the device, for bynode sampling and interaction constraints.
+static int upload_columns(hb_cuda_learner_t *L, const int *fcol, const int *col_first, int ncol) {
+  int st = HB_OK;
+  DALLOC(L->d_fcol, L->nfeat);
+  DALLOC(L->d_cfirst, ncol + 1);
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_fcol, fcol, sizeof(int) * (size_t)L->nfeat, cudaMemcpyHostToDevice), "uploading");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_cfirst, col_first, sizeof(int) * (size_t)(ncol + 1), cudaMemcpyHostToDevice),
+                   "uploading");
+  L->ncol = ncol;
+  return HB_OK;
+fail:
+  return st;
+}
 
 // The training bins up to the device, feature by feature: each column
 // through one of two pinned staging buffers (filled while the other is in
@@ -380,14 +400,8 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     if ((st = bag_temp_bytes(n, cfg->goss, &L->cub_bytes)) != HB_OK) goto fail;
     HB_CUDA_TRY_FAIL(cudaMalloc(&L->d_cub, L->cub_bytes > 0 ? L->cub_bytes : 1), "allocating device memory");
   }
-  if (cfg->feature_fraction_bynode < 1.0) {  // the columns a node samples from
-    DALLOC(L->d_fcol, F);
-    DALLOC(L->d_cfirst, d->ncol + 1);
-    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_fcol, d->feat_col, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice), "uploading");
-    HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_cfirst, d->col_first, sizeof(int) * (size_t)(d->ncol + 1), cudaMemcpyHostToDevice),
-                     "uploading");
-    L->ncol = d->ncol;
-  }
+  if (cfg->feature_fraction_bynode < 1.0 && (st = upload_columns(L, d->feat_col, d->col_first, d->ncol)) != HB_OK)
+    goto fail;  // the columns a node samples from
   if (cfg->goss) {  // goss.c's constants, computed as it computes them
     L->goss.top = (int)hb_goss_top(cfg->top_rate, n);
     L->goss.keep_p = cfg->other_rate / (1.0 - cfg->top_rate);
@@ -543,6 +557,11 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.fcol = L->d_fcol;
   a.cfirst = L->d_cfirst;
   a.ncol = L->ncol;
+  a.ngroups = L->ngroups;
+  a.gw = L->gw;
+  a.grp_feat = L->d_grp_feat;
+  a.grp_col = L->d_grp_col;
+  a.leaf_grp = L->d_leaf_grp;
   a.mds = c->max_delta_step;
   a.smooth = c->path_smooth;
   a.ext = a.mds > 0 || a.smooth > 0;
@@ -987,6 +1006,41 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     trees[k].leaves = lf;
   }
   return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroups, const uint8_t *grp_feat,
+                                                 const uint8_t *grp_col, const int *col_first, int ncol) {
+  int st = HB_OK;
+  if (L->graph) return hb_error_set(HB_ERR_STATE, "interaction constraints are set before the first round");
+  L->ngroups = L->gw = 0;
+  if (ngroups <= 0) return HB_OK;
+  const int F = L->nfeat, gw = (ngroups + 63) / 64;
+  if (!L->d_fcol) {  // each feature's column, from the columns' first features
+    int *fcol = (int *)hb_malloc(sizeof(int) * (size_t)F);
+    if (!fcol) return hb_error_set(HB_ERR_NOMEM, "out of memory for interaction constraints");
+    for (int c = 0; c < ncol; c++)
+      for (int f = col_first[c]; f < col_first[c + 1]; f++) fcol[f] = c;
+    st = upload_columns(L, fcol, col_first, ncol);
+    hb_free(fcol);
+    if (st != HB_OK) return st;
+  }
+  cudaFree(L->d_grp_feat);
+  cudaFree(L->d_grp_col);
+  cudaFree(L->d_leaf_grp);
+  L->d_grp_feat = L->d_grp_col = NULL;
+  L->d_leaf_grp = NULL;
+  DALLOC(L->d_grp_feat, (size_t)ngroups * F);
+  DALLOC(L->d_grp_col, (size_t)ngroups * ncol);
+  DALLOC(L->d_leaf_grp, (size_t)L->L * gw);
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_grp_feat, grp_feat, (size_t)ngroups * F, cudaMemcpyHostToDevice),
+                   "uploading interaction constraints");
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_grp_col, grp_col, (size_t)ngroups * ncol, cudaMemcpyHostToDevice),
+                   "uploading interaction constraints");
+  L->ngroups = ngroups;
+  L->gw = gw;
+  return HB_OK;
+fail:
+  return st;
 }
 
 extern "C" int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {

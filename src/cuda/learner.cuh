@@ -295,12 +295,18 @@ struct TreeArgs {
   double mds, smooth;      // hb_rule_leaf_output_ext), their gains taken at those outputs, as on the CPU
   // Draws keyed by (seed, tree, node, feature or column), the CPU's (grow.c): extra_trees' one candidate
   // a feature, feature_fraction_bynode's columns a node (fcol: each feature's column, cfirst: each
-  // column's first feature, ncol + 1 of them; NULL unless bynode < 1)
+  // column's first feature, ncol + 1 of them; NULL unless bynode < 1 or ngroups > 0)
   uint64_t seed;
   int extra;
   double bynode;
   const int *fcol, *cfirst;
   int ncol;
+  // Interaction constraints (grow.c's rule): ngroups groups (0: none), grp_feat (ngroups x nfeat) and
+  // grp_col (ngroups x ncol) whether a group holds a feature or column, leaf_grp (max_leaves x gw words)
+  // each leaf's groups still allowed: those holding every column split on above it
+  int ngroups, gw;
+  const uint8_t *grp_feat, *grp_col;
+  unsigned long long *leaf_grp;
   int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
 

@@ -161,6 +161,13 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
       R.lo = b[2];
       R.hi = b[3];
     }
+    if (a.ngroups > 0) {  // the children keep the groups that hold the split's column (grow.c's record_split)
+      const int col = a.fcol[v.feature];
+      unsigned long long *wl = a.leaf_grp + (size_t)l * a.gw, *wr = a.leaf_grp + (size_t)r * a.gw;
+      for (int k = 0; k < a.ngroups; k++)
+        if (!a.grp_col[(size_t)k * a.ncol + col]) wl[k >> 6] &= ~(1ull << (k & 63));
+      for (int w = 0; w < a.gw; w++) wr[w] = wl[w];
+    }
     const int node = r - 1;
     a.nodes[node].ln = gl;
     a.nodes[node].rn = gr;

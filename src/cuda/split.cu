@@ -166,8 +166,9 @@ struct Shared {
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh).
 // On return `res` (shared) holds the best split, or feature -1. EXT: a.ext;
-// DRAW: the training draws (extra_trees or feature_fraction_bynode), so
-// that without them no draw's code is compiled in (k_split<EXT, false>).
+// DRAW: the training draws (extra_trees or feature_fraction_bynode) or
+// interaction constraints, so that without them none of their code is
+// compiled in (k_split<EXT, false>).
 template <bool EXT, bool DRAW>
 static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
@@ -668,7 +669,7 @@ static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int
 // Block `pair` = child * nfeat + feature (child 0 the smaller, whose
 // histogram was just built; child 1 the larger, whose histogram is first
 // made as parent minus smaller, in the parent's slot). EXT: a.ext; DRAW:
-// a.extra or a.bynode < 1 (search's template arguments).
+// a.extra, a.bynode < 1 or a.ngroups > 0 (search's template arguments).
 template <bool EXT, bool DRAW>
 __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
@@ -725,6 +726,13 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
         __shared__ int cnt[2];
         take = node_samples(a, hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
       }
+      if (a.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
+        const unsigned long long *lw = a.leaf_grp + (size_t)child * a.gw;
+        int ok = 0;
+        for (int k = t; k < a.ngroups && !ok; k += blockDim.x)
+          ok = ((lw[k >> 6] >> (k & 63)) & 1ull) && a.grp_feat[(size_t)k * F + f];
+        take = __syncthreads_or(ok) && take;
+      }
       if (a.extra) {
         bd.extra = true;
         bd.draw = hb_rng_key_tail(hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_EXTRA, tree), uid), (uint64_t)f);
@@ -760,7 +768,7 @@ static int split_launch_as(const TreeArgs &a, cudaStream_t st) {
 }
 
 int split_launch(const TreeArgs &a, cudaStream_t st) {
-  const bool draw = a.extra || a.bynode < 1.0;
+  const bool draw = a.extra || a.bynode < 1.0 || a.ngroups > 0;
   if (a.ext) return draw ? split_launch_as<true, true>(a, st) : split_launch_as<true, false>(a, st);
   return draw ? split_launch_as<false, true>(a, st) : split_launch_as<false, false>(a, st);
 }

@@ -217,6 +217,29 @@ enum { PROF_PARTITION, PROF_HIST, PROF_SPLIT, PROF_TREE, PROF_SPLITS };
 #define PROF_START(t) const double t = ws->prof_on ? hb_threads_wtime() : 0.0
 #define PROF_ADD(k, t) do { if (ws->prof_on) ws->prof[k] += hb_threads_wtime() - (t); } while (0)
 
+int hb_interaction_tables(const hb_dataset_t *d, int ngroups, const int *begin, const int *cols, uint8_t **grp_feat,
+                          uint8_t **grp_col) {
+  uint8_t *gf = hb_calloc((size_t)ngroups * (size_t)d->nfeat, 1), *gc = hb_calloc((size_t)ngroups * (size_t)d->ncol, 1);
+  *grp_feat = *grp_col = NULL;
+  if (!gf || !gc) {
+    hb_free(gf); hb_free(gc);
+    return hb_error_set(HB_ERR_NOMEM, "out of memory for interaction constraints");
+  }
+  for (int g = 0; g < ngroups; g++)
+    for (int i = begin[g]; i < begin[g + 1]; i++) {
+      const int c = cols[i];
+      if (c < 0 || c >= d->ncol) {
+        hb_free(gf); hb_free(gc);
+        return hb_error_set(HB_ERR_INPUT, "interaction constraint %d names column %d of %d", g + 1, c + 1, d->ncol);
+      }
+      gc[(size_t)g * d->ncol + c] = 1;
+      for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) gf[(size_t)g * d->nfeat + f] = 1;
+    }
+  *grp_feat = gf;
+  *grp_col = gc;
+  return HB_OK;
+}
+
 int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngroups, const int *begin,
                                 const int *cols) {
   hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
@@ -225,27 +248,14 @@ int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngr
   ws->ngroups = ws->gw = 0;
   if (ngroups <= 0) return HB_OK;
   const int gw = (ngroups + 63) / 64;
-  ws->grp_feat = hb_calloc((size_t)ngroups * (size_t)d->nfeat, 1);
-  ws->grp_col = hb_calloc((size_t)ngroups * (size_t)d->ncol, 1);
+  int st = hb_interaction_tables(d, ngroups, begin, cols, &ws->grp_feat, &ws->grp_col);
+  if (st != HB_OK) return st;
   ws->leaf_grp = hb_calloc((size_t)ws->max_leaves * (size_t)gw, sizeof(uint64_t));
-  if (!ws->grp_feat || !ws->grp_col || !ws->leaf_grp) {
-    hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
+  if (!ws->leaf_grp) {
+    hb_free(ws->grp_feat); hb_free(ws->grp_col);
     ws->grp_feat = ws->grp_col = NULL;
-    ws->leaf_grp = NULL;
     return hb_error_set(HB_ERR_NOMEM, "out of memory for interaction constraints");
   }
-  for (int g = 0; g < ngroups; g++)
-    for (int i = begin[g]; i < begin[g + 1]; i++) {
-      const int c = cols[i];
-      if (c < 0 || c >= d->ncol) {
-        hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
-        ws->grp_feat = ws->grp_col = NULL;
-        ws->leaf_grp = NULL;
-        return hb_error_set(HB_ERR_INPUT, "interaction constraint %d names column %d of %d", g + 1, c + 1, d->ncol);
-      }
-      ws->grp_col[(size_t)g * d->ncol + c] = 1;
-      for (int f = d->col_first[c]; f < d->col_first[c + 1]; f++) ws->grp_feat[(size_t)g * d->nfeat + f] = 1;
-    }
   ws->ngroups = ngroups;
   ws->gw = gw;
   return HB_OK;

@@ -34,6 +34,14 @@ void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id);
 int hb_grow_ws_set_interactions(hb_grow_ws_t *ws, const hb_dataset_t *d, int ngroups, const int *begin,
                                 const int *cols);
 
+/* Interaction constraints' tables for d (groups as above): grp_feat,
+ * ngroups x nfeat, and grp_col, ngroups x ncol, 1 where group g holds the
+ * feature or column (both allocated; the caller frees them). HB_OK,
+ * HB_ERR_INPUT (a column out of range) or HB_ERR_NOMEM, both then NULL.
+ * The CPU learner's and the GPU learner's. */
+int hb_interaction_tables(const hb_dataset_t *d, int ngroups, const int *begin, const int *cols, uint8_t **grp_feat,
+                          uint8_t **grp_col);
+
 /* The constraint of each internal feature of d (nfeat values, *out
  * allocated) from col_mono as above, checked; *out NULL when no column is
  * constrained. The CPU learner's and the GPU learner's. */

@@ -265,6 +265,19 @@ nomem:
   return hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster (%d rows)", train->nrow);
 }
 
+/* Interaction constraints: the CPU learner's tables (grow.h) go to the device. */
+static int cuda_set_interactions(hb_booster_t *b, void *state, int ngroups, const int *begin, const int *cols) {
+  cuda_learner_t *gl = state;
+  const hb_dataset_t *d = b->train;
+  if (ngroups <= 0) return hb_cuda_learner_set_interactions(gl->gpu, 0, NULL, NULL, d->col_first, d->ncol);
+  uint8_t *gf = NULL, *gc = NULL;
+  int st = hb_interaction_tables(d, ngroups, begin, cols, &gf, &gc);
+  if (st == HB_OK) st = hb_cuda_learner_set_interactions(gl->gpu, ngroups, gf, gc, d->col_first, d->ncol);
+  hb_free(gf);
+  hb_free(gc);
+  return st;
+}
+
 /* A validation set: its starting scores and its bins go to the device. */
 static int cuda_add_valid(hb_booster_t *b, void *state, int v) {
   cuda_learner_t *gl = state;
@@ -311,7 +324,7 @@ const hb_learner_ops_t hb_learner_cuda = {
   cuda_add_valid,
   cuda_round,
   cuda_sync_scores,
-  NULL,               /* interaction constraints: the CPU learner only */
+  cuda_set_interactions,
   cuda_profile,
   cuda_get_profile,
 };

@@ -793,13 +793,15 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
                class = "histboost_error_input", regexp = "quantized")
 })
 
-test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, its trees", {
+test_that("extra_trees, feature_fraction_bynode and interaction constraints on the GPU: the CPU's trees", {
   skip_without_gpu()
   # The draws are keyed by (seed, tree, node, feature or column) on both
-  # devices. Node sampling with quantized gradients: the same integers, so
-  # byte for byte the CPU's trees (a factor wider than max_bin is one
-  # column of four features, sampled as one); extremely randomized trees
-  # (full precision only): the CPU's trees, leaves within 1e-8.
+  # devices. Node sampling and interaction constraints with quantized
+  # gradients: the same integers, so byte for byte the CPU's trees (a factor
+  # wider than max_bin is one column of four features, sampled and grouped
+  # as one); extremely randomized trees (full precision only): the CPU's
+  # trees, leaves within 1e-8. Each case's first option is the one that
+  # must bind: without it the trees differ.
   wide <- wide_factor_data()
   wide$x$z <- wide$x$x2 + rnorm(5000, sd = 0.1)  # six columns: node samples of 2 and 3 differ
   reg <- tiefree(61)
@@ -813,14 +815,17 @@ test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, 
     list(d = wide, a = list(feature_fraction_bynode = 0.5, max_bin = 15L, min_data_per_group = 20L)),
     list(d = wide, a = list(feature_fraction_bynode = 0.3, feature_fraction = 0.8, max_bin = 15L)),
     list(d = tiefree(63, task = "multiclass"), a = list(feature_fraction_bynode = 0.6)),
-    list(d = reg, a = list(feature_fraction_bynode = 0.5, bagging_fraction = 0.7, bagging_freq = 1L))
+    list(d = reg, a = list(feature_fraction_bynode = 0.5, bagging_fraction = 0.7, bagging_freq = 1L)),
+    list(d = reg, a = list(interaction_constraints = list(c("x1", "x2"), c("x3", "x4")))),
+    list(d = wide, a = list(interaction_constraints = list(c("g", "x1"), c("x2", "x3", "z")),
+                            feature_fraction_bynode = 0.7, max_bin = 15L)),
+    list(d = tiefree(63, task = "multiclass"), a = list(interaction_constraints = list(c("x1", "x3"), c("x2", "x4"))))
   )
   for (cs in sampled) {
     r <- both_devices(cs, quantized = TRUE)
     label <- r$label; args <- r$args; gpu <- r$gpu
     expect_identical(hb_trees(gpu), hb_trees(r$cpu), label = label)
-    # the sampling binds: without it the trees differ
-    plain <- do.call(hb_quiet, c(args[names(args) != "feature_fraction_bynode"], device = "cuda"))
+    plain <- do.call(hb_quiet, c(args[names(args) != names(cs$a)[1]], device = "cuda"))
     expect_false(identical(hb_trees(plain)$feature, hb_trees(gpu)$feature), label = label)
   }
   extra <- list(
@@ -835,8 +840,7 @@ test_that("extra_trees and feature_fraction_bynode on the GPU: the CPU's draws, 
     tol <- if (is.null(cs$a$path_smooth)) 1e-8 else 1e-5  # smoothed leaves: from the search's sums
     expect_same_trees(cpu, gpu, tol = tol, label = label, tol_internal = 1e-5)
     expect_lt(max(abs(predict(cpu, cs$d$x, type = "raw") - predict(gpu, cs$d$x, type = "raw"))), 1e-5, label = label)
-    # the draws bind: without them the trees differ
-    plain <- do.call(hb_quiet, c(args[names(args) != "extra_trees"], device = "cuda"))
+    plain <- do.call(hb_quiet, c(args[names(args) != names(cs$a)[1]], device = "cuda"))
     expect_false(identical(hb_trees(plain)$threshold, hb_trees(gpu)$threshold), label = label)
   }
 })
