@@ -254,6 +254,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     }
     a.leaves[0] = root;
     c->child_lf[0] = root;
+    c->child_lf[1] = root;  // read (unused) by the root's larger-child blocks of k_split
     a.splits[0].feature = -1;
     a.splits[0].gain = -1.0;
     a.leaf_parent[0] = -1;
