@@ -2,8 +2,9 @@
 # feature sampling by node, path smoothing and max_delta_step (issue 26),
 # and exact sums (issue 24):
 # their checks, what the engine gets, and how the model records them.
-# LightGBM's semantics throughout. DART and exact sums train on the CPU
-# only; the GPU learner honours the others.
+# LightGBM's semantics throughout. Exact sums train on the CPU only (the
+# GPU's full-precision sums are fixed point already); the GPU learner
+# honours the others.
 
 # Their defaults (LightGBM's), in the order histboost() lists them.
 .HB_MORE_DEFAULTS <- list(drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
@@ -49,7 +50,7 @@
 # The names of the options of `m` (.hb_more_args()) that only the CPU
 # learner implements, as the user set them.
 .hb_more_cpu_only <- function(m) {
-  c(if (m$dart) "boosting = \"dart\"", if (isTRUE(m$exact_sums) && isTRUE(m$exact_sums_given)) "exact_sums")
+  if (isTRUE(m$exact_sums) && isTRUE(m$exact_sums_given)) "exact_sums" else character()
 }
 
 # interaction_constraints checked before the binning: NULL or a non-empty

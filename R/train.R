@@ -328,7 +328,8 @@ histboost <- function(x, ...) {
 #'   base score; LightGBM instead folds it into its first tree, which DART
 #'   then rescales, so the two agree where both start from 0 (tested with
 #'   `init_score = 0` against LightGBM's `boost_from_average = FALSE`).
-#'   CPU only; not with early stopping (a later round rescales
+#'   On the CPU or the GPU (the same drops; the GPU routes its rows through
+#'   the dropped trees on the device); not with early stopping (a later round rescales
 #'   the trees of the best iteration, as in LightGBM) nor a custom
 #'   `objective` function.
 #' @param extra_trees `TRUE` for extremely randomized trees (LightGBM's
@@ -489,9 +490,10 @@ histboost <- function(x, ...) {
 #'   sums gradients in fixed point (exact in any order, so GPU training is
 #'   reproducible), and refits leaf values from the full-precision gradients
 #'   (with `path_smooth` or `max_delta_step`, each leaf keeps the output its
-#'   split's search computed, as on the CPU). DART and a given `exact_sums`
-#'   train on the CPU only: `"cuda"` refuses them and `"auto"` takes the CPU
-#'   for them.
+#'   split's search computed, as on the CPU). DART trains on the GPU too:
+#'   the device keeps each tree's routing and drops and rescales trees in
+#'   its own scores. A given `exact_sums` trains on the CPU only: `"cuda"`
+#'   refuses it and `"auto"` takes the CPU for it.
 #'   An `x` given as data (not an [hb_dataset()]) and the validation sets
 #'   given as data are then binned on the GPU too, with the CPU's bins (see
 #'   `device` in [hb_dataset()]).
@@ -910,14 +912,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                                  if (length(cpu_only) == 1L) "it" else "them", " yet); use device = \"cpu\"."))
     }
     if (device == "auto") device <- "cpu"  # what these need; said below with the choice
-    if (more$dart && is.function(a$objective)) {
-      .hb_abort("`boosting` = \"dart\" drops trees before each round's gradients, which a custom `objective` ",
-                "function computes before the round; use boosting = \"gbdt\".")
-    }
-    if (more$dart && !is.null(early_stopping_rounds)) {
-      .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
-                "trees, so the model at the best iteration is not kept (as in LightGBM). Leave it NULL.")
-    }
+  }
+  if (more$dart && is.function(a$objective)) {
+    .hb_abort("`boosting` = \"dart\" drops trees before each round's gradients, which a custom `objective` ",
+              "function computes before the round; use boosting = \"gbdt\".")
+  }
+  if (more$dart && !is.null(early_stopping_rounds)) {
+    .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
+              "trees, so the model at the best iteration is not kept (as in LightGBM). Leave it NULL.")
   }
   device <- .hb_device(device)
   if (device_asked == "auto" && verbose >= 1L) .hb_device_say(device, cpu_only)

@@ -592,11 +592,12 @@ static void test_learner_choice(hb_dataset_t *d) {
   c.max_delta_step = 0.5;
   c.extra_trees = 1;
   c.feature_fraction_bynode = 0.5;
+  c.dart = 1;
   b = NULL;
   st = hb_booster_create(&c, d, &sc, &b);
   CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "built without CUDA"),
-        "path_smooth, max_delta_step, extra_trees and bynode sampling on the GPU get as far as the device: %d, %s", st,
-        hb_error_message());
+        "path_smooth, max_delta_step, extra_trees, bynode sampling and DART on the GPU get as far as the device: %d, %s",
+        st, hb_error_message());
   /* exact_sums is the CPU's (config.c refuses it before any device work);
    * quantized training's sums are exact already, so there it is moot */
   c = cfg;
@@ -604,7 +605,7 @@ static void test_learner_choice(hb_dataset_t *d) {
   c.exact_sums = 1;
   b = NULL;
   st = hb_booster_create(&c, d, &sc, &b);
-  CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "exact_sums train on the CPU only"),
+  CHECK(st == HB_ERR_INPUT && b == NULL && strstr(hb_error_message(), "exact_sums trains on the CPU only"),
         "the GPU learner refuses exact_sums: status %d, %s", st, hb_error_message());
   c.quantized = 1;
   st = hb_booster_create(&c, d, &sc, &b);

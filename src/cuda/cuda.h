@@ -91,9 +91,19 @@ typedef struct {
 
 /* One boosting round `iter` (0-based): gradients, the in-bag rows, and
  * num_class trees grown on the device (usable[k * nfeat + f] != 0 when tree
- * k may split on feature f), scores of every data set updated. trees[k]
- * points into the learner's memory until the next round. */
-int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees);
+ * k may split on feature f), their leaves shrunk by `rate` (the learning
+ * rate, or DART's for this round), scores of every data set updated.
+ * trees[k] points into the learner's memory until the next round. Under
+ * DART the device keeps each tree's routing for hb_cuda_learner_add_tree. */
+int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uint8_t *usable, hb_cuda_tree_t *trees);
+
+/* DART: factor x the values[0..num_leaves) of tree number `tree` (round
+ * tree / num_class, class tree % num_class, grown by this learner) added to
+ * data set `data`'s scores (0 training, 1.. validation), every row routed
+ * through the tree on the device: s + factor x value, multiplied and added
+ * apart, as the host does. */
+int hb_cuda_learner_add_tree(hb_cuda_learner_t *L, int data, int tree, int num_leaves, const double *values,
+                             double factor);
 
 /* Monotone constraints (LightGBM's basic method, as the CPU learner's):
  * mono[f] in -1, 0, 1 for each of the dataset's nfeat internal features;

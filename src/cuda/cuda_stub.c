@@ -54,8 +54,13 @@ int hb_cuda_learner_upload(hb_cuda_learner_t *L, int data, int row0, int n, cons
   (void)L; (void)data; (void)row0; (void)n; (void)words;
   return no_cuda();
 }
-int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees) {
-  (void)L; (void)iter; (void)usable; (void)trees;
+int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uint8_t *usable, hb_cuda_tree_t *trees) {
+  (void)L; (void)iter; (void)rate; (void)usable; (void)trees;
+  return no_cuda();
+}
+int hb_cuda_learner_add_tree(hb_cuda_learner_t *L, int data, int tree, int num_leaves, const double *values,
+                             double factor) {
+  (void)L; (void)data; (void)tree; (void)num_leaves; (void)values; (void)factor;
   return no_cuda();
 }
 int hb_cuda_learner_set_monotone(hb_cuda_learner_t *L, const int8_t *mono) {

@@ -66,6 +66,15 @@ struct hb_cuda_learner {
   // a forest (cfg.rf): the starting scores, which gradients are taken at and
   // scores average above, and 1 / (round + 1) (read by the captured graph)
   double *d_base, *d_inv_t, *h_inv_t;
+  // the leaves' shrinkage: the learning rate, or DART's for the round (read
+  // by the captured graph), and the value last uploaded
+  double *d_rate, *h_rate, rate_up;
+  // DART: every tree's routing nodes (L - 1 a tree, tree t at t (L - 1)),
+  // kept for its drops and rescaling (hb_cuda_learner_add_tree); room for
+  // kept_cap trees, kept_n of them made; and a tree's values for a drop
+  NodeRoute *d_kept;
+  long long kept_cap, kept_n;
+  double *d_vals;
   // gradients from the host (hb_cuda_learner_set_gradients): their pairs as
   // uploaded (2 n K), and whether the next round takes them
   double *d_host_gh;
@@ -148,10 +157,10 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
                  L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob, L->d_fcol, L->d_cfirst,
-                 L->d_grp_feat, L->d_grp_col, L->d_leaf_grp};
+                 L->d_grp_feat, L->d_grp_col, L->d_leaf_grp, L->d_rate, L->d_kept, L->d_vals};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
-                    L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag};
+                    L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag, L->h_rate};
   for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++) cudaFreeHost(pinned[k]);
   for (int v = 0; v < L->nvalid; v++) {
     cudaFree(L->valid[v].d_bins);
@@ -392,6 +401,11 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     DALLOC(L->d_inv_t, 1);
     HALLOC(L->h_inv_t, 1);
   }
+  DALLOC(L->d_rate, 1);
+  HALLOC(L->h_rate, 1);
+  *L->h_rate = L->rate_up = cfg->learning_rate;
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_rate, L->h_rate, sizeof(double), cudaMemcpyHostToDevice), "uploading the learning rate");
+  if (cfg->dart) DALLOC(L->d_vals, NL);
   if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) {
     DALLOC(L->d_inbag, n);
     DALLOC(L->d_bag, n);
@@ -827,7 +841,7 @@ static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int
     if (st == HB_OK && L->dist) st = dist_sum_dev(L, L->d_sums, 2 * (int64_t)NL, s);
     if (st != HB_OK) return st;
     st = leaf_values_launch(a, n, L->d_rs + k, L->q, L->d_leaf_of_row, L->d_sums, L->d_leafout + (size_t)k * NL,
-                            cfg->learning_rate, L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t,
+                            L->d_rate, L->d_base ? L->d_base + (size_t)k * n : NULL, L->d_inv_t,
                             L->d_score + (size_t)k * n, score_check(L, 0), !L->renew, kGrid1D, s);
     if (st != HB_OK) return st;
     for (int v = 0; v < L->nvalid && !L->renew; v++) {
@@ -887,12 +901,39 @@ static int run_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used) {
   return enqueue_trees(L, s, ev_used, 0);
 }
 
-extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8_t *usable, hb_cuda_tree_t *trees) {
+// DART: room for the routing of the trees of rounds 0..iter (copied into
+// a larger buffer when it runs out).
+static int keep_room(hb_cuda_learner_t *L, int iter) {
+  const long long need = ((long long)iter + 1) * L->K;
+  if (need <= L->kept_cap) return HB_OK;
+  const size_t nn = L->L > 1 ? (size_t)L->L - 1 : 1;
+  long long cap = L->kept_cap ? 2 * L->kept_cap : 64;
+  if (cap < need) cap = need;
+  NodeRoute *p = NULL;
+  HB_CUDA_TRY(cudaMalloc((void **)&p, sizeof(NodeRoute) * nn * (size_t)cap), "allocating DART's trees");
+  if (L->kept_n > 0) {
+    const cudaError_t e = cudaMemcpyAsync(p, L->d_kept, sizeof(NodeRoute) * nn * (size_t)L->kept_n,
+                                          cudaMemcpyDeviceToDevice, L->st);
+    const cudaError_t w = e == cudaSuccess ? cudaStreamSynchronize(L->st) : e;
+    if (w != cudaSuccess) {
+      cudaFree(p);
+      return hb_cuda_fail(w, "copying DART's trees");
+    }
+  }
+  cudaFree(L->d_kept);
+  L->d_kept = p;
+  L->kept_cap = cap;
+  return HB_OK;
+}
+
+extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uint8_t *usable,
+                                     hb_cuda_tree_t *trees) {
   const hb_config_t *cfg = &L->cfg;
   const int n = L->n, K = L->K, NL = L->L, F = L->nfeat;
   const size_t nn = NL > 1 ? (size_t)NL - 1 : 1;  // split records per tree
   cudaStream_t s = L->st;
   int st = HB_OK, ev_used = 0;
+  if (cfg->dart && (st = keep_room(L, iter)) != HB_OK) return st;
   if (L->profile) {
     if ((st = ensure_events(L, 4 * NL * K)) != HB_OK) return st;
     HB_CUDA_TRY(cudaEventRecord(L->round_ev[0], s), "recording an event");
@@ -932,7 +973,19 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, const uint8
     HB_CUDA_TRY(cudaMemcpyAsync(L->d_inv_t, L->h_inv_t, sizeof(double), cudaMemcpyHostToDevice, s),
                 "uploading the forest's weight");
   }
+  if (rate != L->rate_up) {  // DART's rate for this round (the graph reads it)
+    *L->h_rate = rate;
+    HB_CUDA_TRY(cudaMemcpyAsync(L->d_rate, L->h_rate, sizeof(double), cudaMemcpyHostToDevice, s),
+                "uploading the learning rate");
+    L->rate_up = rate;
+  }
   if ((st = run_trees(L, s, &ev_used)) != HB_OK) return st;
+  if (cfg->dart) {  // the round's trees' routing, kept for their drops
+    HB_CUDA_TRY(cudaMemcpyAsync(L->d_kept + (size_t)iter * K * nn, L->d_route, sizeof(NodeRoute) * nn * K,
+                                cudaMemcpyDeviceToDevice, s),
+                "keeping DART's trees");
+    if ((long long)(iter + 1) * K > L->kept_n) L->kept_n = (long long)(iter + 1) * K;
+  }
   if (L->profile) HB_CUDA_TRY(cudaEventRecord(L->round_ev[1], s), "recording an event");
   HB_CUDA_TRY(cudaStreamSynchronize(s), "a training round");
   if (L->x) {
@@ -1149,6 +1202,26 @@ extern "C" int hb_cuda_learner_set_leaf_values(hb_cuda_learner_t *L, const doubl
 }
 
 extern "C" int hb_cuda_learner_diverged(const hb_cuda_learner_t *L) { return L ? L->diverged : 0; }
+
+extern "C" int hb_cuda_learner_add_tree(hb_cuda_learner_t *L, int data, int tree, int num_leaves, const double *values,
+                                        double factor) {
+  if (!L->cfg.dart || tree < 0 || tree >= L->kept_n || num_leaves < 1 || num_leaves > L->L)
+    return hb_error_set(HB_ERR_INTERNAL, "histboost bug: the GPU keeps no tree %d of %d leaves for DART", tree,
+                        num_leaves);
+  if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);
+  const int k = tree % L->K, nrow = data == 0 ? L->n : L->valid[data - 1].n;
+  const size_t nn = L->L > 1 ? (size_t)L->L - 1 : 1;
+  if (nrow < 1) return HB_OK;
+  cudaStream_t s = L->st;
+  // from pageable memory: the call returns once `values` is read
+  HB_CUDA_TRY(cudaMemcpyAsync(L->d_vals, values, sizeof(double) * (size_t)num_leaves, cudaMemcpyHostToDevice, s),
+              "uploading a tree's values");
+  TreeArgs a = tree_args(L, k);
+  double *score = (data == 0 ? L->d_score : L->valid[data - 1].d_score) + (size_t)k * nrow;
+  const uint32_t *words = data == 0 ? NULL : L->valid[data - 1].d_bins;
+  return tree_add_launch(a, L->d_kept + (size_t)tree * nn, num_leaves, L->d_vals, factor, words, L->stride, nrow,
+                         score, kGrid1D, s);
+}
 
 extern "C" int hb_cuda_learner_scores(hb_cuda_learner_t *L, int data, double *out) {
   if (data < 0 || data > L->nvalid) return hb_error_set(HB_ERR_INPUT, "no data set %d on the device", data);

@@ -450,7 +450,7 @@ int route_train_launch(const TreeArgs &a, int n, const uint8_t *inbag, const dou
                        const RoundScales *rs, QuantArgs q, int *leaf_of_row, unsigned long long *sums, int grid,
                        cudaStream_t st);
 int leaf_values_launch(const TreeArgs &a, int n, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       const unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+                       const unsigned long long *sums, LeafOut *leaf_out, const double *rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st);
 // The training rows' scores plus their leaves' values (what leaf_values_launch
 // does last when `add`).
@@ -459,6 +459,11 @@ int score_add_launch(const int *leaf_of_row, const LeafOut *leaf_out, int n, con
 int score_valid_launch(const TreeArgs &a, const LeafOut *leaf_out, const uint32_t *bins, int stride, int n,
                        const double *base, const double *inv_t, double *score, ScoreCheck chk, int grid,
                        cudaStream_t st);
+// DART: factor x vals[leaf] added to each row's score, the rows routed
+// through a kept tree of nl leaves (route: its nl - 1 nodes): the training
+// rows on a's bins when words is NULL, else rows of row-major words.
+int tree_add_launch(const TreeArgs &a, const NodeRoute *route, int nl, const double *vals, double factor,
+                    const uint32_t *words, int stride, int n, double *score, int grid, cudaStream_t st);
 
 // partition.cu
 int partition_grid();

@@ -93,10 +93,12 @@ k_route_train(TreeArgs a, int n, const uint8_t *__restrict__ inbag, const double
   }
 }
 
-// Leaf values from the leaf sums (one thread per leaf).
+// Leaf values from the leaf sums (one thread per leaf), shrunk by *rate
+// (the learning rate, or DART's for the round).
 __global__ void k_leaf_values(TreeArgs a, const unsigned long long *sums, const RoundScales *rs, QuantArgs q,
-                              double learning_rate, LeafOut *__restrict__ out) {
+                              const double *rate, LeafOut *__restrict__ out) {
   const Leaf *__restrict__ leaves = a.leaves;
+  const double learning_rate = *rate;
   const int nl = a.ctl->num_leaves;
   const bool quant_sums = q.on && !q.refit;
   for (int l = blockIdx.x * blockDim.x + threadIdx.x; l < nl; l += gridDim.x * blockDim.x) {
@@ -164,6 +166,31 @@ k_route_add(const NodeRoute *__restrict__ route, const Ctl *c, const LeafOut *__
   }
 }
 
+// DART: factor x a kept tree's leaf values (vals) added to a data set's
+// scores: training rows (words NULL) routed on the learner's bins as
+// k_route_train routes them, validation rows on their row-major words.
+// s + factor x value, multiplied and added apart (boost.c's add_tree_scores).
+__global__ void __launch_bounds__(kRouteThreads)
+k_tree_add(TreeArgs a, const NodeRoute *__restrict__ route, int nl, const double *__restrict__ vals, double factor,
+           const uint32_t *__restrict__ words, int stride, int n, double *__restrict__ score) {
+  __shared__ NodeRoute snodes[kMaxSharedNodes];
+  const NodeRoute *nodes = stage_nodes(route, nl, snodes);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int leaf = words ? route_words(nodes, nl, words + (size_t)i * stride)
+                           : route_row(nodes, nl, [&a, i](int f) { return read_bin(bin_reader(a, f), i); });
+    score[i] = __dadd_rn(score[i], __dmul_rn(factor, vals[leaf]));
+  }
+}
+
+int tree_add_launch(const TreeArgs &a, const NodeRoute *route, int nl, const double *vals, double factor,
+                    const uint32_t *words, int stride, int n, double *score, int grid, cudaStream_t st) {
+  if (n < 1) return HB_OK;
+  HB_SAME_CARVEOUT(k_tree_add);
+  k_tree_add<<<grid, kRouteThreads, 0, st>>>(a, route, nl, vals, factor, words, stride, n, score);
+  HB_CUDA_TRY(cudaGetLastError(), "the DART routing kernel");
+  return HB_OK;
+}
+
 int route_train_launch(const TreeArgs &a, int n, const uint8_t *inbag, const double *g, const double *h,
                        const RoundScales *rs, QuantArgs q, int *leaf_of_row, unsigned long long *sums, int grid,
                        cudaStream_t st) {
@@ -176,10 +203,10 @@ int route_train_launch(const TreeArgs &a, int n, const uint8_t *inbag, const dou
 }
 
 int leaf_values_launch(const TreeArgs &a, int n, const RoundScales *rs, QuantArgs q, int *leaf_of_row,
-                       const unsigned long long *sums, LeafOut *leaf_out, double learning_rate, const double *base,
+                       const unsigned long long *sums, LeafOut *leaf_out, const double *rate, const double *base,
                        const double *inv_t, double *score, ScoreCheck chk, int add, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_leaf_values);
-  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a, sums, rs, q, learning_rate, leaf_out);
+  k_leaf_values<<<(a.max_leaves + 255) / 256, 256, 0, st>>>(a, sums, rs, q, rate, leaf_out);
   HB_CUDA_TRY(cudaGetLastError(), "the leaf value kernel");
   return add ? score_add_launch(leaf_of_row, leaf_out, n, base, inv_t, score, chk, grid, st) : HB_OK;
 }

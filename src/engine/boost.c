@@ -571,13 +571,20 @@ static int dart_choose(hb_booster_t *b) {
   return HB_OK;
 }
 
+/* factor x the model's tree number `tree` added to data set `data`'s
+ * scores: by the learner where it keeps them (the GPU's), else here. */
+static int dart_add(hb_booster_t *b, int data, size_t tree, double factor) {
+  const hb_tree_t *t = b->model->trees[tree];
+  if (b->learner->add_tree) return b->learner->add_tree(b, b->lstate, data, (int)tree, t, factor);
+  return add_tree_scores(b, data, (int)(tree % (size_t)b->K), t, factor);
+}
+
 /* The dropped trees out of the training scores (the round's gradients are
  * taken without them). */
 static int dart_drop_scores(hb_booster_t *b) {
   int st = HB_OK;
   for (int j = 0; j < b->dart.ndrop && st == HB_OK; j++)
-    for (int k = 0; k < b->K && st == HB_OK; k++)
-      st = add_tree_scores(b, 0, k, b->model->trees[(size_t)b->dart.drop[j] * b->K + k], -1.0);
+    for (int k = 0; k < b->K && st == HB_OK; k++) st = dart_add(b, 0, (size_t)b->dart.drop[j] * b->K + k, -1.0);
   return st;
 }
 
@@ -602,10 +609,10 @@ static int dart_normalize(hb_booster_t *b, double new_rate) {
   for (int j = 0; j < b->dart.ndrop && st == HB_OK; j++) {
     const int i = b->dart.drop[j];
     for (int c = 0; c < b->K && st == HB_OK; c++) {
-      hb_tree_t *t = b->model->trees[(size_t)i * b->K + c];
-      for (int v = 0; v < b->nvalid && st == HB_OK; v++) st = add_tree_scores(b, v + 1, c, t, vdel);
-      if (st == HB_OK) st = add_tree_scores(b, 0, c, t, keep);
-      if (st == HB_OK) scale_tree(t, keep);
+      const size_t tree = (size_t)i * b->K + c;
+      for (int v = 0; v < b->nvalid && st == HB_OK; v++) st = dart_add(b, v + 1, tree, vdel);
+      if (st == HB_OK) st = dart_add(b, 0, tree, keep);
+      if (st == HB_OK) scale_tree(b->model->trees[tree], keep);
     }
     b->dart.sum -= b->dart.w[i] * (xgb ? 1.0 / (k + lr) : 1.0 / (k + 1.0));
     b->dart.w[i] *= keep;

@@ -105,8 +105,8 @@ int hb_config_check(const hb_config_t *c) {
   }
   /* DART and exact sums (CPU only) */
   if (c->dart && c->rf) return hb_error_set(HB_ERR_INPUT, "boosting is dart or rf, not both");
-  if (c->device == HB_DEVICE_CUDA && (c->dart || (c->exact_sums && !c->quantized)))
-    return hb_error_set(HB_ERR_INPUT, "dart and exact_sums train on the CPU only");
+  if (c->device == HB_DEVICE_CUDA && c->exact_sums && !c->quantized)
+    return hb_error_set(HB_ERR_INPUT, "exact_sums trains on the CPU only");
   if (c->quantized && (c->extra_trees || c->path_smooth > 0.0 || c->max_delta_step > 0.0))
     return hb_error_set(HB_ERR_INPUT, "extra_trees, path_smooth and max_delta_step do not combine with quantized "
                         "training");

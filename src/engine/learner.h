@@ -53,6 +53,13 @@ typedef struct hb_learner_ops {
   /* Make b->score (data 0) or b->vscore[data - 1] current on the host;
    * NULL: the host copy is always current. */
   int (*sync_scores)(hb_booster_t *b, void *state, int data);
+  /* DART: factor x tree number `tree` of the model (t = b->model->trees[tree],
+   * of class tree % K) added to data set `data`'s scores (0 training, 1..
+   * validation), where the learner keeps them, each row's score s becoming
+   * s + factor x the value of its leaf (a multiplication, then an addition,
+   * rounded apart: boost.c's host version); NULL: the host's scores are the
+   * learner's. */
+  int (*add_tree)(hb_booster_t *b, void *state, int data, int tree, const hb_tree_t *t, double factor);
   /* Interaction constraints (grow.h), before the first round; NULL: not supported. */
   int (*set_interactions)(hb_booster_t *b, void *state, int ngroups, const int *begin, const int *cols);
   /* Profiling (boost.h: hb_booster_profile); NULL: none. */
@@ -97,7 +104,7 @@ struct hb_booster {
   double *cox_label, *cox_weight;  /* cox, distributed: every shard's labels and weights (NULL: none), */
   int cox_n;                       /* in rank order, cox_n of them */
   double *base;                    /* random forest: n x K starting scores, its trees' gradients' */
-  hb_dart_t dart;                  /* DART (host-side scores only: the CPU learner) */
+  hb_dart_t dart;                  /* DART (the learner's add_tree, or the host's scores) */
   /* the learner */
   const hb_learner_ops_t *learner;
   void *lstate;
@@ -161,10 +168,10 @@ int hb_booster_cox_gradients_dist(hb_booster_t *b, const double *score);
 /* Leaf l's rows (their count in *count). */
 const int *hb_leaf_rows_of(const hb_leaf_rows_t *lr, int l, int *count);
 
-/* DART around a round of a learner that keeps the scores on the host:
- * begin drops this round's trees from the training scores and gives the
- * new trees' learning rate (*touched set when scores changed); end
- * normalizes after the new trees. */
+/* DART around a round of a learner: begin drops this round's trees from
+ * the training scores and gives the new trees' learning rate (*touched set
+ * when scores changed); end normalizes after the new trees. The scores
+ * change through the learner's add_tree (on the host without one). */
 int hb_booster_dart_begin(hb_booster_t *b, double *rate, int *touched);
 int hb_booster_dart_end(hb_booster_t *b, double rate);
 

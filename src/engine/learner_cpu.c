@@ -337,6 +337,7 @@ const hb_learner_ops_t hb_learner_cpu = {
   NULL,               /* add_valid: the booster's host scores are all it needs */
   cpu_round,
   NULL,               /* sync_scores: the scores live on the host */
+  NULL,               /* add_tree: DART changes the host's scores */
   cpu_set_interactions,
   cpu_profile,
   cpu_get_profile,

@@ -5,8 +5,9 @@
  * and Cox's come from the host), the bag and the scores; here: the
  * validation rows packed and uploaded, each tree's feature sample, the
  * device's split records replayed into trees (with the monotone bounds the
- * device used), l1 / quantile / MAPE leaves refit on the host, and the host copy of
- * the scores refreshed when asked. Compiled in every build: without CUDA,
+ * device used), l1 / quantile / MAPE leaves refit on the host, DART's
+ * drops and rescaling (boost.c) applied to the device's scores, and the
+ * host copy of the scores refreshed when asked. Compiled in every build: without CUDA,
  * cuda_stub.c answers hb_cuda_learner_create() with "built without CUDA". */
 #include <math.h>
 #include <stdlib.h>
@@ -78,12 +79,13 @@ static void gpu_bound_children(const hb_booster_t *b, cuda_learner_t *gl, const 
   gl->lo[nr] = bd[2]; gl->hi[nr] = bd[3];
 }
 
-/* Turn the GPU's split records into tree t: the splits replayed in order
- * through hb_tree_split_leaf (as the CPU grower records them), then the leaf
+/* Turn the GPU's split records into tree t, shrunk by lr (the learning
+ * rate, or DART's): the splits replayed in order through
+ * hb_tree_split_leaf (as the CPU grower records them), then the leaf
  * values refit on the device. */
-static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cuda_tree_t *g, hb_tree_t *t) {
+static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cuda_tree_t *g, double lr,
+                          hb_tree_t *t) {
   const hb_config_t *cfg = &b->cfg;
-  double lr = cfg->learning_rate;
   t->num_leaves = 1;
   t->cat_nbits_words = 0;
   t->leaf_parent[0] = -1;
@@ -142,12 +144,13 @@ static int gpu_build_tree(const hb_booster_t *b, cuda_learner_t *gl, const hb_cu
 
 /* l1, quantile and MAPE on the GPU: the round's tree t (one a round) refit to the
  * quantiles of its leaves' in-bag residuals at `score` (the scores the
- * gradients were taken at) by hb_booster_renew_leaves, the rows grouped by
+ * gradients were taken at), shrunk by `rate`, by hb_booster_renew_leaves, the rows grouped by
  * the leaf the device routed them to; the device then adds the refit values.
  * st: the tree's status so far. Data-parallel, the refit sums over the
  * processes, so a failure before it (this process's, or st) is agreed on
  * first. */
-static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, int st, hb_tree_t *t, const double *score) {
+static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, int st, hb_tree_t *t, const double *score,
+                            double rate) {
   const int n = b->n, L = st == HB_OK ? t->num_leaves : 1;
   if (st == HB_OK) st = hb_cuda_learner_leaf_rows(gl->gpu, gl->leaf_of, gl->in_bag);
   int *begin = hb_calloc((size_t)L + 1, sizeof(int)), *count = hb_calloc((size_t)L, sizeof(int));
@@ -166,7 +169,7 @@ static int gpu_renew_leaves(const hb_booster_t *b, cuda_learner_t *gl, int st, h
     if (gl->in_bag[i]) idx[count[gl->leaf_of[i]]++] = i;  /* in row order within a leaf, as the CPU's partition */
   for (int l = 0; l < L; l++) count[l] = begin[l + 1] - begin[l];
   const hb_leaf_rows_t lr = {NULL, idx, begin, count};
-  st = hb_booster_renew_leaves(b, &lr, t, score, b->cfg.learning_rate);
+  st = hb_booster_renew_leaves(b, &lr, t, score, rate);
   if (st == HB_OK) hb_booster_lone_root(&b->cfg, t);  /* as the device's leaf values do */
   if (st == HB_OK) st = hb_cuda_learner_set_leaf_values(gl->gpu, t->leaf_value);
   hb_free(begin); hb_free(count); hb_free(idx);
@@ -190,8 +193,7 @@ static int gpu_overflow(const hb_booster_t *b, const cuda_learner_t *gl, int st)
   return hb_booster_overflow(b, "scores", data, b->iter + 1, 1);
 }
 
-static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
-  cuda_learner_t *gl = state;
+static int round_body(hb_booster_t *b, cuda_learner_t *gl, double rate, hb_tree_t **tr, int *single) {
   int K = b->K, nf = b->train->nfeat, st = HB_OK;
   if (HB_TAKES_HOST_GRADIENTS(&b->cfg) &&
       ((st = hb_booster_host_gradients(b)) != HB_OK || (st = hb_cuda_learner_set_gradients(gl->gpu, b->gh)) != HB_OK))
@@ -206,16 +208,40 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   hb_cuda_tree_t gtrees[256];
   hb_cuda_tree_t *gt = K <= 256 ? gtrees : hb_malloc(sizeof(hb_cuda_tree_t) * (size_t)K);
   if (!gt) return HB_ERR_NOMEM;
-  st = gpu_overflow(b, gl, hb_cuda_learner_round(gl->gpu, b->iter, gl->usable, gt));
+  st = gpu_overflow(b, gl, hb_cuda_learner_round(gl->gpu, b->iter, rate, gl->usable, gt));
   for (int k = 0; k < K && st == HB_OK; k++) {
-    st = (tr[k] = hb_tree_create(b->cfg.num_leaves)) ? gpu_build_tree(b, gl, &gt[k], tr[k]) : HB_ERR_NOMEM;
-    if (renew) st = gpu_overflow(b, gl, gpu_renew_leaves(b, gl, st, tr[k], b->cfg.rf ? b->base : b->score));
+    st = (tr[k] = hb_tree_create(b->cfg.num_leaves)) ? gpu_build_tree(b, gl, &gt[k], rate, tr[k]) : HB_ERR_NOMEM;
+    if (renew) st = gpu_overflow(b, gl, gpu_renew_leaves(b, gl, st, tr[k], b->cfg.rf ? b->base : b->score, rate));
     if (st == HB_OK && !hb_booster_tree_finite(tr[k]))
       st = hb_booster_overflow(b, "leaf values", 0, b->iter + 1, 1);
     if (st == HB_OK && tr[k]->num_leaves == 1) (*single)++;
   }
   if (gt != gtrees) hb_free(gt);
   if (st == HB_OK) memset(gl->stale, 1, (size_t)b->nvalid + 1);
+  return st;
+}
+
+/* A round, within DART's drops and normalization (boost.c; the scores
+ * change on the device, through cuda_add_tree) when asked for. As on the
+ * CPU (learner_cpu.c): a failure after the drops changed the scores leaves
+ * the booster broken. */
+static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
+  cuda_learner_t *gl = state;
+  double rate = b->cfg.learning_rate;
+  int touched = 0, st = HB_OK;
+  if (b->cfg.dart) st = hb_booster_dart_begin(b, &rate, &touched);
+  if (st == HB_OK) st = round_body(b, gl, rate, tr, single);
+  if (st == HB_OK && b->cfg.dart) st = hb_booster_dart_end(b, rate);
+  if (st != HB_OK && b->cfg.dart && (touched || b->dart.ndrop > 0)) b->broken = 1;
+  return st;
+}
+
+/* DART: a tree of this learner's in or out of a data set's scores, on the device. */
+static int cuda_add_tree(hb_booster_t *b, void *state, int data, int tree, const hb_tree_t *t, double factor) {
+  cuda_learner_t *gl = state;
+  (void)b;
+  const int st = hb_cuda_learner_add_tree(gl->gpu, data, tree, t->num_leaves, t->leaf_value, factor);
+  if (st == HB_OK) gl->stale[data] = 1;
   return st;
 }
 
@@ -324,6 +350,7 @@ const hb_learner_ops_t hb_learner_cuda = {
   cuda_add_valid,
   cuda_round,
   cuda_sync_scores,
+  cuda_add_tree,
   cuda_set_interactions,
   cuda_profile,
   cuda_get_profile,

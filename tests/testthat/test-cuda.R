@@ -845,6 +845,59 @@ test_that("extra_trees, feature_fraction_bynode and interaction constraints on t
   }
 })
 
+test_that("DART on the GPU: the CPU's drops, rescaled trees and validation logs", {
+  skip_without_gpu()
+  # The drops depend on seed and round only, so both devices drop the same
+  # iterations; the GPU keeps each tree's routing and routes its training
+  # and validation rows through the dropped trees on the device (out before
+  # the round, back in rescaled after it). Quantized: the same integers and
+  # the same score arithmetic, so byte for byte the CPU's trees and logs
+  # (multiclass: tree number = round x 3 + class); full precision: the CPU's
+  # trees, leaves within 1e-8, on cases whose CPU splits survive exact_sums
+  # (no near ties). Each case must drop trees, and DART must bind: the same
+  # arguments with boosting = "gbdt" give other trees.
+  reg <- tiefree(71)
+  reg$x$x1[seq(7, 4000, by = 17)] <- NA
+  base <- list(boosting = "dart", drop_rate = 0.4, skip_drop = 0.2, nrounds = 20L)
+  dart_args <- c("boosting", "drop_rate", "skip_drop", "xgboost_dart_mode", "uniform_drop", "max_drop")
+  run <- function(cs, ...) {
+    nv <- 1000L
+    r <- both_devices(cs, valid = list(v = list(x = cs$d$x[seq_len(nv), ], y = cs$d$y[seq_len(nv)])), ...)
+    expect_gte(sum(lengths(r$gpu$dart_dropped)), 5L, label = r$label)
+    expect_identical(r$gpu$dart_dropped, r$cpu$dart_dropped, label = r$label)
+    gbdt <- do.call(hb_quiet, c(r$args[!names(r$args) %in% dart_args], device = "cuda"))
+    expect_false(isTRUE(all.equal(hb_trees(gbdt)$value, hb_trees(r$gpu)$value)), label = r$label)
+    r
+  }
+  quant <- list(
+    list(d = reg, a = c(base, list(bagging_fraction = 0.8, bagging_freq = 1L))),
+    list(d = tiefree(73, task = "binary"), a = c(base, list(xgboost_dart_mode = TRUE, uniform_drop = TRUE,
+                                                            max_drop = 3L))),
+    list(d = tiefree(74, task = "multiclass"), a = c(base, list(max_drop = 4L)))
+  )
+  for (cs in quant) {
+    r <- run(cs, quantized = TRUE)
+    expect_identical(hb_trees(r$gpu), hb_trees(r$cpu), label = r$label)
+    expect_identical(r$gpu$evaluation_log, r$cpu$evaluation_log, label = r$label)
+  }
+  full <- list(
+    list(d = reg, a = base),
+    list(d = tiefree(75, task = "binary"), a = c(base, list(xgboost_dart_mode = TRUE))),
+    list(d = reg, a = c(base, list(objective = "l1")))  # leaves refit on the host, from the scores after the drops
+  )
+  for (cs in full) {
+    r <- run(cs)
+    label <- r$label
+    grid <- do.call(hb_quiet, c(r$args, device = "cpu", exact_sums = TRUE))
+    splits <- c("feature", "threshold", "count")
+    expect_identical(hb_trees(grid)[splits], hb_trees(r$cpu)[splits], label = paste(label, "exact_sums"))
+    expect_same_trees(r$cpu, r$gpu, tol = 1e-8, label = label)
+    expect_lt(max(abs(predict(r$cpu, cs$d$x, type = "raw") - predict(r$gpu, cs$d$x, type = "raw"))), 1e-6,
+              label = label)
+    expect_equal(r$gpu$evaluation_log, r$cpu$evaluation_log, tolerance = 1e-8, label = paste(label, "log"))
+  }
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")

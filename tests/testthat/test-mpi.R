@@ -343,11 +343,12 @@ test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU 
   # global row order; Cox: the host's gradients over every shard's risk sets;
   # path_smooth and max_delta_step: each leaf's output from the summed sums;
   # extra_trees and feature_fraction_bynode: draws keyed by tree and node;
-  # interaction constraints (with path_smooth and max_delta_step).
+  # interaction constraints (with path_smooth and max_delta_step); DART:
+  # the drops keyed by seed and round, each GPU rescaling its own scores.
   for (cc in list(c("regression", 2), c("regression", 3), c("binary", 2), c("multiclass", 4),
                   c("regression_full", 2), c("regression_full", 3), c("ranking", 2), c("l1", 3),
                   c("binary_wide", 3), c("goss", 2), c("goss", 3), c("cox", 2), c("smoothed", 2),
-                  c("extra", 2), c("smooth", 3))) {
+                  c("extra", 2), c("smooth", 3), c("dart", 2))) {
     case <- cc[1L]; np <- as.integer(cc[2L])
     r <- run_mpi(case, np, "cuda", timeout = 240)
     expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))

@@ -90,10 +90,10 @@ test_that("device = \"auto\" says once which device it chose", {
   expect_identical(sum(grepl(want, out, fixed = TRUE)), 1L)
   # options the GPU learner lacks keep "auto" on the CPU: with a GPU the message names them,
   # without one it gives the reason there is none; the model is the CPU's either way
-  args <- list(d$x, d$y, nrounds = 3L, boosting = "dart", seed = 1L, verbose = 1)
+  args <- list(d$x, d$y, nrounds = 3L, exact_sums = TRUE, seed = 1L, verbose = 1)
   out <- messages_of(fit <- do.call(histboost, c(args, device = "auto")))
   expect_identical(sum(grepl("device = \"auto\" chose the CPU", out, fixed = TRUE)), 1L)
-  named <- grepl("`boosting = \"dart\"` trains on the CPU only", out, fixed = TRUE)
+  named <- grepl("`exact_sums` trains on the CPU only", out, fixed = TRUE)
   expect_identical(sum(named), if (hb_has_cuda()) 1L else 0L)
   expect_identical(fit$model_text, suppressMessages(do.call(histboost, c(args, device = "cpu")))$model_text)
 })
