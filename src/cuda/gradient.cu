@@ -248,10 +248,11 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
     root.hi = INFINITY;
     root.l2 = a.l2;
     root.out = NAN;  // max_delta_step: from its sums, once its histogram is scanned (root_out)
-    for (int w = 0; w < a.gw; w++) {  // interaction constraints: the root allows every group
-      const int left = a.ngroups - 64 * w;
-      a.leaf_grp[w] = left >= 64 ? ~0ull : (1ull << left) - 1ull;
-    }
+    if (a.ngroups > 0)  // interaction constraints: the root allows every group
+      for (int w = 0; w < a.dr->gw; w++) {
+        const int left = a.ngroups - 64 * w;
+        a.dr->leaf_grp[w] = left >= 64 ? ~0ull : (1ull << left) - 1ull;
+      }
     a.leaves[0] = root;
     c->child_lf[0] = root;
     c->child_lf[1] = root;  // read (unused) by the root's larger-child blocks of k_split

@@ -85,6 +85,7 @@ struct hb_cuda_learner {
   int ngroups, gw;         // interaction constraints: groups, 64-bit words of a leaf's set of groups
   uint8_t *d_grp_feat, *d_grp_col;        // ngroups x nfeat, ngroups x ncol (grow.h's hb_interaction_tables)
   unsigned long long *d_leaf_grp;         // max_leaves x gw: each leaf's groups still allowed
+  DrawArgs *d_draw;  // what the draws and the groups need, in device memory (upload_draws)
   // l1, quantile and MAPE (HB_OBJ_RENEWS): the host refits a round's leaves, so
   // its scores are updated after (hb_cuda_learner_set_leaf_values)
   int renew;
@@ -157,7 +158,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
                  L->goss.cnt, L->d_host_gh, L->d_mono, L->d_glob, L->d_fcol, L->d_cfirst,
-                 L->d_grp_feat, L->d_grp_col, L->d_leaf_grp, L->d_rate, L->d_kept, L->d_vals};
+                 L->d_grp_feat, L->d_grp_col, L->d_leaf_grp, L->d_rate, L->d_kept, L->d_vals, L->d_draw};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *pinned[] = {L->h_ctl, L->h_nodes, L->h_leafout, L->h_err, L->h_rows_seen, L->h_usable, L->h_tree,
                     L->h_inv_t, L->h_glob, L->h_stage, L->h_step, L->h_bag, L->h_rate};
@@ -190,6 +191,30 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
 
 // Each feature's column and each column's first feature (ncol + 1) up to
 // the device, for bynode sampling and interaction constraints.
+// The draws' and interaction groups' arguments (DrawArgs) to the device,
+// once they are all known (at creation, and when groups are set).
+static int upload_draws(hb_cuda_learner_t *L) {
+  int st = HB_OK;
+  DrawArgs h;
+  memset(&h, 0, sizeof h);
+  h.seed = L->cfg.seed;
+  h.extra = L->cfg.extra_trees;
+  h.bynode = L->cfg.feature_fraction_bynode;
+  h.fcol = L->d_fcol;
+  h.cfirst = L->d_cfirst;
+  h.ncol = L->ncol;
+  h.ngroups = L->ngroups;
+  h.gw = L->gw;
+  h.grp_feat = L->d_grp_feat;
+  h.grp_col = L->d_grp_col;
+  h.leaf_grp = L->d_leaf_grp;
+  if (!L->d_draw) DALLOC(L->d_draw, 1);
+  HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_draw, &h, sizeof h, cudaMemcpyHostToDevice), "uploading the draws' arguments");
+  return HB_OK;
+fail:
+  return st;
+}
+
 static int upload_columns(hb_cuda_learner_t *L, const int *fcol, const int *col_first, int ncol) {
   int st = HB_OK;
   DALLOC(L->d_fcol, L->nfeat);
@@ -416,6 +441,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   }
   if (cfg->feature_fraction_bynode < 1.0 && (st = upload_columns(L, d->feat_col, d->col_first, d->ncol)) != HB_OK)
     goto fail;  // the columns a node samples from
+  if ((cfg->extra_trees || cfg->feature_fraction_bynode < 1.0) && (st = upload_draws(L)) != HB_OK) goto fail;
   if (cfg->goss) {  // goss.c's constants, computed as it computes them
     L->goss.top = (int)hb_goss_top(cfg->top_rate, n);
     L->goss.keep_p = cfg->other_rate / (1.0 - cfg->top_rate);
@@ -425,6 +451,15 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
     DALLOC(L->goss.keep, n);
     DALLOC(L->goss.above, 1);
   }
+  // The trees' records are copied back (and DART's routing kept) whole, a
+  // tree's unused records too: cleared once, so no copy reads memory never
+  // written (compute-sanitizer's initcheck).
+  HB_CUDA_TRY_FAIL(cudaMemset(L->d_ctl, 0, sizeof(Ctl) * (size_t)K), "clearing the trees' records");
+  HB_CUDA_TRY_FAIL(cudaMemset(L->d_nodes, 0, sizeof(NodeOut) * (size_t)K * (NL > 1 ? NL - 1 : 1)),
+                   "clearing the trees' records");
+  HB_CUDA_TRY_FAIL(cudaMemset(L->d_route, 0, sizeof(NodeRoute) * (size_t)K * (NL > 1 ? NL - 1 : 1)),
+                   "clearing the trees' records");
+  HB_CUDA_TRY_FAIL(cudaMemset(L->d_leafout, 0, sizeof(LeafOut) * (size_t)K * NL), "clearing the trees' records");
   HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_label, d->label, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading labels");
   if (d->weight)
     HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_weight, d->weight, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice), "uploading weights");
@@ -565,17 +600,9 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.cat_smooth = c->cat_smooth;
   a.min_hess = c->min_sum_hessian_in_leaf;
   a.min_gain = c->min_gain_to_split > 0 ? c->min_gain_to_split : 0.0;
-  a.seed = c->seed;
-  a.extra = c->extra_trees;
-  a.bynode = c->feature_fraction_bynode;
-  a.fcol = L->d_fcol;
-  a.cfirst = L->d_cfirst;
-  a.ncol = L->ncol;
+  a.draw = c->extra_trees || c->feature_fraction_bynode < 1.0 || L->ngroups > 0;
+  a.dr = a.draw ? L->d_draw : NULL;
   a.ngroups = L->ngroups;
-  a.gw = L->gw;
-  a.grp_feat = L->d_grp_feat;
-  a.grp_col = L->d_grp_col;
-  a.leaf_grp = L->d_leaf_grp;
   a.mds = c->max_delta_step;
   a.smooth = c->path_smooth;
   a.ext = a.mds > 0 || a.smooth > 0;
@@ -1066,7 +1093,7 @@ extern "C" int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroup
   int st = HB_OK;
   if (L->graph) return hb_error_set(HB_ERR_STATE, "interaction constraints are set before the first round");
   L->ngroups = L->gw = 0;
-  if (ngroups <= 0) return HB_OK;
+  if (ngroups <= 0) return L->d_draw ? upload_draws(L) : HB_OK;  // none: the draws' copy says so too
   const int F = L->nfeat, gw = (ngroups + 63) / 64;
   if (!L->d_fcol) {  // each feature's column, from the columns' first features
     int *fcol = (int *)hb_malloc(sizeof(int) * (size_t)F);
@@ -1091,7 +1118,7 @@ extern "C" int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroup
                    "uploading interaction constraints");
   L->ngroups = ngroups;
   L->gw = gw;
-  return HB_OK;
+  return upload_draws(L);
 fail:
   return st;
 }

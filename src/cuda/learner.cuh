@@ -256,6 +256,25 @@ __device__ __forceinline__ void xpost(XHead *me, unsigned long long epoch) {
   *(volatile unsigned long long *)&me->flag = epoch;
 }
 // Everything one tree's kernels need, passed by value.
+// Draws keyed by (seed, tree, node, feature or column), the CPU's (grow.c):
+// extra_trees' one candidate a feature, feature_fraction_bynode's columns a
+// node (fcol: each feature's column, cfirst: each column's first feature,
+// ncol + 1 of them; NULL unless bynode < 1 or ngroups > 0); and interaction
+// constraints (grow.c's rule): ngroups groups (0: none), grp_feat (ngroups x
+// nfeat) and grp_col (ngroups x ncol) whether a group holds a feature or
+// column, leaf_grp (max_leaves x gw words) each leaf's groups still allowed:
+// those holding every column split on above it. In device memory (TreeArgs::dr).
+struct DrawArgs {
+  uint64_t seed;
+  int extra;
+  double bynode;
+  const int *fcol, *cfirst;
+  int ncol;
+  int ngroups, gw;
+  const uint8_t *grp_feat, *grp_col;
+  unsigned long long *leaf_grp;
+};
+
 struct TreeArgs {
   const uint32_t *bins;    // nrow x stride words (row-major, 4 features of 8 bits or 8 of 4 bits a word), banked
                            // for the histogram kernels, their only reader (hist_plan_row_bits, hist_plan_stride)
@@ -293,20 +312,12 @@ struct TreeArgs {
   double l1, l2, cat_l2, cat_smooth, min_hess, min_gain;
   int ext;                 // max_delta_step > 0 or path_smooth > 0: leaf outputs capped and smoothed (split_rules.h's
   double mds, smooth;      // hb_rule_leaf_output_ext), their gains taken at those outputs, as on the CPU
-  // Draws keyed by (seed, tree, node, feature or column), the CPU's (grow.c): extra_trees' one candidate
-  // a feature, feature_fraction_bynode's columns a node (fcol: each feature's column, cfirst: each
-  // column's first feature, ncol + 1 of them; NULL unless bynode < 1 or ngroups > 0)
-  uint64_t seed;
-  int extra;
-  double bynode;
-  const int *fcol, *cfirst;
-  int ncol;
-  // Interaction constraints (grow.c's rule): ngroups groups (0: none), grp_feat (ngroups x nfeat) and
-  // grp_col (ngroups x ncol) whether a group holds a feature or column, leaf_grp (max_leaves x gw words)
-  // each leaf's groups still allowed: those holding every column split on above it
-  int ngroups, gw;
-  const uint8_t *grp_feat, *grp_col;
-  unsigned long long *leaf_grp;
+  // extra_trees, feature_fraction_bynode < 1 or interaction constraints (draw: 1, the split search's
+  // DRAW instantiation): what they need in device memory (dr, NULL otherwise), so that every launch's
+  // arguments stay as small as without them (their size costs each of a split's launches); ngroups:
+  // the interaction groups (0: none), for the partition's and the root's checks
+  const DrawArgs *dr;
+  int draw, ngroups;
   int min_data, max_depth, max_cat_threshold, max_cat_to_onehot, min_data_per_group;
 };
 

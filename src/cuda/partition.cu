@@ -162,11 +162,12 @@ static __device__ void layout_children(const TreeArgs &a, Ctl *c, const PartView
       R.hi = b[3];
     }
     if (a.ngroups > 0) {  // the children keep the groups that hold the split's column (grow.c's record_split)
-      const int col = a.fcol[v.feature];
-      unsigned long long *wl = a.leaf_grp + (size_t)l * a.gw, *wr = a.leaf_grp + (size_t)r * a.gw;
+      const DrawArgs &d = *a.dr;
+      const int col = d.fcol[v.feature];
+      unsigned long long *wl = d.leaf_grp + (size_t)l * d.gw, *wr = d.leaf_grp + (size_t)r * d.gw;
       for (int k = 0; k < a.ngroups; k++)
-        if (!a.grp_col[(size_t)k * a.ncol + col]) wl[k >> 6] &= ~(1ull << (k & 63));
-      for (int w = 0; w < a.gw; w++) wr[w] = wl[w];
+        if (!d.grp_col[(size_t)k * d.ncol + col]) wl[k >> 6] &= ~(1ull << (k & 63));
+      for (int w = 0; w < d.gw; w++) wr[w] = wl[w];
     }
     const int node = r - 1;
     a.nodes[node].ln = gl;

@@ -644,13 +644,13 @@ __device__ __forceinline__ uint64_t node_uid(const CtlView &v, int leaf) {
 // (seed, tree, node, column), ties to the lower column (grow.c's
 // leaf_mask), here as f's column's rank among them. The whole block; cnt:
 // two ints of shared memory.
-static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int *cnt) {
-  const int cf = a.fcol[f];
+static __device__ bool node_samples(const TreeArgs &a, const DrawArgs &d, uint64_t head, int f, int *cnt) {
+  const int cf = d.fcol[f];
   const double uf = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)cf));
   int m = 0, below = 0;
-  for (int c = threadIdx.x; c < a.ncol; c += blockDim.x) {
+  for (int c = threadIdx.x; c < d.ncol; c += blockDim.x) {
     int any = 0;
-    for (int g = a.cfirst[c]; g < a.cfirst[c + 1] && !any; g++) any = a.usable[g];
+    for (int g = d.cfirst[c]; g < d.cfirst[c + 1] && !any; g++) any = a.usable[g];
     if (!any) continue;
     const double u = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)c));
     m++;
@@ -661,7 +661,7 @@ static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int
   if (m) atomicAdd(&cnt[0], m);
   if (below) atomicAdd(&cnt[1], below);
   __syncthreads();
-  int keep = (int)floor(cnt[0] * a.bynode + 0.5);
+  int keep = (int)floor(cnt[0] * d.bynode + 0.5);
   if (keep < 1) keep = 1;
   return cnt[1] < keep;
 }
@@ -669,7 +669,7 @@ static __device__ bool node_samples(const TreeArgs &a, uint64_t head, int f, int
 // Block `pair` = child * nfeat + feature (child 0 the smaller, whose
 // histogram was just built; child 1 the larger, whose histogram is first
 // made as parent minus smaller, in the parent's slot). EXT: a.ext; DRAW:
-// a.extra, a.bynode < 1 or a.ngroups > 0 (search's template arguments).
+// a.draw (a.dr's extra, bynode < 1 or ngroups > 0) (search's template arguments).
 template <bool EXT, bool DRAW>
 __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int t = threadIdx.x, F = a.nfeat, pair = blockIdx.x;
@@ -721,21 +721,22 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
     LeafCtx bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out, false, 0};
     bool take = true;  // (the larger child's histogram is made above whether or not the node takes f)
     if (DRAW) {  // draws keyed by (seed, tree, node, ...), as the CPU's
+      const DrawArgs &d = *a.dr;
       const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
-      if (a.bynode < 1.0) {
+      if (d.bynode < 1.0) {
         __shared__ int cnt[2];
-        take = node_samples(a, hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
+        take = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
       }
-      if (a.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
-        const unsigned long long *lw = a.leaf_grp + (size_t)child * a.gw;
+      if (d.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
+        const unsigned long long *lw = d.leaf_grp + (size_t)child * d.gw;
         int ok = 0;
-        for (int k = t; k < a.ngroups && !ok; k += blockDim.x)
-          ok = ((lw[k >> 6] >> (k & 63)) & 1ull) && a.grp_feat[(size_t)k * F + f];
+        for (int k = t; k < d.ngroups && !ok; k += blockDim.x)
+          ok = ((lw[k >> 6] >> (k & 63)) & 1ull) && d.grp_feat[(size_t)k * F + f];
         take = __syncthreads_or(ok) && take;
       }
-      if (a.extra) {
+      if (d.extra) {
         bd.extra = true;
-        bd.draw = hb_rng_key_tail(hb_rng_key_tail(hb_rng_key_head(a.seed, HB_RNG_EXTRA, tree), uid), (uint64_t)f);
+        bd.draw = hb_rng_key_tail(hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_EXTRA, tree), uid), (uint64_t)f);
       }
     }
     if (take) {
@@ -768,7 +769,7 @@ static int split_launch_as(const TreeArgs &a, cudaStream_t st) {
 }
 
 int split_launch(const TreeArgs &a, cudaStream_t st) {
-  const bool draw = a.extra || a.bynode < 1.0 || a.ngroups > 0;
+  const bool draw = a.draw;
   if (a.ext) return draw ? split_launch_as<true, true>(a, st) : split_launch_as<true, false>(a, st);
   return draw ? split_launch_as<false, true>(a, st) : split_launch_as<false, false>(a, st);
 }
