@@ -53,6 +53,13 @@
   if (isTRUE(m$exact_sums) && isTRUE(m$exact_sums_given)) "exact_sums" else character()
 }
 
+# Why the options .hb_more_cpu_only() names stay on the CPU, for the device
+# messages (exact_sums is the only one).
+.hb_cpu_only_why <- function(cpu_only) {
+  paste("its grid is the CPU's; the GPU's full-precision sums are fixed point on a grid of their own,",
+        "exact in any order already")
+}
+
 # interaction_constraints checked before the binning: NULL or a non-empty
 # list of non-empty character vectors (column names) or whole numbers
 # (1-based column indices).

@@ -63,8 +63,7 @@ hb_device_info <- function() {
     message("device = \"auto\" chose the GPU: ", info$name %||% "an NVIDIA GPU", ".")
   } else if (length(cpu_only) && isTRUE(info$available)) {
     message("device = \"auto\" chose the CPU: ", .hb_and(cpu_only), " train", if (length(cpu_only) == 1L) "s",
-            " on the CPU only (the GPU learner does not implement ", if (length(cpu_only) == 1L) "it" else "them",
-            " yet).")
+            " on the CPU only (", .hb_cpu_only_why(cpu_only), ").")
   } else {
     message("device = \"auto\" chose the CPU: ", sub("[.]$", "", info$status %||% "no usable GPU"), ".")
   }

@@ -908,8 +908,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   if (length(cpu_only)) {
     if (device == "cuda") {
       .hb_throw("device", paste0("`device` = \"cuda\": ", .hb_and(cpu_only), " train", if (length(cpu_only) == 1L) "s",
-                                 " on the CPU only (the GPU learner does not implement ",
-                                 if (length(cpu_only) == 1L) "it" else "them", " yet); use device = \"cpu\"."))
+                                 " on the CPU only (", .hb_cpu_only_why(cpu_only), "); use device = \"cpu\"."))
     }
     if (device == "auto") device <- "cpu"  # what these need; said below with the choice
   }

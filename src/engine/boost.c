@@ -137,6 +137,10 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     return hb_error_set(HB_ERR_INPUT, "a custom objective boosts (no random forest)");
   const hb_learner_ops_t *learner = learner_for(cfg);
   if (learner->check && (st = learner->check(cfg)) != HB_OK) return st;
+  /* DART moves scores through the learner where it keeps them (add_tree);
+   * a learner with scores of its own and no add_tree cannot take it */
+  if (cfg->dart && learner->sync_scores && !learner->add_tree)
+    return hb_error_set(HB_ERR_INPUT, "boosting = \"dart\" does not train on the %s learner", learner->name);
   /* the learners see NULL when no column is constrained */
   const int *monotone = NULL;
   for (int c = 0; schema->monotone && c < schema->nfeat; c++)

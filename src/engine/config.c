@@ -103,7 +103,7 @@ int hb_config_check(const hb_config_t *c) {
     return hb_error_set(HB_ERR_INPUT, "num_class must be 1 unless the objective is multiclass (got %d)",
                         c->num_class);
   }
-  /* DART and exact sums (CPU only) */
+  /* DART; exact sums (CPU only: the GPU's full-precision sums are fixed point on a grid of their own) */
   if (c->dart && c->rf) return hb_error_set(HB_ERR_INPUT, "boosting is dart or rf, not both");
   if (c->device == HB_DEVICE_CUDA && c->exact_sums && !c->quantized)
     return hb_error_set(HB_ERR_INPUT, "exact_sums trains on the CPU only");
