@@ -9,7 +9,12 @@
 #   Rscript inst/bench/distributed.R [rows] [rounds] [cores]
 # defaults: 10.5e6 rows, 100 rounds, 16 cores (the lead's machine); a quick
 # check of correctness: Rscript inst/bench/distributed.R 20000 5 2
+# With HB_DIST_PROFILE=1, process 0's training phases too (?histboost's
+# cpu_profile, in seconds): the rounds, and inside the trees the partitions,
+# the histograms (their sums over the processes included) and the split
+# search; `bin_s` is the call's time less the rounds' (binning, setup).
 suppressPackageStartupMessages(library(histboost))
+profile <- identical(Sys.getenv("HB_DIST_PROFILE"), "1")
 a <- commandArgs(TRUE)
 n <- as.integer(if (length(a) >= 1) a[1] else 10.5e6)
 rounds <- as.integer(if (length(a) >= 2) a[2] else 100)
@@ -31,7 +36,15 @@ for (np in unique(vapply(configs, `[`, 1L, 1L))) {   # row shards, contiguous, f
 common <- list(nrounds = rounds, num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
                seed = 1, verbose = 0L)
 
-train_shard <- function(dir, nproc, quantized, common) {
+phases <- function(p, seconds) {
+  if (is.null(p)) return(NULL)
+  data.frame(bin_s = round(seconds - p$round_ms / 1000, 2), rounds_s = round(p$round_ms / 1000, 2),
+             part_s = round(p$partition_ms / 1000, 2), hist_s = round(p$hist_ms / 1000, 2),
+             split_s = round(p$split_ms / 1000, 2))
+}
+
+train_shard <- function(dir, nproc, quantized, common, profile) {
+  if (profile) options(histboost.cpu_profile = TRUE)
   w <- histboost::hb_mpi_world()
   d <- readRDS(file.path(dir, sprintf("np%d-part%d.rds", nproc, w[["rank"]])))
   m0 <- histboost:::.hb_mpi_traffic()
@@ -42,7 +55,8 @@ train_shard <- function(dir, nproc, quantized, common) {
   f <- tempfile()
   histboost::hb_save(fit, f)
   m <- histboost:::.hb_mpi_traffic() - m0
-  list(seconds = el, bytes = m[["bytes"]], mpi_seconds = m[["seconds"]], calls = m[["calls"]], text = readLines(f))
+  list(seconds = el, bytes = m[["bytes"]], mpi_seconds = m[["seconds"]], calls = m[["calls"]], text = readLines(f),
+       profile = fit$cpu_profile)
 }
 
 res <- NULL
@@ -51,22 +65,24 @@ for (quantized in c(FALSE, TRUE)) {
   for (k in configs) {
     np <- k[1]; th <- k[2]
     if (np == 1L) {  # the one-process reference, without MPI
-      old <- options(histboost.nthreads = th)
+      old <- options(histboost.nthreads = th, histboost.cpu_profile = profile)
       t0 <- proc.time()[["elapsed"]]
       fit <- do.call(histboost, c(list(x = x, y = factor(y), quantized = quantized), common))
       sec <- proc.time()[["elapsed"]] - t0
       options(old)
       f <- tempfile(); hb_save(fit, f); ref <- readLines(f)
-      out <- list(seconds = sec, bytes = 0, mpi_seconds = 0, calls = 0, text = ref)
+      out <- list(seconds = sec, bytes = 0, mpi_seconds = 0, calls = 0, text = ref, profile = fit$cpu_profile)
     } else {
-      out <- hb_mpi_run(np, train_shard, dir = dir, nproc = np, quantized = quantized, common = common,
+      out <- hb_mpi_run(np, train_shard, dir = dir, nproc = np, quantized = quantized, common = common, profile = profile,
                         mpirun_args = c("--bind-to", "none", "-x", paste0("HISTBOOST_NUM_THREADS=", th)))
     }
-    res <- rbind(res, data.frame(rows = n, processes = np, threads = th, quantized = quantized,
-                                 seconds = round(out$seconds, 2),
-                                 mb_per_tree = round(out$bytes / rounds / 2^20, 3),
-                                 mpi_seconds = round(out$mpi_seconds, 2), calls_per_tree = round(out$calls / rounds),
-                                 same_model = identical(out$text, ref)))
+    row <- data.frame(rows = n, processes = np, threads = th, quantized = quantized,
+                      seconds = round(out$seconds, 2),
+                      mb_per_tree = round(out$bytes / rounds / 2^20, 3),
+                      mpi_seconds = round(out$mpi_seconds, 2), calls_per_tree = round(out$calls / rounds),
+                      same_model = identical(out$text, ref))
+    if (profile) row <- cbind(row, phases(out$profile, out$seconds))
+    res <- rbind(res, row)
   }
 }
 print(res, row.names = FALSE)
