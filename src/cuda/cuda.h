@@ -97,6 +97,11 @@ typedef struct {
  * DART the device keeps each tree's routing for hb_cuda_learner_add_tree. */
 int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uint8_t *usable, hb_cuda_tree_t *trees);
 
+/* DART: room on the device for the routing of the trees of rounds
+ * 0..iter, before the round changes anything (a failure leaves the
+ * booster as it was). */
+int hb_cuda_learner_reserve(hb_cuda_learner_t *L, int iter);
+
 /* DART: factor x the values[0..num_leaves) of tree number `tree` (round
  * tree / num_class, class tree % num_class, grown by this learner) added to
  * data set `data`'s scores (0 training, 1.. validation), every row routed

@@ -58,6 +58,10 @@ int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uin
   (void)L; (void)iter; (void)rate; (void)usable; (void)trees;
   return no_cuda();
 }
+int hb_cuda_learner_reserve(hb_cuda_learner_t *L, int iter) {
+  (void)L; (void)iter;
+  return no_cuda();
+}
 int hb_cuda_learner_add_tree(hb_cuda_learner_t *L, int data, int tree, int num_leaves, const double *values,
                              double factor) {
   (void)L; (void)data; (void)tree; (void)num_leaves; (void)values; (void)factor;

@@ -953,6 +953,10 @@ static int keep_room(hb_cuda_learner_t *L, int iter) {
   return HB_OK;
 }
 
+extern "C" int hb_cuda_learner_reserve(hb_cuda_learner_t *L, int iter) {
+  return L->cfg.dart ? keep_room(L, iter) : HB_OK;
+}
+
 extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate, const uint8_t *usable,
                                      hb_cuda_tree_t *trees) {
   const hb_config_t *cfg = &L->cfg;
@@ -1092,8 +1096,16 @@ extern "C" int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroup
                                                  const uint8_t *grp_col, const int *col_first, int ncol) {
   int st = HB_OK;
   if (L->graph) return hb_error_set(HB_ERR_STATE, "interaction constraints are set before the first round");
+  // none until the new groups are all on the device, in the draws' copy too
+  // (a failure below leaves no pointer to freed groups there)
   L->ngroups = L->gw = 0;
-  if (ngroups <= 0) return L->d_draw ? upload_draws(L) : HB_OK;  // none: the draws' copy says so too
+  cudaFree(L->d_grp_feat);
+  cudaFree(L->d_grp_col);
+  cudaFree(L->d_leaf_grp);
+  L->d_grp_feat = L->d_grp_col = NULL;
+  L->d_leaf_grp = NULL;
+  if (L->d_draw && (st = upload_draws(L)) != HB_OK) return st;
+  if (ngroups <= 0) return HB_OK;
   const int F = L->nfeat, gw = (ngroups + 63) / 64;
   if (!L->d_fcol) {  // each feature's column, from the columns' first features
     int *fcol = (int *)hb_malloc(sizeof(int) * (size_t)F);
@@ -1104,11 +1116,6 @@ extern "C" int hb_cuda_learner_set_interactions(hb_cuda_learner_t *L, int ngroup
     hb_free(fcol);
     if (st != HB_OK) return st;
   }
-  cudaFree(L->d_grp_feat);
-  cudaFree(L->d_grp_col);
-  cudaFree(L->d_leaf_grp);
-  L->d_grp_feat = L->d_grp_col = NULL;
-  L->d_leaf_grp = NULL;
   DALLOC(L->d_grp_feat, (size_t)ngroups * F);
   DALLOC(L->d_grp_col, (size_t)ngroups * ncol);
   DALLOC(L->d_leaf_grp, (size_t)L->L * gw);

@@ -229,6 +229,9 @@ static int cuda_round(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   cuda_learner_t *gl = state;
   double rate = b->cfg.learning_rate;
   int touched = 0, st = HB_OK;
+  /* DART: the device's room for this round's trees first, so that running
+   * out of it leaves the scores as they were */
+  if (b->cfg.dart && (st = hb_cuda_learner_reserve(gl->gpu, b->iter)) != HB_OK) return st;
   if (b->cfg.dart) st = hb_booster_dart_begin(b, &rate, &touched);
   if (st == HB_OK) st = round_body(b, gl, rate, tr, single);
   if (st == HB_OK && b->cfg.dart) st = hb_booster_dart_end(b, rate);

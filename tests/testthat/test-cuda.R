@@ -898,6 +898,44 @@ test_that("DART on the GPU: the CPU's drops, rescaled trees and validation logs"
   }
 })
 
+test_that("DART on the GPU with host gradients, GOSS, two validation sets, monotone bounds: the CPU's trees", {
+  skip_without_gpu()
+  # Quantized, so byte for byte: LambdaRank's and Cox's gradients are the
+  # host's, from the scores the device hands back after its drops; GOSS
+  # samples from the gradients after the drops; two validation sets are
+  # each rescaled on the device; monotone bounds under DART's rates.
+  d <- tiefree(76)
+  f <- 3 * sin(2 * d$x$x1) + 4 * (d$x$x2 > 0.6) + d$x$x3 * (d$x$x4 > 1) + 0.5 * d$x$x4
+  grade <- findInterval(d$y, stats::quantile(d$y, c(0.5, 0.8, 0.95)))
+  set.seed(76)
+  qs <- sort(sample.int(200, 4000, TRUE))
+  surv <- surv_by_hand(rexp(4000, exp((f - mean(f)) / 2)), rbinom(4000, 1, 2 / 3))
+  tr <- 1:3000
+  va <- 3001:4000
+  vb <- 1:500
+  dart <- list(boosting = "dart", drop_rate = 0.4, skip_drop = 0.2, nrounds = 20L, num_leaves = 15L,
+               min_data_in_leaf = 20L, learning_rate = 0.2, seed = 7, quantized = TRUE)
+  cases <- list(
+    list(label = "lambdarank", x = d$x[tr, ], y = grade[tr], group = qs[tr], objective = "lambdarank",
+         valid = list(v = list(x = d$x[va, ], y = grade[va], group = qs[va]))),
+    list(label = "cox", x = d$x[tr, ], y = surv_rows(surv, tr), objective = "cox",
+         valid = list(v = list(x = d$x[va, ], y = surv_rows(surv, va)))),
+    list(label = "goss", x = d$x, y = d$y, goss = TRUE, valid = list(v = list(x = d$x[vb, ], y = d$y[vb]))),
+    list(label = "two validation sets, monotone", x = d$x[tr, ], y = d$y[tr], monotone_constraints = c(x1 = 1),
+         valid = list(a = list(x = d$x[va, ], y = d$y[va]), b = list(x = d$x[vb, ], y = d$y[vb]))))
+  for (cs in cases) {
+    label <- cs$label
+    args <- c(cs[setdiff(names(cs), "label")], dart)
+    cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+    gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+    expect_identical(gpu$params$device, "cuda", label = label)
+    expect_gte(sum(lengths(gpu$dart_dropped)), 5L, label = label)
+    expect_identical(gpu$dart_dropped, cpu$dart_dropped, label = label)
+    expect_identical(hb_trees(gpu), hb_trees(cpu), label = label)
+    expect_identical(gpu$evaluation_log, cpu$evaluation_log, label = label)
+  }
+})
+
 test_that("a GPU model's contributions sum to its raw scores and equal the CPU model's", {
   skip_without_gpu()
   d <- tiefree(14, task = "binary")
