@@ -21,6 +21,12 @@ int hb_dist_sum_f64_exact(const hb_dist_t *dist, double *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_SUM_EXACT) : HB_OK;
 }
 
+int hb_dist_sum_block(const hb_dist_t *dist, void *v, const int64_t *begin, int type, int op) {
+  if (!active(dist) || begin[dist->size] <= 0) return HB_OK;
+  if (!dist->reduce_scatter) return dist->allreduce(dist, v, begin[dist->size], type, op);
+  return dist->reduce_scatter(dist, v, begin, type, op);
+}
+
 int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n) {
   return active(dist) && n > 0 ? dist->allreduce(dist, v, n, HB_DIST_F64, HB_DIST_MAX) : HB_OK;
 }

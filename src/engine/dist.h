@@ -34,6 +34,13 @@ struct hb_dist {
    * (hb_malloc'd, the caller frees it), with each process's byte count in
    * counts[0 .. size) when counts is not NULL. */
   int (*allgather)(const hb_dist_t *dist, const void *send, int64_t nbytes, void **out, int64_t *counts);
+  /* Optional (NULL: the helpers below use allreduce instead). The same
+   * reduction as allreduce, of values begin[size] values of an integer type
+   * or with HB_DIST_SUM_EXACT, MAX or MIN, where this process needs only
+   * values begin[rank] .. begin[rank + 1) of the result (begin[0] = 0,
+   * nondecreasing): those end in place in buf, the rest of buf is left
+   * unspecified. Half an allreduce's traffic (a reduce-scatter). */
+  int (*reduce_scatter)(const hb_dist_t *dist, void *buf, const int64_t *begin, int type, int op);
 };
 
 /* Sums, maxima, minima in place (no-ops when dist is NULL or of size 1). */
@@ -45,6 +52,12 @@ int hb_dist_sum_f64(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_sum_f64_exact(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_max_f64(const hb_dist_t *dist, double *v, int64_t n);
 int hb_dist_min_f64(const hb_dist_t *dist, double *v, int64_t n);
+/* A reduction over all processes of which this one keeps only its block,
+ * values begin[rank] .. begin[rank + 1) of the begin[size] in v (the
+ * communicator's reduce_scatter, or an allreduce of all of them where it
+ * has none); the rest of v is left unspecified. type HB_DIST_I64 or
+ * HB_DIST_I32 with HB_DIST_SUM, or HB_DIST_F64 with HB_DIST_SUM_EXACT. */
+int hb_dist_sum_block(const hb_dist_t *dist, void *v, const int64_t *begin, int type, int op);
 /* 1 on every process when `flag` is nonzero on any (0 on error: the caller
  * then fails anyway). */
 int hb_dist_any(const hb_dist_t *dist, int flag);

@@ -102,6 +102,21 @@ struct hb_grow_ws {
    * (total_bins int64), and the most a row adds to a bin's g and h */
   int64_t *wire;
   int64_t row_g, row_h;
+  /* Data-parallel split search (LightGBM's data-parallel learner): each
+   * process owns the features fb0 .. fb1 - 1 (contiguous blocks of about
+   * total_bins / size bins, in rank order; one process: all of them). A
+   * leaf's histogram is summed over the processes into each one's block
+   * alone (a reduce-scatter, half an allreduce's traffic), each searches
+   * its block, and the block winners are exchanged and merged in rank
+   * order: feature order, the one process's winner. blk[r] is rank r's
+   * first feature (size + 1 of them), blk_v the reduction's blocks in
+   * values, xbuf the exchange of winners (size x 2 records of xrec words),
+   * mask_r the root's features of this block. */
+  int fb0, fb1;
+  int *blk;
+  int64_t *blk_v, *xbuf;
+  int xrec;
+  uint8_t *mask_r;
   /* phase timers (hb_grow_ws_profile): on, and the sums of grow.h's order */
   int prof_on;
   double prof[5];
@@ -140,6 +155,25 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   ws->out = hb_malloc(sizeof(double) * (size_t)L);
   ws->mask_s = hb_malloc((size_t)d->nfeat + 1);
   ws->mask_b = hb_malloc((size_t)d->nfeat + 1);
+  ws->fb0 = 0;
+  ws->fb1 = d->nfeat;
+  ws->xrec = (int)((sizeof(hb_split_t) + 2 * sizeof(int64_t) + sizeof(int64_t) - 1) / sizeof(int64_t));
+  if (ws->dist) {
+    const int P = ws->dist->size;
+    ws->blk = hb_malloc(sizeof(int) * (size_t)(P + 1));
+    ws->blk_v = hb_malloc(sizeof(int64_t) * (size_t)(P + 1));
+    ws->xbuf = hb_malloc(sizeof(int64_t) * 2 * (size_t)ws->xrec * (size_t)P);
+    ws->mask_r = hb_malloc((size_t)d->nfeat + 1);
+    if (ws->blk) {  /* rank r's first feature: the first whose bins start at or after r / P of them */
+      int f = 0;
+      for (int r = 0; r <= P; r++) {
+        while (f < d->nfeat && (int64_t)d->hist_offset[f] * P < (int64_t)r * d->total_bins) f++;
+        ws->blk[r] = r == P ? d->nfeat : f;
+      }
+      ws->fb0 = ws->blk[ws->dist->rank];
+      ws->fb1 = ws->blk[ws->dist->rank + 1];
+    }
+  }
   if (cfg->quantized) {
     ws->qg = hb_malloc(sizeof(int64_t) * (size_t)L);
     ws->qh = hb_malloc(sizeof(int64_t) * (size_t)L);
@@ -162,6 +196,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
       !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
       !ws->out || !ws->mask_s || !ws->mask_b ||
+      (ws->dist && (!ws->blk || !ws->blk_v || !ws->xbuf || !ws->mask_r)) ||
       (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh || (ws->dist && !ws->wire))))
     st = HB_ERR_NOMEM;
   int any_sparse = 0;
@@ -198,6 +233,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum); hb_free(ws->wire);
   hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
   hb_free(ws->out); hb_free(ws->mask_s); hb_free(ws->mask_b);
+  hb_free(ws->blk); hb_free(ws->blk_v); hb_free(ws->xbuf); hb_free(ws->mask_r);
   hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
   hb_free(ws);
 }
@@ -415,8 +451,17 @@ static void slot_give(hb_grow_ws_t *ws, int leaf) {
  * sums: the leaf's rows over all shards times the most a row adds, or, when
  * that is too big for 16-bit halves, the sum over the shards of each one's
  * largest bin (one more reduction of two integers). */
-static int qhist_sum_dist(hb_grow_ws_t *ws, hb_qbin_t *h, int64_t gcount) {
+/* The reduction's blocks, each process's features' bins times `per` values
+ * a bin (dist.h: hb_dist_sum_block). */
+static const int64_t *block_values(hb_grow_ws_t *ws, const hb_dataset_t *d, int per) {
+  for (int r = 0; r <= ws->dist->size; r++) ws->blk_v[r] = (int64_t)per * d->hist_offset[ws->blk[r]];
+  return ws->blk_v;
+}
+
+static int qhist_sum_dist(hb_grow_ws_t *ws, const hb_dataset_t *d, hb_qbin_t *h, int64_t gcount) {
   const int64_t nb = ws->total_bins;
+  /* this process's bins: the only ones it searches */
+  const int64_t o0 = d->hist_offset[ws->fb0], o1 = d->hist_offset[ws->fb1];
   int64_t bg = gcount * ws->row_g, bh = gcount * ws->row_h;
   int st;
   if (!(bg < 32768 && bh < 65536)) {
@@ -433,28 +478,30 @@ static int qhist_sum_dist(hb_grow_ws_t *ws, hb_qbin_t *h, int64_t gcount) {
   if (bg < 32768 && bh < 65536) {
     int32_t *w = (int32_t *)ws->wire;
     for (int64_t i = 0; i < nb; i++) w[i] = (int32_t)(h[i].g * 65536 + h[i].h);
-    if ((st = hb_dist_sum_i32(ws->dist, w, nb)) != HB_OK) return st;
-    for (int64_t i = 0; i < nb; i++) { h[i].g = hb_qpack_g(w[i]); h[i].h = hb_qpack_h(w[i]); }
+    if ((st = hb_dist_sum_block(ws->dist, w, block_values(ws, d, 1), HB_DIST_I32, HB_DIST_SUM)) != HB_OK) return st;
+    for (int64_t i = o0; i < o1; i++) { h[i].g = hb_qpack_g(w[i]); h[i].h = hb_qpack_h(w[i]); }
     return HB_OK;
   }
   if (bg < ((int64_t)1 << 31) && bh < ((int64_t)1 << 32)) {
     int64_t *w = ws->wire;
     for (int64_t i = 0; i < nb; i++) w[i] = h[i].g * ((int64_t)1 << 32) + h[i].h;
-    if ((st = hb_dist_sum_i64(ws->dist, w, nb)) != HB_OK) return st;
-    for (int64_t i = 0; i < nb; i++) {
+    if ((st = hb_dist_sum_block(ws->dist, w, block_values(ws, d, 1), HB_DIST_I64, HB_DIST_SUM)) != HB_OK) return st;
+    for (int64_t i = o0; i < o1; i++) {
       const int64_t lo = w[i] & (int64_t)0xffffffff;
       h[i].h = lo;
       h[i].g = (w[i] - lo) / ((int64_t)1 << 32);
     }
     return HB_OK;
   }
-  return hb_dist_sum_i64(ws->dist, (int64_t *)h, 2 * nb);
+  return hb_dist_sum_block(ws->dist, h, block_values(ws, d, 2), HB_DIST_I64, HB_DIST_SUM);
 }
 
 /* Histogram of leaf `leaf` into slot s (rows == NULL: the leaf is every row, in order).
  * Data-parallel: this shard's histogram (a sparse feature's default bin
  * from this shard's totals of the leaf), then summed over the shards:
- * exactly for integer histograms, in rank order for doubles. */
+ * exactly for integer histograms and exact_sums' doubles, into this
+ * process's block of features (fb0 .. fb1 - 1; the other bins are left
+ * unspecified), in rank order and whole for other doubles. */
 static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, int s,
                            const uint8_t *active, int whole, int nthreads) {
   const int *rows = whole ? NULL : ws->idx + ws->begin[leaf];
@@ -469,7 +516,7 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
     }
     hb_qhist_build(d, ws->rb, rows, n, ws->qt->q, ws->qt->rows16, tg, th, active, (hb_qbin_t *)ws->pool[s],
                    nthreads);
-    return ws->dist ? qhist_sum_dist(ws, (hb_qbin_t *)ws->pool[s], ws->gcount[leaf]) : HB_OK;
+    return ws->dist ? qhist_sum_dist(ws, d, (hb_qbin_t *)ws->pool[s], ws->gcount[leaf]) : HB_OK;
   }
   double tg = ws->sum[leaf].g, th = ws->sum[leaf].h;
   if (ws->dist) {
@@ -480,8 +527,11 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
   hb_hist_build(d, ws->rb, rows, n, ws->gh, tg, th, active, ws->pool[s], nthreads);
   hb_hist_reduce(d, active, ws->pool[s]);
   if (!ws->dist) return HB_OK;
-  /* on exact_sums' grid every partial sum is exact: MPI's own order gives the same bins */
-  return ws->exact ? hb_dist_sum_f64_exact(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins)
+  /* on exact_sums' grid every partial sum is exact: MPI's own order gives
+   * the same bins, summed into this process's block alone; other doubles
+   * are summed whole in rank order (every process then holds every bin,
+   * and still searches its block only) */
+  return ws->exact ? hb_dist_sum_block(ws->dist, ws->pool[s], block_values(ws, d, 2), HB_DIST_F64, HB_DIST_SUM_EXACT)
                    : hb_dist_sum_f64(ws->dist, (double *)ws->pool[s], 2 * (int64_t)ws->total_bins);
 }
 
@@ -762,7 +812,9 @@ static int child_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint
  * Quantized training (ws->qt) takes the same pass over integer histograms:
  * exact subtraction and the GPU's integer search (split_quant.h), the
  * winners' integer left sums going to qlg / qlh of their leaves. */
-static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+static int bests_agree(hb_grow_ws_t *ws, int l0, int l1);
+
+static int subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                               const uint8_t *active, int small, int scan_small,
                               int large, int large_slot, int scan_large, int nthreads,
                               const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
@@ -772,18 +824,18 @@ static void subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb
   scan_large = child_ctx(ws, cfg, large, ub, &cb) && scan_large && large_slot >= 0;
   hb_histbin_t *hs = ws->pool[ws->slot[small]];
   hb_histbin_t *hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
-  int nf = d->nfeat;
+  const int nf = d->nfeat, f0 = ws->fb0, nfb = ws->fb1 - ws->fb0;
   hb_split_t *ps = ws->per, *pb = ws->per + nf;
   /* quantized: the per-feature winners' integer left sums, 2 per feature */
   int64_t *lgs = q ? ws->qlg + ws->max_leaves : NULL, *lhs = q ? ws->qlh + ws->max_leaves : NULL;
   int nth = hb_threads_use(nthreads);
-  if (d->total_bins * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
+  if ((d->hist_offset[ws->fb1] - d->hist_offset[f0]) * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
   (void)nth;
-  const int chunk = scan_chunk(2 * nf, nth);
+  const int chunk = scan_chunk(2 * nfb, nth);
   (void)chunk;  /* unused without OpenMP */
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
-  for (int w = 0; w < 2 * nf; w++) {
-    const int f = w >> 1;
+  for (int w = 0; w < 2 * nfb; w++) {
+    const int f = f0 + (w >> 1);
     if (!(w & 1)) {  /* the smaller child: its histogram is only read */
       ps[f].feature = -1; ps[f].gain = -INFINITY;
       if ((!active || active[f]) && scan_small && (!ms || ms[f])) {
@@ -807,7 +859,7 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
   bb->feature = -1; bb->gain = -INFINITY;
-  for (int f = 0; f < nf; f++) {
+  for (int f = f0; f < ws->fb1; f++) {
     if (ps[f].feature >= 0 && ps[f].gain > bs->gain) {
       *bs = ps[f];
       if (q) { ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
@@ -817,8 +869,52 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
       if (q) { ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1]; }
     }
   }
+  return bests_agree(ws, small, large);
 }
 #undef SUBTRACT_BINS
+
+/* Data-parallel: every process's winners of leaves l0 and l1 (l1 < 0:
+ * l0 alone; with their integer left sums when quantized) exchanged, and
+ * the first of the best in rank order kept: blocks are in feature order,
+ * each process's winner is the first best of its block, so this is the
+ * one process's winner, on every process. One allreduce: each process's
+ * records in its own place of a zeroed buffer, summed as integers. */
+static int bests_agree(hb_grow_ws_t *ws, int l0, int l1) {
+  if (!ws->dist) return HB_OK;
+  const int P = ws->dist->size, k = l1 >= 0 ? 2 : 1, leaf[2] = {l0, l1};
+  const size_t rec = (size_t)ws->xrec;
+  int64_t *x = ws->xbuf;
+  memset(x, 0, sizeof(int64_t) * rec * (size_t)k * (size_t)P);
+  for (int j = 0; j < k; j++) {
+    int64_t *mine = x + ((size_t)ws->dist->rank * (size_t)k + (size_t)j) * rec;
+    memcpy(mine, &ws->best[leaf[j]], sizeof(hb_split_t));
+    if (ws->qt) {
+      int64_t q2[2] = {ws->qlg[leaf[j]], ws->qlh[leaf[j]]};
+      memcpy((char *)mine + sizeof(hb_split_t), q2, sizeof q2);
+    }
+  }
+  const int st = hb_dist_sum_i64(ws->dist, x, (int64_t)(rec * (size_t)k * (size_t)P));
+  if (st != HB_OK) return st;
+  for (int j = 0; j < k; j++) {
+    hb_split_t *b = &ws->best[leaf[j]];
+    b->feature = -1;
+    b->gain = -INFINITY;
+    for (int r = 0; r < P; r++) {
+      const int64_t *rr = x + ((size_t)r * (size_t)k + (size_t)j) * rec;
+      hb_split_t c;
+      memcpy(&c, rr, sizeof c);
+      if (c.feature < 0 || !(c.gain > b->gain)) continue;
+      *b = c;
+      if (ws->qt) {
+        int64_t q2[2];
+        memcpy(q2, (const char *)rr + sizeof(hb_split_t), sizeof q2);
+        ws->qlg[leaf[j]] = q2[0];
+        ws->qlh[leaf[j]] = q2[1];
+      }
+    }
+  }
+  return HB_OK;
+}
 
 /* The root's search over integer histograms (features in increasing order). */
 static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
@@ -829,7 +925,7 @@ static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_datas
   hb_split_t *best = &ws->best[0];
   best->feature = -1;
   best->gain = -INFINITY;
-  for (int f = 0; f < d->nfeat; f++)
+  for (int f = ws->fb0; f < ws->fb1; f++)
     if (!active || active[f])
       hb_qsplit_feature(&c, d, (const hb_qbin_t *)ws->pool[slot], f, best, &ws->qlg[0], &ws->qlh[0]);
 }
@@ -1234,11 +1330,17 @@ static int grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_
   if (qt) {
     scan_root_q(ws, cfg, d, m0, s0);
   } else {
+    if (ws->dist) {  /* this process's block of features */
+      for (int f = 0; f < d->nfeat; f++) ws->mask_r[f] = (uint8_t)(f >= ws->fb0 && f < ws->fb1 && (!m0 || m0[f]));
+      m0 = ws->mask_r;
+    }
     hb_split_leaf_t c0;
     leaf_ctx(ws, cfg, 0, 0, &c0);
     hb_split_find_ctx(&c0, d, ws->pool[s0], m0, &ws->best[0], nth);
   }
+  status = bests_agree(ws, 0, -1);
   PROF_ADD(PROF_SPLIT, t_scan0);
+  if (status != HB_OK) return status;
   if (ws->best[0].feature < 0) slot_give(ws, 0);
 
   while (tree->num_leaves < L) {
@@ -1310,9 +1412,10 @@ static int grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_
     if (ms == active) ms = NULL;
     if (mb == active) mb = NULL;
     PROF_START(t_scan);
-    subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                      large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
+    status = subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
+                               large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
     PROF_ADD(PROF_SPLIT, t_scan);
+    if (status != HB_OK) break;
     if (ws->best[small].feature < 0) slot_give(ws, small);
     if (large_ok && ws->best[large].feature < 0) slot_give(ws, large);
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
