@@ -9,10 +9,12 @@
 #   Rscript inst/bench/distributed.R [rows] [rounds] [cores]
 # defaults: 10.5e6 rows, 100 rounds, 16 cores (the lead's machine); a quick
 # check of correctness: Rscript inst/bench/distributed.R 20000 5 2
-# With HB_DIST_PROFILE=1, process 0's training phases too (?histboost's
-# cpu_profile, in seconds): the rounds, and inside the trees the partitions,
-# the histograms (their sums over the processes included) and the split
-# search; `bin_s` is the call's time less the rounds' (binning, setup).
+# HB_DIST_NP picks the process counts (default "1,2,4"; 1 is the reference
+# the models are compared with). With HB_DIST_PROFILE=1, process 0's
+# training phases too (?histboost's cpu_profile, in seconds): the rounds,
+# the trees in them, and inside the trees the partitions, the histograms
+# (their sums over the processes included) and the split search; `bin_s` is
+# the call's time less the rounds' (binning, setup).
 suppressPackageStartupMessages(library(histboost))
 profile <- identical(Sys.getenv("HB_DIST_PROFILE"), "1")
 a <- commandArgs(TRUE)
@@ -27,7 +29,8 @@ set.seed(1)
 p <- 28
 x <- matrix(rnorm(n * p), n, p, dimnames = list(NULL, paste0("f", seq_len(p))))
 y <- as.integer(x[, 1] + 0.5 * x[, 2] * x[, 3] - 0.3 * abs(x[, 4]) + rnorm(n) > 0)
-configs <- Filter(function(k) k[1] <= cores, list(c(1L, cores), c(2L, cores %/% 2L), c(4L, cores %/% 4L)))
+nps <- as.integer(strsplit(Sys.getenv("HB_DIST_NP", "1,2,4"), ",")[[1]])  # the process counts to run
+configs <- Filter(function(k) k[1] <= cores && k[1] %in% nps, list(c(1L, cores), c(2L, cores %/% 2L), c(4L, cores %/% 4L)))
 for (np in unique(vapply(configs, `[`, 1L, 1L))) {   # row shards, contiguous, for each process count
   cut <- split(seq_len(n), rep(seq_len(np), diff(round(seq(0, n, length.out = np + 1)))))
   for (r in seq_len(np)) saveRDS(list(x = x[cut[[r]], , drop = FALSE], y = y[cut[[r]]]),
@@ -39,8 +42,8 @@ common <- list(nrounds = rounds, num_leaves = 255L, learning_rate = 0.1, min_dat
 phases <- function(p, seconds) {
   if (is.null(p)) return(NULL)
   data.frame(bin_s = round(seconds - p$round_ms / 1000, 2), rounds_s = round(p$round_ms / 1000, 2),
-             part_s = round(p$partition_ms / 1000, 2), hist_s = round(p$hist_ms / 1000, 2),
-             split_s = round(p$split_ms / 1000, 2))
+             trees_s = round(p$tree_ms / 1000, 2), part_s = round(p$partition_ms / 1000, 2),
+             hist_s = round(p$hist_ms / 1000, 2), split_s = round(p$split_ms / 1000, 2))
 }
 
 train_shard <- function(dir, nproc, quantized, common, profile) {

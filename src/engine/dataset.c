@@ -1162,11 +1162,14 @@ static int dist_agree(const hb_dist_t *dist, int st) {
 
 /* Features that take one bin on every shard are trivial, as on the
  * concatenated rows: bin counts summed over the shards. */
-static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
+static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d, int nthreads) {
   int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
   int s = dist_agree(dist, cnt ? HB_OK : HB_ERR_NOMEM);
   if (s != HB_OK) { hb_free(cnt); return s; }
-  for (int f = 0; f < d->nfeat; f++) {
+  const int nt = hb_threads_use(nthreads);
+  (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
+  for (int f = 0; f < d->nfeat; f++) {  /* each feature its own counts */
     int64_t *c = cnt + d->hist_offset[f];
     const hb_featstore_t *st = &d->store[f];
     if (st->sparse) {
@@ -1194,11 +1197,14 @@ static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d) {
  * bundler's candidates are the sparse features (bundle.h), so with
  * max_conflict_rate > 0 every shard must see the same ones. (A wide
  * factor's parts keep theirs: they are never bundled.) */
-static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
+static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N, int nthreads) {
   const int nf = d->nfeat;
   int64_t *cnt = hb_calloc((size_t)(nf > 0 ? nf : 1), sizeof(int64_t));
   int s = dist_agree(dist, cnt ? HB_OK : hb_error_set(HB_ERR_NOMEM, "dataset: out of memory choosing sparse storage"));
   if (s != HB_OK) { hb_free(cnt); return s; }
+  const int nt = hb_threads_use(nthreads);
+  (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
   for (int f = 0; f < nf; f++) {
     const hb_featstore_t *st = &d->store[f];
     const int db = d->mappers[f].default_bin;
@@ -1207,9 +1213,11 @@ static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
       for (int r = 0; r < d->nrow; r++) cnt[f] += st->bins[r] == db;
   }
   s = hb_dist_sum_i64(dist, cnt, nf);
-  for (int f = 0; s == HB_OK && f < nf; f++) {
+  int nomem = 0;
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1) if (s == HB_OK))
+  for (int f = 0; f < nf; f++) {  /* each feature's store its own */
     const int c = d->feat_col[f];
-    if (d->col_first[c + 1] - d->col_first[c] != 1) continue;
+    if (s != HB_OK || d->col_first[c + 1] - d->col_first[c] != 1) continue;
     hb_featstore_t *st = &d->store[f];
     const int sparse = (long long)SPARSE_DEN * cnt[f] >= (long long)SPARSE_NUM * N;
     const uint8_t db = (uint8_t)d->mappers[f].default_bin;
@@ -1218,7 +1226,12 @@ static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
       for (int r = 0; r < d->nrow; r++) nnz += st->bins[r] != db;
       int *rows = hb_malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
       uint8_t *vals = hb_malloc((size_t)(nnz > 0 ? nnz : 1));
-      if (!rows || !vals) { hb_free(rows); hb_free(vals); s = HB_ERR_NOMEM; break; }
+      if (!rows || !vals) {
+        hb_free(rows); hb_free(vals);
+HB_OMP(atomic write)
+        nomem = 1;
+        continue;
+      }
       for (int r = 0, k = 0; r < d->nrow; r++)
         if (st->bins[r] != db) { rows[k] = r; vals[k] = st->bins[r]; k++; }
       hb_free(st->bins);
@@ -1226,7 +1239,11 @@ static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
       st->rows = rows; st->vals = vals; st->nnz = nnz; st->sparse = 1;
     } else if (!sparse && st->sparse) {
       uint8_t *bins = hb_malloc((size_t)(d->nrow > 0 ? d->nrow : 1));
-      if (!bins) { s = HB_ERR_NOMEM; break; }
+      if (!bins) {
+HB_OMP(atomic write)
+        nomem = 1;
+        continue;
+      }
       memset(bins, db, (size_t)d->nrow);
       for (int k = 0; k < st->nnz; k++) bins[st->rows[k]] = st->vals[k];
       hb_free(st->rows); hb_free(st->vals);
@@ -1235,6 +1252,7 @@ static int dist_storage(const hb_dist_t *dist, hb_dataset_t *d, int64_t N) {
     }
   }
   hb_free(cnt);
+  if (s == HB_OK && nomem) s = HB_ERR_NOMEM;
   if (s == HB_ERR_NOMEM) return hb_error_set(s, "dataset: out of memory choosing sparse storage");
   return s;
 }
@@ -1256,7 +1274,10 @@ static int dist_sample_values(const hb_input_t *in, const hb_binparams_t *bp, in
   hb_free(rows);
   double *v = hb_calloc((size_t)m * (size_t)nnum + 1, sizeof(double));
   if (!v) { hb_free(pos); return HB_ERR_NOMEM; }
-  for (int j = 0; j < nnum; j++) {
+  const int nt = hb_threads_use(bp->nthreads);
+  (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
+  for (int j = 0; j < nnum; j++) {  /* each column its own values */
     const int c = numcol[j];
     double *out = v + (size_t)j * m;
     if (in->csc) {
@@ -1306,7 +1327,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
   hb_dataset_t *d = NULL;
   if (reference) {
     st = dist_agree(dist, hb_dataset_create(in, &bp, reference, &d));
-    if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N));
+    if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N, bp.nthreads));
     if (st != HB_OK) { hb_dataset_free(d); return st; }
     d->dist = dist; d->row0 = row0; d->nrow_global = N;
     *out = d;
@@ -1382,16 +1403,23 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     memset(&all, 0, sizeof all);
     all.all = 1;
     all.n = (int)S;
-    scratch_t sc;
-    memset(&sc, 0, sizeof sc);
-    for (int j = 0; j < nnum && st == HB_OK; j++) {
+    /* each column's boundaries on a thread of its own (a pure function of the sample) */
+    const int nt = hb_threads_use(bp.nthreads);
+    scratch_t *scs = hb_calloc((size_t)nt, sizeof *scs);
+    int err_c = -1, err_code = HB_OK;
+    if (!scs) st = HB_ERR_NOMEM;
+HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1) if (scs != NULL))
+    for (int j = 0; j < nnum; j++) {
+      if (!scs) continue;
       const int c = numcol[j];
       cm[c] = calloc(1, sizeof **cm);
-      if (!cm[c]) { st = HB_ERR_NOMEM; break; }
+      if (!cm[c]) { first_error(&err_c, &err_code, c, HB_ERR_NOMEM); continue; }
       cn[c] = 1;
-      st = build_numeric_mapper(&sin, &bp, &all, c, cm[c], &sc);
+      const int s1 = build_numeric_mapper(&sin, &bp, &all, c, cm[c], &scs[hb_threads_id()]);
+      if (s1 != HB_OK) first_error(&err_c, &err_code, c, s1);
     }
-    scratch_free(&sc);
+    scratch_free_all(scs, nt);
+    if (st == HB_OK && err_c >= 0) st = err_code;
   }
   hb_free(local); hb_free(gath); hb_free(global); hb_free(counts); hb_free(scol);
   /* a reference made of the mappers alone, then our rows binned with it */
@@ -1416,8 +1444,8 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
   hb_free(cm); hb_free(cn); hb_free(numcol);
   if ((st = dist_agree(dist, st == HB_ERR_NOMEM ? hb_error_set(st, "dataset: out of memory placing bin boundaries") : st)) == HB_OK)
     st = dist_agree(dist, hb_dataset_create(in, &bp, &ref, &d));
-  if (st == HB_OK) st = dist_agree(dist, dist_trivial(dist, d));
-  if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N));
+  if (st == HB_OK) st = dist_agree(dist, dist_trivial(dist, d, bp.nthreads));
+  if (st == HB_OK) st = dist_agree(dist, dist_storage(dist, d, N, bp.nthreads));
   for (int f = 0; ref.mappers && f < ref.nfeat; f++) hb_binmapper_clear(&ref.mappers[f]);
   hb_free(ref.mappers);
   hb_free(ref.col_first);

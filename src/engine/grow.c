@@ -113,6 +113,7 @@ struct hb_grow_ws {
    * values, xbuf the exchange of winners (size x 2 records of xrec words),
    * mask_r the root's features of this block. */
   int fb0, fb1;
+  int any_sparse;         /* some feature is stored sparse (bundles are made of such) */
   int *blk;
   int64_t *blk_v, *xbuf;
   int xrec;
@@ -201,6 +202,7 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     st = HB_ERR_NOMEM;
   int any_sparse = 0;
   for (int f = 0; f < d->nfeat && !any_sparse; f++) any_sparse = d->store[f].sparse;
+  ws->any_sparse = any_sparse;
   if (st == HB_OK && any_sparse && !(ws->pos = hb_malloc(sizeof(int) * (n > 0 ? n : 1)))) st = HB_ERR_NOMEM;
   /* Trivial features never split, so they stay out of the row block. */
   uint8_t *use = st == HB_OK ? hb_malloc((size_t)d->nfeat) : NULL;
@@ -509,9 +511,9 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
   const int n = ws->count[leaf];
   if (ws->qt) {
     int64_t tg = ws->qg[leaf], th = ws->qh[leaf];
-    if (ws->dist) {
+    if (ws->dist) {  /* this shard's totals of the leaf, which only sparse features' default bins read */
       tg = th = 0;
-      for (int i = 0; i < n; i++) { int32_t p = ws->qt->q[lr[i]]; tg += hb_qpack_g(p); th += hb_qpack_h(p); }
+      for (int i = 0; ws->any_sparse && i < n; i++) { int32_t p = ws->qt->q[lr[i]]; tg += hb_qpack_g(p); th += hb_qpack_h(p); }
       memset(ws->pool[s], 0, sizeof(hb_qbin_t) * (size_t)ws->total_bins);
     }
     hb_qhist_build(d, ws->rb, rows, n, ws->qt->q, ws->qt->rows16, tg, th, active, (hb_qbin_t *)ws->pool[s],
@@ -519,9 +521,9 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
     return ws->dist ? qhist_sum_dist(ws, d, (hb_qbin_t *)ws->pool[s], ws->gcount[leaf]) : HB_OK;
   }
   double tg = ws->sum[leaf].g, th = ws->sum[leaf].h;
-  if (ws->dist) {
+  if (ws->dist) {  /* as above */
     tg = th = 0;
-    for (int i = 0; i < n; i++) { size_t r = (size_t)lr[i]; tg += ws->gh[2 * r]; th += ws->gh[2 * r + 1]; }
+    for (int i = 0; ws->any_sparse && i < n; i++) { size_t r = (size_t)lr[i]; tg += ws->gh[2 * r]; th += ws->gh[2 * r + 1]; }
     memset(ws->pool[s], 0, sizeof(hb_histbin_t) * (size_t)ws->total_bins);
   }
   hb_hist_build(d, ws->rb, rows, n, ws->gh, tg, th, active, ws->pool[s], nthreads);
