@@ -1002,12 +1002,11 @@ HB_OMP(for schedule(static))
  * (src/cuda/score.cu): sums over each leaf's rows of the full-precision
  * gradients in 64-bit fixed point (exact whatever the order), or of the
  * quantized values; then the shared leaf rule. all_rows: every row of the
- * data is in some leaf (no bagging). */
-static int refit_leaves_q_dist(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree);
-
+ * data is in some leaf (no bagging). Data-parallel: each leaf's sums over
+ * this shard's rows, summed over the shards (the integers one process
+ * sums), then the same rule on every process. */
 static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int all_rows,
                           int nthreads) {
-  if (ws->dist) return refit_leaves_q_dist(ws, cfg, gh, tree);
   const hb_qtree_t *qt = ws->qt;
   /* ldexp(x, e) as x * 2^e: the same double whenever 2^e is one. */
   const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
@@ -1017,96 +1016,58 @@ static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double
   long long rows_all = 0;
   for (int l = 0; l < L; l++) rows_all += ws->count[l];
   if (rows_all < 65536) nth = 1;
-  int64_t *sums = ws->qlg;   /* scratch: 2 max(L, nfeat) values, free once the tree is grown */
+  /* scratch: 2 max(L, nfeat) values, free once the tree is grown: each
+   * leaf's g sum at l, its h sum at L + l */
+  int64_t *sums = ws->qlg;
   const int by_row = qt->refit && mul && ws->rsum && nth > 1;
-  if (by_row) refit_sums_by_row(ws, L, all_rows, gh, pg, ph, nth, sums, sums + L);
   (void)nth;
+  if (by_row) {
+    refit_sums_by_row(ws, L, all_rows, gh, pg, ph, nth, sums, sums + L);
+  } else {
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
-  for (int l = 0; l < L; l++) {
-    const int *rows = ws->idx + ws->begin[l];
-    int n = ws->count[l];
-    double G, H;
-    long long sg = 0, sh = 0;
-    if (by_row) {
-      sg = sums[l];
-      sh = sums[L + l];
-    } else if (qt->refit && mul) {
-      for (int i = 0; i < n; i++) {
-        size_t r = (size_t)rows[i];
-        sg += round_ll(gh[2 * r] * pg);
-        sh += round_ll(gh[2 * r + 1] * ph);
-      }
-    } else if (qt->refit) {
-      for (int i = 0; i < n; i++) {
-        size_t r = (size_t)rows[i];
-        sg += llrint(ldexp(gh[2 * r], qt->fg));
-        sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
-      }
-    } else {
-      for (int i = 0; i < n; i++) {
-        int32_t p = qt->q[rows[i]];
-        sg += hb_qpack_g(p);
-        sh += hb_qpack_h(p);
-      }
-    }
-    if (qt->refit) {
-      G = ldexp((double)sg, -qt->fg);
-      H = ldexp((double)sh, -qt->fh);
-    } else {
-      G = (double)sg * qt->sg;
-      H = (double)sh * qt->sh;
-    }
-    double out = hb_rule_leaf_output(G, H, cfg->lambda_l1, ws->leaf_l2[l]);
-    if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);  /* the refit keeps the leaf's bounds */
-    tree->leaf_value[l] = n > 0 ? cfg->learning_rate * out : 0.0;
-    tree->leaf_hess[l] = H;
-    tree->leaf_count[l] = n;
-  }
-  return HB_OK;
-}
-
-/* refit_leaves_q on one shard of a data-parallel training: each leaf's
- * integer sums over this shard's rows, summed over the shards (the
- * integers one process sums), then the same rule on every process. */
-static int refit_leaves_q_dist(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree) {
-  const hb_qtree_t *qt = ws->qt;
-  const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
-  const double pg = mul ? ldexp(1.0, qt->fg) : 0, ph = mul ? ldexp(1.0, qt->fh) : 0;
-  const int L = tree->num_leaves;
-  int64_t *sums = ws->qlg;   /* 2 max(L, nfeat) values */
-  for (int l = 0; l < L; l++) {
-    const int *rows = ws->idx + ws->begin[l];
-    long long sg = 0, sh = 0;
-    for (int i = 0; i < ws->count[l]; i++) {
-      size_t r = (size_t)rows[i];
+    for (int l = 0; l < L; l++) {
+      const int *rows = ws->idx + ws->begin[l];
+      const int n = ws->count[l];
+      long long sg = 0, sh = 0;
       if (qt->refit && mul) {
-        sg += round_ll(gh[2 * r] * pg);
-        sh += round_ll(gh[2 * r + 1] * ph);
+        for (int i = 0; i < n; i++) {
+          size_t r = (size_t)rows[i];
+          sg += round_ll(gh[2 * r] * pg);
+          sh += round_ll(gh[2 * r + 1] * ph);
+        }
       } else if (qt->refit) {
-        sg += llrint(ldexp(gh[2 * r], qt->fg));
-        sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
+        for (int i = 0; i < n; i++) {
+          size_t r = (size_t)rows[i];
+          sg += llrint(ldexp(gh[2 * r], qt->fg));
+          sh += llrint(ldexp(gh[2 * r + 1], qt->fh));
+        }
       } else {
-        sg += hb_qpack_g(qt->q[r]);
-        sh += hb_qpack_h(qt->q[r]);
+        for (int i = 0; i < n; i++) {
+          int32_t p = qt->q[rows[i]];
+          sg += hb_qpack_g(p);
+          sh += hb_qpack_h(p);
+        }
       }
+      sums[l] = sg;
+      sums[L + l] = sh;
     }
-    sums[2 * l] = sg;
-    sums[2 * l + 1] = sh;
   }
-  int st = hb_dist_sum_i64(ws->dist, sums, 2 * (int64_t)L);
-  if (st != HB_OK) return st;
+  if (ws->dist) {  /* g sums then h sums: one vector of 2 L */
+    const int st = hb_dist_sum_i64(ws->dist, sums, 2 * (int64_t)L);
+    if (st != HB_OK) return st;
+  }
   for (int l = 0; l < L; l++) {
     const int n = ws->gcount[l];
     double G, H;
     if (qt->refit) {
-      G = ldexp((double)sums[2 * l], -qt->fg);
-      H = ldexp((double)sums[2 * l + 1], -qt->fh);
+      G = ldexp((double)sums[l], -qt->fg);
+      H = ldexp((double)sums[L + l], -qt->fh);
     } else {
-      G = (double)sums[2 * l] * qt->sg;
-      H = (double)sums[2 * l + 1] * qt->sh;
+      G = (double)sums[l] * qt->sg;
+      H = (double)sums[L + l] * qt->sh;
     }
     double out = hb_rule_leaf_output(G, H, cfg->lambda_l1, ws->leaf_l2[l]);
-    if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);
+    if (ws->mono) out = hb_rule_clamp(out, ws->lo[l], ws->hi[l]);  /* the refit keeps the leaf's bounds */
     tree->leaf_value[l] = n > 0 ? cfg->learning_rate * out : 0.0;
     tree->leaf_hess[l] = H;
     tree->leaf_count[l] = n;
@@ -1270,11 +1231,19 @@ static int grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_
   ws->exact = cfg->exact_sums && !qt;
   double G = 0, H = 0;
   if (qt) {
-    if (bag) memcpy(ws->idx, bag, sizeof(int) * (size_t)n);
-    else for (int i = 0; i < n; i++) ws->idx[i] = i;
     hb_rowblock_set_q(ws->rb, qt->q, nth);
+    /* the root's rows and integer sums (exact in any order), in blocks on the threads */
     int64_t qg = 0, qh = 0;
-    for (int i = 0; i < n; i++) { int32_t p = qt->q[ws->idx[i]]; qg += hb_qpack_g(p); qh += hb_qpack_h(p); }
+    const int nt = n >= 65536 ? hb_threads_use(nth) : 1;
+    (void)nt;
+HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (nt > 1))
+    for (int i = 0; i < n; i++) {
+      const int r = bag ? bag[i] : i;
+      ws->idx[i] = r;
+      const int32_t p = qt->q[r];
+      qg += hb_qpack_g(p);
+      qh += hb_qpack_h(p);
+    }
     ws->qg[0] = qg;
     ws->qh[0] = qh;
     G = (double)qg * qt->sg;
