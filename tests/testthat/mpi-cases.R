@@ -50,7 +50,7 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = , bundle = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = , narrow = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
@@ -169,6 +169,15 @@ mpi_case <- function(case) {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
   }
   if (case == "smoothed") args <- c(args, list(path_smooth = 5, max_delta_step = 0.4))  # full precision
+  if (case == "narrow") {
+    # two columns, one of about 255 bins and one of 5 levels: the split
+    # search's blocks (grow.c: whole features, a block starting at the first
+    # feature at or past r / np of the bins) give process 0 column a and the
+    # last process column f, and with 3 or 4 processes the ones between
+    # no feature of their own
+    x <- x[c("a", "f")]
+    args$quantized <- TRUE
+  }
   if (case == "bundle") {
     # sparse columns, each off zero in about 7% of rows at random, so that
     # any two share a few rows: bundled only at max_conflict_rate > 0, which

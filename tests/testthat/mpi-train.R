@@ -1,7 +1,7 @@
 # mpi-train.R: run by test-mpi.R under mpirun. Each process takes its shard
 # of a case's rows (mpi-cases.R) and trains with distributed = "mpi"; rank 0
 # writes the model's text to the output file.
-#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | someweights | ...]
+#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | fullprec | someweights | ...]
 args <- commandArgs(TRUE)
 source(file.path(dirname(args[1]), "helper-surv.R"))  # what mpi-cases.R builds Cox responses with
 source(args[1])
@@ -22,6 +22,7 @@ if (identical(args[4], "die") && rank == 1L) quit(status = 3)
 if (identical(args[4], "oneclass")) d$y[] <- levels(d$y)[1L]          # one class over all processes
 if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), "never"))  # a level without rows
 if (identical(args[4], "plainsums")) d$args$exact_sums <- FALSE  # rank-order double sums, as asked
+if (identical(args[4], "fullprec")) d$args$quantized <- FALSE    # full precision (exact_sums by default)
 if (identical(args[4], "someweights") && rank == 1L) d$weights <- rep(1, nrow(d$x))  # weights on one process only
 # "failalloc=K": on rank 1, the K-th engine allocation of the training fails
 # (a test hook: error.h's hb_test_fail_alloc); "countalloc" prints how many

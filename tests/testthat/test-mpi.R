@@ -81,6 +81,27 @@ test_that("quantized models from 2, 3 and 4 processes equal the one-process mode
   }
 })
 
+test_that("processes that own no feature of the split search still give the one-process model", {
+  skip_without_mpi()
+  # each process searches its block of features after the histograms are
+  # summed into it; with two columns (mpi-cases.R's "narrow"), 2 processes
+  # own one each, and of 3 or 4 the middle ones own none and contribute
+  # only their rows' sums; quantized, and full precision on exact_sums' grid
+  for (np in c(2L, 4L)) {
+    r <- run_mpi("narrow", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_length(grep("^rank [0-9]+: ok$", r$out), np)
+    expect_identical(r$model, reference_text("narrow", np), info = np)
+  }
+  r <- run_mpi("narrow", 3L, "fullprec")
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  expect_identical(r$model, reference_text("narrow", 3L, list(quantized = FALSE, exact_sums = TRUE)))
+  # both columns split in the model, so the winners of process 0's block decided
+  ref <- mpi_reference("narrow", 4L)
+  tr <- hb_trees(ref)
+  expect_setequal(unique(stats::na.omit(tr$feature)), c("a", "f"))
+})
+
 test_that("lambdarank on 2, 3 and 4 processes holding whole queries gives the one-process model and metrics", {
   skip_without_mpi()
   # queries shuffled over the processes, unevenly, rows of each shuffled;
