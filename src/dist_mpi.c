@@ -234,12 +234,15 @@ int hb_mpi_init(void) {
   world.ctx = NULL;
   world.allreduce = mpi_allreduce;
   world.allgather = mpi_allgather;
-  /* every process takes the reduce-scatter, or none does (an int a process) */
+  /* every process takes the reduce-scatter, or none does (an int a
+   * process); a failed agreement fails the start, so that no process goes
+   * on with a choice the others did not make */
   if (!rs_counts) rs_counts = malloc(sizeof(int) * (size_t)world.size);
   {
     int rc = MPI_SUCCESS;
     const int bad = any_failed(!rs_counts, &rc);
-    world.reduce_scatter = rc == MPI_SUCCESS && !bad ? mpi_reduce_scatter : NULL;
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allreduce");
+    world.reduce_scatter = !bad ? mpi_reduce_scatter : NULL;
   }
   world_ready = 1;
   return HB_OK;
@@ -278,6 +281,7 @@ void hb_mpi_finalize(double wait_s) {
   sum_cap = 0;
   free(rs_counts);
   rs_counts = NULL;
+  world.reduce_scatter = NULL;
 }
 
 void hb_mpi_abort(int code) {

@@ -1224,8 +1224,9 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1) if (s == HB_OK))
     if (sparse && !st->sparse) {
       int nnz = 0;
       for (int r = 0; r < d->nrow; r++) nnz += st->bins[r] != db;
-      int *rows = hb_malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
-      uint8_t *vals = hb_malloc((size_t)(nnz > 0 ? nnz : 1));
+      /* worker threads: plain malloc, no message (the error buffer is the main thread's) */
+      int *rows = wmalloc(sizeof(int) * (size_t)nnz);
+      uint8_t *vals = wmalloc((size_t)nnz);
       if (!rows || !vals) {
         hb_free(rows); hb_free(vals);
 HB_OMP(atomic write)
@@ -1238,7 +1239,7 @@ HB_OMP(atomic write)
       st->bins = NULL;
       st->rows = rows; st->vals = vals; st->nnz = nnz; st->sparse = 1;
     } else if (!sparse && st->sparse) {
-      uint8_t *bins = hb_malloc((size_t)(d->nrow > 0 ? d->nrow : 1));
+      uint8_t *bins = wmalloc((size_t)d->nrow);
       if (!bins) {
 HB_OMP(atomic write)
         nomem = 1;

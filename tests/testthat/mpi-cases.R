@@ -38,7 +38,7 @@ mpi_case_shards <- function(d, np, valid = FALSE) {
 # One case: list(x, y, weights, group, valid = list(x, y, group), args = list(...)).
 mpi_case <- function(case) {
   set.seed(42)
-  n <- 1200L
+  n <- if (case == "threaded") 200000L else 1200L
   x <- data.frame(a = rnorm(n), b = runif(n), c = sample(0:30, n, TRUE),
                   f = factor(sample(c("u", "v", "w", "x", "y"), n, TRUE, prob = c(5, 4, 3, 2, 1))))
   x$a[sample(n, 100)] <- NA
@@ -50,7 +50,7 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = , bundle = , narrow = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = , narrow = , threaded = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
@@ -169,6 +169,15 @@ mpi_case <- function(case) {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
   }
   if (case == "smoothed") args <- c(args, list(path_smooth = 5, max_delta_step = 0.4))  # full precision
+  if (case == "threaded") {
+    # shards of 80k and 120k rows on two threads each: the distributed
+    # dataset's threaded loops, and past 65536 rows a process the quantized
+    # root's threaded sums and the leaves' by-row refit on the threads
+    args <- c(args, list(quantized = TRUE, bagging_fraction = 0.8, bagging_freq = 1L))
+    args$nthreads <- 2L
+    args$nrounds <- 4L
+    args$num_leaves <- 15L
+  }
   if (case == "narrow") {
     # two columns, one of about 255 bins and one of 5 levels: the split
     # search's blocks (grow.c: whole features, a block starting at the first

@@ -102,6 +102,21 @@ test_that("processes that own no feature of the split search still give the one-
   expect_setequal(unique(stats::na.omit(tr$feature)), c("a", "f"))
 })
 
+test_that("large shards on two threads a process give the one-process model byte for byte", {
+  skip_without_mpi()
+  # 200k rows (shards of 79,840 and 119,760), bagging, quantized: the
+  # threaded paths of the distributed dataset and of the quantized tree
+  # (the root's sums, the leaves' by-row refit), which the small cases
+  # never reach; and full precision on exact_sums' grid
+  r <- run_mpi("threaded", 2L, timeout = 300)
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  expect_identical(r$model, reference_text("threaded", 2L))
+  r <- run_mpi("threaded", 2L, "fullprec", timeout = 300)
+  expect_identical(r$status, 0L, info = paste(r$out, collapse = "\n"))
+  expect_identical(r$model, reference_text("threaded", 2L, list(quantized = FALSE, exact_sums = TRUE)))
+  expect_gt(lengths(mpi_case_shards(mpi_case("threaded"), 2L))[1L], 65536L)
+})
+
 test_that("lambdarank on 2, 3 and 4 processes holding whole queries gives the one-process model and metrics", {
   skip_without_mpi()
   # queries shuffled over the processes, unevenly, rows of each shuffled;
