@@ -527,7 +527,6 @@ static int build_leaf_hist(hb_grow_ws_t *ws, const hb_dataset_t *d, int leaf, in
     memset(ws->pool[s], 0, sizeof(hb_histbin_t) * (size_t)ws->total_bins);
   }
   hb_hist_build(d, ws->rb, rows, n, ws->gh, tg, th, active, ws->pool[s], nthreads);
-  hb_hist_reduce(d, active, ws->pool[s]);
   if (!ws->dist) return HB_OK;
   /* on exact_sums' grid every partial sum is exact: MPI's own order gives
    * the same bins, summed into this process's block alone; other doubles

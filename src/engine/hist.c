@@ -1052,7 +1052,3 @@ HB_OMP(for schedule(dynamic, 1) nowait)
 #undef RUN_SPARSE
 #undef RUN_ITEM
 }
-
-void hb_hist_reduce(const hb_dataset_t *d, const uint8_t *active, hb_histbin_t *hist) {
-  (void)d; (void)active; (void)hist;
-}

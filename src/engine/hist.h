@@ -213,9 +213,4 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
                    const double *gh, double tot_g, double tot_h,
                    const uint8_t *active, hb_histbin_t *hist, int nthreads);
 
-/* Reduce a leaf's local histogram across workers (DESIGN.md section 6). A
- * no-op in one process; data-parallel training makes it an allreduce, and
- * everything after it (split choice, leaf values) depends only on its result. */
-void hb_hist_reduce(const hb_dataset_t *d, const uint8_t *active, hb_histbin_t *hist);
-
 #endif
