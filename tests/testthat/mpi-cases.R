@@ -38,7 +38,7 @@ mpi_case_shards <- function(d, np, valid = FALSE) {
 # One case: list(x, y, weights, group, valid = list(x, y, group), args = list(...)).
 mpi_case <- function(case) {
   set.seed(42)
-  n <- if (case == "threaded") 200000L else 1200L
+  n <- if (case == "threaded") 170000L else 1200L
   x <- data.frame(a = rnorm(n), b = runif(n), c = sample(0:30, n, TRUE),
                   f = factor(sample(c("u", "v", "w", "x", "y"), n, TRUE, prob = c(5, 4, 3, 2, 1))))
   x$a[sample(n, 100)] <- NA
@@ -170,7 +170,7 @@ mpi_case <- function(case) {
   }
   if (case == "smoothed") args <- c(args, list(path_smooth = 5, max_delta_step = 0.4))  # full precision
   if (case == "threaded") {
-    # shards of 80k and 120k rows on two threads each: the distributed
+    # shards of 67,840 and 101,760 rows on two threads each: the distributed
     # dataset's threaded loops, and past 65536 rows a process the quantized
     # root's threaded sums and the leaves' by-row refit on the threads
     args <- c(args, list(quantized = TRUE, bagging_fraction = 0.8, bagging_freq = 1L))
