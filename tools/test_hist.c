@@ -536,10 +536,8 @@ static void test_hist_parts(void) {
   int *rows = malloc(sizeof(int) * NR);
   size_t hb = d ? sizeof(hb_histbin_t) * (size_t)d->total_bins : 0;
   hb_histbin_t *ref = malloc(hb), *part = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
-  /* 140000, about 20000 and about 6000 rows: 8 parts, 4 (16384 to 32767
-   * rows) and 2 (under 16384) */
-  const double fracs[3] = { 1.0, 0.143, 0.043 };
-  const int want[3] = { 8, 4, 2 };
+  const double fracs[3] = { 1.0, 0.5, 0.2 };
+  const int want[3] = { 8, 4, 2 };  /* 140000, about 70000 and 28000 rows */
   for (int q = 0; rb && q < 3; q++) {
     int m = 0;
     double G = 0, H = 0;

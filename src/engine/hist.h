@@ -189,16 +189,15 @@ void hb_rowblock_free(hb_rowblock_t *rb);
  * in part order: the parts depend on the row count alone, so every sum is
  * the same whatever the thread count, and many threads split a large leaf's
  * rows rather than its columns (16 threads read each row of a 28-feature
- * leaf 8 times over in two halves, twice in eight parts). With 4096 rows a
- * part (16384 before), leaves of 16384 rows have four parts and of 32768
- * eight: at 16 threads the histograms of leaves of 16384 to 65535 rows
- * took about a third less time, and 2 threads lost nothing measurable;
- * 1024 rows a part gained more at 16 threads but cost 2 threads about 12%
- * in zeroing, copying and adding the parts' sums
+ * leaf 8 times over in two halves, twice in eight parts). Smaller parts
+ * cost every thread count a zeroing, copy and addition of the bins per
+ * part: 4096 rows a part cut 16 threads' histograms of leaves of 16384 to
+ * 65535 rows by a third but made inst/bench/run.R's workload 3 (50
+ * features, 500k rows) 10% slower at 2 threads
  * (inst/bench/results/hist-parts-2026-12-01.md). Only where
  * total_bins <= HB_HIST_PARTS_MAX_BINS (the parts' buffers) and no wide
  * factor's slots ride in the dense tiles. */
-#define HB_HIST_PART_ROWS 4096
+#define HB_HIST_PART_ROWS 16384
 #define HB_HIST_MAX_PARTS 8
 #define HB_HIST_PARTS_MAX_BINS 65536
 /* The parts hb_hist_build sums a leaf of nrows rows' dense columns in: 1, 2,
