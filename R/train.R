@@ -90,7 +90,10 @@
 #'   row partitions, the histograms (the root's and each smaller child's) and
 #'   the split search (the root's, and each pair of children's subtraction
 #'   and scan) (`partition_ms`, `hist_ms`, `split_ms`), `splits` and
-#'   `rounds`; what `inst/bench/` uses to see where threads lose time.
+#'   `rounds`, and `hist_by_rows`: the histograms and their milliseconds by
+#'   the leaf's rows, in classes of a factor of 4 (`rows_from` to
+#'   `rows_below`: under 1,024, then 1,024 to 4,095, ..., 1,048,576 or
+#'   more); what `inst/bench/` uses to see where threads lose time.
 #' @seealso [predict.histboost()], [hb_importance()], [hb_trees()], [hb_dataset()]
 #' @examples
 #' set.seed(1)
@@ -1375,12 +1378,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   .Call(C_hb_booster_free, booster)
   fit <- .hb_model_from_text(done[[1L]], call = call, ptr = done[[2L]])
   if (!is.null(prof) && tr$profile == "gpu") {
-    fit$gpu_profile <- stats::setNames(as.list(prof), c("round_ms", "partition_ms", "hist_ms", "split_ms",
+    fit$gpu_profile <- stats::setNames(as.list(prof[1:10]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
                                                         "hist_bytes", "splits", "rounds", "device_bytes",
                                                         "device_used_peak_bytes", "device_total_bytes"))
   } else if (!is.null(prof)) {
     fit$cpu_profile <- stats::setNames(as.list(prof[1:7]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
                                                              "tree_ms", "splits", "rounds"))
+    lo <- 4^(0:6) * 256
+    fit$cpu_profile$hist_by_rows <- data.frame(
+      rows_from = c(0, lo[-1]), rows_below = c(lo[-1], Inf),
+      histograms = as.integer(prof[18:24]), ms = prof[11:17])
+
   }
   fit
 }

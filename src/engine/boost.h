@@ -64,8 +64,10 @@ int hb_booster_on_gpu(const hb_booster_t *b);
  * splits, rounds, device bytes the learner took, the GPU's peak used bytes,
  * its total bytes (cuda.h's hb_cuda_profile_t). On the CPU: round ms,
  * partition ms, histogram ms, split-search ms, tree ms (hb_grow_tree, whole),
- * splits, rounds, then zeros (grow.h's phase timers). */
-#define HB_PROFILE_N 10
+ * splits, rounds, then zeros (grow.h's phase timers) up to out[10], then
+ * from out[10] grow.h's histogram ms by the leaf's rows and their counts
+ * (zeros on the GPU). */
+#define HB_PROFILE_N 24
 void hb_booster_profile(hb_booster_t *b, int on);
 int hb_booster_get_profile(const hb_booster_t *b, double out[HB_PROFILE_N]);
 

@@ -120,7 +120,7 @@ struct hb_grow_ws {
   uint8_t *mask_r;
   /* phase timers (hb_grow_ws_profile): on, and the sums of grow.h's order */
   int prof_on;
-  double prof[5];
+  double prof[HB_GROW_PROFILE_N];
 };
 
 /* Data-parallel (d->dist): a failure here is agreed on before the row
@@ -247,13 +247,25 @@ void hb_grow_ws_profile(hb_grow_ws_t *ws, int on) {
   memset(ws->prof, 0, sizeof ws->prof);
 }
 
-void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[5]) { memcpy(out, ws->prof, sizeof ws->prof); }
+void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[HB_GROW_PROFILE_N]) {
+  memcpy(out, ws->prof, sizeof ws->prof);
+}
 
 /* Phase k's timer (the order of grow.h's out[]): PROF_START before it,
  * PROF_ADD(k) after it; no clock read while the timers are off. */
 enum { PROF_PARTITION, PROF_HIST, PROF_SPLIT, PROF_TREE, PROF_SPLITS };
 #define PROF_START(t) const double t = ws->prof_on ? hb_threads_wtime() : 0.0
 #define PROF_ADD(k, t) do { if (ws->prof_on) ws->prof[k] += hb_threads_wtime() - (t); } while (0)
+/* A histogram's time (since t) also into its leaf's row class (grow.h). */
+static void prof_hist_rows(hb_grow_ws_t *ws, int nrows, double t) {
+  if (!ws->prof_on) return;
+  const double dt = hb_threads_wtime() - t;
+  int k = 0;
+  while (k < HB_PROF_ROW_CLASSES - 1 && nrows >= (1024 << (2 * k))) k++;
+  ws->prof[PROF_HIST] += dt;
+  ws->prof[5 + k] += dt;
+  ws->prof[5 + HB_PROF_ROW_CLASSES + k] += 1;
+}
 
 int hb_interaction_tables(const hb_dataset_t *d, int ngroups, const int *begin, const int *cols, uint8_t **grp_feat,
                           uint8_t **grp_col) {
@@ -1294,7 +1306,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
   ws->slot[0] = s0;
   PROF_START(t_root);
   if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
-  PROF_ADD(PROF_HIST, t_root);
+  prof_hist_rows(ws, ws->count[0], t_root);
   PROF_START(t_scan0);
   const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
   if (qt) {
@@ -1368,7 +1380,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
       ws->free_slots[ws->nfree++] = parent_slot;
       break;
     }
-    PROF_ADD(PROF_HIST, t_hist);
+    prof_hist_rows(ws, ws->count[small], t_hist);
     int large_ok = can_split(cfg, tree, ws, large);
     if (large_ok) {
       ws->slot[large] = parent_slot;

@@ -66,9 +66,14 @@ int hb_grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d
  * smaller child's), split search (the root's scan, each pair's subtraction
  * and scan) and in the whole of hb_grow_tree, and its splits, to the sums
  * hb_grow_ws_get_profile reads: out[0..5) = partition, histogram, split
- * search, tree seconds and splits. Switching it on zeroes the sums. */
+ * search, tree seconds and splits; then the histograms' seconds by the
+ * leaf's rows (this process's), in HB_PROF_ROW_CLASSES classes of a factor
+ * of 4 each (under 1024 rows, under 4096, ..., 1048576 or more), and their
+ * counts in the same classes. Switching it on zeroes the sums. */
+#define HB_PROF_ROW_CLASSES 7
+#define HB_GROW_PROFILE_N (5 + 2 * HB_PROF_ROW_CLASSES)
 void hb_grow_ws_profile(hb_grow_ws_t *ws, int on);
-void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[5]);
+void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[HB_GROW_PROFILE_N]);
 
 /* Rows that ended in leaf `leaf` of the last grown tree (increasing). */
 const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count);

@@ -271,7 +271,7 @@ static void cpu_profile(void *state, int on) {
 
 static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
   const cpu_learner_t *c = state;
-  double g[5];
+  double g[HB_GROW_PROFILE_N];
   hb_grow_ws_get_profile(c->ws, g);
   for (int k = 0; k < HB_PROFILE_N; k++) out[k] = 0.0;
   out[0] = 1000 * c->prof_round_s;
@@ -281,6 +281,10 @@ static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
   out[4] = 1000 * g[3];  /* the trees, whole */
   out[5] = g[4];         /* splits */
   out[6] = c->prof_rounds;
+  for (int k = 0; k < HB_PROF_ROW_CLASSES; k++) {
+    out[10 + k] = 1000 * g[5 + k];
+    out[10 + HB_PROF_ROW_CLASSES + k] = g[5 + HB_PROF_ROW_CLASSES + k];
+  }
   return 1;
 }
 

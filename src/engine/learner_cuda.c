@@ -329,6 +329,7 @@ static int cuda_get_profile(const void *state, double out[HB_PROFILE_N]) {
   const cuda_learner_t *gl = state;
   hb_cuda_profile_t p;
   hb_cuda_learner_get_profile(gl->gpu, &p);
+  for (int k = 0; k < HB_PROFILE_N; k++) out[k] = 0.0;
   out[0] = p.round_ms;
   out[1] = p.partition_ms;
   out[2] = p.hist_ms;

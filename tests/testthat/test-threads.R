@@ -194,7 +194,8 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
   for (q in c(FALSE, TRUE)) {
     m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)
     p <- m$cpu_profile
-    expect_named(p, c("round_ms", "partition_ms", "hist_ms", "split_ms", "tree_ms", "splits", "rounds"))
+    expect_named(p, c("round_ms", "partition_ms", "hist_ms", "split_ms", "tree_ms", "splits", "rounds",
+                      "hist_by_rows"))
     expect_null(m$gpu_profile)
     # the counts: every internal node of hb_trees() is one split; 3 classes a round
     tr <- hb_trees(m)
@@ -205,6 +206,23 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
     expect_lte(p$partition_ms + p$hist_ms + p$split_ms, p$tree_ms * (1 + 1e-9))
     expect_lte(p$tree_ms, p$round_ms * (1 + 1e-9))
     expect_gt(p$hist_ms, 0)
+    # the histograms by the leaf's rows: the root's, then each split's smaller
+    # child's, unless neither child could split again (so at most those of
+    # hb_trees(), class by class, counted here from its node counts), and
+    # their times add up to hist_ms
+    h <- p$hist_by_rows
+    expect_identical(h$rows_from, c(0, 4^(1:6) * 256))
+    expect_identical(h$rows_below, c(4^(1:6) * 256, Inf))
+    cls <- function(n) findInterval(n, h$rows_from)
+    cnt <- stats::setNames(tr$count, paste(tr$tree, tr$id))
+    inner <- tr[!tr$is_leaf, ]
+    small <- pmin(cnt[paste(inner$tree, inner$left)], cnt[paste(inner$tree, inner$right)])
+    roots <- tapply(tr$count, tr$tree, max)
+    most <- tabulate(cls(c(roots, small)), nbins = 7L)
+    expect_true(all(h$histograms <= most), label = paste("histograms within hb_trees()' nodes, quantized", q))
+    expect_gte(h$histograms[cls(nrow(d$x))], length(roots))
+    expect_gt(sum(h$histograms), length(roots))
+    expect_equal(sum(h$ms), p$hist_ms, tolerance = 1e-9)
     # the profile changes nothing in the model, and without the option there is none
     options(histboost.cpu_profile = NULL)
     m0 <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)

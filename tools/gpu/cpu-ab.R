@@ -5,7 +5,8 @@
 # leaves, learning rate 0.1, min_data_in_leaf 20, the settings of
 # inst/bench/scaling.R. Prints one line: label, threads, binning and
 # training seconds, and the md5 of the model text (equal md5: the same
-# model), and where the build keeps a CPU profile, its phases. LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
+# model), and where the build keeps a CPU profile, its phases (and the
+# histograms' ms by the leaf's rows, where it has them). LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
 # tools/gpu/cpu-variants.sh runs it for several builds, each in its own process.
 a <- commandArgs(TRUE)
 threads <- as.integer(a[3])
@@ -42,4 +43,7 @@ phases <- if (is.null(p)) "" else
   sprintf(" | s: rounds %.2f, trees %.2f, partition %.2f, histograms %.2f, split search %.2f (%d splits)",
           p$round_ms / 1e3, p$tree_ms / 1e3, p$partition_ms / 1e3, p$hist_ms / 1e3, p$split_ms / 1e3,
           as.integer(p$splits))
+if (!is.null(p$hist_by_rows)) {  # histogram ms by the leaf's rows: <1k, 1k-4k, 4k-16k, 16k-64k, 64k-256k, 256k-1M, more
+  phases <- paste0(phases, " | hist ms by rows ", paste(sprintf("%.0f", p$hist_by_rows$ms), collapse = "/"))
+}
 cat(sprintf("%-10s threads %2d: binning %.3f s, training %.3f s, model %s%s\n", a[2], threads, tb, tt, md5, phases))
