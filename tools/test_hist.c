@@ -17,6 +17,7 @@
 #include "hist.h"
 #include "hist_quant.h"
 #include "rng.h"
+#include "threads.h"
 #include "tree.h"
 #include "test_common.h"
 
@@ -536,9 +537,14 @@ static void test_hist_parts(void) {
   int *rows = malloc(sizeof(int) * NR);
   size_t hb = d ? sizeof(hb_histbin_t) * (size_t)d->total_bins : 0;
   hb_histbin_t *ref = malloc(hb), *part = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
-  const double fracs[3] = { 1.0, 0.5, 0.2 };
-  const int want[3] = { 8, 4, 2 };  /* 140000, about 70000 and 28000 rows */
-  for (int q = 0; rb && q < 3; q++) {
+  /* at 8 threads the row block gathers a scattered leaf's rows (hist.h)
+   * when 4 tiles read each row: the 28000- and 2800-row leaves (6 columns
+   * in 4 and 8 tiles); each is also summed with that turned off */
+  const int gwant = hb_threads_use(8) >= HB_GATHER_MIN_TILES ? NR : 0;  /* none without OpenMP */
+  CHECK(!rb || rb->grows == gwant, "parts: the gathered rows' block holds %d rows, not %d", rb ? rb->grows : -1, gwant);
+  const double fracs[4] = { 1.0, 0.5, 0.2, 0.02 };
+  const int want[4] = { 8, 4, 2, 1 };  /* 140000, about 70000, 28000 and 2800 rows */
+  for (int q = 0; rb && q < 4; q++) {
     int m = 0;
     double G = 0, H = 0;
     for (int i = 0; i < NR; i++)
@@ -553,14 +559,17 @@ static void test_hist_parts(void) {
       hb_hist_build(d, NULL, rows + lo, hi - lo, gh, 0, 0, NULL, s ? part : ref, 1);
       for (int k = 0; s && k < d->total_bins; k++) { ref[k].g += part[k].g; ref[k].h += part[k].h; }
     }
-    const int ths[4] = { 1, 2, 3, 8 };
-    for (int t = 0; t < 4; t++) {
+    const int ths[5] = { 1, 2, 3, 8, 8 };
+    for (int t = 0; t < 5; t++) {
+      const int grows = rb->grows;
+      if (t == 4) rb->grows = 0;  /* no gathering */
       memset(row, 0xff, hb);
       hb_hist_build(d, rb, fracs[q] == 1.0 ? NULL : rows, m, gh, G, H, NULL, row, ths[t]);
+      rb->grows = grows;
       double err;
       int differ = compare(d, NULL, row, ref, naive, &err);
-      CHECK(differ == 0, "parts: %d rows in %d parts differ from the parts' column-wise sums in %d bins (%d threads)",
-            m, np, differ, ths[t]);
+      CHECK(differ == 0, "parts: %d rows in %d parts differ from the parts' column-wise sums in %d bins (%d threads%s)",
+            m, np, differ, ths[t], t == 4 ? ", not gathered" : "");
       CHECK(err < 1e-8, "parts: %d rows off the naive sums by %g (%d threads)", m, err, ths[t]);
     }
   }

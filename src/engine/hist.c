@@ -36,6 +36,7 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb->feat);
   hb_free(rb->col_of);
   hb_free(rb->bins_mem);
+  hb_free(rb->g_mem);
   hb_free(rb->scratch);
   hb_free(rb->half);
   hb_free(rb->parts);
@@ -299,6 +300,18 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
     rb->bins_mem = hb_calloc((size_t)d->nrow * (size_t)rb->stride + 64, 1);
     if (rb->bins_mem) rb->bins = (uint8_t *)rb->bins_mem + (64 - (uintptr_t)rb->bins_mem % 64) % 64;
   }
+  if (ncol > 0 && !with_q && hb_threads_use(nthreads) >= HB_GATHER_MIN_TILES && d->nrow >= HB_HIST_HALF_ROWS) {
+    /* the gathered rows' block: best effort (without it leaves are summed
+     * where their rows lie) */
+    size_t per = (size_t)rb->stride + 2 * sizeof(double), n = HB_GATHER_MAX_BYTES / per;
+    if (n > (size_t)d->nrow) n = (size_t)d->nrow;
+    rb->g_mem = hb_malloc(n * per + 128);
+    if (rb->g_mem) {
+      rb->grows = (int)n;
+      rb->gbins = (uint8_t *)rb->g_mem + (64 - (uintptr_t)rb->g_mem % 64) % 64;
+      rb->ggh = (double *)(void *)(rb->gbins + n * (size_t)rb->stride + (64 - n * (size_t)rb->stride % 64) % 64);
+    }
+  }
   if (ncol > 0 || rb->bundles) {  /* the bundles are summed in the same accumulators */
     rb->nscratch = hb_threads_use(nthreads);
     rb->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)rb->nscratch);
@@ -559,12 +572,13 @@ static HB_ALWAYS_INLINE void tile_rows(const tile_rows_t *t, int lo, int hi, con
 #undef WIDE_ADD
 }
 
-/* One tile of nc row-block columns: col[k] is the column, hp[k] the
+/* One tile of nc row-block columns, its rows' bins at bins (rb->bins, or
+ * the gathered rows), the row block's stride apart: col[k] is the column, hp[k] the
  * histogram of its feature (nb[k] bins), summed in the accumulators acc
  * and copied there at the end; with tw (may be NULL) also the wide parts.
  * With contiguous columns (col[k] = col[0] + k) the row's bytes are read
  * straight; otherwise they are picked into a small buffer first. */
-static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int r0, const double *gh,
+static void build_tile(const hb_rowblock_t *rb, const uint8_t *bins, const int *rows, int nrows, int r0, const double *gh,
                        const int *col, hb_histbin_t *const *hp, const int *nb, int nc, hb_histbin_t *acc,
                        const tile_wide_t *tw) {
   for (int k = 0; k < nc; k++) memset(acc + (size_t)k * HB_ACC_STRIDE, 0, sizeof(hb_histbin_t) * (size_t)nb[k]);
@@ -573,7 +587,7 @@ static void build_tile(const hb_rowblock_t *rb, const int *rows, int nrows, int 
   tile_rows_t t;
   t.contiguous = col[nc - 1] - col[0] == nc - 1;
   t.c0 = t.contiguous ? col[0] : 0;
-  t.base = rb->bins + t.c0;
+  t.base = bins + t.c0;
   t.stride = (size_t)rb->stride;
   t.last = (size_t)(col[nc - 1] - t.c0);   /* the last byte a row's reads touch, from base */
   t.rows = rows; t.col = col; t.nrows = nrows; t.r0 = r0; t.nc = nc; t.gh = gh; t.acc = acc;
@@ -816,8 +830,9 @@ static int sparse_part_start(const hb_dataset_t *d, const hb_rowblock_t *rb, int
 #define TILE_SLOT_COLS 2
 
 /* Tile t of ntile over the row block's n_act active columns: the active
- * columns with active rank in [t*n_act/ntile, (t+1)*n_act/ntile). */
-static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active,
+ * columns with active rank in [t*n_act/ntile, (t+1)*n_act/ntile); the
+ * rows' bins at bins (as build_tile). */
+static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *bins, const uint8_t *active,
                      int t, int ntile, int n_act, const int *rows, int nrows, int r0, const double *gh,
                      hb_histbin_t *hist, const tile_wide_t *tw) {
   /* The last tile also sums the wide slots (tw): counted as TILE_SLOT_COLS
@@ -837,7 +852,7 @@ static void run_tile(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8
   const int nc = hb_tile_columns(d, rb, active, lo, hi, col, nb, off);
   for (int k = 0; k < nc; k++) hp[k] = hist + off[k];
   if (nc > 0)
-    build_tile(rb, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()),
+    build_tile(rb, bins, rows, nrows, r0, gh, col, hp, nb, nc, (hb_histbin_t *)hb_rowblock_scratch(rb, hb_threads_id()),
                t == ntile - 1 ? tw : NULL);
 }
 
@@ -868,6 +883,26 @@ static void tile_wide_init(const hb_dataset_t *d, const hb_rowblock_t *rb, const
     tw->off[tw->ns] = rb->wslot_off[s];
     tw->one[tw->ns] = one;
     tw->ns++;
+  }
+}
+
+/* Rows rows[lo..hi) copied to the row block's gathered rows (hist.h):
+ * their bins and their pairs from gh. */
+static void gather_rows(const hb_rowblock_t *rb, const int *rows, int lo, int hi, int nrows, const double *gh) {
+  const size_t stride = (size_t)rb->stride;
+  const uint8_t *src = rb->bins;
+  uint8_t *dst = rb->gbins + (size_t)lo * stride;
+  double *g = rb->ggh + 2 * (size_t)lo;
+  for (int i = lo; i < hi; i++, dst += stride, g += 2) {
+    if (i + PREFETCH_AHEAD < nrows) {
+      const size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
+      hb_prefetch_row(src + ra * stride, stride - 1);
+      HB_PREFETCH(gh + 2 * ra);
+    }
+    const size_t r = (size_t)rows[i];
+    memcpy(dst, src + r * stride, stride);
+    g[0] = gh[2 * r];
+    g[1] = gh[2 * r + 1];
   }
 }
 
@@ -951,6 +986,12 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     ntile = want > ntile ? want : ntile;
   }
   int nitem = ntile * nhalf;
+  /* the leaf's rows gathered first (hist.h), when enough tiles read each of their lines */
+  const int gather = rows && nth > 1 && rb && rb->grows >= nrows &&
+                     ntile >= HB_GATHER_MIN_TILES * ((rb->stride + 63) / 64);
+  const uint8_t *tbins = gather ? rb->gbins : rb ? rb->bins : NULL;
+  const double *tgh = gather ? rb->ggh : gh;
+  const int *trows = gather ? NULL : rows;
   /* The sparse part, read row by row: in halves of the rows the same way
    * (any leaf of HB_HIST_HALF_ROWS rows), times parts of its features with
    * about equal entries, so that the threads share out its rows as well;
@@ -987,8 +1028,8 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   do {                                                                                                  \
     int t_ = (w) / nhalf, s_ = (w) % nhalf;                                                             \
     int lo_ = (int)((long long)s_ * nrows / nhalf), hi_ = (int)((long long)(s_ + 1) * nrows / nhalf);   \
-    run_tile(d, rb, active, t_, ntile, n_act, rows ? rows + lo_ : NULL, hi_ - lo_, rows ? 0 : lo_, gh, \
-             s_ ? part_hist(d, rb, s_) : hist, &tw[s_ < 2 ? s_ : 0]);                                   \
+    run_tile(d, rb, tbins, active, t_, ntile, n_act, trows ? trows + lo_ : NULL, hi_ - lo_, trows ? 0 : lo_, \
+             tgh, s_ ? part_hist(d, rb, s_) : hist, &tw[s_ < 2 ? s_ : 0]);                              \
   } while (0)
 #define RUN_SPARSE(w)                                                                                         \
   do {                                                                                                        \
@@ -1021,6 +1062,11 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
   const int after = nhalf > 1 || finish || nbundle > 0;
 HB_OMP(parallel num_threads(nth))
   {
+    if (gather) {  /* its barrier: every row copied before a tile reads */
+HB_OMP(for schedule(static))
+      for (int k = 0; k < nth; k++)
+        gather_rows(rb, rows, (int)((long long)k * nrows / nth), (int)((long long)(k + 1) * nrows / nth), nrows, gh);
+    }
 HB_OMP(for schedule(static) nowait)
     for (int w = 0; w < nitem; w++) RUN_ITEM(w);
     if (nper * shalf > 0) {

@@ -48,6 +48,16 @@ test_that("1 and 2 threads give identical models with bagging and feature_fracti
   }
 })
 
+test_that("8 threads, which copy a scattered leaf's rows together before summing them, give the 1-thread model", {
+  # 24,000 rows x 10 columns: at 8 threads (allowed on any machine: up to 4
+  # a core) a bagged root and the leaves of 600 rows or more are summed by
+  # 4 to 8 column tiles, and so from their rows gathered first (hist.h)
+  d <- gen_task(74, n = 24000, p = 10, task = "binary", na = 0.05, factors = 1)
+  fit <- function(nt) hb_quiet(d$x, d$y, nrounds = 8L, num_leaves = 31L, seed = 2L, nthreads = nt,
+                               bagging_fraction = 0.7, bagging_freq = 1L)
+  expect_same_model(fit(1L), fit(8L), d$x, "8 threads, gathered rows")
+})
+
 test_that("a dgCMatrix trains the same model with 1 and 2 threads", {
   skip_if_not_installed("Matrix")
   d <- thr_data()$reg
