@@ -223,7 +223,7 @@ int hb_hist_parts(const hb_rowblock_t *rb, int nrows);
  * buffer's size, allocated only for full-precision row blocks built for
  * that many threads: 2 and 3 threads never gather). On the H200 host's 16
  * CPUs (Higgs shape, 2M rows) it cut the histograms of leaves of 1k-4k
- * rows by 20-40% at 4, 8 and 16 threads and of 4k-64k rows by 10-18% at
+ * rows by 18-40% at 4, 8 and 16 threads and of 4k-64k rows by 9-18% at
  * 16; on 10.5M rows those of 4k-64k rows by 29-41% at 16 threads and
  * 30-33% at 8 (inst/bench/results/gather-2026-12-02.md). */
 #define HB_GATHER_MIN_TILES 4
