@@ -1384,11 +1384,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   } else if (!is.null(prof)) {
     fit$cpu_profile <- stats::setNames(as.list(prof[1:7]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
                                                              "tree_ms", "splits", "rounds"))
-    lo <- 4^(0:6) * 256
-    fit$cpu_profile$hist_by_rows <- data.frame(
-      rows_from = c(0, lo[-1]), rows_below = c(lo[-1], Inf),
-      histograms = as.integer(prof[18:24]), ms = prof[11:17])
-
+    from <- c(0, 1024 * 4^(0:5))  # grow.h's classes of the leaf's rows
+    fit$cpu_profile$hist_by_rows <- data.frame(rows_from = from, rows_below = c(from[-1], Inf),
+                                               histograms = as.integer(prof[18:24]), ms = prof[11:17])
   }
   fit
 }
