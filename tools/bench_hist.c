@@ -72,8 +72,7 @@ int main(int argc, char **argv) {
   double *t = malloc(sizeof(double) * (size_t)reps);
   if (!hist || !t) return 1;
   printf("rows %d, cols %d, threads %d, reps %d\n", n, p, th, reps);
-  for (long long want = 1024;; want = want * 2 > n && want < n ? n : want * 2) {
-    if (want > n) break;
+  for (long long want = 1024; want <= n; want = want < n && 2 * want > n ? n : 2 * want) {  /* then all rows */
     const double frac = (double)want / n;
     int m = 0;
     double G = 0, H = 0;
