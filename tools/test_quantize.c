@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "config.h"
 #include "error.h"
 #include "quantize.h"
@@ -264,6 +265,62 @@ static void test_fixed_exponent(void) {
         "zero, infinite and NaN magnitudes give 0");
 }
 
+/* hb_exact_sums_dist (exact_sums' grid) gives, value for value and bit for
+ * bit, ldexp(nearbyint(ldexp(x, e)), -e) with e = hb_fixed_exponent(the
+ * largest |x|, rows, 52): on its fast path (products by powers of two and
+ * an addition of 2^52) and on the calls it takes for exponents beyond
+ * +-1000; ties to even, negative ties, signed zeros, subnormal and
+ * largest values included. The rounded values' sums are then the same in
+ * any order. */
+static void test_exact_grid(void) {
+  const int n = 4000;
+  double *gh = malloc(sizeof(double) * 2 * (size_t)n), *ref = malloc(sizeof(double) * 2 * (size_t)n);
+  if (!gh || !ref) { CHECK(0, "out of memory"); free(gh); free(ref); return; }
+  /* the scales: ordinary, large (e about -950, near the largest finite gradients accepted), tiny, and
+   * subnormal (e > 1000: the calls) */
+  const int scale[6] = {0, 40, -60, 990, -1030, -700};
+  int bad = 0, bad_sum = 0;
+  srand(11);
+  for (int k = 0; k < 6; k++) {
+    for (int i = 0; i < 2 * n; i++) {
+      double u = (double)rand() / RAND_MAX - 0.5;
+      if (i % 97 == 0) u = 0.0;
+      if (i % 89 == 0) u = -0.0;
+      if (i % 83 == 0) u = ldexp(u, -40);  /* far below the largest: a few units or none */
+      gh[i] = ldexp(u, scale[k]);
+    }
+    /* exact ties on the grid: half units, either sign */
+    double mg = 0, mh = 0;
+    for (int i = 0; i < n; i++) {
+      if (fabs(gh[2 * i]) > mg) mg = fabs(gh[2 * i]);
+      if (fabs(gh[2 * i + 1]) > mh) mh = fabs(gh[2 * i + 1]);
+    }
+    const int eg = hb_fixed_exponent(mg, (double)n, 52), eh = hb_fixed_exponent(mh, (double)n, 52);
+    for (int i = 1; i < 60; i++) {
+      gh[2 * i] = ldexp((i % 2 ? 1 : -1) * (i + 0.5), -eg);
+      gh[2 * i + 1] = ldexp((i % 3 ? 1 : -1) * (2 * i + 0.5), -eh);
+    }
+    gh[0] = (k % 2 ? -1 : 1) * mg;  /* the largest magnitude itself */
+    gh[1] = mh;
+    for (int i = 0; i < n; i++) {
+      ref[2 * i] = ldexp(nearbyint(ldexp(gh[2 * i], eg)), -eg);
+      ref[2 * i + 1] = ldexp(nearbyint(ldexp(gh[2 * i + 1], eh)), -eh);
+    }
+    const int st = hb_exact_sums_dist(n, gh, 2, NULL, n);
+    CHECK(st == HB_OK, "scale 2^%d: status %d", scale[k], st);
+    for (int i = 0; i < 2 * n; i++) bad += memcmp(&gh[i], &ref[i], sizeof(double)) != 0;
+    /* forward and backward sums of the rounded values: the same double */
+    double fw = 0, bw = 0;
+    for (int i = 0; i < n; i++) fw += gh[2 * i];
+    for (int i = n - 1; i >= 0; i--) bw += gh[2 * i];
+    bad_sum += fw != bw;
+  }
+  CHECK(bad == 0, "%d rounded values differ from ldexp(nearbyint(ldexp(x, e)), -e)", bad);
+  CHECK(bad_sum == 0, "%d of 6 scales: the rounded gradients' sum depends on the order", bad_sum);
+  free(gh);
+  free(ref);
+}
+
 int main(void) {
   test_levels();
   test_unbiased();
@@ -274,6 +331,7 @@ int main(void) {
   test_pass_is_rule();
   test_denormal_scale();
   test_fixed_exponent();
+  test_exact_grid();
   printf("test_quantize: %d checks, %d failed\n", checks, failures);
   return failures != 0;
 }

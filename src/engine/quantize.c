@@ -116,6 +116,19 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   return HB_OK;
 }
 
+/* x rounded to the nearest whole number, ties to even (nearbyint in the
+ * default rounding mode), for |x| <= 2^52: adding 2^52 leaves no bits
+ * below the units, and taking it away again is exact. The sign is x's
+ * (nearbyint(-0.3) is -0). */
+static inline double round_units(double x) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  const double two52 = 4503599627370496.0;
+  return copysign((fabs(x) + two52) - two52, x);
+#else  /* wider intermediates (x87) would keep the bits below the units */
+  return nearbyint(x);
+#endif
+}
+
 int hb_exact_sums_dist(int n, double *gh, int nthreads, const hb_dist_t *dist, int64_t nglobal) {
   const int nth = hb_threads_use(nthreads);
   double mg, mh, lh;
@@ -123,6 +136,23 @@ int hb_exact_sums_dist(int n, double *gh, int nthreads, const hb_dist_t *dist, i
   if (st != HB_OK) return st;
   (void)nth;
   const int eg = hb_fixed_exponent(mg, (double)nglobal, 52), eh = hb_fixed_exponent(mh, (double)nglobal, 52);
+  /* x 2^e and k 2^-e are exact multiplications by powers of two where both
+   * are normal doubles (|e| <= 1000: a product too small for a normal
+   * double is below a unit, and rounds to a zero of its sign either way),
+   * and every value scaled is at most 2^52 units (hb_fixed_exponent): the
+   * same doubles as ldexp(nearbyint(ldexp(x, e)), -e), twenty times faster
+   * than those three calls of the C library (about 25 ms a tree for 2M
+   * rows on 2 threads). Other exponents take the calls. */
+  if (eg >= -1000 && eg <= 1000 && eh >= -1000 && eh <= 1000) {
+    const double sg = ldexp(1.0, eg), ug = ldexp(1.0, -eg), sh = ldexp(1.0, eh), uh = ldexp(1.0, -eh);
+HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
+    for (int i = 0; i < n; i++) {
+      double *p = gh + 2 * (size_t)i;
+      p[0] = round_units(p[0] * sg) * ug;
+      p[1] = round_units(p[1] * sh) * uh;
+    }
+    return HB_OK;
+  }
 HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
   for (int i = 0; i < n; i++) {
     double *p = gh + 2 * (size_t)i;
