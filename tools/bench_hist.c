@@ -2,7 +2,7 @@
  * timed by leaf size, for comparing engine variants on a noisy machine
  * (not a test; tools/hist-bench.sh builds and runs it).
  *
- *   bench_hist ROWS COLS THREADS [REPS]
+ *   bench_hist ROWS COLS THREADS [REPS [EXACT]]
  *
  * ROWS x COLS uniform columns binned at max_bin 255 (the row block of the
  * CPU learner, built for THREADS threads), random (gradient, hessian)
@@ -11,7 +11,10 @@
  * (default 30) at THREADS threads; prints, per leaf size, the fastest and
  * the median time in microseconds and the checksum of the sums (equal
  * checksums: equal sums). The fastest of many runs is what a variant costs
- * where other work on the machine does not intrude. */
+ * where other work on the machine does not intrude. EXACT 1: the pairs on
+ * exact_sums' grid and the row block told so (rb->exact: the parts then
+ * follow the thread count), as the learner does by default; 0 (default):
+ * plain doubles. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "dataset.h"
 #include "error.h"
 #include "hist.h"
+#include "quantize.h"
 #include "rng.h"
 
 static double now_us(void) {
@@ -38,8 +42,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   const int n = atoi(argv[1]), p = atoi(argv[2]), th = atoi(argv[3]), reps = argc > 4 ? atoi(argv[4]) : 30;
-  if (n < 1024 || p < 2 || th < 1 || reps < 1) {
-    fprintf(stderr, "bench_hist: ROWS >= 1024, COLS >= 2, THREADS >= 1, REPS >= 1\n");
+  const int exact = argc > 5 ? atoi(argv[5]) : 0;
+  if (n < 1024 || p < 2 || th < 1 || reps < 1 || (exact != 0 && exact != 1)) {
+    fprintf(stderr, "bench_hist: ROWS >= 1024, COLS >= 2, THREADS >= 1, REPS >= 1, EXACT 0 or 1\n");
     return 2;
   }
   double **x = malloc(sizeof(double *) * (size_t)p);
@@ -68,10 +73,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_hist: %s\n", hb_error_message());
     return 1;
   }
+  if (exact && hb_exact_sums_dist(n, gh, th, NULL, n) != HB_OK) {
+    fprintf(stderr, "bench_hist: %s\n", hb_error_message());
+    return 1;
+  }
+  rb->exact = exact;
   hb_histbin_t *hist = malloc(sizeof(hb_histbin_t) * (size_t)d->total_bins);
   double *t = malloc(sizeof(double) * (size_t)reps);
   if (!hist || !t) return 1;
-  printf("rows %d, cols %d, threads %d, reps %d\n", n, p, th, reps);
+  printf("rows %d, cols %d, threads %d, reps %d, exact %d\n", n, p, th, reps, exact);
   for (long long want = 1024; want <= n; want = want < n && 2 * want > n ? n : 2 * want) {  /* then all rows */
     const double frac = (double)want / n;
     int m = 0;

@@ -16,6 +16,7 @@
 #include "grow.h"
 #include "hist.h"
 #include "hist_quant.h"
+#include "quantize.h"
 #include "rng.h"
 #include "threads.h"
 #include "tree.h"
@@ -555,7 +556,7 @@ static void test_hist_parts(void) {
       if (fracs[q] == 1.0 || hb_rng_unif(14, 4, (uint64_t)q, i) < fracs[q]) {
         rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
       }
-    const int np = hb_hist_parts(rb, m);
+    const int np = hb_hist_parts(rb, m, 1);
     CHECK(np == want[q], "parts: %d rows in %d parts, not %d", m, np, want[q]);
     naive_hist(d, rows, m, gh, NULL, naive);
     for (int s = 0; s < np; s++) {
@@ -576,6 +577,45 @@ static void test_hist_parts(void) {
             m, np, differ, ths[t], t == 4 ? ", not gathered" : "");
       CHECK(err < 1e-8, "parts: %d rows off the naive sums by %g (%d threads)", m, err, ths[t]);
     }
+  }
+  /* On exact_sums' grid (rb->exact) the parts follow the thread count, up
+   * to one for every two threads of at least HB_HIST_EXACT_PART_ROWS rows;
+   * every sum is then exact: each bin equals the naive row-order sum,
+   * exactly, on every thread count. */
+  if (rb && d) {
+    CHECK(hb_exact_sums_dist(NR, gh, 1, NULL, NR) == HB_OK, "parts on the grid: %s", hb_error_message());
+    rb->exact = 1;
+    const double gfracs[5] = { 1.0, 0.5, 0.2, 0.04, 0.02 };  /* 140000, ~70000, ~28000, ~5600, ~2800 rows */
+    const int gths[6] = { 1, 2, 3, 4, 8, 8 };
+    /* the parts expected: the row count's (1-3 threads), then up to nth / 2 of >= 1024 rows (8 at most) */
+    const int pwant[5][6] = { { 8, 8, 8, 8, 8, 8 }, { 4, 4, 4, 4, 8, 8 }, { 2, 2, 2, 4, 8, 8 },
+                              { 2, 2, 2, 4, 4, 4 }, { 1, 1, 1, 1, 1, 1 } };
+    CHECK(HB_HIST_EXACT_PART_ROWS == 1024 && HB_HIST_PART_ROWS == 16384 && HB_HIST_MAX_PARTS == 8,
+          "parts on the grid: the expected counts are for 1024 / 16384 rows a part, 8 at most");
+    for (int q = 0; q < 5; q++) {
+      int m = 0;
+      double G = 0, H = 0;
+      for (int i = 0; i < NR; i++)
+        if (gfracs[q] == 1.0 || hb_rng_unif(14, 5, (uint64_t)q, i) < gfracs[q]) {
+          rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
+        }
+      naive_hist(d, rows, m, gh, NULL, naive);
+      for (int t = 0; t < 6; t++) {
+        const int np = hb_hist_parts(rb, m, gths[t]);
+        CHECK(np == pwant[q][t], "parts on the grid: %d rows on %d threads in %d parts, not %d", m, gths[t], np,
+              pwant[q][t]);
+        const int grows = rb->grows;
+        if (t == 5) rb->grows = 0;  /* no gathering */
+        memset(row, 0xff, hb);
+        hb_hist_build(d, rb, gfracs[q] == 1.0 ? NULL : rows, m, gh, G, H, NULL, row, gths[t]);
+        rb->grows = grows;
+        int differ = 0;
+        for (int k = 0; k < d->total_bins; k++) differ += row[k].g != naive[k].g || row[k].h != naive[k].h;
+        CHECK(differ == 0, "parts on the grid: %d rows on %d threads%s differ from the naive sums in %d bins", m,
+              gths[t], t == 5 ? " (not gathered)" : "", differ);
+      }
+    }
+    rb->exact = 0;
   }
   free(ref); free(part); free(row); free(naive); free(rows); free(gh);
   hb_rowblock_free(rb);

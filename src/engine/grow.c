@@ -1240,6 +1240,7 @@ static int grow_tree(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_
   ws->gh = gh;
   ws->qt = qt;
   ws->exact = cfg->exact_sums && !qt;
+  if (ws->rb) ws->rb->exact = ws->exact;  /* the histograms' parts may then follow the threads */
   double G = 0, H = 0;
   if (qt) {
     hb_rowblock_set_q(ws->rb, qt->q, nth);

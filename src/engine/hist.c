@@ -906,11 +906,13 @@ static void gather_rows(const hb_rowblock_t *rb, const int *rows, int lo, int hi
   }
 }
 
-int hb_hist_parts(const hb_rowblock_t *rb, int nrows) {
+int hb_hist_parts(const hb_rowblock_t *rb, int nrows, int nth) {
   if (nrows < HB_HIST_HALF_ROWS) return 1;
   if (!rb || !rb->parts || rb->nwslot > 0) return 2;
   int p = 2;
   while (p < HB_HIST_MAX_PARTS && (long long)nrows >= 2LL * p * HB_HIST_PART_ROWS) p *= 2;
+  if (rb->exact && nth > 2)
+    while (p < HB_HIST_MAX_PARTS && 2 * p <= nth && (long long)nrows >= 2LL * p * HB_HIST_EXACT_PART_ROWS) p *= 2;
   return p;
 }
 
@@ -976,7 +978,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
    * of its rows is fetched by fewer threads (at 16 threads the root's
    * column tiles had each thread stream every row), and every sum is the
    * same whatever the thread count. */
-  int nhalf = n_act > 0 ? hb_hist_parts(rb, nrows) : 1, mid = nrows / 2;
+  int nhalf = n_act > 0 ? hb_hist_parts(rb, nrows, nth) : 1, mid = nrows / 2;
   int ntile = (n_act + HB_HIST_TILE - 1) / HB_HIST_TILE;
   if (n_act > 0 && nth > 1) {
     /* tiles times halves a multiple of the threads, each tile at least a few columns wide */

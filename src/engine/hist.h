@@ -39,6 +39,11 @@ typedef struct {
   hb_histbin_t *parts;  /* HB_HIST_MAX_PARTS - 2 times total_bins: the further
                          * parts' sums of a leaf summed in more than two parts
                          * (hb_hist_parts), or NULL: at most two */
+  int exact;        /* the (gradient, hessian) pairs hb_hist_build is given sit on
+                     * exact_sums' grid (quantize.h), where every sum is the same
+                     * in any order: the parts may then follow the thread count
+                     * (hb_hist_parts). Set by the grower for each tree; 0 after
+                     * hb_rowblock_create. */
   /* A leaf's rows gathered (hb_hist_build): the bins of rows[i] at
    * gbins + i * stride and its (gradient, hessian) pair at ggh[2i], for
    * leaves of at most grows rows (0: none, the pointers NULL). */
@@ -207,9 +212,19 @@ void hb_rowblock_free(hb_rowblock_t *rb);
 #define HB_HIST_PART_ROWS 16384
 #define HB_HIST_MAX_PARTS 8
 #define HB_HIST_PARTS_MAX_BINS 65536
-/* The parts hb_hist_build sums a leaf of nrows rows' dense columns in: 1, 2,
- * or (row blocks with parts buffers) up to HB_HIST_MAX_PARTS. */
-int hb_hist_parts(const hb_rowblock_t *rb, int nrows);
+/* On exact_sums' grid (rb->exact) the parts' sums add up to the same
+ * doubles however the rows are cut, so there a leaf worked on by nth > 2
+ * threads takes more parts, up to one for every two threads and at least
+ * HB_HIST_EXACT_PART_ROWS rows each: fewer, wider column tiles, each row
+ * fetched by fewer threads. 2 threads keep the parts above (the extra
+ * additions cost them more than the rows they save). */
+#ifndef HB_HIST_EXACT_PART_ROWS
+#define HB_HIST_EXACT_PART_ROWS 1024
+#endif
+/* The parts hb_hist_build sums a leaf of nrows rows' dense columns in on
+ * nth threads: 1, 2, or (row blocks with parts buffers) up to
+ * HB_HIST_MAX_PARTS; the thread count matters only on the grid. */
+int hb_hist_parts(const hb_rowblock_t *rb, int nrows, int nth);
 
 /* A scattered leaf whose dense columns are summed by several column tiles
  * has each tile fetch every row's line and gradient pair on its own: at
