@@ -28,10 +28,9 @@
                                          upper = 1, lower_open = TRUE),
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
     max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
-    # NULL: on for data-parallel training on CPUs, whose point is the
-    # one-process model (the GPU's sums are integers: exact already)
-    exact_sums = if (is.null(a$exact_sums)) identical(distributed, "mpi") && device != "cuda" else
-      .hb_flag(a$exact_sums, "exact_sums"),
+    # NULL: on wherever the CPU trains in full precision (.hb_setup settles
+    # it once the device is known; the GPU's sums are integers, exact already)
+    exact_sums = if (is.null(a$exact_sums)) device != "cuda" else .hb_flag(a$exact_sums, "exact_sums"),
     exact_sums_given = !is.null(a$exact_sums)
   )
   if (!out$dart) {

@@ -162,7 +162,7 @@
     doc = "cap on a leaf's |output| before the learning rate; 0: none"),
   exact_sums = list(type = "FLAG", default = FALSE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "no", gpu = FALSE, r = "hand", aliases = character(0),
-    doc = "full precision: gradients on a grid on which every sum is exact, in any order: one model for any number of processes (CPU)")
+    doc = "full precision: gradients on a grid on which every sum is exact, in any order: one model for any number of processes, histograms that follow the threads (NULL: on the CPU, off on the GPU; in C, 0)")
 )
 
 # Arguments of histboost() that never reach the engine, for their aliases and the table.

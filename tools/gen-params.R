@@ -165,7 +165,7 @@ range_text <- function(p) {
 rows <- vapply(params[vapply(params, function(p) p[10L] != "NONE", NA)], function(p) {
   d <- sub("^(-?[0-9]+)L$", "\\1", r_default(p[2L], p[3L]))
   if (p[1L] == "objective") d <- "\"auto\""
-  if (p[1L] %in% c("seed", "nthreads", "label_gain")) d <- "NULL"
+  if (p[1L] %in% c("seed", "nthreads", "label_gain", "exact_sums")) d <- "NULL"
   paste(c(sprintf("\\code{%s}", p[1L]), rd_esc(d), rd_esc(range_text(p)),
           if (p[8L] == "NO") "no" else "yes", if (num(p[9L]) != 0) "yes" else "no",
           rd_esc(paste(aliases_of(p[11L]), collapse = ", ")), rd_esc(p[12L])), collapse = " \\tab ")

@@ -112,12 +112,19 @@ test_that("exact_sums keeps working when every gradient is tiny (the grid bottom
 
 test_that("exact_sums is recorded, kept by hb_save, checked, and refused on the GPU", {
   d <- exact_data(n = 500L)
-  fit <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, exact_sums = TRUE)
+  fit <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, exact_sums = TRUE, seed = 7)
   f <- tempfile(fileext = ".txt")
   on.exit(unlink(f))
   hb_save(fit, f)
   expect_true(hb_load(f)$params$exact_sums)
-  expect_false(hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L)$params$exact_sums)
+  # the CPU's default in full precision: the model exact_sums = TRUE gives
+  def <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, seed = 7)
+  expect_true(def$params$exact_sums)
+  expect_identical(def$model_text, fit$model_text)
+  expect_false(hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, exact_sums = FALSE)$params$exact_sums)
+  # "auto": on where it picks the CPU, off where it picks a GPU
+  auto <- suppressMessages(hb_quiet(d$x, d$y, nrounds = 2L, num_leaves = 4L, device = "auto"))
+  expect_identical(auto$params$exact_sums, !isTRUE(hb_device_info()$available))
   # quantized sums are integers, exact already: the option changes nothing there
   q1 <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, quantized = TRUE, exact_sums = TRUE, seed = 2)
   q2 <- hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 4L, quantized = TRUE, seed = 2)
@@ -129,4 +136,50 @@ test_that("exact_sums is recorded, kept by hb_save, checked, and refused on the 
                regexp = "`exact_sums`")
   expect_error(hb_quiet(d$x, d$y, nrounds = 2L, exact_sums = TRUE, device = "cuda"), class = "histboost_error_device",
                regexp = "exact_sums")
+})
+
+test_that("on the grid (the default) leaves of thousands of rows summed in parts by the thread count give one model", {
+  # hb_hist_build cuts a leaf of >= 4096 rows into more parts of its rows
+  # the more threads there are (up to one for every two, >= 1024 rows
+  # each): 1-3 threads 2 parts, 4 threads 4, 8 threads 8 for the root
+  # here. The sums are exact, so every thread count gives the same model,
+  # and the root's split is plain R's best split of the rows' gradients
+  # on the grid.
+  set.seed(21)
+  n <- 20000L
+  x <- matrix(round(runif(n * 5L) * 40) / 40, n)  # 41 values a column: a bin each
+  x[sample(length(x), 2000L)] <- NA
+  y <- ifelse(is.na(x[, 1]), 0.5, x[, 1]) * 2 - ifelse(is.na(x[, 2]), 0, x[, 2]) + rnorm(n, sd = 0.3)
+  fits <- lapply(c(1L, 3L, 4L, 8L), function(t) {
+    hb_quiet(x, y, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 50L, nthreads = t, seed = 4)
+  })
+  for (k in 2:4) expect_identical(fits[[k]]$model_text, fits[[1L]]$model_text)
+  expect_true(fits[[1L]]$params$exact_sums)
+  # the root split from plain R: the L2 loss's gradients at the starting
+  # score (the labels' mean) on the grid, hessians 1, every threshold
+  # between two values of every column, missing values on either side
+  one <- hb_quiet(x, y, nrounds = 1L, num_leaves = 2L, min_data_in_leaf = 50L, nthreads = 8L, seed = 4)
+  g <- grid_round(mean(y) - y, n)
+  G <- sum(g)
+  best <- list(gain = -Inf)
+  for (f in seq_len(5L)) {
+    v <- x[, f]
+    u <- sort(unique(v[!is.na(v)]))
+    k <- seq_len(length(u) - 1L)
+    gl <- cumsum(vapply(u, function(a) sum(g[!is.na(v) & v == a]), 0))[k]
+    nl <- cumsum(vapply(u, function(a) sum(!is.na(v) & v == a), 0))[k]
+    for (na_left in c(FALSE, TRUE)) {
+      GL <- gl + na_left * sum(g[is.na(v)])
+      NL <- nl + na_left * sum(is.na(v))
+      gain <- ifelse(NL >= 50 & n - NL >= 50, GL^2 / NL + (G - GL)^2 / (n - NL) - G^2 / n, -Inf)
+      if (max(gain) > best$gain) {
+        j <- which.max(gain)
+        best <- list(gain = max(gain), feature = paste0("V", f), threshold = (u[j] + u[j + 1L]) / 2)
+      }
+    }
+  }
+  root <- hb_trees(one)[1L, ]
+  expect_identical(root$feature, best$feature)
+  expect_equal(root$threshold, best$threshold, tolerance = 1e-12)
+  expect_equal(root$gain, best$gain, tolerance = 1e-9)
 })

@@ -240,9 +240,9 @@ test_that("full precision on 2, 3 and 4 processes: the one-process model with ex
   writeLines(r$model, f)
   fit <- hb_load(f)
   expect_true(fit$params$exact_sums)
-  # without the grid, one process's double sums differ in their last bits:
-  # the same trees, predictions to 1e-12
-  ref <- mpi_reference("regression_full", 4)
+  # without the grid (asked for), one process's double sums differ in their
+  # last bits: the same trees, predictions to 1e-12
+  ref <- mpi_reference("regression_full", 4, list(exact_sums = FALSE))
   expect_false(ref$params$exact_sums)
   tr <- hb_trees(fit)
   tr_ref <- hb_trees(ref)
@@ -259,7 +259,7 @@ test_that("full precision on 2, 3 and 4 processes: the one-process model with ex
   writeLines(r$model, f)
   plain <- hb_load(f)
   expect_false(plain$params$exact_sums)
-  ref3 <- mpi_reference("regression_full", 3)
+  ref3 <- mpi_reference("regression_full", 3, list(exact_sums = FALSE))
   expect_identical(hb_trees(plain)[structure_cols], hb_trees(ref3)[structure_cols])
   expect_equal(predict(plain, d$valid$x), predict(ref3, d$valid$x), tolerance = 1e-12)
 })
@@ -363,11 +363,13 @@ test_that("device = \"cuda\" with distributed = \"mpi\" and no usable GPU is a c
   expect_true(all(grepl("histboost_error_device .*cuda", lines)), info = paste(r$out, collapse = "\n"))
 })
 
-test_that("exact_sums defaults on for distributed training on CPUs only: the GPU's sums are exact already", {
+test_that("exact_sums defaults on wherever the CPU trains, one process or many; off on the GPU, whose sums are exact already", {
   expect_true(histboost:::.hb_more_args(list(), "gbdt", "mpi", "cpu")$exact_sums)
+  expect_true(histboost:::.hb_more_args(list(), "gbdt", "no", "cpu")$exact_sums)
   expect_false(histboost:::.hb_more_args(list(), "gbdt", "mpi", "cuda")$exact_sums)
-  expect_false(histboost:::.hb_more_args(list(), "gbdt", "no", "cpu")$exact_sums)
+  expect_false(histboost:::.hb_more_args(list(), "gbdt", "no", "cuda")$exact_sums)
   expect_true(histboost:::.hb_more_args(list(exact_sums = TRUE), "gbdt", "mpi", "cuda")$exact_sums)
+  expect_false(histboost:::.hb_more_args(list(exact_sums = FALSE), "gbdt", "mpi", "cpu")$exact_sums)
 })
 
 test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU model byte for byte", {

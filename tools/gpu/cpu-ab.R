@@ -7,7 +7,8 @@
 # training seconds, and the md5 of the model text (equal md5: the same
 # model), and where the build keeps a CPU profile, its phases (and the
 # histograms' ms by the leaf's rows, where it has them). LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
-# tools/gpu/cpu-variants.sh runs it for several builds, each in its own process.
+# tools/gpu/cpu-variants.sh runs it for several builds, each in its own process. HB_AB_EXACT=TRUE or FALSE
+# gives exact_sums (else the build's default).
 a <- commandArgs(TRUE)
 threads <- as.integer(a[3])
 rounds <- if (length(a) >= 4) as.integer(a[4]) else 50L
@@ -33,9 +34,12 @@ if (a[1] == "lightgbm") {
   suppressPackageStartupMessages(library(histboost, lib.loc = a[1]))
   options(histboost.cpu_profile = TRUE)  # the phases (?histboost, Value), where the build has them
   tb <- secs(ds <- hb_dataset(tr$x, y, max_bin = 255L, nthreads = threads))
-  tt <- secs(m <- histboost(ds, objective = "binary", nrounds = rounds, num_leaves = 255L, learning_rate = 0.1,
-                            min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3, nthreads = threads, verbose = 0,
-                            seed = 1L))
+  # HB_AB_EXACT=TRUE / FALSE: exact_sums given (else the build's default)
+  ex <- switch(Sys.getenv("HB_AB_EXACT"), "TRUE" = list(exact_sums = TRUE), "FALSE" = list(exact_sums = FALSE), list())
+  tt <- secs(m <- do.call(histboost, c(list(ds, objective = "binary", nrounds = rounds, num_leaves = 255L,
+                                            learning_rate = 0.1, min_data_in_leaf = 20L,
+                                            min_sum_hessian_in_leaf = 1e-3, nthreads = threads, verbose = 0,
+                                            seed = 1L), ex)))
   tf <- tempfile(); hb_save(m, tf); md5 <- substr(unname(tools::md5sum(tf)), 1, 8)
 }
 p <- if (a[1] != "lightgbm") m$cpu_profile
