@@ -578,8 +578,8 @@ static void test_hist_parts(void) {
       CHECK(err < 1e-8, "parts: %d rows off the naive sums by %g (%d threads)", m, err, ths[t]);
     }
   }
-  /* On exact_sums' grid (rb->exact) the parts follow the thread count, up
-   * to one for every two threads of at least HB_HIST_EXACT_PART_ROWS rows;
+  /* On exact_sums' grid (rb->exact) the parts follow the thread count from
+   * 8 threads, up to one for every two of at least HB_HIST_EXACT_PART_ROWS rows;
    * every sum is then exact: each bin equals the naive row-order sum,
    * exactly, on every thread count. */
   if (rb && d) {
@@ -587,9 +587,10 @@ static void test_hist_parts(void) {
     rb->exact = 1;
     const double gfracs[5] = { 1.0, 0.5, 0.2, 0.04, 0.02 };  /* 140000, ~70000, ~28000, ~5600, ~2800 rows */
     const int gths[6] = { 1, 2, 3, 4, 8, 8 };
-    /* the parts expected: the row count's (1-3 threads), then up to nth / 2 of >= 1024 rows (8 at most) */
-    const int pwant[5][6] = { { 8, 8, 8, 8, 8, 8 }, { 4, 4, 4, 4, 8, 8 }, { 2, 2, 2, 4, 8, 8 },
-                              { 2, 2, 2, 4, 4, 4 }, { 1, 1, 1, 1, 1, 1 } };
+    /* the parts expected: the row count's (1-4 threads), then up to nth / 2 of >= 1024 rows (8 at most);
+     * the last column 16 threads (counted only: the row block has accumulators for 8) */
+    const int pwant[5][7] = { { 8, 8, 8, 8, 8, 8, 8 }, { 4, 4, 4, 4, 4, 4, 8 }, { 2, 2, 2, 2, 4, 4, 8 },
+                              { 2, 2, 2, 2, 4, 4, 4 }, { 1, 1, 1, 1, 1, 1, 1 } };
     CHECK(HB_HIST_EXACT_PART_ROWS == 1024 && HB_HIST_PART_ROWS == 16384 && HB_HIST_MAX_PARTS == 8,
           "parts on the grid: the expected counts are for 1024 / 16384 rows a part, 8 at most");
     for (int q = 0; q < 5; q++) {
@@ -600,6 +601,8 @@ static void test_hist_parts(void) {
           rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
         }
       naive_hist(d, rows, m, gh, NULL, naive);
+      CHECK(hb_hist_parts(rb, m, 16) == pwant[q][6], "parts on the grid: %d rows on 16 threads in %d parts, not %d",
+            m, hb_hist_parts(rb, m, 16), pwant[q][6]);
       for (int t = 0; t < 6; t++) {
         const int np = hb_hist_parts(rb, m, gths[t]);
         CHECK(np == pwant[q][t], "parts on the grid: %d rows on %d threads in %d parts, not %d", m, gths[t], np,

@@ -912,7 +912,7 @@ int hb_hist_parts(const hb_rowblock_t *rb, int nrows, int nth) {
   int p = 2;
   while (p < HB_HIST_MAX_PARTS && (long long)nrows >= 2LL * p * HB_HIST_PART_ROWS) p *= 2;
   if (rb->exact && nth > 2)
-    while (p < HB_HIST_MAX_PARTS && 2 * p <= nth && (long long)nrows >= 2LL * p * HB_HIST_EXACT_PART_ROWS) p *= 2;
+    while (p < HB_HIST_MAX_PARTS && 4 * p <= nth && (long long)nrows >= 2LL * p * HB_HIST_EXACT_PART_ROWS) p *= 2;
   return p;
 }
 

@@ -213,11 +213,14 @@ void hb_rowblock_free(hb_rowblock_t *rb);
 #define HB_HIST_MAX_PARTS 8
 #define HB_HIST_PARTS_MAX_BINS 65536
 /* On exact_sums' grid (rb->exact) the parts' sums add up to the same
- * doubles however the rows are cut, so there a leaf worked on by nth > 2
+ * doubles however the rows are cut, so there a leaf worked on by nth >= 8
  * threads takes more parts, up to one for every two threads and at least
  * HB_HIST_EXACT_PART_ROWS rows each: fewer, wider column tiles, each row
- * fetched by fewer threads. 2 threads keep the parts above (the extra
- * additions cost them more than the rows they save). */
+ * fetched by fewer threads. Below 8 threads the parts above stay: each
+ * part costs an addition of the whole histogram, and on the H200 host's
+ * CPU one part a thread at 4 threads made 50-feature leaves of 4k-65k rows
+ * 10-25% slower, and at 8 threads leaves of 8k-16k rows 30-40%
+ * (inst/bench/results/exact-default-2026-12-02.md). */
 #ifndef HB_HIST_EXACT_PART_ROWS
 #define HB_HIST_EXACT_PART_ROWS 1024
 #endif

@@ -140,9 +140,8 @@ test_that("exact_sums is recorded, kept by hb_save, checked, and refused on the 
 
 test_that("on the grid (the default) leaves of thousands of rows summed in parts by the thread count give one model", {
   # hb_hist_build cuts a leaf of >= 4096 rows into more parts of its rows
-  # the more threads there are (up to one for every two, >= 1024 rows
-  # each): 1-3 threads 2 parts, 4 threads 4, 8 threads 8 for the root
-  # here. The sums are exact, so every thread count gives the same model,
+  # from 8 threads on (up to one for every two, >= 1024 rows each): 1-4
+  # threads 2 parts, 8 threads 4 for the root here. The sums are exact, so every thread count gives the same model,
   # and the root's split is plain R's best split of the rows' gradients
   # on the grid.
   set.seed(21)
