@@ -173,6 +173,20 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
 }
 
 /* Bins of active features equal bit for bit (a, b) and within tol of the naive sums. */
+/* A leaf of random rows: each i of 0..n-1 with hb_rng_unif(seed, stream,
+ * q, i) < frac (every row when frac >= 1), increasing, into rows; their
+ * gradient and hessian sums into *G, *H. Returns how many. */
+static int pick_leaf(int n, double frac, uint64_t seed, uint64_t stream, uint64_t q, const double *gh, int *rows,
+                     double *G, double *H) {
+  int m = 0;
+  *G = *H = 0;
+  for (int i = 0; i < n; i++)
+    if (frac >= 1.0 || hb_rng_unif(seed, stream, q, (uint64_t)i) < frac) {
+      rows[m++] = i; *G += gh[2 * i]; *H += gh[2 * i + 1];
+    }
+  return m;
+}
+
 static int compare(const hb_dataset_t *d, const uint8_t *active, const hb_histbin_t *a,
                    const hb_histbin_t *b, const hb_histbin_t *naive, double *err) {
   int differ = 0;
@@ -195,12 +209,8 @@ static void test_hist(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   hb_histbin_t *col = malloc(hb), *row = malloc(hb), *naive = malloc(hb);
   double fracs[3] = { 1.0, 0.3, 0.002 };
   for (int q = 0; q < 3; q++) {
-    int m = 0;
-    double G = 0, H = 0;
-    for (int i = 0; i < N; i++)
-      if (fracs[q] == 1.0 || hb_rng_unif(12, 2, (uint64_t)q, i) < fracs[q]) {
-        rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
-      }
+    double G, H;
+    int m = pick_leaf(N, fracs[q], 12, 2, (uint64_t)q, gh, rows, &G, &H);
     const int *rr = fracs[q] == 1.0 ? NULL : rows;
     for (int a = 0; a < 2; a++) {
       const uint8_t *active = a ? half : NULL;
@@ -550,12 +560,8 @@ static void test_hist_parts(void) {
   const double fracs[4] = { 1.0, 0.5, 0.2, 0.02 };
   const int want[4] = { 8, 4, 2, 1 };  /* 140000, about 70000, 28000 and 2800 rows */
   for (int q = 0; rb && q < 4; q++) {
-    int m = 0;
-    double G = 0, H = 0;
-    for (int i = 0; i < NR; i++)
-      if (fracs[q] == 1.0 || hb_rng_unif(14, 4, (uint64_t)q, i) < fracs[q]) {
-        rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
-      }
+    double G, H;
+    int m = pick_leaf(NR, fracs[q], 14, 4, (uint64_t)q, gh, rows, &G, &H);
     const int np = hb_hist_parts(rb, m, 1);
     CHECK(np == want[q], "parts: %d rows in %d parts, not %d", m, np, want[q]);
     naive_hist(d, rows, m, gh, NULL, naive);
@@ -594,12 +600,8 @@ static void test_hist_parts(void) {
     CHECK(HB_HIST_EXACT_PART_ROWS == 1024 && HB_HIST_PART_ROWS == 16384 && HB_HIST_MAX_PARTS == 8,
           "parts on the grid: the expected counts are for 1024 / 16384 rows a part, 8 at most");
     for (int q = 0; q < 5; q++) {
-      int m = 0;
-      double G = 0, H = 0;
-      for (int i = 0; i < NR; i++)
-        if (gfracs[q] == 1.0 || hb_rng_unif(14, 5, (uint64_t)q, i) < gfracs[q]) {
-          rows[m++] = i; G += gh[2 * i]; H += gh[2 * i + 1];
-        }
+      double G, H;
+      const int m = pick_leaf(NR, gfracs[q], 14, 5, (uint64_t)q, gh, rows, &G, &H);
       naive_hist(d, rows, m, gh, NULL, naive);
       CHECK(hb_hist_parts(rb, m, 16) == pwant[q][6], "parts on the grid: %d rows on 16 threads in %d parts, not %d",
             m, hb_hist_parts(rb, m, 16), pwant[q][6]);
