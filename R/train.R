@@ -386,10 +386,10 @@ histboost <- function(x, ...) {
 #'   digits (with weights spanning nine orders of magnitude, predictions
 #'   moved by about `1e-9` relative), and a hessian below half a step counts
 #'   as 0. On the grid the CPU also sums a leaf's histogram in more parts of
-#'   its rows the more threads there are (at 8 and 16 threads each row is
-#'   then read by fewer threads), which the exact sums allow without giving
-#'   up one model for every thread count: 7\% less training time at 16
-#'   threads on 2M Higgs-shaped rows (README, "Threads"). `NULL` (the
+#'   its rows from 8 threads on (each row then read by fewer threads), which
+#'   the exact sums allow without giving up one model for every thread
+#'   count: 7\% less training time at 16 threads on 2M Higgs-shaped rows
+#'   (`inst/bench/results/exact-default-2026-12-02.md`). `NULL` (the
 #'   default) is `TRUE` wherever the CPU trains in full precision and
 #'   `FALSE` on the GPU; `FALSE` keeps plain doubles, summed in parts that
 #'   depend on the row count alone (also one model for any thread count,
