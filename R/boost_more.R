@@ -116,7 +116,9 @@
 }
 
 # The model's meta entries for these options, only those not at their
-# defaults (so that other models' text is unchanged).
+# defaults (so that other models' text is unchanged); exact_sums whenever
+# it is on, which is the CPU's default since 6f4fc8f: a model says whether
+# its sums were on the grid.
 .hb_more_meta <- function(m) {
   if (is.null(m)) return(character())
   meta <- character()

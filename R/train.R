@@ -391,7 +391,8 @@ histboost <- function(x, ...) {
 #'   count: 7\% less training time at 16 threads on 2M Higgs-shaped rows
 #'   (`inst/bench/results/exact-default-2026-12-02.md`). `NULL` (the
 #'   default) is `TRUE` wherever the CPU trains in full precision and
-#'   `FALSE` on the GPU; `FALSE` keeps plain doubles, summed in parts that
+#'   `FALSE` on the GPU (continuing an `init_model` does not inherit its
+#'   setting: the default applies); `FALSE` keeps plain doubles, summed in parts that
 #'   depend on the row count alone (also one model for any thread count,
 #'   but not for any number of processes, nor for reordered rows).
 #'   Quantized training's sums are integers and exact already (`exact_sums`
@@ -501,7 +502,7 @@ histboost <- function(x, ...) {
 #'   (with `path_smooth` or `max_delta_step`, each leaf keeps the output its
 #'   split's search computed, as on the CPU). DART trains on the GPU too:
 #'   the device keeps each tree's routing and drops and rescales trees in
-#'   its own scores. A given `exact_sums` trains on the CPU only: `"cuda"`
+#'   its own scores. A given `exact_sums = TRUE` trains on the CPU only: `"cuda"`
 #'   refuses it and `"auto"` takes the CPU for it.
 #'   An `x` given as data (not an [hb_dataset()]) and the validation sets
 #'   given as data are then binned on the GPU too, with the CPU's bins (see

@@ -172,7 +172,6 @@ static void test_rowblock(const hb_dataset_t *d, const hb_rowblock_t *rb) {
   free(use);
 }
 
-/* Bins of active features equal bit for bit (a, b) and within tol of the naive sums. */
 /* A leaf of random rows: each i of 0..n-1 with hb_rng_unif(seed, stream,
  * q, i) < frac (every row when frac >= 1), increasing, into rows; their
  * gradient and hessian sums into *G, *H. Returns how many. */
@@ -187,6 +186,7 @@ static int pick_leaf(int n, double frac, uint64_t seed, uint64_t stream, uint64_
   return m;
 }
 
+/* Bins of active features equal bit for bit (a, b) and within tol of the naive sums. */
 static int compare(const hb_dataset_t *d, const uint8_t *active, const hb_histbin_t *a,
                    const hb_histbin_t *b, const hb_histbin_t *naive, double *err) {
   int differ = 0;

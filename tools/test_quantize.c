@@ -276,12 +276,13 @@ static void test_exact_grid(void) {
   const int n = 4000;
   double *gh = malloc(sizeof(double) * 2 * (size_t)n), *ref = malloc(sizeof(double) * 2 * (size_t)n);
   if (!gh || !ref) { CHECK(0, "out of memory"); free(gh); free(ref); return; }
-  /* the scales: ordinary, large (e about -950, near the largest finite gradients accepted), tiny, and
-   * subnormal (e > 1000: the calls) */
-  const int scale[6] = {0, 40, -60, 990, -1030, -700};
+  /* the scales: ordinary, large (e about -950, near the largest finite gradients accepted), tiny
+   * (e about 740), e = 999, 1000 (the last on the fast path) and 1001 (the first of the calls), and
+   * subnormal values (e about 1070: the calls) */
+  const int scale[9] = {0, 40, -60, 990, -1030, -700, -958, -959, -960};
   int bad = 0, bad_sum = 0;
   srand(11);
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < 9; k++) {
     for (int i = 0; i < 2 * n; i++) {
       double u = (double)rand() / RAND_MAX - 0.5;
       if (i % 97 == 0) u = 0.0;
@@ -316,7 +317,27 @@ static void test_exact_grid(void) {
     bad_sum += fw != bw;
   }
   CHECK(bad == 0, "%d rounded values differ from ldexp(nearbyint(ldexp(x, e)), -e)", bad);
-  CHECK(bad_sum == 0, "%d of 6 scales: the rounded gradients' sum depends on the order", bad_sum);
+  CHECK(bad_sum == 0, "%d of 9 scales: the rounded gradients' sum depends on the order", bad_sum);
+  /* one row: its value scaled to 2^51-2^52 units, where the addition of
+   * 2^52 is closest to losing the units; exact ties there too */
+  int bad1 = 0, n_tie = 0;
+  for (int t = 0; t < 20000; t++) {
+    double p[2], q[2];
+    p[0] = ldexp((t % 2 ? -1 : 1) * (0.5 + 0.5 * rand() / ((double)RAND_MAX + 1)), -30 + rand() % 60);
+    p[1] = ldexp(0.5 + 0.5 * rand() / ((double)RAND_MAX + 1), -30 + rand() % 60);
+    if (t % 4 == 0) {  /* a tie: 2^52 - 1/2 - j units, j < 1000 */
+      const double v = 4503599627370495.5 - (double)(rand() % 1000);
+      p[0] = ldexp(t % 8 ? v : -v, -30 + rand() % 60);
+      const double u = ldexp(fabs(p[0]), hb_fixed_exponent(fabs(p[0]), 1.0, 52));
+      n_tie += u - floor(u) == 0.5;
+    }
+    const int eg = hb_fixed_exponent(fabs(p[0]), 1.0, 52), eh = hb_fixed_exponent(p[1], 1.0, 52);
+    q[0] = ldexp(nearbyint(ldexp(p[0], eg)), -eg);
+    q[1] = ldexp(nearbyint(ldexp(p[1], eh)), -eh);
+    bad1 += hb_exact_sums_dist(1, p, 1, NULL, 1) != HB_OK || memcmp(p, q, sizeof p) != 0;
+  }
+  CHECK(bad1 == 0, "one row near 2^52 units: %d of 20000 differ from ldexp(nearbyint(ldexp(x, e)), -e)", bad1);
+  CHECK(n_tie > 1000, "one row: only %d exact ties", n_tie);
   free(gh);
   free(ref);
 }

@@ -218,8 +218,8 @@ void hb_rowblock_free(hb_rowblock_t *rb);
  * HB_HIST_EXACT_PART_ROWS rows each: fewer, wider column tiles, each row
  * fetched by fewer threads. Below 8 threads the parts above stay: each
  * part costs an addition of the whole histogram, and on the H200 host's
- * CPU one part a thread made 50-feature leaves of 4k-65k rows 9-25% slower
- * at 4 threads, and those of 8k-16k rows up to 40% slower at 8 (in one of
+ * CPU one part a thread made 50-feature leaves of 4k-65k rows 9-26% slower
+ * at 4 threads, and those of 8k-16k rows up to 42% slower at 8 (in one of
  * two sessions; inst/bench/results/exact-default-2026-12-02.md). */
 #ifndef HB_HIST_EXACT_PART_ROWS
 #define HB_HIST_EXACT_PART_ROWS 1024

@@ -121,10 +121,11 @@ HB_OMP(parallel for num_threads(nth) schedule(static) if (n > 65536))
  * below the units, and taking it away again is exact. The sign is x's
  * (nearbyint(-0.3) is -0). */
 static inline double round_units(double x) {
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0 && !defined(__FAST_MATH__)
   const double two52 = 4503599627370496.0;
   return copysign((fabs(x) + two52) - two52, x);
-#else  /* wider intermediates (x87) would keep the bits below the units */
+#else  /* wider intermediates (x87) would keep the bits below the units, and
+        * -ffast-math may fold the addition and subtraction away */
   return nearbyint(x);
 #endif
 }

@@ -748,8 +748,8 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
   }
   # The CPU's trees: with NAs, monotone constraints, bagging, L1/L2, every
   # task, leaves refit by l1 (capped on the host), categorical splits. Each
-  # case's CPU trees are those of its gradients on a grid (exact_sums): sums
-  # a little off give the same splits. (A cap that binds at most leaves
+  # case's CPU trees (on exact_sums' grid, the CPU's default) are those of
+  # plain doubles (exact_sums = FALSE): sums a little off give the same splits. (A cap that binds at most leaves
   # makes near ties: where both children of a candidate are capped, its
   # gain barely depends on the threshold; multiclass with max_delta_step
   # 0.8 parts from its exact_sums trees at the 72nd node.)
@@ -775,9 +775,9 @@ test_that("path_smooth and max_delta_step on the GPU: leaves from their rows in 
   for (cs in cases) {
     r <- both_devices(cs, categorical = !is.null(cs$a$cat_l2))
     label <- r$label; args <- r$args; cpu <- r$cpu; gpu <- r$gpu
-    grid <- do.call(hb_quiet, c(args, device = "cpu", exact_sums = TRUE))
+    plain <- do.call(hb_quiet, c(args, device = "cpu", exact_sums = FALSE))
     splits <- c("feature", "threshold", "count")
-    expect_identical(hb_trees(grid)[splits], hb_trees(cpu)[splits], label = paste(label, "exact_sums"))
+    expect_identical(hb_trees(plain)[splits], hb_trees(cpu)[splits], label = paste(label, "exact_sums = FALSE"))
     # leaves from the search's sums (fixed point on the GPU, doubles on the
     # CPU), each output then capped, smoothed and bounded: within 1e-5
     expect_same_trees(cpu, gpu, tol = 1e-5, label = label, tol_internal = 1e-5)
@@ -853,8 +853,8 @@ test_that("DART on the GPU: the CPU's drops, rescaled trees and validation logs"
   # the round, back in rescaled after it). Quantized: the same integers and
   # the same score arithmetic, so byte for byte the CPU's trees and logs
   # (multiclass: tree number = round x 3 + class); full precision: the CPU's
-  # trees, leaves within 1e-8, on cases whose CPU splits survive exact_sums
-  # (no near ties). Each case must drop trees, and DART must bind: the same
+  # trees, leaves within 1e-8, on cases whose CPU splits are those of plain
+  # doubles too (exact_sums = FALSE: no near ties). Each case must drop trees, and DART must bind: the same
   # arguments with boosting = "gbdt" give other trees.
   reg <- tiefree(71)
   reg$x$x1[seq(7, 4000, by = 17)] <- NA
@@ -888,9 +888,9 @@ test_that("DART on the GPU: the CPU's drops, rescaled trees and validation logs"
   for (cs in full) {
     r <- run(cs)
     label <- r$label
-    grid <- do.call(hb_quiet, c(r$args, device = "cpu", exact_sums = TRUE))
+    plain <- do.call(hb_quiet, c(r$args, device = "cpu", exact_sums = FALSE))
     splits <- c("feature", "threshold", "count")
-    expect_identical(hb_trees(grid)[splits], hb_trees(r$cpu)[splits], label = paste(label, "exact_sums"))
+    expect_identical(hb_trees(plain)[splits], hb_trees(r$cpu)[splits], label = paste(label, "exact_sums = FALSE"))
     expect_same_trees(r$cpu, r$gpu, tol = 1e-8, label = label)
     expect_lt(max(abs(predict(r$cpu, cs$d$x, type = "raw") - predict(r$gpu, cs$d$x, type = "raw"))), 1e-6,
               label = label)

@@ -48,9 +48,11 @@ test_that("the first tree's leaves are plain R's sums of the gradients on exact_
   expect_identical(leaves$value, 0.3 * (-G / H))
   # without the grid, the leaves agree to the last few bits only
   plain <- hb_quiet(d$x, d$y, weights = d$w, init_score = rep(s0, n), nrounds = 1L, num_leaves = 15L,
-                    learning_rate = 0.3, lambda_l2 = 0, cat_l2 = 0, min_data_in_leaf = 20L, nthreads = 2L, seed = 1)
+                    learning_rate = 0.3, lambda_l2 = 0, cat_l2 = 0, min_data_in_leaf = 20L, nthreads = 2L, seed = 1,
+                    exact_sums = FALSE)
   expect_identical(hb_trees(plain)[c("id", "feature", "threshold", "count")], tr[c("id", "feature", "threshold", "count")])
   expect_equal(hb_trees(plain)$value, tr$value, tolerance = 1e-12)
+  expect_false(identical(hb_trees(plain)$value, tr$value))
 })
 
 test_that("with exact_sums the model does not depend on the order of the rows", {
@@ -181,4 +183,20 @@ test_that("on the grid (the default) leaves of thousands of rows summed in parts
   expect_identical(root$feature, best$feature)
   expect_equal(root$threshold, best$threshold, tolerance = 1e-12)
   expect_equal(root$gain, best$gain, tolerance = 1e-9)
+})
+
+test_that("plain doubles (exact_sums = FALSE) still give one model for every thread count", {
+  # their parts follow the row count alone (hist.h): 1, 2, 3 and 8 threads,
+  # leaves of thousands of rows
+  set.seed(22)
+  n <- 20000L
+  x <- matrix(runif(n * 5L), n)
+  x[sample(length(x), 2000L)] <- NA
+  y <- rowSums(x[, 1:2], na.rm = TRUE) + rnorm(n, sd = 0.3)
+  texts <- vapply(c(1L, 2L, 3L, 8L), function(t) {
+    hb_quiet(x, y, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 50L, nthreads = t, seed = 4,
+             exact_sums = FALSE)$model_text |> paste(collapse = "\n")
+  }, "")
+  expect_length(unique(texts), 1L)
+  expect_false(grepl("r.exact_sums", texts[[1L]], fixed = TRUE))
 })
