@@ -911,7 +911,7 @@ int hb_hist_parts(const hb_rowblock_t *rb, int nrows, int nth) {
   if (!rb || !rb->parts || rb->nwslot > 0) return 2;
   int p = 2;
   while (p < HB_HIST_MAX_PARTS && (long long)nrows >= 2LL * p * HB_HIST_PART_ROWS) p *= 2;
-  if (rb->exact && nth > 2)
+  if (rb->exact)  /* from 8 threads: 4 * 2 <= nth */
     while (p < HB_HIST_MAX_PARTS && 4 * p <= nth && (long long)nrows >= 2LL * p * HB_HIST_EXACT_PART_ROWS) p *= 2;
   return p;
 }

@@ -221,9 +221,7 @@ void hb_rowblock_free(hb_rowblock_t *rb);
  * CPU one part a thread made 50-feature leaves of 4k-65k rows 9-26% slower
  * at 4 threads, and those of 8k-16k rows up to 42% slower at 8 (in one of
  * two sessions; inst/bench/results/exact-default-2026-12-02.md). */
-#ifndef HB_HIST_EXACT_PART_ROWS
 #define HB_HIST_EXACT_PART_ROWS 1024
-#endif
 /* The parts hb_hist_build sums a leaf of nrows rows' dense columns in on
  * nth threads: 1, 2, or (row blocks with parts buffers) up to
  * HB_HIST_MAX_PARTS; the thread count matters only on the grid. */
