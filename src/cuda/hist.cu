@@ -328,6 +328,7 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
               int octets, int nib) {
   const int3 grp = groups[blockIdx.y];  // fixed: read before waiting
   HB_WAIT_PREVIOUS();
+  if (src.ctl) HB_TL_MIN(src.ctl, 3);
   extern __shared__ int smem[];
   BlockJob j;
   if (!block_job(src, grp, !nib, j)) return;
@@ -388,6 +389,7 @@ k_hist_shared(RowSrc src, const uint32_t *__restrict__ bins, int W, const int3 *
     if (g) atomicAdd((unsigned long long *)&o->g, (unsigned long long)g);
     if (h) atomicAdd((unsigned long long *)&o->h, (unsigned long long)h);
   }
+  if (src.ctl) HB_TL_MAX(src.ctl, 4);
 }
 
 // Quantized gradients: one 32-bit atomic per row and feature, the gradient

@@ -74,6 +74,29 @@ int hb_cuda_fail(cudaError_t e, const char *what);
 #define HB_WAIT_PREVIOUS() ((void)0)
 #endif
 
+// A split's timeline, for diagnostics only (tools/gpu/timeline.sh builds
+// with HB_CUDA_TIMELINE defined): each kernel of a split stamps the global
+// timer into the control block (the earliest block past its wait, the
+// latest block end, the last blocks' tails), and the split search's last
+// block prints the stamps of every split of some trees and resets them.
+// Off, the stamps compile to nothing.
+// #define HB_CUDA_TIMELINE
+#ifdef HB_CUDA_TIMELINE
+#define HB_TL_N 14
+__device__ __forceinline__ unsigned long long hb_tl_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define HB_TL_MIN(c, i) \
+  if (threadIdx.x == 0) atomicMin(&((Ctl *)(c))->tl[i], hb_tl_now())
+#define HB_TL_MAX(c, i) \
+  if (threadIdx.x == 0) atomicMax(&((Ctl *)(c))->tl[i], hb_tl_now())
+#else
+#define HB_TL_MIN(c, i) ((void)0)
+#define HB_TL_MAX(c, i) ((void)0)
+#endif
+
 namespace hbc {
 
 // 1 when the device supports programmatic dependent launch (compute >= 9.0).
@@ -176,6 +199,9 @@ struct Ctl {
   int dist_left;          // this process's rows of the split leaf going left (the partition's)
   int glob_left, glob_right;  // every process's, written by the host
   double scale_g, scale_h;  // 2^-exp: fixed point back to double (this tree)
+#ifdef HB_CUDA_TIMELINE
+  unsigned long long tl[HB_TL_N];  // the split's stamps (HB_TL_MIN / HB_TL_MAX)
+#endif
 };
 
 // What the host needs of each split (node i of the tree is made by the i-th

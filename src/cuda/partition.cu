@@ -284,6 +284,8 @@ __global__ void k_rows(const uint8_t *__restrict__ cols, int f0, int f1, int nfe
 __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
+  HB_TL_MIN(c, 0);
+  if (blockIdx.x == 0) HB_TL_MAX(c, 10);
   __shared__ uint32_t sbits[kBinWords];
   __shared__ int tmp[32];
   const PartView v = part_view(c);
@@ -295,6 +297,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   const BinReader col = bin_reader(a, v.feature);
   clear_slot_share(a, v.next_slot);
   __syncthreads();
+  if (blockIdx.x == 0) HB_TL_MAX(c, 11);
   const int n = lf.count;
   const int *idx = (lf.side ? a.idx[1] : a.idx[0]) + lf.begin;
   const int2 *gh_in = (lf.side ? a.gh[1] : a.gh[0]) + lf.begin;
@@ -329,8 +332,10 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
       }
       before += tile_left;
     }
+    HB_TL_MAX(c, 1);
     if (a.dist) layout_dist(a, c, v, total_left);
     else layout_children(a, c, v, total_left, total_left, n - total_left);
+    HB_TL_MAX(c, 2);
     return;
   }
   int begin, end;
@@ -412,6 +417,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   __syncthreads();
   if (!last) return;
   __threadfence();
+  HB_TL_MAX(c, 1);
   __shared__ int s_total_left;
   if (threadIdx.x == 0) {
     s_total_left = *(volatile int *)&c->part_left;
@@ -424,6 +430,7 @@ __global__ void __launch_bounds__(kPartThreads) k_partition(TreeArgs a) {
   } else {
     layout_children(a, c, v, s_total_left, s_total_left, n - s_total_left);
   }
+  HB_TL_MAX(c, 2);
 }
 
 // Data-parallel training: the layout, once the host has written every

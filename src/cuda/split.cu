@@ -16,6 +16,9 @@
 // features, records each child's best split, and picks the leaf the next
 // split takes.
 #include <climits>
+#ifdef HB_CUDA_TIMELINE
+#include <cstdio>
+#endif
 #include "learner.cuh"
 #include "rng.h"
 
@@ -518,6 +521,7 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   }
   if (t == 0) tl.top = nfree > 0 ? a.free_slots[nfree - 1] : -1;
   block_best3(b[0], b[1], other, tl.best);
+  HB_TL_MAX(c, 12);
   Cand pick = other;  // by leaf
 #pragma unroll
   for (int y = 0; y < 2; y++) {
@@ -678,6 +682,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f], mono = a.mono ? a.mono[f] : 0;
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
+  HB_TL_MIN(c, 5);
   // The control block's fields at once (one round trip), then the decision.
   CtlView v;
   v.done = c->done;
@@ -742,6 +747,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
     if (take) {
       search<EXT, DRAW>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
       __syncthreads();
+      if (pair == 0) HB_TL_MAX(c, 13);
       copy_split(&a.fbest[pair], &res);
     } else if (t == 0) {
       a.fbest[pair].feature = -1;
@@ -754,12 +760,33 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   // The last block to finish records the children's splits and picks the next.
   __threadfence();
   __syncthreads();
+  HB_TL_MAX(c, 6);
   __shared__ int last;
   if (t == 0) last = atomicAdd(&c->ticket, 1u) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
+  HB_TL_MAX(c, 7);
   finish(a, v, sm.tail);
+#ifdef HB_CUDA_TIMELINE
+  __syncthreads();
+  if (t == 0) {
+    HB_TL_MAX(c, 8);
+    __threadfence();
+    volatile unsigned long long *s = c->tl;
+    const unsigned long long b = s[0] != ~0ull ? s[0] : s[3];
+    const int tree = a.rs->tree;
+    if (tree % 50 == 10 && b != ~0ull)
+      printf("TL %d %d %d %d %llu %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", tree,
+             v.num_leaves, c->child_lf[0].count, c->child_lf[1].count, b, (long long)(s[0] - b),
+             (long long)(s[1] - b), (long long)(s[2] - b), (long long)(s[3] - b), (long long)(s[4] - b),
+             (long long)(s[5] - b), (long long)(s[6] - b), (long long)(s[7] - b), (long long)(s[8] - b),
+             (long long)(s[9] - b), (long long)(s[10] - b), (long long)(s[11] - b), (long long)(s[12] - b),
+             (long long)(s[13] - b));
+    for (int k = 0; k < HB_TL_N; k++) s[k] = k == 0 || k == 3 || k == 5 ? ~0ull : 0ull;
+    s[9] = hb_tl_now();  // this split's end, the printing included: the next line's first stamp
+  }
+#endif
 }
 
 template <bool EXT, bool DRAW>
