@@ -167,13 +167,13 @@ struct Shared {
   unsigned char ok[2][kThreads];  // many-vs-many: whether the first / last k + 1 are a candidate
 };
 
-// The search of feature f by the block: thread t holds bin t's sums (bg, bh).
-// On return `res` (shared) holds the best split, or feature -1. EXT: a.ext;
+// The search of feature f by the block: thread t holds bin t's sums (bg, bh);
+// cat: whether f is categorical (read before the kernel waits). On return `res` (shared) holds the best split, or feature -1. EXT: a.ext;
 // DRAW: the training draws (extra_trees or feature_fraction_bynode) or
 // interaction constraints, so that without them none of their code is
 // compiled in (k_split<EXT, false>).
 template <bool EXT, bool DRAW>
-static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, long long bg,
+static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, bool cat, long long bg,
                               long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
@@ -205,7 +205,7 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
   if (!hb_rule_splittable(n, Hd, a.min_data, a.min_hess)) return;
   const double cf = hb_rule_count_factor(n, Hd);
   const int cnt = t < nb ? hb_rule_count((double)bh * sc.h, cf) : 0;
-  if (!a.is_cat[f]) {
+  if (!cat) {
     // Numeric: value bins 0..M-1, missing bin M; thresholds t in [0, M-1).
     const int M = nb - 1;
     const long long na_g = na_g0, na_h = na_h0;
@@ -500,24 +500,30 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   const int fnd[2] = {v.find_small, v.find_large}, slot[2] = {v.small_slot, v.parent_slot};
   int nfree = v.nfree;
   Cand b[2] = {{-1.0, INT_MAX}, {-1.0, INT_MAX}}, other = {-1.0, INT_MAX};
+  // A thread's records are loaded before any is compared (feature and gain
+  // alike, whether or not a child was searched): the loads go out together,
+  // one round trip to L2, where testing each feature before loading its
+  // gain made a chain of them (the split's timeline, tools/gpu/timeline.sh).
+  for (int k = t; k < F || k < nl; k += blockDim.x) {
+    int fe[3] = {-1, -1, -1};
+    double g[3] = {0.0, 0.0, 0.0};
+    if (k < F) {
+      fe[0] = a.fbest[k].feature;
+      g[0] = a.fbest[k].gain;
+      fe[1] = a.fbest[F + k].feature;
+      g[1] = a.fbest[F + k].gain;
+    }
+    if (k < nl) {
+      fe[2] = a.splits[k].feature;
+      g[2] = a.splits[k].gain;
+    }
 #pragma unroll
-  for (int y = 0; y < 2; y++) {
-    if (ch[y] < 0) continue;
-    for (int ff = t; ff < F; ff += blockDim.x) {
-      const Split &s = a.fbest[y * F + ff];
-      if (s.feature >= 0) {
-        const Cand cf = {s.gain, ff};
-        if (better(cf, b[y])) b[y] = cf;
-      }
+    for (int y = 0; y < 2; y++) {
+      const Cand cf = {g[y], k};
+      if (ch[y] >= 0 && k < F && fe[y] >= 0 && better(cf, b[y])) b[y] = cf;
     }
-  }
-  for (int l = t; l < nl; l += blockDim.x) {
-    if (l == ch[0] || l == ch[1]) continue;
-    const Split &s = a.splits[l];
-    if (s.feature >= 0) {
-      const Cand cl = {s.gain, l};
-      if (better(cl, other)) other = cl;
-    }
+    const Cand cl = {g[2], k};
+    if (k < nl && k != ch[0] && k != ch[1] && fe[2] >= 0 && better(cl, other)) other = cl;
   }
   if (t == 0) tl.top = nfree > 0 ? a.free_slots[nfree - 1] : -1;
   block_best3(b[0], b[1], other, tl.best);
@@ -680,6 +686,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int y = pair >= F, f = y ? pair - F : pair;
   // What does not change within a tree, read before waiting.
   const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f], mono = a.mono ? a.mono[f] : 0;
+  const bool cat = a.is_cat[f] != 0;
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
   HB_TL_MIN(c, 5);
@@ -745,7 +752,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       }
     }
     if (take) {
-      search<EXT, DRAW>(a, v.sc, bd, f, nb, bg, bh, v.count, res, sm.search);
+      search<EXT, DRAW>(a, v.sc, bd, f, nb, cat, bg, bh, v.count, res, sm.search);
       __syncthreads();
       if (pair == 0) HB_TL_MAX(c, 13);
       copy_split(&a.fbest[pair], &res);
