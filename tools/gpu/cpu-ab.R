@@ -8,35 +8,45 @@
 # model), and where the build keeps a CPU profile, its phases (and the
 # histograms' ms by the leaf's rows, where it has them). LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
 # tools/gpu/cpu-variants.sh runs it for several builds, each in its own process. HB_AB_EXACT=TRUE or FALSE
-# gives exact_sums (else the build's default).
+# gives exact_sums (else the build's default). HB_AB_DATA=multiclass trains inst/bench/run.R's workload 3
+# instead (its generator, 5 classes of 50 features; ROWS rows, e.g. 400000 as run.R's training set).
 a <- commandArgs(TRUE)
 threads <- as.integer(a[3])
 rounds <- if (length(a) >= 4) as.integer(a[4]) else 50L
 rows <- if (length(a) >= 5) as.numeric(a[5]) else 2e6
-f <- sprintf("/tmp/higgs-cpu-%d.rds", as.integer(rows))
+multi <- Sys.getenv("HB_AB_DATA") == "multiclass"
+f <- sprintf("/tmp/%s-cpu-%d.rds", if (multi) "multiclass" else "higgs", as.integer(rows))
 if (!file.exists(f)) {
-  source("inst/bench/higgs.R")  # make_higgs()
-  saveRDS(make_higgs(rows, 1), f, compress = FALSE)
+  if (multi) {
+    source("inst/bench/run.R")  # gen_multiclass()
+    set.seed(1)
+    saveRDS(gen_multiclass(rows), f, compress = FALSE)
+  } else {
+    source("inst/bench/higgs.R")  # make_higgs()
+    saveRDS(make_higgs(rows, 1), f, compress = FALSE)
+  }
 }
 if (a[1] == "--data") quit(save = "no")  # only the data
 tr <- readRDS(f)
-y <- as.integer(tr$y == "s")
+y <- if (multi) tr$y else as.integer(tr$y == "s")
+obj <- if (multi) "multiclass" else "binary"
 secs <- function(expr) unname(system.time(expr)[["elapsed"]])
 if (a[1] == "lightgbm") {
   suppressPackageStartupMessages(library(lightgbm))
   tb <- secs({ ds <- lgb.Dataset(tr$x, label = y, params = list(max_bin = 255L, num_threads = threads, verbose = -1L))
                lgb.Dataset.construct(ds) })
-  tt <- secs(m <- lgb.train(list(objective = "binary", num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
+  tt <- secs(m <- lgb.train(c(list(objective = obj, num_leaves = 255L, learning_rate = 0.1, min_data_in_leaf = 20L,
                                  min_sum_hessian_in_leaf = 1e-3, lambda_l2 = 0, num_threads = threads, verbose = -1L,
-                                 seed = 1L), ds, nrounds = rounds))
+                                 seed = 1L), if (multi) list(num_class = 5L)), ds, nrounds = rounds))
   md5 <- "-"
 } else {
   suppressPackageStartupMessages(library(histboost, lib.loc = a[1]))
   options(histboost.cpu_profile = TRUE)  # the phases (?histboost, Value), where the build has them
+  if (multi) y <- factor(y)
   tb <- secs(ds <- hb_dataset(tr$x, y, max_bin = 255L, nthreads = threads))
   # HB_AB_EXACT=TRUE / FALSE: exact_sums given (else the build's default)
   ex <- switch(Sys.getenv("HB_AB_EXACT"), "TRUE" = list(exact_sums = TRUE), "FALSE" = list(exact_sums = FALSE), list())
-  tt <- secs(m <- do.call(histboost, c(list(ds, objective = "binary", nrounds = rounds, num_leaves = 255L,
+  tt <- secs(m <- do.call(histboost, c(list(ds, objective = obj, nrounds = rounds, num_leaves = 255L,
                                             learning_rate = 0.1, min_data_in_leaf = 20L,
                                             min_sum_hessian_in_leaf = 1e-3, nthreads = threads, verbose = 0,
                                             seed = 1L), ex)))
