@@ -622,6 +622,38 @@ static void test_hist_parts(void) {
     }
     rb->exact = 0;
   }
+  /* hb_hist_threads: one thread while a leaf's bin updates (a row: its six
+   * dense columns) plus two for each bin of its features (cleared and
+   * copied out whatever the rows) stay under 16384, then the threads given,
+   * at most the row block's 8 accumulator sets. The bins bring the bound
+   * down from 2731 rows. The leaf at the bound is summed by the threads,
+   * equal to the column-wise sums. */
+  if (rb && d) {
+    const int t8 = hb_threads_use(8) < 8 ? hb_threads_use(8) : 8;  /* 1 without OpenMP */
+    const int bound = (int)((16384 - 2LL * d->total_bins + NC - 1) / NC);
+    CHECK(bound > 1 && bound < 2731 && bound <= NR / 50, "threads: %d bins put the bound at %d rows", d->total_bins,
+          bound);
+    CHECK(hb_hist_threads(d, rb, bound - 1, NULL, 8) == 1, "threads: %d rows take %d threads, not 1", bound - 1,
+          hb_hist_threads(d, rb, bound - 1, NULL, 8));
+    CHECK(hb_hist_threads(d, rb, bound, NULL, 8) == t8, "threads: %d rows take %d threads, not %d", bound,
+          hb_hist_threads(d, rb, bound, NULL, 8), t8);
+    CHECK(hb_hist_threads(d, rb, NR, NULL, 16) == t8, "threads: the accumulator sets bound the threads (%d, not %d)",
+          hb_hist_threads(d, rb, NR, NULL, 16), t8);
+    uint8_t one[NC] = {0, 0, 0, 0, 1, 0};  /* feature 4 alone: six values */
+    CHECK(hb_hist_threads(d, rb, 8000, one, 8) == 1 && hb_hist_threads(d, rb, 17000, one, 8) == t8,
+          "threads: one active feature takes the threads from about 16384 rows (%d at 8000, %d at 17000)",
+          hb_hist_threads(d, rb, 8000, one, 8), hb_hist_threads(d, rb, 17000, one, 8));
+    double G, H;
+    pick_leaf(NR, 0.02, 14, 6, 0, gh, rows, &G, &H);  /* its first `bound` rows, ascending */
+    naive_hist(d, rows, bound, gh, NULL, naive);
+    hb_hist_build(d, NULL, rows, bound, gh, 0, 0, NULL, ref, 1);
+    memset(row, 0xff, hb);
+    hb_hist_build(d, rb, rows, bound, gh, 0, 0, NULL, row, 8);
+    double err;
+    const int differ = compare(d, NULL, row, ref, naive, &err);
+    CHECK(differ == 0 && err < 1e-8, "threads: %d rows on %d threads differ from the column-wise sums in %d bins (%g)",
+          bound, t8, differ, err);
+  }
   free(ref); free(part); free(row); free(naive); free(rows); free(gh);
   hb_rowblock_free(rb);
   hb_dataset_free(d);

@@ -25,8 +25,13 @@
 
 /* Rows ahead whose bins are prefetched when a leaf's rows are scattered. */
 #define PREFETCH_AHEAD 16
-/* Bin updates below which a histogram is built by one thread: starting the
- * others costs more than they save. */
+/* Work below which a histogram is built by one thread: starting the others
+ * costs more than they save. The work is the leaf's bin updates plus two
+ * for each bin of its features (each is cleared and copied out of a
+ * thread's accumulators, whatever the rows): a leaf of a few hundred rows
+ * of 50 features of 255 bins moves 400 KB of bins for 20,000 updates, and
+ * took 24-43% less time on two threads than on one (workload 3 of
+ * inst/bench/run.R, inst/bench/results/threads-multiclass-2026-12-02.md). */
 #define PAR_MIN_UPDATES 16384
 
 /* ------------------------------------------------------------ row block */
@@ -954,24 +959,51 @@ static void run_column(const hb_dataset_t *d, int f, const int *rows, int nrows,
     build_dense(s->bins, rows, nrows, gh, h);
 }
 
+/* What a leaf's histogram sums, whatever its rows: the row block's active
+ * columns, the column-wise features, the sparse part's entries a row (at
+ * least one, when it has one), the bundles, and the bins of every active
+ * feature. */
+typedef struct {
+  int n_act, n_col, nbundle;
+  long long sp_per_row, nbin;
+} hist_shape_t;
+
+static hist_shape_t hist_shape(const hb_dataset_t *d, const hb_rowblock_t *rb, const uint8_t *active) {
+  hist_shape_t s = {0, 0, 0, 0, 0};
+  if (rb)
+    for (int c = 0; c < rb->ncol; c++) s.n_act += !active || active[rb->feat[c]];
+  for (int f = 0; f < d->nfeat; f++) {
+    s.n_col += column_wise(rb, f) && (!active || active[f]);
+    if (!active || active[f]) s.nbin += d->mappers[f].num_bin;
+  }
+  if (rb && rb->nsparse > 0) {
+    s.sp_per_row = rb->nrow > 0 ? rb->sp_ptr[rb->nrow] / rb->nrow : 0;
+    if (s.sp_per_row < 1) s.sp_per_row = 1;
+  }
+  s.nbundle = rb && rb->bundles ? rb->bundles->nbundle : 0;
+  return s;
+}
+
+static int hist_threads(const hist_shape_t *s, const hb_rowblock_t *rb, int nrows, int nthreads) {
+  int nth = hb_threads_use(nthreads);
+  const long long per_row = s->n_act + s->n_col + s->sp_per_row + (rb ? rb->nwide : 0) + s->nbundle;
+  if ((long long)nrows * per_row + 2 * s->nbin < PAR_MIN_UPDATES) nth = 1;
+  if ((s->n_act > 0 || s->nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  return nth;
+}
+
+int hb_hist_threads(const hb_dataset_t *d, const hb_rowblock_t *rb, int nrows, const uint8_t *active,
+                    int nthreads) {
+  const hist_shape_t s = hist_shape(d, rb, active);
+  return hist_threads(&s, rb, nrows, nthreads);
+}
+
 void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
                    const double *gh, double tot_g, double tot_h,
                    const uint8_t *active, hb_histbin_t *hist, int nthreads) {
-  int n_act = 0, n_col = 0;
-  if (rb)
-    for (int c = 0; c < rb->ncol; c++) n_act += !active || active[rb->feat[c]];
-  for (int f = 0; f < d->nfeat; f++)
-    n_col += column_wise(rb, f) && (!active || active[f]);
-  int nth = hb_threads_use(nthreads);
-  /* the sparse part's updates: its entries a row on average (at least one) */
-  long long sp_per_row = 0;
-  if (rb && rb->nsparse > 0) {
-    sp_per_row = rb->nrow > 0 ? rb->sp_ptr[rb->nrow] / rb->nrow : 0;
-    if (sp_per_row < 1) sp_per_row = 1;
-  }
-  const int nbundle = rb && rb->bundles ? rb->bundles->nbundle : 0;
-  if ((long long)nrows * (n_act + n_col + sp_per_row + (rb ? rb->nwide : 0) + nbundle) < PAR_MIN_UPDATES) nth = 1;
-  if ((n_act > 0 || nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  const hist_shape_t shape = hist_shape(d, rb, active);
+  const int n_act = shape.n_act, n_col = shape.n_col, nbundle = shape.nbundle;
+  int nth = hist_threads(&shape, rb, nrows, nthreads);
   /* A leaf of HB_HIST_HALF_ROWS rows or more (the root too) is summed in two
    * halves of its rows, the first into hist and the second into rb->half,
    * then added: threads then split its rows as well as its columns, so each

@@ -245,6 +245,14 @@ int hb_hist_parts(const hb_rowblock_t *rb, int nrows, int nth);
 #define HB_GATHER_MIN_TILES 4
 #define HB_GATHER_MAX_BYTES ((size_t)32 << 20)
 
+/* The threads hb_hist_build takes for a leaf of nrows rows of features
+ * `active` (NULL: all) when given nthreads: one when the leaf's bin updates
+ * plus two for each bin of its features (cleared and copied out, whatever
+ * the rows) are fewer than 16384, else nthreads (at most the row block's
+ * accumulator sets). The sums are the same whatever the count. */
+int hb_hist_threads(const hb_dataset_t *d, const hb_rowblock_t *rb, int nrows, const uint8_t *active,
+                    int nthreads);
+
 /* Build the histogram of the rows rows[0..nrows) (increasing), row r
  * having gradient gh[2r] and hessian gh[2r+1] (interleaved, so one load
  * brings both), for every feature with active[f] != 0 (active == NULL: all).
