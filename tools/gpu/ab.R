@@ -8,12 +8,8 @@
 a <- commandArgs(TRUE)
 suppressPackageStartupMessages(library(histboost, lib.loc = a[1]))
 rounds <- if (length(a) >= 3) as.integer(a[3]) else 500L
-if (!file.exists("/tmp/higgs.rds")) {
-  source("inst/bench/run.R")  # gen_higgs()
-  set.seed(20261122)
-  saveRDS(gen_higgs(10500000), "/tmp/higgs.rds", compress = FALSE)
-}
-w <- readRDS("/tmp/higgs.rds")
+source("tools/gpu/higgs-data.R")
+w <- higgs_data()
 ds <- hb_dataset(w$x, factor(w$y), max_bin = 255L)
 fit <- function(r, q, prof = FALSE) {
   options(histboost.gpu_profile = prof)

@@ -1,6 +1,6 @@
 # tools/gpu/timeline.R: a split's timeline on the GPU (tools/gpu/timeline.sh).
 #   Rscript tools/gpu/timeline.R train LIB ROUNDS   train run.R's Higgs shape
-#     (10.5M x 28, made once into /tmp/higgs.rds as tools/gpu/ab.R does) with
+#     (10.5M x 28, tools/gpu/higgs-data.R, made once into /tmp/higgs.rds) with
 #     the histboost in LIB, built with HB_CUDA_TIMELINE: the device prints a
 #     line "TL ..." for every split of trees 10, 60, 110, ...
 #   Rscript tools/gpu/timeline.R summary FILE   those lines, summarised: each
@@ -21,12 +21,8 @@ a <- commandArgs(TRUE)
 if (a[1] == "train") {
   suppressPackageStartupMessages(library(histboost, lib.loc = a[2]))
   rounds <- as.integer(a[3])
-  if (!file.exists("/tmp/higgs.rds")) {
-    source("inst/bench/run.R")  # gen_higgs()
-    set.seed(20261122)
-    saveRDS(gen_higgs(10500000), "/tmp/higgs.rds", compress = FALSE)
-  }
-  w <- readRDS("/tmp/higgs.rds")
+  source("tools/gpu/higgs-data.R")
+  w <- higgs_data()
   ds <- hb_dataset(w$x, factor(w$y), max_bin = 255L)
   invisible(histboost(ds, nrounds = 2L, num_leaves = 255L, device = "cuda", verbose = 0L))  # warm-up
   t <- system.time(histboost(ds, nrounds = rounds, num_leaves = 255L, min_data_in_leaf = 20L,
