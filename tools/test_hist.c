@@ -584,6 +584,38 @@ static void test_hist_parts(void) {
       CHECK(err < 1e-8, "parts: %d rows off the naive sums by %g (%d threads)", m, err, ths[t]);
     }
   }
+  /* hb_hist_threads: one thread while a leaf's bin updates (a row: its six
+   * dense columns) plus two for each bin of its features (cleared and
+   * copied out whatever the rows) stay under 16384, then the threads given
+   * (the accumulator sets' cap: test_hist_threads_cap). The bins bring the
+   * bound down from 2731 rows; with feature 4 alone active, only its bins
+   * count. The leaf at the bound is summed by the threads, equal to the
+   * column-wise sums bit for bit (plain doubles, before the grid below). */
+  if (rb && d) {
+    const int t8 = hb_threads_use(8) < 8 ? hb_threads_use(8) : 8;  /* 1 without OpenMP */
+    const int bound = (int)((16384 - 2LL * d->total_bins + NC - 1) / NC);
+    CHECK(bound > 1 && bound < 2731 && bound <= NR / 60, "threads: %d bins put the bound at %d rows", d->total_bins,
+          bound);
+    CHECK(hb_hist_threads(d, rb, bound - 1, NULL, 8) == 1, "threads: %d rows take %d threads, not 1", bound - 1,
+          hb_hist_threads(d, rb, bound - 1, NULL, 8));
+    CHECK(hb_hist_threads(d, rb, bound, NULL, 8) == t8, "threads: %d rows take %d threads, not %d", bound,
+          hb_hist_threads(d, rb, bound, NULL, 8), t8);
+    uint8_t one[NC] = {0, 0, 0, 0, 1, 0};  /* feature 4 alone: its bins, one update a row */
+    const int b4 = 16384 - 2 * d->mappers[4].num_bin;
+    CHECK(hb_hist_threads(d, rb, b4 - 1, one, 8) == 1 && hb_hist_threads(d, rb, b4, one, 8) == t8,
+          "threads: feature 4 alone takes the threads from %d rows (%d at %d, %d at %d)", b4,
+          hb_hist_threads(d, rb, b4 - 1, one, 8), b4 - 1, hb_hist_threads(d, rb, b4, one, 8), b4);
+    double G, H;
+    pick_leaf(NR, 0.02, 14, 6, 0, gh, rows, &G, &H);  /* its first `bound` rows, ascending */
+    naive_hist(d, rows, bound, gh, NULL, naive);
+    hb_hist_build(d, NULL, rows, bound, gh, 0, 0, NULL, ref, 1);
+    memset(row, 0xff, hb);
+    hb_hist_build(d, rb, rows, bound, gh, 0, 0, NULL, row, 8);
+    double err;
+    const int differ = compare(d, NULL, row, ref, naive, &err);
+    CHECK(differ == 0 && err < 1e-8, "threads: %d rows on %d threads differ from the column-wise sums in %d bins (%g)",
+          bound, t8, differ, err);
+  }
   /* On exact_sums' grid (rb->exact) the parts follow the thread count from
    * 8 threads, up to one for every two of at least HB_HIST_EXACT_PART_ROWS rows;
    * every sum is then exact: each bin equals the naive row-order sum,
@@ -622,43 +654,21 @@ static void test_hist_parts(void) {
     }
     rb->exact = 0;
   }
-  /* hb_hist_threads: one thread while a leaf's bin updates (a row: its six
-   * dense columns) plus two for each bin of its features (cleared and
-   * copied out whatever the rows) stay under 16384, then the threads given,
-   * at most the row block's 8 accumulator sets. The bins bring the bound
-   * down from 2731 rows. The leaf at the bound is summed by the threads,
-   * equal to the column-wise sums. */
-  if (rb && d) {
-    const int t8 = hb_threads_use(8) < 8 ? hb_threads_use(8) : 8;  /* 1 without OpenMP */
-    const int bound = (int)((16384 - 2LL * d->total_bins + NC - 1) / NC);
-    CHECK(bound > 1 && bound < 2731 && bound <= NR / 50, "threads: %d bins put the bound at %d rows", d->total_bins,
-          bound);
-    CHECK(hb_hist_threads(d, rb, bound - 1, NULL, 8) == 1, "threads: %d rows take %d threads, not 1", bound - 1,
-          hb_hist_threads(d, rb, bound - 1, NULL, 8));
-    CHECK(hb_hist_threads(d, rb, bound, NULL, 8) == t8, "threads: %d rows take %d threads, not %d", bound,
-          hb_hist_threads(d, rb, bound, NULL, 8), t8);
-    CHECK(hb_hist_threads(d, rb, NR, NULL, 16) == t8, "threads: the accumulator sets bound the threads (%d, not %d)",
-          hb_hist_threads(d, rb, NR, NULL, 16), t8);
-    uint8_t one[NC] = {0, 0, 0, 0, 1, 0};  /* feature 4 alone: six values */
-    CHECK(hb_hist_threads(d, rb, 8000, one, 8) == 1 && hb_hist_threads(d, rb, 17000, one, 8) == t8,
-          "threads: one active feature takes the threads from about 16384 rows (%d at 8000, %d at 17000)",
-          hb_hist_threads(d, rb, 8000, one, 8), hb_hist_threads(d, rb, 17000, one, 8));
-    double G, H;
-    pick_leaf(NR, 0.02, 14, 6, 0, gh, rows, &G, &H);  /* its first `bound` rows, ascending */
-    naive_hist(d, rows, bound, gh, NULL, naive);
-    hb_hist_build(d, NULL, rows, bound, gh, 0, 0, NULL, ref, 1);
-    memset(row, 0xff, hb);
-    hb_hist_build(d, rb, rows, bound, gh, 0, 0, NULL, row, 8);
-    double err;
-    const int differ = compare(d, NULL, row, ref, naive, &err);
-    CHECK(differ == 0 && err < 1e-8, "threads: %d rows on %d threads differ from the column-wise sums in %d bins (%g)",
-          bound, t8, differ, err);
-  }
   free(ref); free(part); free(row); free(naive); free(rows); free(gh);
   hb_rowblock_free(rb);
   hb_dataset_free(d);
   for (int f = 0; f < NC; f++) free(xc[f]);
   free(yy);
+}
+
+/* The threads a large leaf takes stop at the row block's accumulator sets
+ * (made for 3 threads; 1 without OpenMP), whatever the threads given. */
+static void test_hist_threads_cap(const hb_dataset_t *d, const hb_rowblock_t *rb) {
+  const int t = hb_threads_use(8), want = t < rb->nscratch ? t : rb->nscratch;
+  CHECK(t == 1 || (rb->nscratch == 3 && t > 3), "threads: the cap is not tested (%d threads, %d sets)", t,
+        rb->nscratch);
+  CHECK(hb_hist_threads(d, rb, N, NULL, 8) == want, "threads: %d accumulator sets let %d threads build, not %d",
+        rb->nscratch, hb_hist_threads(d, rb, N, NULL, 8), want);
 }
 
 int main(void) {
@@ -673,6 +683,7 @@ int main(void) {
     CHECK(hb_rowblock_create(d, NULL, 0, 3, &rb) == HB_OK, "row block: %s", hb_error_message());
     test_rowblock(d, rb);
     if (rb) test_hist(d, rb);
+    if (rb) test_hist_threads_cap(d, rb);
     hb_rowblock_free(rb);
     test_hist_gh_rows(d);
     test_qhist(d);

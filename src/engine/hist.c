@@ -28,10 +28,11 @@
 /* Work below which a histogram is built by one thread: starting the others
  * costs more than they save. The work is the leaf's bin updates plus two
  * for each bin of its features (each is cleared and copied out of a
- * thread's accumulators, whatever the rows): a leaf of a few hundred rows
- * of 50 features of 255 bins moves 400 KB of bins for 20,000 updates, and
- * took 24-43% less time on two threads than on one (workload 3 of
- * inst/bench/run.R, inst/bench/results/threads-multiclass-2026-12-02.md). */
+ * thread's accumulators, whatever the rows): a leaf of 200 rows of 50
+ * features of 255 bins moves 400 KB of bins for 10,000 updates. Counting
+ * them, the histograms of leaves under 1,024 rows took 24-43% less time on
+ * two threads (run.R's workload 3 generator,
+ * inst/bench/results/threads-multiclass-2026-12-02.md). */
 #define PAR_MIN_UPDATES 16384
 
 /* ------------------------------------------------------------ row block */
