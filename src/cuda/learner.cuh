@@ -88,10 +88,14 @@ __device__ __forceinline__ unsigned long long hb_tl_now() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-#define HB_TL_MIN(c, i) \
-  if (threadIdx.x == 0) atomicMin(&((Ctl *)(c))->tl[i], hb_tl_now())
-#define HB_TL_MAX(c, i) \
-  if (threadIdx.x == 0) atomicMax(&((Ctl *)(c))->tl[i], hb_tl_now())
+#define HB_TL_MIN(c, i)                                              \
+  do {                                                               \
+    if (threadIdx.x == 0) atomicMin(&((Ctl *)(c))->tl[i], hb_tl_now()); \
+  } while (0)
+#define HB_TL_MAX(c, i)                                              \
+  do {                                                               \
+    if (threadIdx.x == 0) atomicMax(&((Ctl *)(c))->tl[i], hb_tl_now()); \
+  } while (0)
 #else
 #define HB_TL_MIN(c, i) ((void)0)
 #define HB_TL_MAX(c, i) ((void)0)

@@ -8,8 +8,9 @@
 # model), and where the build keeps a CPU profile, its phases (and the
 # histograms' ms by the leaf's rows, where it has them). LIB "--data" only makes the data; with LIB "lightgbm", lightgbm 4.7.0 on the same rows instead.
 # tools/gpu/cpu-variants.sh runs it for several builds, each in its own process. HB_AB_EXACT=TRUE or FALSE
-# gives exact_sums (else the build's default). HB_AB_DATA=multiclass trains inst/bench/run.R's workload 3
-# instead (its generator, 5 classes of 50 features; ROWS rows, e.g. 400000 as run.R's training set).
+# gives exact_sums (else the build's default). HB_AB_DATA=multiclass trains on the generator of
+# inst/bench/run.R's workload 3 instead (gen_multiclass(ROWS), seed 1: 5 classes of 50 features; ROWS e.g.
+# 400000, the size of run.R's training set, whose rows are other draws).
 a <- commandArgs(TRUE)
 threads <- as.integer(a[3])
 rounds <- if (length(a) >= 4) as.integer(a[4]) else 50L

@@ -14,6 +14,10 @@
 # partition); 10 the partition's block 0 past its wait, 11 past its share of
 # clearing the next histogram slot; 12 the finish past its first reduction;
 # 13 the split search's block 0 (the smaller child's first feature) done.
+# Only the full-precision shared-memory histogram kernel is stamped (a
+# quantized or global-memory training shows no histogram time). The root's
+# step has no partition: it counts in the other columns, and the counts n
+# are of every split.
 # Each line gives the tree, the leaves, the rows of the smaller and larger
 # child (of the leaf this split partitions), the base time (ns: stamp 0, or
 # 3 at the root) and the stamps 0-13 from it.

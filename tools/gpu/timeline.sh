@@ -15,6 +15,9 @@ export MAKEFLAGS HISTBOOST_CUDA_ARCHS
 . tools/gpu/build-variants.sh
 build_variants base 'tl:src/cuda/learner.cuh:s|^// #define HB_CUDA_TIMELINE$|#define HB_CUDA_TIMELINE|'
 grep -q "^#define HB_CUDA_TIMELINE" /tmp/v-tl/src/cuda/learner.cuh
+for v in base tl; do
+  [ -d "/tmp/lib-${v}/histboost" ] || { tail -20 "${out}/install-${v}.log"; exit 1; }
+done
 Rscript tools/gpu/timeline.R train /tmp/lib-base "${ROUNDS:-120}" 2>&1 | sed 's/timeline build/plain build/' | tee "${out}/timeline-base.log"
 Rscript tools/gpu/timeline.R train /tmp/lib-tl "${ROUNDS:-120}" > "${out}/timeline-raw.log" 2>&1 || tail -20 "${out}/timeline-raw.log"
 grep "timeline build" "${out}/timeline-raw.log" || true
