@@ -168,7 +168,8 @@ struct Shared {
 };
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh);
-// cat: whether f is categorical (read before the kernel waits). On return `res` (shared) holds the best split, or feature -1. EXT: a.ext;
+// cat: whether f is categorical (read before the kernel waits). On return
+// `res` (shared) holds the best split, or feature -1. EXT: a.ext;
 // DRAW: the training draws (extra_trees or feature_fraction_bynode) or
 // interaction constraints, so that without them none of their code is
 // compiled in (k_split<EXT, false>).

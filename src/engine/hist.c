@@ -989,7 +989,8 @@ static int hist_threads(const hist_shape_t *s, const hb_rowblock_t *rb, int nrow
   int nth = hb_threads_use(nthreads);
   const long long per_row = s->n_act + s->n_col + s->sp_per_row + (rb ? rb->nwide : 0) + s->nbundle;
   if ((long long)nrows * per_row + 2 * s->nbin < PAR_MIN_UPDATES) nth = 1;
-  if ((s->n_act > 0 || s->nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;  /* one set of accumulators per thread */
+  /* one set of accumulators per thread */
+  if ((s->n_act > 0 || s->nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;
   return nth;
 }
 
