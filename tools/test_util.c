@@ -12,6 +12,7 @@
 #include "math_rules.h"
 #include "objective.h"
 #include "split.h"
+#include "split_scan.h"
 
 static int failures = 0;
 static int checks = 0;
@@ -260,8 +261,45 @@ static void test_cat_sort_ends(void) {
   }
 }
 
+/* The numeric scan's winner (split_scan.h: the largest gain, then the
+ * first candidate with it) against the rule read literally: candidates in
+ * scan order (g1[0], g2[0], g1[1], ..., then g3), a later one winning only
+ * with a strictly larger gain than every earlier one and 0. Gains drawn
+ * from a few values so that ties are common, with NaN, negatives, zeros
+ * and -0.0; lengths around the SSE2 loop's blocks of 4. */
+static void test_numeric_pick(void) {
+  const double vals[] = {-1.0, 0.0, -0.0, 0.5, 1.0, 2.0, 2.0, 3.0, NAN, 1e300};
+  uint64_t key = 12345;
+  double g1[40], g2[40];
+  int nl[40];
+  for (int it = 0; it < 20000; it++) {
+    const int T = (int)(hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)it), 23));
+    const int use2 = it & 1, M = T + 1, n = 100;
+    const int nv = (it % 3 == 0) ? 10 : 4;  /* sometimes only -1, 0, -0 and 0.5 */
+    for (int t = 0; t < T; t++) {
+      g1[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + t)), nv)];
+      g2[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 50 + t)), nv)];
+      nl[t] = (int)hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 90 + t)), n + 1);
+    }
+    const double g3 = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 99)), nv)];
+    double best = 0.0;
+    int bt = -1, kind = 0, dl = 0;
+    for (int t = 0; t < T; t++) {
+      if (g1[t] > best) { best = g1[t]; bt = t; kind = 0; dl = use2 ? 0 : nl[t] >= n - nl[t]; }
+      if (use2 && g2[t] > best) { best = g2[t]; bt = t; kind = 1; dl = 1; }
+    }
+    if (use2 && g3 > best) { best = g3; bt = M - 1; kind = 2; dl = 0; }
+    int pbt, pkind, pdl;
+    const double pg = hb_scan_numeric_pick(g1, use2 ? g2 : NULL, g3, nl, n, T, M, &pbt, &pkind, &pdl);
+    CHECK(pbt == bt);
+    if (bt >= 0) CHECK(pg == best && pkind == kind && pdl == dl);
+    else CHECK(pg == 0.0);
+  }
+}
+
 int main(void) {
   test_cat_sort_ends();
+  test_numeric_pick();
   test_error();
   test_alloc();
   test_exp();
