@@ -40,12 +40,19 @@
 #define SCAN_PAR_MIN_BINS 4096
 
 /* Items (a feature of one child) a thread takes at a time in the
- * subtract-and-scan pass: one, or for many features about sixteen takes a
- * thread, so that thousands of one-hot columns are not handed out one by
- * one (each take an atomic on a shared counter: a fifth of a wide sparse
- * training in libgomp). */
+ * subtract-and-scan pass: about 32 takes in all, and at least two a thread.
+ * Each take is an atomic on one counter every thread shares: thousands of
+ * one-hot columns handed out one by one were a fifth of a wide sparse
+ * training in libgomp, and at 16 threads 100 items (50 features) taken one
+ * by one cost 8% more search than two takes a thread
+ * (split-search-2026-12-02.md). Two takes a thread, not one, leave room to
+ * even out items of unequal cost (features of 2 and of 255 bins, skipped
+ * ones); 2 threads keep the 16 takes each they had. */
+#define SCAN_TAKES_ALL 32
 static int scan_chunk(int nitem, int nth) {
-  int c = nitem / (16 * (nth > 0 ? nth : 1));
+  if (nth < 1) nth = 1;
+  const int takes = SCAN_TAKES_ALL / nth > 2 ? SCAN_TAKES_ALL / nth : 2;  /* a thread's */
+  int c = nitem / (takes * nth);
   return c > 1 ? c : 1;
 }
 
