@@ -273,15 +273,15 @@ static void test_numeric_pick(void) {
   double g1[40], g2[40];
   int nl[40];
   for (int it = 0; it < 20000; it++) {
-    const int T = (int)(hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)it), 23));
+    const int T = (int)(hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 199)), 23));
     const int use2 = it & 1, M = T + 1, n = 100;
     const int nv = (it % 3 == 0) ? 10 : 4;  /* sometimes only -1, 0, -0 and 0.5 */
     for (int t = 0; t < T; t++) {
-      g1[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + t)), nv)];
-      g2[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 50 + t)), nv)];
-      nl[t] = (int)hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 90 + t)), n + 1);
+      g1[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + t)), nv)];
+      g2[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 50 + t)), nv)];
+      nl[t] = (int)hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 100 + t)), n + 1);
     }
-    const double g3 = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 100 + 99)), nv)];
+    const double g3 = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 150)), nv)];
     double best = 0.0;
     int bt = -1, kind = 0, dl = 0;
     for (int t = 0; t < T; t++) {
@@ -293,7 +293,7 @@ static void test_numeric_pick(void) {
     const double pg = hb_scan_numeric_pick(g1, use2 ? g2 : NULL, g3, nl, n, T, M, &pbt, &pkind, &pdl);
     CHECK(pbt == bt);
     if (bt >= 0) CHECK(pg == best && pkind == kind && pdl == dl);
-    else CHECK(pg == 0.0);
+    else CHECK(pg == 0.0 && pkind == 0 && pdl == 0);
   }
 }
 

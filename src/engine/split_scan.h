@@ -17,7 +17,8 @@
 #include "split.h"
 #include "split_rules.h"
 
-/* The largest of m and g[0 .. T - 1] (NaN gains never count). */
+/* The largest of m and g[0 .. T - 1]; NaN gains never count (m, never NaN
+ * here, is 0.0 or an earlier result). */
 static inline double hb_scan_max_gain(const double *g, int T, double m) {
   int t = 0;
 #if defined(__SSE2__)
