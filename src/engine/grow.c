@@ -40,19 +40,18 @@
 #define SCAN_PAR_MIN_BINS 4096
 
 /* Items (a feature of one child) a thread takes at a time in the
- * subtract-and-scan pass: 22 to 32 takes in all up to 16 threads, and at
- * least two a thread. Each take is an atomic on one counter every thread
+ * subtract-and-scan pass: SCAN_TAKES_ALL takes in all, or two a thread
+ * beyond 16 threads. Each take is an atomic on one counter every thread
  * shares: thousands of one-hot columns handed out one by one were a fifth
  * of a wide sparse training in libgomp, and at 16 threads two takes a
  * thread instead of one item a take cut the search of 100 items (50
- * features) by 8% (split-search-2026-12-02.md). Two takes a thread, not one, leave room to
- * even out items of unequal cost (features of 2 and of 255 bins, skipped
- * ones); 2 threads keep the 16 takes each they had. */
+ * features) by 8% (split-search-2026-12-02.md). Two takes a thread, not
+ * one, leave room to even out items of unequal cost (features of 2 and of
+ * 255 bins, skipped ones); 2 threads keep the 16 takes each they had. */
 #define SCAN_TAKES_ALL 32
 static int scan_chunk(int nitem, int nth) {
-  if (nth < 1) nth = 1;
-  const int takes = SCAN_TAKES_ALL / nth > 2 ? SCAN_TAKES_ALL / nth : 2;  /* a thread's */
-  int c = nitem / (takes * nth);
+  const int takes = 2 * nth > SCAN_TAKES_ALL ? 2 * nth : SCAN_TAKES_ALL;
+  const int c = nitem / takes;
   return c > 1 ? c : 1;
 }
 
