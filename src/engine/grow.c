@@ -9,8 +9,10 @@
  *
  * Parallel work per split: the partition of a large leaf (fixed chunks of
  * rows), the smaller child's histogram (hist.c), and one pass over the
- * features that subtracts the larger child's bins and scans both children.
- * None of them changes a floating-point sum's order with the thread count. */
+ * features that subtracts the larger child's bins and scans both children;
+ * the last two in one parallel region when the histogram takes the threads
+ * (hb_hist_build_then). None of them changes a floating-point sum's order
+ * with the thread count. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,15 +264,18 @@ void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[HB_GROW_PROFILE_N
 enum { PROF_PARTITION, PROF_HIST, PROF_SPLIT, PROF_TREE, PROF_SPLITS };
 #define PROF_START(t) const double t = ws->prof_on ? hb_threads_wtime() : 0.0
 #define PROF_ADD(k, t) do { if (ws->prof_on) ws->prof[k] += hb_threads_wtime() - (t); } while (0)
-/* A histogram's time (since t) also into its leaf's row class (grow.h). */
-static void prof_hist_rows(hb_grow_ws_t *ws, int nrows, double t) {
+/* A histogram's time (t0 to t1) also into its leaf's row class (grow.h). */
+static void prof_hist_span(hb_grow_ws_t *ws, int nrows, double t0, double t1) {
   if (!ws->prof_on) return;
-  const double dt = hb_threads_wtime() - t;
+  const double dt = t1 - t0;
   int k = 0;
   while (k < HB_PROF_ROW_CLASSES - 1 && nrows >= (1024 << (2 * k))) k++;
   ws->prof[PROF_HIST] += dt;
   ws->prof[5 + k] += dt;
   ws->prof[5 + HB_PROF_ROW_CLASSES + k] += 1;
+}
+static void prof_hist_rows(hb_grow_ws_t *ws, int nrows, double t) {
+  if (ws->prof_on) prof_hist_span(ws, nrows, t, hb_threads_wtime());
 }
 
 int hb_interaction_tables(const hb_dataset_t *d, int ngroups, const int *begin, const int *cols, uint8_t **grp_feat,
@@ -833,62 +838,117 @@ static int child_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint
  * winners' integer left sums going to qlg / qlh of their leaves. */
 static int bests_agree(hb_grow_ws_t *ws, int l0, int l1);
 
-static int subtract_and_scan(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
-                              const uint8_t *active, int small, int scan_small,
-                              int large, int large_slot, int scan_large, int nthreads,
-                              const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
-  const int q = ws->qt != NULL;
+/* One subtract-and-scan pass: what its items read and where they write. */
+typedef struct {
+  const hb_dataset_t *d;
+  const uint8_t *active, *ms, *mb;
   child_ctx_t cs, cb;
-  scan_small = child_ctx(ws, cfg, small, us, &cs) && scan_small;
-  scan_large = child_ctx(ws, cfg, large, ub, &cb) && scan_large && large_slot >= 0;
-  hb_histbin_t *hs = ws->pool[ws->slot[small]];
-  hb_histbin_t *hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
-  const int nf = d->nfeat, f0 = ws->fb0, nfb = ws->fb1 - ws->fb0;
-  hb_split_t *ps = ws->per, *pb = ws->per + nf;
-  /* quantized: the per-feature winners' integer left sums, 2 per feature */
-  int64_t *lgs = q ? ws->qlg + ws->max_leaves : NULL, *lhs = q ? ws->qlh + ws->max_leaves : NULL;
-  int nth = hb_threads_use(nthreads);
-  if ((d->hist_offset[ws->fb1] - d->hist_offset[f0]) * (1 + scan_small + scan_large) < SCAN_PAR_MIN_BINS * 2) nth = 1;
-  (void)nth;
-  const int chunk = scan_chunk(2 * nfb, nth);
-  (void)chunk;  /* unused without OpenMP */
-HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
-  for (int w = 0; w < 2 * nfb; w++) {
-    const int f = f0 + (w >> 1);
-    if (!(w & 1)) {  /* the smaller child: its histogram is only read */
-      ps[f].feature = -1; ps[f].gain = -INFINITY;
-      if ((!active || active[f]) && scan_small && (!ms || ms[f])) {
-        if (q) hb_qsplit_feature(&cs.q, d, (const hb_qbin_t *)(void *)hs, f, &ps[f], &lgs[2 * f], &lhs[2 * f]);
-        else hb_split_feature(&cs.c, d, hs, f, &ps[f]);
-      }
-      continue;
+  int q, scan_small, scan_large, f0, nfb, small, large;
+  hb_histbin_t *hs, *hl;
+  hb_split_t *ps, *pb;
+  int64_t *lgs, *lhs;  /* quantized: the per-feature winners' integer left sums, 2 per feature */
+  double t_start;      /* profiling: when the pass started (after the histogram) */
+} scan_job_t;
+
+static void scan_prepare(scan_job_t *j, hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
+                         const uint8_t *active, int small, int scan_small, int large, int large_slot, int scan_large,
+                         const uint8_t *ms, const uint8_t *mb, uint64_t us, uint64_t ub) {
+  j->d = d;
+  j->active = active;
+  j->ms = ms;
+  j->mb = mb;
+  j->q = ws->qt != NULL;
+  j->scan_small = child_ctx(ws, cfg, small, us, &j->cs) && scan_small;
+  j->scan_large = child_ctx(ws, cfg, large, ub, &j->cb) && scan_large && large_slot >= 0;
+  j->small = small;
+  j->large = large;
+  j->hs = ws->pool[ws->slot[small]];
+  j->hl = large_slot >= 0 ? ws->pool[large_slot] : NULL;
+  j->f0 = ws->fb0;
+  j->nfb = ws->fb1 - ws->fb0;
+  j->ps = ws->per;
+  j->pb = ws->per + d->nfeat;
+  j->lgs = j->q ? ws->qlg + ws->max_leaves : NULL;
+  j->lhs = j->q ? ws->qlh + ws->max_leaves : NULL;
+  j->t_start = 0.0;
+}
+
+/* Item w of the pass: feature f0 + w / 2 of the smaller child (w even) or
+ * of the larger one. */
+static void scan_item(const scan_job_t *j, int w) {
+  const hb_dataset_t *d = j->d;
+  const int f = j->f0 + (w >> 1), q = j->q;
+  if (!(w & 1)) {  /* the smaller child: its histogram is only read */
+    hb_split_t *p = &j->ps[f];
+    p->feature = -1; p->gain = -INFINITY;
+    if ((!j->active || j->active[f]) && j->scan_small && (!j->ms || j->ms[f])) {
+      if (q) hb_qsplit_feature(&j->cs.q, d, (const hb_qbin_t *)(void *)j->hs, f, p, &j->lgs[2 * f], &j->lhs[2 * f]);
+      else hb_split_feature(&j->cs.c, d, j->hs, f, p);
     }
-    pb[f].feature = -1; pb[f].gain = -INFINITY;
-    if (active && !active[f]) continue;
-    if (hl) {
-      const int off = d->hist_offset[f], nb = d->hist_offset[f + 1] - off;
-      if (q) SUBTRACT_BINS(hb_qbin_t, hl, hs, off, nb);
-      else SUBTRACT_BINS(hb_histbin_t, hl, hs, off, nb);
-    }
-    if (scan_large && (!mb || mb[f])) {
-      if (q) hb_qsplit_feature(&cb.q, d, (const hb_qbin_t *)(void *)hl, f, &pb[f], &lgs[2 * f + 1], &lhs[2 * f + 1]);
-      else hb_split_feature(&cb.c, d, hl, f, &pb[f]);
-    }
+    return;
   }
+  hb_split_t *p = &j->pb[f];
+  p->feature = -1; p->gain = -INFINITY;
+  if (j->active && !j->active[f]) return;
+  if (j->hl) {
+    const int off = d->hist_offset[f], nb = d->hist_offset[f + 1] - off;
+    if (q) SUBTRACT_BINS(hb_qbin_t, j->hl, j->hs, off, nb);
+    else SUBTRACT_BINS(hb_histbin_t, j->hl, j->hs, off, nb);
+  }
+  if (j->scan_large && (!j->mb || j->mb[f])) {
+    if (q) hb_qsplit_feature(&j->cb.q, d, (const hb_qbin_t *)(void *)j->hl, f, p, &j->lgs[2 * f + 1], &j->lhs[2 * f + 1]);
+    else hb_split_feature(&j->cb.c, d, j->hl, f, p);
+  }
+}
+
+/* The pass's items shared out over the calling team (hb_team_fn): run
+ * inside the histogram's parallel region, after its barrier. */
+static void scan_team(void *arg, int nth) {
+  scan_job_t *j = arg;
+  const int chunk = scan_chunk(2 * j->nfb, nth);
+  (void)chunk;
+  if (j->t_start < 0 && hb_threads_id() == 0) j->t_start = hb_threads_wtime();
+HB_OMP(for schedule(dynamic, chunk) nowait)
+  for (int w = 0; w < 2 * j->nfb; w++) scan_item(j, w);
+}
+
+/* The threads a pass takes in a region of its own: one when the bins of
+ * both children are few. */
+static int scan_threads(const scan_job_t *j, const hb_dataset_t *d, int nthreads) {
+  const int nb = d->hist_offset[j->f0 + j->nfb] - d->hist_offset[j->f0];
+  if (nb * (1 + j->scan_small + j->scan_large) < SCAN_PAR_MIN_BINS * 2) return 1;
+  return hb_threads_use(nthreads);
+}
+
+/* The children's winners from the per-feature bests, in feature order. */
+static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
+  const int small = j->small, large = j->large, q = j->q;
+  const hb_split_t *ps = j->ps, *pb = j->pb;
   hb_split_t *bs = &ws->best[small], *bb = &ws->best[large];
   bs->feature = -1; bs->gain = -INFINITY;
   bb->feature = -1; bb->gain = -INFINITY;
-  for (int f = f0; f < ws->fb1; f++) {
+  for (int f = j->f0; f < j->f0 + j->nfb; f++) {
     if (ps[f].feature >= 0 && ps[f].gain > bs->gain) {
       *bs = ps[f];
-      if (q) { ws->qlg[small] = lgs[2 * f]; ws->qlh[small] = lhs[2 * f]; }
+      if (q) { ws->qlg[small] = j->lgs[2 * f]; ws->qlh[small] = j->lhs[2 * f]; }
     }
     if (pb[f].feature >= 0 && pb[f].gain > bb->gain) {
       *bb = pb[f];
-      if (q) { ws->qlg[large] = lgs[2 * f + 1]; ws->qlh[large] = lhs[2 * f + 1]; }
+      if (q) { ws->qlg[large] = j->lgs[2 * f + 1]; ws->qlh[large] = j->lhs[2 * f + 1]; }
     }
   }
   return bests_agree(ws, small, large);
+}
+
+/* The pass in a region of its own (the histogram took one thread, or is
+ * summed over processes or quantized), then the winners. */
+static int subtract_and_scan(hb_grow_ws_t *ws, const hb_dataset_t *d, scan_job_t *j, int nthreads) {
+  const int nth = scan_threads(j, d, nthreads), chunk = scan_chunk(2 * j->nfb, nth);
+  (void)nth;
+  (void)chunk;  /* unused without OpenMP */
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
+  for (int w = 0; w < 2 * j->nfb; w++) scan_item(j, w);
+  return scan_finish(ws, j);
 }
 #undef SUBTRACT_BINS
 
@@ -1382,27 +1442,39 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
     int ss = slot_take(ws);
     if (ss < 0) { status = ss == -1 ? HB_ERR_NOMEM : HB_ERR_STATE; ws->free_slots[ws->nfree++] = parent_slot; break; }
     ws->slot[small] = ss;
-    PROF_START(t_hist);
-    if ((status = build_leaf_hist(ws, d, small, ss, active, 0, nth)) != HB_OK) {
-      ws->free_slots[ws->nfree++] = parent_slot;
-      break;
-    }
-    prof_hist_rows(ws, ws->count[small], t_hist);
-    int large_ok = can_split(cfg, tree, ws, large);
-    if (large_ok) {
-      ws->slot[large] = parent_slot;
-    } else {
-      ws->free_slots[ws->nfree++] = parent_slot;
-    }
+    const int large_ok = can_split(cfg, tree, ws, large);
     /* node ids of the two children for per-node draws: 2r - 1 (left), 2r (right) */
     const uint64_t us = small == l ? 2 * (uint64_t)r - 1 : 2 * (uint64_t)r, ub = small == l ? 2 * (uint64_t)r : 2 * (uint64_t)r - 1;
     const uint8_t *ms = leaf_mask(ws, cfg, d, active, small, us, ws->mask_s);
     const uint8_t *mb = leaf_mask(ws, cfg, d, active, large, ub, ws->mask_b);
     if (ms == active) ms = NULL;
     if (mb == active) mb = NULL;
-    PROF_START(t_scan);
-    status = subtract_and_scan(ws, cfg, d, active, small, small == l ? cl : cr, large,
-                               large_ok ? parent_slot : -1, large_ok, nth, ms, mb, us, ub);
+    scan_job_t sj;
+    scan_prepare(&sj, ws, cfg, d, active, small, small == l ? cl : cr, large, large_ok ? parent_slot : -1, large_ok,
+                 ms, mb, us, ub);
+    PROF_START(t_hist);
+    int scanned = 0;
+    if (!ws->dist) {
+      /* one parallel region builds the smaller child's histogram, then
+       * subtracts and scans (when the histogram takes the threads) */
+      const int *rows = ws->idx + ws->begin[small], nr = ws->count[small];
+      sj.t_start = ws->prof_on ? -1.0 : 0.0;
+      scanned = qt ? hb_qhist_build_then(d, ws->rb, rows, nr, qt->q, qt->rows16, ws->qg[small], ws->qh[small], active,
+                                         (hb_qbin_t *)ws->pool[ss], nth, scan_team, &sj)
+                   : hb_hist_build_then(d, ws->rb, rows, nr, gh, ws->sum[small].g, ws->sum[small].h, active,
+                                        ws->pool[ss], nth, scan_team, &sj);
+    } else if ((status = build_leaf_hist(ws, d, small, ss, active, 0, nth)) != HB_OK) {
+      ws->free_slots[ws->nfree++] = parent_slot;
+      break;
+    }
+    const double t_scan = scanned ? sj.t_start : (ws->prof_on ? hb_threads_wtime() : 0.0);
+    prof_hist_span(ws, ws->count[small], t_hist, t_scan);
+    if (large_ok) {
+      ws->slot[large] = parent_slot;
+    } else {
+      ws->free_slots[ws->nfree++] = parent_slot;
+    }
+    status = scanned ? scan_finish(ws, &sj) : subtract_and_scan(ws, d, &sj, nth);
     PROF_ADD(PROF_SPLIT, t_scan);
     if (status != HB_OK) break;
     if (ws->best[small].feature < 0) slot_give(ws, small);

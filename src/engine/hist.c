@@ -1000,9 +1000,9 @@ int hb_hist_threads(const hb_dataset_t *d, const hb_rowblock_t *rb, int nrows, c
   return hist_threads(&s, rb, nrows, nthreads);
 }
 
-void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
-                   const double *gh, double tot_g, double tot_h,
-                   const uint8_t *active, hb_histbin_t *hist, int nthreads) {
+int hb_hist_build_then(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                       const double *gh, double tot_g, double tot_h, const uint8_t *active, hb_histbin_t *hist,
+                       int nthreads, hb_team_fn then, void *arg) {
   const hist_shape_t shape = hist_shape(d, rb, active);
   const int n_act = shape.n_act, n_col = shape.n_col, nbundle = shape.nbundle;
   int nth = hist_threads(&shape, rb, nrows, nthreads);
@@ -1090,7 +1090,7 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
     for (int f = 0; f < d->nfeat; f++)
       if (column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
-    return;
+    return 0;
   }
   /* Barriers: one after the row-wise items when something reads their
    * sums (the parts' additions, the sparse and bundle finishes), and the
@@ -1130,7 +1130,18 @@ HB_OMP(for schedule(dynamic, 1) nowait)
         if (column_wise(rb, f) && (!active || active[f]))
           run_column(d, f, rows, nrows, gh, tot_g, tot_h, hist);
     }
+    if (then) {  /* the histogram whole, then the caller's work on the same team */
+HB_OMP(barrier)
+      then(arg, nth);
+    }
   }
 #undef RUN_SPARSE
 #undef RUN_ITEM
+  return then != NULL;
+}
+
+void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                   const double *gh, double tot_g, double tot_h,
+                   const uint8_t *active, hb_histbin_t *hist, int nthreads) {
+  (void)hb_hist_build_then(d, rb, rows, nrows, gh, tot_g, tot_h, active, hist, nthreads, NULL, NULL);
 }

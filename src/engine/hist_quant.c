@@ -172,9 +172,9 @@ static int q_column_wise(const hb_rowblock_t *rb, int f) {
   return !rb || (rb->col_of[f] < 0 && !hb_rowblock_bundled(rb, f));
 }
 
-void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
-                    const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
-                    hb_qbin_t *hist, int nthreads) {
+int hb_qhist_build_then(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                        const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
+                        hb_qbin_t *hist, int nthreads, hb_team_fn then, void *arg) {
   int n_act = 0, n_col = 0;
   if (rb)
     for (int c = 0; c < rb->ncol; c++) n_act += !active || active[rb->feat[c]];
@@ -261,5 +261,14 @@ HB_OMP(for schedule(dynamic, 1))
     for (int f = 0; f < d->nfeat; f++)
       if (q_column_wise(rb, f) && (!active || active[f]))
         run_column(d, f, rows, nrows, q, rows16, tot_g, tot_h, hist, col_acc);
+    /* the histogram whole (the loop's barrier): the caller's work on the same team */
+    if (then && nth > 1) then(arg, nth);
   }
+  return then != NULL && nth > 1;
+}
+
+void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                    const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
+                    hb_qbin_t *hist, int nthreads) {
+  (void)hb_qhist_build_then(d, rb, rows, nrows, q, rows16, tot_g, tot_h, active, hist, nthreads, NULL, NULL);
 }

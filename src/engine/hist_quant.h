@@ -24,4 +24,11 @@ void hb_qhist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *r
                     const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
                     hb_qbin_t *hist, int nthreads);
 
+/* hb_qhist_build, then (when it takes more than one thread) then(arg, nth)
+ * on the same team once the histogram is whole; returns whether then ran
+ * (hb_hist_build_then). */
+int hb_qhist_build_then(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
+                        const int32_t *q, int rows16, int64_t tot_g, int64_t tot_h, const uint8_t *active,
+                        hb_qbin_t *hist, int nthreads, hb_team_fn then, void *arg);
+
 #endif
