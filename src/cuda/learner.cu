@@ -845,7 +845,6 @@ static int replay_steps(hb_cuda_learner_t *L, const TreeArgs &a, int k, cudaStre
 // Enqueue the K trees of a round on stream s, from the roots to the copies
 // of the trees back to pinned memory. *ev_used counts profiling events.
 static int enqueue_trees(hb_cuda_learner_t *L, cudaStream_t s, int *ev_used, int capturing) {
-  const hb_config_t *cfg = &L->cfg;
   const int n = L->n, K = L->K, NL = L->L;
   const size_t nn = NL > 1 ? (size_t)NL - 1 : 1;
   const int bagging = L->d_inbag != NULL;
