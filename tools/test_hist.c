@@ -324,6 +324,76 @@ static void test_hist_gh_rows(const hb_dataset_t *d) {
  * stride (one cache line a row) against the column store and the plain
  * integer sums, for all rows, two leaf subsets and sampled features, on 1-3
  * threads; rows16 small enough that the 16-bit accumulators flush often. */
+/* hb_hist_build_then / hb_qhist_build_then: the caller's work runs on
+ * every thread of the histogram's team once the histogram is whole (each
+ * thread finds it equal to hb_hist_build's), an orphaned loop in it shares
+ * its items over that team (each item once), and it runs exactly when the
+ * histogram takes more than one thread; the histogram is the same. */
+enum { TEAM_ITEMS = 97 };
+typedef struct {
+  const void *hist, *ref;
+  size_t bytes;
+  int calls, nth, bad, items[TEAM_ITEMS];
+} team_probe_t;
+
+static void team_probe(void *arg, int nth) {
+  team_probe_t *p = arg;
+  const int bad = memcmp(p->hist, p->ref, p->bytes) != 0;
+HB_OMP(atomic)
+  p->calls++;
+  if (bad) {
+HB_OMP(atomic)
+    p->bad++;
+  }
+  if (hb_threads_id() == 0) p->nth = nth;
+HB_OMP(for schedule(dynamic, 1) nowait)
+  for (int w = 0; w < TEAM_ITEMS; w++) p->items[w]++;
+}
+
+/* The probe's findings after a build that returned ran, on a team of want threads. */
+static void check_probe(const team_probe_t *p, int ran, int want, const void *hist, const char *what, int m, int th) {
+  int once = 0;
+  for (int w = 0; w < TEAM_ITEMS; w++) once += p->items[w] == (ran ? 1 : 0);
+  CHECK(ran == (want > 1) && p->calls == (ran ? want : 0) && (!ran || p->nth == want),
+        "%s then: %d rows on %d threads ran %d (want %d threads): %d calls, nth %d", what, m, th, ran, want, p->calls,
+        p->nth);
+  CHECK(p->bad == 0 && once == TEAM_ITEMS,
+        "%s then: %d of %d calls saw a partial histogram, %d of %d items not run exactly once", what, p->bad,
+        p->calls, TEAM_ITEMS - once, TEAM_ITEMS);
+  CHECK(memcmp(hist, p->ref, p->bytes) == 0, "%s then: %d rows on %d threads differ from hb_hist_build's", what, m,
+        th);
+}
+
+static void test_hist_then(const hb_dataset_t *d, const hb_rowblock_t *rb) {
+  double *gh = random_gh(N, 15);
+  int *rows = malloc(sizeof(int) * N);
+  uint8_t *half = some_features(d, 7);
+  const size_t hb = sizeof(hb_histbin_t) * (size_t)d->total_bins;
+  hb_histbin_t *ref = malloc(hb), *out = malloc(hb);
+  const double fracs[3] = { 1.0, 0.3, 0.002 };
+  int ran_any = 0;
+  for (int q = 0; q < 3; q++) {
+    double G, H;
+    const int m = pick_leaf(N, fracs[q], 15, 2, (uint64_t)q, gh, rows, &G, &H);
+    const int *rr = fracs[q] == 1.0 ? NULL : rows;
+    for (int a = 0; a < 2; a++)
+      for (int th = 1; th <= 3; th++) {
+        const uint8_t *active = a ? half : NULL;
+        memset(ref, 0xff, hb);  /* bins left unwritten (features not active) alike in both */
+        hb_hist_build(d, rb, rr, m, gh, G, H, active, ref, th);
+        team_probe_t p;
+        memset(&p, 0, sizeof p);
+        p.hist = out; p.ref = ref; p.bytes = hb;
+        memset(out, 0xff, hb);
+        const int ran = hb_hist_build_then(d, rb, rr, m, gh, G, H, active, out, th, team_probe, &p);
+        check_probe(&p, ran, hb_hist_threads(d, rb, m, active, th), out, "full precision", m, th);
+        ran_any += ran;
+      }
+  }
+  CHECK(ran_any > 0 || !hb_threads_have_openmp(), "full precision then: never ran on a team");
+  free(ref); free(out); free(rows); free(gh); free(half);
+}
+
 static void test_qhist(const hb_dataset_t *d) {
   hb_rowblock_t *rb = NULL;
   CHECK(hb_rowblock_create(d, NULL, 1, 3, &rb) == HB_OK && rb, "row block with q: %s", hb_error_message());
@@ -363,6 +433,20 @@ static void test_qhist(const hb_dataset_t *d) {
       naive_qhist(d, rows, m, q, active, naive);
       hb_qhist_build(d, NULL, rr, m, q, 100, G, H, active, col, 1);
       check_qhist_threads(d, rb, rr, m, q, G, H, active, col, naive, row, "row-wise against column-wise:");
+      for (int th = 1; th <= 3; th++) {
+        memset(col, 0xff, hb);
+        hb_qhist_build(d, rb, rr, m, q, 100, G, H, active, col, th);
+        team_probe_t p;
+        memset(&p, 0, sizeof p);
+        p.hist = row; p.ref = col; p.bytes = hb;
+        memset(row, 0xff, hb);
+        const int ran = hb_qhist_build_then(d, rb, rr, m, q, 100, G, H, active, row, th, team_probe, &p);
+        /* the team: the threads given, when the leaf is large enough to share */
+        const int want = ran ? hb_threads_use(th) : 1;
+        check_probe(&p, ran, want, row, "quantized", m, th);
+        CHECK(ran || th == 1 || k == 2 || !hb_threads_have_openmp(), "quantized then: %d rows on %d threads: one thread",
+              m, th);
+      }
     }
   }
   free(col); free(row); free(naive); free(q); free(rows); free(half);
@@ -684,6 +768,7 @@ int main(void) {
     test_rowblock(d, rb);
     if (rb) test_hist(d, rb);
     if (rb) test_hist_threads_cap(d, rb);
+    if (rb) test_hist_then(d, rb);
     hb_rowblock_free(rb);
     test_hist_gh_rows(d);
     test_qhist(d);

@@ -37,8 +37,11 @@
 #define PART_CHUNK 1024
 #define PART_MAX_CHUNKS 256
 
-/* Histogram bins (both children) below which the subtract-and-scan pass
- * runs on one thread. */
+/* Histogram bins (both children) below which a subtract-and-scan pass in
+ * a region of its own (subtract_and_scan) runs on one thread: a region's
+ * start would cost more than the pass. Inside the histogram's region
+ * (scan_team) the team is already running and the items are shared
+ * whatever their count. */
 #define SCAN_PAR_MIN_BINS 4096
 
 /* Items (a feature of one child) a thread takes at a time in the
@@ -824,9 +827,11 @@ static int child_ctx(const hb_grow_ws_t *ws, const hb_config_t *cfg, int l, uint
   } while (0)
 
 /* After a split of a leaf into `small` (histogram built in slot ss) and
- * `large`: when large_slot >= 0 turn it (the parent's histogram) into the
- * larger child's by subtracting the smaller's, and find the best split of
- * each child that may split. One pass does all of it, over 2 nf items: a
+ * `large`: when the larger child may split (scan_prepare's large_slot >= 0)
+ * turn the parent's histogram into the larger child's by subtracting the
+ * smaller's, and find the best split of each child that may split. One
+ * pass (scan_team or subtract_and_scan, then scan_finish) does all of it,
+ * over 2 nf items: a
  * feature of the smaller child (a scan of its histogram, only read) and the
  * same feature of the larger child (subtract, then scan), so that 16
  * threads share 56 items of a 28-feature data set, not 28 (the larger
@@ -907,7 +912,7 @@ static void scan_team(void *arg, int nth) {
   scan_job_t *j = arg;
   const int chunk = scan_chunk(2 * j->nfb, nth);
   (void)chunk;
-  if (j->t_start < 0 && hb_threads_id() == 0) j->t_start = hb_threads_wtime();
+  if (hb_threads_id() == 0 && j->t_start < 0) j->t_start = hb_threads_wtime();  /* thread 0's alone */
 HB_OMP(for schedule(dynamic, chunk) nowait)
   for (int w = 0; w < 2 * j->nfb; w++) scan_item(j, w);
 }
@@ -941,10 +946,9 @@ static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
 }
 
 /* The pass in a region of its own (the histogram took one thread, or is
- * summed over processes or quantized), then the winners. */
+ * summed over processes), then the winners. */
 static int subtract_and_scan(hb_grow_ws_t *ws, const hb_dataset_t *d, scan_job_t *j, int nthreads) {
   const int nth = scan_threads(j, d, nthreads), chunk = scan_chunk(2 * j->nfb, nth);
-  (void)nth;
   (void)chunk;  /* unused without OpenMP */
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, chunk) if (nth > 1))
   for (int w = 0; w < 2 * j->nfb; w++) scan_item(j, w);

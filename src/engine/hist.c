@@ -1093,8 +1093,9 @@ int hb_hist_build_then(const hb_dataset_t *d, const hb_rowblock_t *rb, const int
     return 0;
   }
   /* Barriers: one after the row-wise items when something reads their
-   * sums (the parts' additions, the sparse and bundle finishes), and the
-   * region's end; the column-wise features need none of them. */
+   * sums (the parts' additions, the sparse and bundle finishes), one before
+   * `then` (the histogram whole), and the region's end; the column-wise
+   * features need none of them. */
   const int after = nhalf > 1 || finish || nbundle > 0;
 HB_OMP(parallel num_threads(nth))
   {

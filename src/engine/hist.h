@@ -271,12 +271,14 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
  * loops are orphaned `HB_OMP(for ...)`s, shared out over that team). */
 typedef void (*hb_team_fn)(void *arg, int nth);
 
-/* hb_hist_build, and when it takes more than one thread, then(arg) run by
- * every thread of the same parallel region (nth, the histogram's threads) once the histogram is whole
- * (one region a split instead of two: a region's start and end cost about
- * 5.6 us at 16 threads, a barrier 1.8; split-search-2026-12-02.md). Returns
- * 1 when then ran, 0 when the histogram took one thread (then did not run:
- * the caller does its work in its own way). */
+/* hb_hist_build, and when it takes more than one thread, then(arg, nth)
+ * run by every thread of the same parallel region once the histogram is
+ * whole (one region a split instead of two: a region's start and end cost
+ * about 5.6 us at 16 threads, a barrier 1.8; split-search-2026-12-02.md).
+ * nth is the team size asked for: a sizing hint (chunks), not a bound to
+ * index per-thread scratch by. Returns 1 when then ran, 0 when the
+ * histogram took one thread (then did not run: the caller does its work in
+ * its own way). */
 int hb_hist_build_then(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *rows, int nrows,
                        const double *gh, double tot_g, double tot_h, const uint8_t *active, hb_histbin_t *hist,
                        int nthreads, hb_team_fn then, void *arg);
