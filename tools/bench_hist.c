@@ -2,7 +2,7 @@
  * timed by leaf size, for comparing engine variants on a noisy machine
  * (not a test; tools/hist-bench.sh builds and runs it).
  *
- *   bench_hist ROWS COLS THREADS [REPS [EXACT]]
+ *   bench_hist ROWS COLS THREADS [REPS [EXACT [INROW]]]
  *
  * ROWS x COLS uniform columns binned at max_bin 255 (the row block of the
  * CPU learner, built for THREADS threads), random (gradient, hessian)
@@ -14,7 +14,9 @@
  * where other work on the machine does not intrude. EXACT 1: the pairs on
  * exact_sums' grid and the row block told so (rb->exact: the parts then
  * follow the thread count), as the learner does by default; 0 (default):
- * plain doubles. */
+ * plain doubles. INROW 1: the pairs copied into the rows' spare bytes
+ * (hb_rowblock_set_gh), where the stride has room, as the learner does; 0
+ * (default): read from the pairs' array. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +40,13 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: bench_hist ROWS COLS THREADS [REPS]\n");
+    fprintf(stderr, "usage: bench_hist ROWS COLS THREADS [REPS [EXACT [INROW]]]\n");
     return 2;
   }
   const int n = atoi(argv[1]), p = atoi(argv[2]), th = atoi(argv[3]), reps = argc > 4 ? atoi(argv[4]) : 30;
-  const int exact = argc > 5 ? atoi(argv[5]) : 0;
-  if (n < 1024 || p < 2 || th < 1 || reps < 1 || (exact != 0 && exact != 1)) {
-    fprintf(stderr, "bench_hist: ROWS >= 1024, COLS >= 2, THREADS >= 1, REPS >= 1, EXACT 0 or 1\n");
+  const int exact = argc > 5 ? atoi(argv[5]) : 0, inrow = argc > 6 ? atoi(argv[6]) : 0;
+  if (n < 1024 || p < 2 || th < 1 || reps < 1 || (exact != 0 && exact != 1) || (inrow != 0 && inrow != 1)) {
+    fprintf(stderr, "bench_hist: ROWS >= 1024, COLS >= 2, THREADS >= 1, REPS >= 1, EXACT and INROW 0 or 1\n");
     return 2;
   }
   double **x = malloc(sizeof(double *) * (size_t)p);
@@ -78,10 +80,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   rb->exact = exact;
+  if (inrow) hb_rowblock_set_gh(rb, gh, th);
   hb_histbin_t *hist = malloc(sizeof(hb_histbin_t) * (size_t)d->total_bins);
   double *t = malloc(sizeof(double) * (size_t)reps);
   if (!hist || !t) return 1;
-  printf("rows %d, cols %d, threads %d, reps %d, exact %d\n", n, p, th, reps, exact);
+  printf("rows %d, cols %d, threads %d, reps %d, exact %d, pairs in the rows %d (stride %d)\n", n, p, th, reps, exact,
+         inrow && rb->gh_src == gh, rb->stride);
   for (long long want = 1024; want <= n; want = want < n && 2 * want > n ? n : 2 * want) {  /* then all rows */
     const double frac = (double)want / n;
     int m = 0;

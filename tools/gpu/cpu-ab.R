@@ -10,18 +10,21 @@
 # tools/gpu/cpu-variants.sh runs it for several builds, each in its own process. HB_AB_EXACT=TRUE or FALSE
 # gives exact_sums (else the build's default). HB_AB_DATA=multiclass trains on the generator of
 # inst/bench/run.R's workload 3 instead (gen_multiclass(ROWS), seed 1: 5 classes of 50 features; ROWS e.g.
-# 400000, the size of run.R's training set, whose rows are other draws).
+# 400000, the size of run.R's training set, whose rows are other draws); HB_AB_DATA=regression on workload 2's
+# (gen_regression(ROWS), seed 1: 100 features, 1,000,000 rows in run.R).
 a <- commandArgs(TRUE)
 threads <- as.integer(a[3])
 rounds <- if (length(a) >= 4) as.integer(a[4]) else 50L
 rows <- if (length(a) >= 5) as.numeric(a[5]) else 2e6
-multi <- Sys.getenv("HB_AB_DATA") == "multiclass"
-f <- sprintf("/tmp/%s-cpu-%d.rds", if (multi) "multiclass" else "higgs", as.integer(rows))
+kind <- Sys.getenv("HB_AB_DATA", "higgs")
+if (!kind %in% c("higgs", "multiclass", "regression")) stop("HB_AB_DATA: higgs, multiclass or regression")
+multi <- kind == "multiclass"
+f <- sprintf("/tmp/%s-cpu-%d.rds", kind, as.integer(rows))
 if (!file.exists(f)) {
-  if (multi) {
-    source("inst/bench/run.R")  # gen_multiclass()
+  if (kind != "higgs") {
+    source("inst/bench/run.R")  # gen_multiclass(), gen_regression()
     set.seed(1)
-    saveRDS(gen_multiclass(rows), f, compress = FALSE)
+    saveRDS(if (multi) gen_multiclass(rows) else gen_regression(rows), f, compress = FALSE)
   } else {
     source("inst/bench/higgs.R")  # make_higgs()
     saveRDS(make_higgs(rows, 1), f, compress = FALSE)
@@ -29,8 +32,8 @@ if (!file.exists(f)) {
 }
 if (a[1] == "--data") quit(save = "no")  # only the data
 tr <- readRDS(f)
-y <- if (multi) tr$y else as.integer(tr$y == "s")
-obj <- if (multi) "multiclass" else "binary"
+y <- switch(kind, higgs = as.integer(tr$y == "s"), tr$y)
+obj <- switch(kind, higgs = "binary", kind)
 secs <- function(expr) unname(system.time(expr)[["elapsed"]])
 if (a[1] == "lightgbm") {
   suppressPackageStartupMessages(library(lightgbm))
