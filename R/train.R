@@ -89,8 +89,11 @@
 #'   score updates included), of the trees (`tree_ms`) and within them of the
 #'   row partitions, the histograms (the root's and each smaller child's) and
 #'   the split search (the root's, and each pair of children's subtraction
-#'   and scan) (`partition_ms`, `hist_ms`, `split_ms`), `splits` and
-#'   `rounds`, and `hist_by_rows`: the histograms and their milliseconds by
+#'   and scan) (`partition_ms`, `hist_ms`, `split_ms`; summed over the
+#'   classes' trees where they grow at once), `splits`, `rounds`,
+#'   `class_workers` (how many of a round's class trees grow at once: 1, or
+#'   for a multiclass model at many threads several, each on a share of the
+#'   threads, with the same model), and `hist_by_rows`: the histograms and their milliseconds by
 #'   the leaf's rows, in classes of a factor of 4 (`rows_from` to
 #'   `rows_below`: under 1,024, then 1,024 to 4,095, ..., 1,048,576 or
 #'   more); what `inst/bench/` uses to see where threads lose time.
@@ -1392,8 +1395,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                                                         "hist_bytes", "splits", "rounds", "device_bytes",
                                                         "device_used_peak_bytes", "device_total_bytes"))
   } else if (!is.null(prof)) {
-    fit$cpu_profile <- stats::setNames(as.list(prof[1:7]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
-                                                             "tree_ms", "splits", "rounds"))
+    fit$cpu_profile <- stats::setNames(as.list(prof[1:8]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
+                                                             "tree_ms", "splits", "rounds", "class_workers"))
     from <- c(0, 1024 * 4^(0:5))  # grow.h's classes of the leaf's rows
     fit$cpu_profile$hist_by_rows <- data.frame(rows_from = from, rows_below = c(from[-1], Inf),
                                                histograms = as.integer(prof[18:24]), ms = prof[11:17])

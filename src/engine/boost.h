@@ -64,7 +64,9 @@ int hb_booster_on_gpu(const hb_booster_t *b);
  * splits, rounds, device bytes the learner took, the GPU's peak used bytes,
  * its total bytes (cuda.h's hb_cuda_profile_t). On the CPU: round ms,
  * partition ms, histogram ms, split-search ms, tree ms (hb_grow_tree, whole),
- * splits, rounds, then zeros (grow.h's phase timers) up to out[10], then
+ * splits, rounds (summed over the class workers when several class trees
+ * grow at once), those workers (1: one tree at a time; learner_cpu.c), then
+ * zeros (grow.h's phase timers) up to out[10], then
  * from out[10] grow.h's histogram ms by the leaf's rows and their counts
  * (zeros on the GPU). */
 #define HB_PROFILE_N 24

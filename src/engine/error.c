@@ -2,21 +2,36 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include "error.h"
 
 static char hb_errbuf[1024];
+/* Writers take turns: the CPU learner's class workers (learner_cpu.c) may
+ * record a failure while the main thread records an interrupt. */
+static atomic_flag hb_errlock = ATOMIC_FLAG_INIT;
+static void lock(void) {
+  while (atomic_flag_test_and_set_explicit(&hb_errlock, memory_order_acquire)) {
+  }
+}
+static void unlock(void) { atomic_flag_clear_explicit(&hb_errlock, memory_order_release); }
 
 int hb_error_set(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  lock();
   vsnprintf(hb_errbuf, sizeof hb_errbuf, fmt, ap);
+  unlock();
   va_end(ap);
   return code;
 }
 
 const char *hb_error_message(void) { return hb_errbuf; }
 
-void hb_error_clear(void) { hb_errbuf[0] = '\0'; }
+void hb_error_clear(void) {
+  lock();
+  hb_errbuf[0] = '\0';
+  unlock();
+}
 
 #ifdef HB_TEST_HOOKS
 #include <stdatomic.h>

@@ -30,7 +30,9 @@ enum {
   HB_ERR_INTERRUPT = 6 /* the caller asked the engine to stop (interrupt.h) */
 };
 
-/* Record a printf-style message for `code` and return `code`. Main thread only. */
+/* Record a printf-style message for `code` and return `code`. The main
+ * thread's, and the CPU learner's class workers' while the main thread
+ * waits for them (learner_cpu.c; writes are serialised, the last stays). */
 int hb_error_set(int code, const char *fmt, ...) HB_PRINTF_FMT(2, 3);
 /* The last message recorded (never NULL; "" when none). */
 const char *hb_error_message(void);

@@ -251,6 +251,12 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws);
 }
 
+size_t hb_grow_ws_bytes(const hb_grow_ws_t *ws) {
+  const size_t n = (size_t)ws->nrow, L = (size_t)ws->max_leaves;
+  return (ws->pos ? 3 : 2) * n * sizeof(int) + L * (size_t)ws->total_bins * sizeof(hb_histbin_t) +
+         hb_rowblock_bytes(ws->rb, ws->total_bins);
+}
+
 void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id) { ws->tree_id = tree_id; }
 
 void hb_grow_ws_profile(hb_grow_ws_t *ws, int on) {

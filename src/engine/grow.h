@@ -3,6 +3,7 @@
  * /split.c (gain) and here (order, depth, subtraction). */
 #ifndef HB_GROW_H
 #define HB_GROW_H
+#include <stddef.h>
 #include <stdint.h>
 #include "config.h"
 #include "dataset.h"
@@ -15,6 +16,9 @@ typedef struct hb_grow_ws hb_grow_ws_t;
  * reused from tree to tree). NULL on failure (message recorded). */
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d);
 void hb_grow_ws_free(hb_grow_ws_t *ws);
+/* About the bytes ws holds once its histogram pool is full (every leaf a
+ * slot): its row buffers, the pool and its row block. */
+size_t hb_grow_ws_bytes(const hb_grow_ws_t *ws);
 
 /* Monotone constraints for the trees ws grows on d: col_mono[c] (-1, 0, 1)
  * for each input column of d (numeric columns only), or NULL or all zero

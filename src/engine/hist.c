@@ -66,6 +66,20 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb);
 }
 
+size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins) {
+  if (!rb) return 0;
+  const size_t n = (size_t)rb->nrow, tb = (size_t)total_bins;
+  size_t b = n * (size_t)rb->stride + (size_t)rb->grows * ((size_t)rb->stride + 2 * sizeof(double));
+  b += (size_t)rb->nscratch * HB_HIST_SCRATCH + tb * sizeof(hb_histbin_t);
+  if (rb->parts) b += (HB_HIST_MAX_PARTS - 2) * tb * sizeof(hb_histbin_t);
+  if (rb->nsparse) b += (n + 1) * sizeof(int64_t) + (size_t)rb->sp_ptr[n] * sizeof(uint32_t) + n / 8;
+  if (rb->bb_rows) b += n * (size_t)rb->bb_stride;
+  if (rb->wcode)
+    for (int c = 0; c < rb->ncolumn; c++)
+      if (rb->wcode[c]) b += n * sizeof(uint16_t);
+  return b;
+}
+
 /* Rows per block of the wide codes' construction. */
 #define WCODE_BLOCK 16384
 

@@ -188,6 +188,9 @@ void hb_rowblock_set_gh(hb_rowblock_t *rb, const double *gh, int nthreads);
 void hb_rowblock_set_gh_rows(hb_rowblock_t *rb, const double *gh, int lo, int hi);
 void hb_rowblock_set_gh_src(hb_rowblock_t *rb, const double *gh);
 void hb_rowblock_free(hb_rowblock_t *rb);
+/* About the bytes rb holds (its rows, gathered rows, accumulators and
+ * parts' buffers; total_bins: its dataset's), 0 for NULL. */
+size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins);
 
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
  * and the rest, each in row order, then added (first + second): for the

@@ -23,4 +23,11 @@ void hb_interrupt_set(hb_interrupt_fn fn, void *data);
  * outside parallel regions. */
 int hb_interrupt_check(void);
 
+/* Make the calling thread a worker of the main thread (the CPU learner's
+ * class workers, learner_cpu.c): its checks never call the hook, they
+ * answer HB_ERR_INTERRUPT, without a message, once the main thread's check
+ * has seen a yes (the main thread keeps checking while they run). For the
+ * thread's life. */
+void hb_interrupt_worker(void);
+
 #endif

@@ -4,7 +4,8 @@
  * leaves refit, and the training scores updated from the grower's partition
  * (out-of-bag and validation rows walked through the tree). DART's drops and
  * normalization (boost.c) wrap the round, since the scores live here on the
- * host. */
+ * host. A multiclass round at many threads grows its class trees at once on
+ * class workers (below). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,14 @@
 #include "rank.h"
 #include "rng.h"
 #include "threads.h"
+#if defined(_OPENMP) && !defined(_WIN32)
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#define HB_CLASS_WORKERS 1
+#else
+#define HB_CLASS_WORKERS 0
+#endif
 
 typedef struct {
   hb_grow_ws_t *ws;
@@ -26,6 +35,17 @@ typedef struct {
   uint8_t *in_bag;                 /* n flags, with bagging or goss */
   double *goss_scratch;            /* 2n doubles, with goss */
   int32_t *q;                      /* quantized training: a tree's packed row values */
+  /* Class workers (grow_classes_at_once): ngrow growers, each with its own
+   * workspace gws[w] and quantized values gq[w] (gws[0] is ws, gq[0] q)
+   * and gth[w] threads; ngrow 1: the classes' trees grow one after another.
+   * act: each class's features of the round (K x nfeat); cst, ctouched:
+   * each class's status and whether its scores changed. */
+  int ngrow;
+  hb_grow_ws_t **gws;
+  int32_t **gq;
+  int *gth;
+  uint8_t *act;
+  int *cst, *ctouched;
   int prof_on;                     /* the profile's round timer (the trees' phases: grow.h) */
   double prof_round_s;
   int prof_rounds;
@@ -39,6 +59,16 @@ static void cpu_free(void *state) {
   hb_free(c->in_bag);
   hb_free(c->goss_scratch);
   hb_free(c->q);
+  for (int w = 1; w < c->ngrow; w++) {
+    if (c->gws) hb_grow_ws_free(c->gws[w]);
+    if (c->gq) hb_free(c->gq[w]);
+  }
+  hb_free(c->gws);
+  hb_free(c->gq);
+  hb_free(c->gth);
+  hb_free(c->act);
+  hb_free(c->cst);
+  hb_free(c->ctouched);
   hb_free(c);
 }
 
@@ -96,6 +126,287 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) re
 /* A score that means nothing: not finite, or beyond exp()'s range under a log link. */
 static inline int score_bad(double s, double hi) { return !(s <= hi) || !isfinite(s); }
 
+/* Class k's tree of this round, grown in ws (qbuf: its quantized values, or
+ * NULL) from the features `active` with gcfg (its thread count included),
+ * then its training and validation scores updated. *touched is set once a
+ * score has changed. Called for every class in turn on the main thread,
+ * or on the class workers below (one process, no refit of the leaves);
+ * a score or leaf value that overflows returns hb_booster_overflow's error. */
+static int grow_class(hb_booster_t *b, cpu_learner_t *c, hb_grow_ws_t *ws, int32_t *qbuf, const hb_config_t *gcfg,
+                      int k, const int *bag, const uint8_t *active, hb_tree_t *t, int *touched) {
+  const hb_dataset_t *d = b->train;
+  const hb_config_t *cfg = &b->cfg;
+  const int n = b->n, K = b->K, nth = hb_threads_use(gcfg->nthreads);
+  int st = HB_OK;
+  (void)nth;
+  const double score_hi = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
+  hb_grow_ws_set_tree(ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
+  double *ghk = b->gh + 2 * (size_t)k * n;
+  /* exact sums: this tree's gradients on their grid, after GOSS scaled its sample */
+  if (cfg->exact_sums && !cfg->quantized &&
+      (st = hb_exact_sums_dist(n, ghk, gcfg->nthreads, b->dist, b->dist ? d->nrow_global : n)) != HB_OK)
+    return st;
+  hb_qtree_t qt;
+  if (cfg->quantized &&
+      (st = hb_quantize_tree_dist(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, qbuf, &qt,
+                                  gcfg->nthreads, b->dist, d->row0, b->dist ? d->nrow_global : n)) != HB_OK)
+    return st;
+  st = hb_grow_tree(ws, gcfg, d, ghk, cfg->quantized ? &qt : NULL, bag, c->bag_n, active, t);
+  /* residuals from the score the gradients were taken at (a forest's: the starting score) */
+  if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) {
+    const hb_leaf_rows_t lr = {ws, NULL, NULL, NULL};
+    st = hb_booster_renew_leaves(b, &lr, t, cfg->rf ? b->base : b->score, gcfg->learning_rate);
+  }
+  if (st != HB_OK) return st;
+  *touched = 1;
+  hb_booster_lone_root(cfg, t);
+  if (!hb_booster_tree_finite(t)) return hb_booster_overflow(b, "leaf values", 0, b->iter + 1, 1);
+  double *sk = b->score + (size_t)k * n;
+  /* a forest keeps each score the starting score plus the mean of its trees */
+  const int rf = cfg->rf;
+  const double ik = b->model->init_score[k], inv_t = 1.0 / (double)(b->iter + 1);
+  /* in-bag rows: from the partition (leaves in parallel: their rows are
+   * disjoint); out-of-bag rows: walk the tree */
+  int nleaf = t->num_leaves, bad = 0;
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536))
+  for (int leaf = 0; leaf < nleaf; leaf++) {
+    int cnt;
+    const int *rows = hb_grow_leaf_rows(ws, leaf, &cnt);
+    double v = t->leaf_value[leaf];
+    for (int i = 0; i < cnt; i++) {
+      add_tree(&sk[rows[i]], v, rf ? row_start(d, ik, k, rows[i]) : 0.0, inv_t, rf);
+      bad |= score_bad(sk[rows[i]], score_hi);
+    }
+  }
+  int nomem = 0;
+  if (bag) {  /* rows out of the bag, in blocks of HB_OOB_BLOCK */
+    hb_binnode_t *nd = hb_tree_binnodes(t, d);
+    nomem = !nd;
+    const int nblk = (n + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
+    for (int q = 0; q < (nd ? nblk : 0); q++) {
+      int rows[HB_OOB_BLOCK], leaf[HB_OOB_BLOCK], m = 0;
+      const int hi = (q + 1) * HB_OOB_BLOCK < n ? (q + 1) * HB_OOB_BLOCK : n;
+      for (int i = q * HB_OOB_BLOCK; i < hi; i++)
+        if (!c->in_bag[i]) rows[m++] = i;
+      hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
+      for (int r = 0; r < m; r++) {
+        add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(d, ik, k, rows[r]) : 0.0, inv_t, rf);
+        bad |= score_bad(sk[rows[r]], score_hi);
+      }
+    }
+    hb_free(nd);
+  }
+  if ((st = hb_dist_agree(b->dist, nomem ? HB_ERR_NOMEM : HB_OK, "to place rows out of the bag")) != HB_OK) return st;
+  if (hb_dist_any(b->dist, bad)) return hb_booster_overflow(b, "scores", 0, b->iter + 1, 1);
+  for (int v = 0; v < b->nvalid; v++) {
+    const hb_dataset_t *vd = b->valid[v];
+    double *vs = b->vscore[v] + (size_t)k * vd->nrow;
+    int vn = vd->nrow;
+    hb_binnode_t *nd = hb_tree_binnodes(t, vd);
+    if ((st = hb_dist_agree(b->dist, nd ? HB_OK : HB_ERR_NOMEM, "to place validation rows")) != HB_OK) {
+      hb_free(nd);
+      break;
+    }
+    const int nblk = (vn + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
+    int vbad = 0;
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
+    for (int q = 0; q < nblk; q++) {
+      int rows[HB_OOB_BLOCK], leaf[HB_OOB_BLOCK], m = 0;
+      const int hi = (q + 1) * HB_OOB_BLOCK < vn ? (q + 1) * HB_OOB_BLOCK : vn;
+      for (int i = q * HB_OOB_BLOCK; i < hi; i++) rows[m++] = i;
+      hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
+      for (int r = 0; r < m; r++) {
+        add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(vd, ik, k, rows[r]) : 0.0, inv_t, rf);
+        vbad |= score_bad(vs[rows[r]], score_hi);
+      }
+    }
+    hb_free(nd);
+    if (hb_dist_any(b->dist, vbad)) { st = hb_booster_overflow(b, "scores", v + 1, b->iter + 1, 1); break; }
+  }
+  return st;
+}
+
+/* ---- class workers: a round's class trees grown at once ----
+ *
+ * A multiclass round grows K independent trees. At many threads a tree's
+ * splits gain little from the last threads (per split, the parallel
+ * regions' start and barriers and the small leaves' short loops), so there
+ * the trees grow at once instead, each on a share of the threads: every
+ * worker is a POSIX thread running the grower with its own workspace and
+ * its own OpenMP team (OpenMP's nested teams are made anew at each region
+ * under libgomp: 160-890 us a region on the H200 host's 16 CPUs, against
+ * 5.6 us for a team of the main thread's), taking the next class when it
+ * finishes one. A tree is the same whatever its thread count, so the model
+ * is the one the trees grown in turn make. The main thread meanwhile checks
+ * for interrupts (interrupt.h), which the workers' growers see between
+ * splits. */
+
+/* The workers' plan: predicted time, in trees grown alone on all nth
+ * threads, of K trees on g workers of nth / g threads: ceil(K / g) waves of
+ * trees each g^CW_ALPHA times slower than alone, over CW_EFF (the
+ * workers' contention for memory and each round's wait for its slowest
+ * tree). Fitted on inst/bench/run.R's workload 3's generator (400k x 50,
+ * 5 classes, 20 rounds) on the H200 host's 16-CPU Xeon
+ * (threads-classes-h200host-2026-12-03.md): 11.3, 8.2, 6.2, 4.5 and 3.2 s
+ * at 2, 3, 4, 8 and 16 threads alone (time ~ threads^-0.6), and five
+ * workers at 12 and 16 threads 0.83 of the time of the trees grown in turn
+ * (three workers at 8 threads, two waves: level). */
+#define CW_ALPHA 0.6
+#define CW_EFF 0.66
+/* Workers run at least 2 threads each (the fit's range) and are used when
+ * predicted to save 15% or more. */
+#define CW_MIN_THREADS 2
+#define CW_GAIN 0.85
+/* Their workspaces (each a copy of the row block and a histogram pool) may
+ * add at most this many bytes. */
+#define CW_MAX_BYTES ((size_t)2 << 30)
+
+static int class_workers_plan(int K, int nth, size_t ws_bytes) {
+  if (!HB_CLASS_WORKERS || K < 2) return 1;
+  int best = 1;
+  double best_t = CW_GAIN * K;
+  for (int g = 2; g <= K && g * CW_MIN_THREADS <= nth; g++) {
+    if ((size_t)(g - 1) * ws_bytes > CW_MAX_BYTES) break;
+    const int waves = (K + g - 1) / g;
+    const double t = waves * pow((double)g, CW_ALPHA) / CW_EFF;
+    if (t < best_t) {
+      best_t = t;
+      best = g;
+    }
+  }
+  return best;
+}
+
+#if HB_CLASS_WORKERS
+typedef struct {
+  hb_booster_t *b;
+  cpu_learner_t *c;
+  const hb_config_t *gcfg;
+  const int *bag;
+  hb_tree_t **tr;
+  atomic_int next;    /* the next class to grow */
+  atomic_int failed;  /* a class failed: the others stop starting */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;           /* workers finished (under mu) */
+} class_job_t;
+
+typedef struct {
+  class_job_t *job;
+  int w;
+} class_arg_t;
+
+/* Worker w's classes, until none is left or one failed. */
+static void run_classes(class_job_t *j, int w) {
+  cpu_learner_t *c = j->c;
+  const int K = j->b->K, nf = j->b->train->nfeat;
+  hb_config_t g = *j->gcfg;
+  g.nthreads = c->gth[w];
+  for (;;) {
+    const int k = atomic_fetch_add(&j->next, 1);
+    if (k >= K) break;
+    if (atomic_load(&j->failed)) continue;  /* its status stays -1: not grown */
+    c->cst[k] = grow_class(j->b, c, c->gws[w], c->gq ? c->gq[w] : NULL, &g, k, j->bag, c->act + (size_t)k * nf,
+                           j->tr[k], &c->ctouched[k]);
+    if (c->cst[k] != HB_OK) atomic_store(&j->failed, 1);
+  }
+}
+
+static void *class_worker(void *p) {
+  class_arg_t *a = p;
+  hb_interrupt_worker();
+  run_classes(a->job, a->w);
+  pthread_mutex_lock(&a->job->mu);
+  a->job->done++;
+  pthread_cond_signal(&a->job->cv);
+  pthread_mutex_unlock(&a->job->mu);
+  return NULL;
+}
+#endif
+
+/* The round's K class trees on c->ngrow workers (one process, no refit of
+ * the leaves): each class's features drawn first, in class order, on this
+ * thread; then the workers; this thread checks for interrupts every 20 ms
+ * until they end. The status: the first failure in class order other than
+ * an interrupt, else an interrupt's, else HB_OK. */
+static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_config_t *gcfg, const int *bag,
+                                hb_tree_t **tr, int *single, int *touched) {
+  const int K = b->K, nf = b->train->nfeat;
+  int st = HB_OK;
+  for (int k = 0; k < K; k++) {
+    c->cst[k] = -1;
+    c->ctouched[k] = 0;
+    if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) return HB_ERR_NOMEM;
+    if ((st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) return st;
+    memcpy(c->act + (size_t)k * nf, b->active, (size_t)nf);
+  }
+#if HB_CLASS_WORKERS
+  class_job_t job;
+  job.b = b;
+  job.c = c;
+  job.gcfg = gcfg;
+  job.bag = bag;
+  job.tr = tr;
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  job.done = 0;
+  class_arg_t arg[64];
+  pthread_t th[64];
+  int started = 0;
+  const int G = c->ngrow < 64 ? c->ngrow : 64;
+  if (pthread_mutex_init(&job.mu, NULL) == 0) {
+    if (pthread_cond_init(&job.cv, NULL) == 0) {
+      pthread_attr_t attr;
+      const int attr_ok = pthread_attr_init(&attr) == 0;
+      if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+      for (int w = 0; w < G; w++) {
+        arg[w].job = &job;
+        arg[w].w = w;
+        if (pthread_create(&th[w], attr_ok ? &attr : NULL, class_worker, &arg[w]) != 0) break;
+        started++;
+      }
+      if (attr_ok) pthread_attr_destroy(&attr);
+      pthread_mutex_lock(&job.mu);
+      while (job.done < started) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+          ts.tv_sec++;
+          ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&job.cv, &job.mu, &ts);
+        pthread_mutex_unlock(&job.mu);
+        (void)hb_interrupt_check();  /* a yes reaches the workers' checks */
+        pthread_mutex_lock(&job.mu);
+      }
+      pthread_mutex_unlock(&job.mu);
+      for (int w = 0; w < started; w++) pthread_join(th[w], NULL);
+      pthread_cond_destroy(&job.cv);
+    }
+    pthread_mutex_destroy(&job.mu);
+  }
+  if (started == 0) run_classes(&job, 0);  /* no thread could start: this one grows them all */
+#else
+  (void)gcfg;
+  (void)bag;
+#endif
+  int first = HB_OK, intr = HB_OK;
+  for (int k = 0; k < K; k++) {
+    if (c->ctouched[k]) *touched = 1;
+    if (c->cst[k] == HB_ERR_INTERRUPT) {
+      if (intr == HB_OK) intr = HB_ERR_INTERRUPT;
+    } else if (c->cst[k] != HB_OK && c->cst[k] != -1 && first == HB_OK) {
+      first = c->cst[k];
+    }
+    if (c->cst[k] == HB_OK && tr[k]->num_leaves == 1) (*single)++;
+  }
+  if (first != HB_OK) return first;
+  if (intr != HB_OK) return hb_error_set(HB_ERR_INTERRUPT, "interrupted");
+  return HB_OK;
+}
+
 /* One round: the booster checked for an interrupt just before. */
 static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single) {
   cpu_learner_t *c = state;
@@ -128,7 +439,6 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
   if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
                                                 cfg->nthreads)))
     return hb_booster_overflow(b, "gradients", 0, b->iter + 1, 1);
-  const double score_hi = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : HUGE_VAL;
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate
    * rounds on every row, as LightGBM), or all */
   const int *bag = NULL;
@@ -144,101 +454,20 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
     if (b->iter % cfg->bagging_freq == 0) resample_bag(b, c);
     bag = c->bag;
   }
-  for (int k = 0; k < K; k++) {
-    /* data-parallel: an interrupt, like a failure, is agreed on here (the
-     * grower checks none between splits then: each process would see it at
-     * a different split) */
-    if (k > 0) st = hb_interrupt_check();
-    if (st == HB_OK && !(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
-    if (st == HB_OK) st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
-    if ((st = hb_dist_agree(b->dist, st, "to start a tree")) != HB_OK) break;
-    hb_grow_ws_set_tree(c->ws, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
-    double *ghk = b->gh + 2 * (size_t)k * n;
-    /* exact sums: this tree's gradients on their grid, after GOSS scaled its sample */
-    if (cfg->exact_sums && !cfg->quantized &&
-        (st = hb_exact_sums_dist(n, ghk, cfg->nthreads, b->dist, b->dist ? d->nrow_global : n)) != HB_OK)
-      break;
-    hb_qtree_t qt;
-    if (cfg->quantized &&
-        (st = hb_quantize_tree_dist(cfg, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k, n, ghk, c->q, &qt,
-                                    cfg->nthreads, b->dist, d->row0, b->dist ? d->nrow_global : n)) != HB_OK)
-      break;
-    st = hb_grow_tree(c->ws, &gcfg, d, ghk, cfg->quantized ? &qt : NULL, bag, c->bag_n, b->active, tr[k]);
-    /* residuals from the score the gradients were taken at (a forest's: the starting score) */
-    if (st == HB_OK && HB_OBJ_RENEWS(cfg->objective)) {
-      const hb_leaf_rows_t lr = {c->ws, NULL, NULL, NULL};
-      st = hb_booster_renew_leaves(b, &lr, tr[k], cfg->rf ? b->base : b->score, gcfg.learning_rate);
+  if (c->ngrow > 1 && !b->dist && !HB_OBJ_RENEWS(cfg->objective)) {
+    st = grow_classes_at_once(b, c, &gcfg, bag, tr, single, &touched);
+  } else {
+    for (int k = 0; k < K; k++) {
+      /* data-parallel: an interrupt, like a failure, is agreed on here (the
+       * grower checks none between splits then: each process would see it at
+       * a different split) */
+      if (k > 0) st = hb_interrupt_check();
+      if (st == HB_OK && !(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
+      if (st == HB_OK) st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
+      if ((st = hb_dist_agree(b->dist, st, "to start a tree")) != HB_OK) break;
+      if ((st = grow_class(b, c, c->ws, c->q, &gcfg, k, bag, b->active, tr[k], &touched)) != HB_OK) break;
+      if (tr[k]->num_leaves == 1) (*single)++;
     }
-    if (st != HB_OK) break;
-    touched = 1;
-    hb_tree_t *t = tr[k];
-    hb_booster_lone_root(cfg, t);
-    if (!hb_booster_tree_finite(t)) { st = hb_booster_overflow(b, "leaf values", 0, b->iter + 1, 1); break; }
-    if (t->num_leaves == 1) (*single)++;
-    double *sk = b->score + (size_t)k * n;
-    /* a forest keeps each score the starting score plus the mean of its trees */
-    const int rf = cfg->rf;
-    const double ik = b->model->init_score[k], inv_t = 1.0 / (double)(b->iter + 1);
-    /* in-bag rows: from the partition (leaves in parallel: their rows are
-     * disjoint); out-of-bag rows: walk the tree */
-    int nleaf = t->num_leaves, bad = 0;
-HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536))
-    for (int leaf = 0; leaf < nleaf; leaf++) {
-      int cnt;
-      const int *rows = hb_grow_leaf_rows(c->ws, leaf, &cnt);
-      double v = t->leaf_value[leaf];
-      for (int i = 0; i < cnt; i++) {
-        add_tree(&sk[rows[i]], v, rf ? row_start(d, ik, k, rows[i]) : 0.0, inv_t, rf);
-        bad |= score_bad(sk[rows[i]], score_hi);
-      }
-    }
-    int nomem = 0;
-    if (bag) {  /* rows out of the bag, in blocks of HB_OOB_BLOCK */
-      hb_binnode_t *nd = hb_tree_binnodes(t, d);
-      nomem = !nd;
-      const int nblk = (n + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
-HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : bad))
-      for (int q = 0; q < (nd ? nblk : 0); q++) {
-        int rows[HB_OOB_BLOCK], leaf[HB_OOB_BLOCK], m = 0;
-        const int hi = (q + 1) * HB_OOB_BLOCK < n ? (q + 1) * HB_OOB_BLOCK : n;
-        for (int i = q * HB_OOB_BLOCK; i < hi; i++)
-          if (!c->in_bag[i]) rows[m++] = i;
-        hb_tree_leaves_binnodes(t, nd, d, rows, m, leaf);
-        for (int r = 0; r < m; r++) {
-          add_tree(&sk[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(d, ik, k, rows[r]) : 0.0, inv_t, rf);
-          bad |= score_bad(sk[rows[r]], score_hi);
-        }
-      }
-      hb_free(nd);
-    }
-    if ((st = hb_dist_agree(b->dist, nomem ? HB_ERR_NOMEM : HB_OK, "to place rows out of the bag")) != HB_OK) break;
-    if (hb_dist_any(b->dist, bad)) { st = hb_booster_overflow(b, "scores", 0, b->iter + 1, 1); break; }
-    for (int v = 0; v < b->nvalid; v++) {
-      const hb_dataset_t *vd = b->valid[v];
-      double *vs = b->vscore[v] + (size_t)k * vd->nrow;
-      int vn = vd->nrow;
-      hb_binnode_t *nd = hb_tree_binnodes(t, vd);
-      if ((st = hb_dist_agree(b->dist, nd ? HB_OK : HB_ERR_NOMEM, "to place validation rows")) != HB_OK) {
-        hb_free(nd);
-        break;
-      }
-      const int nblk = (vn + HB_OOB_BLOCK - 1) / HB_OOB_BLOCK;
-      int vbad = 0;
-HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
-      for (int q = 0; q < nblk; q++) {
-        int rows[HB_OOB_BLOCK], leaf[HB_OOB_BLOCK], m = 0;
-        const int hi = (q + 1) * HB_OOB_BLOCK < vn ? (q + 1) * HB_OOB_BLOCK : vn;
-        for (int i = q * HB_OOB_BLOCK; i < hi; i++) rows[m++] = i;
-        hb_tree_leaves_binnodes(t, nd, vd, rows, m, leaf);
-        for (int r = 0; r < m; r++) {
-          add_tree(&vs[rows[r]], t->leaf_value[leaf[r]], rf ? row_start(vd, ik, k, rows[r]) : 0.0, inv_t, rf);
-          vbad |= score_bad(vs[rows[r]], score_hi);
-        }
-      }
-      hb_free(nd);
-      if (hb_dist_any(b->dist, vbad)) { st = hb_booster_overflow(b, "scores", v + 1, b->iter + 1, 1); break; }
-    }
-    if (st != HB_OK) break;
   }
   if (st == HB_OK && cfg->dart) st = hb_booster_dart_end(b, gcfg.learning_rate);
   if (st != HB_OK && st != HB_ERR_INTERRUPT && cfg->dart && b->dart.ndrop > 0) b->broken = 1;
@@ -267,12 +496,17 @@ static void cpu_profile(void *state, int on) {
   c->prof_round_s = 0;
   c->prof_rounds = 0;
   hb_grow_ws_profile(c->ws, on);
+  for (int w = 1; w < c->ngrow; w++) hb_grow_ws_profile(c->gws[w], on);
 }
 
 static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
   const cpu_learner_t *c = state;
-  double g[HB_GROW_PROFILE_N];
+  double g[HB_GROW_PROFILE_N], gw[HB_GROW_PROFILE_N];
   hb_grow_ws_get_profile(c->ws, g);
+  for (int w = 1; w < c->ngrow; w++) {  /* class workers: summed over them */
+    hb_grow_ws_get_profile(c->gws[w], gw);
+    for (int k = 0; k < HB_GROW_PROFILE_N; k++) g[k] += gw[k];
+  }
   for (int k = 0; k < HB_PROFILE_N; k++) out[k] = 0.0;
   out[0] = 1000 * c->prof_round_s;
   out[1] = 1000 * g[0];  /* partition */
@@ -281,11 +515,42 @@ static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
   out[4] = 1000 * g[3];  /* the trees, whole */
   out[5] = g[4];         /* splits */
   out[6] = c->prof_rounds;
+  out[7] = c->ngrow;     /* class trees grown at once */
   for (int k = 0; k < HB_PROF_ROW_CLASSES; k++) {
     out[10 + k] = 1000 * g[5 + k];
     out[10 + HB_PROF_ROW_CLASSES + k] = g[5 + HB_PROF_ROW_CLASSES + k];
   }
   return 1;
+}
+
+/* The class workers' state for G workers (class_workers_plan): their
+ * thread shares (nth / G, the first nth % G one more), workspaces made as
+ * c->ws (the same configuration and monotone constraints), quantized
+ * values, and the per-class arrays. HB_OK or HB_ERR_NOMEM; what was made
+ * stays in c for cpu_free. */
+static int make_class_workers(hb_booster_t *b, cpu_learner_t *c, const int *monotone, int G) {
+  const hb_config_t *cfg = &b->cfg;
+  const int nth = hb_threads_use(cfg->nthreads), K = b->K;
+  int st = HB_OK;
+  c->gws = hb_calloc((size_t)G, sizeof *c->gws);
+  c->gth = hb_calloc((size_t)G, sizeof *c->gth);
+  c->act = hb_malloc((size_t)K * (size_t)b->train->nfeat);
+  c->cst = hb_calloc((size_t)K, sizeof *c->cst);
+  c->ctouched = hb_calloc((size_t)K, sizeof *c->ctouched);
+  if (cfg->quantized) c->gq = hb_calloc((size_t)G, sizeof *c->gq);
+  if (!c->gws || !c->gth || !c->act || !c->cst || !c->ctouched || (cfg->quantized && !c->gq)) return HB_ERR_NOMEM;
+  c->ngrow = G;
+  c->gws[0] = c->ws;
+  if (c->gq) c->gq[0] = c->q;
+  for (int w = 0; w < G; w++) c->gth[w] = nth / G + (w < nth % G);
+  for (int w = 1; w < G; w++) {
+    hb_config_t wc = *cfg;
+    wc.nthreads = c->gth[w];
+    if (!(c->gws[w] = hb_grow_ws_create(&wc, b->train))) return HB_ERR_NOMEM;
+    if (monotone && (st = hb_grow_ws_set_monotone(c->gws[w], b->train, monotone)) != HB_OK) return st;
+    if (c->gq && !(c->gq[w] = hb_malloc(sizeof(int32_t) * (size_t)b->n))) return HB_ERR_NOMEM;
+  }
+  return HB_OK;
 }
 
 /* The grower's workspace (with the monotone constraints), the bag and
@@ -312,6 +577,23 @@ static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
     cpu_free(c);
     return st;
   }
+  c->ngrow = 1;
+  int G = b->dist || HB_OBJ_RENEWS(cfg->objective)
+              ? 1
+              : class_workers_plan(b->K, hb_threads_use(cfg->nthreads), hb_grow_ws_bytes(c->ws));
+#ifdef HB_TEST_HOOKS
+  /* the tests' way to the workers on a machine of few cores */
+  const char *force = getenv("HISTBOOST_TEST_CLASS_WORKERS");
+  if (force && atoi(force) > 0 && HB_CLASS_WORKERS && G == 1 && !b->dist && !HB_OBJ_RENEWS(cfg->objective)) {
+    const int nth = hb_threads_use(cfg->nthreads);
+    G = atoi(force) < b->K ? atoi(force) : b->K;
+    if (G > nth) G = nth;
+  }
+#endif
+  if (G > 1 && (st = make_class_workers(b, c, monotone, G)) != HB_OK) {
+    cpu_free(c);
+    return st;
+  }
   if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) {
     c->bag = hb_malloc(sizeof(int) * (size_t)b->n);
     c->in_bag = hb_malloc((size_t)b->n);
@@ -327,7 +609,10 @@ nomem:
 
 static int cpu_set_interactions(hb_booster_t *b, void *state, int ngroups, const int *begin, const int *cols) {
   cpu_learner_t *c = state;
-  return hb_grow_ws_set_interactions(c->ws, b->train, ngroups, begin, cols);
+  int st = hb_grow_ws_set_interactions(c->ws, b->train, ngroups, begin, cols);
+  for (int w = 1; w < c->ngrow && st == HB_OK; w++)
+    st = hb_grow_ws_set_interactions(c->gws[w], b->train, ngroups, begin, cols);
+  return st;
 }
 
 const hb_learner_ops_t hb_learner_cpu = {

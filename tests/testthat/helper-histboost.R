@@ -33,6 +33,20 @@ skip_without_test_hooks <- function() {
   }
 }
 
+# A multiclass round's trees grow at once on class workers only at many
+# threads (learner_cpu.c's plan); a build with test hooks takes
+# HISTBOOST_TEST_CLASS_WORKERS workers whatever the machine. Sets it for
+# the calling test (TRUE), or returns FALSE without test hooks.
+force_class_workers <- function(n = 3L, env = parent.frame()) {
+  if (!exists("C_hb_dataset_bins", envir = asNamespace("histboost"), inherits = FALSE)) return(FALSE)
+  old <- Sys.getenv("HISTBOOST_TEST_CLASS_WORKERS", NA)
+  Sys.setenv(HISTBOOST_TEST_CLASS_WORKERS = n)
+  do.call(on.exit, list(substitute(if (is.na(old)) Sys.unsetenv("HISTBOOST_TEST_CLASS_WORKERS")
+                                   else Sys.setenv(HISTBOOST_TEST_CLASS_WORKERS = old), list(old = old)),
+                        add = TRUE), envir = env)
+  TRUE
+}
+
 # expect an input error whose message names `what` (an argument in
 # backticks, or a column name; a regular expression)
 expect_input_error <- function(expr, what) {

@@ -37,6 +37,13 @@ interrupt_child <- c(
   "  ds <- hb_dataset(X, Y, nthreads = 1L)",
   "  tr <- function(r) histboost(ds, nrounds = r, num_leaves = 255, nthreads = nth, seed = 1, verbose = 0)",
   "  long('train', took(tr(1)) * 2000, tr(2000))",
+  # three classes at 8 threads: their trees grow at once on class workers
+  # (learner_cpu.c), which see the interrupt through the main thread
+  "  Sys.setenv(HISTBOOST_TEST_CLASS_WORKERS = '3')  # whatever the cores (a build with test hooks)",
+  "  Ymc <- cut(Y, 3)",
+  "  trm <- function(r, n = 100000) histboost(X[1:n, ], Ymc[1:n], objective = 'multiclass', nrounds = r,",
+  "                                           num_leaves = 255, nthreads = 8L, seed = 1, verbose = 0)",
+  "  long('train-classes', took(trm(1)) * 2000, trm(2000))",
   "  Xc <- X[1:30000, ]; Yc <- Y[1:30000]",
   "  cv <- function(r) hb_cv(Xc, Yc, nfold = 3, nrounds = r, num_leaves = 255, nthreads = nth, seed = 1, verbose = 0)",
   "  long('cv', took(cv(1)) * 2000, cv(2000))",
@@ -84,7 +91,10 @@ interrupt_child <- c(
   "  small <- histboost(xs, ys, nrounds = 20, num_leaves = 63, nthreads = nth, seed = 3, verbose = 0)",
   "  set.seed(5)  # the folds",
   "  scv <- hb_cv(xs, ys, nfold = 3, nrounds = 10, nthreads = nth, seed = 3, verbose = 0)",
+  "  small_mc <- histboost(xs, cut(ys, 3), objective = 'multiclass', nrounds = 10, num_leaves = 63,",
+  "                        nthreads = 8L, seed = 3, verbose = 0)",
   "  saveRDS(list(before = before, after = after, xs = xs, ys = ys, small = small$model_text,",
+  "               small_mc = small_mc$model_text,",
   "               small_pred = predict(small, xs, nthreads = nth), scv = scv$evaluation_log),",
   "          file.path(dir, 'results.rds'))",
   "  put('done', '')",
@@ -92,7 +102,7 @@ interrupt_child <- c(
   "tryCatch(main(), error = function(e) put('error', conditionMessage(e)))"
 )
 
-test_that("Ctrl-C stops training, cv, prediction of every type and binning at once, and everything works after", {
+test_that("Ctrl-C stops training (class trees grown at once too), cv, prediction of every type and binning at once, and everything works after", {
   skip_on_os("windows")  # SIGINT to another process is POSIX
   skip_if_not(histboost_installed(), "histboost is not installed, so a child R process cannot load it")
   dir <- tempfile("hbint")
@@ -125,7 +135,7 @@ test_that("Ctrl-C stops training, cv, prediction of every type and binning at on
   if (is.null(p)) return()
   pid <- as.integer(p)
 
-  for (k in c("train", "cv", "response", "raw", "leaf", "contrib", "dataset")) {
+  for (k in c("train", "train-classes", "cv", "response", "raw", "leaf", "contrib", "dataset")) {
     if (is.null(wait_for(paste0("marker-", k)))) {
       fail(paste0(k, ": the child never started the call: ", child_log()))
       return()
@@ -169,6 +179,10 @@ test_that("Ctrl-C stops training, cv, prediction of every type and binning at on
   small <- histboost(res$xs, res$ys, nrounds = 20, num_leaves = 63, nthreads = 2L, seed = 3, verbose = 0)
   expect_identical(res$small, small$model_text)
   expect_identical(res$small_pred, predict(small, res$xs, nthreads = 2L))
+  # three classes' trees grown at once there (8 threads), one after another here
+  small_mc <- histboost(res$xs, cut(res$ys, 3), objective = "multiclass", nrounds = 10, num_leaves = 63,
+                        nthreads = 1L, seed = 3, verbose = 0)
+  expect_identical(res$small_mc, small_mc$model_text)
   set.seed(5)  # the folds
   scv <- hb_cv(res$xs, res$ys, nfold = 3, nrounds = 10, nthreads = 2L, seed = 3, verbose = 0)
   expect_identical(res$scv, scv$evaluation_log)

@@ -201,11 +201,15 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
   d <- thr_data()$mc
   old <- options(histboost.cpu_profile = TRUE)
   on.exit(options(old))
-  for (q in c(FALSE, TRUE)) {
-    m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)
+  forced <- force_class_workers(3L)
+  for (q in c(FALSE, TRUE)) for (nt in c(2L, 8L)) {
+    m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = nt, quantized = q)
     p <- m$cpu_profile
     expect_named(p, c("round_ms", "partition_ms", "hist_ms", "split_ms", "tree_ms", "splits", "rounds",
-                      "hist_by_rows"))
+                      "class_workers", "hist_by_rows"))
+    # at 8 threads the 3 classes' trees grow at once: their phases are summed
+    # over the workers, so the trees may take up to that many rounds' time
+    expect_identical(p$class_workers, if (forced) 2 + (nt == 8L) else 1)
     expect_null(m$gpu_profile)
     # the counts: every internal node of hb_trees() is one split; 3 classes a round
     tr <- hb_trees(m)
@@ -214,7 +218,7 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
     # the phases lie inside the trees, the trees inside the rounds
     expect_true(all(unlist(p[1:5]) >= 0))
     expect_lte(p$partition_ms + p$hist_ms + p$split_ms, p$tree_ms * (1 + 1e-9))
-    expect_lte(p$tree_ms, p$round_ms * (1 + 1e-9))
+    expect_lte(p$tree_ms, p$round_ms * p$class_workers * (1 + 1e-9))
     expect_gt(p$hist_ms, 0)
     # the histograms by the leaf's rows: the root's, then each split's smaller
     # child's, unless neither child could split again (so at most those of
@@ -235,9 +239,45 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
     expect_equal(sum(h$ms), p$hist_ms, tolerance = 1e-9)
     # the profile changes nothing in the model, and without the option there is none
     options(histboost.cpu_profile = NULL)
-    m0 <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = 2L, quantized = q)
+    m0 <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = nt, quantized = q)
     options(histboost.cpu_profile = TRUE)
     expect_identical(m0$model_text, m$model_text)
     expect_null(m0$cpu_profile)
+  }
+})
+
+test_that("a multiclass round's trees grown at once (8 threads) are the trees grown one after another", {
+  # With 3 class workers at 8 threads a 3-class round's trees grow at once,
+  # each on a share of the threads (learner_cpu.c; a machine of many cores
+  # needs no hook for it); at 1 thread one after another, the path every
+  # other test checks. Every option that reaches
+  # a class's tree: its drawn features, the bag, GOSS's sample, quantized
+  # values, constraints, validation scores, a forest's means, DART's drops.
+  d <- gen_task(75, n = 6000, p = 6, task = "multiclass", na = 0.05, factors = 1, K = 3)
+  v <- 1:1000
+  cases <- list(
+    plain = list(),
+    sampled = list(bagging_fraction = 0.7, bagging_freq = 1L, feature_fraction = 0.7,
+                   feature_fraction_bynode = 0.8, extra_trees = TRUE),
+    goss = list(goss = TRUE, learning_rate = 0.5),
+    quantized = list(quantized = TRUE),
+    constrained = list(monotone_constraints = c(x1 = 1), interaction_constraints = list(c("x1", "x2"), c("x3", "x4", "f1"))),
+    valid = list(valid = list(list(x = d$x[v, ], y = d$y[v])), early_stopping_rounds = 3L),
+    forest = list(boosting = "rf", bagging_fraction = 0.6, bagging_freq = 1L),
+    dart = list(boosting = "dart", drop_rate = 0.3),
+    ova = list(objective = "multiclassova")
+  )
+  skip_without_test_hooks()
+  force_class_workers(3L)
+  old <- options(histboost.cpu_profile = TRUE)
+  on.exit(options(old), add = TRUE)
+  for (k in names(cases)) {
+    fit <- function(nt) do.call(hb_quiet, c(list(d$x[-v, ], d$y[-v], nrounds = 12L, num_leaves = 15L,
+                                                 min_data_in_leaf = 10L, seed = 9L, nthreads = nt), cases[[k]]))
+    one <- fit(1L)
+    eight <- fit(8L)
+    expect_equal(one$cpu_profile$class_workers, 1, label = paste(k, "class workers at 1 thread"))
+    expect_identical(eight$cpu_profile$class_workers, 3, label = paste(k, "class workers at 8 threads"))
+    expect_same_model(one, eight, d$x, paste(k, "classes at once"))
   }
 })
