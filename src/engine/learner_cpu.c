@@ -582,9 +582,10 @@ static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
               ? 1
               : class_workers_plan(b->K, hb_threads_use(cfg->nthreads), hb_grow_ws_bytes(c->ws));
 #ifdef HB_TEST_HOOKS
-  /* the tests' way to the workers on a machine of few cores */
+  /* the tests' way to the workers on a machine of few cores, and the
+   * benchmarks' to any count of them (1: none) */
   const char *force = getenv("HISTBOOST_TEST_CLASS_WORKERS");
-  if (force && atoi(force) > 0 && HB_CLASS_WORKERS && G == 1 && !b->dist && !HB_OBJ_RENEWS(cfg->objective)) {
+  if (force && atoi(force) > 0 && HB_CLASS_WORKERS && !b->dist && !HB_OBJ_RENEWS(cfg->objective)) {
     const int nth = hb_threads_use(cfg->nthreads);
     G = atoi(force) < b->K ? atoi(force) : b->K;
     if (G > nth) G = nth;
