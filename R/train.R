@@ -489,7 +489,9 @@ histboost <- function(x, ...) {
 #'   Not in [hb_cv()].
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()]. The model does not
-#'   depend on it.
+#'   depend on it. With five or more classes and 10 or more threads a
+#'   round's class trees grow at once, each on a share of the threads
+#'   (faster there; up to 2 GiB more memory).
 #' @param seed Seed for bagging and feature sampling; `NULL` draws one from R's
 #'   random number generator (so `set.seed()` makes fits reproducible). Stored
 #'   in `params`.
