@@ -6,8 +6,8 @@
 #include "error.h"
 
 static char hb_errbuf[1024];
-/* Writers take turns: the CPU learner's class workers (learner_cpu.c) may
- * record a failure while the main thread records an interrupt. */
+/* Writers take turns (the main thread's; a class worker writes to its own
+ * buffer, hb_error_capture). */
 static atomic_flag hb_errlock = ATOMIC_FLAG_INIT;
 static void lock(void) {
   while (atomic_flag_test_and_set_explicit(&hb_errlock, memory_order_acquire)) {
@@ -15,9 +15,24 @@ static void lock(void) {
 }
 static void unlock(void) { atomic_flag_clear_explicit(&hb_errlock, memory_order_release); }
 
+/* A class worker's messages go to its own buffer (hb_error_capture). */
+static _Thread_local char *capture = NULL;
+static _Thread_local size_t capture_size = 0;
+
+void hb_error_capture(char *buf, size_t size) {
+  capture = buf;
+  capture_size = size;
+  if (buf && size) buf[0] = '\0';
+}
+
 int hb_error_set(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  if (capture) {
+    vsnprintf(capture, capture_size, fmt, ap);
+    va_end(ap);
+    return code;
+  }
   lock();
   vsnprintf(hb_errbuf, sizeof hb_errbuf, fmt, ap);
   unlock();

@@ -30,10 +30,14 @@ enum {
   HB_ERR_INTERRUPT = 6 /* the caller asked the engine to stop (interrupt.h) */
 };
 
-/* Record a printf-style message for `code` and return `code`. The main
- * thread's, and the CPU learner's class workers' while the main thread
- * waits for them (learner_cpu.c; writes are serialised, the last stays). */
+/* Record a printf-style message for `code` and return `code`. Main thread
+ * only, or a thread that captures its messages (below). */
 int hb_error_set(int code, const char *fmt, ...) HB_PRINTF_FMT(2, 3);
+/* Make the calling thread's messages go to buf (size bytes, emptied here)
+ * instead of the process's last message; NULL: back to it. The CPU
+ * learner's class workers (learner_cpu.c), whose main thread then records
+ * the message of the failure it reports. */
+void hb_error_capture(char *buf, size_t size);
 /* The last message recorded (never NULL; "" when none). */
 const char *hb_error_message(void);
 /* Forget the last message. */

@@ -6,6 +6,9 @@
  * normalization (boost.c) wrap the round, since the scores live here on the
  * host. A multiclass round at many threads grows its class trees at once on
  * class workers (below). */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime() under -std=c11 */
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@ typedef struct {
   int *gth;
   uint8_t *act;
   int *cst, *ctouched;
+  char *cmsg;                      /* K x CW_MSG: each class's error message */
   int prof_on;                     /* the profile's round timer (the trees' phases: grow.h) */
   double prof_round_s;
   int prof_rounds;
@@ -69,6 +73,7 @@ static void cpu_free(void *state) {
   hb_free(c->act);
   hb_free(c->cst);
   hb_free(c->ctouched);
+  hb_free(c->cmsg);
   hb_free(c);
 }
 
@@ -261,12 +266,23 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(| : vbad))
 /* Their workspaces (each a copy of the row block and a histogram pool) may
  * add at most this many bytes. */
 #define CW_MAX_BYTES ((size_t)2 << 30)
+/* At most this many workers; a class's error message at most CW_MSG bytes. */
+#define CW_MAX_WORKERS 64
+#define CW_MSG 1024
+
+/* OMP_PROC_BIND or OMP_PLACES asks OpenMP to pin threads: the main thread
+ * is then pinned to one CPU, and a worker made by it would inherit that one
+ * CPU for its whole team. No workers then. */
+static int binding_asked(void) {
+  const char *b = getenv("OMP_PROC_BIND"), *p = getenv("OMP_PLACES");
+  return (b && *b && strcmp(b, "false") && strcmp(b, "FALSE")) || (p && *p);
+}
 
 static int class_workers_plan(int K, int nth, size_t ws_bytes) {
-  if (!HB_CLASS_WORKERS || K < 2) return 1;
+  if (!HB_CLASS_WORKERS || K < 2 || binding_asked()) return 1;
   int best = 1;
   double best_t = CW_GAIN * K;
-  for (int g = 2; g <= K && g * CW_MIN_THREADS <= nth; g++) {
+  for (int g = 2; g <= K && g <= CW_MAX_WORKERS && g * CW_MIN_THREADS <= nth; g++) {
     if ((size_t)(g - 1) * ws_bytes > CW_MAX_BYTES) break;
     const int waves = (K + g - 1) / g;
     const double t = waves * pow((double)g, CW_ALPHA) / CW_EFF;
@@ -287,6 +303,7 @@ typedef struct {
   hb_tree_t **tr;
   atomic_int next;    /* the next class to grow */
   atomic_int failed;  /* a class failed: the others stop starting */
+  int capture;        /* run on workers: their messages go to c->cmsg */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int done;           /* workers finished (under mu) */
@@ -307,8 +324,10 @@ static void run_classes(class_job_t *j, int w) {
     const int k = atomic_fetch_add(&j->next, 1);
     if (k >= K) break;
     if (atomic_load(&j->failed)) continue;  /* its status stays -1: not grown */
+    if (j->capture) hb_error_capture(c->cmsg + (size_t)k * CW_MSG, CW_MSG);
     c->cst[k] = grow_class(j->b, c, c->gws[w], c->gq ? c->gq[w] : NULL, &g, k, j->bag, c->act + (size_t)k * nf,
                            j->tr[k], &c->ctouched[k]);
+    if (j->capture) hb_error_capture(NULL, 0);
     if (c->cst[k] != HB_OK) atomic_store(&j->failed, 1);
   }
 }
@@ -328,8 +347,10 @@ static void *class_worker(void *p) {
 /* The round's K class trees on c->ngrow workers (one process, no refit of
  * the leaves): each class's features drawn first, in class order, on this
  * thread; then the workers; this thread checks for interrupts every 20 ms
- * until they end. The status: the first failure in class order other than
- * an interrupt, else an interrupt's, else HB_OK. */
+ * until they end (once it has seen a yes, no more). Each worker's messages
+ * go to its class's buffer; the status: the first failure in class order
+ * other than an interrupt, with its class's message, else an interrupt's,
+ * else HB_OK. */
 static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_config_t *gcfg, const int *bag,
                                 hb_tree_t **tr, int *single, int *touched) {
   const int K = b->K, nf = b->train->nfeat;
@@ -351,10 +372,11 @@ static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_conf
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
   job.done = 0;
-  class_arg_t arg[64];
-  pthread_t th[64];
-  int started = 0;
-  const int G = c->ngrow < 64 ? c->ngrow : 64;
+  job.capture = 1;
+  class_arg_t arg[CW_MAX_WORKERS];
+  pthread_t th[CW_MAX_WORKERS];
+  int started = 0, seen = 0;
+  const int G = c->ngrow < CW_MAX_WORKERS ? c->ngrow : CW_MAX_WORKERS;
   if (pthread_mutex_init(&job.mu, NULL) == 0) {
     if (pthread_cond_init(&job.cv, NULL) == 0) {
       pthread_attr_t attr;
@@ -378,7 +400,7 @@ static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_conf
         }
         pthread_cond_timedwait(&job.cv, &job.mu, &ts);
         pthread_mutex_unlock(&job.mu);
-        (void)hb_interrupt_check();  /* a yes reaches the workers' checks */
+        if (!seen) seen = hb_interrupt_check() == HB_ERR_INTERRUPT;  /* a yes reaches the workers' checks */
         pthread_mutex_lock(&job.mu);
       }
       pthread_mutex_unlock(&job.mu);
@@ -387,23 +409,30 @@ static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_conf
     }
     pthread_mutex_destroy(&job.mu);
   }
-  if (started == 0) run_classes(&job, 0);  /* no thread could start: this one grows them all */
+  if (started == 0) {  /* no thread could start: this one grows them all, its messages its own */
+    job.capture = 0;
+    run_classes(&job, 0);
+  }
 #else
   (void)gcfg;
   (void)bag;
 #endif
-  int first = HB_OK, intr = HB_OK;
+  int first = -1, intr = 0, ungrown = 0;
   for (int k = 0; k < K; k++) {
     if (c->ctouched[k]) *touched = 1;
-    if (c->cst[k] == HB_ERR_INTERRUPT) {
-      if (intr == HB_OK) intr = HB_ERR_INTERRUPT;
-    } else if (c->cst[k] != HB_OK && c->cst[k] != -1 && first == HB_OK) {
-      first = c->cst[k];
-    }
+    if (c->cst[k] == HB_ERR_INTERRUPT) intr = 1;
+    else if (c->cst[k] == -1) ungrown = 1;
+    else if (c->cst[k] != HB_OK && first < 0) first = k;
     if (c->cst[k] == HB_OK && tr[k]->num_leaves == 1) (*single)++;
   }
-  if (first != HB_OK) return first;
-  if (intr != HB_OK) return hb_error_set(HB_ERR_INTERRUPT, "interrupted");
+  if (first >= 0) {
+#if HB_CLASS_WORKERS
+    if (job.capture) return hb_error_set(c->cst[first], "%s", c->cmsg + (size_t)first * CW_MSG);
+#endif
+    return c->cst[first];
+  }
+  if (intr) return hb_error_set(HB_ERR_INTERRUPT, "interrupted");
+  if (ungrown) return hb_error_set(HB_ERR_INTERNAL, "a class's tree of round %d was not grown", b->iter + 1);
   return HB_OK;
 }
 
@@ -537,8 +566,10 @@ static int make_class_workers(hb_booster_t *b, cpu_learner_t *c, const int *mono
   c->act = hb_malloc((size_t)K * (size_t)b->train->nfeat);
   c->cst = hb_calloc((size_t)K, sizeof *c->cst);
   c->ctouched = hb_calloc((size_t)K, sizeof *c->ctouched);
+  c->cmsg = hb_calloc((size_t)K, CW_MSG);
   if (cfg->quantized) c->gq = hb_calloc((size_t)G, sizeof *c->gq);
-  if (!c->gws || !c->gth || !c->act || !c->cst || !c->ctouched || (cfg->quantized && !c->gq)) return HB_ERR_NOMEM;
+  if (!c->gws || !c->gth || !c->act || !c->cst || !c->ctouched || !c->cmsg || (cfg->quantized && !c->gq))
+    return HB_ERR_NOMEM;
   c->ngrow = G;
   c->gws[0] = c->ws;
   if (c->gq) c->gq[0] = c->q;
@@ -589,6 +620,7 @@ static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
     const int nth = hb_threads_use(cfg->nthreads);
     G = atoi(force) < b->K ? atoi(force) : b->K;
     if (G > nth) G = nth;
+    if (G > CW_MAX_WORKERS) G = CW_MAX_WORKERS;
   }
 #endif
   if (G > 1 && (st = make_class_workers(b, c, monotone, G)) != HB_OK) {

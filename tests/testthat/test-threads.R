@@ -281,3 +281,34 @@ test_that("a multiclass round's trees grown at once (8 threads) are the trees gr
     expect_same_model(one, eight, d$x, paste(k, "classes at once"))
   }
 })
+
+test_that("an allocation failing on a class worker is a classed error with its own message, and nothing breaks", {
+  skip_without_test_hooks()
+  force_class_workers(3L)
+  d <- gen_task(76, n = 3000, p = 6, task = "multiclass", K = 3)
+  v <- 1:500
+  fit <- function() hb_quiet(d$x[-v, ], d$y[-v], nrounds = 4L, num_leaves = 15L, nthreads = 6L, seed = 4L,
+                             bagging_fraction = 0.7, bagging_freq = 1L,
+                             valid = list(list(x = d$x[v, ], y = d$y[v])))
+  ref <- fit()$model_text
+  hook <- function(k) histboost:::.hb_hook_call("C_hb_test_fail_alloc", as.integer(k))
+  hook(0L)
+  invisible(fit())
+  made <- hook(0L)  # the allocations of one training (which worker makes a histogram slot varies a little)
+  expect_gt(made, 50)
+  failed <- 0L
+  for (k in unique(round(seq(1, made * 0.95, length.out = 40)))) {
+    hook(k)
+    res <- tryCatch(fit()$model_text, histboost_error = function(e) e)
+    hook(0L)
+    if (inherits(res, "condition")) {
+      failed <- failed + 1L
+      expect_s3_class(res, "histboost_error_engine")
+      expect_match(conditionMessage(res), "out of memory", label = paste("allocation", k))
+    } else {
+      expect_identical(res, ref, label = paste("allocation", k, "did not fail: the same model"))
+    }
+  }
+  expect_gte(failed, 35L)
+  expect_identical(fit()$model_text, ref)
+})
