@@ -6,8 +6,9 @@
 #include "error.h"
 
 static char hb_errbuf[1024];
-/* Writers take turns (the main thread's; a class worker writes to its own
- * buffer, hb_error_capture). */
+/* Writers take turns: the main thread, and any thread of a class worker's
+ * OpenMP team (a worker thread itself writes to its own buffer,
+ * hb_error_capture; its team's threads do not). */
 static atomic_flag hb_errlock = ATOMIC_FLAG_INIT;
 static void lock(void) {
   while (atomic_flag_test_and_set_explicit(&hb_errlock, memory_order_acquire)) {

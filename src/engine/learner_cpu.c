@@ -131,6 +131,13 @@ HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) re
 /* A score that means nothing: not finite, or beyond exp()'s range under a log link. */
 static inline int score_bad(double s, double hi) { return !(s <= hi) || !isfinite(s); }
 
+/* Class k's tree of this round made, empty, in tr[k], and its features
+ * drawn into b->active. */
+static int class_start(hb_booster_t *b, int k, hb_tree_t **tr) {
+  if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) return HB_ERR_NOMEM;
+  return hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)b->K + (uint64_t)k);
+}
+
 /* Class k's tree of this round, grown in ws (qbuf: its quantized values, or
  * NULL) from the features `active` with gcfg (its thread count included),
  * then its training and validation scores updated. *touched is set once a
@@ -358,8 +365,7 @@ static int grow_classes_at_once(hb_booster_t *b, cpu_learner_t *c, const hb_conf
   for (int k = 0; k < K; k++) {
     c->cst[k] = -1;
     c->ctouched[k] = 0;
-    if (!(tr[k] = hb_tree_create(b->cfg.num_leaves))) return HB_ERR_NOMEM;
-    if ((st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k)) != HB_OK) return st;
+    if ((st = class_start(b, k, tr)) != HB_OK) return st;
     memcpy(c->act + (size_t)k * nf, b->active, (size_t)nf);
   }
 #if HB_CLASS_WORKERS
@@ -491,8 +497,7 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
        * grower checks none between splits then: each process would see it at
        * a different split) */
       if (k > 0) st = hb_interrupt_check();
-      if (st == HB_OK && !(tr[k] = hb_tree_create(cfg->num_leaves))) st = HB_ERR_NOMEM;
-      if (st == HB_OK) st = hb_booster_sample_features(b, (uint64_t)b->iter * (uint64_t)K + (uint64_t)k);
+      if (st == HB_OK) st = class_start(b, k, tr);
       if ((st = hb_dist_agree(b->dist, st, "to start a tree")) != HB_OK) break;
       if ((st = grow_class(b, c, c->ws, c->q, &gcfg, k, bag, b->active, tr[k], &touched)) != HB_OK) break;
       if (tr[k]->num_leaves == 1) (*single)++;
