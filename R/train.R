@@ -93,7 +93,10 @@
 #'   classes' trees where they grow at once), `splits`, `rounds`,
 #'   `class_workers` (how many of a round's class trees grow at once: 1, or
 #'   for a multiclass model at many threads several, each on a share of the
-#'   threads, with the same model), and `hist_by_rows`: the histograms and their milliseconds by
+#'   threads, with the same model), `class_worker_bytes` (about the memory
+#'   the workers beyond the first add once their histogram pools are full;
+#'   they read the first's row-wise bins when those hold no gradients, as
+#'   with more than 16 features in full precision), and `hist_by_rows`: the histograms and their milliseconds by
 #'   the leaf's rows, in classes of a factor of 4 (`rows_from` to
 #'   `rows_below`: under 1,024, then 1,024 to 4,095, ..., 1,048,576 or
 #'   more); what `inst/bench/` uses to see where threads lose time.
@@ -1397,8 +1400,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                                                         "hist_bytes", "splits", "rounds", "device_bytes",
                                                         "device_used_peak_bytes", "device_total_bytes"))
   } else if (!is.null(prof)) {
-    fit$cpu_profile <- stats::setNames(as.list(prof[1:8]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
-                                                             "tree_ms", "splits", "rounds", "class_workers"))
+    fit$cpu_profile <- stats::setNames(as.list(prof[1:9]), c("round_ms", "partition_ms", "hist_ms", "split_ms",
+                                                             "tree_ms", "splits", "rounds", "class_workers",
+                                                             "class_worker_bytes"))
     from <- c(0, 1024 * 4^(0:5))  # grow.h's classes of the leaf's rows
     fit$cpu_profile$hist_by_rows <- data.frame(rows_from = from, rows_below = c(from[-1], Inf),
                                                histograms = as.integer(prof[18:24]), ms = prof[11:17])

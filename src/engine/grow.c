@@ -66,6 +66,7 @@ struct hb_grow_ws {
   int *tmp;               /* nrow: scratch of a partition */
   int *pos;               /* nrow: scratch of a partition from stored rows, or NULL (no sparse feature) */
   int *chunk_left;        /* left rows per partition chunk */
+  int rb_twin;            /* rb is a twin of another workspace's row block (hb_grow_ws_create_beside) */
   const double *gh;       /* this tree's (gradient, hessian) of row r at 2r, 2r+1 (borrowed) */
   hb_rowblock_t *rb;      /* row-major bins of the dense features, or NULL */
   int *begin, *count;     /* per leaf */
@@ -135,8 +136,9 @@ struct hb_grow_ws {
 };
 
 /* Data-parallel (d->dist): a failure here is agreed on before the row
- * block's first collective operation (bundling). */
-hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
+ * block's first collective operation (bundling). share: a row block whose
+ * rows this workspace reads through a twin, or NULL: its own. */
+static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, const hb_rowblock_t *share) {
   const hb_dist_t *dist = d->dist && d->dist->size > 1 ? d->dist : NULL;
   hb_grow_ws_t *ws = hb_calloc(1, sizeof *ws);
   if (!ws) {
@@ -225,11 +227,27 @@ hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) {
     return NULL;
   }
   for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
-  st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
-                                      cfg->nthreads, &ws->rb);
+  if (share) {
+    ws->rb_twin = 1;
+    if ((st = hb_rowblock_twin(share, d->total_bins, cfg->nthreads, &ws->rb)) != HB_OK)
+      hb_error_set(st, "out of memory for the tree learner's histogram buffers");
+  } else {
+    st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
+                                    cfg->nthreads, &ws->rb);
+  }
   hb_free(use);
   if (st != HB_OK) { hb_grow_ws_free(ws); return NULL; }
   return ws;
+}
+
+hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d) { return ws_create(cfg, d, NULL); }
+
+hb_grow_ws_t *hb_grow_ws_create_beside(const hb_config_t *cfg, const hb_dataset_t *d, const hb_grow_ws_t *first) {
+  const hb_rowblock_t *rb = first->rb;
+  /* the same row block as first's would be made: the same data, features,
+   * bundling and kind, so its rows are first's */
+  const int same = rb && !first->rb_twin && !d->dist && hb_rowblock_shareable(rb);
+  return ws_create(cfg, d, same ? rb : NULL);
 }
 
 void hb_grow_ws_free(hb_grow_ws_t *ws) {
@@ -238,7 +256,8 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
     for (int s = 0; s < ws->max_leaves; s++) hb_free(ws->pool[s]);
   hb_free(ws->pool);
   hb_free(ws->free_slots);
-  hb_rowblock_free(ws->rb);
+  if (ws->rb_twin) hb_rowblock_twin_free(ws->rb);
+  else hb_rowblock_free(ws->rb);
   hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->pos); hb_free(ws->chunk_left);
   if (ws->gcount != ws->count) hb_free(ws->gcount);
   hb_free(ws->begin); hb_free(ws->leaf_l2); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
@@ -254,7 +273,7 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
 size_t hb_grow_ws_bytes(const hb_grow_ws_t *ws) {
   const size_t n = (size_t)ws->nrow, L = (size_t)ws->max_leaves;
   return (ws->pos ? 3 : 2) * n * sizeof(int) + L * (size_t)ws->total_bins * sizeof(hb_histbin_t) +
-         hb_rowblock_bytes(ws->rb, ws->total_bins);
+         (ws->rb_twin ? hb_rowblock_twin_bytes(ws->rb, ws->total_bins) : hb_rowblock_bytes(ws->rb, ws->total_bins));
 }
 
 void hb_grow_ws_set_tree(hb_grow_ws_t *ws, uint64_t tree_id) { ws->tree_id = tree_id; }

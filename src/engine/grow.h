@@ -15,6 +15,12 @@ typedef struct hb_grow_ws hb_grow_ws_t;
 /* Workspace for trees of up to cfg->num_leaves leaves on dataset d (buffers
  * reused from tree to tree). NULL on failure (message recorded). */
 hb_grow_ws_t *hb_grow_ws_create(const hb_config_t *cfg, const hb_dataset_t *d);
+/* A workspace like hb_grow_ws_create's for trees grown at the same time as
+ * first's (learner_cpu.c's class workers; cfg may differ from first's in
+ * nthreads alone): where first's row block holds nothing of a tree's
+ * gradients (hist.h: hb_rowblock_shareable), it reads first's rows through
+ * a twin instead of a copy of its own (first must then outlive it). */
+hb_grow_ws_t *hb_grow_ws_create_beside(const hb_config_t *cfg, const hb_dataset_t *d, const hb_grow_ws_t *first);
 void hb_grow_ws_free(hb_grow_ws_t *ws);
 /* About the bytes ws holds once its histogram pool is full (every leaf a
  * slot): its row buffers, the pool and its row block. */

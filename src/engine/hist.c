@@ -1160,3 +1160,68 @@ void hb_hist_build(const hb_dataset_t *d, const hb_rowblock_t *rb, const int *ro
                    const uint8_t *active, hb_histbin_t *hist, int nthreads) {
   (void)hb_hist_build_then(d, rb, rows, nrows, gh, tot_g, tot_h, active, hist, nthreads, NULL, NULL);
 }
+
+/* ---------------------------------------------------------------- twins */
+
+/* The buffers a twin owns: everything a histogram build writes. */
+#define TWIN_OWNED(X) X(scratch) X(half) X(parts) X(g_mem) X(bhist) X(bhalf)
+
+int hb_rowblock_twin(const hb_rowblock_t *rb, int total_bins, int nthreads, hb_rowblock_t **out) {
+  *out = NULL;
+  hb_rowblock_t *t = hb_calloc(1, sizeof *t);
+  if (!t) return HB_ERR_NOMEM;
+  *t = *rb;  /* rb's rows and tables, read only */
+#define TWIN_NONE(f) t->f = NULL;
+  TWIN_OWNED(TWIN_NONE)
+#undef TWIN_NONE
+  t->nscratch = t->grows = 0;
+  t->gbins = NULL;
+  t->ggh = NULL;
+  const size_t tb = (size_t)(total_bins > 0 ? total_bins : 1);
+  int ok = 1;
+  if (rb->scratch) {
+    t->nscratch = hb_threads_use(nthreads);
+    ok &= (t->scratch = hb_malloc(HB_HIST_SCRATCH * (size_t)t->nscratch)) != NULL;
+  }
+  ok &= (t->half = hb_malloc(sizeof(hb_histbin_t) * tb)) != NULL;
+  if (rb->parts) ok &= (t->parts = hb_malloc(sizeof(hb_histbin_t) * (size_t)(HB_HIST_MAX_PARTS - 2) * tb)) != NULL;
+  if (rb->bhist) {
+    const size_t nb = (size_t)rb->bundles->slot_off[rb->bundles->nbundle];
+    ok &= (t->bhist = hb_malloc(sizeof(hb_histbin_t) * (nb > 0 ? nb : 1))) != NULL;
+    ok &= (t->bhalf = hb_malloc(sizeof(hb_histbin_t) * (nb > 0 ? nb : 1))) != NULL;
+  }
+  if (rb->g_mem && hb_threads_use(nthreads) >= HB_GATHER_MIN_TILES) {  /* best effort, as for rb */
+    const size_t per = (size_t)rb->stride + 2 * sizeof(double), n = (size_t)rb->grows;
+    t->g_mem = hb_malloc(n * per + 128);
+    if (t->g_mem) {
+      t->grows = rb->grows;
+      t->gbins = (uint8_t *)t->g_mem + (64 - (uintptr_t)t->g_mem % 64) % 64;
+      t->ggh = (double *)(void *)(t->gbins + n * (size_t)rb->stride + (64 - n * (size_t)rb->stride % 64) % 64);
+    }
+  }
+  if (!ok) {
+    hb_rowblock_twin_free(t);
+    return HB_ERR_NOMEM;
+  }
+  *out = t;
+  return HB_OK;
+}
+
+size_t hb_rowblock_twin_bytes(const hb_rowblock_t *twin, int total_bins) {
+  if (!twin) return 0;
+  const size_t tb = (size_t)total_bins;
+  size_t b = (size_t)twin->grows * ((size_t)twin->stride + 2 * sizeof(double));
+  b += (size_t)twin->nscratch * HB_HIST_SCRATCH + tb * sizeof(hb_histbin_t);
+  if (twin->parts) b += (HB_HIST_MAX_PARTS - 2) * tb * sizeof(hb_histbin_t);
+  if (twin->bhist) b += 2 * sizeof(hb_histbin_t) * (size_t)twin->bundles->slot_off[twin->bundles->nbundle];
+  return b;
+}
+
+void hb_rowblock_twin_free(hb_rowblock_t *twin) {
+  if (!twin) return;
+#define TWIN_FREE(f) hb_free(twin->f);
+  TWIN_OWNED(TWIN_FREE)
+#undef TWIN_FREE
+  hb_free(twin);
+}
+#undef TWIN_OWNED

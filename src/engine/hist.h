@@ -192,6 +192,26 @@ void hb_rowblock_free(hb_rowblock_t *rb);
  * parts' buffers; total_bins: its dataset's), 0 for NULL. */
 size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins);
 
+/* rb's rows hold nothing of a tree's gradients (no quantized values, no
+ * gradient pairs: hb_rowblock_set_q and hb_rowblock_set_gh write nothing),
+ * so that growers of different trees may read them at once. */
+static inline int hb_rowblock_shareable(const hb_rowblock_t *rb) {
+  return rb && rb->qoff < 0 && rb->goff < 0 && rb->bb_goff < 0;
+}
+
+/* A twin of rb for another grower building histograms at the same time as
+ * rb's (learner_cpu.c's class workers, when hb_rowblock_shareable): rb's
+ * rows, read only, and buffers of its own for what a build writes
+ * (accumulators for nthreads threads, the halves' and parts' sums, the
+ * gathered rows, the bundles' sums). It must not outlive rb, and rb's
+ * fields are copied once: rb is not changed afterwards (no gradients go
+ * into shareable rows). A twin is freed with hb_rowblock_twin_free, never
+ * hb_rowblock_free; hb_rowblock_twin_bytes counts its own buffers.
+ * HB_ERR_NOMEM without a message when an allocation failed. */
+int hb_rowblock_twin(const hb_rowblock_t *rb, int total_bins, int nthreads, hb_rowblock_t **out);
+void hb_rowblock_twin_free(hb_rowblock_t *twin);
+size_t hb_rowblock_twin_bytes(const hb_rowblock_t *twin, int total_bins);
+
 /* Rows from which hb_hist_build sums a leaf in two halves, rows[0..nrows/2)
  * and the rest, each in row order, then added (first + second): for the
  * row block's dense columns and its sparse part in any leaf. hb_qhist_build's threads

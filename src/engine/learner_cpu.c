@@ -550,6 +550,9 @@ static int cpu_get_profile(const void *state, double out[HB_PROFILE_N]) {
   out[5] = g[4];         /* splits */
   out[6] = c->prof_rounds;
   out[7] = c->ngrow;     /* class trees grown at once */
+  double wb = 0.0;       /* the bytes the workers beyond the first hold, pools full */
+  for (int w = 1; w < c->ngrow; w++) wb += (double)hb_grow_ws_bytes(c->gws[w]);
+  out[8] = wb;
   for (int k = 0; k < HB_PROF_ROW_CLASSES; k++) {
     out[10 + k] = 1000 * g[5 + k];
     out[10 + HB_PROF_ROW_CLASSES + k] = g[5 + HB_PROF_ROW_CLASSES + k];
@@ -582,7 +585,7 @@ static int make_class_workers(hb_booster_t *b, cpu_learner_t *c, const int *mono
   for (int w = 1; w < G; w++) {
     hb_config_t wc = *cfg;
     wc.nthreads = c->gth[w];
-    if (!(c->gws[w] = hb_grow_ws_create(&wc, b->train))) return HB_ERR_NOMEM;
+    if (!(c->gws[w] = hb_grow_ws_create_beside(&wc, b->train, c->ws))) return HB_ERR_NOMEM;
     if (monotone && (st = hb_grow_ws_set_monotone(c->gws[w], b->train, monotone)) != HB_OK) return st;
     if (c->gq && !(c->gq[w] = hb_malloc(sizeof(int32_t) * (size_t)b->n))) return HB_ERR_NOMEM;
   }

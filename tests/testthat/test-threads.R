@@ -206,7 +206,7 @@ test_that("options(histboost.cpu_profile) times the CPU learner's phases and cou
     m <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 15L, seed = 5L, nthreads = nt, quantized = q)
     p <- m$cpu_profile
     expect_named(p, c("round_ms", "partition_ms", "hist_ms", "split_ms", "tree_ms", "splits", "rounds",
-                      "class_workers", "hist_by_rows"))
+                      "class_workers", "class_worker_bytes", "hist_by_rows"))
     # at 8 threads the 3 classes' trees grow at once: their phases are summed
     # over the workers, so the trees may take up to that many rounds' time
     expect_identical(p$class_workers, if (forced) 2 + (nt == 8L) else 1)
@@ -280,6 +280,35 @@ test_that("a multiclass round's trees grown at once (8 threads) are the trees gr
     expect_identical(eight$cpu_profile$class_workers, 3, label = paste(k, "class workers at 8 threads"))
     expect_same_model(one, eight, d$x, paste(k, "classes at once"))
   }
+})
+
+test_that("class workers read the first one's row-wise bins when those hold no gradients, with the same model", {
+  # 20 numeric features make rows of 20 bytes: in full precision they hold
+  # bins alone, and the workers beyond the first read them through twins
+  # (hist.h); quantized rows also hold each class's values, so each worker
+  # keeps its own copy. The two extra workers' bytes therefore differ by at
+  # least their two copies of n rows of 20 bytes.
+  skip_without_test_hooks()
+  force_class_workers(3L)
+  n <- 4000L
+  d <- gen_task(77, n = n, p = 20, task = "multiclass", K = 3)
+  old <- options(histboost.cpu_profile = TRUE)
+  on.exit(options(old), add = TRUE)
+  fit <- function(nt, q, ...) hb_quiet(d$x, d$y, nrounds = 8L, num_leaves = 31L, min_data_in_leaf = 10L, seed = 2L,
+                                      nthreads = nt, quantized = q, ...)
+  bytes <- c()
+  for (q in c(FALSE, TRUE)) {
+    one <- fit(1L, q)
+    eight <- fit(8L, q)
+    expect_identical(eight$cpu_profile$class_workers, 3)
+    expect_same_model(one, eight, d$x, paste("quantized", q, "classes at once"))
+    bytes[[as.character(q)]] <- eight$cpu_profile$class_worker_bytes
+  }
+  expect_gte(bytes[["TRUE"]] - bytes[["FALSE"]], 2 * n * 20)
+  # bagged rows and sampled features read the same shared bins
+  expect_same_model(fit(1L, FALSE, bagging_fraction = 0.6, bagging_freq = 1L, feature_fraction = 0.5),
+                    fit(8L, FALSE, bagging_fraction = 0.6, bagging_freq = 1L, feature_fraction = 0.5), d$x,
+                    "bagged, classes at once on shared bins")
 })
 
 test_that("an allocation failing on a class worker is a classed error with its own message, and nothing breaks", {
