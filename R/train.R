@@ -95,8 +95,9 @@
 #'   for a multiclass model at many threads several, each on a share of the
 #'   threads, with the same model), `class_worker_bytes` (about the memory
 #'   the workers beyond the first add once their histogram pools are full;
-#'   they read the first's row-wise bins when those hold no gradients, as
-#'   with more than 16 features in full precision), and `hist_by_rows`: the histograms and their milliseconds by
+#'   they read the first's row-wise bins when those hold no gradients: in
+#'   full precision, with more than 16 dense features and no bundles of
+#'   sparse ones), and `hist_by_rows`: the histograms and their milliseconds by
 #'   the leaf's rows, in classes of a factor of 4 (`rows_from` to
 #'   `rows_below`: under 1,024, then 1,024 to 4,095, ..., 1,048,576 or
 #'   more); what `inst/bench/` uses to see where threads lose time.

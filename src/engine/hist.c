@@ -74,6 +74,7 @@ size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins) {
   if (rb->parts) b += (HB_HIST_MAX_PARTS - 2) * tb * sizeof(hb_histbin_t);
   if (rb->nsparse) b += (n + 1) * sizeof(int64_t) + (size_t)rb->sp_ptr[n] * sizeof(uint32_t) + n / 8;
   if (rb->bb_rows) b += n * (size_t)rb->bb_stride;
+  if (rb->bhist) b += 2 * sizeof(hb_histbin_t) * (size_t)rb->bundles->slot_off[rb->bundles->nbundle];
   if (rb->wcode)
     for (int c = 0; c < rb->ncolumn; c++)
       if (rb->wcode[c]) b += n * sizeof(uint16_t);

@@ -58,15 +58,15 @@ typedef struct {
 static void cpu_free(void *state) {
   cpu_learner_t *c = state;
   if (!c) return;
+  for (int w = 1; w < c->ngrow; w++) {  /* first: they may read c->ws's row block (hb_grow_ws_create_beside) */
+    if (c->gws) hb_grow_ws_free(c->gws[w]);
+    if (c->gq) hb_free(c->gq[w]);
+  }
   hb_grow_ws_free(c->ws);
   hb_free(c->bag);
   hb_free(c->in_bag);
   hb_free(c->goss_scratch);
   hb_free(c->q);
-  for (int w = 1; w < c->ngrow; w++) {
-    if (c->gws) hb_grow_ws_free(c->gws[w]);
-    if (c->gq) hb_free(c->gq[w]);
-  }
   hb_free(c->gws);
   hb_free(c->gq);
   hb_free(c->gth);

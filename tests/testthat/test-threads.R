@@ -287,10 +287,12 @@ test_that("class workers read the first one's row-wise bins when those hold no g
   # bins alone, and the workers beyond the first read them through twins
   # (hist.h); quantized rows also hold each class's values, so each worker
   # keeps its own copy. The two extra workers' bytes therefore differ by at
-  # least their two copies of n rows of 20 bytes.
+  # least their two copies of n rows of 20 bytes. More than 4096 rows: the
+  # root's histogram is summed in two halves, in the twins' own buffers;
+  # at 3, 3 and 2 threads no worker gathers rows (4 or more).
   skip_without_test_hooks()
   force_class_workers(3L)
-  n <- 4000L
+  n <- 6000L
   d <- gen_task(77, n = n, p = 20, task = "multiclass", K = 3)
   old <- options(histboost.cpu_profile = TRUE)
   on.exit(options(old), add = TRUE)
@@ -314,7 +316,7 @@ test_that("class workers read the first one's row-wise bins when those hold no g
 test_that("an allocation failing on a class worker is a classed error with its own message, and nothing breaks", {
   skip_without_test_hooks()
   force_class_workers(3L)
-  d <- gen_task(76, n = 3000, p = 6, task = "multiclass", K = 3)
+  d <- gen_task(76, n = 3000, p = 20, task = "multiclass", K = 3)  # 20 features: the workers' twins (hist.h)
   v <- 1:500
   fit <- function() hb_quiet(d$x[-v, ], d$y[-v], nrounds = 4L, num_leaves = 15L, nthreads = 6L, seed = 4L,
                              bagging_fraction = 0.7, bagging_freq = 1L,
