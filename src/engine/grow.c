@@ -226,12 +226,12 @@ static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, co
     hb_grow_ws_free(ws);
     return NULL;
   }
-  for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
   if (share) {
     ws->rb_twin = 1;
     if ((st = hb_rowblock_twin(share, d->total_bins, cfg->nthreads, &ws->rb)) != HB_OK)
       hb_error_set(st, "out of memory for the tree learner's histogram buffers");
   } else {
+    for (int f = 0; f < d->nfeat; f++) use[f] = (uint8_t)!d->mappers[f].trivial;
     st = hb_rowblock_create_bundled(d, use, cfg->quantized, cfg->enable_bundle ? cfg->max_conflict_rate : -1.0,
                                     cfg->nthreads, &ws->rb);
   }

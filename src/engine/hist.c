@@ -66,15 +66,34 @@ void hb_rowblock_free(hb_rowblock_t *rb) {
   hb_free(rb);
 }
 
-size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins) {
-  if (!rb) return 0;
-  const size_t n = (size_t)rb->nrow, tb = (size_t)total_bins;
-  size_t b = n * (size_t)rb->stride + (size_t)rb->grows * ((size_t)rb->stride + 2 * sizeof(double));
+/* The gathered rows' block for n rows of rb's stride (best effort: grows
+ * stays 0 without it). */
+static void gather_alloc(hb_rowblock_t *rb, size_t n) {
+  rb->g_mem = hb_malloc(n * ((size_t)rb->stride + 2 * sizeof(double)) + 128);
+  if (!rb->g_mem) return;
+  rb->grows = (int)n;
+  rb->gbins = (uint8_t *)rb->g_mem + (64 - (uintptr_t)rb->g_mem % 64) % 64;
+  rb->ggh = (double *)(void *)(rb->gbins + n * (size_t)rb->stride + (64 - n * (size_t)rb->stride % 64) % 64);
+}
+
+/* The bytes of the buffers a histogram build writes (what a twin owns):
+ * the gathered rows, the accumulators, the halves' and parts' sums and the
+ * bundles' sums. */
+static size_t build_bytes(const hb_rowblock_t *rb, int total_bins) {
+  const size_t tb = (size_t)total_bins;
+  size_t b = (size_t)rb->grows * ((size_t)rb->stride + 2 * sizeof(double));
   b += (size_t)rb->nscratch * HB_HIST_SCRATCH + tb * sizeof(hb_histbin_t);
   if (rb->parts) b += (HB_HIST_MAX_PARTS - 2) * tb * sizeof(hb_histbin_t);
+  if (rb->bhist) b += 2 * sizeof(hb_histbin_t) * (size_t)rb->bundles->slot_off[rb->bundles->nbundle];
+  return b;
+}
+
+size_t hb_rowblock_bytes(const hb_rowblock_t *rb, int total_bins) {
+  if (!rb) return 0;
+  const size_t n = (size_t)rb->nrow;
+  size_t b = n * (size_t)rb->stride + build_bytes(rb, total_bins);
   if (rb->nsparse) b += (n + 1) * sizeof(int64_t) + (size_t)rb->sp_ptr[n] * sizeof(uint32_t) + n / 8;
   if (rb->bb_rows) b += n * (size_t)rb->bb_stride;
-  if (rb->bhist) b += 2 * sizeof(hb_histbin_t) * (size_t)rb->bundles->slot_off[rb->bundles->nbundle];
   if (rb->wcode)
     for (int c = 0; c < rb->ncolumn; c++)
       if (rb->wcode[c]) b += n * sizeof(uint16_t);
@@ -324,14 +343,8 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
   if (ncol > 0 && !with_q && hb_threads_use(nthreads) >= HB_GATHER_MIN_TILES && d->nrow >= HB_HIST_HALF_ROWS) {
     /* the gathered rows' block: best effort (without it leaves are summed
      * where their rows lie) */
-    size_t per = (size_t)rb->stride + 2 * sizeof(double), n = HB_GATHER_MAX_BYTES / per;
-    if (n > (size_t)d->nrow) n = (size_t)d->nrow;
-    rb->g_mem = hb_malloc(n * per + 128);
-    if (rb->g_mem) {
-      rb->grows = (int)n;
-      rb->gbins = (uint8_t *)rb->g_mem + (64 - (uintptr_t)rb->g_mem % 64) % 64;
-      rb->ggh = (double *)(void *)(rb->gbins + n * (size_t)rb->stride + (64 - n * (size_t)rb->stride % 64) % 64);
-    }
+    const size_t n = HB_GATHER_MAX_BYTES / ((size_t)rb->stride + 2 * sizeof(double));
+    gather_alloc(rb, n < (size_t)d->nrow ? n : (size_t)d->nrow);
   }
   if (ncol > 0 || rb->bundles) {  /* the bundles are summed in the same accumulators */
     rb->nscratch = hb_threads_use(nthreads);
@@ -1191,15 +1204,7 @@ int hb_rowblock_twin(const hb_rowblock_t *rb, int total_bins, int nthreads, hb_r
     ok &= (t->bhist = hb_malloc(sizeof(hb_histbin_t) * (nb > 0 ? nb : 1))) != NULL;
     ok &= (t->bhalf = hb_malloc(sizeof(hb_histbin_t) * (nb > 0 ? nb : 1))) != NULL;
   }
-  if (rb->g_mem && hb_threads_use(nthreads) >= HB_GATHER_MIN_TILES) {  /* best effort, as for rb */
-    const size_t per = (size_t)rb->stride + 2 * sizeof(double), n = (size_t)rb->grows;
-    t->g_mem = hb_malloc(n * per + 128);
-    if (t->g_mem) {
-      t->grows = rb->grows;
-      t->gbins = (uint8_t *)t->g_mem + (64 - (uintptr_t)t->g_mem % 64) % 64;
-      t->ggh = (double *)(void *)(t->gbins + n * (size_t)rb->stride + (64 - n * (size_t)rb->stride % 64) % 64);
-    }
-  }
+  if (rb->g_mem && hb_threads_use(nthreads) >= HB_GATHER_MIN_TILES) gather_alloc(t, (size_t)rb->grows);
   if (!ok) {
     hb_rowblock_twin_free(t);
     return HB_ERR_NOMEM;
@@ -1209,13 +1214,7 @@ int hb_rowblock_twin(const hb_rowblock_t *rb, int total_bins, int nthreads, hb_r
 }
 
 size_t hb_rowblock_twin_bytes(const hb_rowblock_t *twin, int total_bins) {
-  if (!twin) return 0;
-  const size_t tb = (size_t)total_bins;
-  size_t b = (size_t)twin->grows * ((size_t)twin->stride + 2 * sizeof(double));
-  b += (size_t)twin->nscratch * HB_HIST_SCRATCH + tb * sizeof(hb_histbin_t);
-  if (twin->parts) b += (HB_HIST_MAX_PARTS - 2) * tb * sizeof(hb_histbin_t);
-  if (twin->bhist) b += 2 * sizeof(hb_histbin_t) * (size_t)twin->bundles->slot_off[twin->bundles->nbundle];
-  return b;
+  return twin ? build_bytes(twin, total_bins) : 0;
 }
 
 void hb_rowblock_twin_free(hb_rowblock_t *twin) {
