@@ -332,7 +332,10 @@ histboost <- function(x, ...) {
 #'   (xgboost's `normalize_type = "tree"`). The trees keep their final
 #'   weights in their leaf values, so `predict()`, [hb_save()] and
 #'   [hb_load()] need nothing more; `fit$dart_dropped` lists, per iteration,
-#'   the iterations it dropped. The draws depend on `seed`, the round and the
+#'   the iterations it dropped. A model continued from `init_model` numbers
+#'   them as its own iterations; the base model's trees are its starting
+#'   score and are never dropped (its entries are the base's, or empty when
+#'   the base was not DART). The draws depend on `seed`, the round and the
 #'   tree only. The starting score (the label mean, log-odds, ...) stays
 #'   apart from the trees and is never dropped or rescaled, as xgboost's
 #'   base score; LightGBM instead folds it into its first tree, which DART
@@ -729,8 +732,20 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   }
   fit <- .hb_finish(tr, evaluation_log, best_iter, run$best_score, call)
   if (tr$keep_fitted) fit <- .hb_keep_fitted(fit, fitted_raw, tr$train_label)
-  if (tr$more$dart) fit$dart_dropped <- run$dart_dropped[[1L]][seq_len(niter)]
+  if (tr$more$dart) fit$dart_dropped <- .hb_dart_dropped(run$dart_dropped[[1L]][seq_len(niter)], shift, args$init_model)
   fit
+}
+
+# fit$dart_dropped of a DART training: per iteration of the model, the
+# iterations dropped, numbered as the model's. A continued model's first
+# `base_iter` entries are init_model's (empty where it was not DART), and the
+# new rounds' numbers, counted by the engine from the continuation's start,
+# are shifted past them: the base's trees are the starting score, never dropped.
+.hb_dart_dropped <- function(dropped, base_iter, init_model) {
+  if (base_iter < 1L) return(dropped)
+  prev <- init_model$dart_dropped
+  prev <- if (length(prev) >= base_iter) prev[seq_len(base_iter)] else rep(list(integer(0)), base_iter)
+  c(prev, lapply(dropped, function(v) as.integer(v) + base_iter))
 }
 
 # Everything histboost() does before its first round, from the values of its

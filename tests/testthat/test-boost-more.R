@@ -123,6 +123,24 @@ test_that("DART's drop counts follow drop_rate, max_drop and skip_drop", {
   expect_identical(run(drop_rate = 0.4, skip_drop = 0.3)$dart_dropped, run(drop_rate = 0.4, skip_drop = 0.3)$dart_dropped)
 })
 
+test_that("a continued DART model numbers its drops as its own iterations and never drops the base's trees", {
+  d <- dart_data(n = 150)
+  run <- function(n, ...) hb_quiet(d$x, d$y, nrounds = n, num_leaves = 3L, boosting = "dart", seed = 3,
+                                   drop_rate = 1, skip_drop = 0, max_drop = 0, uniform_drop = TRUE, ...)
+  base <- run(4L)
+  more <- run(3L, init_model = base)
+  expect_identical(more$niter, 7L)
+  # the base's own record, then every new round drops the new rounds before it (iterations 5, 6)
+  expect_identical(more$dart_dropped, c(base$dart_dropped, list(integer(0), 5L, 5:6)))
+  # the base's trees are untouched: its four iterations' leaf values as in the base model
+  tb <- hb_trees(base)
+  tm <- hb_trees(more)
+  expect_identical(tm$value[tm$tree <= 4L], tb$value)
+  # from a gbdt model: empty entries for its iterations
+  from_gbdt <- run(2L, init_model = hb_quiet(d$x, d$y, nrounds = 3L, num_leaves = 3L))
+  expect_identical(from_gbdt$dart_dropped, list(integer(0), integer(0), integer(0), integer(0), 4L))
+})
+
 test_that("extra_trees draws one threshold per feature and node, uniformly over the bins", {
   set.seed(3)
   n <- 60
