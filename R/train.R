@@ -158,7 +158,10 @@ histboost <- function(x, ...) {
 #'   from its raw predictions (at its best iteration, else all; plus any
 #'   `init_score`) for `x` and the validation sets, and the result holds its
 #'   trees followed by the new ones, so it predicts on its own. The data must
-#'   have the model's features, classes and objective; not for random forests
+#'   have the model's features, classes and objective: columns are matched by
+#'   name and factor levels by label, as `predict()` matches them (a new batch
+#'   may lack some levels or order them otherwise; a level the model never saw
+#'   is an error, as a continued tree could not split on it); not for random forests
 #'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
 #'   The parameters of its loss (`tweedie_variance_power`, `huber_delta`,
 #'   `quantile_alpha`, `fair_c`; for ranking `lambdarank_truncation_level`,
@@ -802,9 +805,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   cont <- if (p$distributed == "mpi") {  # each process scores its own rows; one failing fails all
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
   } else .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
-  data <- .hb_build_train_data(a$x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given)
+  x <- cont$x %||% a$x
+  data <- .hb_build_train_data(x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given)
   train <- data$train
-  tk <- .hb_resolve_task(p, train, a$x, a$y, a$init_model)
+  tk <- .hb_resolve_task(p, train, x, a$y, a$init_model)
   monotone <- .hb_resolve_monotone(p$monotone_constraints, train, a$init_model, tk$objective)
   ms <- .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
   valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed, p$device)
@@ -1007,6 +1011,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       raw + offset
     }
     init_score <- base_raw(x, "x", init_score, "init_score")
+    x <- .hb_conform_to_model(x, init_model)
     if (is.list(valid) && !is.data.frame(valid) && !inherits(valid, "hb_dataset")) {
       for (k in seq_along(valid)) {
         v <- valid[[k]]
@@ -1020,7 +1025,51 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       }
     }
   }
-  list(init_score = init_score, valid = valid, base_iter = base_iter)
+  list(init_score = init_score, valid = valid, base_iter = base_iter, x = if (!is.null(init_model)) x)
+}
+
+# x's columns as init_model's features, for continuing it: matched by name
+# (and factor levels by label, as predict() matches them), in the model's
+# order; a factor's levels become the model's. What cannot be matched is an
+# error that names it: a feature the model lacks or lacks in x, a level the
+# model's feature does not have (a continued tree cannot split on it), an
+# ordered factor whose levels come in another order.
+.hb_conform_to_model <- function(x, init_model) {
+  fn <- init_model$feature_names
+  nms <- if (is.data.frame(x)) names(x) else colnames(x)
+  if (is.null(nms) || anyNA(nms) || anyDuplicated(nms)) return(x)  # by position: checked as built
+  miss <- setdiff(fn, nms)
+  extra <- setdiff(nms, fn)
+  if (length(miss) || length(extra)) {
+    .hb_abort("`x` must have `init_model`'s features to continue it",
+              if (length(miss)) paste0("; it lacks ", .hb_and(miss)),
+              if (length(extra)) paste0("; it has ", .hb_and(extra), ", which the model was not trained on",
+                                        " (drop ", if (length(extra) > 1L) "them" else "it", ")"), ".")
+  }
+  x <- if (is.data.frame(x)) x[fn] else x[, fn, drop = FALSE]
+  if (!is.data.frame(x)) return(x)
+  types <- init_model$feature_types
+  for (j in which(types %in% c("categorical", "ordinal"))) {
+    col <- x[[j]]
+    lev <- init_model$feature_levels[[j]]
+    if (!is.factor(col) || identical(levels(col), lev)) next
+    used <- levels(droplevels(col))
+    new <- setdiff(used, lev)
+    if (length(new)) {
+      .hb_abort("`x$", fn[j], "` has level", if (length(new) > 1L) "s " else " ", .hb_and(new),
+                " that `init_model` was not trained with: the continued trees cannot split on ",
+                if (length(new) > 1L) "them" else "it", ". Train a new model, or set those values to NA.")
+    }
+    if (types[j] == "ordinal" && is.ordered(col)) {
+      common <- levels(col)[levels(col) %in% lev]
+      if (!identical(common, lev[lev %in% common])) {
+        .hb_abort("`x$", fn[j], "` orders its levels (", .hb_and(common), ") otherwise than `init_model` (",
+                  .hb_and(lev), "): continuing it needs the model's order.")
+      }
+    }
+    x[[j]] <- factor(as.character(col), levels = lev, ordered = is.ordered(col))
+  }
+  x
 }
 
 # The training data: `x` itself when it is an hb_dataset (after checking
@@ -1198,8 +1247,17 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   if (!identical(train$feature_names, init_model$feature_names) ||
       !identical(train$feature_types, init_model$feature_types) ||
       !identical(unname(train$feature_levels), unname(init_model$feature_levels))) {
-    .hb_abort("`x` must have exactly `init_model`'s features (", .hb_and(init_model$feature_names),
-              ", with their types and factor levels) to continue it.")
+    what <- if (!identical(train$feature_names, init_model$feature_names)) {
+      paste0("`x`'s are ", .hb_and(train$feature_names))
+    } else {
+      k <- which(train$feature_types != init_model$feature_types |
+                   !mapply(identical, unname(train$feature_levels), unname(init_model$feature_levels)))[1L]
+      lv <- function(l) if (length(l)) paste0(" with levels ", .hb_and(l)) else ""
+      paste0("`", train$feature_names[k], "` is ", train$feature_types[k], lv(train$feature_levels[[k]]),
+             " in `x`, ", init_model$feature_types[k], lv(init_model$feature_levels[[k]]), " in the model")
+    }
+    .hb_abort("`x` must have `init_model`'s features (", .hb_and(init_model$feature_names),
+              ", with their types and factor levels) to continue it: ", what, ".")
   }
 }
 

@@ -265,6 +265,35 @@ test_that("hb_cv() continues init_model in every fold", {
                mean(sapply(folds, function(te) rmse(d$y[te], cv$pred[te]))), tolerance = TOL$metric)
 })
 
+test_that("a continuation matches x's columns by name and its factor levels by label, as predict() does", {
+  d <- gen_cont(16, n = 1500)
+  d$x$o <- factor(sample(c("lo", "mid", "hi"), 1500, TRUE), levels = c("lo", "mid", "hi"), ordered = TRUE)
+  m1 <- hb_quiet(d$x, d$y, nrounds = 5L, num_leaves = 7L)
+  cont <- function(x, y = d$y) hb_trees(hb_quiet(x, y, nrounds = 4L, num_leaves = 7L, seed = 3, init_model = m1))
+  ref <- cont(d$x)
+  # columns in another order, g's levels in another order: the same data
+  x2 <- d$x[c("o", "g", "b", "a")]
+  x2$g <- factor(as.character(x2$g), levels = c("s", "r", "q", "p"))
+  before <- x2
+  expect_identical(cont(x2), ref)
+  expect_identical(x2, before)  # the user's data untouched
+  # a matrix of the numeric columns, columns reordered by name
+  mn <- hb_quiet(as.matrix(d$x[c("a", "b")]), d$y, nrounds = 3L, num_leaves = 7L)
+  expect_identical(hb_trees(hb_quiet(as.matrix(d$x[c("b", "a")]), d$y, nrounds = 2L, num_leaves = 7L, init_model = mn)),
+                   hb_trees(hb_quiet(as.matrix(d$x[c("a", "b")]), d$y, nrounds = 2L, num_leaves = 7L, init_model = mn)))
+  # a new batch lacking level "s" (dropped): the same as its rows with every level kept
+  keep <- d$x$g != "s"
+  expect_identical(cont(droplevels(d$x[keep, ]), d$y[keep]), cont(d$x[keep, ], d$y[keep]))
+  # what cannot be matched: a level the model lacks, an ordered factor in another order
+  x3 <- d$x
+  x3$g <- factor(ifelse(seq_len(1500) <= 5, "t", as.character(x3$g)))
+  expect_error(cont(x3), class = "histboost_error_input", regexp = "`x\\$g` has level `t` that `init_model`")
+  x4 <- d$x
+  x4$o <- factor(as.character(x4$o), levels = c("hi", "mid", "lo"), ordered = TRUE)
+  expect_error(cont(x4), class = "histboost_error_input", regexp = "`x\\$o` orders its levels")
+  expect_error(cont(d$x[c("a", "g", "o")]), class = "histboost_error_input", regexp = "lacks column `b`")
+})
+
 test_that("init_model that does not fit the data gets a classed error naming it", {
   d <- gen_cont(15, n = 400)
   m1 <- hb_quiet(d$x, d$y, nrounds = 3L)
@@ -273,7 +302,7 @@ test_that("init_model that does not fit the data gets a classed error naming it"
   err(hb_quiet(hb_dataset(d$x, d$y), nrounds = 2L, init_model = m1), "`init_model` needs `x` as a data.frame")
   err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, objective = "huber"), "objective \"regression\"")
   err(hb_quiet(d$x, d$y > 1, nrounds = 2L, init_model = m1), "same objective and classes")
-  err(hb_quiet(cbind(d$x, z = 1), d$y, nrounds = 2L, init_model = m1), "exactly `init_model`'s features")
+  err(hb_quiet(cbind(d$x, z = 1), d$y, nrounds = 2L, init_model = m1), "it has `z`, which the model was not")
   err(hb_quiet(d$x[, 1:2], d$y, nrounds = 2L, init_model = m1), "`x` does not suit `init_model`")
   err(hb_quiet(d$x, d$y, nrounds = 2L, init_model = m1, boosting = "rf", bagging_fraction = 0.5,
                bagging_freq = 1L), "random forest")
