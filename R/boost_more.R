@@ -74,8 +74,13 @@
     ok <- (is.character(g) && !anyNA(g) && all(nzchar(g))) ||
       (is.numeric(g) && !is.object(g) && all(is.finite(g)) && all(g >= 1) && all(g == round(g)))
     if (!ok || !length(g) || !is.null(dim(g))) {
+      numbers <- is.numeric(g) && !is.object(g) && length(g) && is.null(dim(g))
+      what <- if (numbers) {
+        paste0("but its column number ", format(g[!is.finite(g) | g < 1 | g != round(g)][1L]),
+               " is not a whole number >= 1")
+      } else paste0("not ", .hb_describe(g))
       .hb_abort(arg, ": group ", k, " must be a non-empty vector of column names or whole column numbers >= 1, ",
-                "not ", .hb_describe(g), ".")
+                what, ".")
     }
   }
   value

@@ -69,7 +69,9 @@
     sprintf("an object of class %s and length %d", class(value)[1L], length(value))
   }
   if (is.character(value) && length(value) == 1L && !is.na(suppressWarnings(as.numeric(value)))) {
-    shown <- paste0(shown, " (write the number without quotes: ", name, " = ", value, ")")
+    opt <- sub("^options\\((.*)\\)$", "\\1", name)  # an option: options(name = 2), not options(name) = 2
+    shown <- paste0(shown, " (write the number without quotes: ",
+                    if (opt != name) sprintf("options(%s = %s)", opt, value) else paste0(name, " = ", value), ")")
   }
   bad <- function() .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
   # TRUE is not a count: nrounds = TRUE or iteration = TRUE would act as 1.

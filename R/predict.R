@@ -112,6 +112,11 @@ predict.histboost <- function(object, newdata,
   if (missing(newdata) || is.null(newdata)) {
     .hb_abort("`newdata` is required: a histboost model does not keep its training data.")
   }
+  if (type == "class" && identical(object$params$objective, "custom") && object$task != "multiclass") {
+    .hb_abort("`type` = \"class\" needs classes, and a model of a custom objective with one score a row keeps ",
+              "none: it predicts raw scores (with a two-class `y`, for the labels 0 and 1 it was trained on, ",
+              "1 for `y`'s second level). Apply your link and cut-off to predict(type = \"raw\").")
+  }
   if (type == "class" && object$task %in% c("regression", "ranking", "survival")) {
     .hb_abort("`type` = \"class\" needs a classification model; this one is a ", object$task, ".")
   }

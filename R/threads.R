@@ -9,7 +9,7 @@
 #' least one, capped by `OMP_THREAD_LIMIT`). Without OpenMP it is always 1.
 #'
 #' A thread count, whether given as `nthreads`, the option or the
-#' environment variable, must be a whole number >= 1; anything else is an
+#' environment variable, must be a whole number from 1 to 2147483647; anything else is an
 #' error of class `histboost_error_input` that names where the value came
 #' from. A count above the number of cores is allowed but capped at four
 #' threads per core (and at `OMP_THREAD_LIMIT`): more threads than that only
@@ -46,8 +46,8 @@ hb_threads <- function() {
   if (nzchar(env)) {
     v <- suppressWarnings(as.numeric(env))
     if (is.na(v) || !is.finite(v) || v < 1 || v != round(v) || v > .Machine$integer.max) {
-      .hb_abort("The environment variable `HISTBOOST_NUM_THREADS` must be a whole number >= 1, not \"",
-                env, "\"; set it to a thread count or unset it with ",
+      .hb_abort("The environment variable `HISTBOOST_NUM_THREADS` must be a whole number from 1 to ",
+                .Machine$integer.max, ", not \"", env, "\"; set it to a thread count or unset it with ",
                 "Sys.unsetenv(\"HISTBOOST_NUM_THREADS\").")
     }
     return(.Call(C_hb_threads_use, as.integer(v)))

@@ -211,7 +211,8 @@ histboost <- function(x, ...) {
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
 #'   every round with the rows' current raw scores and numeric labels (0/1
-#'   for a two-class `y`). Weights multiply what it returns; boosting starts
+#'   for a two-class `y`: 1 for its second level; the model keeps no classes
+#'   and `predict()` only raw scores). Weights multiply what it returns; boosting starts
 #'   from 0 (or `init_score`); `predict()` returns raw scores (apply your
 #'   link yourself) and the metrics `"rmse"` (default), `"mae"`, `"auc"` and
 #'   `"average_precision"` judge raw scores. One score a row, on the CPU or

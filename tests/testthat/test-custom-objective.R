@@ -50,6 +50,9 @@ test_that("a custom logistic loss on a two-class y gets 0/1 labels and grows the
     # the response of a custom objective is the raw score
     expect_equal(predict(mc, d$x, init_score = start), predict(mb, d$x, type = "raw"), tolerance = 1e-9)
     expect_null(mc$classes)
+    # no classes kept: type = "class" says so, and which level the scores are for
+    expect_error(predict(mc, d$x, type = "class"), class = "histboost_error_input",
+                 regexp = "keeps none: it predicts raw scores.*second level")
   }
 })
 

@@ -20,6 +20,29 @@ test_that("a number given as a string is shown as the string it is", {
   expect_match(m, "`nrounds` must be a whole number >= 1, not 0.", fixed = TRUE)
 })
 
+test_that("thread counts and interaction groups say what is wrong, in advice that is valid R", {
+  old <- options(histboost.nthreads = "2")
+  on.exit(options(old), add = TRUE)
+  m <- msg_of(hb_threads())
+  expect_match(m, "write the number without quotes: options(histboost.nthreads = 2)", fixed = TRUE)
+  options(histboost.nthreads = NULL)
+  old_env <- Sys.getenv("HISTBOOST_NUM_THREADS", unset = NA)
+  on.exit(if (is.na(old_env)) Sys.unsetenv("HISTBOOST_NUM_THREADS") else Sys.setenv(HISTBOOST_NUM_THREADS = old_env),
+          add = TRUE)
+  Sys.setenv(HISTBOOST_NUM_THREADS = "100000000000")
+  expect_match(msg_of(hb_threads()), "a whole number from 1 to 2147483647, not \"100000000000\"", fixed = TRUE)
+  Sys.unsetenv("HISTBOOST_NUM_THREADS")
+  x <- mtcars[, -1]
+  for (g in list(c(0, 1), c(1L, 0L), c(1, 2.5))) {
+    m <- msg_of(histboost(x, mtcars$mpg, interaction_constraints = list(g), nrounds = 1L, verbose = 0, nthreads = 1L))
+    bad <- g[g < 1 | g != round(g)][1L]
+    expect_match(m, paste0("its column number ", format(bad), " is not a whole number >= 1."), fixed = TRUE)
+  }
+  # whole numbers as doubles are fine
+  expect_s3_class(histboost(x, mtcars$mpg, interaction_constraints = list(c(1, 2)), nrounds = 1L, verbose = 0,
+                            min_data_in_leaf = 5L, nthreads = 1L), "histboost")
+})
+
 test_that("hb_cv: too few queries or rows for nfold says how many there are", {
   set.seed(4)
   x <- data.frame(a = rnorm(30))
