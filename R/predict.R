@@ -60,7 +60,9 @@
 #' last column, `"(Intercept)"`, is the expected raw score over the training
 #' rows, so each row of the result sums to `predict(type = "raw")`. A factor
 #' spread over several internal features still gets one column. With bagging
-#' the branches are weighed by the rows in each tree's bag.
+#' the branches are weighed by the rows in each tree's bag, and with GOSS by
+#' the rows each tree sampled, so there `"(Intercept)"` is
+#' the mean over those rows rather than over the whole training set.
 #'
 #' With `type = "interaction"` the contribution of each feature is split
 #' further (Lundberg, Erion and Lee, 2018, as XGBoost computes them): entry

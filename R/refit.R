@@ -32,7 +32,10 @@
 #' With `decay_rate = 0` and the training data, a model trained without
 #' bagging, feature sampling or quantization gets its own leaf values back.
 #' The weights of `scale_pos_weight`, `is_unbalance` and `class_weights`
-#' the model was trained with are applied to the new rows too.
+#' the model was trained with are applied to the new rows too; `is_unbalance`
+#' weighs them by the new rows' own class counts, as it weighed the training
+#' rows by theirs (so a new set with the other class in the majority
+#' weighs that class down).
 #'
 #' @param model A `"histboost"` model.
 #' @param x New data with the model's features (as for [predict.histboost()];
