@@ -498,9 +498,14 @@
 #' @param y Labels: numeric (regression), a factor or logical vector
 #'   (classification); `NULL` for a dataset without labels.
 #' @param weights `NULL` or non-negative row weights.
-#' @param max_bin Most bins per numeric feature, 2 to 255. A factor with more
-#'   levels keeps them all (up to 64 x `max_bin`, the most frequent first; rarer
-#'   ones are treated as missing): its levels are binned `max_bin` at a time
+#' @param max_bin Most bins per numeric feature, 2 to 255. A factor's levels
+#'   get bins as LightGBM gives them: most rows first; past the first two, a
+#'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
+#'   one share the missing bin with `NA`, as does the rarest level once the
+#'   others hold 99% of the non-missing rows (so a small table's rare levels
+#'   do not make a 3-level factor a many-vs-many one). A factor with more
+#'   levels than `max_bin` keeps them, while they are needed to hold 99% of
+#'   its rows (up to 64 x `max_bin`): its levels are binned `max_bin` at a time
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels. Ignored with a
 #'   `reference` (its bins are used).

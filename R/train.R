@@ -241,9 +241,14 @@ histboost <- function(x, ...) {
 #' @param min_sum_hessian_in_leaf Smallest sum of hessians in a leaf.
 #' @param lambda_l1,lambda_l2 L1 and L2 regularization of leaf values, >= 0.
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
-#' @param max_bin Most bins per numeric feature, 2 to 255. A factor with more
-#'   levels keeps them all (up to 64 x `max_bin`, the most frequent first; rarer
-#'   ones are treated as missing): its levels are binned `max_bin` at a time
+#' @param max_bin Most bins per numeric feature, 2 to 255. A factor's levels
+#'   get bins as LightGBM gives them: most rows first; past the first two, a
+#'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
+#'   one share the missing bin with `NA`, as does the rarest level once the
+#'   others hold 99% of the non-missing rows (so a small table's rare levels
+#'   do not make a 3-level factor a many-vs-many one). A factor with more
+#'   levels than `max_bin` keeps them, while they are needed to hold 99% of
+#'   its rows (up to 64 x `max_bin`): its levels are binned `max_bin` at a time
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels.
 #' @param max_cat_threshold Most categories on the scanned side of a

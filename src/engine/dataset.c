@@ -427,13 +427,40 @@ static int build_factor_mappers(const hb_input_t *in, const hb_binparams_t *bp, 
   if (!cnt) return HB_ERR_NOMEM;
   for (int r = 0; r < in->nrow; r++) {
     int c = col->i32[r];
-    if (c >= 1 && c <= nlev) cnt[c]++;
+    cnt[c >= 1 && c <= nlev ? c : 0]++;  /* [0]: missing */
   }
   return factor_mappers_from_counts(bp, nlev, cnt, maps, nmaps);
 }
 
-/* The mappers of a factor of nlev levels whose level c has cnt[c] rows
- * (cnt: nlev + 1 values, freed here). */
+/* How many of a factor's levels get bins of their own, LightGBM's rule
+ * (its BinMapper::FindBin for categorical features): the levels in kept,
+ * most frequent first, are taken until, past the first two, a level has
+ * fewer than min_data_in_bin rows, or until the levels taken hold 99% of
+ * the non-missing rows and the bins (the missing one counted) reach the
+ * number of distinct values (one more with missing rows) or max_bin. The
+ * levels left out share the missing bin. (On small data this matters: a
+ * factor whose rare levels stay apart can have too many bins for a one-hot
+ * split yet too few rows a level for a many-vs-many one.) */
+static int factor_levels_kept(const hb_binparams_t *bp, const level_count_t *kept, int ncand, long long na) {
+  long long nonmiss = 0;
+  for (int k = 0; k < ncand; k++) nonmiss += kept[k].count;
+  /* 99% of the non-missing rows, rounded as LightGBM rounds it (a float product) */
+  const long long cut = (long long)((double)((float)nonmiss * 0.99f) + 0.5);
+  const int distinct = ncand + (na > 0);
+  const int maxb = distinct < bp->max_bin ? distinct : bp->max_bin;
+  long long used = 0;
+  int k = 0, nbin = 1;
+  while (k < ncand && (used < cut || nbin < maxb)) {
+    if (k > 1 && kept[k].count < bp->min_data_in_bin) break;
+    used += kept[k].count;
+    nbin++;
+    k++;
+  }
+  return k;
+}
+
+/* The mappers of a factor of nlev levels whose level c has cnt[c] rows,
+ * cnt[0] the missing rows (cnt: nlev + 1 values, freed here). */
 static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *cnt, hb_binmapper_t **maps,
                                       int *nmaps) {
   *maps = NULL;
@@ -446,8 +473,10 @@ static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *c
   int k = 0;
   for (int c = 1; c <= nlev; c++)
     if (cnt[c] >= thr) { kept[k].count = cnt[c]; kept[k].code = c; k++; }
+  const long long na = cnt[0];
   free(cnt);
   qsort(kept, (size_t)nkeep, sizeof *kept, cmp_level);
+  nkeep = factor_levels_kept(bp, kept, nkeep, na);
   int per = bp->max_bin;
   int nm = nkeep <= per ? 1 : (nkeep + per - 1) / per;
   if (nm > HB_MAX_COLUMN_FEATURES) nm = HB_MAX_COLUMN_FEATURES;
@@ -1379,7 +1408,7 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     if ((st = dist_agree(dist, lc && ic ? HB_OK : HB_ERR_NOMEM)) != HB_OK) { hb_free(lc); free(ic); break; }
     for (int r = 0; r < in->nrow; r++) {
       int k = col->i32[r];
-      if (k >= 1 && k <= nlev) lc[k]++;
+      lc[k >= 1 && k <= nlev ? k : 0]++;  /* [0]: missing */
     }
     st = hb_dist_sum_i64(dist, lc, nlev + 1);
     for (int k = 0; k <= nlev; k++) ic[k] = (int)lc[k];

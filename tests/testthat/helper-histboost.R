@@ -285,13 +285,31 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
 
 # Dataset-level bin information: numeric -> sorted distinct values;
 # factor -> the levels present, ordered most frequent first (ties: level order).
-ref_bin_info <- function(X) {
+# The levels of factor x that get bins of their own, as LightGBM chooses
+# them (its documented binning of categorical features): most rows first
+# (ties: level order); past the first two, a level of fewer than
+# min_data_in_bin rows ends the list; so does holding 99% of the non-missing
+# rows once the bins, the missing one counted, reach the number of distinct
+# values (one more with NAs) or max_bin. The others share the missing bin.
+ref_kept_levels <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
+  tab <- table(factor(x, levels = levels(x)))
+  lv <- names(tab)[tab > 0]
+  lv <- lv[order(-tab[lv], match(lv, levels(x)))]
+  cnt <- as.vector(tab[lv])
+  cut <- floor(sum(cnt) * 0.99000000953674316 + 0.5)  # LightGBM: 0.99f, rounded half up
+  maxb <- min(length(lv) + anyNA(x), max_bin)
+  k <- 0L; used <- 0; nbin <- 1L
+  while (k < length(lv) && (used < cut || nbin < maxb)) {
+    if (k >= 2L && cnt[k + 1L] < min_data_in_bin) break
+    used <- used + cnt[k + 1L]; nbin <- nbin + 1L; k <- k + 1L
+  }
+  lv[seq_len(k)]
+}
+
+ref_bin_info <- function(X, min_data_in_bin = 3L) {
   lapply(X, function(x) {
     if (is.factor(x)) {
-      tab <- table(x)                       # in level order, NA excluded
-      tab <- tab[tab > 0]
-      list(type = "categorical",
-           levels = names(tab)[order(-as.vector(tab), seq_along(tab))])
+      list(type = "categorical", levels = ref_kept_levels(x, min_data_in_bin = min_data_in_bin))
     } else {
       list(type = "numeric", values = sort(unique(x[!is.na(x)])))
     }
@@ -360,8 +378,8 @@ ref_find_split <- function(X, info, g, h, rows, params) {
       }
     } else {
       lev <- inf$levels
-      if (length(lev) < 2 && !any(is.na(X[[j]]))) next
-      code <- match(as.character(x), lev)            # NA -> missing bin
+      code <- match(as.character(x), lev)            # NA and levels without a bin -> missing bin
+      if (length(lev) < 2 && !anyNA(match(as.character(X[[j]]), lev))) next
       nb <- length(lev) + 1L                         # value bins + missing bin
       code[is.na(code)] <- nb
       Gc <- vapply(seq_len(nb), function(b) sum(gg[code == b]), 0)

@@ -181,6 +181,57 @@ auc <- function(p, y) {
   (sum(r[y]) - n1 * (n1 + 1) / 2) / (n1 * (length(y) - n1))
 }
 
+test_that("rare levels share the missing bin, as lightgbm bins them (its default min_data_in_bin = 3)", {
+  # car90's Rim (levels of 46, 34, 20, 2, 2 and 1 rows): kept apart, its 7
+  # bins were too many for a one-hot split and its 100 rows too few for a
+  # many-vs-many one, so it never split; lightgbm keeps 3 levels and splits.
+  # 250 / 140 / 7 / 3 rows: the last level is under 1% once the others hold
+  # 99%, so it joins the missing bin too.
+  cases <- list(rim = c(46, 34, 20, 2, 2, 1), tail = c(250, 140, 7, 3), mixed = c(60, 30, 12, 9, 4, 2, 2, 1, 1))
+  kept_want <- list(rim = c("L1", "L2", "L3"), tail = c("L1", "L2", "L3"), mixed = c("L1", "L2", "L3", "L4", "L5"))
+  for (nm in names(cases)) {
+    cnt <- cases[[nm]]
+    set.seed(which(names(cases) == nm))
+    lv <- paste0("L", seq_along(cnt))
+    f <- factor(sample(rep(lv, cnt)), levels = lv)
+    if (nm == "mixed") f[sample(length(f), 6)] <- NA
+    y <- rnorm(length(cnt), sd = 2)[as.integer(f)] + rnorm(length(f))
+    y[is.na(y)] <- 1 + rnorm(sum(is.na(y)))
+    x <- data.frame(f = f)
+    # plain R's reading of LightGBM's rule, against the counts written out above
+    expect_identical(ref_kept_levels(f), kept_want[[nm]], label = nm)
+    m <- hb_quiet(x, y, nrounds = 20L, num_leaves = 7L, learning_rate = 0.1, min_data_in_leaf = 5L, nthreads = 2L)
+    # the levels left out and NA share one bin: every tree sends them to the same leaf
+    out <- setdiff(lv, kept_want[[nm]])
+    probe <- data.frame(f = factor(c(NA, out), levels = lv))
+    leaves <- predict(m, probe, type = "leaf")
+    for (i in seq_along(out) + 1L) expect_identical(leaves[i, ], leaves[1L, ], label = paste(nm, out[i - 1L]))
+    # the dataset's bin codes: a bin for each kept level, one more for the rest and NA
+    if (exists("C_hb_dataset_bins", envir = asNamespace("histboost"), inherits = FALSE)) {
+      b <- histboost:::.hb_dataset_bins(hb_dataset(x, y))[, 1]
+      key <- ifelse(is.na(f) | !(as.character(f) %in% kept_want[[nm]]), "<other>", as.character(f))
+      expect_equal(unname(rowSums(table(key, b) > 0)), rep(1, length(unique(key))), label = paste(nm, "bins"))
+      expect_identical(length(unique(b)), length(unique(key)), label = paste(nm, "bins"))
+    }
+  }
+  # Rim splits now, and its root split is lightgbm's (L1 alone, the same gain)
+  cnt <- cases$rim
+  set.seed(1)
+  f <- factor(sample(rep(paste0("L", 1:6), cnt)), levels = paste0("L", 1:6))
+  y <- rnorm(6, sd = 2)[as.integer(f)] + rnorm(length(f))
+  x <- data.frame(f = f)
+  m <- hb_quiet(x, y, nrounds = 1L, num_leaves = 2L, learning_rate = 0.1, min_data_in_leaf = 5L, nthreads = 2L)
+  ds <- lightgbm::lgb.Dataset(lgb_codes(x), label = y, categorical_feature = "f",
+                              params = list(max_bin = 255L, verbose = -1L))
+  lg <- lightgbm::lgb.train(params = list(objective = "regression", verbose = -1L, num_threads = 2L, num_leaves = 2L,
+                                          learning_rate = 0.1, min_data_in_leaf = 5L), data = ds, nrounds = 1L)
+  hs <- hb_splits(m)
+  ls <- lgb_splits(lg, x)
+  expect_length(hs, 1L)
+  expect_identical(hs[[1]]$left, ls[[1]]$left)
+  expect_equal(hs[[1]]$gain, ls[[1]]$gain, tolerance = 1e-6)
+})
+
 test_that("small data with factors: mean test AUC over 10 splits no lower than lightgbm's minus 0.005", {
   p <- list(learning_rate = 0.05, num_leaves = 15L, min_data_in_leaf = 10L)
   res <- vapply(1:10, function(s) {

@@ -10,20 +10,17 @@ cat_stump <- function(x, y, w, p) {
   do.call(histboost, args)
 }
 
-# The engine's bins of factor x over rows with weights w: kept levels (with
-# rows), most rows first, ties by level code; then missing values.
-cat_bins <- function(x) {
-  tab <- table(factor(x, levels = levels(x)))
-  lv <- names(tab)[tab > 0]
-  lv[order(-tab[lv], match(lv, levels(x)))]
-}
+# The engine's bins of factor x: the levels LightGBM keeps (ref_kept_levels,
+# helper-histboost.R), most rows first; then the missing bin (NA and the
+# levels left out).
+cat_bins <- function(x) ref_kept_levels(x)
 
 check_cat_stump <- function(x, y, w, p, label) {
   W <- if (is.null(w)) rep(1, length(y)) else w
   init <- sum(W * y) / sum(W)
   g <- W * (init - y); h <- W
   bins <- cat_bins(x)
-  key <- ifelse(is.na(x), "<NA>", as.character(x))
+  key <- ifelse(is.na(x) | !(as.character(x) %in% bins), "<NA>", as.character(x))
   cats <- c(bins, "<NA>")
   gs <- vapply(cats, function(k) sum(g[key == k]), 0, USE.NAMES = FALSE)
   hs <- vapply(cats, function(k) sum(h[key == k]), 0, USE.NAMES = FALSE)

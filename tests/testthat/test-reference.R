@@ -52,6 +52,9 @@ test_that("brute force finds the hand-computed categorical split (NA as a catego
   y <- c(1, 1.2, 5, 5.2, 1.1, 0.9, 4.9, 5.1)
   s <- hand_reg(y)
   p0 <- ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 1)
+  # (every level keeps its bin here: with LightGBM's min_data_in_bin = 3 the
+  # third level's two rows would share the missing bin)
+  expect_identical(ref_bin_info(X)$x$levels, c("a", "b"))
   b <- ref_bruteforce_split(X, s$g, s$h, p0)
   expect_equal(b$gain, 32, tolerance = 1e-12)         # 4*2^2 + 4*2^2
   expect_true(all(b$left == c(TRUE, TRUE, FALSE, FALSE, TRUE, TRUE, FALSE, FALSE)) ||
@@ -59,12 +62,12 @@ test_that("brute force finds the hand-computed categorical split (NA as a catego
   # three levels and NA are four bins: one level against the rest by
   # default (max_cat_to_onehot = 4); b or c alone (|G| = 4.1 each, H = 2 of 8):
   # 4.1^2 / 2 + 4.1^2 / 6
-  f0 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8), p0)
+  f0 <- ref_find_split(X, ref_bin_info(X, min_data_in_bin = 1L), s$g, s$h, seq_len(8), p0)
   expect_equal(f0$gain, 4.1^2 * (1 / 2 + 1 / 6), tolerance = 1e-12)
   expect_true(identical(f0$left_levels, "b") || identical(f0$left_levels, "c"))
   # many against many (max_cat_to_onehot = 1) finds the best of all partitions
   p0$max_cat_to_onehot <- 1L
-  f <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8), p0)
+  f <- ref_find_split(X, ref_bin_info(X, min_data_in_bin = 1L), s$g, s$h, seq_len(8), p0)
   expect_equal(f$gain, 32, tolerance = 1e-12)
   # {b, NA} (lowest G/H first) and its complement {a, c} have equal gain in
   # exact arithmetic; either orientation describes the same partition
@@ -72,15 +75,15 @@ test_that("brute force finds the hand-computed categorical split (NA as a catego
   left_bna <- setequal(f$left_levels, "b") && f$default_left
   expect_true(left_ac || left_bna)
   # cat_l2 = 1 enters the children's terms (the parent's G is 0): 8^2/5 * 2
-  f1 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
+  f1 <- ref_find_split(X, ref_bin_info(X, min_data_in_bin = 1L), s$g, s$h, seq_len(8),
                        ref_params(cat_l2 = 1, cat_smooth = 0, min_data_per_group = 1, max_cat_to_onehot = 1L))
   expect_equal(f1$gain, 25.6, tolerance = 1e-12)
   # min_data_per_group = 3: two categories (4 rows) join before a candidate, and 4 stay right
-  f3 <- ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
+  f3 <- ref_find_split(X, ref_bin_info(X, min_data_in_bin = 1L), s$g, s$h, seq_len(8),
                        ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 3, max_cat_to_onehot = 1L))
   expect_equal(f3$gain, 32, tolerance = 1e-12)
   # min_data_per_group = 5: the right side can never keep 5 rows once 5 have joined the left
-  expect_null(ref_find_split(X, ref_bin_info(X), s$g, s$h, seq_len(8),
+  expect_null(ref_find_split(X, ref_bin_info(X, min_data_in_bin = 1L), s$g, s$h, seq_len(8),
                              ref_params(cat_l2 = 0, cat_smooth = 0, min_data_per_group = 5, max_cat_to_onehot = 1L)))
 })
 

@@ -1,5 +1,6 @@
-# A factor with more levels than max_bin keeps them all (up to 64 x max_bin):
-# its levels, most frequent first (ties: level order), are dealt out max_bin
+# A factor with more levels than max_bin keeps them (those LightGBM's rule
+# keeps, ref_kept_levels() in helper-histboost.R; up to 64 x max_bin): its
+# levels, most frequent first (ties: level order), are dealt out max_bin
 # at a time to several internal features, in each of which the other levels
 # share the missing bin with NA. A split on one of them is a split on a set
 # of the column's levels. These tests hold that against plain R: the same
@@ -10,9 +11,7 @@
 # The column expanded as the engine deals it out: one factor per max_bin
 # levels, the others NA.
 expand_wide <- function(f, max_bin) {
-  tab <- tabulate(as.integer(f), nlevels(f))
-  kept <- which(tab > 0)
-  kept <- kept[order(-tab[kept], kept)]
+  kept <- match(ref_kept_levels(f, max_bin = max_bin), levels(f))
   chunks <- split(kept, ceiling(seq_along(kept) / max_bin))
   out <- lapply(chunks, function(k) {
     v <- as.integer(f)
