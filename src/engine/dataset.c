@@ -23,6 +23,7 @@ void hb_binparams_default(hb_binparams_t *bp) {
   bp->bin_sample_rows = 200000;
   bp->min_data_in_bin = 3;
   bp->min_data_per_level = 1;
+  bp->lgb_levels = 0;
   bp->seed = 0;
   bp->nthreads = 0;
   bp->device = 0;
@@ -476,7 +477,7 @@ static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *c
   const long long na = cnt[0];
   free(cnt);
   qsort(kept, (size_t)nkeep, sizeof *kept, cmp_level);
-  nkeep = factor_levels_kept(bp, kept, nkeep, na);
+  if (bp->lgb_levels) nkeep = factor_levels_kept(bp, kept, nkeep, na);
   int per = bp->max_bin;
   int nm = nkeep <= per ? 1 : (nkeep + per - 1) / per;
   if (nm > HB_MAX_COLUMN_FEATURES) nm = HB_MAX_COLUMN_FEATURES;
