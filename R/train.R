@@ -241,7 +241,13 @@ histboost <- function(x, ...) {
 #' @param min_sum_hessian_in_leaf Smallest sum of hessians in a leaf.
 #' @param lambda_l1,lambda_l2 L1 and L2 regularization of leaf values, >= 0.
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
-#' @param max_bin Most bins per numeric feature, 2 to 255. A factor's levels
+#' @param max_bin Most bins per numeric feature, 2 to 255. Bins are placed
+#'   as LightGBM places them, from a sample of up to 200,000 rows: 0 alone in
+#'   a bin when present; a feature with at most `max_bin` distinct values
+#'   gets a bin a value, the values merged in increasing order until a bin
+#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`), so that no
+#'   threshold separates single rows of small data; more values get bins of
+#'   about equal rows, a value as frequent as an average bin alone. A factor's levels
 #'   get bins as LightGBM gives them: most rows first; past the first two, a
 #'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
 #'   one share the missing bin with `NA`, as does the rarest level once the

@@ -23,7 +23,7 @@ void hb_binparams_default(hb_binparams_t *bp) {
   bp->bin_sample_rows = 200000;
   bp->min_data_in_bin = 3;
   bp->min_data_per_level = 1;
-  bp->lgb_levels = 0;
+  bp->lgb_bins = 0;
   bp->seed = 0;
   bp->nthreads = 0;
   bp->device = 0;
@@ -206,9 +206,15 @@ static int greedy_find_bin(const double *v, const int *c, int n, int max_bin,
 
 /* Bounds for a numeric feature from distinct increasing values v (counts c,
  * n of them, `total` values in all) into out (capacity max_bin); returns how
- * many. Few values: one bin each with midpoint bounds. Many: greedy
- * equal-frequency bins, with 0.0 alone in a bin when present (bounds just below
- * zero and at zero), since sparse data keep every implicit zero in that bin. */
+ * many. Few values (at most max_bin) without lgb_bins: one bin each with
+ * midpoint bounds. Otherwise LightGBM's FindBinWithZeroAsOneBin: greedy bins
+ * (few values: merged until a bin holds min_data_in_bin rows; many:
+ * equal-frequency), with 0.0 alone in a bin when present (bounds just below
+ * zero and at zero), since sparse data keep every implicit zero in that bin.
+ * On small data the merging matters: a threshold between two values held by
+ * one row each is a candidate split without it, and lightgbm never offers
+ * it (survival::pbc under early stopping, 3.9% worse multi-logloss than
+ * lightgbm's without it, inst/bench/results/real-factors-cv-numeric-bins-2026-12-03.md). */
 static int numeric_bounds(const double *v, const int *c, int n, long long total,
                           const hb_binparams_t *bp, unsigned char *big, double *out) {
   int max_bin = bp->max_bin;
@@ -216,7 +222,7 @@ static int numeric_bounds(const double *v, const int *c, int n, long long total,
     out[0] = INFINITY;
     return 1;
   }
-  if (n <= max_bin) {
+  if (n <= max_bin && !bp->lgb_bins) {
     for (int i = 0; i < n - 1; i++) out[i] = upper_between(v[i], v[i + 1]);
     out[n - 1] = INFINITY;
     return n;
@@ -477,7 +483,7 @@ static int factor_mappers_from_counts(const hb_binparams_t *bp, int nlev, int *c
   const long long na = cnt[0];
   free(cnt);
   qsort(kept, (size_t)nkeep, sizeof *kept, cmp_level);
-  if (bp->lgb_levels) nkeep = factor_levels_kept(bp, kept, nkeep, na);
+  if (bp->lgb_bins) nkeep = factor_levels_kept(bp, kept, nkeep, na);
   int per = bp->max_bin;
   int nm = nkeep <= per ? 1 : (nkeep + per - 1) / per;
   if (nm > HB_MAX_COLUMN_FEATURES) nm = HB_MAX_COLUMN_FEATURES;

@@ -83,9 +83,12 @@ typedef struct {
   int bin_sample_rows;  /* rows sampled to place boundaries (default 200000; <= 0: all) */
   int min_data_in_bin;  /* fewest sampled rows per numeric bin (default 3) */
   int min_data_per_level; /* categorical levels rarer than this go to the missing bin (default 1) */
-  int lgb_levels;       /* 1: a factor's levels kept by LightGBM's rule (dataset.c's
-                           factor_levels_kept: rare ones share the missing bin), as R's
-                           datasets are built; 0: every level (default 0) */
+  int lgb_bins;         /* 1: LightGBM's rules, as R's datasets are built: a factor's
+                           levels kept by dataset.c's factor_levels_kept (rare ones share
+                           the missing bin), and a numeric feature of at most max_bin
+                           distinct values merged into bins of min_data_in_bin sampled
+                           rows, 0.0 in a bin of its own (numeric_bounds); 0: every level
+                           and every distinct value a bin of its own (default 0) */
   uint64_t seed;        /* for the row sample */
   int nthreads;
   int device;           /* 1: rows binned on the GPU (cuda.h's binner), boundaries and

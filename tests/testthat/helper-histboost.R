@@ -283,7 +283,7 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
 
 # ---- reference (b): greedy leaf-wise grower mirroring ALGORITHM.md ----------
 
-# Dataset-level bin information: numeric -> sorted distinct values;
+# Dataset-level bin information: numeric -> its bins' upper bounds;
 # factor -> the levels present, ordered most frequent first (ties: level order).
 # The levels of factor x that get bins of their own, as LightGBM chooses
 # them (its documented binning of categorical features): most rows first
@@ -306,12 +306,43 @@ ref_kept_levels <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
   lv[seq_len(k)]
 }
 
+# The upper bounds of numeric x's value bins but the last (+Inf), as
+# LightGBM's FindBinWithZeroAsOneBin places them for at most max_bin distinct
+# values (its documented binning): 0.0 alone in a bin when present, the
+# values on each side of it merged, in increasing order, until a bin holds
+# min_data_in_bin rows (the side's last bin may hold fewer), each bound the
+# midpoint of the two values around it. min_data_in_bin = 1: a bin a value.
+ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
+  x <- x[!is.na(x)]
+  v <- sort(unique(x)); cnt <- tabulate(match(x, v), length(v))
+  if (length(v) > max_bin) stop("ref_numeric_upper: more than max_bin values are not mirrored")
+  merge <- function(v, cnt) {
+    b <- numeric(0); cur <- 0
+    for (i in seq_len(length(v) - 1L)) {
+      cur <- cur + cnt[i]
+      if (cur >= min_data_in_bin) { b <- c(b, v[i] / 2 + v[i + 1L] / 2); cur <- 0 }
+    }
+    b
+  }
+  z <- match(0, v)
+  if (min_data_in_bin <= 1L || is.na(z)) return(merge(v, cnt))
+  n <- length(v)
+  if (z > 1L) {
+    nonzero <- sum(cnt) - cnt[z]
+    if (z - 1L > max(1L, floor(sum(cnt[seq_len(z - 1L)]) / nonzero * (max_bin - 1L))))
+      stop("ref_numeric_upper: the negative side's greedy bins are not mirrored")
+  }
+  left <- if (z > 1L) c(merge(v[seq_len(z - 1L)], cnt[seq_len(z - 1L)]), -5e-324) else numeric(0)
+  if (z == n) return(left)
+  c(left, 0, merge(v[(z + 1L):n], cnt[(z + 1L):n]))
+}
+
 ref_bin_info <- function(X, min_data_in_bin = 3L) {
   lapply(X, function(x) {
     if (is.factor(x)) {
       list(type = "categorical", levels = ref_kept_levels(x, min_data_in_bin = min_data_in_bin))
     } else {
-      list(type = "numeric", values = sort(unique(x[!is.na(x)])))
+      list(type = "numeric", upper = ref_numeric_upper(x, min_data_in_bin = min_data_in_bin))
     }
   })
 }
@@ -348,18 +379,18 @@ ref_find_split <- function(X, info, g, h, rows, params) {
     x <- X[[j]][rows]
     inf <- info[[j]]
     if (inf$type == "numeric") {
-      vals <- inf$values
-      B <- length(vals)
+      up <- inf$upper
+      B <- length(up) + 1L
       miss <- is.na(x)
       if (B < 2 && !any(is.na(X[[j]]))) next        # trivial feature
-      bin <- match(x, vals)
+      bin <- findInterval(x, up, left.open = TRUE) + 1L  # x <= up[b]: bin b or lower
       l2 <- params$lambda_l2
       has_miss <- any(miss)
       Gm <- sum(gg[miss]); Hm <- sum(hh[miss]); nm <- sum(miss)
       for (t in seq_len(B - 1)) {
         le <- !miss & bin <= t
         GL <- sum(gg[le]); HL <- sum(hh[le]); nL <- sum(le)
-        thr <- (vals[t] + vals[t + 1]) / 2
+        thr <- up[t]
         if (has_miss) {
           offer(eval_cand(GL, HL, nL, l2),
                 list(feature = j, type = "numeric", threshold = thr, default_left = FALSE), le)
@@ -521,10 +552,12 @@ ref_tree_predict <- function(tree, X) tree$leaf_values[ref_tree_leaf(tree, X) + 
 # or 1..K class index (multiclass). Returns init, trees[[round]][[class]].
 # With `offset` (n x K) the scores start from it and init is 0, as with
 # histboost()'s init_score.
-ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL, offset = NULL) {
+# (min_data_in_bin: the binning's, as ref_bin_info(); 1 gives a bin a
+# value, for hand-computed cases; the engine's R datasets use 3)
+ref_boost <- function(X, y, task, params, nrounds, weights = NULL, K = NULL, offset = NULL, min_data_in_bin = 3L) {
   n <- nrow(X)
   w <- if (is.null(weights)) rep(1, n) else weights
-  info <- ref_bin_info(X)
+  info <- ref_bin_info(X, min_data_in_bin = min_data_in_bin)
   if (task == "regression") {
     init <- sum(w * y) / sum(w); K <- 1L
   } else if (task == "binary") {

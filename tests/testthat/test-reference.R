@@ -33,7 +33,7 @@ test_that("brute force and the scan rules agree on a hand-computed split with NA
   b <- ref_bruteforce_split(X, s$g, s$h, ref_params())
   expect_equal(b$gain, 867 / 9, tolerance = 1e-14)
   expect_equal(b$left, c(TRUE, TRUE, TRUE, FALSE, FALSE, TRUE))
-  info <- ref_bin_info(X)
+  info <- ref_bin_info(X, min_data_in_bin = 1L)  # a bin a value, as the brute force splits
   f <- ref_find_split(X, info, s$g, s$h, seq_len(6), ref_params())
   expect_equal(f$gain, 867 / 9, tolerance = 1e-14)
   expect_equal(f$threshold, 3)
@@ -99,14 +99,14 @@ test_that("reference grower: hand-computed stump, binary, and tree structure", {
   # three leaves on the 6-row regression case: 3|4 first, then 4|5 on the right
   X3 <- data.frame(x = c(1, 2, 3, 4, 5, 6))
   y3 <- c(1, 1, 1, 5, 5, 7)
-  fit3 <- ref_boost(X3, y3, "regression", ref_params(num_leaves = 3L), nrounds = 1)
+  fit3 <- ref_boost(X3, y3, "regression", ref_params(num_leaves = 3L), nrounds = 1, min_data_in_bin = 1L)
   tr3 <- fit3$trees[[1]][[1]]
   expect_equal(ref_tree_leaf(tr3, X3), c(0L, 0L, 0L, 1L, 1L, 2L))
   expect_equal(ref_boost_raw(fit3, X3)[, 1], c(1, 1, 1, 5, 5, 7), tolerance = 1e-12)
   # root: 3*(7/3)^2 * 2; then the right leaf {5,5,7}: 2*(2/3)^2 + (4/3)^2
   expect_equal(tr3$gains, c(98 / 3, 8 / 3), tolerance = 1e-12)
   # max_depth = 1 stops after the root split
-  fitd <- ref_boost(X3, y3, "regression", ref_params(num_leaves = 3L, max_depth = 1L), nrounds = 1)
+  fitd <- ref_boost(X3, y3, "regression", ref_params(num_leaves = 3L, max_depth = 1L), nrounds = 1, min_data_in_bin = 1L)
   expect_length(fitd$trees[[1]][[1]]$leaf_values, 2L)
 })
 
@@ -117,7 +117,7 @@ test_that("scan rules reach the brute-force optimum under the Fisher conditions"
     d <- gen_mixed(seed, n = 60, nnum = 1, ncat = 2, nlev = 5)
     s <- hand_reg(d$y)
     b <- ref_bruteforce_split(d$x, s$g, s$h, p0)
-    f <- ref_find_split(d$x, ref_bin_info(d$x), s$g, s$h, seq_len(60), p0)
+    f <- ref_find_split(d$x, ref_bin_info(d$x, min_data_in_bin = 1L), s$g, s$h, seq_len(60), p0)  # a bin a value, as the brute force
     expect_equal(f$gain, b$gain, tolerance = 1e-12)
     expect_equal(f$feature, b$feature)
   }
