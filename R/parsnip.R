@@ -175,5 +175,13 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
     y <- .hb_rows(y, keep)
     if (!is.null(weights)) weights <- weights[keep]
   }
-  do.call(histboost, c(list(x = x, y = y, weights = weights), args))
+  # The data as symbols in the call, as .hb_caret_fit() does: do.call() would
+  # copy them into the model's `call` (and saveRDS() would write them out
+  # with it). The data arguments are evaluated here, the parameters are
+  # written into the call as values, so that it reads as the training did.
+  data <- c(list(x = x, y = y, weights = weights), args[intersect(names(args), .HB_DATA_ARGS)])
+  data <- data[!vapply(data, is.null, NA)]
+  args <- args[setdiff(names(args), names(data))]
+  cl <- as.call(c(list(quote(histboost)), stats::setNames(lapply(names(data), as.name), names(data)), args))
+  eval(cl, list2env(data, parent = environment()))
 }

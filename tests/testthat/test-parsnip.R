@@ -89,3 +89,35 @@ test_that("set_engine() passes monotone_constraints through by column name", {
   nd$x1 <- rep(seq(-3, 3, length.out = 41), 30)
   expect_gte(min(diff(matrix(predict(f, nd)$.pred, nrow = 41))), 0)
 })
+
+test_that("the engine's model keeps no data in its call: the data are symbols, the parameters values", {
+  d <- gen_task(76, n = 5000, p = 6, task = "regression")
+  df <- data.frame(d$x, y = d$y)
+  f <- boost_tree(trees = 10, learn_rate = 0.2) |> set_engine("histboost", seed = 6, num_leaves = 7L) |>
+    set_mode("regression") |> fit(y ~ ., data = df)
+  alone <- hb_quiet(d$x, d$y, nrounds = 10L, learning_rate = 0.2, num_leaves = 7L, seed = 6)
+  expect_identical(predict(f, df)$.pred, predict(alone, d$x))
+  cl <- as.list(f$fit$call)
+  expect_identical(cl[[1L]], quote(histboost))
+  expect_identical(cl$x, quote(x))
+  expect_identical(cl$y, quote(y))
+  # every other argument a single value written out (no data, no weights = NULL)
+  rest <- cl[setdiff(names(cl)[-1L], c("x", "y"))]
+  expect_setequal(names(rest), c("nrounds", "learning_rate", "num_leaves", "seed", "verbose"))
+  expect_true(all(vapply(rest, function(v) is.atomic(v) && length(v) == 1L, NA)))
+  expect_equal(rest$learning_rate, 0.2)
+  # the serialized model is as small as histboost()'s own (the data, 5000 x 7
+  # doubles, would add 200 kB)
+  size <- function(m) length(serialize(m, NULL))
+  expect_lt(abs(size(f$fit) - size(alone)), 2000)
+  call_size <- function(m) size(m) - size(m[setdiff(names(m), "call")])
+  expect_lt(call_size(f$fit), 1000)
+
+  # stop_iter: the held-out rows are data too
+  es <- boost_tree(trees = 50, stop_iter = 3) |> set_engine("histboost", seed = 7) |>
+    set_mode("regression")
+  set.seed(8)
+  fe <- fit(es, y ~ ., data = df)
+  expect_identical(as.list(fe$fit$call)$valid, quote(valid))
+  expect_lt(call_size(fe$fit), 1000)
+})
