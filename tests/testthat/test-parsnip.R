@@ -121,3 +121,57 @@ test_that("the engine's model keeps no data in its call: the data are symbols, t
   expect_identical(as.list(fe$fit$call)$valid, quote(valid))
   expect_lt(call_size(fe$fit), 1000)
 })
+
+test_that("stop_iter holds out a stratified validation share: a rare class keeps training rows", {
+  # the reviewer's case: 2 rows of class C, which a plain random 10% could take both of
+  set.seed(9)
+  d3 <- data.frame(a = runif(200), b = runif(200), y = factor(c(rep("A", 100), rep("B", 98), rep("C", 2))))
+  set.seed(3)
+  f <- boost_tree(trees = 20, stop_iter = 3) |> set_engine("histboost", nthreads = 1) |>
+    set_mode("classification") |> fit(y ~ a + b, data = d3)
+  expect_identical(f$fit$classes, c("A", "B", "C"))
+
+  # per class: round(n_c * validation) rows held out, at most n_c - 1, counted in plain R
+  y <- factor(rep(c("A", "B", "C", "D"), c(37, 12, 2, 1)))
+  for (v in c(0.1, 0.25, 0.5, 0.9)) {
+    set.seed(10)
+    held <- .hb_parsnip_holdout(y, v)
+    n_c <- as.vector(table(y))
+    expect_identical(as.vector(table(y[held])), as.integer(pmin(floor(n_c * v + 0.5), n_c - 1)), label = v)
+    expect_true(all(table(y[-held]) >= 1L))
+    expect_false(is.unsorted(held, strictly = TRUE))
+    set.seed(10)
+    expect_identical(.hb_parsnip_holdout(y, v), held)  # set.seed() repeats the draw
+  }
+  set.seed(11)
+  other <- .hb_parsnip_holdout(y, 0.5)
+  set.seed(12)
+  expect_false(identical(.hb_parsnip_holdout(y, 0.5), other))
+  # too few rows for the share: one row of the largest class
+  set.seed(13)
+  tiny <- .hb_parsnip_holdout(factor(c("a", "a", "b")), 0.1)
+  expect_length(tiny, 1L)
+  expect_true(tiny %in% 1:2)
+
+  # the fit early-stops on exactly those rows: its log is their multi_logloss, recomputed in R
+  set.seed(14)
+  x <- data.frame(a = runif(52), b = runif(52))
+  set.seed(15)
+  held <- .hb_parsnip_holdout(y, 0.5)
+  set.seed(15)
+  fit <- hb_parsnip_fit(x, y, stop_iter = 2, validation = 0.5, nrounds = 4L, min_data_in_leaf = 2L,
+                        seed = 1, verbose = 0L, nthreads = 1L)
+  expect_identical(fit$classes, levels(y))
+  log <- fit$evaluation_log
+  for (i in c(1L, nrow(log))) {
+    P <- predict(fit, x[held, ], iteration = i)
+    expect_equal(log$validation_multi_logloss[i], multi_logloss(as.integer(y[held]), P), tolerance = TOL$metric)
+  }
+
+  # impossible: every class a single row
+  err <- expect_error(hb_parsnip_fit(x[1:3, ], factor(c("a", "b", "c")), stop_iter = 2, nrounds = 3L,
+                                     verbose = 0L), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`stop_iter`.*`validation`.*leave `stop_iter` NULL")
+  expect_error(hb_parsnip_fit(x[1, , drop = FALSE], 1, stop_iter = 2, nrounds = 3L, verbose = 0L),
+               class = "histboost_error_input", regexp = "`stop_iter`.*`validation`")
+})
