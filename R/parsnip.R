@@ -154,7 +154,11 @@
 #' @param y The outcome.
 #' @param weights `NULL` or case weights.
 #' @param mtry,sample_size,stop_iter See above; `NULL` leaves the default.
-#' @param counts `TRUE` (default): `mtry` is a number of predictors.
+#' @param counts `TRUE` (default): `mtry` is a number of predictors (at
+#'   least 1; more than there are means all); `FALSE`: a proportion of them
+#'   in (0, 1]. An `mtry` below 1 with `counts = TRUE`, or above 1 with
+#'   `counts = FALSE`, is an error (of class `histboost_error_input`), as in
+#'   parsnip's xgboost engine.
 #' @param validation Share of the rows held out for early stopping when
 #'   `stop_iter` is given (default 0.1), drawn with R's random numbers
 #'   (`set.seed()` repeats it). For a factor outcome it is drawn per class:
@@ -183,12 +187,25 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
   args <- list(...)
   if (!is.null(weights)) weights <- as.numeric(weights)  # parsnip's case weights are a vctrs class
   p <- ncol(x)
+  counts <- .hb_flag(counts, "counts")
   if (!is.null(mtry)) {
-    frac <- if (isTRUE(counts)) mtry / p else mtry
-    if (!is.numeric(frac) || length(frac) != 1L || !(frac > 0)) {
-      .hb_abort("`mtry` must be a positive number of predictors (at most ", p, ").")
+    if (!is.numeric(mtry) || length(mtry) != 1L || !(mtry > 0)) {
+      .hb_abort("`mtry` must be a positive number of predictors (at most ", p, ")",
+                if (!counts) " or, with `counts = FALSE`, a proportion of them in (0, 1]", ".")
     }
-    args$feature_fraction <- min(1, frac)
+    # as parsnip's xgboost engine: a count below 1 or a proportion above 1
+    # is a mistake about `counts`, not a value to round or clamp
+    if (counts && mtry < 1) {
+      .hb_abort("`mtry` = ", format(mtry), " is below 1, but with `counts = TRUE` (the default) it is a number ",
+                "of predictors; give a number >= 1, or set_engine(\"histboost\", counts = FALSE) to read it as ",
+                "a proportion of the ", p, " predictors.")
+    }
+    if (!counts && mtry > 1) {
+      .hb_abort("`mtry` = ", format(mtry), " is above 1, but with `counts = FALSE` it is a proportion of the ",
+                "predictors; give a proportion in (0, 1], or leave `counts = TRUE` to read it as a number of ",
+                "predictors (of ", p, ").")
+    }
+    args$feature_fraction <- if (counts) min(1, mtry / p) else mtry
   }
   if (!is.null(sample_size)) {
     if (!is.numeric(sample_size) || length(sample_size) != 1L || !(sample_size > 0 && sample_size <= 1)) {

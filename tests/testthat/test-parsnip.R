@@ -175,3 +175,25 @@ test_that("stop_iter holds out a stratified validation share: a rare class keeps
   expect_error(hb_parsnip_fit(x[1, , drop = FALSE], 1, stop_iter = 2, nrounds = 3L, verbose = 0L),
                class = "histboost_error_input", regexp = "`stop_iter`.*`validation`")
 })
+
+test_that("mtry below 1 with counts = TRUE, or above 1 with counts = FALSE, is an error naming both", {
+  d <- gen_task(77, n = 600, p = 6, task = "regression")
+  df <- data.frame(d$x, y = d$y)
+  spec <- function(mtry, ...) {
+    boost_tree(trees = 5, mtry = mtry) |> set_engine("histboost", seed = 8, ...) |> set_mode("regression")
+  }
+  err <- expect_error(fit(spec(0.5), y ~ ., data = df), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`mtry` = 0.5 is below 1.*`counts = TRUE`.*counts = FALSE")
+  err <- expect_error(fit(spec(2, counts = FALSE), y ~ ., data = df), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`mtry` = 2 is above 1.*`counts = FALSE`.*`counts = TRUE`")
+  expect_error(hb_parsnip_fit(d$x, d$y, mtry = 2, counts = NA), class = "histboost_error_input",
+               regexp = "`counts`")
+  # the values that fit their reading: a proportion with counts = FALSE, a count (clamped to all) without
+  f <- fit(spec(0.5, counts = FALSE), y ~ ., data = df)
+  expect_identical(f$fit$params$feature_fraction, 0.5)
+  alone <- hb_quiet(d$x, d$y, nrounds = 5L, feature_fraction = 0.5, seed = 8)
+  expect_identical(predict(f, df)$.pred, predict(alone, d$x))
+  expect_identical(fit(spec(1, counts = FALSE), y ~ ., data = df)$fit$params$feature_fraction, 1)
+  expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction, 2 / 6)
+  expect_identical(fit(spec(9), y ~ ., data = df)$fit$params$feature_fraction, 1)
+})
