@@ -120,12 +120,22 @@
   f <- st$rows[[i]]$fun
   fa <- formals(f)
   r <- if (length(fa) >= 3L || "..." %in% names(fa)) f(preds, labels, weights) else f(preds, labels)
-  ok <- is.list(r) && is.character(r$name) && length(r$name) == 1L && !is.na(r$name) && nzchar(r$name) &&
-    is.numeric(r$value) && length(r$value) == 1L && !is.na(r$value) &&
-    is.logical(r$higher_better) && length(r$higher_better) == 1L && !is.na(r$higher_better)
-  if (!ok) {
-    .hb_abort("`eval_metric`: a metric function must return list(name = \"...\", value = <a number>, ",
-              "higher_better = TRUE or FALSE), not ", .hb_describe(r), ".")
+  form <- paste0("`eval_metric`: a metric function must return list(name = \"...\", value = <a number>, ",
+                 "higher_better = TRUE or FALSE)")
+  if (!is.list(r) || is.object(r)) .hb_abort(form, ", not ", .hb_describe(r), ".")
+  # which element is wrong, and what it was: "not of type list" does not say
+  name_ok <- is.character(r$name) && length(r$name) == 1L && !is.na(r$name) && nzchar(r$name)
+  who <- if (name_ok) sprintf("\"%s\"", r$name) else "it"
+  if (!name_ok) {
+    .hb_abort(form, ", and its `name` must be a single non-empty string; it returned ", .hb_shown(r$name), ".")
+  }
+  if (!is.numeric(r$value) || is.object(r$value) || length(r$value) != 1L || is.na(r$value)) {
+    .hb_abort(form, ", and its `value` must be a single non-missing number; ", who, " returned ",
+              .hb_shown(r$value), ".")
+  }
+  if (!is.logical(r$higher_better) || length(r$higher_better) != 1L || is.na(r$higher_better)) {
+    .hb_abort(form, ", and its `higher_better` must be TRUE or FALSE; ", who, " returned ",
+              .hb_shown(r$higher_better), ".")
   }
   if (is.na(st$names[i])) {
     if (!grepl("^[A-Za-z0-9_.@-]+$", r$name)) {
@@ -141,6 +151,17 @@
     .hb_abort("`eval_metric`: the metric function \"", st$names[i], "\" changed its name or direction.")
   }
   as.double(r$value)
+}
+
+# An element of what a user's function returned, for messages: NULL, NA,
+# the value when it is one, else its type and length.
+.hb_shown <- function(v) {
+  if (is.null(v)) return("no such element (NULL)")
+  if (is.object(v)) return(sprintf("an object of class %s and length %d", class(v)[1L], length(v)))
+  if (!is.atomic(v)) return(sprintf("a %s of length %d", typeof(v), length(v)))
+  if (length(v) != 1L) return(sprintf("a %s vector of length %d", typeof(v), length(v)))
+  if (is.na(v) && !is.nan(v)) return(if (is.logical(v)) "NA" else sprintf("NA (%s)", typeof(v)))
+  if (is.character(v)) sprintf("the string \"%s\"", v) else sprintf("%s (%s)", format(v), typeof(v))
 }
 
 # The labels (and weights) of the training data and the validation sets,

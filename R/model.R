@@ -54,6 +54,13 @@
     meta[["r.early_stopping_min_delta"]] <- .hb_num_text(r_params$early_stopping_min_delta)
   }
   if (!is.null(r_params$early_stopping_metric)) meta[["r.early_stopping_metric"]] <- r_params$early_stopping_metric
+  # Every logged metric's name in log order, metric functions' too (the log's
+  # columns are "<set>_<metric>", and a function's name is not a built-in
+  # one that r.eval_metric holds): recorded only when they differ from it.
+  ms <- r_params$metrics
+  if (!is.null(evaluation_log) && length(ms) && !anyNA(ms) && !identical(ms, r_params$eval_metric)) {
+    meta[["r.metrics"]] <- paste(ms, collapse = ",")
+  }
   if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
   if (!is.null(evaluation_log)) {
     rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
@@ -143,6 +150,11 @@
     if (!all(sub("@[0-9]+$", "", m) %in% names(.HB_METRICS))) stop("bad")
     m
   })
+  metrics <- .hb_meta_value(meta, "r.metrics", function(v) {
+    m <- strsplit(v, ",", fixed = TRUE)[[1L]]
+    if (!length(m) || !all(grepl("^[A-Za-z0-9_.@-]+$", m)) || anyDuplicated(m)) stop("bad")
+    m
+  })
   params <- list(
     nrounds = .hb_meta_value(meta, "r.nrounds", .hb_meta_int) %||% info$niter,
     objective = objective,
@@ -163,6 +175,7 @@
     fair_c = cfg$fair_c,
     early_stopping_rounds = .hb_meta_value(meta, "r.early_stopping_rounds", .hb_meta_int),
     eval_metric = eval_metric,
+    metrics = metrics %||% eval_metric,
     seed = cfg$seed,
     device = .hb_meta_value(meta, "r.device") %||% "cpu",
     quantized = .hb_meta_value(meta, "r.quantized", .hb_meta_bool) %||% FALSE,

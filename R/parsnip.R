@@ -103,6 +103,36 @@
   out
 }
 
+# The rows `stop_iter` holds out for early stopping, a `validation` share,
+# sorted; drawn with R's random numbers (set.seed() repeats them). For a
+# factor `y` the share is drawn within each class (stratified): a class of
+# n_c rows gives n_c * validation of them (rounded, halves up), at most n_c - 1, so
+# that every class keeps a training row (a class of one row is never held
+# out); at least one row is held out in all. An error when no row can be.
+.hb_parsnip_holdout <- function(y, validation) {
+  n <- NROW(y)
+  if (!is.factor(y)) {
+    if (n < 2L) {
+      .hb_abort("`stop_iter` holds out a `validation` share of the rows for early stopping, which needs at ",
+                "least 2 rows (there ", if (n == 1L) "is 1" else paste("are", n), "); leave `stop_iter` NULL.")
+    }
+    return(sort(sample.int(n, min(n - 1L, max(1L, floor(n * validation))))))
+  }
+  rows <- split(seq_len(n), y, drop = TRUE)
+  size <- vapply(rows, length, 0L)
+  take <- pmin(floor(size * validation + 0.5), size - 1L)
+  if (!sum(take)) {
+    if (!any(size >= 2L)) {
+      .hb_abort("`stop_iter` holds out a `validation` share of the rows for early stopping, stratified by ",
+                "class so that every class keeps a training row; but each class of `y` has a single row, ",
+                "so none can be held out. Give more rows, or leave `stop_iter` NULL.")
+    }
+    take[which.max(size)] <- 1L  # too few rows for the share: one row of the largest class
+  }
+  held <- unlist(lapply(seq_along(rows), function(k) rows[[k]][sample.int(size[k], take[k])]), use.names = FALSE)
+  sort(held)
+}
+
 #' Fit histboost for parsnip
 #'
 #' The fit function of the `"histboost"` engine of `parsnip::boost_tree()`:
@@ -113,8 +143,10 @@
 #' `bagging_fraction` (resampled every round), `mtry` (a number of
 #' predictors, or a proportion with `counts = FALSE`) as `feature_fraction`,
 #' and `stop_iter` as early stopping on a random `validation` share of the
-#' training rows. Other engine arguments go to [histboost()]. The engine is
-#' registered when parsnip is loaded; you do not call this yourself.
+#' training rows (for classification, that share of each class's rows, but
+#' never a class's last row, so that every class is trained on). Other
+#' engine arguments go to [histboost()]. The engine is registered when
+#' parsnip is loaded; you do not call this yourself.
 #' `parsnip::multi_predict()` on such a fit predicts for several numbers of
 #' `trees` from the one model (tune's submodels).
 #'
@@ -122,9 +154,17 @@
 #' @param y The outcome.
 #' @param weights `NULL` or case weights.
 #' @param mtry,sample_size,stop_iter See above; `NULL` leaves the default.
-#' @param counts `TRUE` (default): `mtry` is a number of predictors.
+#' @param counts `TRUE` (default): `mtry` is a number of predictors (at
+#'   least 1; more than there are means all); `FALSE`: a proportion of them
+#'   in (0, 1]. An `mtry` below 1 with `counts = TRUE`, or above 1 with
+#'   `counts = FALSE`, is an error (of class `histboost_error_input`), as in
+#'   parsnip's xgboost engine.
 #' @param validation Share of the rows held out for early stopping when
-#'   `stop_iter` is given (default 0.1).
+#'   `stop_iter` is given (default 0.1), drawn with R's random numbers
+#'   (`set.seed()` repeats it). For a factor outcome it is drawn per class:
+#'   a class of `n` rows gives `n * validation` of them rounded to the
+#'   nearest whole number (halves up), at most `n - 1` (at least one row is
+#'   held out in all).
 #' @param ... Other [histboost()] arguments.
 #' @return A `"histboost"` model.
 #' @examples
@@ -147,12 +187,25 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
   args <- list(...)
   if (!is.null(weights)) weights <- as.numeric(weights)  # parsnip's case weights are a vctrs class
   p <- ncol(x)
+  counts <- .hb_flag(counts, "counts")
   if (!is.null(mtry)) {
-    frac <- if (isTRUE(counts)) mtry / p else mtry
-    if (!is.numeric(frac) || length(frac) != 1L || !(frac > 0)) {
-      .hb_abort("`mtry` must be a positive number of predictors (at most ", p, ").")
+    if (!is.numeric(mtry) || length(mtry) != 1L || !(mtry > 0)) {
+      .hb_abort("`mtry` must be a positive number of predictors (at most ", p, ")",
+                if (!counts) " or, with `counts = FALSE`, a proportion of them in (0, 1]", ".")
     }
-    args$feature_fraction <- min(1, frac)
+    # as parsnip's xgboost engine: a count below 1 or a proportion above 1
+    # is a mistake about `counts`, not a value to round or clamp
+    if (counts && mtry < 1) {
+      .hb_abort("`mtry` = ", format(mtry), " is below 1, but with `counts = TRUE` (the default) it is a number ",
+                "of predictors; give a number >= 1, or set_engine(\"histboost\", counts = FALSE) to read it as ",
+                "a proportion of the ", p, " predictors.")
+    }
+    if (!counts && mtry > 1) {
+      .hb_abort("`mtry` = ", format(mtry), " is above 1, but with `counts = FALSE` it is a proportion of the ",
+                "predictors; give a proportion in (0, 1], or leave `counts = TRUE` to read it as a number of ",
+                "predictors (of ", p, ").")
+    }
+    args$feature_fraction <- if (counts) min(1, mtry / p) else mtry
   }
   if (!is.null(sample_size)) {
     if (!is.numeric(sample_size) || length(sample_size) != 1L || !(sample_size > 0 && sample_size <= 1)) {
@@ -166,7 +219,7 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
       .hb_abort("`validation` must be a share of the rows in (0, 1) when `stop_iter` is given.")
     }
     n <- NROW(y)
-    held <- sort(sample.int(n, max(1L, floor(n * validation))))
+    held <- .hb_parsnip_holdout(y, validation)
     keep <- setdiff(seq_len(n), held)
     args$valid <- list(validation = list(x = .hb_rows(x, held), y = .hb_rows(y, held),
                                          weights = if (!is.null(weights)) weights[held]))
@@ -175,5 +228,13 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
     y <- .hb_rows(y, keep)
     if (!is.null(weights)) weights <- weights[keep]
   }
-  do.call(histboost, c(list(x = x, y = y, weights = weights), args))
+  # The data as symbols in the call, as .hb_caret_fit() does: do.call() would
+  # copy them into the model's `call` (and saveRDS() would write them out
+  # with it). The data arguments are evaluated here, the parameters are
+  # written into the call as values, so that it reads as the training did.
+  data <- c(list(x = x, y = y, weights = weights), args[intersect(names(args), .HB_DATA_ARGS)])
+  data <- data[!vapply(data, is.null, NA)]
+  args <- args[setdiff(names(args), names(data))]
+  cl <- as.call(c(list(quote(histboost)), stats::setNames(lapply(names(data), as.name), names(data)), args))
+  eval(cl, list2env(data, parent = environment()))
 }

@@ -41,7 +41,8 @@
 #'   `"tree"` (one tree) or `"shap"` (SHAP summary or dependence plot).
 #' @param metric For `type = "log"`: `NULL` (the first metric of
 #'   `eval_metric`, the one early stopping watches) or the name of one logged
-#'   metric, such as `"auc"` or `"ndcg@5"`.
+#'   metric, such as `"auc"`, `"ndcg@5"` or the name a metric function of
+#'   `eval_metric` gives itself.
 #' @param top For `type = "importance"` and the SHAP summary: how many
 #'   features to show at most (all the used ones when fewer).
 #' @param importance For `type = "importance"`: rank and measure features by
@@ -134,18 +135,22 @@ plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), met
 
 # The columns of a model's evaluation log ("<set>_<metric>" after `iter`) as
 # data.frame(column, data, metric), in log order. The log holds, for each set,
-# one column per metric of `metrics` (the model's eval_metric, in order);
-# without them, each column's metric is the longest known metric name it ends
-# with.
+# one column per metric of `metrics` (the model's metrics, built-in and
+# functions', in order); where the columns do not follow that layout, each
+# column's metric is the longest of `metrics`, else of the built-in metric
+# names, that it ends with ("test_trimmed_rmse" is set "test" of metric
+# "trimmed_rmse" when that is a metric of the model).
 .hb_log_layout <- function(log, metrics) {
   cols <- names(log)[-1L]
   m <- NULL
   if (length(metrics) && length(cols) %% length(metrics) == 0L) {
     m <- rep_len(metrics, length(cols))
-    if (!all(endsWith(cols, paste0("_", m)))) m <- NULL
+    if (!all(endsWith(cols, paste0("_", m)) & nchar(cols) > nchar(m) + 1L)) m <- NULL
   }
   if (is.null(m)) {
     m <- vapply(cols, function(col) {
+      known <- metrics[endsWith(col, paste0("_", metrics)) & nchar(col) > nchar(metrics) + 1L]
+      if (length(known)) return(known[which.max(nchar(known))])
       hit <- regmatches(col, regexpr(paste0("_(", paste(names(.HB_METRICS), collapse = "|"),
                                              ")(@[0-9]+)?$"), col))
       if (!length(hit)) .hb_format_error("evaluation log column \"", col, "\" is not <data set>_<metric>.")
@@ -178,7 +183,7 @@ plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), met
               "metric was logged. Train with `valid` (the training data may be one of the sets, e.g. ",
               "valid = list(train = list(x = , y = ))), or plot type = \"importance\".")
   }
-  lay <- .hb_log_layout(log, x$params$eval_metric)
+  lay <- .hb_log_layout(log, x$params$metrics %||% x$params$eval_metric)
   metric <- .hb_plot_metric(metric, unique(lay$metric))
   lay <- lay[lay$metric == metric, , drop = FALSE]
   iter <- log$iter

@@ -66,7 +66,9 @@
 #'   that suggests the right one.
 #' @return An object of class `"histboost"` (with DART, also `dart_dropped`): a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
-#'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`,
+#'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`
+#'   (the training parameters; `params$metrics` names every metric of the
+#'   evaluation log in order, a metric function's by the name it returns),
 #'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
 #'   (calling `histboost()`, so that `update(fit, nrounds = 200)` refits with
 #'   changed arguments, and `update(fit, . ~ . - x)` with a changed formula).
@@ -1470,6 +1472,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   quant <- tr$quant
   r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
+                     metrics = tr$metrics$names,
                      device = tr$device), quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping)
   # a continued model counts the iterations of the model it continued
   base_iter <- tr$base_iter %||% 0L

@@ -67,6 +67,38 @@ test_that("a metric function steers early stopping and works in hb_cv()", {
                      "two metrics are called \"rmse\"")
 })
 
+test_that("a metric function's bad answer: the error says which element is wrong and what it was", {
+  d <- gen_task(505, n = 300, task = "regression")
+  va <- list(v = list(x = d$x[201:300, ], y = d$y[201:300]))
+  answer <- function(...) {
+    r <- list(...)
+    function(preds, labels) r
+  }
+  bad <- function(f, pattern) {
+    err <- expect_error(hb_quiet(d$x[1:200, ], d$y[1:200], nrounds = 2L, valid = va, eval_metric = f),
+                        class = "histboost_error_input")
+    expect_match(conditionMessage(err), pattern, fixed = TRUE)
+    expect_no_match(conditionMessage(err), "not of type list", fixed = TRUE)
+  }
+  value_rule <- "its `value` must be a single non-missing number; \"m\" returned "
+  bad(answer(name = "m", value = NA_real_, higher_better = FALSE), paste0(value_rule, "NA (double)."))
+  bad(answer(name = "m", value = NA, higher_better = FALSE), paste0(value_rule, "NA."))
+  bad(answer(name = "m", value = c(0.5, 0.7), higher_better = FALSE),
+      paste0(value_rule, "a double vector of length 2."))
+  bad(answer(name = "m", value = numeric(0), higher_better = FALSE),
+      paste0(value_rule, "a double vector of length 0."))
+  bad(answer(name = "m", value = "0.5", higher_better = FALSE), paste0(value_rule, "the string \"0.5\"."))
+  bad(answer(name = "m", higher_better = FALSE), paste0(value_rule, "no such element (NULL)."))
+  bad(answer(name = NA_character_, value = 1, higher_better = FALSE),
+      "its `name` must be a single non-empty string; it returned NA (character).")
+  bad(answer(name = "m", value = 1, higher_better = "no"),
+      "its `higher_better` must be TRUE or FALSE; \"m\" returned the string \"no\".")
+  # a good answer trains: its log is the value it returned
+  f <- hb_quiet(d$x[1:200, ], d$y[1:200], nrounds = 2L, valid = va,
+                eval_metric = answer(name = "m", value = 0.25, higher_better = FALSE))
+  expect_identical(f$evaluation_log$v_m, c(0.25, 0.25))
+})
+
 # The stopping rule played over a log in plain R: the round that a better
 # value by more than `delta` last came, and the round training stops.
 ref_stop <- function(v, rounds, delta, higher = FALSE) {

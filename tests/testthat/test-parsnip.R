@@ -89,3 +89,111 @@ test_that("set_engine() passes monotone_constraints through by column name", {
   nd$x1 <- rep(seq(-3, 3, length.out = 41), 30)
   expect_gte(min(diff(matrix(predict(f, nd)$.pred, nrow = 41))), 0)
 })
+
+test_that("the engine's model keeps no data in its call: the data are symbols, the parameters values", {
+  d <- gen_task(76, n = 5000, p = 6, task = "regression")
+  df <- data.frame(d$x, y = d$y)
+  f <- boost_tree(trees = 10, learn_rate = 0.2) |> set_engine("histboost", seed = 6, num_leaves = 7L) |>
+    set_mode("regression") |> fit(y ~ ., data = df)
+  alone <- hb_quiet(d$x, d$y, nrounds = 10L, learning_rate = 0.2, num_leaves = 7L, seed = 6)
+  expect_identical(predict(f, df)$.pred, predict(alone, d$x))
+  cl <- as.list(f$fit$call)
+  expect_identical(cl[[1L]], quote(histboost))
+  expect_identical(cl$x, quote(x))
+  expect_identical(cl$y, quote(y))
+  # every other argument a single value written out (no data, no weights = NULL)
+  rest <- cl[setdiff(names(cl)[-1L], c("x", "y"))]
+  expect_setequal(names(rest), c("nrounds", "learning_rate", "num_leaves", "seed", "verbose"))
+  expect_true(all(vapply(rest, function(v) is.atomic(v) && length(v) == 1L, NA)))
+  expect_equal(rest$learning_rate, 0.2)
+  # the serialized model is as small as histboost()'s own (the data, 5000 x 7
+  # doubles, would add 200 kB)
+  size <- function(m) length(serialize(m, NULL))
+  expect_lt(abs(size(f$fit) - size(alone)), 2000)
+  call_size <- function(m) size(m) - size(m[setdiff(names(m), "call")])
+  expect_lt(call_size(f$fit), 1000)
+
+  # stop_iter: the held-out rows are data too
+  es <- boost_tree(trees = 50, stop_iter = 3) |> set_engine("histboost", seed = 7) |>
+    set_mode("regression")
+  set.seed(8)
+  fe <- fit(es, y ~ ., data = df)
+  expect_identical(as.list(fe$fit$call)$valid, quote(valid))
+  expect_lt(call_size(fe$fit), 1000)
+})
+
+test_that("stop_iter holds out a stratified validation share: a rare class keeps training rows", {
+  # the reviewer's case: 2 rows of class C, which a plain random 10% could take both of
+  set.seed(9)
+  d3 <- data.frame(a = runif(200), b = runif(200), y = factor(c(rep("A", 100), rep("B", 98), rep("C", 2))))
+  set.seed(3)
+  f <- boost_tree(trees = 20, stop_iter = 3) |> set_engine("histboost", nthreads = 1) |>
+    set_mode("classification") |> fit(y ~ a + b, data = d3)
+  expect_identical(f$fit$classes, c("A", "B", "C"))
+
+  # per class: round(n_c * validation) rows held out, at most n_c - 1, counted in plain R
+  y <- factor(rep(c("A", "B", "C", "D"), c(37, 12, 2, 1)))
+  for (v in c(0.1, 0.25, 0.5, 0.9)) {
+    set.seed(10)
+    held <- .hb_parsnip_holdout(y, v)
+    n_c <- as.vector(table(y))
+    expect_identical(as.vector(table(y[held])), as.integer(pmin(floor(n_c * v + 0.5), n_c - 1)), label = v)
+    expect_true(all(table(y[-held]) >= 1L))
+    expect_false(is.unsorted(held, strictly = TRUE))
+    set.seed(10)
+    expect_identical(.hb_parsnip_holdout(y, v), held)  # set.seed() repeats the draw
+  }
+  set.seed(11)
+  other <- .hb_parsnip_holdout(y, 0.5)
+  set.seed(12)
+  expect_false(identical(.hb_parsnip_holdout(y, 0.5), other))
+  # too few rows for the share: one row of the largest class
+  set.seed(13)
+  tiny <- .hb_parsnip_holdout(factor(c("a", "a", "b")), 0.1)
+  expect_length(tiny, 1L)
+  expect_true(tiny %in% 1:2)
+
+  # the fit early-stops on exactly those rows: its log is their multi_logloss, recomputed in R
+  set.seed(14)
+  x <- data.frame(a = runif(52), b = runif(52))
+  set.seed(15)
+  held <- .hb_parsnip_holdout(y, 0.5)
+  set.seed(15)
+  fit <- hb_parsnip_fit(x, y, stop_iter = 2, validation = 0.5, nrounds = 4L, min_data_in_leaf = 2L,
+                        seed = 1, verbose = 0L, nthreads = 1L)
+  expect_identical(fit$classes, levels(y))
+  log <- fit$evaluation_log
+  for (i in c(1L, nrow(log))) {
+    P <- predict(fit, x[held, ], iteration = i)
+    expect_equal(log$validation_multi_logloss[i], multi_logloss(as.integer(y[held]), P), tolerance = TOL$metric)
+  }
+
+  # impossible: every class a single row
+  err <- expect_error(hb_parsnip_fit(x[1:3, ], factor(c("a", "b", "c")), stop_iter = 2, nrounds = 3L,
+                                     verbose = 0L), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`stop_iter`.*`validation`.*leave `stop_iter` NULL")
+  expect_error(hb_parsnip_fit(x[1, , drop = FALSE], 1, stop_iter = 2, nrounds = 3L, verbose = 0L),
+               class = "histboost_error_input", regexp = "`stop_iter`.*`validation`")
+})
+
+test_that("mtry below 1 with counts = TRUE, or above 1 with counts = FALSE, is an error naming both", {
+  d <- gen_task(77, n = 600, p = 6, task = "regression")
+  df <- data.frame(d$x, y = d$y)
+  spec <- function(mtry, ...) {
+    boost_tree(trees = 5, mtry = mtry) |> set_engine("histboost", seed = 8, ...) |> set_mode("regression")
+  }
+  err <- expect_error(fit(spec(0.5), y ~ ., data = df), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`mtry` = 0.5 is below 1.*`counts = TRUE`.*counts = FALSE")
+  err <- expect_error(fit(spec(2, counts = FALSE), y ~ ., data = df), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "`mtry` = 2 is above 1.*`counts = FALSE`.*`counts = TRUE`")
+  expect_error(hb_parsnip_fit(d$x, d$y, mtry = 2, counts = NA), class = "histboost_error_input",
+               regexp = "`counts`")
+  # the values that fit their reading: a proportion with counts = FALSE, a count (clamped to all) without
+  f <- fit(spec(0.5, counts = FALSE), y ~ ., data = df)
+  expect_identical(f$fit$params$feature_fraction, 0.5)
+  alone <- hb_quiet(d$x, d$y, nrounds = 5L, feature_fraction = 0.5, seed = 8)
+  expect_identical(predict(f, df)$.pred, predict(alone, d$x))
+  expect_identical(fit(spec(1, counts = FALSE), y ~ ., data = df)$fit$params$feature_fraction, 1)
+  expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction, 2 / 6)
+  expect_identical(fit(spec(9), y ~ ., data = df)$fit$params$feature_fraction, 1)
+})

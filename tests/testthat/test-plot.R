@@ -119,7 +119,68 @@ test_that("type = 'log' splits set and metric names that hold underscores and cu
   # without the recorded metric names the columns are still split by the known metrics
   bare <- fit
   bare$params$eval_metric <- NULL
+  bare$params$metrics <- NULL
   expect_identical(plot(bare, metric = "multi_error"), out)
+})
+
+test_that("type = 'log' places metric functions' columns, after hb_save() too, and plot.hb_cv shows them", {
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  d <- plot_data()
+  medae <- function(preds, labels) list(name = "medae", value = median(abs(preds - labels)), higher_better = FALSE)
+  # its name ends in a built-in one's: "test_trimmed_rmse" is set "test", metric "trimmed_rmse"
+  trim <- function(e) sqrt(mean(sort(e^2)[seq_len(floor(0.9 * length(e)))]))
+  trimmed_rmse <- function(preds, labels) list(name = "trimmed_rmse", value = trim(preds - labels),
+                                               higher_better = FALSE)
+  tr <- list(x = d$x[d$tr, ], y = d$y[d$tr])
+  te <- list(x = d$x[d$te, ], y = d$y[d$te])
+  one <- hb_quiet(tr$x, tr$y, nrounds = 6L, eval_metric = medae, valid = list(test = te))
+  expect_identical(one$params$metrics, "medae")
+  out <- plot(one)
+  expect_identical(out$data, rep("test", 6L))
+  expect_identical(out$metric, rep("medae", 6L))
+  expect_identical(out$value, one$evaluation_log$test_medae)
+  for (i in c(1L, 6L)) {
+    expect_equal(out$value[i], median(abs(predict(one, te$x, iteration = i) - te$y)), tolerance = TOL$metric)
+  }
+
+  fit <- hb_quiet(tr$x, tr$y, nrounds = 6L, eval_metric = list("rmse", trimmed_rmse, medae),
+                  valid = list(train = tr, test = te))
+  expect_identical(fit$params$metrics, c("rmse", "trimmed_rmse", "medae"))
+  expect_identical(fit$params$eval_metric, "rmse")
+  expect_identical(plot(fit)$metric, rep("rmse", 12L))
+  out <- plot(fit, metric = "trimmed_rmse")
+  expect_identical(out$data, rep(c("train", "test"), each = 6L))
+  expect_identical(out$metric, rep("trimmed_rmse", 12L))
+  expect_identical(out$value, c(fit$evaluation_log$train_trimmed_rmse, fit$evaluation_log$test_trimmed_rmse))
+  for (i in c(1L, 6L)) {
+    expect_equal(out$value[out$data == "test" & out$iteration == i],
+                 trim(predict(fit, te$x, iteration = i) - te$y), tolerance = TOL$metric)
+    expect_equal(out$value[out$data == "train" & out$iteration == i],
+                 trim(predict(fit, tr$x, iteration = i) - tr$y), tolerance = TOL$metric)
+  }
+  expect_identical(plot(fit, metric = "rmse")$value, c(fit$evaluation_log$train_rmse, fit$evaluation_log$test_rmse))
+  expect_identical(unique(plot(fit, metric = "medae")$data), c("train", "test"))
+
+  # the names live in the model text: hb_save() / hb_load() keep them
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f), add = TRUE)
+  hb_save(fit, f)
+  loaded <- hb_load(f)
+  expect_identical(loaded$params$metrics, fit$params$metrics)
+  expect_identical(plot(loaded, metric = "trimmed_rmse"), out)
+  expect_identical(plot(hb_load(f))$metric, rep("rmse", 12L))
+
+  set.seed(4)
+  cv <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 4L, eval_metric = list("rmse", trimmed_rmse), keep_models = TRUE,
+              verbose = 0L)
+  cout <- plot(cv, metric = "trimmed_rmse")
+  per_fold <- sapply(seq_along(cv$folds), function(k) {
+    h <- cv$folds[[k]]
+    vapply(1:4, function(i) trim(predict(cv$models[[k]], d$x[h, ], iteration = i) - d$y[h]), 0)
+  })
+  expect_equal(cout$mean, rowMeans(per_fold), tolerance = TOL$metric)
+  expect_identical(plot(cv)$metric, rep("rmse", 4L))
 })
 
 test_that("type = 'log' counts a continued model's iterations, and a loaded model keeps its log", {
