@@ -315,12 +315,22 @@
   y
 }
 
+# Labels as a vector (.hb_vector_arg()), a factor's NA level (addNA(),
+# factor(exclude = NULL)) made missing: a row labelled NA has no label,
+# whatever the factor calls it, so it is refused as a plain NA is (and the
+# level is no class).
+.hb_label_vector <- function(y, n, arg) {
+  y <- .hb_vector_arg(y, n, arg)
+  if (is.factor(y) && anyNA(levels(y))) y <- factor(y, levels = levels(y), exclude = NA)
+  y
+}
+
 # Training labels: list(label (double; classes as 0..K-1), task_hint, classes,
 # binary_ok). Levels of a factor with no rows are dropped with a warning.
 .hb_label <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
   if (inherits(y, "Surv")) return(.hb_surv_label(y, n, arg))
-  y <- .hb_vector_arg(y, n, arg)
+  y <- .hb_label_vector(y, n, arg)
   if (is.character(y)) {
     .hb_abort("`", arg, "` is a character vector; use factor(", arg, ") for classification or ",
               "as.numeric(", arg, ") for regression.")
@@ -655,7 +665,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
       if (inherits(y, "Surv")) {
         .hb_surv_label(y, feat$nrow, yarg)  # its checks; coded again by .hb_label_dist
       } else if (!is.null(y)) {
-        y <- .hb_vector_arg(y, feat$nrow, yarg)
+        y <- .hb_label_vector(y, feat$nrow, yarg)
         if (is.factor(y) || is.logical(y)) .hb_check_finite(as.integer(y), yarg, "missing values")
         else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)
       }

@@ -31,6 +31,41 @@ test_that("bad y: missing or non-finite values, wrong length, wrong type, one le
   expect_input_error(fit_small(d$x, yf), "`y`")
 })
 
+test_that("a factor y's NA level (addNA, exclude = NULL) is a missing label everywhere, not a class", {
+  d <- in_data()
+  n <- nrow(d$x)
+  yf <- factor(ifelse(d$y > 0, "pos", "neg"))
+  yf[c(9, 40, 41)] <- NA
+  want <- sprintf("`y` contains %d missing values (first at position %d)", sum(is.na(yf)), which(is.na(yf))[1L])
+  msg <- function(expr) {
+    err <- tryCatch(expr, error = identity)
+    expect_s3_class(err, "histboost_error_input")
+    conditionMessage(err)
+  }
+  plain <- msg(fit_small(d$x, yf))
+  expect_match(plain, want, fixed = TRUE)
+  for (ya in list(addNA(yf), factor(as.character(yf), exclude = NULL))) {
+    expect_true(anyNA(levels(ya)))
+    expect_false(anyNA(ya))                              # is.na() does not see these rows
+    expect_identical(msg(fit_small(d$x, ya)), plain)     # the same error as a plain NA
+    expect_identical(msg(hb_dataset(d$x, ya)), msg(hb_dataset(d$x, yf)))
+    expect_identical(msg(hb_quiet(y ~ ., data = cbind(d$x, y = ya), nrounds = 2L)),
+                     msg(hb_quiet(y ~ ., data = cbind(d$x, y = yf), nrounds = 2L)))
+    v <- msg(fit_small(d$x[-(1:60), ], yf[-(1:60)], valid = list(v = list(x = d$x[1:60, ], y = ya[1:60]))))
+    expect_match(v, "`valid` set \"v\": `y` contains 3 missing values \\(first at position 9\\)")
+    expect_identical(v, msg(fit_small(d$x[-(1:60), ], yf[-(1:60)],
+                                      valid = list(v = list(x = d$x[1:60, ], y = yf[1:60])))))
+    expect_match(msg(hb_cv(d$x, ya, nfold = 2L, nrounds = 2L, verbose = 0L)), "`y` contains .*missing values")
+  }
+  # an NA level without rows is no class: the model of the factor without it
+  yc <- factor(ifelse(d$y > 0, "pos", "neg"))
+  m0 <- fit_small(d$x, yc, seed = 1L)
+  ma <- expect_silent(fit_small(d$x, addNA(yc), seed = 1L))  # no "levels with no rows" warning either
+  expect_identical(ma$classes, c("neg", "pos"))
+  expect_identical(ma$task, "binary")
+  expect_identical(predict(ma, d$x), predict(m0, d$x))
+})
+
 test_that("bad weights: negative, non-finite, wrong length, wrong type", {
   d <- in_data()
   n <- nrow(d$x)
