@@ -53,6 +53,17 @@
   }
 }
 
+# New data's column names `nms` against the columns `fn` it must hold: each
+# of those must be there once (a second one would make it ambiguous); other
+# columns are ignored, so their names, duplicated or empty, do not matter.
+.hb_check_names_like <- function(nms, fn, arg) {
+  dup <- fn[fn %in% nms[duplicated(nms)]]
+  if (length(dup)) {
+    .hb_abort("`", arg, "` has duplicated column names: ", .hb_and(dup),
+              "; make them unique, e.g. with make.unique().")
+  }
+}
+
 # Any sparse Matrix -> dgCMatrix (column-compressed, general, double), never dense.
 .hb_as_dgc <- function(x, arg) {
   if (methods::is(x, "dgCMatrix")) return(x)
@@ -186,7 +197,7 @@
   if (is.data.frame(x)) {
     n <- nrow(x)
     nms <- names(x)
-    if (length(nms)) .hb_check_names(nms, arg)
+    if (length(nms)) .hb_check_names_like(nms, fn, arg)
     miss <- setdiff(fn, nms)
     if (length(miss)) {
       .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
@@ -259,7 +270,7 @@
                   " columns: give them in its order, or name them.")
       }
     } else {
-      .hb_check_names(nms, arg)
+      .hb_check_names_like(nms, fn, arg)
       idx <- match(fn, nms)
       if (anyNA(idx)) {
         miss <- fn[is.na(idx)]

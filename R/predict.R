@@ -6,7 +6,8 @@
 #' @param object A `"histboost"` model.
 #' @param newdata A data.frame, matrix or `dgCMatrix` with the training
 #'   columns. Columns are matched by name when `newdata` has names (extra
-#'   columns are ignored); without names there must be exactly the training
+#'   columns are ignored, whatever their names; each training column must
+#'   appear once); without names there must be exactly the training
 #'   columns, in order. Factor columns are matched by level label; a level
 #'   unseen in training is treated as missing (so a factor without levels,
 #'   all `NA`, is all missing). A character column where the model had a

@@ -371,6 +371,33 @@ test_that("newdata is matched by column name and by factor level label", {
   expect_input_error(predict(m, x[, setdiff(names(x), "f2")]), "f2")
 })
 
+test_that("extra columns of newdata are ignored whatever their names; the model's own must be unique", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(86, n = 400, task = "regression", factors = 1)
+  m <- hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 8L)
+  p <- predict(m, d$x)
+  expect_gt(sd(p), 0)
+  xd <- cbind(d$x, id = 1, id = 2)                       # duplicated names among unused columns only
+  expect_true(anyDuplicated(names(xd)) > 0L)
+  expect_identical(predict(m, xd), p)
+  xe <- cbind(d$x, e1 = 0, e2 = 1)
+  names(xe)[ncol(xe) - 1L] <- ""                            # an empty name among them too
+  expect_identical(predict(m, xe), p)
+  mx <- hb_quiet(as.matrix(d$x[c("x1", "x2", "x3")]), d$y, nrounds = 10L, num_leaves = 8L)
+  X <- as.matrix(d$x[c("x1", "x2", "x3")])
+  pm <- predict(mx, X)
+  Xd <- cbind(X, id = 1, id = 2, NA)
+  expect_identical(predict(mx, Xd), pm)
+  expect_identical(predict(mx, Matrix::Matrix(Xd, sparse = TRUE)), pm)
+  # a validation set follows the same rule: the same log as without the extra columns
+  fit_v <- function(vx) hb_quiet(d$x, d$y, nrounds = 3L, seed = 1L, valid = list(v = list(x = vx, y = d$y)))
+  expect_identical(fit_v(xd)$evaluation_log, fit_v(d$x)$evaluation_log)
+  # a model column given twice is ambiguous: an error naming it
+  x2 <- cbind(d$x, x1 = 0)
+  expect_input_error(predict(m, x2), "`newdata` has duplicated column names: `x1`")
+  expect_input_error(predict(mx, cbind(X, x2 = 0, id = 1, id = 2)), "`newdata` has duplicated column names: `x2`;")
+})
+
 test_that("an unnamed matrix is matched by position", {
   d <- gen_task(85, n = 500, task = "regression")
   X <- as.matrix(d$x)
