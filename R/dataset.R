@@ -98,7 +98,8 @@
     n <- nrow(x)
     p <- length(x)
     nms <- names(x)
-    if (p > 0L) .hb_check_names(nms, arg)
+    # without names, named as a matrix without column names is
+    if (is.null(nms)) nms <- paste0("V", seq_len(p)) else if (p > 0L) .hb_check_names(nms, arg)
     cols <- vector("list", p)
     types <- integer(p)
     nlev <- integer(p)
@@ -177,7 +178,8 @@
 
 # Features of new data (validation, prediction) aligned to a schema
 # list(names, types, levels): columns matched by name (by position when a
-# matrix has no column names), factor levels by label (unseen -> missing).
+# matrix or data.frame has no column names), factor levels by label (unseen
+# -> missing).
 # `source` says where the schema came from, for messages: "model" (predict),
 # "reference" (hb_dataset(reference =)) or "training" (validation sets).
 .hb_features_like <- function(x, schema, arg = "newdata", allow_empty = TRUE,
@@ -197,17 +199,27 @@
   if (is.data.frame(x)) {
     n <- nrow(x)
     nms <- names(x)
-    if (length(nms)) .hb_check_names_like(nms, fn, arg)
-    miss <- setdiff(fn, nms)
-    if (length(miss)) {
-      .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
-                lacks)
+    if (is.null(nms)) {
+      # without names, by position (as a matrix without column names)
+      if (length(x) != p) {
+        .hb_abort("`", arg, "` has ", length(x), " columns and no column names; ", who, " has ", p,
+                  " columns: give them in its order, or name them.")
+      }
+      pick <- seq_len(p)
+    } else {
+      .hb_check_names_like(nms, fn, arg)
+      miss <- setdiff(fn, nms)
+      if (length(miss)) {
+        .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+                  lacks)
+      }
+      pick <- match(fn, nms)
     }
     cols <- vector("list", p)
     types <- integer(p)
     nlev <- integer(p)
     for (j in seq_len(p)) {
-      col <- x[[fn[j]]]
+      col <- x[[pick[j]]]
       if (is_cat[j]) {
         if (is.character(col) && is.null(oldClass(col)) && is.null(dim(col))) {
           # strings where training had a factor: read as its levels (codes
@@ -515,7 +527,8 @@
 #'
 #' @param x A data.frame (numeric, integer, logical or factor columns), a
 #'   numeric or logical matrix, or a sparse `Matrix::dgCMatrix`. Missing values
-#'   (`NA`, `NaN`) are allowed in features.
+#'   (`NA`, `NaN`) are allowed in features. Columns without names are named
+#'   `V1`, `V2`, ...
 #' @param y Labels: numeric (regression), a factor or logical vector
 #'   (classification); `NULL` for a dataset without labels.
 #' @param weights `NULL` or non-negative row weights.

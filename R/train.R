@@ -57,8 +57,10 @@
 #' @param x A data.frame (numeric, integer, logical and factor columns; factors
 #'   are split natively, without dummy coding), a numeric matrix, a
 #'   `Matrix::dgCMatrix`, or an [hb_dataset()] (which then supplies `y`,
-#'   `weights` and `max_bin`). For the formula method, a formula such as
-#'   `y ~ .` (no interactions; factors stay factors).
+#'   `weights` and `max_bin`). Columns without names (a matrix without
+#'   column names, a data.frame without names) are named `V1`, `V2`, ...
+#'   For the formula method, a formula such as `y ~ .` (no interactions;
+#'   factors stay factors).
 #' @param ... For `histboost()`, arguments of the methods; for the formula
 #'   method, any argument of the default method. Arguments after `...` are
 #'   matched by their full names only (R's partial matching does not apply):

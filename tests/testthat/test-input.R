@@ -407,6 +407,28 @@ test_that("an unnamed matrix is matched by position", {
   expect_identical(predict(m, X0), predict(m, X))
 })
 
+test_that("a data.frame without names is named V1..Vp, as a matrix without column names is", {
+  d <- gen_task(87, n = 400, task = "regression", factors = 1)
+  x <- d$x[c("x1", "x2", "f1")]
+  xv <- stats::setNames(x, paste0("V", 1:3))
+  xn <- x
+  names(xn) <- NULL
+  expect_null(names(xn))
+  m <- hb_quiet(xn, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  mv <- hb_quiet(xv, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  expect_identical(m$feature_names, c("V1", "V2", "V3"))
+  expect_identical(m$feature_types, mv$feature_types)
+  expect_identical(predict(m, xv), predict(mv, xv))         # the model of the same columns named V1..V3
+  expect_identical(predict(m, xn), predict(mv, xv))         # and a nameless newdata is matched by position
+  expect_identical(hb_dataset(xn, d$y)$feature_names, c("V1", "V2", "V3"))
+  # numeric columns only: the model of the unnamed matrix of the same numbers
+  X <- unname(as.matrix(d$x[c("x1", "x2")]))
+  mn <- hb_quiet(xn[1:2], d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  mm <- hb_quiet(X, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  expect_identical(predict(mn, X), predict(mm, X))
+  expect_input_error(predict(m, xn[1:2]), "`newdata` has 2 columns and no column names; the model has 3")
+})
+
 test_that("a factor column without levels: an input error naming it in training, all missing elsewhere", {
   set.seed(85)
   n <- 300
