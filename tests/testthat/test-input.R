@@ -407,6 +407,85 @@ test_that("an unnamed matrix is matched by position", {
   expect_identical(predict(m, X0), predict(m, X))
 })
 
+test_that("a model trained without column names matches new data by position, whatever its names", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(88, n = 500, task = "regression")
+  X <- as.matrix(d$x)
+  X0 <- unname(X)
+  fit <- function(x, ...) hb_quiet(x, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L, ...)
+  m0 <- fit(X0)
+  mn <- fit(X)                                   # the same model with the names: the reference
+  p <- predict(mn, X)
+  expect_gt(sd(p), 0)
+  expect_identical(m0$feature_names, paste0("V", seq_len(ncol(X))))
+  expect_true(m0$feature_names_generated)
+  expect_false(mn$feature_names_generated)
+  expect_identical(predict(m0, X0), p)
+  expect_identical(predict(m0, X), p)                     # names the model never had
+  Xr <- X
+  colnames(Xr) <- rev(colnames(X))                        # names that would reorder by name: ignored
+  expect_identical(predict(m0, Xr), p)
+  expect_identical(predict(m0, as.data.frame(X)), p)
+  expect_identical(predict(m0, Matrix::Matrix(X, sparse = TRUE)), p)
+  Xv <- X
+  colnames(Xv) <- rev(m0$feature_names)                   # even V1..Vp reversed: by position
+  expect_identical(predict(m0, Xv), p)
+  k <- ncol(X)
+  expect_input_error(predict(m0, X[, -1]), sprintf("`newdata` has %d columns but the model has %d, matched by position",
+                                                   k - 1L, k))
+  expect_input_error(predict(m0, cbind(X, extra = 1)), sprintf("`newdata` has %d columns but the model has %d", k + 1L, k))
+  # saved and loaded, the rule goes with the model (its text says the names were made up)
+  expect_match(m0$model_text, "r.feature_names", fixed = TRUE)
+  expect_false(grepl("r.feature_names", mn$model_text, fixed = TRUE))
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f), add = TRUE)
+  hb_save(m0, f)
+  m1 <- hb_load(f)
+  expect_true(m1$feature_names_generated)
+  expect_identical(predict(m1, X), p)
+  expect_identical(predict(unserialize(serialize(m0, NULL)), X), p)
+  # validation sets and datasets binned with a reference follow the training data alike
+  mv0 <- fit(X0, valid = list(v = list(x = X, y = d$y)))
+  mvn <- fit(X, valid = list(v = list(x = X, y = d$y)))
+  expect_identical(mv0$evaluation_log, mvn$evaluation_log)
+  ref <- hb_dataset(X0, d$y)
+  expect_true(ref$feature_names_generated)
+  mr <- hb_quiet(ref, nrounds = 10L, num_leaves = 8L, seed = 1L,
+                 valid = list(v = hb_dataset(X, d$y, reference = ref)))
+  expect_identical(mr$evaluation_log, mvn$evaluation_log)
+  # a model whose own column names happen to be V1..Vp matches them by name
+  xv <- as.data.frame(X0)
+  expect_identical(names(xv), m0$feature_names)
+  mdf <- fit(xv)
+  expect_false(mdf$feature_names_generated)
+  expect_identical(predict(mdf, xv[, rev(names(xv))]), predict(mdf, xv))
+})
+
+test_that("init_model is continued as predict() matches: by position after training without names", {
+  d <- gen_task(89, n = 500, task = "regression")
+  X <- as.matrix(d$x)
+  X0 <- unname(X)
+  fit <- function(x, ...) hb_quiet(x, d$y, nrounds = 5L, num_leaves = 8L, seed = 1L, ...)
+  m0 <- fit(X0)
+  mn <- fit(X)
+  ref <- fit(X, init_model = mn)                 # the reference: named model, named data
+  p <- predict(ref, X)
+  c0 <- fit(X, init_model = m0)                  # named data continue the model made without names
+  expect_true(c0$feature_names_generated)
+  expect_identical(c0$feature_names, m0$feature_names)
+  expect_identical(c0$niter, 10L)
+  expect_identical(predict(c0, X), p)
+  expect_identical(predict(fit(X0, init_model = m0), X0), p)
+  expect_identical(predict(fit(X0, init_model = mn), X), p)  # unnamed data continue a named model
+  expect_false(fit(X0, init_model = mn)$feature_names_generated)
+  # validation data named otherwise than the model: by position too
+  cv0 <- fit(X, init_model = m0, valid = list(v = list(x = X, y = d$y)))
+  cvn <- fit(X, init_model = mn, valid = list(v = list(x = X, y = d$y)))
+  expect_identical(cv0$evaluation_log, cvn$evaluation_log)
+  expect_input_error(fit(X[, -1], init_model = m0), "`x`")
+  expect_input_error(fit(X0[, -1], init_model = mn), "`x`")
+})
+
 test_that("a data.frame without names is named V1..Vp, as a matrix without column names is", {
   d <- gen_task(87, n = 400, task = "regression", factors = 1)
   x <- d$x[c("x1", "x2", "f1")]
