@@ -333,7 +333,18 @@
   invisible(s)
 }
 
+# A vector as lm() takes it: I()'s class AsIs and a 1-d array's dim dropped.
+.hb_unwrap_vector <- function(y) {
+  if (inherits(y, "AsIs")) {
+    cls <- setdiff(oldClass(y), "AsIs")
+    oldClass(y) <- if (length(cls)) cls
+  }
+  if (length(dim(y)) == 1L) dim(y) <- NULL  # its dimnames go with it
+  y
+}
+
 .hb_vector_arg <- function(y, n, arg, nrow_arg = "x") {
+  y <- .hb_unwrap_vector(y)
   if (is.data.frame(y)) {
     .hb_abort("`", arg, "` is a data.frame; give a vector, e.g. df$column or df[[\"column\"]].")
   }
@@ -464,6 +475,7 @@
 
 .hb_weights <- function(w, n, arg = "weights") {
   if (is.null(w)) return(NULL)
+  w <- .hb_unwrap_vector(w)
   if (!is.numeric(w) || is.object(w)) {
     .hb_abort("`", arg, "` must be a numeric vector, not ", .hb_describe(w), ".")
   }

@@ -150,7 +150,9 @@ histboost <- function(x, ...) {
 #' @param y Labels: a numeric vector (regression), a factor (classes; levels
 #'   without rows are dropped with a warning), a logical vector, or a
 #'   right-censored `survival::Surv(time, status)` (`objective = "cox"`).
-#'   Missing values are not allowed.
+#'   Missing values are not allowed (nor a factor's `NA` level, as from
+#'   `addNA()`, which marks missing values too). A vector in `I()` or a 1-d
+#'   array is taken as the plain vector, as [lm()] takes it; so are `weights`.
 #' @param weights `NULL` or non-negative row weights.
 #' @param init_score `NULL`, or each row's starting raw score, an offset on
 #'   the raw (link) scale: a numeric vector, or for multiclass a matrix with
@@ -818,6 +820,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   distributed           "no" or "mpi" (this process trains its shard with the others)
 #   custom_weights        the row weights its gradients are multiplied by (NULL: none)
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
+  # I(y) and 1-d arrays as plain vectors, as lm() takes them (every step below reads them)
+  a["y"] <- list(.hb_unwrap_vector(a$y))
+  a["weights"] <- list(.hb_unwrap_vector(a$weights))
   p <- .hb_check_train_args(a)
   cont <- if (p$distributed == "mpi") {  # each process scores its own rows; one failing fails all
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))

@@ -66,6 +66,40 @@ test_that("a factor y's NA level (addNA, exclude = NULL) is a missing label ever
   expect_identical(predict(ma, d$x), predict(m0, d$x))
 })
 
+test_that("y and weights as I() or 1-d arrays are taken as the plain vectors, as lm() takes them", {
+  d <- in_data()
+  n <- nrow(d$x)
+  w <- runif(n, 0.5, 2)
+  fit <- function(y, weights = NULL, ...) fit_small(d$x, y, weights = weights, seed = 1L, ...)
+  p <- predict(fit(d$y, w), d$x)
+  expect_identical(predict(fit(I(d$y), w), d$x), p)
+  expect_identical(predict(fit(array(d$y), w), d$x), p)
+  expect_identical(predict(fit(array(d$y, dimnames = list(seq_len(n))), w), d$x), p)
+  expect_identical(predict(fit(d$y, I(w)), d$x), p)
+  expect_identical(predict(fit(d$y, array(w)), d$x), p)
+  expect_identical(predict(fit(I(d$y), I(w), objective = "huber"), d$x),
+                   predict(fit(d$y, w, objective = "huber"), d$x))
+  # lm() takes the same: its coefficients with I() equal its own plain ones
+  expect_identical(coef(lm(d$y ~ d$x$x1, weights = I(w))), coef(lm(d$y ~ d$x$x1, weights = w)))
+  yf <- factor(ifelse(d$y > 0, "pos", "neg"))
+  pf <- predict(fit(yf), d$x)
+  expect_identical(predict(fit(I(yf)), d$x), pf)
+  expect_identical(fit(I(yf))$classes, c("neg", "pos"))
+  # hb_dataset(), validation sets and hb_cv() take them too
+  expect_identical(predict(histboost(hb_dataset(d$x, I(d$y), weights = I(w)), nrounds = 3L, num_leaves = 4L,
+                                     min_data_in_leaf = 5L, seed = 1L, verbose = 0L), d$x), p)
+  mv <- function(yv) fit(d$y, w, valid = list(v = list(x = d$x, y = yv, weights = I(w))))$evaluation_log
+  expect_identical(mv(I(d$y)), mv(d$y))
+  cv <- function(y, weights) {
+    set.seed(3)
+    hb_cv(d$x, y, weights = weights, nfold = 2L, nrounds = 3L, num_leaves = 4L, verbose = 0L, seed = 1L)$pred
+  }
+  expect_identical(cv(array(d$y), I(w)), cv(d$y, w))
+  # other shapes stay errors
+  expect_input_error(fit(array(d$y, c(n / 2, 2, 1))), "`y`")
+  expect_input_error(fit(d$y, I(as.character(w))), "`weights`")
+})
+
 test_that("bad weights: negative, non-finite, wrong length, wrong type", {
   d <- in_data()
   n <- nrow(d$x)
