@@ -76,6 +76,8 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                   verbose = 1L, keep_models = FALSE, group = NULL) {
   call <- match.call()
   dots <- list(...)
+  # LightGBM's and xgboost's objective names, as histboost() takes them
+  if (!is.null(dots$objective)) dots$objective <- .hb_objective_alias(dots$objective, "`objective`")
   if ("valid" %in% names(dots)) {
     .hb_abort("`valid` is not an argument of hb_cv(): each fold is validated on its held-out rows.")
   }

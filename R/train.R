@@ -218,6 +218,9 @@ histboost <- function(x, ...) {
 #'   a `Surv` response chooses it when `objective = "auto"`. Every objective
 #'   trains on the GPU too (Cox's gradients are computed on the host, which
 #'   keeps the rows in order of time).
+#'   LightGBM's and xgboost's names of these objectives (`"l2"`, `"mse"`,
+#'   `"mae"`, `"xentropy"`, `"binary:logistic"`, `"multi:softprob"`, ...)
+#'   are taken too, as in `params`.
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -726,6 +729,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
+  # LightGBM's and xgboost's objective names, as `params` takes them (before the two are compared)
+  objective <- .hb_objective_alias(objective, "`objective`")
   call <- match.call()
   call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
   args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
