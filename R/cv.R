@@ -16,9 +16,9 @@
 #' has not improved for that many rounds, as [histboost()] does with one
 #' validation set.
 #'
-#' @param x A data.frame, numeric matrix or `Matrix::dgCMatrix` (not an
-#'   [hb_dataset()]: each fold is binned from its own training rows, so its
-#'   held-out rows play no part in the bins).
+#' @param x A data.frame, numeric matrix or sparse or dense `Matrix`, as for
+#'   [histboost()] (not an [hb_dataset()]: each fold is binned from its own
+#'   training rows, so its held-out rows play no part in the bins).
 #' @param y,weights Labels and optional row weights, as for [histboost()].
 #' @param group For ranking (`objective = "lambdarank"`): the query of each
 #'   row, as for [histboost()]. Folds are then made of whole queries (each
@@ -105,9 +105,10 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
     .hb_abort("`x` must be a data.frame, matrix or dgCMatrix, not an hb_dataset: hb_cv() bins each ",
               "fold from its own training rows.")
   }
-  if (!is.data.frame(x) && !is.matrix(x) && !inherits(x, "dgCMatrix")) {
-    .hb_abort("`x` must be a data.frame, a numeric matrix or a dgCMatrix.")
-  }
+  # the classes histboost() takes, converted as it converts them (once, not in each fold)
+  x <- .hb_unwrap_matrix(x)
+  if (methods::is(x, "sparseMatrix")) x <- .hb_as_dgc(x, "x")
+  if (!is.data.frame(x) && !is.matrix(x) && !inherits(x, "dgCMatrix")) .hb_not_data(x, "x")
   if (missing(y) || is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
   n <- nrow(x)
   if (length(y) != n) .hb_abort("`y` has ", length(y), " values but `x` has ", n, " rows.")

@@ -99,6 +99,34 @@ test_that("hb_cv() leaves its inputs alone and checks its arguments", {
   err(hb_cv(d$x, d$y, early_stopping_rounds = 0), "`early_stopping_rounds`")
 })
 
+test_that("hb_cv() takes the x classes histboost() takes: the folds of the same numbers as a dgCMatrix", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(46, n = 300, p = 5, task = "regression", na = 0.05)
+  X <- as.matrix(d$x)
+  X[abs(X) < 0.5] <- 0
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  expect_s4_class(S, "dgCMatrix")
+  cv <- function(x) {
+    set.seed(4)
+    hb_cv(x, d$y, nfold = 3L, nrounds = 4L, num_leaves = 6L, seed = 1L, verbose = 0L)
+  }
+  ref <- cv(S)
+  expect_gt(sd(ref$pred), 0)
+  others <- list(T = methods::as(S, "TsparseMatrix"), R = methods::as(S, "RsparseMatrix"),
+                 ge = Matrix::Matrix(X, sparse = FALSE), dense = X)
+  for (k in names(others)) {
+    expect_false(inherits(others[[k]], "dgCMatrix"), label = k)
+    got <- cv(others[[k]])
+    expect_identical(got$evaluation_log, ref$evaluation_log, label = k)
+    expect_identical(got$pred, ref$pred, label = k)
+    # and histboost() on the same class gives what the fold models predict on their held-out rows
+    f1 <- got$folds[[1L]]
+    m1 <- hb_quiet(others[[k]][-f1, , drop = FALSE], d$y[-f1], nrounds = 4L, num_leaves = 6L, seed = 1L)
+    expect_identical(predict(m1, X[f1, , drop = FALSE]), got$pred[f1], label = k)
+  }
+  expect_error(hb_cv(list(a = 1), 1, verbose = 0L), class = "histboost_error_input", regexp = "^`x` must be")
+})
+
 test_that("hb_cv refuses DART with early stopping, as histboost() does", {
   set.seed(11)
   x <- data.frame(a = rnorm(200), b = runif(200))
