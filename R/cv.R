@@ -16,9 +16,15 @@
 #' has not improved for that many rounds, as [histboost()] does with one
 #' validation set.
 #'
-#' @param x A data.frame, numeric matrix or `Matrix::dgCMatrix` (not an
-#'   [hb_dataset()]: each fold is binned from its own training rows, so its
-#'   held-out rows play no part in the bins).
+#' `x`, `y`, `weights` and the parameters are checked once, before the rows
+#' are split, as [histboost()] checks them: an error names the argument and
+#' the rows by their numbers in your data. An error about one fold's rows
+#' alone (say, its training rows all of weight 0) begins with that fold,
+#' "fold k: ".
+#'
+#' @param x A data.frame, numeric matrix or sparse or dense `Matrix`, as for
+#'   [histboost()] (not an [hb_dataset()]: each fold is binned from its own
+#'   training rows, so its held-out rows play no part in the bins).
 #' @param y,weights Labels and optional row weights, as for [histboost()].
 #' @param group For ranking (`objective = "lambdarank"`): the query of each
 #'   row, as for [histboost()]. Folds are then made of whole queries (each
@@ -76,6 +82,8 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                   verbose = 1L, keep_models = FALSE, group = NULL) {
   call <- match.call()
   dots <- list(...)
+  # LightGBM's and xgboost's objective names, as histboost() takes them
+  if (!is.null(dots$objective)) dots$objective <- .hb_objective_alias(dots$objective, "`objective`")
   if ("valid" %in% names(dots)) {
     .hb_abort("`valid` is not an argument of hb_cv(): each fold is validated on its held-out rows.")
   }
@@ -103,10 +111,13 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
     .hb_abort("`x` must be a data.frame, matrix or dgCMatrix, not an hb_dataset: hb_cv() bins each ",
               "fold from its own training rows.")
   }
-  if (!is.data.frame(x) && !is.matrix(x) && !inherits(x, "dgCMatrix")) {
-    .hb_abort("`x` must be a data.frame, a numeric matrix or a dgCMatrix.")
-  }
+  # the classes histboost() takes, converted as it converts them (once, not in each fold)
+  x <- .hb_unwrap_matrix(x)
+  if (methods::is(x, "sparseMatrix")) x <- .hb_as_dgc(x, "x")
+  if (!is.data.frame(x) && !is.matrix(x) && !inherits(x, "dgCMatrix")) .hb_not_data(x, "x")
   if (missing(y) || is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
+  y <- .hb_unwrap_vector(y)  # I(y) and 1-d arrays as histboost() takes them
+  weights <- .hb_unwrap_vector(weights)
   n <- nrow(x)
   if (length(y) != n) .hb_abort("`y` has ", length(y), " values but `x` has ", n, " rows.")
   if (!is.null(weights) && length(weights) != n) {
@@ -124,6 +135,15 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
               "trees, so the fold models cut at the best iteration would not be the ones scored. Leave ",
               "`early_stopping_rounds` out and choose `nrounds` from the evaluation log.")
   }
+
+  # histboost()'s arguments: its defaults, the caller's parameters, then each fold's data.
+  base <- formals(histboost.default)
+  base <- base[setdiff(names(base), "...")]
+  args <- lapply(base, function(e) if (identical(e, quote(expr = ))) NULL else eval(e, baseenv()))
+  for (nm in names(dots)) args[nm] <- list(dots[[nm]])
+  args[c("nrounds", "early_stopping_rounds", "eval_metric", "nthreads", "seed", "verbose")] <-
+    list(nrounds, NULL, eval_metric, nthreads, seed, 0L)
+  .hb_cv_check_data(args, x, y, weights, init_score, group, grp, n)
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
     if (grp$nq < 2L) {
@@ -160,15 +180,8 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
     }
   }
   .hb_check_fold_classes(folds, y, dots$objective)
-  if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
-
-  # histboost()'s arguments: its defaults, the caller's parameters, then each fold's data.
-  base <- formals(histboost.default)
-  base <- base[setdiff(names(base), "...")]
-  args <- lapply(base, function(e) if (identical(e, quote(expr = ))) NULL else eval(e, baseenv()))
-  for (nm in names(dots)) args[nm] <- list(dots[[nm]])
-  args[c("nrounds", "early_stopping_rounds", "eval_metric", "nthreads", "seed", "verbose")] <-
-    list(nrounds, NULL, eval_metric, nthreads, seed, 0L)
+  if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))  # drawn after the folds
+  args["seed"] <- list(seed)
   # Messages from the early-stopping check read as hb_cv()'s own.
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
                                       lower = 1, null_ok = TRUE)
@@ -194,6 +207,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                                 weights = if (!is.null(weights)) weights[te],
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
+    # the data and parameters passed .hb_cv_check_data(): what fails here is the fold's own
     runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots),
                                     ordered_given = "ordered_factors" %in% names(dots)),
                           histboost_error_input = function(e) {
@@ -268,6 +282,30 @@ print.hb_cv <- function(x, ...) {
   invisible(x)
 }
 
+
+# hb_cv()'s data and parameters checked once, before the rows are split, as
+# histboost() checks them (its steps in its order, .hb_setup(), short of the
+# binning): the parameters, then x, y, weights (with any imbalance weights),
+# init_score and group, and whether y suits the objective. Errors name the
+# argument and the user's own rows, as histboost()'s do, rather than a fold's
+# rows under "fold k:". `args` are histboost()'s arguments without the data,
+# `grp` the checked group.
+.hb_cv_check_data <- function(args, x, y, weights, init_score, group, grp, n) {
+  args$x <- x
+  args["y"] <- list(y)
+  args["weights"] <- list(weights)
+  args["init_score"] <- list(init_score)
+  args["group"] <- list(group)
+  p <- .hb_check_train_args(args)
+  weights <- .hb_imbalance_weights(p$imbalance, y, weights, p$objective, n)
+  feat <- .hb_features(x, "x", ordered = p$ordered_factors)
+  lab <- suppressWarnings(.hb_label(y, n, "y"))  # a level without rows: said once a fold, as before
+  .hb_weights(weights, n, "weights")
+  train <- list(label_info = lab[c("task_hint", "classes", "binary_ok")], group = grp,
+                init_score_ncol = .hb_init_score_ncol(init_score), nrow = feat$nrow)
+  .hb_resolve_task(p, train, x, y, init_model = NULL)  # init_model's fit is checked as each fold conforms x
+  invisible()
+}
 
 # Rows of a data.frame, matrix, dgCMatrix or vector (factors keep their levels).
 .hb_rows <- function(x, rows) {

@@ -53,6 +53,17 @@
   }
 }
 
+# New data's column names `nms` against the columns `fn` it must hold: each
+# of those must be there once (a second one would make it ambiguous); other
+# columns are ignored, so their names, duplicated or empty, do not matter.
+.hb_check_names_like <- function(nms, fn, arg) {
+  dup <- fn[fn %in% nms[duplicated(nms)]]
+  if (length(dup)) {
+    .hb_abort("`", arg, "` has duplicated column names: ", .hb_and(dup),
+              "; make them unique, e.g. with make.unique().")
+  }
+}
+
 # Any sparse Matrix -> dgCMatrix (column-compressed, general, double), never dense.
 .hb_as_dgc <- function(x, arg) {
   if (methods::is(x, "dgCMatrix")) return(x)
@@ -79,15 +90,19 @@
   if (inherits(x, "Matrix") && !methods::is(x, "sparseMatrix")) as.matrix(x) else x
 }
 
-# Training features: list(spec, nrow, names, types, levels); ordered factors
-# as `ordered` says (.hb_ordered_choice()).
+# Training features: list(spec, nrow, names, types, levels, generated);
+# ordered factors as `ordered` says (.hb_ordered_choice()). Columns without
+# names are named V1..Vp, and `generated` is then TRUE: new data is matched
+# to them by position, whatever its names (.hb_features_like()).
 .hb_features <- function(x, arg = "x", ordered = "ordinal") {
   x <- .hb_unwrap_matrix(x)
   if (is.data.frame(x)) {
     n <- nrow(x)
     p <- length(x)
     nms <- names(x)
-    if (p > 0L) .hb_check_names(nms, arg)
+    # without names, named as a matrix without column names is
+    generated <- is.null(nms)
+    if (generated) nms <- paste0("V", seq_len(p)) else if (p > 0L) .hb_check_names(nms, arg)
     cols <- vector("list", p)
     types <- integer(p)
     nlev <- integer(p)
@@ -141,7 +156,8 @@
     n <- nrow(x)
     p <- ncol(x)
     nms <- colnames(x)
-    if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
+    generated <- is.null(nms)
+    if (generated) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
     if (is.logical(x)) storage.mode(x) <- "integer" # a local copy, not the user's matrix
     spec <- list(kind = .HB_INPUT_MATRIX, nrow = n, ncol = p, mat = x)
     ftypes <- rep("numeric", p)
@@ -151,7 +167,8 @@
     n <- nrow(x)
     p <- ncol(x)
     nms <- colnames(x)
-    if (is.null(nms)) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
+    generated <- is.null(nms)
+    if (generated) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
     spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
     ftypes <- rep("numeric", p)
     flev <- vector("list", p)
@@ -161,12 +178,15 @@
   if (n == 0L) .hb_abort("`", arg, "` has zero rows; there is nothing to learn from.")
   if (p == 0L) .hb_abort("`", arg, "` has no columns; give at least one feature.")
   names(flev) <- nms
-  list(spec = spec, nrow = n, names = nms, types = ftypes, levels = flev)
+  list(spec = spec, nrow = n, names = nms, types = ftypes, levels = flev, generated = generated)
 }
 
 # Features of new data (validation, prediction) aligned to a schema
-# list(names, types, levels): columns matched by name (by position when a
-# matrix has no column names), factor levels by label (unseen -> missing).
+# list(names, types, levels, generated): columns matched by name, or by
+# position when a matrix or data.frame has no column names or when the
+# schema's names were made up for training data without names (`generated`:
+# V1..Vp name no column of the user's); factor levels by label (unseen ->
+# missing).
 # `source` says where the schema came from, for messages: "model" (predict),
 # "reference" (hb_dataset(reference =)) or "training" (validation sets).
 .hb_features_like <- function(x, schema, arg = "newdata", allow_empty = TRUE,
@@ -183,20 +203,39 @@
   p <- length(fn)
   is_cat <- schema$types == "categorical"
   is_ord <- schema$types == "ordinal"
+  by_position <- isTRUE(schema$generated)
+  # the column count when matching by position
+  count_check <- function(k, named) {
+    if (k == p) return(invisible())
+    if (named) {
+      .hb_abort("`", arg, "` has ", k, " columns but ", who, " has ", p, ", matched by position: ", who,
+                " was trained on data without column names (named `V1`, `V2`, ... for it), so `", arg,
+                "` must have its columns in that order, whatever their names.")
+    }
+    .hb_abort("`", arg, "` has ", k, " columns and no column names; ", who, " has ", p,
+              " columns: give them in its order, or name them.")
+  }
   if (is.data.frame(x)) {
     n <- nrow(x)
     nms <- names(x)
-    if (length(nms)) .hb_check_names(nms, arg)
-    miss <- setdiff(fn, nms)
-    if (length(miss)) {
-      .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
-                lacks)
+    if (is.null(nms) || by_position) {
+      # without names, by position (as a matrix without column names)
+      count_check(length(x), !is.null(nms))
+      pick <- seq_len(p)
+    } else {
+      .hb_check_names_like(nms, fn, arg)
+      miss <- setdiff(fn, nms)
+      if (length(miss)) {
+        .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+                  lacks)
+      }
+      pick <- match(fn, nms)
     }
     cols <- vector("list", p)
     types <- integer(p)
     nlev <- integer(p)
     for (j in seq_len(p)) {
-      col <- x[[fn[j]]]
+      col <- x[[pick[j]]]
       if (is_cat[j]) {
         if (is.character(col) && is.null(oldClass(col)) && is.null(dim(col))) {
           # strings where training had a factor: read as its levels (codes
@@ -253,13 +292,10 @@
     }
     if (sparse) x <- .hb_as_dgc(x, arg)
     nms <- colnames(x)
-    if (is.null(nms)) {
-      if (ncol(x) != p) {
-        .hb_abort("`", arg, "` has ", ncol(x), " columns and no column names; ", who, " has ", p,
-                  " columns: give them in its order, or name them.")
-      }
+    if (is.null(nms) || by_position) {
+      count_check(ncol(x), !is.null(nms))
     } else {
-      .hb_check_names(nms, arg)
+      .hb_check_names_like(nms, fn, arg)
       idx <- match(fn, nms)
       if (anyNA(idx)) {
         miss <- fn[is.na(idx)]
@@ -297,7 +333,18 @@
   invisible(s)
 }
 
+# A vector as lm() takes it: I()'s class AsIs and a 1-d array's dim dropped.
+.hb_unwrap_vector <- function(y) {
+  if (inherits(y, "AsIs")) {
+    cls <- setdiff(oldClass(y), "AsIs")
+    oldClass(y) <- if (length(cls)) cls
+  }
+  if (length(dim(y)) == 1L) dim(y) <- NULL  # its dimnames go with it
+  y
+}
+
 .hb_vector_arg <- function(y, n, arg, nrow_arg = "x") {
+  y <- .hb_unwrap_vector(y)
   if (is.data.frame(y)) {
     .hb_abort("`", arg, "` is a data.frame; give a vector, e.g. df$column or df[[\"column\"]].")
   }
@@ -315,12 +362,22 @@
   y
 }
 
+# Labels as a vector (.hb_vector_arg()), a factor's NA level (addNA(),
+# factor(exclude = NULL)) made missing: a row labelled NA has no label,
+# whatever the factor calls it, so it is refused as a plain NA is (and the
+# level is no class).
+.hb_label_vector <- function(y, n, arg) {
+  y <- .hb_vector_arg(y, n, arg)
+  if (is.factor(y) && anyNA(levels(y))) y <- factor(y, levels = levels(y), exclude = NA)
+  y
+}
+
 # Training labels: list(label (double; classes as 0..K-1), task_hint, classes,
 # binary_ok). Levels of a factor with no rows are dropped with a warning.
 .hb_label <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
   if (inherits(y, "Surv")) return(.hb_surv_label(y, n, arg))
-  y <- .hb_vector_arg(y, n, arg)
+  y <- .hb_label_vector(y, n, arg)
   if (is.character(y)) {
     .hb_abort("`", arg, "` is a character vector; use factor(", arg, ") for classification or ",
               "as.numeric(", arg, ") for regression.")
@@ -418,6 +475,7 @@
 
 .hb_weights <- function(w, n, arg = "weights") {
   if (is.null(w)) return(NULL)
+  w <- .hb_unwrap_vector(w)
   if (!is.numeric(w) || is.object(w)) {
     .hb_abort("`", arg, "` must be a numeric vector, not ", .hb_describe(w), ".")
   }
@@ -490,11 +548,13 @@
 #' so several models (or a model and its validation sets) can share one binning.
 #' A validation set must be binned with the training set's bin boundaries:
 #' pass the training dataset as `reference`; its columns are then matched by
-#' name and factor levels by label.
+#' name (by position when the training data had no column names) and factor
+#' levels by label.
 #'
 #' @param x A data.frame (numeric, integer, logical or factor columns), a
 #'   numeric or logical matrix, or a sparse `Matrix::dgCMatrix`. Missing values
-#'   (`NA`, `NaN`) are allowed in features.
+#'   (`NA`, `NaN`) are allowed in features. Columns without names are named
+#'   `V1`, `V2`, ...
 #' @param y Labels: numeric (regression), a factor or logical vector
 #'   (classification); `NULL` for a dataset without labels.
 #' @param weights `NULL` or non-negative row weights.
@@ -561,7 +621,9 @@
 #'   sees (the GPU its training then uses).
 #' @param ... Not used; unknown arguments are an error.
 #' @return An object of class `"hb_dataset"`: a list with the external pointer
-#'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_types`, `feature_levels`,
+#'   `ptr`, `nrow`, `ncol`, `feature_names`, `feature_names_generated` (`TRUE`
+#'   when `x` had no column names: a dataset binned with it as `reference`
+#'   then matches columns by position), `feature_types`, `feature_levels`,
 #'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
 #'   `max_bin`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
@@ -638,6 +700,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
                                distributed = NULL) {
   structure(c(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
+    feature_names_generated = isTRUE(feat$generated),
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
     max_bin = max_bin, group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
@@ -661,7 +724,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
       if (inherits(y, "Surv")) {
         .hb_surv_label(y, feat$nrow, yarg)  # its checks; coded again by .hb_label_dist
       } else if (!is.null(y)) {
-        y <- .hb_vector_arg(y, feat$nrow, yarg)
+        y <- .hb_label_vector(y, feat$nrow, yarg)
         if (is.factor(y) || is.logical(y)) .hb_check_finite(as.integer(y), yarg, "missing values")
         else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)
       }
@@ -741,10 +804,11 @@ dim.hb_dataset <- function(x) c(x$nrow, x$ncol)
 # levels), for binning x with the reference's boundaries.
 .hb_features_of_reference <- function(x, reference, arg, source) {
   schema <- list(names = reference$feature_names, types = reference$feature_types,
-                 levels = reference$feature_levels)
+                 levels = reference$feature_levels, generated = isTRUE(reference$feature_names_generated))
   feat <- .hb_features_like(x, schema, arg, allow_empty = FALSE, source = source)
   feat$names <- schema$names
   feat$types <- schema$types
   feat$levels <- schema$levels
+  feat$generated <- schema$generated
   feat
 }

@@ -149,7 +149,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 .hb_label_dist <- function(y, n, arg = "y") {
   if (is.null(y)) return(NULL)
   if (inherits(y, "Surv")) return(.hb_label(y, n, arg))  # row by row: nothing to agree on
-  y <- .hb_vector_arg(y, n, arg)
+  y <- .hb_label_vector(y, n, arg)
   if (is.factor(y)) {
     codes <- as.integer(y)
     .hb_check_finite(codes, arg, "missing values")

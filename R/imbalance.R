@@ -98,7 +98,7 @@
     if (!identical(levels(y), lv)) y <- factor(as.character(y), levels = lv)
   }
   w <- .hb_dist_try({
-    yy <- .hb_vector_arg(y, n, "y")
+    yy <- .hb_label_vector(y, n, "y")
     if (is.factor(yy) || is.logical(yy)) .hb_check_finite(as.integer(yy), "y", "missing values")
     else suppressWarnings(.hb_label(yy, n))  # numbers checked; anything else refused by name
     if (is.null(weights)) rep(1, n) else .hb_weights(weights, n)

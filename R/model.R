@@ -62,6 +62,8 @@
     meta[["r.metrics"]] <- paste(ms, collapse = ",")
   }
   if (!is.null(best_score)) meta[["r.best_score"]] <- .hb_num_text(best_score)
+  # names V1..Vp made up for training data without column names: new data is matched by position
+  if (isTRUE(r_params$feature_names_generated)) meta[["r.feature_names"]] <- "generated"
   if (!is.null(evaluation_log)) {
     rows <- do.call(paste, c(lapply(evaluation_log[-1L], .hb_num_text), sep = ","))
     rows <- paste(evaluation_log$iter, rows, sep = ",")
@@ -211,6 +213,7 @@
     task = task,
     classes = classes,
     feature_names = fnames,
+    feature_names_generated = identical(.hb_meta_value(meta, "r.feature_names"), "generated"),
     feature_types = ftypes,
     feature_levels = flevels,
     params = params,
@@ -278,7 +281,7 @@
                                                    conditionMessage(e)))
                       })
     # only what is compared and used (the cache is saved with the object)
-    truth <- truth[c(.HB_CHECKED_FIELDS, "terms")]
+    truth <- truth[c(.HB_CHECKED_FIELDS, "terms", "feature_names_generated")]
     if (is.environment(env) && identical(env$key, key)) {
       env$truth <- truth
       env$truth_key <- key

@@ -33,6 +33,16 @@
   mean_absolute_percentage_error = "mape", "survival:cox" = "cox"
 )
 
+# An objective's name in LightGBM's or xgboost's terms as histboost's (any
+# other value as it is), for `objective =` and `params$objective` alike;
+# `what` names where it was given, for the error when it has no equivalent.
+.hb_objective_alias <- function(v, what) {
+  if (!is.character(v) || length(v) != 1L || is.na(v) || !v %in% names(.HB_OBJECTIVE_ALIASES)) return(v)
+  to <- .HB_OBJECTIVE_ALIASES[[v]]
+  if (is.na(to)) .hb_abort(what, " \"", v, "\" has no histboost equivalent.")
+  to
+}
+
 # Metric names of LightGBM and xgboost -> histboost's.
 .HB_METRIC_ALIASES <- c(
   l2_root = "rmse", root_mean_squared_error = "rmse", l1 = "mae", mean_absolute_error = "mae",
@@ -101,14 +111,8 @@
 
 # A value in LightGBM's or xgboost's terms -> histboost's, for `params`.
 .hb_param_value <- function(nm, ours, v) {
-  mapped <- function(table, what) {
-    if (!is.character(v) || length(v) != 1L || is.na(v) || !v %in% names(table)) return(v)
-    to <- table[[v]]
-    if (is.na(to)) .hb_abort("`params`: ", what, " \"", v, "\" has no histboost equivalent.")
-    to
-  }
   switch(ours,
-    objective = mapped(.HB_OBJECTIVE_ALIASES, "the objective"),
+    objective = .hb_objective_alias(v, "`params`: the objective"),
     eval_metric = if (is.character(v)) {
       vapply(v, function(m) if (m %in% names(.HB_METRIC_ALIASES)) .HB_METRIC_ALIASES[[m]] else m, "",
              USE.NAMES = FALSE)

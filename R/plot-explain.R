@@ -111,7 +111,10 @@
   if (!is.null(terms) && is.data.frame(newdata)) newdata <- .hb_formula_frame(terms, newdata)
   if (inherits(newdata, "Matrix")) newdata <- as.matrix(newdata)
   nm <- model$feature_names
-  if (is.null(colnames(newdata))) colnames(newdata) <- nm
+  # by position, as predict() matched them: without names, or names the model made up
+  if (is.null(colnames(newdata)) || isTRUE(.hb_model_truth(model, "model")$feature_names_generated)) {
+    colnames(newdata) <- nm
+  }
   as.data.frame(lapply(stats::setNames(nm, nm), function(f) {
     v <- if (is.data.frame(newdata)) newdata[[f]] else newdata[, f]
     if (is.character(v)) v <- factor(v, levels = model$feature_levels[[f]])

@@ -6,8 +6,12 @@
 #' @param object A `"histboost"` model.
 #' @param newdata A data.frame, matrix or `dgCMatrix` with the training
 #'   columns. Columns are matched by name when `newdata` has names (extra
-#'   columns are ignored); without names there must be exactly the training
-#'   columns, in order. Factor columns are matched by level label; a level
+#'   columns are ignored, whatever their names; each training column must
+#'   appear once); without names there must be exactly the training
+#'   columns, in order. A model trained on data without column names (whose
+#'   columns it named `V1`, `V2`, ...) matches by position whatever
+#'   `newdata`'s names: it needs exactly its number of columns, in the
+#'   training order. Factor columns are matched by level label; a level
 #'   unseen in training is treated as missing (so a factor without levels,
 #'   all `NA`, is all missing). A character column where the model had a
 #'   factor is read as that factor: each string is matched to the level of
@@ -108,7 +112,8 @@ predict.histboost <- function(object, newdata,
   .hb_check_dots(list(...), c("object", "newdata", "type", "iteration", "nthreads", "init_score", "device"),
                  "predict")
   .hb_check_model(object)
-  terms <- .hb_model_truth(object)$terms  # every field used below agrees with the text
+  truth <- .hb_model_truth(object)  # every field used below agrees with the text
+  terms <- truth$terms
   type <- .hb_choice(type, c("response", "class", "raw", "leaf", "contrib", "interaction"), "type")
   device <- .hb_predict_device(.hb_choice(device, c("cpu", "cuda", "auto"), "device"), type)
   if (missing(newdata) || is.null(newdata)) {
@@ -157,8 +162,9 @@ predict.histboost <- function(object, newdata,
                 else "one score a row: give a vector.")
     }
   }
+  # names made up for training data without column names are matched by position (read from the text)
   schema <- list(names = object$feature_names, types = object$feature_types,
-                 levels = object$feature_levels)
+                 levels = object$feature_levels, generated = isTRUE(truth$feature_names_generated))
   feat <- .hb_features_like(newdata, schema, "newdata")
   ptr <- .hb_model_ptr(object)
   code <- switch(type, raw = 0L, response = 1L, class = 1L, leaf = 2L, contrib = 3L, interaction = 4L)

@@ -57,8 +57,11 @@
 #' @param x A data.frame (numeric, integer, logical and factor columns; factors
 #'   are split natively, without dummy coding), a numeric matrix, a
 #'   `Matrix::dgCMatrix`, or an [hb_dataset()] (which then supplies `y`,
-#'   `weights` and `max_bin`). For the formula method, a formula such as
-#'   `y ~ .` (no interactions; factors stay factors).
+#'   `weights` and `max_bin`). Columns without names (a matrix without
+#'   column names, a data.frame without names) are named `V1`, `V2`, ...,
+#'   and the model then matches new data by position, whatever its names.
+#'   For the formula method, a formula such as `y ~ .` (no interactions;
+#'   factors stay factors).
 #' @param ... For `histboost()`, arguments of the methods; for the formula
 #'   method, any argument of the default method. Arguments after `...` are
 #'   matched by their full names only (R's partial matching does not apply):
@@ -66,7 +69,10 @@
 #'   that suggests the right one.
 #' @return An object of class `"histboost"` (with DART, also `dart_dropped`): a list with `model_text` (the
 #'   serialized model), `.ptr` (a cache of the loaded native model), `task`,
-#'   `classes`, `feature_names`, `feature_types`, `feature_levels`, `params`
+#'   `classes`, `feature_names`, `feature_names_generated` (`TRUE` when `x`
+#'   had no column names and `feature_names` were made up: `predict()` then
+#'   matches columns by position; recorded in the model text, which
+#'   `hb_save()` writes), `feature_types`, `feature_levels`, `params`
 #'   (the training parameters; `params$metrics` names every metric of the
 #'   evaluation log in order, a metric function's by the name it returns),
 #'   `niter`, `best_iteration`, `best_score`, `evaluation_log` and `call`
@@ -146,7 +152,9 @@ histboost <- function(x, ...) {
 #' @param y Labels: a numeric vector (regression), a factor (classes; levels
 #'   without rows are dropped with a warning), a logical vector, or a
 #'   right-censored `survival::Surv(time, status)` (`objective = "cox"`).
-#'   Missing values are not allowed.
+#'   Missing values are not allowed (nor a factor's `NA` level, as from
+#'   `addNA()`, which marks missing values too). A vector in `I()` or a 1-d
+#'   array is taken as the plain vector, as [lm()] takes it; so are `weights`.
 #' @param weights `NULL` or non-negative row weights.
 #' @param init_score `NULL`, or each row's starting raw score, an offset on
 #'   the raw (link) scale: a numeric vector, or for multiclass a matrix with
@@ -161,7 +169,10 @@ histboost <- function(x, ...) {
 #'   `init_score`) for `x` and the validation sets, and the result holds its
 #'   trees followed by the new ones, so it predicts on its own. The data must
 #'   have the model's features, classes and objective: columns are matched by
-#'   name and factor levels by label, as `predict()` matches them (a new batch
+#'   name (by position when `x` has no column names, or the model was trained
+#'   on data without them: then `x` needs exactly its columns, in order,
+#'   whatever their names) and factor levels by label, as `predict()` matches
+#'   them (a new batch
 #'   may lack some levels or order them otherwise; a level the model never saw
 #'   is an error, as a continued tree could not split on it); not for random forests
 #'   or with `x` an `hb_dataset`, and validation sets as `list(x = , y = )`.
@@ -209,6 +220,9 @@ histboost <- function(x, ...) {
 #'   a `Surv` response chooses it when `objective = "auto"`. Every objective
 #'   trains on the GPU too (Cox's gradients are computed on the host, which
 #'   keeps the rows in order of time).
+#'   LightGBM's and xgboost's names of these objectives (`"l2"`, `"mse"`,
+#'   `"mae"`, `"xentropy"`, `"binary:logistic"`, `"multi:softprob"`, ...)
+#'   are taken too, as in `params`.
 #'   Or a function `function(preds, labels)` returning `list(grad = , hess
 #'   = )`: a custom loss's first and second derivatives with respect to the
 #'   raw score, one value each per training row (hessians >= 0), called
@@ -723,6 +737,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # Arguments after `...` match by their exact names only: a misspelt or
   # shortened one lands in `...` and is an error that suggests the name.
   .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
+  # LightGBM's and xgboost's objective names, as `params` takes them (before the two are compared)
+  objective <- .hb_objective_alias(objective, "`objective`")
   call <- match.call()
   call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
   args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
@@ -803,6 +819,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   keep_fitted           TRUE: the model keeps the training rows' fitted values
 #   train_label           with keep_fitted, the training labels (else NULL)
 #   max_bin               the training data's max_bin
+#   feature_names_generated  TRUE when the training data had no column names (V1..Vp made up):
+#                         the model then matches new data by position
 #   device                the device used, "cpu" or "cuda" ("auto" resolved)
 #   quant, sampling, bundle, imbalance  lists of R-side parameters the model's meta records
 #                         (quantized ..., goss ..., enable_bundle ..., scale_pos_weight ...)
@@ -815,6 +833,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   distributed           "no" or "mpi" (this process trains its shard with the others)
 #   custom_weights        the row weights its gradients are multiplied by (NULL: none)
 .hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
+  # I(y) and 1-d arrays as plain vectors, as lm() takes them (every step below reads them)
+  a["y"] <- list(.hb_unwrap_vector(a$y))
+  a["weights"] <- list(.hb_unwrap_vector(a$weights))
   p <- .hb_check_train_args(a)
   cont <- if (p$distributed == "mpi") {  # each process scores its own rows; one failing fails all
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
@@ -843,6 +864,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
        early_stopping_rounds = p$early_stopping_rounds, verbose = p$verbose, task = tk$task,
        objective = tk$objective, max_bin = train$max_bin, device = p$device, quant = p$quant,
+       feature_names_generated = isTRUE(train$feature_names_generated),
        sampling = p$sampling, bundle = p$bundle, profile = bst$profile,
        base_text = if (!is.null(a$init_model)) a$init_model$model_text, base_iter = cont$base_iter,
        custom = custom, custom_labels = if (!is.null(custom)) tk$custom_labels,
@@ -1042,27 +1064,41 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   list(init_score = init_score, valid = valid, base_iter = base_iter, x = if (!is.null(init_model)) x)
 }
 
-# x's columns as init_model's features, for continuing it: matched by name
-# (and factor levels by label, as predict() matches them), in the model's
-# order; a factor's levels become the model's. What cannot be matched is an
-# error that names it: a feature the model lacks or lacks in x, a level the
-# model's feature does not have (a continued tree cannot split on it), an
-# ordered factor whose levels come in another order.
+# x's columns as init_model's features, for continuing it, matched as
+# predict() matches them: by name (factor levels by label), in the model's
+# order, or by position when x has no column names or the model's names were
+# made up for training data without them (V1..Vp); a factor's levels become
+# the model's. What cannot be matched is an error that names it: a feature
+# the model lacks or lacks in x, a column count that differs (by position), a
+# level the model's feature does not have (a continued tree cannot split on
+# it), an ordered factor whose levels come in another order. By position, x
+# comes back with the model's names, or without names when the model's were
+# made up, so that the continuation's are made up alike.
 .hb_conform_to_model <- function(x, init_model) {
   fn <- init_model$feature_names
+  generated <- isTRUE(.hb_model_truth(init_model, "init_model")$feature_names_generated)
   nms <- if (is.data.frame(x)) names(x) else colnames(x)
-  if (is.null(nms) || anyNA(nms) || anyDuplicated(nms)) return(x)  # by position: checked as built
-  miss <- setdiff(fn, nms)
-  extra <- setdiff(nms, fn)
-  if (length(miss) || length(extra)) {
-    .hb_abort("`x` must have `init_model`'s features to continue it",
-              if (length(miss)) paste0("; it lacks ", .hb_and(miss)),
-              if (length(extra)) paste0("; it has ", .hb_and(extra), ", which the model was not trained on",
-                                        " (drop ", if (length(extra) > 1L) "them" else "it", ")"), ".")
+  if (is.null(nms) || generated) {
+    if (NCOL(x) != length(fn)) {
+      .hb_abort("`x` has ", NCOL(x), " columns but `init_model` has ", length(fn), ", matched by position ",
+                if (generated) "(the model was trained on data without column names)" else "(`x` has no column names)",
+                ": give its columns in its order.")
+    }
+    if (is.data.frame(x)) names(x) <- fn else colnames(x) <- fn
+  } else if (anyNA(nms) || anyDuplicated(nms)) {
+    return(x)  # refused by name when the data are binned
+  } else {
+    miss <- setdiff(fn, nms)
+    extra <- setdiff(nms, fn)
+    if (length(miss) || length(extra)) {
+      .hb_abort("`x` must have `init_model`'s features to continue it",
+                if (length(miss)) paste0("; it lacks ", .hb_and(miss)),
+                if (length(extra)) paste0("; it has ", .hb_and(extra), ", which the model was not trained on",
+                                          " (drop ", if (length(extra) > 1L) "them" else "it", ")"), ".")
+    }
+    x <- if (is.data.frame(x)) x[fn] else x[, fn, drop = FALSE]
   }
-  x <- if (is.data.frame(x)) x[fn] else x[, fn, drop = FALSE]
-  if (!is.data.frame(x)) return(x)
-  types <- init_model$feature_types
+  types <- if (is.data.frame(x)) init_model$feature_types else character()
   for (j in which(types %in% c("categorical", "ordinal"))) {
     col <- x[[j]]
     lev <- init_model$feature_levels[[j]]
@@ -1082,6 +1118,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       }
     }
     x[[j]] <- factor(as.character(col), levels = lev, ordered = is.ordered(col))
+  }
+  if (generated) {
+    if (is.data.frame(x)) names(x) <- NULL else colnames(x) <- NULL
   }
   x
 }
@@ -1473,7 +1512,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
                      metrics = tr$metrics$names,
-                     device = tr$device), quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping)
+                     device = tr$device, feature_names_generated = tr$feature_names_generated),
+                quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping)
   # a continued model counts the iterations of the model it continued
   base_iter <- tr$base_iter %||% 0L
   if (best_iter > 0L) best_iter <- best_iter + base_iter

@@ -95,8 +95,78 @@ test_that("hb_cv() leaves its inputs alone and checks its arguments", {
   err(hb_cv(d$x, d$y, folds = list(1:200)), "fold 1 holds out every row")
   err(hb_cv(d$x, d$y, valid = list()), "`valid` is not an argument of hb_cv")
   err(hb_cv(d$x, d$y, num_leaf = 4), "`num_leaf` is not an argument of hb_cv\\(\\).*num_leaves")
-  err(hb_cv(d$x, d$y, nfold = 2L, learning_rate = -1), "fold 1: `learning_rate`")
+  err(hb_cv(d$x, d$y, nfold = 2L, learning_rate = -1), "^`learning_rate` must be")  # no fold's problem
   err(hb_cv(d$x, d$y, early_stopping_rounds = 0), "`early_stopping_rounds`")
+})
+
+test_that("hb_cv() takes the x classes histboost() takes: the folds of the same numbers as a dgCMatrix", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(46, n = 300, p = 5, task = "regression", na = 0.05)
+  X <- as.matrix(d$x)
+  X[abs(X) < 0.5] <- 0
+  S <- Matrix::Matrix(X, sparse = TRUE)
+  expect_s4_class(S, "dgCMatrix")
+  cv <- function(x) {
+    set.seed(4)
+    hb_cv(x, d$y, nfold = 3L, nrounds = 4L, num_leaves = 6L, seed = 1L, verbose = 0L)
+  }
+  ref <- cv(S)
+  expect_gt(sd(ref$pred), 0)
+  others <- list(T = methods::as(S, "TsparseMatrix"), R = methods::as(S, "RsparseMatrix"),
+                 ge = Matrix::Matrix(X, sparse = FALSE), dense = X)
+  for (k in names(others)) {
+    expect_false(inherits(others[[k]], "dgCMatrix"), label = k)
+    got <- cv(others[[k]])
+    expect_identical(got$evaluation_log, ref$evaluation_log, label = k)
+    expect_identical(got$pred, ref$pred, label = k)
+    # and histboost() on the same class gives what the fold models predict on their held-out rows
+    f1 <- got$folds[[1L]]
+    m1 <- hb_quiet(others[[k]][-f1, , drop = FALSE], d$y[-f1], nrounds = 4L, num_leaves = 6L, seed = 1L)
+    expect_identical(predict(m1, X[f1, , drop = FALSE]), got$pred[f1], label = k)
+  }
+  expect_error(hb_cv(list(a = 1), 1, verbose = 0L), class = "histboost_error_input", regexp = "^`x` must be")
+})
+
+test_that("hb_cv() checks x, y, weights and parameters once, as histboost() does: the user's rows, no fold", {
+  d <- gen_task(47, n = 400, p = 5, task = "regression")
+  msg <- function(expr) {
+    err <- tryCatch(expr, error = identity)
+    expect_s3_class(err, "histboost_error_input")
+    conditionMessage(err)
+  }
+  # each bad input gives hb_cv() histboost()'s own message for the same data
+  same <- function(x = d$x, y = d$y, ..., re) {
+    set.seed(1)
+    m_cv <- msg(hb_cv(x, y, nfold = 3L, nrounds = 2L, verbose = 0L, ...))
+    m_hb <- msg(hb_quiet(x, y, nrounds = 2L, ...))
+    expect_identical(m_cv, m_hb)
+    expect_match(m_cv, re)
+    expect_false(grepl("fold", m_cv))
+  }
+  y <- d$y
+  y[300] <- NA
+  same(y = y, re = "^`y` contains 1 missing or non-finite values \\(first at position 300\\)")
+  yf <- factor(ifelse(d$y > 0, "a", "b"))
+  yf[c(250, 300)] <- NA
+  same(y = addNA(yf), re = "^`y` contains 2 missing values \\(first at position 250\\)")
+  w <- rep(1, 400)
+  w[c(333, 350)] <- -1
+  same(weights = w, re = "^`weights` contains 2 negative values \\(first at position 333\\)")
+  xc <- d$x
+  xc$chr <- "u"
+  same(x = xc, re = "^`x` column `chr` is of type character")
+  same(learning_rate = -1, re = "^`learning_rate` must be")
+  yn <- abs(d$y)
+  yn[321] <- -2
+  same(y = yn, objective = "poisson", re = "`y\\[321\\]` is -2")
+  yc <- factor(ifelse(d$y > 0, "a", "b"))
+  same(y = yc, objective = "poisson", re = "needs a numeric `y`")
+  same(objective = "binary", re = "^`objective` = \"binary\" needs `y` with two classes")
+  same(y = yc, class_weights = c(z = 2), re = "`class_weights`")
+  # a problem of one fold's rows alone still says which fold
+  wz <- c(rep(1, 200), rep(0, 200))
+  expect_error(hb_cv(d$x, d$y, weights = wz, folds = list(1:200, 201:400), nrounds = 2L, verbose = 0L),
+               class = "histboost_error_input", regexp = "^fold 1: `weights` are all zero")
 })
 
 test_that("hb_cv refuses DART with early stopping, as histboost() does", {

@@ -31,6 +31,75 @@ test_that("bad y: missing or non-finite values, wrong length, wrong type, one le
   expect_input_error(fit_small(d$x, yf), "`y`")
 })
 
+test_that("a factor y's NA level (addNA, exclude = NULL) is a missing label everywhere, not a class", {
+  d <- in_data()
+  n <- nrow(d$x)
+  yf <- factor(ifelse(d$y > 0, "pos", "neg"))
+  yf[c(9, 40, 41)] <- NA
+  want <- sprintf("`y` contains %d missing values (first at position %d)", sum(is.na(yf)), which(is.na(yf))[1L])
+  msg <- function(expr) {
+    err <- tryCatch(expr, error = identity)
+    expect_s3_class(err, "histboost_error_input")
+    conditionMessage(err)
+  }
+  plain <- msg(fit_small(d$x, yf))
+  expect_match(plain, want, fixed = TRUE)
+  for (ya in list(addNA(yf), factor(as.character(yf), exclude = NULL))) {
+    expect_true(anyNA(levels(ya)))
+    expect_false(anyNA(ya))                              # is.na() does not see these rows
+    expect_identical(msg(fit_small(d$x, ya)), plain)     # the same error as a plain NA
+    expect_identical(msg(hb_dataset(d$x, ya)), msg(hb_dataset(d$x, yf)))
+    expect_identical(msg(hb_quiet(y ~ ., data = cbind(d$x, y = ya), nrounds = 2L)),
+                     msg(hb_quiet(y ~ ., data = cbind(d$x, y = yf), nrounds = 2L)))
+    v <- msg(fit_small(d$x[-(1:60), ], yf[-(1:60)], valid = list(v = list(x = d$x[1:60, ], y = ya[1:60]))))
+    expect_match(v, "`valid` set \"v\": `y` contains 3 missing values \\(first at position 9\\)")
+    expect_identical(v, msg(fit_small(d$x[-(1:60), ], yf[-(1:60)],
+                                      valid = list(v = list(x = d$x[1:60, ], y = yf[1:60])))))
+    expect_match(msg(hb_cv(d$x, ya, nfold = 2L, nrounds = 2L, verbose = 0L)), "`y` contains .*missing values")
+  }
+  # an NA level without rows is no class: the model of the factor without it
+  yc <- factor(ifelse(d$y > 0, "pos", "neg"))
+  m0 <- fit_small(d$x, yc, seed = 1L)
+  ma <- expect_silent(fit_small(d$x, addNA(yc), seed = 1L))  # no "levels with no rows" warning either
+  expect_identical(ma$classes, c("neg", "pos"))
+  expect_identical(ma$task, "binary")
+  expect_identical(predict(ma, d$x), predict(m0, d$x))
+})
+
+test_that("y and weights as I() or 1-d arrays are taken as the plain vectors, as lm() takes them", {
+  d <- in_data()
+  n <- nrow(d$x)
+  w <- runif(n, 0.5, 2)
+  fit <- function(y, weights = NULL, ...) fit_small(d$x, y, weights = weights, seed = 1L, ...)
+  p <- predict(fit(d$y, w), d$x)
+  expect_identical(predict(fit(I(d$y), w), d$x), p)
+  expect_identical(predict(fit(array(d$y), w), d$x), p)
+  expect_identical(predict(fit(array(d$y, dimnames = list(seq_len(n))), w), d$x), p)
+  expect_identical(predict(fit(d$y, I(w)), d$x), p)
+  expect_identical(predict(fit(d$y, array(w)), d$x), p)
+  expect_identical(predict(fit(I(d$y), I(w), objective = "huber"), d$x),
+                   predict(fit(d$y, w, objective = "huber"), d$x))
+  # lm() takes the same: its coefficients with I() equal its own plain ones
+  expect_identical(coef(lm(d$y ~ d$x$x1, weights = I(w))), coef(lm(d$y ~ d$x$x1, weights = w)))
+  yf <- factor(ifelse(d$y > 0, "pos", "neg"))
+  pf <- predict(fit(yf), d$x)
+  expect_identical(predict(fit(I(yf)), d$x), pf)
+  expect_identical(fit(I(yf))$classes, c("neg", "pos"))
+  # hb_dataset(), validation sets and hb_cv() take them too
+  expect_identical(predict(histboost(hb_dataset(d$x, I(d$y), weights = I(w)), nrounds = 3L, num_leaves = 4L,
+                                     min_data_in_leaf = 5L, seed = 1L, verbose = 0L), d$x), p)
+  mv <- function(yv) fit(d$y, w, valid = list(v = list(x = d$x, y = yv, weights = I(w))))$evaluation_log
+  expect_identical(mv(I(d$y)), mv(d$y))
+  cv <- function(y, weights) {
+    set.seed(3)
+    hb_cv(d$x, y, weights = weights, nfold = 2L, nrounds = 3L, num_leaves = 4L, verbose = 0L, seed = 1L)$pred
+  }
+  expect_identical(cv(array(d$y), I(w)), cv(d$y, w))
+  # other shapes stay errors
+  expect_input_error(fit(array(d$y, c(n / 2, 2, 1))), "`y`")
+  expect_input_error(fit(d$y, I(as.character(w))), "`weights`")
+})
+
 test_that("bad weights: negative, non-finite, wrong length, wrong type", {
   d <- in_data()
   n <- nrow(d$x)
@@ -336,6 +405,33 @@ test_that("newdata is matched by column name and by factor level label", {
   expect_input_error(predict(m, x[, setdiff(names(x), "f2")]), "f2")
 })
 
+test_that("extra columns of newdata are ignored whatever their names; the model's own must be unique", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(86, n = 400, task = "regression", factors = 1)
+  m <- hb_quiet(d$x, d$y, nrounds = 10L, num_leaves = 8L)
+  p <- predict(m, d$x)
+  expect_gt(sd(p), 0)
+  xd <- cbind(d$x, id = 1, id = 2)                       # duplicated names among unused columns only
+  expect_true(anyDuplicated(names(xd)) > 0L)
+  expect_identical(predict(m, xd), p)
+  xe <- cbind(d$x, e1 = 0, e2 = 1)
+  names(xe)[ncol(xe) - 1L] <- ""                            # an empty name among them too
+  expect_identical(predict(m, xe), p)
+  mx <- hb_quiet(as.matrix(d$x[c("x1", "x2", "x3")]), d$y, nrounds = 10L, num_leaves = 8L)
+  X <- as.matrix(d$x[c("x1", "x2", "x3")])
+  pm <- predict(mx, X)
+  Xd <- cbind(X, id = 1, id = 2, NA)
+  expect_identical(predict(mx, Xd), pm)
+  expect_identical(predict(mx, Matrix::Matrix(Xd, sparse = TRUE)), pm)
+  # a validation set follows the same rule: the same log as without the extra columns
+  fit_v <- function(vx) hb_quiet(d$x, d$y, nrounds = 3L, seed = 1L, valid = list(v = list(x = vx, y = d$y)))
+  expect_identical(fit_v(xd)$evaluation_log, fit_v(d$x)$evaluation_log)
+  # a model column given twice is ambiguous: an error naming it
+  x2 <- cbind(d$x, x1 = 0)
+  expect_input_error(predict(m, x2), "`newdata` has duplicated column names: `x1`")
+  expect_input_error(predict(mx, cbind(X, x2 = 0, id = 1, id = 2)), "`newdata` has duplicated column names: `x2`;")
+})
+
 test_that("an unnamed matrix is matched by position", {
   d <- gen_task(85, n = 500, task = "regression")
   X <- as.matrix(d$x)
@@ -343,6 +439,107 @@ test_that("an unnamed matrix is matched by position", {
   X0 <- X
   colnames(X0) <- NULL
   expect_identical(predict(m, X0), predict(m, X))
+})
+
+test_that("a model trained without column names matches new data by position, whatever its names", {
+  skip_if_not_installed("Matrix")
+  d <- gen_task(88, n = 500, task = "regression")
+  X <- as.matrix(d$x)
+  X0 <- unname(X)
+  fit <- function(x, ...) hb_quiet(x, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L, ...)
+  m0 <- fit(X0)
+  mn <- fit(X)                                   # the same model with the names: the reference
+  p <- predict(mn, X)
+  expect_gt(sd(p), 0)
+  expect_identical(m0$feature_names, paste0("V", seq_len(ncol(X))))
+  expect_true(m0$feature_names_generated)
+  expect_false(mn$feature_names_generated)
+  expect_identical(predict(m0, X0), p)
+  expect_identical(predict(m0, X), p)                     # names the model never had
+  Xr <- X
+  colnames(Xr) <- rev(colnames(X))                        # names that would reorder by name: ignored
+  expect_identical(predict(m0, Xr), p)
+  expect_identical(predict(m0, as.data.frame(X)), p)
+  expect_identical(predict(m0, Matrix::Matrix(X, sparse = TRUE)), p)
+  Xv <- X
+  colnames(Xv) <- rev(m0$feature_names)                   # even V1..Vp reversed: by position
+  expect_identical(predict(m0, Xv), p)
+  k <- ncol(X)
+  expect_input_error(predict(m0, X[, -1]), sprintf("`newdata` has %d columns but the model has %d, matched by position",
+                                                   k - 1L, k))
+  expect_input_error(predict(m0, cbind(X, extra = 1)), sprintf("`newdata` has %d columns but the model has %d", k + 1L, k))
+  # saved and loaded, the rule goes with the model (its text says the names were made up)
+  expect_match(m0$model_text, "r.feature_names", fixed = TRUE)
+  expect_false(grepl("r.feature_names", mn$model_text, fixed = TRUE))
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f), add = TRUE)
+  hb_save(m0, f)
+  m1 <- hb_load(f)
+  expect_true(m1$feature_names_generated)
+  expect_identical(predict(m1, X), p)
+  expect_identical(predict(unserialize(serialize(m0, NULL)), X), p)
+  # validation sets and datasets binned with a reference follow the training data alike
+  mv0 <- fit(X0, valid = list(v = list(x = X, y = d$y)))
+  mvn <- fit(X, valid = list(v = list(x = X, y = d$y)))
+  expect_identical(mv0$evaluation_log, mvn$evaluation_log)
+  ref <- hb_dataset(X0, d$y)
+  expect_true(ref$feature_names_generated)
+  mr <- hb_quiet(ref, nrounds = 10L, num_leaves = 8L, seed = 1L,
+                 valid = list(v = hb_dataset(X, d$y, reference = ref)))
+  expect_identical(mr$evaluation_log, mvn$evaluation_log)
+  # a model whose own column names happen to be V1..Vp matches them by name
+  xv <- as.data.frame(X0)
+  expect_identical(names(xv), m0$feature_names)
+  mdf <- fit(xv)
+  expect_false(mdf$feature_names_generated)
+  expect_identical(predict(mdf, xv[, rev(names(xv))]), predict(mdf, xv))
+})
+
+test_that("init_model is continued as predict() matches: by position after training without names", {
+  d <- gen_task(89, n = 500, task = "regression")
+  X <- as.matrix(d$x)
+  X0 <- unname(X)
+  fit <- function(x, ...) hb_quiet(x, d$y, nrounds = 5L, num_leaves = 8L, seed = 1L, ...)
+  m0 <- fit(X0)
+  mn <- fit(X)
+  ref <- fit(X, init_model = mn)                 # the reference: named model, named data
+  p <- predict(ref, X)
+  c0 <- fit(X, init_model = m0)                  # named data continue the model made without names
+  expect_true(c0$feature_names_generated)
+  expect_identical(c0$feature_names, m0$feature_names)
+  expect_identical(c0$niter, 10L)
+  expect_identical(predict(c0, X), p)
+  expect_identical(predict(fit(X0, init_model = m0), X0), p)
+  expect_identical(predict(fit(X0, init_model = mn), X), p)  # unnamed data continue a named model
+  expect_false(fit(X0, init_model = mn)$feature_names_generated)
+  # validation data named otherwise than the model: by position too
+  cv0 <- fit(X, init_model = m0, valid = list(v = list(x = X, y = d$y)))
+  cvn <- fit(X, init_model = mn, valid = list(v = list(x = X, y = d$y)))
+  expect_identical(cv0$evaluation_log, cvn$evaluation_log)
+  expect_input_error(fit(X[, -1], init_model = m0), "`x`")
+  expect_input_error(fit(X0[, -1], init_model = mn), "`x`")
+})
+
+test_that("a data.frame without names is named V1..Vp, as a matrix without column names is", {
+  d <- gen_task(87, n = 400, task = "regression", factors = 1)
+  x <- d$x[c("x1", "x2", "f1")]
+  xv <- stats::setNames(x, paste0("V", 1:3))
+  xn <- x
+  names(xn) <- NULL
+  expect_null(names(xn))
+  m <- hb_quiet(xn, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  mv <- hb_quiet(xv, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  expect_identical(m$feature_names, c("V1", "V2", "V3"))
+  expect_identical(m$feature_types, mv$feature_types)
+  expect_identical(predict(m, xv), predict(mv, xv))         # the model of the same columns named V1..V3
+  expect_identical(predict(m, xn), predict(mv, xv))         # and a nameless newdata is matched by position
+  expect_identical(hb_dataset(xn, d$y)$feature_names, c("V1", "V2", "V3"))
+  # numeric columns only: the model of the unnamed matrix of the same numbers
+  X <- unname(as.matrix(d$x[c("x1", "x2")]))
+  mn <- hb_quiet(xn[1:2], d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  mm <- hb_quiet(X, d$y, nrounds = 10L, num_leaves = 8L, seed = 1L)
+  expect_identical(predict(mn, X), predict(mm, X))
+  expect_input_error(predict(m, xn[1:2]), "`newdata` has 2 columns and no column names; the model has 3")
 })
 
 test_that("a factor column without levels: an input error naming it in training, all missing elsewhere", {

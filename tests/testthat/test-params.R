@@ -63,6 +63,54 @@ test_that("params = list() takes LightGBM's and xgboost's names: the same model 
   expect_identical(names(fm$evaluation_log), c("iter", "v_multi_logloss", "v_multi_error"))
 })
 
+test_that("objective = takes LightGBM's and xgboost's objective names as params does: the same model", {
+  al <- histboost:::.HB_OBJECTIVE_ALIASES
+  r <- gen_task(407, n = 300, task = "regression")
+  b <- gen_task(408, n = 300, task = "binary")
+  m <- gen_task(409, n = 300, task = "multiclass")
+  set.seed(407)
+  data_for <- function(obj) switch(obj,
+    binary = list(x = b$x, y = b$y),
+    multiclass = , multiclassova = list(x = m$x, y = m$y),
+    cross_entropy = list(x = r$x, y = (r$y - min(r$y)) / diff(range(r$y))),
+    lambdarank = list(x = r$x, y = findInterval(r$y, quantile(r$y, c(0.3, 0.6, 0.9))), group = rep(1:30, each = 10)),
+    cox = NULL,                                  # a survival response: not in this test
+    list(x = r$x, y = abs(r$y) + 0.1))           # every loss of a numeric y takes positive labels
+  tried <- 0L
+  for (a in names(al)[!is.na(al)]) {
+    obj <- al[[a]]
+    d <- data_for(obj)
+    if (is.null(d)) next
+    fit <- function(...) hb_quiet(d$x, d$y, group = d$group, nrounds = 3L, num_leaves = 4L, seed = 1L, ...)
+    want <- predict(fit(objective = obj), d$x, type = "raw")
+    by_arg <- fit(objective = a)
+    expect_identical(by_arg$params$objective, obj, label = a)
+    expect_identical(predict(by_arg, d$x, type = "raw"), want, label = a)
+    expect_identical(predict(fit(params = list(objective = a)), d$x, type = "raw"), want, label = a)
+    tried <- tried + 1L
+  }
+  expect_gt(tried, 20L)
+  # both routes at once agree when they name the same objective
+  f2 <- hb_quiet(r$x, r$y, nrounds = 2L, objective = "l2", params = list(objective = "regression"))
+  expect_identical(f2$params$objective, "regression")
+  expect_input_error(hb_quiet(r$x, r$y, objective = "mse", params = list(objective = "mae")),
+                     "`objective` is given both")
+  # unknown names keep their hint; names without an equivalent say so
+  expect_input_error(hb_quiet(r$x, r$y, objective = "regresion"), "Did you mean `regression`")
+  expect_input_error(hb_quiet(r$x, r$y, objective = "rank:pairwise"),
+                     "`objective` \"rank:pairwise\" has no histboost equivalent")
+  # hb_cv() reads the objective as histboost() does: binary:logistic stratifies as binary
+  y01 <- as.integer(b$y == levels(b$y)[2L])
+  cv <- function(o) {
+    set.seed(11)
+    hb_cv(b$x, y01, objective = o, nfold = 3L, nrounds = 3L, num_leaves = 4L, seed = 1L, verbose = 0L)
+  }
+  ca <- cv("binary:logistic")
+  co <- cv("binary")
+  expect_identical(ca$folds, co$folds)
+  expect_identical(ca$pred, co$pred)
+})
+
 test_that("params: unknown, ambiguous and conflicting entries are clear errors", {
   d <- gen_task(405, n = 200, task = "regression")
   expect_input_error(hb_quiet(d$x, d$y, params = list(learning_rat = 0.1)), "`learning_rat` is not a parameter.*Did you mean `learning_rate`")
