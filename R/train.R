@@ -54,6 +54,13 @@
 #' regression, a two-level factor (or logical) for binary classification, a
 #' factor with more levels for multiclass classification.
 #'
+#' Missing values in `x` need no imputation. A numeric split learns where
+#' `NA` goes from the training rows of its node that had it; where the node
+#' had none, `NA` follows the child with more training rows (ties: left), so
+#' a feature never missing in training still sends `NA` somewhere sensible at
+#' prediction (LightGBM reads such an `NA` as 0 instead). For a factor,
+#' `NA` is one more category (see `max_cat_to_onehot`).
+#'
 #' @param x A data.frame (numeric, integer, logical and factor columns; factors
 #'   are split natively, without dummy coding), a numeric matrix, a
 #'   `Matrix::dgCMatrix`, or an [hb_dataset()] (which then supplies `y`,
@@ -1687,7 +1694,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' breaks it is an error of class `histboost_error_format`.
 #' @param formula A model formula, `response ~ predictors`; `.` means all other
 #'   columns of `data`. Terms are used as columns as they are (no dummy coding,
-#'   no interactions). An `offset(...)` term is the `init_score`, and
+#'   no interactions); a character column becomes a factor, as in [lm()]. An `offset(...)` term is the `init_score`, and
 #'   `predict()` computes it from `newdata`. Only column names and the
 #'   functions listed under \sQuote{Formulas} are allowed.
 #' @param data A data.frame holding the variables of `formula`.
@@ -1744,6 +1751,15 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   if (!length(labels)) .hb_abort("`formula` has no predictors.")
   y <- stats::model.response(mf)
   x <- .hb_formula_columns(mf, tt)
+  if (!is.null(offset) && anyNA(offset)) {
+    bad <- which(is.na(offset))
+    .hb_abort("`formula`'s offset() is missing for ", length(bad), " row", if (length(bad) > 1L) "s",
+              " of `data` (first at row ", bad[1L], ").")
+  }
+  # character predictors are factors, as lm() and model.matrix() take them
+  # (predict() reads such a column of newdata by the levels' labels)
+  chr <- vapply(x, is.character, NA)
+  x[chr] <- lapply(x[chr], factor)
   fit <- if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
          else histboost.default(x, y, weights = weights, init_score = offset, ...)
   xt <- stats::delete.response(tt)

@@ -328,6 +328,30 @@ test_that("a formula offset model refuses newdata that cannot carry the offset, 
                tolerance = 1e-14)
   # leaf indices do not depend on the offset
   expect_equal(predict(mf, df, type = "leaf"), predict(mf, as.matrix(df[c("a", "b")]), type = "leaf"))
+  # a missing offset is named as the formula's, with the user's row, in predict() and in training
+  nd <- df[1:5, ]
+  nd$e[c(2, 4)] <- NA
+  expect_error(predict(mf, nd), class = "histboost_error_input", regexp = "offset\\(\\).*2 rows.*row 2")
+  expect_equal(predict(mf, nd[-c(2, 4), ]), predict(mf, df[c(1, 3, 5), ]))
+  df$e[7] <- NA
+  expect_error(hb_quiet(y ~ a + b + offset(log(e)), data = df, objective = "poisson", nrounds = 2L),
+               class = "histboost_error_input", regexp = "offset\\(\\).*1 row of `data`.*row 7")
+})
+
+test_that("the formula method takes character predictors as factors, as lm() does", {
+  set.seed(11)
+  df <- data.frame(a = runif(300), ch = sample(c("u", "v", "w"), 300, TRUE))
+  df$y <- df$a + c(u = 0, v = 2, w = -1)[df$ch] + rnorm(300, sd = 0.1)
+  m <- hb_quiet(y ~ ., data = df, nrounds = 20L, seed = 1)
+  dff <- df
+  dff$ch <- factor(dff$ch)
+  mf <- hb_quiet(y ~ ., data = dff, nrounds = 20L, seed = 1)
+  # the same model as with the factor lm() would make of the column
+  expect_identical(hb_trees(m), hb_trees(mf))
+  expect_identical(m$feature_levels$ch, levels(factor(df$ch)))
+  expect_equal(predict(m, df[1:50, ]), predict(mf, dff[1:50, ]))
+  # the column is split on its levels: the fit tells v from w
+  expect_lt(sqrt(mean((predict(m, df) - df$y)^2)), 0.5)
 })
 
 test_that("a continued training's progress and stop messages count the base's iterations", {
