@@ -95,11 +95,19 @@
   tibble::tibble(.pred = unname(rows))
 }
 
-# Class probabilities as a data.frame, a column per class (parsnip prefixes ".pred_").
+# Class probabilities as a data.frame, a column per class (parsnip prefixes
+# ".pred_"): a column for each level of the outcome (parsnip's `lvl`), in
+# its order, as tidymodels' metrics expect; a level without training rows
+# (histboost trains without it, and warns) has probability 0.
 .hb_parsnip_prob <- function(x, object) {
   cls <- object$fit$classes
   out <- if (is.matrix(x)) as.data.frame(x) else data.frame(1 - x, x)
   names(out) <- cls
+  lvl <- object$lvl
+  if (is.character(lvl) && all(cls %in% lvl) && !identical(lvl, cls)) {
+    out[setdiff(lvl, cls)] <- 0
+    out <- out[lvl]
+  }
   out
 }
 

@@ -197,3 +197,21 @@ test_that("mtry below 1 with counts = TRUE, or above 1 with counts = FALSE, is a
   expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction, 2 / 6)
   expect_identical(fit(spec(9), y ~ ., data = df)$fit$params$feature_fraction, 1)
 })
+
+test_that("an outcome level without training rows gets a probability column of zeros, in level order", {
+  set.seed(21)
+  d <- data.frame(a = runif(300))
+  d$y <- factor(ifelse(d$a + rnorm(300, sd = 0.2) > 0.5, "yes", "no"), levels = c("yes", "maybe", "no"))
+  spec <- set_mode(set_engine(boost_tree(trees = 10), "histboost", seed = 1), "classification")
+  m <- suppressWarnings(fit(spec, y ~ a, data = d))
+  p <- predict(m, d[1:20, , drop = FALSE], type = "prob")
+  expect_identical(names(p), c(".pred_yes", ".pred_maybe", ".pred_no"))
+  expect_identical(p$.pred_maybe, rep(0, 20))
+  # the other two are the model's own probabilities, summing to 1 with the zero column
+  direct <- suppressWarnings(histboost(d["a"], droplevels(d$y), nrounds = 10L, seed = 1, verbose = 0L))
+  pd <- predict(direct, d[1:20, "a", drop = FALSE])  # binary: the second class's, "no"
+  expect_equal(p$.pred_no, pd)
+  expect_equal(p$.pred_yes, 1 - pd)
+  expect_equal(rowSums(p), rep(1, 20))
+  expect_identical(levels(predict(m, d[1:20, , drop = FALSE])$.pred_class), c("yes", "maybe", "no"))
+})
