@@ -10,6 +10,12 @@
 #' checks it (version, checksum, every count and index). `saveRDS()` and
 #' `readRDS()` also work on a model without any extra step.
 #'
+#' The file holds what predicting needs, not how the model was called: a
+#' loaded model's `call` is `NULL`, so `update()` cannot refit it, and a
+#' formula model keeps its predictors' formula (which `predict()` evaluates
+#' on `newdata`) without the response (`formula()` gives `~ a + b`).
+#' `saveRDS()` keeps both.
+#'
 #' The format (its grammar, what each section holds, the checksum and how a
 #' reader should validate a file) is described in the file `model-format.md`
 #' installed with the package: open it with
