@@ -558,13 +558,17 @@
 #' @param y Labels: numeric (regression), a factor or logical vector
 #'   (classification); `NULL` for a dataset without labels.
 #' @param weights `NULL` or non-negative row weights.
-#' @param max_bin Most bins per numeric feature, 2 to 255. Bins are placed
-#'   as LightGBM places them, from a sample of up to 200,000 rows: 0 alone in
-#'   a bin when present; a feature with at most `max_bin` distinct values
-#'   gets a bin a value, the values merged in increasing order until a bin
-#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`), so that no
-#'   threshold separates single rows of small data; more values get bins of
-#'   about equal rows, a value as frequent as an average bin alone. A factor's levels
+#' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
+#'   take one of them when there are any). Bins are placed as LightGBM
+#'   places them, from a sample of up to 200,000 rows, so that the same rows
+#'   share a bin in both: negative values, 0 (with anything within 1e-35 of
+#'   it) and positive values apart, 0 alone; on each side, values few enough
+#'   for the side's share of bins are merged in increasing order until a bin
+#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`; a side's last bin
+#'   may hold fewer), so that small data are not split between single rows;
+#'   more values get bins of about equal rows, a value as frequent as an
+#'   average bin alone. (LightGBM's empty zero bin, when no value is 0, is
+#'   left out.) A factor's levels
 #'   get bins as LightGBM gives them: most rows first; past the first two, a
 #'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
 #'   one share the missing bin with `NA`, as does the rarest level once the
@@ -584,7 +588,8 @@
 #' @param reference `NULL`, or the training `hb_dataset` whose bins this one reuses.
 #' @param ordered_factors How ordered factors (`ordered()`) are split:
 #'   `"ordinal"` (the default) on their level order, as rpart and ranger do:
-#'   thresholds between consecutive levels, with missing values (and, in new
+#'   thresholds between consecutive levels (binned as a number's values are:
+#'   levels of few rows merged in order until a bin holds 3 rows), with missing values (and, in new
 #'   data, labels the training levels lack) sent the learned missing
 #'   direction; `"categorical"` as unordered factors, by sets of levels.
 #'   Unordered factors are always categorical. Not with a `reference` (whose

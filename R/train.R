@@ -264,13 +264,17 @@ histboost <- function(x, ...) {
 #' @param min_sum_hessian_in_leaf Smallest sum of hessians in a leaf.
 #' @param lambda_l1,lambda_l2 L1 and L2 regularization of leaf values, >= 0.
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
-#' @param max_bin Most bins per numeric feature, 2 to 255. Bins are placed
-#'   as LightGBM places them, from a sample of up to 200,000 rows: 0 alone in
-#'   a bin when present; a feature with at most `max_bin` distinct values
-#'   gets a bin a value, the values merged in increasing order until a bin
-#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`), so that no
-#'   threshold separates single rows of small data; more values get bins of
-#'   about equal rows, a value as frequent as an average bin alone. A factor's levels
+#' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
+#'   take one of them when there are any). Bins are placed as LightGBM
+#'   places them, from a sample of up to 200,000 rows, so that the same rows
+#'   share a bin in both: negative values, 0 (with anything within 1e-35 of
+#'   it) and positive values apart, 0 alone; on each side, values few enough
+#'   for the side's share of bins are merged in increasing order until a bin
+#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`; a side's last bin
+#'   may hold fewer), so that small data are not split between single rows;
+#'   more values get bins of about equal rows, a value as frequent as an
+#'   average bin alone. (LightGBM's empty zero bin, when no value is 0, is
+#'   left out.) A factor's levels
 #'   get bins as LightGBM gives them: most rows first; past the first two, a
 #'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
 #'   one share the missing bin with `NA`, as does the rarest level once the
@@ -1715,6 +1719,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   if (is.null(env)) env <- parent.frame()
   weights <- .hb_formula_arg(substitute(weights), data, env, parent.frame(), "weights")
   subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
+  data_rows <- NULL
   if (!is.null(subset)) {
     if (!is.null(weights) && length(weights) != nrow(data)) {
       .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
@@ -1724,6 +1729,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
                 "offset(...), or subset `data` and `init_score` yourself.")
     }
     rows <- .hb_subset_rows(subset, nrow(data))
+    data_rows <- rows  # the user's row numbers of the rows kept, for messages
     data <- data[rows, , drop = FALSE]
     if (!is.null(weights)) weights <- weights[rows]
   }
@@ -1754,7 +1760,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   if (!is.null(offset) && anyNA(offset)) {
     bad <- which(is.na(offset))
     .hb_abort("`formula`'s offset() is missing for ", length(bad), " row", if (length(bad) > 1L) "s",
-              " of `data` (first at row ", bad[1L], ").")
+              " of `data` (first at row ", if (is.null(data_rows)) bad[1L] else data_rows[bad[1L]], ").")
   }
   # character predictors are factors, as lm() and model.matrix() take them
   # (predict() reads such a column of newdata by the levels' labels)

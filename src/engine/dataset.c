@@ -204,25 +204,68 @@ static int greedy_find_bin(const double *v, const int *c, int n, int max_bin,
   return nb;
 }
 
+/* LightGBM's zero: values in (-HB_LGB_ZERO, HB_LGB_ZERO] are 0 to its
+ * binning (its kZeroThreshold, a float constant). */
+#define HB_LGB_ZERO ((double)1e-35f)
+
+/* Bounds as LightGBM's BinMapper::FindBin places them (its
+ * FindBinWithZeroAsOneBin): the values at most -HB_LGB_ZERO, about 0 and
+ * above HB_LGB_ZERO apart; the negative side greedy bins within its share
+ * of max_bin - 1 (by rows), its last bound -HB_LGB_ZERO; 0 a bin; the
+ * positive side greedy bins within what is left but one. Greedy bins merge
+ * few values (at most the side's budget) until a bin holds min_data_in_bin
+ * rows, and cut many at about equal rows. A sample with missing values
+ * (has_na) gives max_bin - 1 to the values, as LightGBM keeps its NaN bin
+ * within max_bin. The one difference: LightGBM's zero bin when no value is
+ * about 0 holds no row, and is left out here (the rows' bins are the same,
+ * one bin fewer). On small data the merging matters: a threshold between
+ * two values of one row each is a candidate split without it, and lightgbm
+ * never offers it (survival::pbc under early stopping, 2.6% worse
+ * multi-logloss than lightgbm's without it,
+ * inst/bench/results/real-factors-cv-numeric-bins-2026-12-03.md). */
+static int lgb_bounds(const double *v, const int *c, int n, long long total, int has_na,
+                      const hb_binparams_t *bp, unsigned char *big, double *out) {
+  const int max_bin = bp->max_bin - (has_na ? 1 : 0), mdib = bp->min_data_in_bin;
+  int lo = 0, hi;  /* v[0..lo) at most -zero, v[lo..hi) about 0, v[hi..n) above */
+  while (lo < n && v[lo] <= -HB_LGB_ZERO) lo++;
+  for (hi = lo; hi < n && v[hi] <= HB_LGB_ZERO; hi++) {}
+  long long left = 0, zeros = 0, right = 0;
+  for (int i = 0; i < n; i++) *(i < lo ? &left : i < hi ? &zeros : &right) += c[i];
+  int nb = 0;
+  if (lo > 0 && max_bin > 1) {
+    int lmax = (int)((double)left / (double)(total - zeros) * (max_bin - 1));
+    if (lmax < 1) lmax = 1;
+    nb = greedy_find_bin(v, c, lo, lmax, left, mdib, big, out);
+    out[nb - 1] = -HB_LGB_ZERO;
+  }
+  const int rmax = max_bin - 1 - nb;
+  if (hi < n && rmax > 0) {
+    if (zeros > 0) out[nb++] = HB_LGB_ZERO;  /* LightGBM's zero bin, left out when empty */
+    nb += greedy_find_bin(v + hi, c + hi, n - hi, rmax, right, mdib, big, out + nb);
+  } else if (nb > 0 && zeros == 0 && hi == n) {
+    out[nb - 1] = INFINITY;  /* only negatives: LightGBM's last bin would be empty */
+  } else {
+    out[nb++] = INFINITY;
+  }
+  return nb;
+}
+
 /* Bounds for a numeric feature from distinct increasing values v (counts c,
- * n of them, `total` values in all) into out (capacity max_bin); returns how
- * many. Few values (at most max_bin) without lgb_bins: one bin each with
- * midpoint bounds. Otherwise LightGBM's FindBinWithZeroAsOneBin: greedy bins
- * (few values: merged until a bin holds min_data_in_bin rows; many:
- * equal-frequency), with 0.0 alone in a bin when present (bounds just below
- * zero and at zero), since sparse data keep every implicit zero in that bin.
- * On small data the merging matters: a threshold between two values held by
- * one row each is a candidate split without it, and lightgbm never offers
- * it (survival::pbc under early stopping, 3.9% worse multi-logloss than
- * lightgbm's without it, inst/bench/results/real-factors-cv-numeric-bins-2026-12-03.md). */
-static int numeric_bounds(const double *v, const int *c, int n, long long total,
+ * n of them, `total` values in all, besides missing ones when has_na) into
+ * out (capacity max_bin); returns how many. With lgb_bins, LightGBM's
+ * (lgb_bounds). Without: few values (at most max_bin) get a bin each with
+ * midpoint bounds; many, greedy equal-frequency bins, with 0.0 alone in a
+ * bin when present (bounds just below zero and at zero), since sparse data
+ * keep every implicit zero in that bin. */
+static int numeric_bounds(const double *v, const int *c, int n, long long total, int has_na,
                           const hb_binparams_t *bp, unsigned char *big, double *out) {
   int max_bin = bp->max_bin;
   if (n == 0) {
     out[0] = INFINITY;
     return 1;
   }
-  if (n <= max_bin && !bp->lgb_bins) {
+  if (bp->lgb_bins) return lgb_bounds(v, c, n, total, has_na, bp, big, out);
+  if (n <= max_bin) {
     for (int i = 0; i < n - 1; i++) out[i] = upper_between(v[i], v[i + 1]);
     out[n - 1] = INFINITY;
     return n;
@@ -375,7 +418,7 @@ static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
                                 const sample_t *smp, int f, hb_binmapper_t *m,
                                 scratch_t *sc) {
   if (scratch_sample(sc, smp->n) != HB_OK) return HB_ERR_NOMEM;
-  int n = 0;
+  int n = 0, has_na;
   long long zextra = 0;
   if (in->csc) {
     const hb_csc_t *x = in->csc;
@@ -386,17 +429,19 @@ static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
       if (!isnan(x->x[k])) sc->keys[n++] = dkey(x->x[k]);
     }
     zextra = smp->n - seen;
+    has_na = n < seen;
   } else {
     const hb_column_t *col = &in->cols[f];
     for (int s = 0; s < smp->n; s++) {
       double v = col_value(col, smp->all ? s : smp->rows[s]);
       if (!isnan(v)) sc->keys[n++] = dkey(v);
     }
+    has_na = n < smp->n;
   }
   radix_sort(sc->keys, sc->tmp, n);
   int nd = distinct_counts(sc->keys, n, zextra, sc->dv, sc->dc);
   double out[HB_MAX_BIN];
-  int nb = numeric_bounds(sc->dv, sc->dc, nd, (long long)n + zextra, bp, sc->big, out);
+  int nb = numeric_bounds(sc->dv, sc->dc, nd, (long long)n + zextra, has_na, bp, sc->big, out);
   if (nb < 1 || nb > bp->max_bin || out[nb - 1] != INFINITY) return HB_ERR_INTERNAL;
   m->type = HB_FEAT_NUMERIC;
   m->num_bin = nb + 1;

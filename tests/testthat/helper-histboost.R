@@ -307,34 +307,68 @@ ref_kept_levels <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
 }
 
 # The upper bounds of numeric x's value bins but the last (+Inf), as
-# LightGBM's FindBinWithZeroAsOneBin places them for at most max_bin distinct
-# values (its documented binning): 0.0 alone in a bin when present, the
-# values on each side of it merged, in increasing order, until a bin holds
-# min_data_in_bin rows (the side's last bin may hold fewer), each bound the
-# midpoint of the two values around it. min_data_in_bin = 1: a bin a value.
-ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
-  x <- x[!is.na(x)]
-  v <- sort(unique(x)); cnt <- tabulate(match(x, v), length(v))
-  if (length(v) > max_bin) stop("ref_numeric_upper: more than max_bin values are not mirrored")
-  merge <- function(v, cnt) {
+# LightGBM's BinMapper::FindBin places them (its documented binning,
+# FindBinWithZeroAsOneBin): values at most -z, about 0 (|v| <= z, z = 1e-35 as
+# a float) and above z apart; the negative side's bins within its share of
+# max_bin - 1 (by rows), its last bound -z; the zero bin's bound z; the
+# positive side's bins within what is left but one; with NAs, max_bin - 1 in
+# all. A side of at most its budget of distinct values is merged in
+# increasing order until a bin holds min_data_in_bin rows (the last may hold
+# fewer), each bound the midpoint of the values around it; more values are
+# cut greedily at about equal rows (LightGBM's GreedyFindBin). The zero bin
+# when no value is about 0 holds no row: it is left out, as the engine
+# leaves it out. min_data_in_bin = 1 with at most max_bin values: a bin a
+# value (the engine's own default, which hand-computed cases and the brute
+# force split search take).
+ref_greedy_bins <- function(v, cnt, max_bin, min_data_in_bin) {
+  n <- length(v); total <- sum(cnt)
+  if (max_bin <= 1L) return(numeric(0))
+  if (n <= max_bin) {
     b <- numeric(0); cur <- 0
-    for (i in seq_len(length(v) - 1L)) {
+    for (i in seq_len(n - 1L)) {
       cur <- cur + cnt[i]
       if (cur >= min_data_in_bin) { b <- c(b, v[i] / 2 + v[i + 1L] / 2); cur <- 0 }
     }
-    b
+    return(b)
   }
-  z <- match(0, v)
-  if (min_data_in_bin <= 1L || is.na(z)) return(merge(v, cnt))
-  n <- length(v)
-  if (z > 1L) {
-    nonzero <- sum(cnt) - cnt[z]
-    if (z - 1L > max(1L, floor(sum(cnt[seq_len(z - 1L)]) / nonzero * (max_bin - 1L))))
-      stop("ref_numeric_upper: the negative side's greedy bins are not mirrored")
+  max_bin <- max(1L, min(max_bin, total %/% min_data_in_bin))
+  if (max_bin <= 1L) return(numeric(0))
+  mean <- total / max_bin; big <- cnt >= mean
+  rest_bins <- max_bin - sum(big); rest <- total - sum(cnt[big])
+  mean <- rest / rest_bins
+  ub <- numeric(0); lb <- v[1L]; cur <- 0
+  for (i in seq_len(n - 1L)) {
+    if (!big[i]) rest <- rest - cnt[i]
+    cur <- cur + cnt[i]
+    if (big[i] || cur >= mean || (big[i + 1L] && cur >= max(1, mean * 0.5))) {
+      ub <- c(ub, v[i]); lb <- c(lb, v[i + 1L])
+      if (length(ub) >= max_bin - 1L) break
+      cur <- 0
+      if (!big[i]) { rest_bins <- rest_bins - 1L; mean <- rest / rest_bins }
+    }
   }
-  left <- if (z > 1L) c(merge(v[seq_len(z - 1L)], cnt[seq_len(z - 1L)]), -5e-324) else numeric(0)
-  if (z == n) return(left)
-  c(left, 0, merge(v[(z + 1L):n], cnt[(z + 1L):n]))
+  ub / 2 + lb[-1L] / 2
+}
+
+ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
+  if (anyNA(x)) max_bin <- max_bin - 1L
+  x <- x[!is.na(x)]
+  v <- sort(unique(x)); cnt <- tabulate(match(x, v), length(v))
+  if (min_data_in_bin <= 1L && length(v) <= max_bin) return(v[-1L] / 2 + v[-length(v)] / 2)
+  z <- readBin(writeBin(1e-35, raw(), size = 4L), "double", size = 4L)  # 1e-35 as a float: LightGBM's kZeroThreshold
+  neg <- v <= -z; pos <- v > z; zeros <- sum(cnt[!neg & !pos])
+  out <- numeric(0)
+  if (any(neg) && max_bin > 1L) {
+    lmax <- max(1L, as.integer(sum(cnt[neg]) / (sum(cnt) - zeros) * (max_bin - 1L)))
+    out <- c(ref_greedy_bins(v[neg], cnt[neg], lmax, min_data_in_bin), -z)
+  }
+  rmax <- max_bin - 1L - length(out)
+  if (any(pos) && rmax > 0L) {
+    if (zeros > 0) out <- c(out, z)
+    return(c(out, ref_greedy_bins(v[pos], cnt[pos], rmax, min_data_in_bin)))
+  }
+  if (length(out) && zeros == 0 && !any(pos)) out <- out[-length(out)]
+  out
 }
 
 ref_bin_info <- function(X, min_data_in_bin = 3L) {

@@ -336,6 +336,9 @@ test_that("a formula offset model refuses newdata that cannot carry the offset, 
   df$e[7] <- NA
   expect_error(hb_quiet(y ~ a + b + offset(log(e)), data = df, objective = "poisson", nrounds = 2L),
                class = "histboost_error_input", regexp = "offset\\(\\).*1 row of `data`.*row 7")
+  # with `subset`, still the row of `data`
+  expect_error(hb_quiet(y ~ a + b + offset(log(e)), data = df, subset = 5:20, objective = "poisson", nrounds = 2L),
+               class = "histboost_error_input", regexp = "offset\\(\\).*1 row of `data`.*row 7\\)")
 })
 
 test_that("the formula method takes character predictors as factors, as lm() does", {

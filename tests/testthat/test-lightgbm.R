@@ -77,41 +77,88 @@ test_that("multiclass with factors: test multi_logloss within 3% of lightgbm", {
   expect_lt(abs(l_hb - l_lgb) / l_lgb, TOL$lgb_mlogloss)
 })
 
-test_that("numeric features of few values are binned as lightgbm bins them (min_data_in_bin = 3, 0 alone)", {
-  # Single rows per value: a bin a value would let a split isolate one or two
-  # rows; lightgbm merges values until a bin holds 3 rows, 0 in a bin of its
-  # own. survival::pbc trained 3.9% worse than lightgbm under early stopping
-  # without the merging.
+# Numeric columns whose binning LightGBM's rules decide: single-row values,
+# a frequent value among them, both signs without a zero, zeros with NAs,
+# values within 1e-35 of zero, budgets cut by max_bin and by the NA bin,
+# negatives alone, many values of both signs.
+bin_cases <- function() {
   set.seed(7)
-  cases <- list(
-    ones = as.numeric(1:40),                                     # 40 values of one row
-    ties = sample(c(rep(1.5, 5), 2:30, rep(31, 2), 40:45)),      # a frequent value among singletons
-    zero = c(-(8:1), rep(0, 3), 1:12, NA, NA, 1e6),              # negatives, zeros, NAs, an outlier
-    small = c(3, 1, 2)                                           # fewer rows than a bin
+  list(
+    ones = list(x = as.numeric(1:40)),
+    ties = list(x = sample(c(rep(1.5, 5), 2:30, rep(31, 2), 40:45))),
+    signs = list(x = c(-2, -1, 1, 2, 3, 4, 5, 6)),
+    scaled = list(x = scale(1:62)[, 1]),
+    zero_na = list(x = c(-(8:1), rep(0, 3), 1:12, NA, NA, 1e6)),
+    tiny = list(x = c(rep(1e-40, 3), rep(0, 3), 1:4, rep(-1e-40, 2))),
+    cut4 = list(x = rep(1:4, each = 10), max_bin = 4L),
+    na_cut5 = list(x = c(rep(1:4, each = 10), NA, NA), max_bin = 5L),
+    neg3 = list(x = rep(-3:-1, each = 10), max_bin = 3L),
+    many = list(x = round(rnorm(2000), 3), max_bin = 63L)
   )
-  for (nm in names(cases)) {
-    v <- cases[[nm]]
-    up <- ref_numeric_upper(v)
-    # plain R's reading, checked by hand on the first case: bounds after every third value
-    if (nm == "ones") expect_equal(up, seq(3.5, 39.5, by = 3))
-    if (nm == "zero") expect_true(all(c(-5e-324, 0) %in% up))
-    bin <- findInterval(v, up, left.open = TRUE)
-    held <- tabulate(bin[!is.na(v)] + 1L, length(up) + 1L)
-    # every bin holds 3 rows but the last below 0 and the last above it
-    last <- c(if (any(v < 0, na.rm = TRUE)) findInterval(-1e-300, up, left.open = TRUE) + 1L, length(up) + 1L)
-    short <- setdiff(which(held < 3L), c(last, if (nm == "zero") findInterval(0, up, left.open = TRUE) + 1L))
-    expect_length(short, 0L)
-    if (exists("C_hb_dataset_bins", envir = asNamespace("histboost"), inherits = FALSE)) {
-      b <- histboost:::.hb_dataset_bins(hb_dataset(data.frame(v = v), seq_along(v)))[, 1]
-      # the engine's bins are the reference's, NA in a bin of its own
-      expect_identical(as.vector(table(b[!is.na(v)], bin[!is.na(v)]) > 0),
-                       as.vector(diag(length(unique(bin[!is.na(v)]))) > 0), label = nm)
-      if (anyNA(v)) expect_false(any(b[is.na(v)] %in% b[!is.na(v)]), label = nm)
-    }
+}
+
+# For sorted distinct non-missing values of x, whether each shares a bin
+# with the next, read from one fully grown tree: y rises with x, so every
+# bin boundary is a split of positive gain, and two values share a leaf
+# exactly when they share a bin.
+same_bin_by_tree <- function(x, max_bin, pkg) {
+  y <- rank(x, na.last = "keep"); y[is.na(y)] <- 0
+  if (pkg == "histboost") {
+    m <- histboost(data.frame(x = x), y, nrounds = 1L, num_leaves = 255L, min_data_in_leaf = 1L,
+                   min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, max_bin = max_bin,
+                   verbose = 0L, nthreads = 1L)
+    leaf <- predict(m, data.frame(x = x), type = "leaf")[, 1]
+  } else {
+    params <- list(objective = "regression", num_leaves = 1000L, min_data_in_leaf = 1L,
+                   min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, num_threads = 1L,
+                   verbose = -1L)
+    b <- lightgbm::lgb.train(params, lightgbm::lgb.Dataset(matrix(x), label = y,
+                                                            params = list(max_bin = max_bin)), nrounds = 1L)
+    leaf <- predict(b, matrix(x), type = "leaf")
   }
-  # A step between the 10th and 11th of 40 single-row values: a bin a value
-  # would split at 10.5; lightgbm's bins end at 9.5 and 12.5, and both
-  # packages take the same one with the same leaf values.
+  ok <- !is.na(x)
+  v <- sort(unique(x[ok]))
+  lv <- leaf[ok][match(v, x[ok])]
+  lv[-1L] == lv[-length(lv)]
+}
+
+test_that("numeric features are binned as lightgbm bins them: the same rows share a bin", {
+  for (nm in names(bin_cases())) {
+    cs <- bin_cases()[[nm]]
+    mb <- cs$max_bin %||% 255L
+    same_lgb <- same_bin_by_tree(cs$x, mb, "lightgbm")
+    expect_identical(same_bin_by_tree(cs$x, mb, "histboost"), same_lgb, label = nm)
+    # plain R's reading of the rule (helper-histboost.R) says the same
+    v <- sort(unique(cs$x[!is.na(cs$x)]))
+    bin <- findInterval(v, ref_numeric_upper(cs$x, max_bin = mb), left.open = TRUE)
+    expect_identical(bin[-1L] == bin[-length(bin)], same_lgb, label = paste(nm, "reference"))
+  }
+  # by hand: bounds after every third single-row value; the signs apart at
+  # zero; NAs take a bin of max_bin; 1e-40 is zero
+  expect_equal(ref_numeric_upper(as.numeric(1:40)), seq(3.5, 39.5, by = 3))
+  expect_identical(same_bin_by_tree(c(-2, -1, 1, 2, 3, 4, 5, 6), 255L, "histboost"),
+                   c(TRUE, FALSE, TRUE, TRUE, FALSE, TRUE, TRUE))
+  expect_identical(same_bin_by_tree(c(rep(1:4, each = 10), NA, NA), 5L, "histboost"), c(TRUE, FALSE, FALSE))
+  expect_identical(same_bin_by_tree(c(rep(1e-40, 3), rep(0, 3), 1:4), 255L, "histboost"),
+                   c(TRUE, FALSE, TRUE, TRUE, FALSE))
+})
+
+test_that("the engine's bin codes are the reference's (test hooks)", {
+  skip_without_test_hooks()
+  for (nm in names(bin_cases())) {
+    cs <- bin_cases()[[nm]]
+    mb <- cs$max_bin %||% 255L
+    b <- histboost:::.hb_dataset_bins(hb_dataset(data.frame(v = cs$x), seq_along(cs$x), max_bin = mb))[, 1]
+    ok <- !is.na(cs$x)
+    bin <- findInterval(cs$x[ok], ref_numeric_upper(cs$x, max_bin = mb), left.open = TRUE)
+    # the same partition of the rows, in the same order (bin codes rise with the value)
+    expect_identical(as.integer(factor(b[ok])), as.integer(factor(bin)), label = nm)
+    if (!all(ok)) expect_false(any(b[!ok] %in% b[ok]), label = nm)
+  }
+})
+
+test_that("a step between single-row values is split at lightgbm's threshold, with its predictions", {
+  # A bin a value would split at 10.5; lightgbm's bins end at 9.5 and 12.5.
   x <- data.frame(v = as.numeric(1:40))
   y <- ifelse(x$v > 10, 1, 0) + c(rep(0, 8), 0.9, 0.9, rep(0, 30))
   m <- histboost(x, y, nrounds = 1L, num_leaves = 2L, min_data_in_leaf = 1L, learning_rate = 1,

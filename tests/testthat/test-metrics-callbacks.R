@@ -97,6 +97,10 @@ test_that("a metric function's bad answer: the error says which element is wrong
   f <- hb_quiet(d$x[1:200, ], d$y[1:200], nrounds = 2L, valid = va,
                 eval_metric = answer(name = "m", value = 0.25, higher_better = FALSE))
   expect_identical(f$evaluation_log$v_m, c(0.25, 0.25))
+  # so does a one-row data.frame of the three (a list; it trained before the messages were made exact)
+  g <- hb_quiet(d$x[1:200, ], d$y[1:200], nrounds = 2L, valid = va,
+                eval_metric = function(preds, labels) data.frame(name = "m", value = 0.5, higher_better = FALSE))
+  expect_identical(g$evaluation_log$v_m, c(0.5, 0.5))
 })
 
 # The stopping rule played over a log in plain R: the round that a better
