@@ -187,6 +187,10 @@ wide_hist_data <- function(n, p, seed) {
   for (j in seq(3, p, by = 7)) x[[j]] <- sample(c(-1, 0, 2.5), n, TRUE)
   x[[5]] <- factor(sample(letters[1:11], n, TRUE))
   x[[2]][sample.int(n, n %/% 10)] <- NA
+  # exact zeros: LightGBM's binning gives 0 a bin of its own between the two
+  # signs' bins, so this column fills max_bin (16 bins at max_bin 15, every
+  # 4-bit code; normals without a zero take one fewer)
+  x[[1]][sample.int(n, n %/% 20)] <- 0
   list(x = x, g = rnorm(n) * 2, h = runif(n, 0.05, 1))
 }
 
