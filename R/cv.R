@@ -128,7 +128,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   stratified <- .hb_flag(stratified, "stratified")
   keep_models <- .hb_flag(keep_models, "keep_models")
   nrounds <- .hb_number(nrounds, "nrounds", integer = TRUE, lower = 1)
-  boosting <- dots$boosting %||% dots$params$boosting %||% dots$params$booster
+  boosting <- dots$boosting  # (params' names were resolved into dots above)
   if (identical(boosting, "dart") && !is.null(early_stopping_rounds)) {
     # as histboost(): a later round rescales the trees of the best iteration
     .hb_abort("`early_stopping_rounds` does not work with `boosting` = \"dart\": later rounds rescale earlier ",
@@ -143,7 +143,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   for (nm in names(dots)) args[nm] <- list(dots[[nm]])
   args[c("nrounds", "early_stopping_rounds", "eval_metric", "nthreads", "seed", "verbose")] <-
     list(nrounds, NULL, eval_metric, nthreads, seed, 0L)
-  .hb_cv_check_data(args, x, y, weights, init_score, group, grp, n)
+  .hb_cv_check_data(args, x, y, weights, init_score, grp, n)
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
     if (grp$nq < 2L) {
@@ -286,24 +286,24 @@ print.hb_cv <- function(x, ...) {
 # hb_cv()'s data and parameters checked once, before the rows are split, as
 # histboost() checks them (its steps in its order, .hb_setup(), short of the
 # binning): the parameters, then x, y, weights (with any imbalance weights),
-# init_score and group, and whether y suits the objective. Errors name the
-# argument and the user's own rows, as histboost()'s do, rather than a fold's
-# rows under "fold k:". `args` are histboost()'s arguments without the data,
-# `grp` the checked group.
-.hb_cv_check_data <- function(args, x, y, weights, init_score, group, grp, n) {
+# init_score and group, whether y suits the objective, max_bin and the
+# metrics. Errors name the argument and the user's own rows, as histboost()'s
+# do, rather than a fold's rows under "fold k:". `args` are histboost()'s
+# arguments without the data (.hb_check_train_args() reads x alone of them),
+# `grp` the checked group. (A copy of .hb_setup()'s steps short of the
+# binning: a step added there needs adding here.)
+.hb_cv_check_data <- function(args, x, y, weights, init_score, grp, n) {
   args$x <- x
-  args["y"] <- list(y)
-  args["weights"] <- list(weights)
-  args["init_score"] <- list(init_score)
-  args["group"] <- list(group)
   p <- .hb_check_train_args(args)
   weights <- .hb_imbalance_weights(p$imbalance, y, weights, p$objective, n)
-  feat <- .hb_features(x, "x", ordered = p$ordered_factors)
+  .hb_number(p$max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+  .hb_features(x, "x", ordered = p$ordered_factors)
   lab <- suppressWarnings(.hb_label(y, n, "y"))  # a level without rows: said once a fold, as before
   .hb_weights(weights, n, "weights")
   train <- list(label_info = lab[c("task_hint", "classes", "binary_ok")], group = grp,
-                init_score_ncol = .hb_init_score_ncol(init_score), nrow = feat$nrow)
-  .hb_resolve_task(p, train, x, y, init_model = NULL)  # init_model's fit is checked as each fold conforms x
+                init_score_ncol = .hb_init_score_ncol(init_score), nrow = n)
+  tk <- .hb_resolve_task(p, train, x, y, init_model = NULL)  # init_model's fit is checked as each fold conforms x
+  .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
   invisible()
 }
 

@@ -120,22 +120,20 @@
   f <- st$rows[[i]]$fun
   fa <- formals(f)
   r <- if (length(fa) >= 3L || "..." %in% names(fa)) f(preds, labels, weights) else f(preds, labels)
-  form <- paste0("`eval_metric`: a metric function must return list(name = \"...\", value = <a number>, ",
-                 "higher_better = TRUE or FALSE)")
-  if (!is.list(r)) .hb_abort(form, ", not ", .hb_describe(r), ".")
   # which element is wrong, and what it was: "not of type list" does not say
-  name_ok <- is.character(r$name) && length(r$name) == 1L && !is.na(r$name) && nzchar(r$name)
-  who <- if (name_ok) sprintf("\"%s\"", r$name) else "it"
-  if (!name_ok) {
-    .hb_abort(form, ", and its `name` must be a single non-empty string; it returned ", .hb_shown(r$name), ".")
+  bad <- function(...) {
+    .hb_abort("`eval_metric`: a metric function must return list(name = \"...\", value = <a number>, ",
+              "higher_better = TRUE or FALSE)", ...)
+  }
+  if (!is.list(r)) bad(", not ", .hb_describe(r), ".")
+  if (!is.character(r$name) || length(r$name) != 1L || is.na(r$name) || !nzchar(r$name)) {
+    bad(", and its `name` must be a single non-empty string; it returned ", .hb_shown(r$name), ".")
   }
   if (!is.numeric(r$value) || length(r$value) != 1L || is.na(r$value)) {
-    .hb_abort(form, ", and its `value` must be a single non-missing number; ", who, " returned ",
-              .hb_shown(r$value), ".")
+    bad(", and its `value` must be a single non-missing number; \"", r$name, "\" returned ", .hb_shown(r$value), ".")
   }
   if (!is.logical(r$higher_better) || length(r$higher_better) != 1L || is.na(r$higher_better)) {
-    .hb_abort(form, ", and its `higher_better` must be TRUE or FALSE; ", who, " returned ",
-              .hb_shown(r$higher_better), ".")
+    bad(", and its `higher_better` must be TRUE or FALSE; \"", r$name, "\" returned ", .hb_shown(r$higher_better), ".")
   }
   if (is.na(st$names[i])) {
     if (!grepl("^[A-Za-z0-9_.@-]+$", r$name)) {

@@ -142,11 +142,7 @@ predict.histboost <- function(object, newdata,
       if (!is.null(init_score)) {
         .hb_abort("`init_score` must not be given: the model's formula has an offset(), taken from `newdata`.")
       }
-      if (anyNA(offset)) {
-        bad <- which(is.na(offset))
-        .hb_abort("the model's formula offset() is missing for ", length(bad), " row", if (length(bad) > 1L) "s",
-                  " of `newdata` (first at row ", bad[1L], "): give its variables values there.")
-      }
+      .hb_check_offset(offset, "the model's formula offset()", "newdata")
       init_score <- offset
     }
   } else if (!is.null(terms) && !is.null(attr(terms, "offset")) && is.null(init_score) &&

@@ -1080,8 +1080,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # order, or by position when x has no column names or the model's names were
 # made up for training data without them (V1..Vp); a factor's levels become
 # the model's. What cannot be matched is an error that names it: a feature
-# the model lacks or lacks in x, a column count that differs (by position), a
-# level the model's feature does not have (a continued tree cannot split on
+# the model lacks or lacks in x (a column count that differs, by position,
+# predict() has refused before), a level the model's feature does not have (a continued tree cannot split on
 # it), an ordered factor whose levels come in another order. By position, x
 # comes back with the model's names, or without names when the model's were
 # made up, so that the continuation's are made up alike.
@@ -1090,12 +1090,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   generated <- isTRUE(.hb_model_truth(init_model, "init_model")$feature_names_generated)
   nms <- if (is.data.frame(x)) names(x) else colnames(x)
   if (is.null(nms) || generated) {
-    if (NCOL(x) != length(fn)) {
-      .hb_abort("`x` has ", NCOL(x), " columns but `init_model` has ", length(fn), ", matched by position ",
-                if (generated) "(the model was trained on data without column names)" else "(`x` has no column names)",
-                ": give its columns in its order.")
-    }
-    if (is.data.frame(x)) names(x) <- fn else colnames(x) <- fn
+    # by position (predict() has checked the column count, scoring x first):
+    # the model's names, or none when the model's were made up
+    nm <- if (generated) NULL else fn
+    if (is.data.frame(x)) names(x) <- nm else colnames(x) <- nm
   } else if (anyNA(nms) || anyDuplicated(nms)) {
     return(x)  # refused by name when the data are binned
   } else {
@@ -1129,9 +1127,6 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       }
     }
     x[[j]] <- factor(as.character(col), levels = lev, ordered = is.ordered(col))
-  }
-  if (generated) {
-    if (is.data.frame(x)) names(x) <- NULL else colnames(x) <- NULL
   }
   x
 }
@@ -1719,7 +1714,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   if (is.null(env)) env <- parent.frame()
   weights <- .hb_formula_arg(substitute(weights), data, env, parent.frame(), "weights")
   subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
-  data_rows <- NULL
+  rows <- NULL  # the rows of `data` kept by `subset`, for messages
   if (!is.null(subset)) {
     if (!is.null(weights) && length(weights) != nrow(data)) {
       .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
@@ -1729,7 +1724,6 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
                 "offset(...), or subset `data` and `init_score` yourself.")
     }
     rows <- .hb_subset_rows(subset, nrow(data))
-    data_rows <- rows  # the user's row numbers of the rows kept, for messages
     data <- data[rows, , drop = FALSE]
     if (!is.null(weights)) weights <- weights[rows]
   }
@@ -1757,11 +1751,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   if (!length(labels)) .hb_abort("`formula` has no predictors.")
   y <- stats::model.response(mf)
   x <- .hb_formula_columns(mf, tt)
-  if (!is.null(offset) && anyNA(offset)) {
-    bad <- which(is.na(offset))
-    .hb_abort("`formula`'s offset() is missing for ", length(bad), " row", if (length(bad) > 1L) "s",
-              " of `data` (first at row ", if (is.null(data_rows)) bad[1L] else data_rows[bad[1L]], ").")
-  }
+  if (!is.null(offset)) .hb_check_offset(offset, "`formula`'s offset()", "data", rows)
   # character predictors are factors, as lm() and model.matrix() take them
   # (predict() reads such a column of newdata by the levels' labels)
   chr <- vapply(x, is.character, NA)
@@ -1773,6 +1763,18 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
                                                      collapse = " ")))
   fit$call <- call
   fit
+}
+
+# A formula's offset() as computed from `arg` (data or newdata): every value
+# finite, else an error naming `what` and the first bad row of `arg` (`rows`:
+# the rows of `arg` it was computed on, when a subset), rather than the
+# init_score it becomes, which the user never gave.
+.hb_check_offset <- function(offset, what, arg, rows = NULL) {
+  bad <- which(!is.finite(offset))
+  if (!length(bad)) return(invisible())
+  .hb_abort(what, " is missing or infinite for ", length(bad), " row", if (length(bad) > 1L) "s",
+            " of `", arg, "` (first at row ", if (is.null(rows)) bad[1L] else rows[bad[1L]],
+            "): give its variables finite values there.")
 }
 
 # The formula of a formula fit, its `.` expanded as for lm (so that

@@ -41,7 +41,7 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   hb_r_init_score(init_score, &in);
   hb_binparams_t bp;
   hb_binparams_default(&bp);
-  bp.lgb_bins = 1;  /* LightGBM's binning: rare levels share the missing bin, rare values a bin */
+  bp.lgb_bins = 1;  /* LightGBM's binning (dataset.h): the same rows share a bin in both */
   bp.max_bin = hb_r_int(max_bin, "max_bin");
   bp.nthreads = hb_r_int(nthreads, "nthreads");
   bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */

@@ -85,10 +85,10 @@ typedef struct {
   int min_data_per_level; /* categorical levels rarer than this go to the missing bin (default 1) */
   int lgb_bins;         /* 1: LightGBM's rules, as R's datasets are built: a factor's
                            levels kept by dataset.c's factor_levels_kept (rare ones share
-                           the missing bin), and a numeric feature of at most max_bin
-                           distinct values merged into bins of min_data_in_bin sampled
-                           rows, 0.0 in a bin of its own (numeric_bounds); 0: every level
-                           and every distinct value a bin of its own (default 0) */
+                           the missing bin), a numeric feature's bounds by its lgb_bounds
+                           (the signs apart, 0 alone, few values merged until a bin holds
+                           min_data_in_bin sampled rows, a NaN bin within max_bin); 0: every
+                           level, and at most max_bin values a bin each (default 0) */
   uint64_t seed;        /* for the row sample */
   int nthreads;
   int device;           /* 1: rows binned on the GPU (cuda.h's binner), boundaries and

@@ -283,8 +283,6 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
 
 # ---- reference (b): greedy leaf-wise grower mirroring ALGORITHM.md ----------
 
-# Dataset-level bin information: numeric -> its bins' upper bounds;
-# factor -> the levels present, ordered most frequent first (ties: level order).
 # The levels of factor x that get bins of their own, as LightGBM chooses
 # them (its documented binning of categorical features): most rows first
 # (ties: level order); past the first two, a level of fewer than
@@ -306,20 +304,8 @@ ref_kept_levels <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
   lv[seq_len(k)]
 }
 
-# The upper bounds of numeric x's value bins but the last (+Inf), as
-# LightGBM's BinMapper::FindBin places them (its documented binning,
-# FindBinWithZeroAsOneBin): values at most -z, about 0 (|v| <= z, z = 1e-35 as
-# a float) and above z apart; the negative side's bins within its share of
-# max_bin - 1 (by rows), its last bound -z; the zero bin's bound z; the
-# positive side's bins within what is left but one; with NAs, max_bin - 1 in
-# all. A side of at most its budget of distinct values is merged in
-# increasing order until a bin holds min_data_in_bin rows (the last may hold
-# fewer), each bound the midpoint of the values around it; more values are
-# cut greedily at about equal rows (LightGBM's GreedyFindBin). The zero bin
-# when no value is about 0 holds no row: it is left out, as the engine
-# leaves it out. min_data_in_bin = 1 with at most max_bin values: a bin a
-# value (the engine's own default, which hand-computed cases and the brute
-# force split search take).
+# LightGBM's GreedyFindBin: the upper bounds but the last of at most
+# max_bin bins of distinct increasing values v with counts cnt.
 ref_greedy_bins <- function(v, cnt, max_bin, min_data_in_bin) {
   n <- length(v); total <- sum(cnt)
   if (max_bin <= 1L) return(numeric(0))
@@ -350,6 +336,20 @@ ref_greedy_bins <- function(v, cnt, max_bin, min_data_in_bin) {
   ub / 2 + lb[-1L] / 2
 }
 
+# The upper bounds of numeric x's value bins but the last (+Inf), as
+# LightGBM's BinMapper::FindBin places them (its documented binning,
+# FindBinWithZeroAsOneBin): values at most -z, about 0 (|v| <= z, z = 1e-35 as
+# a float) and above z apart; the negative side's bins within its share of
+# max_bin - 1 (by rows), its last bound -z; the zero bin's bound z; the
+# positive side's bins within what is left but one; with NAs, max_bin - 1 in
+# all. A side of at most its budget of distinct values is merged in
+# increasing order until a bin holds min_data_in_bin rows (the last may hold
+# fewer), each bound the midpoint of the values around it; more values are
+# cut greedily at about equal rows (LightGBM's GreedyFindBin, above). The
+# zero bin when no value is about 0 holds no row: it is left out, as the
+# engine leaves it out. min_data_in_bin = 1 with at most max_bin values: a
+# bin a value (the engine's own default, which hand-computed cases and the
+# brute force split search take).
 ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
   if (anyNA(x)) max_bin <- max_bin - 1L
   x <- x[!is.na(x)]
@@ -371,6 +371,9 @@ ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
   out
 }
 
+# Dataset-level bin information: numeric -> its bins' upper bounds
+# (ref_numeric_upper); factor -> the levels with bins of their own, most
+# frequent first (ties: level order; ref_kept_levels).
 ref_bin_info <- function(X, min_data_in_bin = 3L) {
   lapply(X, function(x) {
     if (is.factor(x)) {

@@ -163,6 +163,8 @@ test_that("hb_cv() checks x, y, weights and parameters once, as histboost() does
   same(y = yc, objective = "poisson", re = "needs a numeric `y`")
   same(objective = "binary", re = "^`objective` = \"binary\" needs `y` with two classes")
   same(y = yc, class_weights = c(z = 2), re = "`class_weights`")
+  same(max_bin = 1L, re = "^`max_bin` must be")
+  same(eval_metric = "auc", re = "^`eval_metric` \"auc\" does not suit")
   # a problem of one fold's rows alone still says which fold
   wz <- c(rep(1, 200), rep(0, 200))
   expect_error(hb_cv(d$x, d$y, weights = wz, folds = list(1:200, 201:400), nrounds = 2L, verbose = 0L),

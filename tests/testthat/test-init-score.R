@@ -333,6 +333,8 @@ test_that("a formula offset model refuses newdata that cannot carry the offset, 
   nd$e[c(2, 4)] <- NA
   expect_error(predict(mf, nd), class = "histboost_error_input", regexp = "offset\\(\\).*2 rows.*row 2")
   expect_equal(predict(mf, nd[-c(2, 4), ]), predict(mf, df[c(1, 3, 5), ]))
+  nd$e[c(2, 4)] <- c(1, 0)  # log(0): an infinite offset, named as the formula's too
+  expect_error(predict(mf, nd), class = "histboost_error_input", regexp = "offset\\(\\).*1 row.*row 4")
   df$e[7] <- NA
   expect_error(hb_quiet(y ~ a + b + offset(log(e)), data = df, objective = "poisson", nrounds = 2L),
                class = "histboost_error_input", regexp = "offset\\(\\).*1 row of `data`.*row 7")
