@@ -287,7 +287,7 @@ print.hb_cv <- function(x, ...) {
 # histboost() checks them (its steps in its order, .hb_setup(), short of the
 # binning): the parameters, then x, y, weights (with any imbalance weights),
 # init_score and group, whether y suits the objective, max_bin and the
-# metrics. Errors name the argument and the user's own rows, as histboost()'s
+# metrics; with init_model, the model and whether x suits it. Errors name the argument and the user's own rows, as histboost()'s
 # do, rather than a fold's rows under "fold k:". `args` are histboost()'s
 # arguments without the data (.hb_check_train_args() reads x alone of them),
 # `grp` the checked group. (A copy of .hb_setup()'s steps short of the
@@ -295,6 +295,9 @@ print.hb_cv <- function(x, ...) {
 .hb_cv_check_data <- function(args, x, y, weights, init_score, grp, n) {
   args$x <- x
   p <- .hb_check_train_args(args)
+  if (!is.null(args$init_model)) {  # the model, and whether x suits it: once, for every row
+    .hb_continue_from(args$init_model, x, init_score, NULL, p$boosting, p$nthreads)
+  }
   weights <- .hb_imbalance_weights(p$imbalance, y, weights, p$objective, n)
   .hb_number(p$max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
   .hb_features(x, "x", ordered = p$ordered_factors)
@@ -302,7 +305,7 @@ print.hb_cv <- function(x, ...) {
   .hb_weights(weights, n, "weights")
   train <- list(label_info = lab[c("task_hint", "classes", "binary_ok")], group = grp,
                 init_score_ncol = .hb_init_score_ncol(init_score), nrow = n)
-  tk <- .hb_resolve_task(p, train, x, y, init_model = NULL)  # init_model's fit is checked as each fold conforms x
+  tk <- .hb_resolve_task(p, train, x, y, init_model = NULL)  # the folds check y against init_model's task
   .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
   invisible()
 }

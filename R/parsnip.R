@@ -64,11 +64,14 @@
 }
 
 # parsnip::multi_predict() for the engine: predictions at each of `trees`
-# iterations (at most the model's), one tibble per row of new_data with a
-# row per value of trees, as parsnip's other engines return them.
+# iterations, one tibble per row of new_data with a row per value of trees,
+# as parsnip's other engines return them. At most the iterations predict()
+# uses: the best one under early stopping (`stop_iter`), else the model's;
+# so that a submodel never uses more trees than the fit it comes from.
 .hb_multi_predict <- function(object, new_data, type = NULL, trees = NULL, ...) {
   fit <- object$fit
-  if (is.null(trees)) trees <- fit$niter
+  last <- fit$best_iteration %||% fit$niter
+  if (is.null(trees)) trees <- last
   trees <- sort(unique(as.integer(trees)))
   if (!length(trees) || anyNA(trees) || any(trees < 1L)) .hb_abort("`trees` must be whole numbers >= 1.")
   if (is.null(type)) type <- if (object$spec$mode == "classification") "class" else "numeric"
@@ -77,7 +80,7 @@
   }
   n <- nrow(new_data)
   long <- do.call(rbind, lapply(trees, function(k) {
-    it <- min(k, fit$niter)
+    it <- min(k, last)
     p <- switch(type,
       numeric = data.frame(.pred = stats::predict(fit, new_data, iteration = it)),
       class = data.frame(.pred_class = stats::predict(fit, new_data, type = "class", iteration = it)),
@@ -156,7 +159,9 @@
 #' engine arguments go to [histboost()]. The engine is registered when
 #' parsnip is loaded; you do not call this yourself.
 #' `parsnip::multi_predict()` on such a fit predicts for several numbers of
-#' `trees` from the one model (tune's submodels).
+#' `trees` from the one model (tune's submodels), each capped at the
+#' iterations `predict()` uses: under `stop_iter`, the best iteration (a
+#' count past it predicts as the fit does).
 #'
 #' @param x A data.frame or matrix of predictors.
 #' @param y The outcome.

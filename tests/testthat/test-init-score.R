@@ -263,6 +263,17 @@ test_that("hb_cv() continues init_model in every fold", {
   }
   expect_equal(cv$evaluation_log$test_rmse_mean[5],
                mean(sapply(folds, function(te) rmse(d$y[te], cv$pred[te]))), tolerance = TOL$metric)
+  # data that do not suit init_model: said once, of the user's `x`, before any fold (not as "fold 1: ...")
+  x2 <- d$x[setdiff(names(d$x), "b")]
+  e <- expect_error(hb_cv(x2, d$y, folds = folds, nrounds = 5L, verbose = 0L, init_model = m1),
+                    class = "histboost_error_input")
+  expect_match(conditionMessage(e), "^`x` does not suit `init_model`: .*\\bb\\b")
+  alone <- expect_error(hb_quiet(x2, d$y, nrounds = 5L, init_model = m1), class = "histboost_error_input")
+  expect_identical(conditionMessage(e), conditionMessage(alone))
+  rf <- hb_quiet(d$x, d$y, nrounds = 2L, boosting = "rf", bagging_fraction = 0.5, bagging_freq = 1L)
+  e <- expect_error(hb_cv(d$x, d$y, folds = folds, nrounds = 5L, verbose = 0L, init_model = rf),
+                    class = "histboost_error_input")
+  expect_match(conditionMessage(e), "^`init_model`: a random forest")
 })
 
 test_that("a continuation matches x's columns by name and its factor levels by label, as predict() does", {

@@ -45,6 +45,16 @@ test_that("classification: classes and probabilities, mtry and sample_size as fr
     fit(y ~ ., data = df)
   expect_true(es$fit$niter < 500L)
   expect_identical(es$fit$niter, es$fit$best_iteration + 5L)
+  # multi_predict() gives what predict() gives at `trees` (the best iteration) and at any count past it:
+  # a submodel never uses more trees than the fit it comes from; below the best one, that many trees
+  best <- es$fit$best_iteration
+  mp <- multi_predict(es, df[1:40, ], trees = c(best - 1L, best + 2L, 500L), type = "prob")
+  at <- function(k) t(vapply(mp$.pred, function(t) unlist(t[t$trees == k, -1L]), numeric(3)))
+  full <- as.matrix(predict(es, df[1:40, ], type = "prob"))
+  expect_equal(unname(at(500L)), unname(full), tolerance = 1e-12)
+  expect_equal(unname(at(best + 2L)), unname(full), tolerance = 1e-12)
+  expect_equal(unname(at(best - 1L)), unname(predict(es$fit, df[1:40, ], iteration = best - 1L)), tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(at(best - 1L), at(500L))))
   expect_error(hb_parsnip_fit(d$x, d$y, mtry = 0), class = "histboost_error_input", regexp = "`mtry`")
 })
 
