@@ -143,7 +143,12 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   for (nm in names(dots)) args[nm] <- list(dots[[nm]])
   args[c("nrounds", "early_stopping_rounds", "eval_metric", "nthreads", "seed", "verbose")] <-
     list(nrounds, NULL, eval_metric, nthreads, seed, 0L)
-  .hb_cv_check_data(args, x, y, weights, init_score, grp, n)
+  # the data and parameters checked once, on the user's rows, as histboost() checks them (short of the
+  # binning): an error names the argument, not a fold; a level a fold lacks is still said by that fold
+  all_rows <- args
+  all_rows[c("x", "y", "weights", "init_score", "group")] <- list(x, y, weights, init_score, grp$codes)
+  suppressWarnings(.hb_setup(all_rows, max_bin_given = "max_bin" %in% names(dots),
+                             ordered_given = "ordered_factors" %in% names(dots), check_only = TRUE))
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
     if (grp$nq < 2L) {
@@ -207,7 +212,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                                 weights = if (!is.null(weights)) weights[te],
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
-    # the data and parameters passed .hb_cv_check_data(): what fails here is the fold's own
+    # the data and parameters passed the check above: what fails here is the fold's own
     runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots),
                                     ordered_given = "ordered_factors" %in% names(dots)),
                           histboost_error_input = function(e) {
@@ -282,33 +287,6 @@ print.hb_cv <- function(x, ...) {
   invisible(x)
 }
 
-
-# hb_cv()'s data and parameters checked once, before the rows are split, as
-# histboost() checks them (its steps in its order, .hb_setup(), short of the
-# binning): the parameters, then x, y, weights (with any imbalance weights),
-# init_score and group, whether y suits the objective, max_bin and the
-# metrics; with init_model, the model and whether x suits it. Errors name the argument and the user's own rows, as histboost()'s
-# do, rather than a fold's rows under "fold k:". `args` are histboost()'s
-# arguments without the data (.hb_check_train_args() reads x alone of them),
-# `grp` the checked group. (A copy of .hb_setup()'s steps short of the
-# binning: a step added there needs adding here.)
-.hb_cv_check_data <- function(args, x, y, weights, init_score, grp, n) {
-  args$x <- x
-  p <- .hb_check_train_args(args)
-  if (!is.null(args$init_model)) {  # the model, and whether x suits it: once, for every row
-    .hb_continue_from(args$init_model, x, init_score, NULL, p$boosting, p$nthreads)
-  }
-  weights <- .hb_imbalance_weights(p$imbalance, y, weights, p$objective, n)
-  .hb_number(p$max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
-  .hb_features(x, "x", ordered = p$ordered_factors)
-  lab <- suppressWarnings(.hb_label(y, n, "y"))  # a level without rows: said once a fold, as before
-  .hb_weights(weights, n, "weights")
-  train <- list(label_info = lab[c("task_hint", "classes", "binary_ok")], group = grp,
-                init_score_ncol = .hb_init_score_ncol(init_score), nrow = n)
-  tk <- .hb_resolve_task(p, train, x, y, init_model = NULL)  # the folds check y against init_model's task
-  .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
-  invisible()
-}
 
 # Rows of a data.frame, matrix, dgCMatrix or vector (factors keep their levels).
 .hb_rows <- function(x, rows) {

@@ -673,7 +673,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
 .hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
                               init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal",
-                              distributed = "no", device = "cpu") {
+                              distributed = "no", device = "cpu", check_only = FALSE) {
   nthreads <- .hb_nthreads(nthreads)
   if (distributed == "mpi") {
     return(.hb_dataset_build_mpi(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
@@ -694,6 +694,8 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   w <- .hb_weights(weights, feat$nrow, warg)
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
   grp <- .hb_group(group, feat$nrow, "group", arg)
+  # check_only: the data checked, not binned (an object without its native data set, to read only)
+  if (check_only) return(.hb_dataset_object(NULL, feat, lab, label_info, w, init_score, max_bin, grp, reference))
   ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
                if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
   .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference)

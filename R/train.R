@@ -808,7 +808,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   .hb_engine_params()       the seed, the engine's parameters and the schema
 #   .hb_create_booster()      the native booster with its sets attached
 # The engine's parameters are checked from the registry (.HB_PARAMS, see
-# src/README.md); the rest by hand in these steps.
+# src/README.md); the rest by hand in these steps. With check_only, the steps
+# through .hb_resolve_metrics() check the data without binning them
+# (hb_cv()'s check of all its rows before the folds) and return nothing.
 #
 # The result, a list read by histboost(), hb_cv(), .hb_rounds() (R/rounds.R),
 # .hb_eval(), .hb_custom_round(), .hb_run_callbacks() and .hb_finish():
@@ -843,7 +845,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   custom_labels         its labels: numeric, or the classes as 0 .. K - 1 (NULL without)
 #   distributed           "no" or "mpi" (this process trains its shard with the others)
 #   custom_weights        the row weights its gradients are multiplied by (NULL: none)
-.hb_setup <- function(a, max_bin_given, ordered_given = FALSE) {
+.hb_setup <- function(a, max_bin_given, ordered_given = FALSE, check_only = FALSE) {
   # I(y) and 1-d arrays as plain vectors, as lm() takes them (every step below reads them)
   a["y"] <- list(.hb_unwrap_vector(a$y))
   a["weights"] <- list(.hb_unwrap_vector(a$weights))
@@ -852,11 +854,13 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
   } else .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
   x <- cont$x %||% a$x
-  data <- .hb_build_train_data(x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given)
+  data <- .hb_build_train_data(x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given,
+                               check_only)
   train <- data$train
   tk <- .hb_resolve_task(p, train, x, a$y, a$init_model)
   monotone <- .hb_resolve_monotone(p$monotone_constraints, train, a$init_model, tk$objective)
   ms <- .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
+  if (check_only) return(invisible())
   valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed, p$device)
   engine <- .hb_engine_params(p, tk, train, monotone)
   if (p$distributed == "mpi") {
@@ -1135,7 +1139,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # that nothing it fixes is given again), else binned from x and y with the
 # weights (times any imbalance weights): list(train (an hb_dataset), weights
 # (the row weights used, NULL: none)).
-.hb_build_train_data <- function(x, y, weights, init_score, group, p, max_bin_given, ordered_given) {
+.hb_build_train_data <- function(x, y, weights, init_score, group, p, max_bin_given, ordered_given,
+                                 check_only = FALSE) {
   max_bin <- p$max_bin; imbalance <- p$imbalance; objective <- p$objective; nthreads <- p$nthreads
   ordered_factors <- p$ordered_factors; distributed <- p$distributed
   if (inherits(x, "hb_dataset")) {
@@ -1164,11 +1169,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y), distributed)
     train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
                                init_score = init_score, group = group, ordered = ordered_factors,
-                               distributed = distributed, device = p$device)
+                               distributed = distributed, device = p$device, check_only = check_only)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
     # collection (milliseconds) frees them before the engine allocates its training buffers,
     # which then reuse that memory: 40 MB less peak memory at 1M rows.
-    invisible(gc(full = FALSE))
+    if (!check_only) invisible(gc(full = FALSE))
   }
   list(train = train, weights = weights)
 }

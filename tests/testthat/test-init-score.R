@@ -274,6 +274,13 @@ test_that("hb_cv() continues init_model in every fold", {
   e <- expect_error(hb_cv(d$x, d$y, folds = folds, nrounds = 5L, verbose = 0L, init_model = rf),
                     class = "histboost_error_input")
   expect_match(conditionMessage(e), "^`init_model`: a random forest")
+  # a label that does not suit init_model's objective: said once too, as histboost() says it
+  yb <- factor(d$y > median(d$y), labels = c("lo", "hi"))
+  e <- expect_error(hb_cv(d$x, yb, folds = folds, nrounds = 5L, verbose = 0L, init_model = m1),
+                    class = "histboost_error_input")
+  alone <- expect_error(hb_quiet(d$x, yb, nrounds = 5L, init_model = m1), class = "histboost_error_input")
+  expect_identical(conditionMessage(e), conditionMessage(alone))
+  expect_match(conditionMessage(e), "^`init_model` was trained with objective \"regression\"")
 })
 
 test_that("a continuation matches x's columns by name and its factor levels by label, as predict() does", {
