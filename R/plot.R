@@ -176,6 +176,19 @@ plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), met
 
 .HB_BEST_COL <- "grey40"
 
+# Where a metric plot's legend goes, away from the curves (the columns of Y,
+# one value a row and iteration): bottom right when they end above where they
+# start (a metric that rises as training goes on: AUC, or a metric function
+# with higher_better = TRUE, whose direction the log alone does not say),
+# else top right.
+.hb_legend_corner <- function(Y) {
+  Y <- as.matrix(Y)
+  end <- function(i) mean(Y[i, ][is.finite(Y[i, ])])
+  first <- end(1L)
+  last <- end(nrow(Y))
+  if (is.finite(first) && is.finite(last) && last > first) "bottomright" else "topright"
+}
+
 .hb_plot_log <- function(x, metric, ...) {
   log <- x$evaluation_log
   if (is.null(log) || !nrow(log) || ncol(log) < 2L) {
@@ -190,7 +203,7 @@ plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), met
   Y <- as.matrix(log[lay$column])
   colnames(Y) <- lay$data
   best <- x$best_iteration
-  higher <- sub("@.*$", "", metric) %in% .HB_HIGHER_BETTER
+  corner <- .hb_legend_corner(Y)
   k <- ncol(Y)
   draw <- function(..., xlab = "Iteration", ylab = metric, type = "l", lty = 1L, lwd = 1, col = seq_len(k)) {
     graphics::matplot(iter, Y, ..., xlab = xlab, ylab = ylab, type = type, lty = lty, lwd = lwd, col = col)
@@ -205,8 +218,7 @@ plot.histboost <- function(x, type = c("log", "importance", "tree", "shap"), met
       llty <- c(llty, 3L)
       llwd <- c(llwd, 1)
     }
-    graphics::legend(if (higher) "bottomright" else "topright", legend = leg, col = lcol, lty = llty,
-                     lwd = llwd, bty = "n")
+    graphics::legend(corner, legend = leg, col = lcol, lty = llty, lwd = llwd, bty = "n")
   }
   draw(...)
   out <- data.frame(iteration = rep(iter, k), data = rep(lay$data, each = length(iter)), metric = metric,
@@ -315,9 +327,8 @@ plot.hb_cv <- function(x, metric = NULL, ...) {
       llty <- c(llty, 3L)
       lpch <- c(lpch, NA)
     }
-    higher <- sub("@.*$", "", metric) %in% .HB_HIGHER_BETTER
-    graphics::legend(if (higher) "bottomright" else "topright", legend = leg, col = lcol, lty = llty,
-                     pch = lpch, pt.cex = 2, bty = "n")
+    graphics::legend(.hb_legend_corner(m), legend = leg, col = lcol, lty = llty, pch = lpch, pt.cex = 2,
+                     bty = "n")
   }
   draw(...)
   out <- data.frame(iteration = iter, metric = rep(metric, length(iter)), mean = m, sd = s,

@@ -137,6 +137,16 @@ test_that("type = 'log' places metric functions' columns, after hb_save() too, a
   one <- hb_quiet(tr$x, tr$y, nrounds = 6L, eval_metric = medae, valid = list(test = te))
   expect_identical(one$params$metrics, "medae")
   out <- plot(one)
+  # the legend goes where the curves are not: top right for a falling metric; bottom right for a
+  # rising one, a metric function with higher_better = TRUE too (once put top right, over its curve)
+  r2 <- function(preds, labels) list(name = "r2", value = 1 - sum((labels - preds)^2) / sum((labels - mean(labels))^2),
+                                     higher_better = TRUE)
+  up <- hb_quiet(tr$x, tr$y, nrounds = 6L, eval_metric = r2, valid = list(test = te))
+  rise <- plot(up)$value
+  expect_gt(rise[6], rise[1])
+  expect_identical(histboost:::.hb_legend_corner(rise), "bottomright")
+  expect_lt(out$value[6], out$value[1])
+  expect_identical(histboost:::.hb_legend_corner(out$value), "topright")
   expect_identical(out$data, rep("test", 6L))
   expect_identical(out$metric, rep("medae", 6L))
   expect_identical(out$value, one$evaluation_log$test_medae)
