@@ -261,39 +261,38 @@ static void test_cat_sort_ends(void) {
   }
 }
 
-/* The numeric scan's winner (split_scan.h: the largest gain, then the
- * first candidate with it) against the rule read literally: candidates in
- * scan order (g1[0], g2[0], g1[1], ..., then g3), a later one winning only
- * with a strictly larger gain than every earlier one and 0. Gains drawn
- * from a few values so that ties are common, with NaN, negatives, zeros
- * and -0.0; lengths around the SSE2 loop's blocks of 4. */
+/* The numeric scan's winner (split_scan.h: the largest gains, then the
+ * candidate with them) against LightGBM's two scans read literally: first
+ * gr[T - 1], gr[T - 2], ..., gr[0] (from the top), then, with gf, gf[0],
+ * ..., gf[T - 1] and g3 (from the bottom), a candidate winning only with a
+ * strictly larger gain than every earlier one and 0. Gains drawn from a few
+ * values so that ties are common, with NaN, negatives, zeros and -0.0;
+ * lengths around the SSE2 loop's blocks of 4. */
 static void test_numeric_pick(void) {
   const double vals[] = {-1.0, 0.0, -0.0, 0.5, 1.0, 2.0, 2.0, 3.0, NAN, 1e300};
   uint64_t key = 12345;
-  double g1[40], g2[40];
-  int nl[40];
+  double gr[40], gf[40];
   for (int it = 0; it < 20000; it++) {
     const int T = (int)(hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 199)), 23));
-    const int use2 = it & 1, M = T + 1, n = 100;
+    const int bottom = it & 1, M = T + 1;
     const int nv = (it % 3 == 0) ? 10 : 4;  /* sometimes only -1, 0, -0 and 0.5 */
     for (int t = 0; t < T; t++) {
-      g1[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + t)), nv)];
-      g2[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 50 + t)), nv)];
-      nl[t] = (int)hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 100 + t)), n + 1);
+      gr[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + t)), nv)];
+      gf[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 50 + t)), nv)];
     }
     const double g3 = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 150)), nv)];
     double best = 0.0;
-    int bt = -1, kind = 0, dl = 0;
-    for (int t = 0; t < T; t++) {
-      if (g1[t] > best) { best = g1[t]; bt = t; kind = 0; dl = use2 ? 0 : nl[t] >= n - nl[t]; }
-      if (use2 && g2[t] > best) { best = g2[t]; bt = t; kind = 1; dl = 1; }
-    }
-    if (use2 && g3 > best) { best = g3; bt = M - 1; kind = 2; dl = 0; }
-    int pbt, pkind, pdl;
-    const double pg = hb_scan_numeric_pick(g1, use2 ? g2 : NULL, g3, nl, n, T, M, &pbt, &pkind, &pdl);
+    int bt = -1, kind = 0;
+    for (int t = T - 1; t >= 0; t--)
+      if (gr[t] > best) { best = gr[t]; bt = t; kind = 0; }
+    for (int t = 0; bottom && t < T; t++)
+      if (gf[t] > best) { best = gf[t]; bt = t; kind = 1; }
+    if (bottom && g3 > best) { best = g3; bt = M - 1; kind = 2; }
+    int pbt, pkind;
+    const double pg = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &pbt, &pkind);
     CHECK(pbt == bt);
-    if (bt >= 0) CHECK(pg == best && pkind == kind && pdl == dl);
-    else CHECK(pg == 0.0 && pkind == 0 && pdl == 0);
+    if (bt >= 0) CHECK(pg == best && pkind == kind);
+    else CHECK(pg == 0.0 && pkind == 0);
   }
 }
 

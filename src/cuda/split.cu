@@ -159,6 +159,7 @@ struct Shared {
   int tc[kWarps];
   Cand cand[kWarps];
   long long na_g, na_h;
+  int all;  // numeric: every value bin's estimated rows
   // categorical: per bin, then per sorted position
   double key[kThreads];
   int bin[kThreads];
@@ -168,14 +169,15 @@ struct Shared {
 };
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh);
-// cat: whether f is categorical (read before the kernel waits). On return
+// cat: whether f is categorical, nan_type: whether training rows fell in its
+// missing bin (both read before the kernel waits). On return
 // `res` (shared) holds the best split, or feature -1. EXT: a.ext;
 // DRAW: the training draws (extra_trees or feature_fraction_bynode) or
 // interaction constraints, so that without them none of their code is
 // compiled in (k_split<EXT, false>).
 template <bool EXT, bool DRAW>
-static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, bool cat, long long bg,
-                              long long bh, int n, Split &res, Shared &sm) {
+static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, bool cat, bool nan_type,
+                              long long bg, long long bh, int n, Split &res, Shared &sm) {
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
   if ((t & 31) == 0) {
@@ -207,59 +209,68 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
   const double cf = hb_rule_count_factor(n, Hd);
   const int cnt = t < nb ? hb_rule_count((double)bh * sc.h, cf) : 0;
   if (!cat) {
-    // Numeric: value bins 0..M-1, missing bin M; thresholds t in [0, M-1).
+    // Numeric: value bins 0..M-1, missing bin M; thresholds t in [0, M-1),
+    // in LightGBM's two scans (split_rules.h, split.c's scan_numeric): from
+    // the top, the missing bin left, then (nan_type) from the bottom, the
+    // missing bin right, then every value left and missing alone right;
+    // candidate indices in that order (the top scan's highest threshold
+    // first), so that the lowest index wins a tie, as the CPU's order does.
     const int M = nb - 1;
     const long long na_g = na_g0, na_h = na_h0;
     const int na_n = hb_rule_count((double)na_h * sc.h, cf);
     const bool has_na = hb_rule_has_missing(na_n, (double)na_h * sc.h, Hd);
-    const bool in = t < M - 1;
-    long long pg = in ? bg : 0, ph = in ? bh : 0;
-    int pc = in ? cnt : 0;
+    const bool in = t < M - 1, val = t < M;
+    long long pg = val ? bg : 0, ph = val ? bh : 0;
+    int pc = val ? cnt : 0;
     block_scan3(pg, ph, pc, sm.tg, sm.th, sm.tc);
+    if (t == M - 1) sm.all = pc;
+    __syncthreads();
+    const int all = sm.all;
     const double parent = parent_gain<EXT>(a, bd, Gd, Hd, n);
     Cand best = {-1.0, INT_MAX};
-    int dl = 0;
+    int top = 1;
     long long lg = 0, lh = 0;
     int ln = 0;
-    // extra_trees: threshold rt alone (of 0 .. M - 2), the missing bin on
-    // either side, never alone (split.c's scan_numeric)
+    // extra_trees: threshold rt alone (of 0 .. M - 2) in either scan, never
+    // every value alone (split.c's scan_numeric)
     const int rt = DRAW && bd.extra ? hb_rng_bits_pick(bd.draw, M - 1) : -1;
     if (in && (rt < 0 || t == rt)) {
-      best.gain = cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent);
-      best.idx = 2 * t;
-      dl = has_na ? 0 : pc >= n - pc;
-      lg = pg;
-      lh = ph;
-      ln = pc;
-      if (has_na) {
-        Cand c2 = {cand_gain<EXT>(a, sc, bd, pg + na_g, ph + na_h, pc + na_n, Gd, Hd, n, a.l2, parent), 2 * t + 1};
+      const long long tg = has_na ? na_g : 0, th = has_na ? na_h : 0;
+      const int nt = hb_rule_top_scan_left(n, all, pc);
+      best.gain = cand_gain<EXT>(a, sc, bd, pg + tg, ph + th, nt, Gd, Hd, n, a.l2, parent);
+      best.idx = M - 2 - t;
+      lg = pg + tg;
+      lh = ph + th;
+      ln = nt;
+      if (nan_type) {
+        Cand c2 = {cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent), M - 1 + t};
         if (better(c2, best)) {
           best = c2;
-          dl = 1;
-          lg = pg + na_g;
-          lh = ph + na_h;
-          ln = pc + na_n;
+          top = 0;
+          lg = pg;
+          lh = ph;
+          ln = pc;
         }
       }
     }
     Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
-    if (t == 0 && has_na && rt < 0) {
-      c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, n - na_n, Gd, Hd, n, a.l2, parent);
-      c3.idx = 2 * (M - 1);
+    if (t == 0 && nan_type && has_na && rt < 0) {
+      c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, all, Gd, Hd, n, a.l2, parent);
+      c3.idx = 2 * M - 2;
     }
     const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
     if (!(win.gain > 0)) return;
-    if (win.idx == 2 * (M - 1)) {
+    if (win.idx == 2 * M - 2) {
       if (t == 0) {
         res.threshold = M - 1;
         res.default_left = 0;
         res.lg = G - na_g;
         res.lh = H - na_h;
-        res.ln = n - na_n;
+        res.ln = all;
       }
     } else if (win.idx == best.idx) {
       res.threshold = t;
-      res.default_left = dl;
+      res.default_left = hb_rule_missing_left(top, has_na, ln, n);
       res.lg = lg;
       res.lh = lh;
       res.ln = ln;
@@ -687,7 +698,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int y = pair >= F, f = y ? pair - F : pair;
   // What does not change within a tree, read before waiting.
   const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f], mono = a.mono ? a.mono[f] : 0;
-  const bool cat = a.is_cat[f] != 0;
+  const bool cat = (a.is_cat[f] & 1) != 0, nan_type = (a.is_cat[f] & 2) != 0;
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
   HB_TL_MIN(c, 5);
@@ -753,7 +764,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       }
     }
     if (take) {
-      search<EXT, DRAW>(a, v.sc, bd, f, nb, cat, bg, bh, v.count, res, sm.search);
+      search<EXT, DRAW>(a, v.sc, bd, f, nb, cat, nan_type, bg, bh, v.count, res, sm.search);
       __syncthreads();
       if (pair == 0) HB_TL_MAX(c, 13);
       copy_split(&a.fbest[pair], &res);

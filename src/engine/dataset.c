@@ -98,6 +98,7 @@ int hb_binmapper_copy(const hb_binmapper_t *src, hb_binmapper_t *dst) {
   dst->type = src->type;
   dst->num_bin = src->num_bin;
   dst->trivial = src->trivial;
+  dst->missing = src->missing;
   dst->default_bin = src->default_bin;
   dst->nlevels = src->nlevels;
   int nval = src->num_bin > 0 ? src->num_bin - 1 : 0;
@@ -672,6 +673,7 @@ static int store_feature(const hb_input_t *in, int c, int train, hb_binmapper_t 
     int nonempty = 0;
     for (int b = 0; b < m->num_bin; b++) nonempty += cnt[b] > 0;
     m->trivial = nonempty <= 1;
+    m->missing = cnt[m->num_bin - 1] > 0;
   }
   return HB_OK;
 }
@@ -1241,8 +1243,9 @@ static int dist_agree(const hb_dist_t *dist, int st) {
   return hb_dist_agree(dist, st, "to bin its rows");
 }
 
-/* Features that take one bin on every shard are trivial, as on the
- * concatenated rows: bin counts summed over the shards. */
+/* Features that take one bin on every shard are trivial, and those with a
+ * missing row on some shard have missing values, as on the concatenated
+ * rows: bin counts summed over the shards. */
 static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d, int nthreads) {
   int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
   int s = dist_agree(dist, cnt ? HB_OK : HB_ERR_NOMEM);
@@ -1266,6 +1269,7 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
       int nonempty = 0;
       for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) nonempty += cnt[b] > 0;
       d->mappers[f].trivial = nonempty <= 1;
+      d->mappers[f].missing = cnt[d->hist_offset[f + 1] - 1] > 0;
     }
   hb_free(cnt);
   return s;

@@ -104,6 +104,9 @@ typedef struct {
   int type;           /* HB_FEAT_NUMERIC or HB_FEAT_CATEGORICAL */
   int num_bin;        /* value bins + 1; the missing bin is num_bin - 1 */
   int trivial;        /* 1 when no split is possible (one value bin and no missing seen) */
+  int missing;        /* 1 when training rows fell in the missing bin (numeric: LightGBM's missing
+                         type NaN, whose split search also scans with missing values right;
+                         split.c); set with trivial */
   int default_bin;    /* the bin of 0.0 (numeric), of the most frequent level (a column's first
                          categorical feature) or the missing bin (its further ones); sparse
                          storage omits it */

@@ -4,9 +4,12 @@
  * soft threshold (split_rules.h). A candidate needs min_data_in_leaf rows
  * (estimated from hessian sums, bin by bin, as split_rules.h says) and
  * min_sum_hessian_in_leaf hessian on both sides and gain > min_gain_to_split
- * (and > 0). Numeric features scan thresholds with the missing bin on either
- * side (and "missing alone on the right"); with no missing rows in the leaf
- * the missing direction follows the larger child. Categorical features
+ * (and > 0). Numeric features scan thresholds as LightGBM does: from the top
+ * with the missing bin on the left, then (features with missing values in
+ * training) from the bottom with it on the right, and "missing alone on the
+ * right", each scan counting rows its own way (split_rules.h); with no
+ * missing rows in the leaf the missing direction follows the larger child.
+ * Categorical features
  * follow LightGBM's rules (split_rules.h): one category against the rest
  * for features of at most max_cat_to_onehot bins, else the categories with
  * at least cat_smooth rows ordered by G/(H + cat_smooth) and prefixes
@@ -125,63 +128,66 @@ static int extra_pick(const scan_ctx *c, int f, int n) {
 }
 
 /* A numeric feature: thresholds t = 0..M-2 (value bins <= t go left), the
- * left side's sums accumulated in bin order, their gains computed in one
- * batch; with missing rows in the leaf each threshold also with the missing
- * bin on the left (taken right after it, as before), then missing alone on
- * the right. */
+ * left side's sums accumulated in bin order and the candidates' gains
+ * computed in batches, as LightGBM's two scans count them (split_rules.h):
+ * from the top with the missing bin on the left, then (a feature with
+ * missing values in training) from the bottom with it on the right, and
+ * every value against the missing bin alone (split_scan.h picks). */
 static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
                          const hb_histbin_t *h, hb_split_t *best) {
-  int M = m->num_bin - 1;     /* the missing bin; value bins 0..M-1 */
+  const int M = m->num_bin - 1;     /* the missing bin; value bins 0..M-1 */
   const hb_histbin_t *na = h + M;
-  double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
-  double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN];
-  int nl[HB_MAX_NUM_BIN];
-  int na_n = hb_rule_count(na->h, cf), T = M - 1;
+  const double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
+  double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN];
+  double gr[HB_MAX_NUM_BIN], gf[HB_MAX_NUM_BIN];
+  int nl[HB_MAX_NUM_BIN], nt[HB_MAX_NUM_BIN];
+  const int n = c->tot.n, T = M - 1, na_n = hb_rule_count(na->h, cf);
   const int mono = c->con.mono ? c->con.mono[f] : 0;
-  gl[0] = hl[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
-  nl[0] = 0;
+  const int has_na = hb_rule_has_missing(na_n, na->h, c->tot.h);
+  gl[0] = hl[0] = gm[0] = hm[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
+  nl[0] = nt[0] = 0;
+  int all = 0;  /* every value bin's estimated rows */
   {
     double sg = 0, sh = 0;
-    int sn = 0;
     for (int t = 0; t < T; t++) {
-      sg += h[t].g; sh += h[t].h; sn += hb_rule_count(h[t].h, cf);
-      gl[t] = sg; hl[t] = sh; nl[t] = sn;
+      sg += h[t].g; sh += h[t].h; all += hb_rule_count(h[t].h, cf);
+      gl[t] = sg; hl[t] = sh; nl[t] = all;
     }
+    if (T >= 0) all += hb_rule_count(h[T].h, cf);
   }
-  scan_gains(c, gl, hl, nl, T, l2, mono, g1);
-  /* extra_trees: only threshold rt (of 0..M-2) is a candidate, with the
-   * missing bin on either side (LightGBM's rule: one draw in [0, num_bin - 2)) */
+  /* from the top: the missing bin left (its sums, when the leaf has any) */
+  for (int t = 0; t < T; t++) {
+    gm[t] = has_na ? gl[t] + na->g : gl[t];
+    hm[t] = has_na ? hl[t] + na->h : hl[t];
+    nt[t] = hb_rule_top_scan_left(n, all, nl[t]);
+  }
+  scan_gains(c, gm, hm, nt, T, l2, mono, gr);
+  /* extra_trees: only threshold rt (of 0..M-2) is a candidate in either
+   * scan, never every value alone (LightGBM's rule: one draw in [0, num_bin - 2)) */
   const int rt = c->extra ? extra_pick(c, f, T) : -1;
+  const int bottom = m->missing;
+  double g3 = -1.0;
+  if (bottom) {
+    scan_gains(c, gl, hl, nl, T, l2, mono, gf);
+    /* every value left, missing alone right */
+    if (has_na && rt < 0) g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, all, l2, c->parent_gain, mono);
+  }
   if (rt >= 0)
     for (int t = 0; t < T; t++)
-      if (t != rt) g1[t] = -1.0;
-  double g2[HB_MAX_NUM_BIN], gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN], g3 = -1.0;
-  const int has_na = hb_rule_has_missing(na_n, na->h, c->tot.h);
-  if (has_na) {
-    int nm[HB_MAX_NUM_BIN];
-    gm[0] = hm[0] = 0;   /* see gl[0] above */
-    nm[0] = 0;
-    for (int t = 0; t < T; t++) { gm[t] = gl[t] + na->g; hm[t] = hl[t] + na->h; nm[t] = nl[t] + na_n; }
-    scan_gains(c, gm, hm, nm, T, l2, mono, g2);
-    if (rt >= 0)
-      for (int t = 0; t < T; t++)
-        if (t != rt) g2[t] = -1.0;
-    /* every value left, missing alone right */
-    if (rt < 0)
-      g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n, l2, c->parent_gain, mono);
-  }
-  int bt, kind, bdl;
-  const double best_gain = hb_scan_numeric_pick(g1, has_na ? g2 : NULL, g3, nl, c->tot.n, T, M, &bt, &kind, &bdl);
+      if (t != rt) gr[t] = gf[t] = -1.0;
+  int bt, kind;
+  const double best_gain = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &bt, &kind);
   if (bt < 0 || !(best_gain > best->gain)) return;
+  const int left_n = kind == 0 ? nt[bt] : kind == 1 ? nl[bt] : all;
   best->feature = f;
   best->gain = best_gain;
   best->is_cat = 0;
   best->threshold_bin = bt;
-  best->default_left = bdl;
-  hb_scan_numeric_bits(best->left_bins, bt, bdl, M);
-  if (kind == 0) finish(c, best, gl[bt], hl[bt], nl[bt]);
-  else if (kind == 1) finish(c, best, gm[bt], hm[bt], nl[bt] + na_n);
-  else finish(c, best, c->tot.g - na->g, c->tot.h - na->h, c->tot.n - na_n);
+  best->default_left = kind == 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, n);
+  hb_scan_numeric_bits(best->left_bins, bt, best->default_left, M);
+  if (kind == 0) finish(c, best, gm[bt], hm[bt], left_n);
+  else if (kind == 1) finish(c, best, gl[bt], hl[bt], left_n);
+  else finish(c, best, c->tot.g - na->g, c->tot.h - na->h, left_n);
 }
 
 /* By key, ties by bin (bins are distinct: a total order, so any sort gives

@@ -2,8 +2,9 @@
  * CPU twin of the GPU's search (src/cuda/split.cu): for each candidate the
  * left sums are exact integer prefix sums, turned into doubles once with the
  * scales, and the gain, count estimate and missing-value rule come from
- * split_rules.h. Candidates are taken in the GPU's index order (numeric: at
- * each threshold missing-right then missing-left, then missing alone;
+ * split_rules.h. Candidates are taken in the GPU's index order (numeric:
+ * LightGBM's scan from the top, missing left, then its scan from the bottom,
+ * missing right, then missing alone;
  * categorical: each bin alone (one-vs-rest), or the first k from one end
  * for every k the scan takes, then the last k), a
  * later one winning only with a strictly larger gain. Monotone constraints
@@ -154,34 +155,37 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     const int mono = c->con.mono ? c->con.mono[f] : 0;
     int T = M - 1;
     /* the candidates' left sums (integers, and as doubles with the scales)
-     * and their gains in one batch (split.c), the sums in one pass over the
-     * bins */
+     * and their gains in batches (split.c), the sums in one pass over the
+     * bins, in LightGBM's two scans (split.c's scan_numeric) */
     int64_t ig[HB_MAX_NUM_BIN], ih[HB_MAX_NUM_BIN];
-    double dg[HB_MAX_NUM_BIN], dh[HB_MAX_NUM_BIN], g1[HB_MAX_NUM_BIN], g2[HB_MAX_NUM_BIN];
-    int in[HB_MAX_NUM_BIN];
+    double dg[HB_MAX_NUM_BIN], dh[HB_MAX_NUM_BIN], gr[HB_MAX_NUM_BIN], gf[HB_MAX_NUM_BIN];
+    int in[HB_MAX_NUM_BIN], it[HB_MAX_NUM_BIN];
     dg[0] = dh[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
-    in[0] = 0;
+    in[0] = it[0] = 0;
     numeric_prefix(c, h, T, ig, ih, in, dg, dh);
-    hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, g1);
-    if (has_na) {
-      for (int t = 0; t < T; t++) {
-        dg[t] = (double)(ig[t] + na_g) * c->sg;
-        dh[t] = (double)(ih[t] + na_h) * c->sh;
-        in[t] += na_n;
-      }
-      hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, g2);
-      for (int t = 0; t < T; t++) in[t] -= na_n;
+    const int all = (T > 0 ? in[T - 1] : 0) + hb_rule_count((double)h[T].h * c->sh, c->cnt_factor);
+    const int bottom = m->missing;
+    if (bottom) hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gf);
+    /* from the top: the missing bin left (its sums, when the leaf has any) */
+    const int64_t tg = has_na ? na_g : 0, th = has_na ? na_h : 0;
+    for (int t = 0; t < T; t++) {
+      dg[t] = (double)(ig[t] + tg) * c->sg;
+      dh[t] = (double)(ih[t] + th) * c->sh;
+      it[t] = hb_rule_top_scan_left(c->n, all, in[t]);
     }
+    hb_split_gains_con(cfg, dg, dh, it, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gr);
     double g3 = -1.0;
-    if (has_na)  /* every value left, missing alone right */
-      g3 = cand(c, c->G - na_g, c->H - na_h, c->n - na_n, l2, parent, mono);
-    int bt, kind, bdl;
-    const double bgain = hb_scan_numeric_pick(g1, has_na ? g2 : NULL, g3, in, c->n, T, M, &bt, &kind, &bdl);
+    if (bottom && has_na)  /* every value left, missing alone right */
+      g3 = cand(c, c->G - na_g, c->H - na_h, all, l2, parent, mono);
+    int bt, kind;
+    const double bgain = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &bt, &kind);
     if (!(bgain > 0)) return;
+    const int left_n = kind == 0 ? it[bt] : kind == 1 ? in[bt] : all;
+    const int bdl = kind == 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, c->n);
     hb_scan_numeric_bits(bits, bt, bdl, M);
-    if (kind == 0) take(c, f, bgain, 0, bt, bdl, bits, ig[bt], ih[bt], in[bt], best, olg, olh);
-    else if (kind == 1) take(c, f, bgain, 0, bt, bdl, bits, ig[bt] + na_g, ih[bt] + na_h, in[bt] + na_n, best, olg, olh);
-    else take(c, f, bgain, 0, bt, bdl, bits, c->G - na_g, c->H - na_h, c->n - na_n, best, olg, olh);
+    if (kind == 0) take(c, f, bgain, 0, bt, bdl, bits, ig[bt] + tg, ih[bt] + th, left_n, best, olg, olh);
+    else if (kind == 1) take(c, f, bgain, 0, bt, bdl, bits, ig[bt], ih[bt], left_n, best, olg, olh);
+    else take(c, f, bgain, 0, bt, bdl, bits, c->G - na_g, c->H - na_h, left_n, best, olg, olh);
     return;
   }
   /* Categorical: split_scan.h's scan, as split.c's, over integer sums */

@@ -67,6 +67,29 @@ HB_RULE int hb_rule_has_missing(int na_n, double na_h, double H) {
   return na_n > 0 || na_h > 1e-10 * H;
 }
 
+/* A numeric threshold's scans and rows, LightGBM's (FeatureHistogram's
+ * FindBestThresholdSequentially): a scan from the top sends the missing bin
+ * left and counts the right side, bin by bin, its left rows the leaf's n
+ * less those; a scan from the bottom (only for a feature with missing
+ * values in training) sends it right and counts the left side. The two
+ * counts of one threshold can differ by the rounding of each bin's
+ * estimate, and min_data_in_leaf takes whichever the scan made. */
+
+/* The left rows of a threshold scanned from the top: n less the right
+ * side's estimate, right = all_values - left_values (estimates summed bin
+ * by bin over all value bins and over those <= the threshold). */
+HB_RULE int hb_rule_top_scan_left(int n, int all_values, int left_values) {
+  return n - (all_values - left_values);
+}
+
+/* Whether the missing bin goes left, for a winner of the top scan
+ * (from_top) or of the bottom one: as the scan sent it when the leaf has
+ * missing rows (has_na); without any, to the larger child (nl of n rows on
+ * the left), where unseen missing values are likelier to belong. */
+HB_RULE int hb_rule_missing_left(int from_top, int has_na, int nl, int n) {
+  return has_na ? from_top : nl >= n - nl;
+}
+
 /* Whether a tree that could not split (its root its one leaf, n rows and
  * hessian h) may add its root's output: only when the root is a leaf
  * min_data_in_leaf and min_sum_hessian_in_leaf allow, as every other leaf

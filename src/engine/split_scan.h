@@ -37,45 +37,47 @@ static inline double hb_scan_max_gain(const double *g, int T, double m) {
   return m;
 }
 
-/* The winner among a numeric feature's candidates: for each threshold t < T
- * (value bins <= t left) the missing bin on the right with gain g1[t], then
- * (g2 != NULL: the leaf has missing rows) on the left with gain g2[t]; last
- * (with g2) every value left, the missing bin alone right, gain g3, as
- * threshold M - 1. A later candidate wins only with a strictly larger gain.
- * Without missing rows the missing bin follows the larger side (nl[t] rows
- * of n on the left). Returns the winner's gain, <= 0 when none is valid
- * (valid gains are > 0); *bt its threshold, *kind 0 (g1), 1 (g2) or 2 (g3),
- * *dl whether the missing bin goes left. Found as the largest gain (no
- * branch a candidate: a scan's gains rise and fall, and a running
- * comparison mispredicted about half of this search's time), then the
- * first candidate equal to it. */
-static inline double hb_scan_numeric_pick(const double *g1, const double *g2, double g3, const int *nl, int n, int T,
-                                          int M, int *bt, int *kind, int *dl) {
-  double best = hb_scan_max_gain(g1, T, 0.0);
-  if (g2) best = hb_scan_max_gain(g2, T, best);
+/* The winner among a numeric feature's candidates, taken in LightGBM's two
+ * scans (FeatureHistogram::FindBestThresholdSequentially). First from the
+ * top: each threshold t < T (value bins <= t left) with the missing bin on
+ * the left, gain gr[t], whose left rows are the leaf's n less the estimate
+ * of the value bins right of t. Then, only for a feature with missing
+ * values in training (gf != NULL: LightGBM's missing type NaN), from the
+ * bottom: each threshold with the missing bin on the right, gain gf[t],
+ * whose left rows are the estimate of the bins <= t; last every value
+ * left, the missing bin alone right, gain g3, as threshold M - 1. The first
+ * scan keeps the highest of equal gains; the second wins only with a
+ * strictly larger gain, its lowest threshold first. Returns the winner's
+ * gain, <= 0 when none is valid (valid gains are > 0); *bt its threshold,
+ * *kind 0 (gr), 1 (gf) or 2 (g3). Found as the largest gains (no branch a
+ * candidate: a scan's gains rise and fall, and a running comparison
+ * mispredicted about half of this search's time), then the candidate equal
+ * to them. */
+static inline double hb_scan_numeric_pick(const double *gr, const double *gf, double g3, int T, int M, int *bt,
+                                          int *kind) {
+  const double br = hb_scan_max_gain(gr, T, 0.0);
+  double bf = gf ? hb_scan_max_gain(gf, T, 0.0) : 0.0;
+  if (gf && g3 > bf) bf = g3;
   *bt = -1;
   *kind = 0;
-  *dl = 0;
-  if (g2 && g3 > best) {
+  if (bf > br) {  /* the second scan's */
+    *kind = 1;
+    for (int t = 0; t < T; t++)
+      if (gf[t] == bf) {
+        *bt = t;
+        return bf;
+      }
     *bt = M - 1;
     *kind = 2;
-    return g3;
+    return bf;
   }
-  if (!(best > 0.0)) return 0.0;
-  for (int t = 0; t < T; t++) {
-    if (g1[t] == best) {
+  if (!(br > 0.0)) return 0.0;
+  for (int t = T - 1; t >= 0; t--)
+    if (gr[t] == br) {
       *bt = t;
-      *dl = g2 ? 0 : nl[t] >= n - nl[t];
-      return best;
+      return br;
     }
-    if (g2 && g2[t] == best) {
-      *bt = t;
-      *kind = 1;
-      *dl = 1;
-      return best;
-    }
-  }
-  return 0.0;  /* not reached: best is one of the gains */
+  return 0.0;  /* not reached: br is one of the gains */
 }
 
 /* The bins a numeric split sends left: values 0..bt, and the missing bin M

@@ -199,10 +199,11 @@ ref_params <- function(...) {
 # round(h * n / H) (half up) from its hessian sum h and the node's n and H,
 # where a group is one numeric value, the missing rows, or one category --
 # the engine's bins when every distinct value is its own bin (each value on
-# >= 3 rows, fewer than 255 values). A numeric threshold's left count is the
-# sum of its values' estimates (plus the missing rows' estimate when they go
-# left) and the right count n minus that; "all values vs missing" counts the
-# missing side by its estimate and the values side as n minus that; a
+# >= 3 rows, fewer than 255 values). A numeric threshold is scanned as
+# LightGBM scans it: with the missing rows left, its left count is n less the
+# estimates of the values right of it; in a column with NAs, also with them
+# right, its left count the estimates of its values; "all values vs
+# missing" counts the values side by their estimates; a
 # category subset's left count is the sum of its estimates, and a category
 # takes part only if its estimate is >= max(1, min_data_per_group).
 # Returns list(feature, gain, left (logical over `rows`), second) where
@@ -262,13 +263,17 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
         stop("ref_bruteforce_split: feature ", j, " has missing rows whose estimated count is 0")
       }
       l2 <- params$lambda_l2
+      # LightGBM's two scans: from the top, missing rows left, the left side counted as n less the
+      # values above; from the bottom (a column with NAs in training), missing rows right, the
+      # left side's values counted
+      nan_type <- anyNA(X[[j]])
       for (t in seq_len(length(vals) - 1)) {
         le <- !miss & x <= vals[t]
         nL <- sum(nv[seq_len(t)])
-        cands[[length(cands) + 1]] <- consider(j, le, l2, nL)
-        if (any(miss)) cands[[length(cands) + 1]] <- consider(j, le | miss, l2, nL + nm)
+        cands[[length(cands) + 1]] <- consider(j, le | miss, l2, n - sum(nv[-seq_len(t)]))
+        if (nan_type) cands[[length(cands) + 1]] <- consider(j, le, l2, nL)
       }
-      if (any(miss) && length(vals) >= 1) cands[[length(cands) + 1]] <- consider(j, !miss, l2, n - nm)
+      if (any(miss) && length(vals) >= 1) cands[[length(cands) + 1]] <- consider(j, !miss, l2, sum(nv))
     }
   }
   cands <- Filter(Negate(is.null), cands)

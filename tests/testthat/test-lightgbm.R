@@ -174,3 +174,30 @@ test_that("a step between single-row values is split at lightgbm's threshold, wi
   # (lightgbm keeps labels as floats: 0.9 is 0.9 + 2.4e-8 there)
   expect_equal(predict(m, grid), predict(lg, as.matrix(grid)), tolerance = 1e-6)
 })
+
+test_that("small leaves are split where lightgbm splits them: its two scans count rows their own ways", {
+  # lightgbm estimates a side's rows from hessian sums, bin by bin, and scans each numeric feature
+  # twice: from the top with missing values left, counting the right side (the left is n less it),
+  # and, for a feature with NAs in training, from the bottom with them right, counting the left
+  # side. Where hessians vary, the two counts of one threshold differ by rounding, and
+  # min_data_in_leaf decides which thresholds each scan can take. A random init_score makes every
+  # gradient and hessian differ (no two candidates tie), so the trees must match: the same rows in
+  # every leaf, so the same raw scores on the training rows, with and without NAs.
+  n <- 300L; p <- 4L
+  for (na in c(0, 0.1)) {
+    for (s in 1:8) {
+      set.seed(s)
+      x <- matrix(rnorm(n * p), n, p, dimnames = list(NULL, paste0("x", 1:p)))
+      if (na > 0) x[sample(n * p, n * p * na)] <- NA
+      y <- rbinom(n, 1, plogis(2 * ifelse(is.na(x[, 1]), 0.8, sin(2 * x[, 1]))))
+      off <- rnorm(n)
+      hb <- histboost(x, factor(y), objective = "binary", nrounds = 5L, learning_rate = 0.3, num_leaves = 15L,
+                      min_data_in_leaf = 5L, init_score = off, nthreads = 1L, verbose = 0L)
+      lg <- lightgbm::lgb.train(list(objective = "binary", num_leaves = 15L, learning_rate = 0.3,
+                                     min_data_in_leaf = 5L, num_threads = 1L, verbose = -1L, deterministic = TRUE),
+                                lightgbm::lgb.Dataset(x, label = y, init_score = off), nrounds = 5L, verbose = -1L)
+      expect_equal(predict(hb, x, type = "raw"), predict(lg, x, type = "raw"), tolerance = 1e-7,
+                   label = sprintf("raw scores, NA share %g, seed %d", na, s))
+    }
+  }
+})
