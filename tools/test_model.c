@@ -272,8 +272,8 @@ static void test_tree_routing(void) {
   double upper[3] = {1.0, 1.5, INFINITY};
   uint8_t level_bin[3] = {1, 2, 0};
   int bin_level[3] = {3, 1, 2};
-  hb_binmapper_t mx = {HB_FEAT_NUMERIC, 4, 0, 0, 0, upper, 0, NULL, NULL};
-  hb_binmapper_t mc = {HB_FEAT_CATEGORICAL, 4, 0, 0, 0, NULL, 3, level_bin, bin_level};
+  hb_binmapper_t mx = {.type = HB_FEAT_NUMERIC, .num_bin = 4, .upper = upper};
+  hb_binmapper_t mc = {.type = HB_FEAT_CATEGORICAL, .num_bin = 4, .nlevels = 3, .level_bin = level_bin, .bin_level = bin_level};
   CHECK(hb_tree_bin_goes_left(a, 0, &mx, 0) == 1 && hb_tree_bin_goes_left(a, 0, &mx, 1) == 1 &&
             hb_tree_bin_goes_left(a, 0, &mx, 2) == 0,
         "numeric bins");

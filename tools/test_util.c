@@ -263,7 +263,7 @@ static void test_cat_sort_ends(void) {
 
 /* The numeric scan's winner (split_scan.h: the largest gains, then the
  * candidate with them) against LightGBM's two scans read literally: first
- * gr[T - 1], gr[T - 2], ..., gr[0] (from the top), then, with gf, gf[0],
+ * gr[T - 1], gr[T - 2], ..., gr[0] and gz (from the top), then, with gf, gf[0],
  * ..., gf[T - 1] and g3 (from the bottom), a candidate winning only with a
  * strictly larger gain than every earlier one and 0. Gains drawn from a few
  * values so that ties are common, with NaN, negatives, zeros and -0.0;
@@ -281,15 +281,17 @@ static void test_numeric_pick(void) {
       gf[t] = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 50 + t)), nv)];
     }
     const double g3 = vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 150)), nv)];
+    const double gz = it % 5 < 2 ? vals[hb_rng_bits_pick(hb_rng_key_tail(key, (uint64_t)(it * 200 + 151)), nv)] : -1.0;
     double best = 0.0;
     int bt = -1, kind = 0;
     for (int t = T - 1; t >= 0; t--)
       if (gr[t] > best) { best = gr[t]; bt = t; kind = 0; }
+    if (gz > best) { best = gz; bt = M - 1; kind = 3; }
     for (int t = 0; bottom && t < T; t++)
       if (gf[t] > best) { best = gf[t]; bt = t; kind = 1; }
     if (bottom && g3 > best) { best = g3; bt = M - 1; kind = 2; }
     int pbt, pkind;
-    const double pg = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &pbt, &pkind);
+    const double pg = hb_scan_numeric_pick(gr, gz, bottom ? gf : NULL, g3, T, M, &pbt, &pkind);
     CHECK(pbt == bt);
     if (bt >= 0) CHECK(pg == best && pkind == kind);
     else CHECK(pg == 0.0 && pkind == 0);

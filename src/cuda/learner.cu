@@ -356,7 +356,8 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   }
   for (int f = 0; f < F; f++) {
     nbin[f] = d->mappers[f].num_bin;
-    iscat[f] = (d->mappers[f].type == HB_FEAT_CATEGORICAL) | (d->mappers[f].missing ? 2 : 0);
+    iscat[f] = (d->mappers[f].type == HB_FEAT_CATEGORICAL) | (d->mappers[f].missing ? 2 : 0) |
+               (d->mappers[f].count_right ? 4 : 0) | (d->mappers[f].na_alone_left ? 8 : 0);
   }
   HB_CUDA_TRY_FAIL(cudaStreamCreateWithFlags(&L->st, cudaStreamNonBlocking), "creating a stream");
   free0 = memory_sample(&L->prof);

@@ -315,7 +315,9 @@ struct TreeArgs {
   int nrow;
   int stride, nfeat;
   const int *hoff, *nbin;  // per feature: first histogram slot, bins (missing bin last)
-  const int *is_cat;       // per feature: 1 categorical, | 2 training rows in its missing bin (split.cu)
+  const int *is_cat;       // per feature: 1 categorical, | 2 missing values in training, | 4 the
+                           // bottom scan counts from the right, | 8 the top scan ends with missing
+                           // values alone left (hb_binmapper_t's missing, count_right, na_alone_left)
   const uint8_t *usable;   // per feature: may be split on in this tree (active, not trivial)
   int *idx[2];             // row buffers (ping-pong by leaf side)
   int2 *gh[2];             // fixed-point (g, h) of the rows, in segment order

@@ -169,15 +169,17 @@ struct Shared {
 };
 
 // The search of feature f by the block: thread t holds bin t's sums (bg, bh);
-// cat: whether f is categorical, nan_type: whether training rows fell in its
-// missing bin (both read before the kernel waits). On return
+// fl: its flags (learner.cuh's is_cat: categorical, missing values in
+// training, the bottom scan counting from the right; read before the kernel
+// waits). On return
 // `res` (shared) holds the best split, or feature -1. EXT: a.ext;
 // DRAW: the training draws (extra_trees or feature_fraction_bynode) or
 // interaction constraints, so that without them none of their code is
 // compiled in (k_split<EXT, false>).
 template <bool EXT, bool DRAW>
-static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, bool cat, bool nan_type,
-                              long long bg, long long bh, int n, Split &res, Shared &sm) {
+static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, int nb, int fl, long long bg,
+                              long long bh, int n, Split &res, Shared &sm) {
+  const bool cat = (fl & 1) != 0, nan_type = (fl & 2) != 0, count_right = (fl & 4) != 0, na_alone = (fl & 8) != 0;
   const int t = threadIdx.x, w = t >> 5;
   const long long wg = warp_sum(bg), wh = warp_sum(bh);
   if ((t & 31) == 0) {
@@ -243,30 +245,39 @@ static __device__ void search(const TreeArgs &a, Scales sc, LeafCtx bd, int f, i
       lh = ph + th;
       ln = nt;
       if (nan_type) {
-        Cand c2 = {cand_gain<EXT>(a, sc, bd, pg, ph, pc, Gd, Hd, n, a.l2, parent), M - 1 + t};
+        const int nbm = hb_rule_bottom_scan_left(n, all, pc, na_n, count_right);
+        Cand c2 = {cand_gain<EXT>(a, sc, bd, pg, ph, nbm, Gd, Hd, n, a.l2, parent), M + t};
         if (better(c2, best)) {
           best = c2;
           top = 0;
           lg = pg;
           lh = ph;
-          ln = pc;
+          ln = nbm;
         }
       }
     }
-    Cand c3 = {-1.0, INT_MAX};  // every value left, missing alone right (thread 0 holds it)
+    // every value left, missing alone right (thread 0 holds it, the bottom scan's last, idx 2M - 1);
+    // the same partition as the top scan's last where LightGBM's first bin is an empty zero bin,
+    // missing alone left, values counted (thread 1 holds it, idx M - 1, after the top scan)
+    Cand c3 = {-1.0, INT_MAX};
     if (t == 0 && nan_type && has_na && rt < 0) {
+      c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, hb_rule_bottom_scan_all(n, all, na_n, count_right), Gd,
+                               Hd, n, a.l2, parent);
+      c3.idx = 2 * M - 1;
+    }
+    if (t == 1 && na_alone && has_na && rt < 0) {
       c3.gain = cand_gain<EXT>(a, sc, bd, G - na_g, H - na_h, all, Gd, Hd, n, a.l2, parent);
-      c3.idx = 2 * M - 2;
+      c3.idx = M - 1;
     }
     const Cand win = block_best(better(c3, best) ? c3 : best, sm.cand);
     if (!(win.gain > 0)) return;
-    if (win.idx == 2 * M - 2) {
-      if (t == 0) {
+    if (win.idx == 2 * M - 1 || win.idx == M - 1) {
+      if (t == (win.idx == M - 1 ? 1 : 0)) {
         res.threshold = M - 1;
         res.default_left = 0;
         res.lg = G - na_g;
         res.lh = H - na_h;
-        res.ln = all;
+        res.ln = win.idx == M - 1 ? all : hb_rule_bottom_scan_all(n, all, na_n, count_right);
       }
     } else if (win.idx == best.idx) {
       res.threshold = t;
@@ -698,7 +709,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   const int y = pair >= F, f = y ? pair - F : pair;
   // What does not change within a tree, read before waiting.
   const int usable = a.usable[f], nb = a.nbin[f], hoff = a.hoff[f], mono = a.mono ? a.mono[f] : 0;
-  const bool cat = (a.is_cat[f] & 1) != 0, nan_type = (a.is_cat[f] & 2) != 0;
+  const int fl = a.is_cat[f];  // categorical, missing values in training, the bottom scan's count (learner.cuh)
   HB_WAIT_PREVIOUS();
   Ctl *c = a.ctl;
   HB_TL_MIN(c, 5);
@@ -764,7 +775,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       }
     }
     if (take) {
-      search<EXT, DRAW>(a, v.sc, bd, f, nb, cat, nan_type, bg, bh, v.count, res, sm.search);
+      search<EXT, DRAW>(a, v.sc, bd, f, nb, fl, bg, bh, v.count, res, sm.search);
       __syncthreads();
       if (pair == 0) HB_TL_MAX(c, 13);
       copy_split(&a.fbest[pair], &res);

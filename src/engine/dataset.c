@@ -99,6 +99,8 @@ int hb_binmapper_copy(const hb_binmapper_t *src, hb_binmapper_t *dst) {
   dst->num_bin = src->num_bin;
   dst->trivial = src->trivial;
   dst->missing = src->missing;
+  dst->count_right = src->count_right;
+  dst->na_alone_left = src->na_alone_left;
   dst->default_bin = src->default_bin;
   dst->nlevels = src->nlevels;
   int nval = src->num_bin > 0 ? src->num_bin - 1 : 0;
@@ -414,13 +416,47 @@ static int distinct_counts(const uint64_t *keys, int n, long long zextra, double
   return nd;
 }
 
+/* Whether LightGBM's most frequent bin of a numeric feature is its first
+ * (its FeatureMetainfo's offset 1), decided from the sample as its
+ * BinMapper::FindBin decides it: the bin holding most sampled rows (the
+ * first of equal ones; missing values a last bin of their own) stays the
+ * most frequent when it is the zero bin (values in (-HB_LGB_ZERO,
+ * HB_LGB_ZERO], a bin LightGBM keeps even empty) or holds 70% of the rows
+ * or more; otherwise the zero bin is. Its first bin is the lowest negative
+ * one, or without negatives the zero bin. Then LightGBM's scan from the
+ * bottom counts the rows right of a threshold, missing ones included, and
+ * takes the left side as the rest (split.c). v, c: the sample's nd distinct
+ * values and their counts (nan missing ones besides, total rows in all);
+ * upper: the nb bins' bounds, as lgb_bounds placed them. */
+static int lgb_first_bin_most(const double *upper, int nb, const double *v, const int *c, int nd, long long nan,
+                              long long total) {
+  long long cnt[HB_MAX_BIN];
+  for (int b = 0; b < nb; b++) cnt[b] = 0;
+  long long zeros = 0;
+  int zb = -1, neg = 0;
+  for (int i = 0, b = 0; i < nd; i++) {
+    while (b < nb - 1 && v[i] > upper[b]) b++;
+    cnt[b] += c[i];
+    if (v[i] <= -HB_LGB_ZERO) neg = 1;
+    else if (v[i] <= HB_LGB_ZERO) { zeros += c[i]; zb = b; }
+  }
+  if (zeros == 0) zb = -1;
+  int best = -1;  /* nb: the missing values' bin */
+  long long most = -1;
+  for (int b = 0; b < nb; b++)
+    if (cnt[b] > most) { most = cnt[b]; best = b; }
+  if (nan > most) { most = nan; best = nb; }
+  const int zero_most = (zb >= 0 && best == zb) || (double)most / (double)total < 0.7;
+  return neg ? !zero_most && best == 0 : zero_most;
+}
+
 /* Place the numeric boundaries of feature f from the sample. */
 static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
                                 const sample_t *smp, int f, hb_binmapper_t *m,
                                 scratch_t *sc) {
   if (scratch_sample(sc, smp->n) != HB_OK) return HB_ERR_NOMEM;
   int n = 0, has_na;
-  long long zextra = 0;
+  long long zextra = 0, nan;
   if (in->csc) {
     const hb_csc_t *x = in->csc;
     int seen = 0;
@@ -430,6 +466,7 @@ static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
       if (!isnan(x->x[k])) sc->keys[n++] = dkey(x->x[k]);
     }
     zextra = smp->n - seen;
+    nan = seen - n;
     has_na = n < seen;
   } else {
     const hb_column_t *col = &in->cols[f];
@@ -437,6 +474,7 @@ static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
       double v = col_value(col, smp->all ? s : smp->rows[s]);
       if (!isnan(v)) sc->keys[n++] = dkey(v);
     }
+    nan = smp->n - n;
     has_na = n < smp->n;
   }
   radix_sort(sc->keys, sc->tmp, n);
@@ -450,6 +488,10 @@ static int build_numeric_mapper(const hb_input_t *in, const hb_binparams_t *bp,
   if (!m->upper) return HB_ERR_NOMEM;
   memcpy(m->upper, out, (size_t)nb * sizeof(double));
   m->default_bin = numeric_bin(m->upper, m->num_bin, 0.0);
+  /* LightGBM's missing type NaN, and how its scan from the bottom counts (split.c) */
+  m->missing = has_na;
+  m->count_right = bp->lgb_bins && lgb_first_bin_most(out, nb, sc->dv, sc->dc, nd, nan, smp->n);
+  m->na_alone_left = bp->lgb_bins && has_na && nd > 0 && sc->dv[0] > HB_LGB_ZERO;
   return HB_OK;
 }
 
@@ -673,7 +715,8 @@ static int store_feature(const hb_input_t *in, int c, int train, hb_binmapper_t 
     int nonempty = 0;
     for (int b = 0; b < m->num_bin; b++) nonempty += cnt[b] > 0;
     m->trivial = nonempty <= 1;
-    m->missing = cnt[m->num_bin - 1] > 0;
+    /* missing rows the binning sample missed still get both directions */
+    if (m->type == HB_FEAT_NUMERIC && cnt[m->num_bin - 1] > 0) m->missing = 1;
   }
   return HB_OK;
 }
@@ -1243,9 +1286,9 @@ static int dist_agree(const hb_dist_t *dist, int st) {
   return hb_dist_agree(dist, st, "to bin its rows");
 }
 
-/* Features that take one bin on every shard are trivial, and those with a
- * missing row on some shard have missing values, as on the concatenated
- * rows: bin counts summed over the shards. */
+/* Features that take one bin on every shard are trivial, and numeric ones
+ * with a missing row on some shard have missing values (store_feature), as
+ * on the concatenated rows: bin counts summed over the shards. */
 static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d, int nthreads) {
   int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
   int s = dist_agree(dist, cnt ? HB_OK : HB_ERR_NOMEM);
@@ -1269,7 +1312,7 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
       int nonempty = 0;
       for (int b = d->hist_offset[f]; b < d->hist_offset[f + 1]; b++) nonempty += cnt[b] > 0;
       d->mappers[f].trivial = nonempty <= 1;
-      d->mappers[f].missing = cnt[d->hist_offset[f + 1] - 1] > 0;
+      if (d->mappers[f].type == HB_FEAT_NUMERIC && cnt[d->hist_offset[f + 1] - 1] > 0) d->mappers[f].missing = 1;
     }
   hb_free(cnt);
   return s;

@@ -104,9 +104,15 @@ typedef struct {
   int type;           /* HB_FEAT_NUMERIC or HB_FEAT_CATEGORICAL */
   int num_bin;        /* value bins + 1; the missing bin is num_bin - 1 */
   int trivial;        /* 1 when no split is possible (one value bin and no missing seen) */
-  int missing;        /* 1 when training rows fell in the missing bin (numeric: LightGBM's missing
-                         type NaN, whose split search also scans with missing values right;
-                         split.c); set with trivial */
+  int missing;        /* numeric: 1 when the binning sample had missing values (LightGBM's missing
+                         type NaN: its split search also scans from the bottom, missing values
+                         right; split.c), or the training rows had (a sample can miss them) */
+  int count_right;    /* numeric: 1 when that scan counts the rows right of a threshold, missing
+                         ones included, and takes the left as the rest (LightGBM's most frequent
+                         bin is its first, dataset.c's lgb_first_bin_most); 0: counts the left */
+  int na_alone_left;  /* numeric: 1 when LightGBM's first bin is its zero bin left empty here (every
+                         sampled value above 0, some missing): its scan from the top then ends with
+                         the missing values alone on the left (split.c) */
   int default_bin;    /* the bin of 0.0 (numeric), of the most frequent level (a column's first
                          categorical feature) or the missing bin (its further ones); sparse
                          storage omits it */

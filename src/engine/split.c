@@ -140,7 +140,7 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   const double l2 = c->cfg->lambda_l2, cf = c->cnt_factor;
   double gl[HB_MAX_NUM_BIN], hl[HB_MAX_NUM_BIN], gm[HB_MAX_NUM_BIN], hm[HB_MAX_NUM_BIN];
   double gr[HB_MAX_NUM_BIN], gf[HB_MAX_NUM_BIN];
-  int nl[HB_MAX_NUM_BIN], nt[HB_MAX_NUM_BIN];
+  int nl[HB_MAX_NUM_BIN], nt[HB_MAX_NUM_BIN], nr[HB_MAX_NUM_BIN];
   const int n = c->tot.n, T = M - 1, na_n = hb_rule_count(na->h, cf);
   const int mono = c->con.mono ? c->con.mono[f] : 0;
   const int has_na = hb_rule_has_missing(na_n, na->h, c->tot.h);
@@ -167,23 +167,36 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   const int rt = c->extra ? extra_pick(c, f, T) : -1;
   const int bottom = m->missing;
   double g3 = -1.0;
+  const int *nb = nl;  /* the bottom scan's left rows */
   if (bottom) {
-    scan_gains(c, gl, hl, nl, T, l2, mono, gf);
+    if (m->count_right) {  /* counted from the right, the missing rows with them: n less both */
+      for (int t = 0; t < T; t++) nr[t] = hb_rule_bottom_scan_left(n, all, nl[t], na_n, 1);
+      nb = nr;
+    }
+    scan_gains(c, gl, hl, nb, T, l2, mono, gf);
     /* every value left, missing alone right */
-    if (has_na && rt < 0) g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, all, l2, c->parent_gain, mono);
+    if (has_na && rt < 0)
+      g3 = candidate(c, c->tot.g - na->g, c->tot.h - na->h, hb_rule_bottom_scan_all(n, all, na_n, m->count_right), l2,
+                     c->parent_gain, mono);
   }
   if (rt >= 0)
     for (int t = 0; t < T; t++)
       if (t != rt) gr[t] = gf[t] = -1.0;
+  /* the top scan's last where LightGBM's first bin is an empty zero bin: the
+   * missing rows alone left, the values counted (g3's partition, taken as g3's) */
+  const double gz = m->na_alone_left && has_na && rt < 0
+                        ? candidate(c, c->tot.g - na->g, c->tot.h - na->h, all, l2, c->parent_gain, mono)
+                        : -1.0;
   int bt, kind;
-  const double best_gain = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &bt, &kind);
+  const double best_gain = hb_scan_numeric_pick(gr, gz, bottom ? gf : NULL, g3, T, M, &bt, &kind);
   if (bt < 0 || !(best_gain > best->gain)) return;
-  const int left_n = kind == 0 ? nt[bt] : kind == 1 ? nl[bt] : all;
+  const int left_n = kind == 0 ? nt[bt] : kind == 1 ? nb[bt] : kind == 3 ? all
+                                                     : hb_rule_bottom_scan_all(n, all, na_n, m->count_right);
   best->feature = f;
   best->gain = best_gain;
   best->is_cat = 0;
   best->threshold_bin = bt;
-  best->default_left = kind == 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, n);
+  best->default_left = kind >= 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, n);
   hb_scan_numeric_bits(best->left_bins, bt, best->default_left, M);
   if (kind == 0) finish(c, best, gm[bt], hm[bt], left_n);
   else if (kind == 1) finish(c, best, gl[bt], hl[bt], left_n);

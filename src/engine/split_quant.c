@@ -164,8 +164,12 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     in[0] = it[0] = 0;
     numeric_prefix(c, h, T, ig, ih, in, dg, dh);
     const int all = (T > 0 ? in[T - 1] : 0) + hb_rule_count((double)h[T].h * c->sh, c->cnt_factor);
-    const int bottom = m->missing;
-    if (bottom) hb_split_gains_con(cfg, dg, dh, in, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gf);
+    const int bottom = m->missing, cr = m->count_right;
+    const int all_left = hb_rule_bottom_scan_all(c->n, all, na_n, cr);
+    int ib[HB_MAX_NUM_BIN];  /* the bottom scan's left rows */
+    ib[0] = 0;
+    for (int t = 0; t < T; t++) ib[t] = hb_rule_bottom_scan_left(c->n, all, in[t], na_n, cr);
+    if (bottom) hb_split_gains_con(cfg, dg, dh, ib, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gf);
     /* from the top: the missing bin left (its sums, when the leaf has any) */
     const int64_t tg = has_na ? na_g : 0, th = has_na ? na_h : 0;
     for (int t = 0; t < T; t++) {
@@ -176,12 +180,14 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     hb_split_gains_con(cfg, dg, dh, it, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gr);
     double g3 = -1.0;
     if (bottom && has_na)  /* every value left, missing alone right */
-      g3 = cand(c, c->G - na_g, c->H - na_h, all, l2, parent, mono);
+      g3 = cand(c, c->G - na_g, c->H - na_h, all_left, l2, parent, mono);
+    /* the top scan's last where LightGBM's first bin is an empty zero bin (split.c) */
+    const double gz = m->na_alone_left && has_na ? cand(c, c->G - na_g, c->H - na_h, all, l2, parent, mono) : -1.0;
     int bt, kind;
-    const double bgain = hb_scan_numeric_pick(gr, bottom ? gf : NULL, g3, T, M, &bt, &kind);
+    const double bgain = hb_scan_numeric_pick(gr, gz, bottom ? gf : NULL, g3, T, M, &bt, &kind);
     if (!(bgain > 0)) return;
-    const int left_n = kind == 0 ? it[bt] : kind == 1 ? in[bt] : all;
-    const int bdl = kind == 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, c->n);
+    const int left_n = kind == 0 ? it[bt] : kind == 1 ? ib[bt] : kind == 3 ? all : all_left;
+    const int bdl = kind >= 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, c->n);
     hb_scan_numeric_bits(bits, bt, bdl, M);
     if (kind == 0) take(c, f, bgain, 0, bt, bdl, bits, ig[bt] + tg, ih[bt] + th, left_n, best, olg, olh);
     else if (kind == 1) take(c, f, bgain, 0, bt, bdl, bits, ig[bt], ih[bt], left_n, best, olg, olh);

@@ -71,15 +71,32 @@ HB_RULE int hb_rule_has_missing(int na_n, double na_h, double H) {
  * FindBestThresholdSequentially): a scan from the top sends the missing bin
  * left and counts the right side, bin by bin, its left rows the leaf's n
  * less those; a scan from the bottom (only for a feature with missing
- * values in training) sends it right and counts the left side. The two
- * counts of one threshold can differ by the rounding of each bin's
- * estimate, and min_data_in_leaf takes whichever the scan made. */
+ * values in training) sends it right and counts the left side, or, where
+ * the feature's most frequent bin is its first, again the right side, the
+ * missing rows with it. The counts of one threshold can differ by the
+ * rounding of each bin's estimate, and min_data_in_leaf takes whichever
+ * the scan made. */
 
 /* The left rows of a threshold scanned from the top: n less the right
  * side's estimate, right = all_values - left_values (estimates summed bin
  * by bin over all value bins and over those <= the threshold). */
 HB_RULE int hb_rule_top_scan_left(int n, int all_values, int left_values) {
   return n - (all_values - left_values);
+}
+
+/* The left rows of a threshold scanned from the bottom: the estimate of
+ * the value bins <= the threshold (left_values), or, for a feature whose
+ * most frequent bin is LightGBM's first (count_right: its FeatureMetainfo
+ * offset 1, dataset.c), n less the right side's values and the missing
+ * rows (na), as that scan then counts. */
+HB_RULE int hb_rule_bottom_scan_left(int n, int all_values, int left_values, int na, int count_right) {
+  return count_right ? n - (all_values - left_values) - na : left_values;
+}
+
+/* The left rows of every value against the missing bin alone (the bottom
+ * scan's last threshold): hb_rule_bottom_scan_left with every value left. */
+HB_RULE int hb_rule_bottom_scan_all(int n, int all_values, int na, int count_right) {
+  return hb_rule_bottom_scan_left(n, all_values, all_values, na, count_right);
 }
 
 /* Whether the missing bin goes left, for a winner of the top scan

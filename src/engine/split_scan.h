@@ -46,20 +46,31 @@ static inline double hb_scan_max_gain(const double *g, int T, double m) {
  * bottom: each threshold with the missing bin on the right, gain gf[t],
  * whose left rows are the estimate of the bins <= t; last every value
  * left, the missing bin alone right, gain g3, as threshold M - 1. The first
- * scan keeps the highest of equal gains; the second wins only with a
- * strictly larger gain, its lowest threshold first. Returns the winner's
- * gain, <= 0 when none is valid (valid gains are > 0); *bt its threshold,
- * *kind 0 (gr), 1 (gf) or 2 (g3). Found as the largest gains (no branch a
+ * scan ends, where LightGBM's first bin is an empty zero bin, with the
+ * missing bin alone on the left, gain gz (-1 elsewhere): the partition of
+ * g3, taken as g3's (threshold M - 1, values left). The first scan keeps
+ * the highest of equal gains; the second wins only with a strictly larger
+ * gain, its lowest threshold first. Returns the winner's gain, <= 0 when
+ * none is valid (valid gains are > 0); *bt its threshold, *kind 0 (gr), 1
+ * (gf), 2 (g3) or 3 (gz). Found as the largest gains (no branch a
  * candidate: a scan's gains rise and fall, and a running comparison
  * mispredicted about half of this search's time), then the candidate equal
  * to them. */
-static inline double hb_scan_numeric_pick(const double *gr, const double *gf, double g3, int T, int M, int *bt,
-                                          int *kind) {
-  const double br = hb_scan_max_gain(gr, T, 0.0);
+static inline double hb_scan_numeric_pick(const double *gr, double gz, const double *gf, double g3, int T, int M,
+                                          int *bt, int *kind) {
+  double br = hb_scan_max_gain(gr, T, 0.0);
   double bf = gf ? hb_scan_max_gain(gf, T, 0.0) : 0.0;
   if (gf && g3 > bf) bf = g3;
   *bt = -1;
   *kind = 0;
+  if (gz > br) {  /* the first scan's last: the missing values alone left */
+    br = gz;
+    if (!(bf > br)) {
+      *bt = M - 1;
+      *kind = 3;
+      return gz;
+    }
+  }
   if (bf > br) {  /* the second scan's */
     *kind = 1;
     for (int t = 0; t < T; t++)

@@ -202,8 +202,11 @@ ref_params <- function(...) {
 # >= 3 rows, fewer than 255 values). A numeric threshold is scanned as
 # LightGBM scans it: with the missing rows left, its left count is n less the
 # estimates of the values right of it; in a column with NAs, also with them
-# right, its left count the estimates of its values; "all values vs
-# missing" counts the values side by their estimates; a
+# right, its left count the estimates of its values (or, where
+# ref_count_right(), n less those of the values right of it and of the
+# NAs); "all values vs missing" counts the values side by their estimates
+# (or as n less the NAs'), and once more by their estimates where every
+# value is above 0 (LightGBM's top scan ending with the NAs alone left); a
 # category subset's left count is the sum of its estimates, and a category
 # takes part only if its estimate is >= max(1, min_data_per_group).
 # Returns list(feature, gain, left (logical over `rows`), second) where
@@ -267,13 +270,19 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
       # values above; from the bottom (a column with NAs in training), missing rows right, the
       # left side's values counted
       nan_type <- anyNA(X[[j]])
+      cr <- ref_count_right(X[[j]])
       for (t in seq_len(length(vals) - 1)) {
         le <- !miss & x <= vals[t]
         nL <- sum(nv[seq_len(t)])
         cands[[length(cands) + 1]] <- consider(j, le | miss, l2, n - sum(nv[-seq_len(t)]))
-        if (nan_type) cands[[length(cands) + 1]] <- consider(j, le, l2, nL)
+        if (nan_type) cands[[length(cands) + 1]] <- consider(j, le, l2, if (cr) n - sum(nv[-seq_len(t)]) - nm else nL)
       }
-      if (any(miss) && length(vals) >= 1) cands[[length(cands) + 1]] <- consider(j, !miss, l2, sum(nv))
+      if (any(miss) && length(vals) >= 1) {
+        cands[[length(cands) + 1]] <- consider(j, !miss, l2, if (cr) n - nm else sum(nv))
+        # every value above zero: LightGBM's first bin is an empty zero bin, and its top scan ends
+        # with the NAs alone left, the values counted
+        if (all(X[[j]] > .REF_LGB_ZERO, na.rm = TRUE)) cands[[length(cands) + 1]] <- consider(j, !miss, l2, sum(nv))
+      }
     }
   }
   cands <- Filter(Negate(is.null), cands)
@@ -284,6 +293,29 @@ ref_bruteforce_split <- function(X, g, h, params, rows = seq_along(g),
   other <- gains[keys != b$key]
   list(feature = b$feature, gain = b$gain, left = b$left,
        second = if (length(other)) max(other) else -Inf)
+}
+
+# LightGBM's zero (kZeroThreshold, a float): values in (-it, it] are 0 to its binning.
+.REF_LGB_ZERO <- 1.0000000180025095e-35
+
+# Whether LightGBM's most frequent bin of numeric column x (each distinct
+# value a bin of its own, NAs a last bin) is its first, as its
+# BinMapper::FindBin decides: the bin holding most rows (the first of equal
+# ones, in the order negatives, the zero bin (kept even empty), positives,
+# NAs) stays the most frequent when it is the zero bin or holds 70% of the
+# rows; else the zero bin is. Its first bin is the lowest negative value's,
+# or the zero bin. Then its scan from the bottom counts the rows right of a
+# threshold, NAs included (split_rules.h's hb_rule_bottom_scan_left).
+ref_count_right <- function(x) {
+  z <- .REF_LGB_ZERO
+  v <- x[!is.na(x)]
+  zeros <- sum(v > -z & v <= z)
+  neg <- table(v[v <= -z]); pos <- table(v[v > z])
+  cnt <- c(as.vector(neg), zeros, as.vector(pos), sum(is.na(x)))
+  best <- which.max(cnt)
+  zb <- length(neg) + 1L
+  zero_most <- best == zb || cnt[best] / length(x) < 0.7
+  if (length(neg)) !zero_most && best == 1L else zero_most
 }
 
 # ---- reference (b): greedy leaf-wise grower mirroring ALGORITHM.md ----------

@@ -179,15 +179,20 @@ test_that("small leaves are split where lightgbm splits them: its two scans coun
   # lightgbm estimates a side's rows from hessian sums, bin by bin, and scans each numeric feature
   # twice: from the top with missing values left, counting the right side (the left is n less it),
   # and, for a feature with NAs in training, from the bottom with them right, counting the left
-  # side. Where hessians vary, the two counts of one threshold differ by rounding, and
-  # min_data_in_leaf decides which thresholds each scan can take. A random init_score makes every
-  # gradient and hessian differ (no two candidates tie), so the trees must match: the same rows in
-  # every leaf, so the same raw scores on the training rows, with and without NAs.
+  # side, or the right side with the NAs where its most frequent bin is its first (as for positive
+  # values, whose first bin is an empty zero bin: the top scan then ends with the NAs alone left).
+  # Where hessians vary, the counts of one threshold differ by rounding, and min_data_in_leaf
+  # decides which thresholds each scan can take. A random init_score makes every gradient and
+  # hessian differ (no two candidates tie), so the trees must match: the same rows in every leaf,
+  # so the same raw scores on the training rows, with and without NAs, for values of both signs
+  # and for positive ones.
   n <- 300L; p <- 4L
-  for (na in c(0, 0.1)) {
-    for (s in 1:8) {
+  for (case in c("both signs", "both signs, NAs", "positive, NAs")) {
+    na <- if (grepl("NAs", case)) 0.1 else 0
+    for (s in 1:6) {
       set.seed(s)
       x <- matrix(rnorm(n * p), n, p, dimnames = list(NULL, paste0("x", 1:p)))
+      if (startsWith(case, "positive")) x <- exp(x)
       if (na > 0) x[sample(n * p, n * p * na)] <- NA
       y <- rbinom(n, 1, plogis(2 * ifelse(is.na(x[, 1]), 0.8, sin(2 * x[, 1]))))
       off <- rnorm(n)
@@ -197,7 +202,31 @@ test_that("small leaves are split where lightgbm splits them: its two scans coun
                                      min_data_in_leaf = 5L, num_threads = 1L, verbose = -1L, deterministic = TRUE),
                                 lightgbm::lgb.Dataset(x, label = y, init_score = off), nrounds = 5L, verbose = -1L)
       expect_equal(predict(hb, x, type = "raw"), predict(lg, x, type = "raw"), tolerance = 1e-7,
-                   label = sprintf("raw scores, NA share %g, seed %d", na, s))
+                   label = sprintf("raw scores, %s, seed %d", case, s))
     }
+  }
+})
+
+test_that("on survival::pbc (factors, an ordered factor, NAs in 12 columns) the trees are lightgbm's", {
+  skip_if_not_installed("survival")
+  d <- survival::pbc
+  x <- d[, setdiff(names(d), c("id", "status"))]
+  x$trt <- factor(x$trt)
+  x$edema <- factor(x$edema)
+  x$stage <- factor(x$stage, levels = 1:4, ordered = TRUE)
+  y <- factor(d$status)
+  # lightgbm: factors as 0-based codes, categorical; the ordered factor as its codes (histboost's
+  # ordered_factors = "ordinal" splits on the level order)
+  m <- sapply(x, function(v) if (is.factor(v)) as.integer(v) - 1 else as.numeric(v))
+  cats <- which(vapply(x, function(v) is.factor(v) && !is.ordered(v), TRUE))
+  hb <- histboost(x, y, nrounds = 6L, learning_rate = 0.05, num_leaves = 15L, min_data_in_leaf = 5L, nthreads = 1L,
+                  verbose = 0L)
+  lg <- lightgbm::lgb.train(list(objective = "multiclass", num_class = 3L, num_leaves = 15L, learning_rate = 0.05,
+                                 min_data_in_leaf = 5L, num_threads = 1L, verbose = -1L, deterministic = TRUE),
+                            lightgbm::lgb.Dataset(m, label = as.integer(y) - 1L, categorical_feature = cats),
+                            nrounds = 6L, verbose = -1L)
+  for (k in c(1L, 3L, 6L)) {
+    expect_equal(unname(predict(hb, x, type = "raw", iteration = k)), unname(predict(lg, m, type = "raw", num_iteration = k)),
+                 tolerance = 1e-6, label = sprintf("raw scores after %d rounds", k))
   }
 })
