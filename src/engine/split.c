@@ -145,7 +145,7 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   const int mono = c->con.mono ? c->con.mono[f] : 0;
   const int has_na = hb_rule_has_missing(na_n, na->h, c->tot.h);
   gl[0] = hl[0] = gm[0] = hm[0] = 0;   /* T may be 0: nothing is read then, but compilers cannot tell */
-  nl[0] = nt[0] = 0;
+  nl[0] = nt[0] = nr[0] = 0;
   int all = 0;  /* every value bin's estimated rows */
   {
     double sg = 0, sh = 0;
