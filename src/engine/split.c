@@ -155,13 +155,18 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
     }
     if (T >= 0) all += hb_rule_count(h[T].h, cf);
   }
-  /* from the top: the missing bin left (its sums, when the leaf has any) */
-  for (int t = 0; t < T; t++) {
-    gm[t] = has_na ? gl[t] + na->g : gl[t];
-    hm[t] = has_na ? hl[t] + na->h : hl[t];
-    nt[t] = hb_rule_top_scan_left(n, all, nl[t]);
+  /* from the top: the missing bin left (its sums, when the leaf has any;
+   * without, the left sums are the value bins' alone) */
+  const double *gt = gl, *ht = hl;
+  if (has_na) {
+    for (int t = 0; t < T; t++) {
+      gm[t] = gl[t] + na->g;
+      hm[t] = hl[t] + na->h;
+    }
+    gt = gm; ht = hm;
   }
-  scan_gains(c, gm, hm, nt, T, l2, mono, gr);
+  for (int t = 0; t < T; t++) nt[t] = hb_rule_top_scan_left(n, all, nl[t]);
+  scan_gains(c, gt, ht, nt, T, l2, mono, gr);
   /* extra_trees: only threshold rt (of 0..M-2) is a candidate in either
    * scan, never every value alone (LightGBM's rule: one draw in [0, num_bin - 2)) */
   const int rt = c->extra ? extra_pick(c, f, T) : -1;
@@ -198,7 +203,7 @@ static void scan_numeric(const scan_ctx *c, int f, const hb_binmapper_t *m,
   best->threshold_bin = bt;
   best->default_left = kind >= 2 ? 0 : hb_rule_missing_left(kind == 0, has_na, left_n, n);
   hb_scan_numeric_bits(best->left_bins, bt, best->default_left, M);
-  if (kind == 0) finish(c, best, gm[bt], hm[bt], left_n);
+  if (kind == 0) finish(c, best, gt[bt], ht[bt], left_n);
   else if (kind == 1) finish(c, best, gl[bt], hl[bt], left_n);
   else finish(c, best, c->tot.g - na->g, c->tot.h - na->h, left_n);
 }

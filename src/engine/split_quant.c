@@ -166,17 +166,21 @@ void hb_qsplit_feature(const hb_qsplit_leaf_t *c, const hb_dataset_t *d, const h
     const int all = (T > 0 ? in[T - 1] : 0) + hb_rule_count((double)h[T].h * c->sh, c->cnt_factor);
     const int bottom = m->missing, cr = m->count_right;
     const int all_left = hb_rule_bottom_scan_all(c->n, all, na_n, cr);
-    int ib[HB_MAX_NUM_BIN];  /* the bottom scan's left rows */
+    int ib[HB_MAX_NUM_BIN];  /* the bottom scan's left rows (only a feature with missing values has that scan) */
     ib[0] = 0;
-    for (int t = 0; t < T; t++) ib[t] = hb_rule_bottom_scan_left(c->n, all, in[t], na_n, cr);
-    if (bottom) hb_split_gains_con(cfg, dg, dh, ib, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gf);
-    /* from the top: the missing bin left (its sums, when the leaf has any) */
-    const int64_t tg = has_na ? na_g : 0, th = has_na ? na_h : 0;
-    for (int t = 0; t < T; t++) {
-      dg[t] = (double)(ig[t] + tg) * c->sg;
-      dh[t] = (double)(ih[t] + th) * c->sh;
-      it[t] = hb_rule_top_scan_left(c->n, all, in[t]);
+    if (bottom) {
+      for (int t = 0; t < T; t++) ib[t] = hb_rule_bottom_scan_left(c->n, all, in[t], na_n, cr);
+      hb_split_gains_con(cfg, dg, dh, ib, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gf);
     }
+    /* from the top: the missing bin left (its sums, when the leaf has any;
+     * without, the left sums are the value bins' alone, dg and dh as they are) */
+    const int64_t tg = has_na ? na_g : 0, th = has_na ? na_h : 0;
+    if (has_na)
+      for (int t = 0; t < T; t++) {
+        dg[t] = (double)(ig[t] + tg) * c->sg;
+        dh[t] = (double)(ih[t] + th) * c->sh;
+      }
+    for (int t = 0; t < T; t++) it[t] = hb_rule_top_scan_left(c->n, all, in[t]);
     hb_split_gains_con(cfg, dg, dh, it, T, c->Gd, c->Hd, c->n, l2, parent, c->min_gain, &c->con, mono, gr);
     double g3 = -1.0;
     if (bottom && has_na)  /* every value left, missing alone right */
