@@ -147,7 +147,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   # binning): an error names the argument, not a fold; a level a fold lacks is still said by that fold
   all_rows <- args
   all_rows[c("x", "y", "weights", "init_score", "group")] <- list(x, y, weights, init_score, grp$codes)
-  suppressWarnings(.hb_setup(all_rows, max_bin_given = "max_bin" %in% names(dots),
+  suppressWarnings(.hb_setup(all_rows, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
                              ordered_given = "ordered_factors" %in% names(dots), check_only = TRUE))
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
@@ -213,7 +213,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
     # the data and parameters passed the check above: what fails here is the fold's own
-    runs[[k]] <- tryCatch(.hb_setup(a, max_bin_given = "max_bin" %in% names(dots),
+    runs[[k]] <- tryCatch(.hb_setup(a, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
                                     ordered_given = "ordered_factors" %in% names(dots)),
                           histboost_error_input = function(e) {
                             msg <- conditionMessage(e)

@@ -560,17 +560,17 @@
 #' @param weights `NULL` or non-negative row weights.
 #' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
 #'   take one of them when there are any). Bins are placed as LightGBM
-#'   places them, from a sample of up to 200,000 rows, so that the same rows
+#'   places them, from a sample of up to `bin_sample_rows` rows, so that the same rows
 #'   share a bin in both: negative values, 0 (with anything within 1e-35 of
 #'   it) and positive values apart, 0 alone; on each side, values few enough
 #'   for the side's share of bins are merged in increasing order until a bin
-#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`; a side's last bin
+#'   holds `min_data_in_bin` sampled rows (a side's last bin
 #'   may hold fewer), so that small data are not split between single rows;
 #'   more values get bins of about equal rows, a value as frequent as an
 #'   average bin alone. (LightGBM's empty zero bin, when no value is 0, is
 #'   left out.) A factor's levels
 #'   get bins as LightGBM gives them: most rows first; past the first two, a
-#'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
+#'   level of fewer than `min_data_in_bin` rows and every rarer
 #'   one share the missing bin with `NA`, as does the rarest level once the
 #'   others hold 99% of the non-missing rows (so a small table's rare levels
 #'   do not make a 3-level factor a many-vs-many one). A factor with more
@@ -579,6 +579,22 @@
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels. Ignored with a
 #'   `reference` (its bins are used).
+#' @param min_data_in_bin The fewest sampled rows a numeric feature's bin
+#'   holds (its side's last bin apart), and a factor's level needs, past its
+#'   two most frequent, to keep a bin of its own (counted over all rows);
+#'   a whole number >= 1, 3 by default (LightGBM's `min_data_in_bin`, the
+#'   name `params` also takes). 1 gives a bin to every value while there are
+#'   at most `max_bin`, as exact split search on small data needs; larger
+#'   values make fewer, fuller bins. Ordered factors binned as numbers
+#'   (`ordered_factors = "ordinal"`) follow the numeric rule. Ignored with a
+#'   `reference`.
+#' @param bin_sample_rows The rows sampled (reproducibly, the same rows for
+#'   the same data) to place numeric bin boundaries: a whole number >= 1,
+#'   200,000 by default (LightGBM's `bin_construct_sample_cnt`, also taken
+#'   by `params`, as is `subsample_for_bin`). Every row is used when there
+#'   are no more; more rows give boundaries closer to the full data's
+#'   quantiles and cost binning time. Factor levels are always counted over
+#'   every row. Ignored with a `reference`.
 #' @param init_score `NULL`, or each row's starting raw score (an offset, on
 #'   the scale of the raw prediction: log for poisson, gamma and tweedie,
 #'   log-odds for binary): a numeric vector, or for a multiclass model a
@@ -630,7 +646,7 @@
 #'   when `x` had no column names: a dataset binned with it as `reference`
 #'   then matches columns by position), `feature_types`, `feature_levels`,
 #'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
-#'   `max_bin`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
+#'   `max_bin`, `min_data_in_bin`, `bin_sample_rows`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
 #' @examples
 #' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
@@ -641,9 +657,9 @@
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
                        nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal",
-                       distributed = "no", device = "cpu", ...) {
+                       distributed = "no", device = "cpu", min_data_in_bin = 3L, bin_sample_rows = 200000L, ...) {
   .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
-                              "ordered_factors", "distributed", "device"),
+                              "ordered_factors", "distributed", "device", "min_data_in_bin", "bin_sample_rows"),
                  "hb_dataset")
   device <- .hb_device(.hb_choice(device, c("cpu", "cuda", "auto"), "device"))
   distributed <- .hb_distributed(distributed)
@@ -655,28 +671,54 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     .hb_abort("`ordered_factors` must not be given with a `reference`: the reference dataset's columns ",
               "decide how each factor is split.")
   }
-  if (!is.null(reference) && !missing(max_bin)) {
+  binning <- list(max_bin = max_bin, min_data_in_bin = min_data_in_bin, bin_sample_rows = bin_sample_rows)
+  if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
-    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
-    if (max_bin != reference$max_bin) {
-      .hb_abort("`max_bin` (", max_bin, ") differs from the reference dataset's (", reference$max_bin,
-                "); a dataset with a reference reuses its bins.")
+    given <- c("max_bin", "min_data_in_bin", "bin_sample_rows")[c(!missing(max_bin), !missing(min_data_in_bin),
+                                                                  !missing(bin_sample_rows))]
+    .hb_binning_same(binning, given, reference, "reference", "; a dataset with a reference reuses its bins.")
+  }
+  .hb_dataset_build(x, y, weights, binning, reference, nthreads, init_score = init_score, group = group,
+                    ordered = .hb_ordered_choice(ordered_factors), distributed = distributed, device = device)
+}
+
+# The binning parameters (hb_dataset()'s and histboost()'s max_bin,
+# min_data_in_bin and bin_sample_rows, a list with those names; NULL or a
+# missing element: the default), checked: the same list of integers.
+.hb_binning <- function(b) {
+  list(max_bin = .hb_number(b$max_bin %||% 255L, "max_bin", integer = TRUE, lower = 2, upper = 255),
+       min_data_in_bin = .hb_number(b$min_data_in_bin %||% 3L, "min_data_in_bin", integer = TRUE, lower = 1),
+       bin_sample_rows = .hb_number(b$bin_sample_rows %||% 200000L, "bin_sample_rows", integer = TRUE, lower = 1))
+}
+
+# The binning parameters a dataset `d` was made with (those of a dataset
+# from before they were recorded: the defaults).
+.hb_binning_of <- function(d) .hb_binning(d[c("max_bin", "min_data_in_bin", "bin_sample_rows")])
+
+# Those of `given` (names of .hb_binning()'s) among `binning` must be the
+# dataset d's (`what` names it): a classed error naming the first that differs.
+.hb_binning_same <- function(binning, given, d, what, why) {
+  if (!length(given)) return(invisible(TRUE))
+  have <- .hb_binning_of(d)
+  want <- .hb_binning(binning)
+  for (nm in given) {
+    if (!identical(want[[nm]], have[[nm]])) {
+      .hb_abort("`", nm, "` (", want[[nm]], ") differs from the ", what, " dataset's (", have[[nm]], ")", why)
     }
   }
-  .hb_dataset_build(x, y, weights, max_bin, reference, nthreads, init_score = init_score, group = group,
-                    ordered = .hb_ordered_choice(ordered_factors), distributed = distributed, device = device)
+  invisible(TRUE)
 }
 
 # The work of hb_dataset(), with argument names for messages; `source` names
 # the reference in messages (see .hb_features_like); `device` ("cpu" or
 # "cuda", resolved) bins the rows there.
-.hb_dataset_build <- function(x, y, weights, max_bin, reference, nthreads,
+.hb_dataset_build <- function(x, y, weights, binning, reference, nthreads,
                               arg = "x", yarg = "y", warg = "weights", source = "reference",
                               init_score = NULL, iarg = "init_score", group = NULL, ordered = "ordinal",
                               distributed = "no", device = "cpu", check_only = FALSE) {
   nthreads <- .hb_nthreads(nthreads)
   if (distributed == "mpi") {
-    return(.hb_dataset_build_mpi(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
+    return(.hb_dataset_build_mpi(x, y, weights, binning, reference, nthreads, arg, yarg, warg, source,
                                  init_score, iarg, group, ordered, device))
   }
   if (!is.null(reference)) {
@@ -684,9 +726,9 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feat <- .hb_features_of_reference(x, reference, arg, source)
     lab <- if (!is.null(y)) .hb_label_like(y, feat$nrow, reference$label_info, yarg)
     label_info <- reference$label_info
-    max_bin <- reference$max_bin
+    binning <- .hb_binning_of(reference)
   } else {
-    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+    binning <- .hb_binning(binning)
     feat <- .hb_features(x, arg, ordered = ordered)
     lab <- .hb_label(y, feat$nrow, yarg)
     label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
@@ -695,22 +737,23 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
   grp <- .hb_group(group, feat$nrow, "group", arg)
   # check_only: the data checked, not binned (an object without its native data set, to read only)
-  if (check_only) return(.hb_dataset_object(NULL, feat, lab, label_info, w, init_score, max_bin, grp, reference))
-  ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, max_bin, nthreads,
+  if (check_only) return(.hb_dataset_object(NULL, feat, lab, label_info, w, init_score, binning, grp, reference))
+  ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, as.integer(unlist(binning)), nthreads,
                if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
-  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference)
+  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, binning, grp, reference)
 }
 
 # The hb_dataset object around a native data set `ptr` (local or, with
 # distributed = "mpi", this process's shard).
-.hb_dataset_object <- function(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference,
+.hb_dataset_object <- function(ptr, feat, lab, label_info, w, init_score, binning, grp, reference,
                                distributed = NULL) {
   structure(c(list(
     ptr = ptr, nrow = feat$nrow, ncol = length(feat$names), feature_names = feat$names,
     feature_names_generated = isTRUE(feat$generated),
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
-    max_bin = max_bin, group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
+    max_bin = binning$max_bin, min_data_in_bin = binning$min_data_in_bin, bin_sample_rows = binning$bin_sample_rows,
+    group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   )), class = "hb_dataset")
 }
@@ -719,10 +762,13 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
 # (distributed.R): the shards agree on columns, levels and classes, each
 # checks its own rows (a failure anywhere fails everywhere), then the engine
 # bins them with boundaries agreed over all shards.
-.hb_dataset_build_mpi <- function(x, y, weights, max_bin, reference, nthreads, arg, yarg, warg, source,
+.hb_dataset_build_mpi <- function(x, y, weights, binning, reference, nthreads, arg, yarg, warg, source,
                                   init_score, iarg, group, ordered, device = "cpu") {
   if (is.null(reference)) {
-    max_bin <- .hb_number(max_bin, "max_bin", integer = TRUE, lower = 2, upper = 255)
+    # every shard's boundaries come from one sample: one set of binning parameters
+    # (checked on every process at once, so that none waits alone)
+    binning <- .hb_dist_try(.hb_binning(binning))
+    .hb_dist_same_params(binning, "hb_dataset() (or histboost())")
     al <- .hb_dist_align(x, y, arg, yarg)
     x <- al$x
     y <- al$y
@@ -756,14 +802,14 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feat <- local$feat
     lab <- local$lab
     label_info <- reference$label_info
-    max_bin <- reference$max_bin
+    binning <- .hb_binning_of(reference)
   }
   w <- local$w
   init_score <- local$init_score
   grp <- .hb_group_dist(group, feat$nrow, "group", arg)
-  ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, max_bin, nthreads,
+  ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, as.integer(unlist(binning)), nthreads,
                if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
-  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, max_bin, grp, reference, distributed = "mpi")
+  .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, binning, grp, reference, distributed = "mpi")
 }
 
 #' @method print hb_dataset

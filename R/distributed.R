@@ -222,11 +222,11 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 .hb_mpi_bcast <- function(obj) .hb_mpi_allgather(obj)[[1L]]
 
 # Every process must train with the same arguments: a digest compared.
-.hb_dist_same_params <- function(p) {
+.hb_dist_same_params <- function(p, fun = "histboost()") {
   all <- .hb_mpi_allgather(serialize(p, NULL, xdr = FALSE))
   bad <- which(!vapply(all, identical, NA, all[[1L]]))
   if (length(bad)) {
-    .hb_abort("every process must call histboost() with the same arguments, but process ", bad[1L] - 1L,
+    .hb_abort("every process must call ", fun, " with the same arguments, but process ", bad[1L] - 1L,
               " (MPI rank ", bad[1L] - 1L, ") passed different ones than process 0.")
   }
   invisible(TRUE)

@@ -26,6 +26,13 @@
     r.refit_leaves = as.character(!isFALSE(r_params$refit_leaves)),
     r.package_version = as.character(utils::packageVersion("histboost"))
   )
+  # the other binning parameters: only when not the default, so that other models' text is unchanged
+  if (!is.null(r_params$min_data_in_bin) && r_params$min_data_in_bin != 3L) {
+    meta[["r.min_data_in_bin"]] <- as.character(r_params$min_data_in_bin)
+  }
+  if (!is.null(r_params$bin_sample_rows) && r_params$bin_sample_rows != 200000L) {
+    meta[["r.bin_sample_rows"]] <- as.character(r_params$bin_sample_rows)
+  }
   if (!is.null(r_params$early_stopping_rounds)) {
     meta[["r.early_stopping_rounds"]] <- as.character(r_params$early_stopping_rounds)
   }
@@ -164,6 +171,8 @@
     min_data_in_leaf = cfg$min_data_in_leaf, min_sum_hessian_in_leaf = cfg$min_sum_hessian_in_leaf,
     lambda_l1 = cfg$lambda_l1, lambda_l2 = cfg$lambda_l2, min_gain_to_split = cfg$min_gain_to_split,
     max_bin = .hb_meta_value(meta, "r.max_bin", .hb_meta_int),
+    min_data_in_bin = .hb_meta_value(meta, "r.min_data_in_bin", .hb_meta_int) %||% 3L,
+    bin_sample_rows = .hb_meta_value(meta, "r.bin_sample_rows", .hb_meta_int) %||% 200000L,
     max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
     min_data_per_group = cfg$min_data_per_group, max_cat_to_onehot = cfg$max_cat_to_onehot,
     bagging_fraction = cfg$bagging_fraction,

@@ -169,6 +169,8 @@
 .HB_RPARAMS <- list(
   nrounds = list(aliases = c("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds", "num_boost_round", "n_estimators", "max_iter"), doc = "boosting rounds"),
   max_bin = list(aliases = "max_bins", doc = "most bins per numeric feature, 2 to 255"),
+  min_data_in_bin = list(aliases = character(0), doc = "fewest sampled rows a numeric bin holds, and a factor level needs for a bin of its own"),
+  bin_sample_rows = list(aliases = c("bin_construct_sample_cnt", "subsample_for_bin"), doc = "rows sampled to place numeric bin boundaries"),
   boosting = list(aliases = c("boosting_type", "boost", "booster"), doc = "gbdt or rf"),
   eval_metric = list(aliases = c("metric", "metrics", "metric_types"), doc = "metrics logged on the validation sets"),
   early_stopping_rounds = list(aliases = c("early_stopping_round", "early_stopping", "n_iter_no_change"), doc = "stop when the watched metric has not improved for this many rounds"),
@@ -194,11 +196,12 @@ normalize_type = "xgboost_dart_mode", sample_type = "uniform_drop", extra_tree =
 colsample_bynode = "feature_fraction_bynode", max_tree_output = "max_delta_step", max_leaf_output = "max_delta_step", 
 num_iterations = "nrounds", num_iteration = "nrounds", n_iter = "nrounds", num_tree = "nrounds", num_trees = "nrounds", 
 num_round = "nrounds", num_rounds = "nrounds", num_boost_round = "nrounds", n_estimators = "nrounds", 
-max_iter = "nrounds", max_bins = "max_bin", boosting_type = "boosting", boost = "boosting", booster = "boosting", 
-metric = "eval_metric", metrics = "eval_metric", metric_types = "eval_metric", early_stopping_round = "early_stopping_rounds", 
-early_stopping = "early_stopping_rounds", n_iter_no_change = "early_stopping_rounds", ndcg_eval_at = "eval_at", 
-ndcg_at = "eval_at", map_eval_at = "eval_at", map_at = "eval_at", mc = "monotone_constraints", monotone_constraint = "monotone_constraints", 
-verbosity = "verbose", unbalance = "is_unbalance", unbalanced_sets = "is_unbalance")
+max_iter = "nrounds", max_bins = "max_bin", bin_construct_sample_cnt = "bin_sample_rows", subsample_for_bin = "bin_sample_rows", 
+boosting_type = "boosting", boost = "boosting", booster = "boosting", metric = "eval_metric", metrics = "eval_metric", 
+metric_types = "eval_metric", early_stopping_round = "early_stopping_rounds", early_stopping = "early_stopping_rounds", 
+n_iter_no_change = "early_stopping_rounds", ndcg_eval_at = "eval_at", ndcg_at = "eval_at", map_eval_at = "eval_at", 
+map_at = "eval_at", mc = "monotone_constraints", monotone_constraint = "monotone_constraints", verbosity = "verbose", 
+unbalance = "is_unbalance", unbalanced_sets = "is_unbalance")
 
 # codes.def: the codes R hands to C (an entry's code is its position, from 0).
 .HB_OBJECTIVES <- structure(0:15, names = c("regression", "binary", "multiclass", "poisson", "gamma", "tweedie", "huber", 

@@ -30,7 +30,7 @@
 .HB_TRAIN_ARGS <- c(
   "x", "y", "weights", "init_score", "init_model", "nrounds", "objective", "learning_rate", "num_leaves",
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
-  "max_bin", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
+  "max_bin", "min_data_in_bin", "bin_sample_rows", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
   "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
@@ -42,6 +42,8 @@
   "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "exact_sums",
   "distributed", "gpu_column_copy"
 )
+# The binning parameters (hb_dataset()'s too; an hb_dataset fixes them).
+.HB_BIN_ARGS <- c("max_bin", "min_data_in_bin", "bin_sample_rows")
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks",
                    "distributed")
@@ -266,17 +268,17 @@ histboost <- function(x, ...) {
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
 #' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
 #'   take one of them when there are any). Bins are placed as LightGBM
-#'   places them, from a sample of up to 200,000 rows, so that the same rows
+#'   places them, from a sample of up to `bin_sample_rows` rows, so that the same rows
 #'   share a bin in both: negative values, 0 (with anything within 1e-35 of
 #'   it) and positive values apart, 0 alone; on each side, values few enough
 #'   for the side's share of bins are merged in increasing order until a bin
-#'   holds 3 sampled rows (LightGBM's `min_data_in_bin`; a side's last bin
+#'   holds `min_data_in_bin` sampled rows (a side's last bin
 #'   may hold fewer), so that small data are not split between single rows;
 #'   more values get bins of about equal rows, a value as frequent as an
 #'   average bin alone. (LightGBM's empty zero bin, when no value is 0, is
 #'   left out.) A factor's levels
 #'   get bins as LightGBM gives them: most rows first; past the first two, a
-#'   level of fewer than 3 rows (LightGBM's `min_data_in_bin`) and every rarer
+#'   level of fewer than `min_data_in_bin` rows and every rarer
 #'   one share the missing bin with `NA`, as does the rarest level once the
 #'   others hold 99% of the non-missing rows (so a small table's rare levels
 #'   do not make a 3-level factor a many-vs-many one). A factor with more
@@ -284,6 +286,11 @@ histboost <- function(x, ...) {
 #'   its rows (up to 64 x `max_bin`): its levels are binned `max_bin` at a time
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels.
+#' @param min_data_in_bin,bin_sample_rows The fewest sampled rows a numeric
+#'   bin holds (and a factor's level needs to keep a bin of its own), 3 by
+#'   default; and the rows sampled to place the bins, 200,000 by default
+#'   (LightGBM's `min_data_in_bin` and `bin_construct_sample_cnt`, names that
+#'   `params` takes): see [hb_dataset()]. Fixed by an hb_dataset `x`.
 #' @param max_cat_threshold Most categories on the scanned side of a
 #'   many-vs-many categorical split (at most half the categories scanned).
 #' @param cat_smooth In a many-vs-many categorical split, the fewest rows a
@@ -726,7 +733,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
-                              max_bin = 255L, max_cat_threshold = 32L, cat_smooth = 10,
+                              max_bin = 255L, min_data_in_bin = 3L, bin_sample_rows = 200000L,
+                              max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
                               bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
@@ -756,7 +764,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   resolved <- .hb_params_resolve(params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
   args <- .hb_params_merge(args, resolved, names(call)[-1L])
   args$params <- NULL
-  tr <- .hb_setup(args, max_bin_given = !missing(max_bin) || "max_bin" %in% names(resolved),
+  bin_given <- union(.HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows))],
+                     intersect(.HB_BIN_ARGS, names(resolved)))
+  tr <- .hb_setup(args, bin_given = bin_given,
                   ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
   callbacks <- .hb_callbacks(args$callbacks)
@@ -793,8 +803,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 }
 
 # Everything histboost() does before its first round, from the values of its
-# arguments (a named list `a`; max_bin_given, ordered_given: whether max_bin
-# and ordered_factors were passed): the checks, the binning, the validation
+# arguments (a named list `a`; bin_given: the names of the binning arguments
+# (.HB_BIN_ARGS) that were passed; ordered_given: whether ordered_factors was): the checks, the binning, the validation
 # sets and a booster ready to train, which the caller frees. Shared with
 # hb_cv(), which sets one up per fold. The steps, in the order their checks
 # run (the order decides which error a call with several mistakes gets):
@@ -831,7 +841,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   nrow, min_data_in_leaf  the training rows and the parameter, for the "no tree could split" text
 #   keep_fitted           TRUE: the model keeps the training rows' fitted values
 #   train_label           with keep_fitted, the training labels (else NULL)
-#   max_bin               the training data's max_bin
+#   binning               the training data's binning parameters (.hb_binning_of())
 #   feature_names_generated  TRUE when the training data had no column names (V1..Vp made up):
 #                         the model then matches new data by position
 #   device                the device used, "cpu" or "cuda" ("auto" resolved)
@@ -845,7 +855,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #   custom_labels         its labels: numeric, or the classes as 0 .. K - 1 (NULL without)
 #   distributed           "no" or "mpi" (this process trains its shard with the others)
 #   custom_weights        the row weights its gradients are multiplied by (NULL: none)
-.hb_setup <- function(a, max_bin_given, ordered_given = FALSE, check_only = FALSE) {
+.hb_setup <- function(a, bin_given = character(), ordered_given = FALSE, check_only = FALSE) {
   # I(y) and 1-d arrays as plain vectors, as lm() takes them (every step below reads them)
   a["y"] <- list(.hb_unwrap_vector(a$y))
   a["weights"] <- list(.hb_unwrap_vector(a$weights))
@@ -854,7 +864,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
   } else .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
   x <- cont$x %||% a$x
-  data <- .hb_build_train_data(x, a$y, a$weights, cont$init_score, a$group, p, max_bin_given, ordered_given,
+  data <- .hb_build_train_data(x, a$y, a$weights, cont$init_score, a$group, p, bin_given, ordered_given,
                                check_only)
   train <- data$train
   tk <- .hb_resolve_task(p, train, x, a$y, a$init_model)
@@ -878,7 +888,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        keep_fitted = keep_fitted,
        train_label = if (keep_fitted) .Call(C_hb_dataset_labels, train$ptr)$label,
        early_stopping_rounds = p$early_stopping_rounds, verbose = p$verbose, task = tk$task,
-       objective = tk$objective, max_bin = train$max_bin, device = p$device, quant = p$quant,
+       objective = tk$objective, binning = .hb_binning_of(train), device = p$device, quant = p$quant,
        feature_names_generated = isTRUE(train$feature_names_generated),
        sampling = p$sampling, bundle = p$bundle, profile = bst$profile,
        base_text = if (!is.null(a$init_model)) a$init_model$model_text, base_iter = cont$base_iter,
@@ -895,11 +905,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # parameters), rank (the ranking loss's), train_only (the engine's training
 # parameters), quant, sampling, bundle, more, imbalance, stopping,
 # keep_fitted, eval_at, metric_split (.hb_metric_split(); NULL: the task's
-# default), max_bin (as given), ordered_factors, monotone_constraints (checked
+# default), binning (max_bin, min_data_in_bin and bin_sample_rows as given), ordered_factors, monotone_constraints (checked
 # values, not yet per column).
 .hb_check_train_args <- function(a) {
   objective <- a$objective; nrounds <- a$nrounds
-  max_bin <- a$max_bin
+  binning <- a[.HB_BIN_ARGS]
   ordered_factors <- .hb_ordered_choice(a$ordered_factors %||% "ordinal")
   boosting <- a$boosting
   monotone_constraints <- .hb_monotone_values(a$monotone_constraints)
@@ -1023,7 +1033,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
        early_stopping_rounds = early_stopping_rounds, verbose = verbose, seed = seed, boosting = boosting,
        eng = eng, rank = rank, train_only = train_only, quant = quant, sampling = sampling, bundle = bundle,
        more = more, imbalance = imbalance, stopping = stopping, keep_fitted = keep_fitted, eval_at = eval_at,
-       metric_split = metric_split, max_bin = max_bin, ordered_factors = ordered_factors,
+       metric_split = metric_split, binning = binning, ordered_factors = ordered_factors,
        monotone_constraints = monotone_constraints)
 }
 
@@ -1139,9 +1149,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # that nothing it fixes is given again), else binned from x and y with the
 # weights (times any imbalance weights): list(train (an hb_dataset), weights
 # (the row weights used, NULL: none)).
-.hb_build_train_data <- function(x, y, weights, init_score, group, p, max_bin_given, ordered_given,
+.hb_build_train_data <- function(x, y, weights, init_score, group, p, bin_given, ordered_given,
                                  check_only = FALSE) {
-  max_bin <- p$max_bin; imbalance <- p$imbalance; objective <- p$objective; nthreads <- p$nthreads
+  binning <- p$binning; imbalance <- p$imbalance; objective <- p$objective; nthreads <- p$nthreads
   ordered_factors <- p$ordered_factors; distributed <- p$distributed
   if (inherits(x, "hb_dataset")) {
     .hb_check_dataset(x, "x")
@@ -1150,9 +1160,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     if (!is.null(init_score)) {
       .hb_abort("`init_score` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
     }
-    if (max_bin_given && !identical(as.integer(max_bin), as.integer(x$max_bin))) {
-      .hb_abort("`max_bin` must not be given when `x` is an hb_dataset: it was binned with max_bin = ",
-                x$max_bin, ".")
+    for (nm in bin_given) {
+      if (!identical(.hb_binning(binning)[[nm]], .hb_binning_of(x)[[nm]])) {
+        .hb_abort("`", nm, "` must not be given when `x` is an hb_dataset: it was binned with ", nm, " = ",
+                  .hb_binning_of(x)[[nm]], ".")
+      }
     }
     if (ordered_given) {
       .hb_abort("`ordered_factors` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
@@ -1167,7 +1179,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   } else {
     if (is.null(y)) .hb_abort("`y` is required: give the labels to learn.")
     weights <- .hb_imbalance_weights(imbalance, y, weights, objective, NROW(y), distributed)
-    train <- .hb_dataset_build(x, y, weights, max_bin, reference = NULL, nthreads = nthreads,
+    train <- .hb_dataset_build(x, y, weights, binning, reference = NULL, nthreads = nthreads,
                                init_score = init_score, group = group, ordered = ordered_factors,
                                distributed = distributed, device = p$device, check_only = check_only)
     # Binning leaves large temporaries behind (label and factor conversions). A young-generation
@@ -1520,7 +1532,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 .hb_finish <- function(tr, evaluation_log, best_iter, best_score, call) {
   booster <- tr$booster
   quant <- tr$quant
-  r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective, max_bin = tr$max_bin,
+  r_params <- c(list(nrounds = tr$nrounds, objective = tr$objective), tr$binning, list(
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
                      metrics = tr$metrics$names,
                      device = tr$device, feature_names_generated = tr$feature_names_generated),
@@ -1601,7 +1613,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       if (is.null(v$x) || is.null(v$y)) .hb_abort(set, " needs both `x` and `y`.")
       # Messages name the set, then the element as the user wrote it: "`valid` set "test": `y` ...".
       out[[k]] <- tryCatch(
-        .hb_dataset_build(v$x, v$y, v$weights, max_bin = train$max_bin, reference = train,
+        .hb_dataset_build(v$x, v$y, v$weights, binning = NULL, reference = train,
                           nthreads = nthreads, source = "training", init_score = v$init_score,
                           group = v$group, distributed = distributed, device = device),
         histboost_error_input = function(e) {

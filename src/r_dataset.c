@@ -32,7 +32,7 @@ static const double *row_vector(SEXP x, int nrow, const char *what) {
  * and the shape checks are the R side's, made before it agreed with the
  * others). Returns an external pointer (tag hb_dataset) whose protected
  * slot keeps the reference alive. */
-SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
+SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP nthreads, SEXP reference,
                          SEXP init_score, SEXP device, const hb_dist_t *dist) {
   hb_input_t in;
   hb_r_input(spec, &in);
@@ -42,7 +42,12 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.lgb_bins = 1;  /* LightGBM's binning (dataset.h): the same rows share a bin in both */
-  bp.max_bin = hb_r_int(max_bin, "max_bin");
+  /* binning: c(max_bin, min_data_in_bin, bin_sample_rows), checked by R */
+  if (TYPEOF(binning) != INTSXP || XLENGTH(binning) != 3)
+    hb_r_throw("input", "`binning` must be three integers (max_bin, min_data_in_bin, bin_sample_rows).");
+  bp.max_bin = INTEGER(binning)[0];
+  bp.min_data_in_bin = INTEGER(binning)[1];
+  bp.bin_sample_rows = INTEGER(binning)[2];
   bp.nthreads = hb_r_int(nthreads, "nthreads");
   bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */
   bp.device = hb_r_int(device, "device");  /* 1: the rows binned on the GPU (the same bins) */
@@ -50,6 +55,9 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   if (!Rf_isNull(reference)) ref = (const hb_dataset_t *)hb_r_ptr(reference, hb_r_tag_dataset, "reference");
   if (!dist && (bp.max_bin < 2 || bp.max_bin > HB_MAX_BIN))
     hb_r_throw("input", "`max_bin` must be between 2 and %d, not %d.", HB_MAX_BIN, bp.max_bin);
+  if (!dist && (bp.min_data_in_bin < 1 || bp.bin_sample_rows < 1))
+    hb_r_throw("input", "`min_data_in_bin` and `bin_sample_rows` must be at least 1, not %d and %d.",
+               bp.min_data_in_bin, bp.bin_sample_rows);
   if (!dist && ref && in.ncol != ref->ncol)
     hb_r_throw("input", "`x` has %d columns but the reference dataset has %d.", in.ncol, ref->ncol);
   hb_error_clear();
@@ -80,9 +88,9 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP 
   return ptr;
 }
 
-SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
+SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP nthreads,
                          SEXP reference, SEXP init_score, SEXP device) {
-  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, device, NULL);
+  return hb_r_dataset_create(spec, label, weight, binning, nthreads, reference, init_score, device, NULL);
 }
 
 /* One pass over a label, weight or code vector (double, integer or

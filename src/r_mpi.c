@@ -64,9 +64,9 @@ SEXP C_hb_mpi_allgather_raw(SEXP x) {
 /* C_hb_dataset_create (r_dataset.c) for this process's shard of a
  * data-parallel training: hb_dataset_create_dist over MPI_COMM_WORLD. Every
  * process must call it at once. */
-SEXP C_hb_dataset_create_mpi(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads,
+SEXP C_hb_dataset_create_mpi(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP nthreads,
                              SEXP reference, SEXP init_score, SEXP device) {
   const hb_dist_t *w = hb_mpi_world();
   if (!w) hb_r_throw("engine", "MPI is not started");
-  return hb_r_dataset_create(spec, label, weight, max_bin, nthreads, reference, init_score, device, w);
+  return hb_r_dataset_create(spec, label, weight, binning, nthreads, reference, init_score, device, w);
 }

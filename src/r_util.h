@@ -62,7 +62,7 @@ void hb_r_init_score(SEXP x, hb_input_t *in);
 /* A dataset from the input `spec` (r_dataset.c): one process (dist NULL) or
  * this process's shard of a data-parallel training. */
 struct hb_dist;
-SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP max_bin, SEXP nthreads, SEXP reference,
+SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP nthreads, SEXP reference,
                          SEXP init_score, SEXP device, const struct hb_dist *dist);
 
 /* Wall-clock seconds (monotonic), for timing kernels. */

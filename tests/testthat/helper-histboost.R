@@ -384,14 +384,13 @@ ref_greedy_bins <- function(v, cnt, max_bin, min_data_in_bin) {
 # fewer), each bound the midpoint of the values around it; more values are
 # cut greedily at about equal rows (LightGBM's GreedyFindBin, above). The
 # zero bin when no value is about 0 holds no row: it is left out, as the
-# engine leaves it out. min_data_in_bin = 1 with at most max_bin values: a
-# bin a value (the engine's own default, which hand-computed cases and the
-# brute force split search take).
+# engine leaves it out. min_data_in_bin = 1 gives a bin a value on a side
+# whose values fit its budget (hand-computed cases and the brute force split
+# search take it so, on data with room for every value).
 ref_numeric_upper <- function(x, max_bin = 255L, min_data_in_bin = 3L) {
   if (anyNA(x)) max_bin <- max_bin - 1L
   x <- x[!is.na(x)]
   v <- sort(unique(x)); cnt <- tabulate(match(x, v), length(v))
-  if (min_data_in_bin <= 1L && length(v) <= max_bin) return(v[-1L] / 2 + v[-length(v)] / 2)
   z <- readBin(writeBin(1e-35, raw(), size = 4L), "double", size = 4L)  # 1e-35 as a float: LightGBM's kZeroThreshold
   neg <- v <= -z; pos <- v > z; zeros <- sum(cnt[!neg & !pos])
   out <- numeric(0)

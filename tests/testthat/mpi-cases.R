@@ -50,7 +50,7 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = , bundle = , narrow = , threaded = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = , narrow = , bins = , threaded = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
@@ -186,6 +186,12 @@ mpi_case <- function(case) {
     # no feature of their own
     x <- x[c("a", "f")]
     args$quantized <- TRUE
+  }
+  if (case == "bins") {
+    # the binning parameters on every process: boundaries from a sample of
+    # 300 of the 800 training rows (gathered from the shards as the
+    # one-process sample takes them) and bins of at least 7 sampled rows
+    args <- c(args, list(quantized = TRUE, min_data_in_bin = 7L, bin_sample_rows = 300L))
   }
   if (case == "bundle") {
     # sparse columns, each off zero in about 7% of rows at random, so that

@@ -101,19 +101,21 @@ bin_cases <- function() {
 # with the next, read from one fully grown tree: y rises with x, so every
 # bin boundary is a split of positive gain, and two values share a leaf
 # exactly when they share a bin.
-same_bin_by_tree <- function(x, max_bin, pkg) {
+same_bin_by_tree <- function(x, max_bin, pkg, min_data_in_bin = 3L) {
   y <- rank(x, na.last = "keep"); y[is.na(y)] <- 0
   if (pkg == "histboost") {
     m <- histboost(data.frame(x = x), y, nrounds = 1L, num_leaves = 255L, min_data_in_leaf = 1L,
                    min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, max_bin = max_bin,
-                   verbose = 0L, nthreads = 1L)
+                   min_data_in_bin = min_data_in_bin, verbose = 0L, nthreads = 1L)
     leaf <- predict(m, data.frame(x = x), type = "leaf")[, 1]
   } else {
     params <- list(objective = "regression", num_leaves = 1000L, min_data_in_leaf = 1L,
                    min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, num_threads = 1L,
                    verbose = -1L)
     b <- lightgbm::lgb.train(params, lightgbm::lgb.Dataset(matrix(x), label = y,
-                                                            params = list(max_bin = max_bin)), nrounds = 1L)
+                                                            params = list(max_bin = max_bin,
+                                                                          min_data_in_bin = min_data_in_bin)),
+                             nrounds = 1L)
     leaf <- predict(b, matrix(x), type = "leaf")
   }
   ok <- !is.na(x)
@@ -141,6 +143,26 @@ test_that("numeric features are binned as lightgbm bins them: the same rows shar
   expect_identical(same_bin_by_tree(c(rep(1:4, each = 10), NA, NA), 5L, "histboost"), c(TRUE, FALSE, FALSE))
   expect_identical(same_bin_by_tree(c(rep(1e-40, 3), rep(0, 3), 1:4), 255L, "histboost"),
                    c(TRUE, FALSE, TRUE, TRUE, FALSE))
+})
+
+test_that("min_data_in_bin bins numeric features as lightgbm's min_data_in_bin does", {
+  # every case at 1 (a bin a value while there are at most max_bin), at 5 and at 12 (fuller bins)
+  for (nm in names(bin_cases())) {
+    cs <- bin_cases()[[nm]]
+    mb <- cs$max_bin %||% 255L
+    for (k in c(1L, 5L, 12L)) {
+      lab <- paste(nm, "min_data_in_bin", k)
+      same_lgb <- same_bin_by_tree(cs$x, mb, "lightgbm", min_data_in_bin = k)
+      expect_identical(same_bin_by_tree(cs$x, mb, "histboost", min_data_in_bin = k), same_lgb, label = lab)
+      v <- sort(unique(cs$x[!is.na(cs$x)]))
+      bin <- findInterval(v, ref_numeric_upper(cs$x, max_bin = mb, min_data_in_bin = k), left.open = TRUE)
+      expect_identical(bin[-1L] == bin[-length(bin)], same_lgb, label = paste(lab, "reference"))
+    }
+  }
+  # by hand: 1:40 in bins of 5 rows; one row a value gives 40 bins, 40 rows one bin
+  expect_identical(same_bin_by_tree(as.numeric(1:40), 255L, "histboost", min_data_in_bin = 5L),
+                   rep(c(TRUE, TRUE, TRUE, TRUE, FALSE), 8)[-40])
+  expect_identical(same_bin_by_tree(as.numeric(1:40), 255L, "histboost", min_data_in_bin = 1L), rep(FALSE, 39))
 })
 
 test_that("the engine's bin codes are the reference's (test hooks)", {

@@ -102,6 +102,20 @@ test_that("processes that own no feature of the split search still give the one-
   expect_setequal(unique(stats::na.omit(tr$feature)), c("a", "f"))
 })
 
+test_that("min_data_in_bin and bin_sample_rows on 2 and 3 processes give the one-process model byte for byte", {
+  skip_without_mpi()
+  for (np in 2:3) {
+    r <- run_mpi("bins", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_identical(r$model, reference_text("bins", np), info = np)
+  }
+  # the parameters took effect: a of 800 rows sampled to 300 in bins of 7 rows has at most 300 / 7 bins
+  ref <- mpi_reference("bins", 2L)
+  expect_identical(ref$params[c("min_data_in_bin", "bin_sample_rows")], list(min_data_in_bin = 7L, bin_sample_rows = 300L))
+  tr <- hb_trees(ref)
+  expect_lte(length(unique(tr$threshold[!tr$is_leaf & tr$feature == "a"])), 300L %/% 7L)
+})
+
 test_that("large shards on two threads a process give the one-process model byte for byte", {
   skip_without_mpi()
   # 170k rows (shards of 67,840 and 101,760), bagging, quantized: the
