@@ -32,7 +32,7 @@
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
   "max_bin", "min_data_in_bin", "bin_sample_rows", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
-  "bagging_freq", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
+  "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
@@ -317,6 +317,17 @@ histboost <- function(x, ...) {
 #' @param bagging_fraction Share of rows sampled every `bagging_freq` rounds,
 #'   in (0, 1].
 #' @param bagging_freq Resample rows every this many rounds; 0 disables bagging.
+#' @param pos_bagging_fraction,neg_bagging_fraction Balanced bagging (LightGBM's)
+#'   for `objective = "binary"`: the share, in (0, 1], of the positive
+#'   class's rows (the second level of a factor `y`, `TRUE`, or 1) and of the
+#'   negative class's rows sampled every `bagging_freq` rounds, in place of
+#'   `bagging_fraction`. Each row is in the bag when its draw for the seed,
+#'   the bagging round and the row is below its class's share (the same draws
+#'   as `bagging_fraction`'s, on the CPU, the GPU and over MPI), so
+#'   `neg_bagging_fraction = 0.1` keeps every positive row and about a tenth
+#'   of the negative ones: a rare class is kept whole while the trees see
+#'   a smaller sample. Both 1 (the default): bagging as `bagging_fraction`
+#'   says. Needs `bagging_freq` >= 1, as `bagging_fraction` does.
 #' @param feature_fraction Share of features each tree may use, in (0, 1].
 #' @param tweedie_variance_power The Tweedie power p, in (1, 2): near 1 the
 #'   loss is Poisson-like, near 2 gamma-like.
@@ -737,7 +748,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
-                              bagging_freq = 0L, feature_fraction = 1, tweedie_variance_power = 1.5,
+                              bagging_freq = 0L, pos_bagging_fraction = 1, neg_bagging_fraction = 1,
+                              feature_fraction = 1, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               fair_c = 1, group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,
@@ -868,6 +880,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                                check_only)
   train <- data$train
   tk <- .hb_resolve_task(p, train, x, a$y, a$init_model)
+  .hb_check_balanced_bagging(p$sampling, tk$objective)
   monotone <- .hb_resolve_monotone(p$monotone_constraints, train, a$init_model, tk$objective)
   ms <- .hb_resolve_metrics(p$metric_split, p$custom, tk$task, tk$objective, p$eval_at)
   if (check_only) return(invisible())
@@ -976,7 +989,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # ... and how it trains (not part of the model); the engine gets every one of them.
   train_only <- .hb_params_check(a, .hb_param_names(stored = FALSE))
   quant <- train_only[c("quantized", "grad_bits", "stochastic_rounding", "refit_leaves")]
-  sampling <- train_only[c("goss", "top_rate", "other_rate")]
+  sampling <- train_only[c("goss", "top_rate", "other_rate", "pos_bagging_fraction", "neg_bagging_fraction")]
+  balanced <- sampling$pos_bagging_fraction < 1 || sampling$neg_bagging_fraction < 1
+  bagging <- eng$bagging_freq > 0 && (eng$bagging_fraction < 1 || balanced)
   if (sampling$top_rate + sampling$other_rate > 1) {
     .hb_abort("`top_rate` + `other_rate` must be at most 1 (they are ", sampling$top_rate, " and ",
               sampling$other_rate, ").")
@@ -986,14 +1001,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   more <- .hb_more_args(a, boosting, distributed, device)
   if (quant$quantized) more$exact_sums <- FALSE  # integer sums: exact already
   if (boosting == "rf") {
-    if (!((eng$bagging_freq > 0 && eng$bagging_fraction < 1) || eng$feature_fraction < 1)) {
+    if (!(bagging || eng$feature_fraction < 1)) {
       .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
                 "`feature_fraction` < 1: otherwise every tree of the forest is the same.")
     }
     if (sampling$goss) .hb_abort("`boosting` = \"rf\" samples rows by bagging; `goss` must be FALSE.")
     eng$learning_rate <- 1  # a forest's trees are averaged, not shrunk
   }
-  if (sampling$goss && eng$bagging_freq > 0 && eng$bagging_fraction < 1) {
+  if (sampling$goss && bagging) {
     .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
   }
   nthreads <- .hb_nthreads(nthreads)
@@ -1188,6 +1203,19 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     if (!check_only) invisible(gc(full = FALSE))
   }
   list(train = train, weights = weights)
+}
+
+# LightGBM's balanced bagging draws the two classes of a binary model at
+# their own rates: pos_bagging_fraction or neg_bagging_fraction below 1 with
+# another objective is an error (LightGBM ignores them), not a silent no-op.
+.hb_check_balanced_bagging <- function(sampling, objective) {
+  set <- c("pos_bagging_fraction", "neg_bagging_fraction")[
+    c(sampling$pos_bagging_fraction < 1, sampling$neg_bagging_fraction < 1)]
+  if (length(set) && objective != "binary") {
+    .hb_abort(.hb_and(set), " sample", if (length(set) == 1L) "s", " a positive and a negative class at their ",
+              "own rates, for objective = \"binary\" only, not \"", objective, "\"; use `bagging_fraction`.")
+  }
+  invisible(TRUE)
 }
 
 # The task and classes of the objective and the labels, and the checks that

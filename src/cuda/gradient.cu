@@ -87,9 +87,12 @@ __global__ void k_absmax(const double *__restrict__ g, const double *__restrict_
 
 // In-bag flag of each row for bagging round `round`: the CPU's draw, keyed
 // by the row's global index.
-__global__ void k_bag_flags(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, uint8_t *inbag) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    inbag[i] = hb_rng_key_unif(seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < fraction;
+__global__ void k_bag_flags(uint64_t seed, uint64_t round, BagRates r, int n, uint64_t row0, uint8_t *inbag) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    // as config.h's hb_config_bag_fraction
+    const double frac = !r.label ? r.fraction : r.label[i] > 0 ? r.pos : r.neg;
+    inbag[i] = hb_rng_key_unif(seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < frac;
+  }
 }
 
 // An empty bag cannot grow a tree: then every row is in (as on the CPU).
@@ -388,10 +391,10 @@ int goss_launch(const GossArgs &a, uint64_t seed, uint64_t round, int n, int K, 
   return HB_OK;
 }
 
-int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, int alone, uint8_t *inbag,
+int bag_launch(uint64_t seed, uint64_t round, BagRates rates, int n, uint64_t row0, int alone, uint8_t *inbag,
                int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st) {
   HB_SAME_CARVEOUT(k_bag_flags);
-  k_bag_flags<<<grid, 256, 0, st>>>(seed, round, fraction, n, row0, inbag);
+  k_bag_flags<<<grid, 256, 0, st>>>(seed, round, rates, n, row0, inbag);
   HB_CUDA_TRY(cudaGetLastError(), "the bagging kernel");
   thrust::counting_iterator<int> rows(0);
   HB_CUDA_TRY(cub::DeviceSelect::Flagged(temp, temp_bytes, rows, inbag, bag, nbag, n, st), "the bagging selection");

@@ -290,7 +290,7 @@ static size_t learner_bytes(const hb_config_t *cfg, const hb_dataset_t *d, int h
              + 2 * n * (sizeof(int) + sizeof(int2))                                 // d_idx, d_gh
              + n * (sizeof(uint8_t) + sizeof(int))                                  // d_flags, d_leaf_of_row
              + *hist;
-  if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) b += n * (sizeof(uint8_t) + sizeof(int));
+  if (hb_config_bagging(cfg) || cfg->goss) b += n * (sizeof(uint8_t) + sizeof(int));
   return b;
 }
 
@@ -432,7 +432,7 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   *L->h_rate = L->rate_up = cfg->learning_rate;
   HB_CUDA_TRY_FAIL(cudaMemcpy(L->d_rate, L->h_rate, sizeof(double), cudaMemcpyHostToDevice), "uploading the learning rate");
   if (cfg->dart) DALLOC(L->d_vals, NL);
-  if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) {
+  if (hb_config_bagging(cfg) || cfg->goss) {
     DALLOC(L->d_inbag, n);
     DALLOC(L->d_bag, n);
     DALLOC(L->d_nbag, 1);
@@ -988,7 +988,10 @@ extern "C" int hb_cuda_learner_round(hb_cuda_learner_t *L, int iter, double rate
     if (st != HB_OK) return st;
     if (L->dist && !L->goss.on) L->nroot = L->N;  // every row of every process
   } else if (L->d_inbag && iter % cfg->bagging_freq == 0) {
-    st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), cfg->bagging_fraction, n, L->q.row0, !L->dist,
+    // balanced bagging: each row at its class's rate, the labels on the device
+    const BagRates rates = {cfg->bagging_fraction, cfg->pos_bagging_fraction, cfg->neg_bagging_fraction,
+                            hb_config_balanced_bagging(cfg) ? L->d_label : nullptr};
+    st = bag_launch(cfg->seed, (uint64_t)(iter / cfg->bagging_freq), rates, n, L->q.row0, !L->dist,
                     L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub, L->cub_bytes, kGrid1D, s);
     if (st == HB_OK && L->dist) st = dist_bag(L, s);
     if (st != HB_OK) return st;

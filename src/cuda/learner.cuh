@@ -464,7 +464,13 @@ int goss_draw_launch(const GossArgs &a, uint64_t seed, uint64_t round, uint64_t 
 // Bagging: the draws key rows by row0 + i (their global index). `alone`:
 // an empty bag then means every row (bag_all); else (data-parallel) the
 // host decides that over every process and calls bag_fill_launch.
-int bag_launch(uint64_t seed, uint64_t round, double fraction, int n, uint64_t row0, int alone, uint8_t *inbag,
+// rates: bagging_fraction, or with label (the rows' labels on the device)
+// LightGBM's balanced bagging, each row at pos (label > 0) or neg (config.h).
+struct BagRates {
+  double fraction, pos, neg;
+  const double *label;
+};
+int bag_launch(uint64_t seed, uint64_t round, BagRates rates, int n, uint64_t row0, int alone, uint8_t *inbag,
                int *bag, int *nbag, int *bag_all, void *temp, size_t temp_bytes, int grid, cudaStream_t st);
 int bag_fill_launch(int n, const int *bag_all, uint8_t *inbag, int grid, cudaStream_t st);
 // glob: NULL (one process), or device memory {rows, root rows} over every

@@ -74,13 +74,13 @@ int hb_config_check(const hb_config_t *c) {
 #include "params.def"
 #undef HB_PARAM
   /* Rules that join parameters. */
-  if (c->rf && !((c->bagging_freq > 0 && c->bagging_fraction < 1.0) || c->feature_fraction < 1.0))
+  if (c->rf && !(hb_config_bagging(c) || c->feature_fraction < 1.0))
     return hb_error_set(HB_ERR_INPUT, "a random forest needs bagging (bagging_fraction < 1, bagging_freq > 0) or "
                         "feature_fraction < 1: otherwise its trees are all the same");
   if (c->rf && c->goss) return hb_error_set(HB_ERR_INPUT, "a random forest samples rows by bagging, not goss");
   if (!(c->top_rate + c->other_rate <= 1.0))
     return hb_error_set(HB_ERR_INPUT, "top_rate + other_rate must be at most 1");
-  if (c->goss && c->bagging_freq > 0 && c->bagging_fraction < 1.0)
+  if (c->goss && hb_config_bagging(c))
     return hb_error_set(HB_ERR_INPUT, "goss and bagging both choose each tree's rows: use one of them");
   if (c->num_label_gain < 1 || c->num_label_gain > HB_RANK_MAX_GAIN)
     return hb_error_set(HB_ERR_INPUT, "label_gain must have 1 to %d values (got %d)", HB_RANK_MAX_GAIN,

@@ -57,6 +57,25 @@ typedef struct {
 #define HB_STORE_NO (-2)
 #define HB_STORE_OBJ(x) HB_OBJ_##x
 
+/* LightGBM's balanced bagging: a binary model whose pos_bagging_fraction or
+ * neg_bagging_fraction is below 1 draws each class's rows at its own rate
+ * (bagging_fraction is then not used). */
+static inline int hb_config_balanced_bagging(const hb_config_t *c) {
+  return c->objective == HB_OBJ_BINARY && (c->pos_bagging_fraction < 1.0 || c->neg_bagging_fraction < 1.0);
+}
+
+/* Whether rows are bagged: every bagging_freq rounds, at bagging_fraction
+ * or at the balanced fractions. */
+static inline int hb_config_bagging(const hb_config_t *c) {
+  return c->bagging_freq > 0 && (c->bagging_fraction < 1.0 || hb_config_balanced_bagging(c));
+}
+
+/* A row's chance to be in the bag: its class's under balanced bagging
+ * (label > 0: the positive class, as LightGBM tells it), else bagging_fraction. */
+static inline double hb_config_bag_fraction(const hb_config_t *c, int balanced, double label) {
+  return !balanced ? c->bagging_fraction : label > 0 ? c->pos_bagging_fraction : c->neg_bagging_fraction;
+}
+
 void hb_config_default(hb_config_t *cfg);
 /* 0 when valid, else HB_ERR_INPUT with a message naming the parameter. */
 int hb_config_check(const hb_config_t *cfg);

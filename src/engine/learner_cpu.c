@@ -78,13 +78,17 @@ static void cpu_free(void *state) {
 }
 
 /* In-bag rows for this round: a row is in when its draw for (seed, bagging
- * round, row) is below the fraction, so the bag is thread-independent. */
+ * round, row) is below the fraction (its class's under balanced bagging),
+ * so the bag is thread-independent. */
 static void resample_bag(const hb_booster_t *b, cpu_learner_t *c) {
   uint64_t round = (uint64_t)(b->iter / b->cfg.bagging_freq);
   int n = b->n, m = 0;
   const uint64_t row0 = (uint64_t)b->train->row0;  /* draws by global row (dist.h) */
+  const double *label = b->train->label;
+  const int balanced = hb_config_balanced_bagging(&b->cfg) && label;
   for (int i = 0; i < n; i++) {
-    int in = hb_rng_unif(b->cfg.seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < b->cfg.bagging_fraction;
+    const double frac = hb_config_bag_fraction(&b->cfg, balanced, balanced ? label[i] : 0.0);
+    int in = hb_rng_unif(b->cfg.seed, HB_RNG_BAGGING, round, row0 + (uint64_t)i) < frac;
     c->in_bag[i] = (uint8_t)in;
     if (in) c->bag[m++] = i;
   }
@@ -635,7 +639,7 @@ static int cpu_create(hb_booster_t *b, const int *monotone, void **state) {
     cpu_free(c);
     return st;
   }
-  if ((cfg->bagging_freq > 0 && cfg->bagging_fraction < 1.0) || cfg->goss) {
+  if (hb_config_bagging(cfg) || cfg->goss) {
     c->bag = hb_malloc(sizeof(int) * (size_t)b->n);
     c->in_bag = hb_malloc((size_t)b->n);
     if (!c->bag || !c->in_bag) goto nomem;

@@ -54,7 +54,7 @@ mpi_case <- function(case) {
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
-    unbalanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
+    unbalanced = , balanced = factor(ifelse(eta + rnorm(n) > quantile(eta, 0.8), "yes", "no")),  # a rare positive class
     custom = , metric_local = , continue = , smooth = , smoothed = , quantile = eta + rnorm(n, sd = 0.3),
     cox = surv_by_hand(round(rexp(n, exp(0.5 * eta)) * 20 + 1), rbinom(n, 1, 0.7)),  # tied times, censored
     l1 = round(2 * (eta + rnorm(n, sd = 0.3))) / 2,  # halves: many residuals tie
@@ -186,6 +186,11 @@ mpi_case <- function(case) {
     # no feature of their own
     x <- x[c("a", "f")]
     args$quantized <- TRUE
+  }
+  if (case == "balanced") {
+    # LightGBM's balanced bagging: every process draws its rows by their
+    # global index, each at its class's rate
+    args <- c(args, list(quantized = TRUE, bagging_freq = 1L, pos_bagging_fraction = 0.9, neg_bagging_fraction = 0.3))
   }
   if (case == "bins") {
     # the binning parameters on every process: boundaries from a sample of

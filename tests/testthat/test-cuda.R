@@ -277,6 +277,19 @@ expect_same_trees <- function(a, b, tol, label, tol_internal = 1e-6) {
   expect_equal(ta$gain, tb$gain, tolerance = 1e-4, label = paste(label, "gains"))
 }
 
+# `args` (histboost()'s, a validation set among them) trained on both
+# devices: the GPU trained it, with the CPU's trees, predictions on `x` and
+# evaluation log; list(cpu, gpu).
+expect_gpu_as_cpu <- function(args, x, label) {
+  cpu <- do.call(hb_quiet, c(args, device = "cpu"))
+  gpu <- do.call(hb_quiet, c(args, device = "cuda"))
+  expect_identical(gpu$params$device, "cuda", label = label)
+  expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
+  expect_lt(max(abs(predict(cpu, x, type = "raw") - predict(gpu, x, type = "raw"))), 1e-6, label = label)
+  expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+  list(cpu = cpu, gpu = gpu)
+}
+
 gpu_params <- list(nrounds = 15L, num_leaves = 15L, min_data_in_leaf = 20L, learning_rate = 0.2, seed = 7)
 
 # A case list(d = data, a = options) trained on both devices with
@@ -610,12 +623,7 @@ test_that("GOSS samples the CPU's rows on the GPU: the same trees and logs (ties
       args <- list(d$x[tr, ], d$y[tr], goss = TRUE, top_rate = 0.25, other_rate = 0.15, nrounds = 14L,
                    num_leaves = 15L, min_data_in_leaf = 10L, learning_rate = 0.25, seed = 8, quantized = q,
                    valid = list(v = list(x = d$x[va, ], y = d$y[va])))
-      cpu <- do.call(hb_quiet, c(args, device = "cpu"))
-      gpu <- do.call(hb_quiet, c(args, device = "cuda"))
-      expect_identical(gpu$params$device, "cuda")
-      expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
-      expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
-      expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+      expect_gpu_as_cpu(args, d$x, label)
     }
   }
   # the sample is a sample: later trees hold fewer rows than the first ones
@@ -626,6 +634,30 @@ test_that("GOSS samples the CPU's rows on the GPU: the same trees and logs (ties
   rows <- as.vector(tapply(tt$count[tt$is_leaf], tt$tree[tt$is_leaf], sum))
   expect_equal(rows[1:4], rep(4000, 4))
   expect_true(all(rows[5:8] < 4000 * 0.35) && all(rows[5:8] >= 4000 * 0.2))
+})
+
+test_that("balanced bagging bags the CPU's rows on the GPU: the same trees and logs", {
+  skip_without_gpu()
+  d <- tiefree(46, task = "binary")
+  tr <- 1:3000
+  va <- 3001:4000
+  pos <- d$y[tr] == levels(d$y)[2L]
+  for (smp in list(list(neg_bagging_fraction = 0.3, quantized = FALSE),
+                   list(pos_bagging_fraction = 0.6, neg_bagging_fraction = 0.8, bagging_freq = 2L, quantized = TRUE),
+                   list(neg_bagging_fraction = 0.4, boosting = "rf", quantized = TRUE))) {
+    label <- paste(names(smp), unlist(smp), collapse = ", ")
+    args <- c(list(d$x[tr, ], d$y[tr], nrounds = 12L, num_leaves = 15L, min_data_in_leaf = 10L, seed = 9,
+                   valid = list(v = list(x = d$x[va, ], y = d$y[va]))),
+              utils::modifyList(list(bagging_freq = 1L), smp))
+    expect_gpu_as_cpu(args, d$x, label)
+  }
+  # the bag: every positive row and about 30% of the negative ones in each tree
+  gpu <- hb_quiet(d$x[tr, ], d$y[tr], nrounds = 4L, num_leaves = 4L, bagging_freq = 1L, neg_bagging_fraction = 0.3,
+                  seed = 9, device = "cuda")
+  tt <- hb_trees(gpu)
+  rows <- as.vector(tapply(tt$count[tt$is_leaf], tt$tree[tt$is_leaf], sum))
+  nneg <- sum(!pos)
+  expect_true(all(abs(rows - sum(pos) - 0.3 * nneg) < 5 * sqrt(nneg * 0.21)), label = paste(rows, collapse = " "))
 })
 
 test_that("a random forest grows the CPU's trees on the GPU, and its scores are the mean of its trees", {
@@ -640,14 +672,9 @@ test_that("a random forest grows the CPU's trees on the GPU, and its scores are 
       label <- paste(task, paste(names(smp), unlist(smp), collapse = ", "))
       args <- c(list(d$x[tr, ], d$y[tr], boosting = "rf", nrounds = 12L, num_leaves = 15L, min_data_in_leaf = 20L,
                      seed = 5, valid = list(v = list(x = d$x[va, ], y = d$y[va]))), smp)
-      cpu <- do.call(hb_quiet, c(args, device = "cpu"))
-      gpu <- do.call(hb_quiet, c(args, device = "cuda"))
-      expect_identical(gpu$params$device, "cuda")
-      expect_identical(gpu$params$boosting, "rf")
-      expect_same_trees(cpu, gpu, tol = 1e-8, label = label)
-      expect_lt(max(abs(predict(cpu, d$x, type = "raw") - predict(gpu, d$x, type = "raw"))), 1e-6, label = label)
       # the logs come from the device's running means of the trees (train and validation rows)
-      expect_equal(gpu$evaluation_log, cpu$evaluation_log, tolerance = 1e-7, label = paste(label, "log"))
+      gpu <- expect_gpu_as_cpu(args, d$x, label)$gpu
+      expect_identical(gpu$params$boosting, "rf")
       # and the last validation entry is the metric of predict()'s forest mean
       pv <- predict(gpu, d$x[va, ], type = "raw")
       last <- tail(gpu$evaluation_log, 1)

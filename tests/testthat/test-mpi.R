@@ -102,6 +102,22 @@ test_that("processes that own no feature of the split search still give the one-
   expect_setequal(unique(stats::na.omit(tr$feature)), c("a", "f"))
 })
 
+test_that("balanced bagging on 2 and 4 processes gives the one-process model byte for byte", {
+  skip_without_mpi()
+  for (np in c(2L, 4L)) {
+    r <- run_mpi("balanced", np)
+    expect_identical(r$status, 0L, info = paste(c(np, r$out), collapse = "\n"))
+    expect_identical(r$model, reference_text("balanced", np), info = np)
+  }
+  # the bag took effect: the first tree holds about 90% of the positive rows and 30% of the others
+  ref <- mpi_reference("balanced", 2L)
+  d <- mpi_case("balanced")
+  npos <- sum(d$y == "yes")
+  tr <- hb_trees(ref)
+  rows <- sum(tr$count[tr$tree == 1L & tr$is_leaf])
+  expect_lt(abs(rows - 0.9 * npos - 0.3 * (length(d$y) - npos)), 5 * sqrt(npos * 0.09 + (length(d$y) - npos) * 0.21))
+})
+
 test_that("min_data_in_bin and bin_sample_rows on 2 and 3 processes give the one-process model byte for byte", {
   skip_without_mpi()
   for (np in 2:3) {
