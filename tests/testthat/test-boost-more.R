@@ -387,6 +387,11 @@ test_that("params takes LightGBM's and xgboost's names for these", {
   expect_identical(f(params = list(max_delta_step = 0.2, interaction_constraints = list("a", c("b", "c"))))$model_text,
                    f(max_delta_step = 0.2, interaction_constraints = list("a", c("b", "c")))$model_text)
   expect_input_error(f(params = list(one_drop = 1)), "one_drop")
+  # LightGBM's separate seeds: every draw here comes from `seed`, which the message says to give
+  for (nm in c("bagging_seed", "feature_fraction_seed", "extra_seed")) {
+    expect_input_error(f(params = stats::setNames(list(3L), nm)), paste0("`", nm, "` is not needed: .*give `seed`"))
+  }
+  expect_input_error(f(params = list(data_random_seed = 3L)), "`data_random_seed` is not needed")
   expect_input_error(f(params = list(normalize_type = "forest")), "normalize_type")
 })
 
