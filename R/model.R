@@ -6,8 +6,25 @@
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
-# Doubles written so that they read back bit for bit.
-.hb_num_text <- function(x) ifelse(is.na(x), "NA", sprintf("%.17g", x))
+# Doubles written so that they read back bit for bit on every platform: as
+# at most 15 significant digits where those read back as the same double and
+# their digits, an integer, times or over a power of ten of at most 10^22
+# make the number (then even a parser without an extended long double, as
+# R's on arm64 macOS, reads them exactly: two exact numbers, one rounding),
+# else in C99's hexadecimal notation ("0x1.62e42fefa39efp-1"), which R reads
+# exactly.
+.hb_num_text <- function(x) {
+  x <- as.double(x)
+  s <- sprintf("%.15g", x)
+  mant <- sub("e.*$", "", s)
+  e10 <- ifelse(grepl("e", s, fixed = TRUE), suppressWarnings(as.integer(sub("^.*e", "", s))), 0L) -
+    ifelse(grepl(".", mant, fixed = TRUE), nchar(sub("^[^.]*[.]", "", mant)), 0L)
+  back <- suppressWarnings(as.numeric(s))  # (NA's "NA" reads back as NA, with a warning)
+  exact <- is.na(x) | !is.finite(x) | (back == x & abs(e10) <= 22L)
+  s[!exact] <- sprintf("%a", x[!exact])
+  s[is.na(x)] <- "NA"
+  s
+}
 
 .hb_csv_quote <- function(x) paste0("\"", gsub("\"", "\"\"", x, fixed = TRUE), "\"")
 

@@ -120,6 +120,43 @@ test_that("readRDS in a fresh R process gives identical predictions", {
   }
 })
 
+test_that("the model text's R-side doubles read back exactly, even by a parser without extended precision", {
+  # A parser with doubles alone (R's on arm64 macOS) reads a decimal as its
+  # digits, an integer, times or over a power of ten: exact when the digits
+  # are below 2^53 and the power is at most 10^22 (both exact, one rounding).
+  naive_parse <- function(s) {
+    m <- regmatches(s, regexec("^(-?)([0-9]+)(\\.([0-9]+))?(e([-+][0-9]+))?$", s))[[1L]]
+    digits <- paste0(m[3L], m[5L])
+    e10 <- (if (nzchar(m[7L])) as.integer(m[7L]) else 0L) - nchar(m[5L])
+    v <- as.numeric(digits)  # integer digits: exact below 2^53
+    stopifnot(v < 2^53, abs(e10) <= 22L)
+    v <- if (e10 >= 0L) v * 10^e10 else v / 10^(-e10)
+    if (m[2L] == "-") -v else v
+  }
+  set.seed(4)
+  x <- c(0.2, 0.1, 1 / 3, 0.7, 1e-3, 2.5, 100, 0, -0.5, log(2), 1e-30, 3e25, -7.25e-12, .Machine$double.xmax,
+         .Machine$double.xmin, runif(300), -rexp(300), exp(rnorm(300, sd = 20)))
+  s <- histboost:::.hb_num_text(x)
+  hex <- startsWith(sub("^-", "", s), "0x")
+  expect_identical(as.numeric(s), x)
+  expect_identical(vapply(s[!hex], naive_parse, 0), x[!hex], ignore_attr = TRUE)
+  # short decimals stay readable; what 15 digits cannot hold goes in hexadecimal
+  expect_identical(s[1:3], c("0.2", "0.1", "0x1.5555555555555p-2"))
+  expect_true(all(hex[c(11L, 12L, 14L, 15L)]))
+  expect_identical(histboost:::.hb_num_text(c(NA, Inf, -Inf)), c("NA", "Inf", "-Inf"))
+  # a model's log and best score, saved and loaded
+  d <- data.frame(a = runif(200), b = runif(200))
+  y <- d$a + rnorm(200)
+  m <- histboost(d[1:150, ], y[1:150], valid = list(v = list(x = d[151:200, ], y = y[151:200])), nrounds = 15L,
+                 eval_metric = c("rmse", "mae"), early_stopping_rounds = 5L, verbose = 0L, nthreads = 1L, seed = 1)
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f))
+  hb_save(m, f)
+  back <- hb_load(f)
+  expect_identical(back$evaluation_log, m$evaluation_log)
+  expect_identical(back$best_score, m$best_score)
+})
+
 test_that("a malformed model file is an error of class histboost_error_format", {
   e <- io_models()$binary
   f <- tempfile()
