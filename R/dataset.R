@@ -579,6 +579,13 @@
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels. Ignored with a
 #'   `reference` (its bins are used).
+#' @param max_bin_by_feature `NULL` (every column binned by `max_bin`), or
+#'   columns' own `max_bin` (LightGBM's `max_bin_by_feature`): whole numbers
+#'   from 2 to 255, named by column (`c(age = 15, income = 63)`: the other
+#'   columns keep `max_bin`), or unnamed with one a column in their order. A
+#'   factor's value caps its levels' bins as `max_bin` does. Fewer bins for a
+#'   column make its splits coarser and its histograms smaller. Ignored with
+#'   a `reference`.
 #' @param min_data_in_bin The fewest sampled rows a numeric feature's bin
 #'   holds (its side's last bin apart), and a factor's level needs, past its
 #'   two most frequent, to keep a bin of its own (counted over all rows);
@@ -657,9 +664,11 @@
 #' @export
 hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = NULL,
                        nthreads = NULL, init_score = NULL, group = NULL, ordered_factors = "ordinal",
-                       distributed = "no", device = "cpu", min_data_in_bin = 3L, bin_sample_rows = 200000L, ...) {
+                       distributed = "no", device = "cpu", min_data_in_bin = 3L, bin_sample_rows = 200000L,
+                       max_bin_by_feature = NULL, ...) {
   .hb_check_dots(list(...), c("x", "y", "weights", "max_bin", "reference", "nthreads", "init_score", "group",
-                              "ordered_factors", "distributed", "device", "min_data_in_bin", "bin_sample_rows"),
+                              "ordered_factors", "distributed", "device", "min_data_in_bin", "bin_sample_rows",
+                              "max_bin_by_feature"),
                  "hb_dataset")
   device <- .hb_device(.hb_choice(device, c("cpu", "cuda", "auto"), "device"))
   distributed <- .hb_distributed(distributed)
@@ -671,40 +680,95 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     .hb_abort("`ordered_factors` must not be given with a `reference`: the reference dataset's columns ",
               "decide how each factor is split.")
   }
-  binning <- list(max_bin = max_bin, min_data_in_bin = min_data_in_bin, bin_sample_rows = bin_sample_rows)
+  binning <- list(max_bin = max_bin, min_data_in_bin = min_data_in_bin, bin_sample_rows = bin_sample_rows,
+                  max_bin_by_feature = max_bin_by_feature)
   if (!is.null(reference)) {
     .hb_check_dataset(reference, "reference")
-    given <- c("max_bin", "min_data_in_bin", "bin_sample_rows")[c(!missing(max_bin), !missing(min_data_in_bin),
-                                                                  !missing(bin_sample_rows))]
-    .hb_binning_same(binning, given, reference, "reference", "; a dataset with a reference reuses its bins.")
+    given <- .HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows),
+                            !missing(max_bin_by_feature))]
+    .hb_binning_same(binning, given, reference, "reference", function(nm, want, have) {
+      paste0("`", nm, "` (", want, ") differs from the reference dataset's (", have, "); a dataset with a ",
+             "reference reuses its bins.")
+    })
   }
   .hb_dataset_build(x, y, weights, binning, reference, nthreads, init_score = init_score, group = group,
                     ordered = .hb_ordered_choice(ordered_factors), distributed = distributed, device = device)
 }
 
 # The binning parameters (hb_dataset()'s and histboost()'s max_bin,
-# min_data_in_bin and bin_sample_rows, a list with those names; NULL or a
-# missing element: the default), checked: the same list of integers.
+# min_data_in_bin, bin_sample_rows and max_bin_by_feature, a list with those
+# names; NULL or a missing element: the default), checked: the same list of
+# integers (max_bin_by_feature: NULL, or whole numbers in 2..255, named or
+# not, matched to the columns later by .hb_bin_by_col()).
 .hb_binning <- function(b) {
+  mbf <- b$max_bin_by_feature
+  if (!is.null(mbf)) {
+    nm <- names(mbf)
+    ok <- is.numeric(mbf) && !is.object(mbf) && is.null(dim(mbf)) && length(mbf) >= 1L && !anyNA(mbf) &&
+      all(mbf == round(mbf)) && all(mbf >= 2 & mbf <= 255) &&
+      (is.null(nm) || (!anyNA(nm) && all(nzchar(nm)) && !anyDuplicated(nm)))
+    if (!ok) {
+      .hb_abort("`max_bin_by_feature` must be NULL or whole numbers from 2 to 255: one a column in the columns' ",
+                "order, or named by column (c(age = 15, income = 63); the other columns keep `max_bin`).")
+    }
+    mbf <- stats::setNames(as.integer(mbf), nm)
+  }
   list(max_bin = .hb_number(b$max_bin %||% 255L, "max_bin", integer = TRUE, lower = 2, upper = 255),
        min_data_in_bin = .hb_number(b$min_data_in_bin %||% 3L, "min_data_in_bin", integer = TRUE, lower = 1),
-       bin_sample_rows = .hb_number(b$bin_sample_rows %||% 200000L, "bin_sample_rows", integer = TRUE, lower = 1))
+       bin_sample_rows = .hb_number(b$bin_sample_rows %||% 200000L, "bin_sample_rows", integer = TRUE, lower = 1),
+       max_bin_by_feature = mbf)
+}
+
+# max_bin_by_feature (checked by .hb_binning()) against the columns `cols`
+# of `arg`: the columns it sets, named, in the columns' order (NULL: none).
+# Unnamed, it must have a value a column; named, every name a column.
+.hb_bin_by_col <- function(mbf, cols, arg = "x") {
+  if (is.null(mbf)) return(NULL)
+  if (is.null(names(mbf))) {
+    if (length(mbf) != length(cols)) {
+      .hb_abort("`max_bin_by_feature` has ", length(mbf), " values but `", arg, "` has ", length(cols),
+                " columns: give one a column, or name the columns it sets.")
+    }
+    return(stats::setNames(mbf, cols))
+  }
+  bad <- setdiff(names(mbf), cols)
+  if (length(bad)) {
+    .hb_abort("`max_bin_by_feature` names ", .hb_and(bad), ", not ", if (length(bad) > 1L) "columns" else "a column",
+              " of `", arg, "`.", .hb_did_you_mean(bad[1L], cols))
+  }
+  mbf[order(match(names(mbf), cols))]
 }
 
 # The binning parameters a dataset `d` was made with (those of a dataset
 # from before they were recorded: the defaults).
-.hb_binning_of <- function(d) .hb_binning(d[c("max_bin", "min_data_in_bin", "bin_sample_rows")])
+.hb_binning_of <- function(d) .hb_binning(d[c("max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature")])
+
+# The integers the engine takes: max_bin, min_data_in_bin, bin_sample_rows,
+# then with max_bin_by_feature each column's max_bin (0: max_bin's).
+.hb_binning_ints <- function(binning, cols) {
+  out <- c(binning$max_bin, binning$min_data_in_bin, binning$bin_sample_rows)
+  mbf <- binning$max_bin_by_feature
+  if (!is.null(mbf)) {
+    per <- integer(length(cols))
+    per[match(names(mbf), cols)] <- mbf
+    out <- c(out, per)
+  }
+  as.integer(out)
+}
 
 # Those of `given` (names of .hb_binning()'s) among `binning` must be the
-# dataset d's (`what` names it): a classed error naming the first that differs.
-.hb_binning_same <- function(binning, given, d, what, why) {
+# dataset d's: a classed error naming the first that differs, as `say`
+# (function(name, given value, the dataset's value), the values as R text)
+# words it; `arg` names d for a column name max_bin_by_feature lacks.
+.hb_binning_same <- function(binning, given, d, arg, say) {
   if (!length(given)) return(invisible(TRUE))
   have <- .hb_binning_of(d)
   want <- .hb_binning(binning)
+  want$max_bin_by_feature <- .hb_bin_by_col(want$max_bin_by_feature, d$feature_names, arg)
+  text <- function(v) if (is.null(v)) "NULL" else if (length(v) == 1L && is.null(names(v))) format(v) else
+    paste0("c(", paste0(names(v), " = ", v, collapse = ", "), ")")
   for (nm in given) {
-    if (!identical(want[[nm]], have[[nm]])) {
-      .hb_abort("`", nm, "` (", want[[nm]], ") differs from the ", what, " dataset's (", have[[nm]], ")", why)
-    }
+    if (!identical(want[[nm]], have[[nm]])) .hb_abort(say(nm, text(want[[nm]]), text(have[[nm]])))
   }
   invisible(TRUE)
 }
@@ -730,6 +794,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   } else {
     binning <- .hb_binning(binning)
     feat <- .hb_features(x, arg, ordered = ordered)
+    binning$max_bin_by_feature <- .hb_bin_by_col(binning$max_bin_by_feature, feat$names, arg)
     lab <- .hb_label(y, feat$nrow, yarg)
     label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
   }
@@ -738,7 +803,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   grp <- .hb_group(group, feat$nrow, "group", arg)
   # check_only: the data checked, not binned (an object without its native data set, to read only)
   if (check_only) return(.hb_dataset_object(NULL, feat, lab, label_info, w, init_score, binning, grp, reference))
-  ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, as.integer(unlist(binning)), nthreads,
+  ptr <- .Call(C_hb_dataset_create, feat$spec, lab$label, w, .hb_binning_ints(binning, feat$names), nthreads,
                if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
   .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, binning, grp, reference)
 }
@@ -753,7 +818,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
     max_bin = binning$max_bin, min_data_in_bin = binning$min_data_in_bin, bin_sample_rows = binning$bin_sample_rows,
-    group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
+    max_bin_by_feature = binning$max_bin_by_feature, group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   )), class = "hb_dataset")
 }
@@ -782,9 +847,11 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
         else if (is.numeric(y) && !is.object(y)) .hb_check_finite(y, yarg)
       }
       list(feat = feat, w = .hb_weights(weights, feat$nrow, warg),
-           init_score = .hb_init_score(init_score, feat$nrow, iarg, arg))
+           init_score = .hb_init_score(init_score, feat$nrow, iarg, arg),
+           mbf = .hb_bin_by_col(binning$max_bin_by_feature, feat$names, arg))
     })
     feat <- local$feat
+    binning$max_bin_by_feature <- local$mbf
     lab <- .hb_label_dist(y, feat$nrow, yarg)
     label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
     nlev <- .hb_mpi_allgather(feat$levels)
@@ -807,7 +874,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
   w <- local$w
   init_score <- local$init_score
   grp <- .hb_group_dist(group, feat$nrow, "group", arg)
-  ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, as.integer(unlist(binning)), nthreads,
+  ptr <- .Call(C_hb_dataset_create_mpi, feat$spec, lab$label, w, .hb_binning_ints(binning, feat$names), nthreads,
                if (!is.null(reference)) reference$ptr, init_score, as.integer(device == "cuda"))
   .hb_dataset_object(ptr, feat, lab, label_info, w, init_score, binning, grp, reference, distributed = "mpi")
 }

@@ -50,6 +50,11 @@
   if (!is.null(r_params$bin_sample_rows) && r_params$bin_sample_rows != 200000L) {
     meta[["r.bin_sample_rows"]] <- as.character(r_params$bin_sample_rows)
   }
+  if (length(r_params$max_bin_by_feature)) {  # the columns given their own max_bin: names, then values
+    mbf <- r_params$max_bin_by_feature
+    meta[["r.max_bin_by_feature"]] <- paste(paste(.hb_csv_quote(names(mbf)), collapse = ","),
+                                            paste(mbf, collapse = ","), sep = "\n")
+  }
   if (!is.null(r_params$early_stopping_rounds)) {
     meta[["r.early_stopping_rounds"]] <- as.character(r_params$early_stopping_rounds)
   }
@@ -193,6 +198,11 @@
     max_bin = .hb_meta_value(meta, "r.max_bin", .hb_meta_int),
     min_data_in_bin = .hb_meta_value(meta, "r.min_data_in_bin", .hb_meta_int) %||% 3L,
     bin_sample_rows = .hb_meta_value(meta, "r.bin_sample_rows", .hb_meta_int) %||% 200000L,
+    max_bin_by_feature = .hb_meta_value(meta, "r.max_bin_by_feature", function(v) {
+      m <- utils::read.csv(text = v, check.names = FALSE, colClasses = "integer", stringsAsFactors = FALSE)
+      if (nrow(m) != 1L || anyNA(unlist(m))) stop("bad")
+      unlist(m)
+    }),
     max_cat_threshold = cfg$max_cat_threshold, cat_smooth = cfg$cat_smooth, cat_l2 = cfg$cat_l2,
     min_data_per_group = cfg$min_data_per_group, max_cat_to_onehot = cfg$max_cat_to_onehot,
     bagging_fraction = cfg$bagging_fraction,

@@ -175,6 +175,7 @@
 .HB_RPARAMS <- list(
   nrounds = list(aliases = c("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds", "num_boost_round", "n_estimators", "max_iter"), doc = "boosting rounds"),
   max_bin = list(aliases = "max_bins", doc = "most bins per numeric feature, 2 to 255"),
+  max_bin_by_feature = list(aliases = character(0), doc = "columns' own max_bin, named by column or one a column (NULL: max_bin for all)"),
   min_data_in_bin = list(aliases = character(0), doc = "fewest sampled rows a numeric bin holds, and a factor level needs for a bin of its own"),
   bin_sample_rows = list(aliases = c("bin_construct_sample_cnt", "subsample_for_bin"), doc = "rows sampled to place numeric bin boundaries"),
   boosting = list(aliases = c("boosting_type", "boost", "booster"), doc = "gbdt or rf"),

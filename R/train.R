@@ -30,7 +30,7 @@
 .HB_TRAIN_ARGS <- c(
   "x", "y", "weights", "init_score", "init_model", "nrounds", "objective", "learning_rate", "num_leaves",
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
-  "max_bin", "min_data_in_bin", "bin_sample_rows", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
+  "max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
   "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
@@ -43,7 +43,7 @@
   "distributed", "gpu_column_copy"
 )
 # The binning parameters (hb_dataset()'s too; an hb_dataset fixes them).
-.HB_BIN_ARGS <- c("max_bin", "min_data_in_bin", "bin_sample_rows")
+.HB_BIN_ARGS <- c("max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature")
 # Those `params` may not set: the data.
 .HB_DATA_ARGS <- c("x", "y", "weights", "init_score", "init_model", "group", "valid", "params", "callbacks",
                    "distributed")
@@ -286,6 +286,10 @@ histboost <- function(x, ...) {
 #'   its rows (up to 64 x `max_bin`): its levels are binned `max_bin` at a time
 #'   into several internal features, and a split on any of them is a split on
 #'   a set of the factor's levels.
+#' @param max_bin_by_feature `NULL`, or columns' own `max_bin` (LightGBM's
+#'   `max_bin_by_feature`): whole numbers from 2 to 255, named by column
+#'   (`c(age = 15)`; the other columns keep `max_bin`) or one a column; see
+#'   [hb_dataset()]. Fixed by an hb_dataset `x`.
 #' @param min_data_in_bin,bin_sample_rows The fewest sampled rows a numeric
 #'   bin holds (and a factor's level needs to keep a bin of its own), 3 by
 #'   default; and the rows sampled to place the bins, 200,000 by default
@@ -744,7 +748,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
-                              max_bin = 255L, min_data_in_bin = 3L, bin_sample_rows = 200000L,
+                              max_bin = 255L, min_data_in_bin = 3L, bin_sample_rows = 200000L, max_bin_by_feature = NULL,
                               max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
@@ -776,7 +780,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   resolved <- .hb_params_resolve(params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
   args <- .hb_params_merge(args, resolved, names(call)[-1L])
   args$params <- NULL
-  bin_given <- union(.HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows))],
+  bin_given <- union(.HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows),
+                                    !missing(max_bin_by_feature))],
                      intersect(.HB_BIN_ARGS, names(resolved)))
   tr <- .hb_setup(args, bin_given = bin_given,
                   ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
@@ -1175,12 +1180,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     if (!is.null(init_score)) {
       .hb_abort("`init_score` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
     }
-    for (nm in bin_given) {
-      if (!identical(.hb_binning(binning)[[nm]], .hb_binning_of(x)[[nm]])) {
-        .hb_abort("`", nm, "` must not be given when `x` is an hb_dataset: it was binned with ", nm, " = ",
-                  .hb_binning_of(x)[[nm]], ".")
-      }
-    }
+    .hb_binning_same(binning, bin_given, x, "x", function(nm, want, have) {
+      paste0("`", nm, "` must not be given when `x` is an hb_dataset: it was binned with ", nm, " = ", have, ".")
+    })
     if (ordered_given) {
       .hb_abort("`ordered_factors` must not be given when `x` is an hb_dataset: give it to hb_dataset().")
     }

@@ -42,12 +42,15 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP 
   hb_binparams_t bp;
   hb_binparams_default(&bp);
   bp.lgb_bins = 1;  /* LightGBM's binning (dataset.h): the same rows share a bin in both */
-  /* binning: c(max_bin, min_data_in_bin, bin_sample_rows), checked by R */
-  if (TYPEOF(binning) != INTSXP || XLENGTH(binning) != 3)
-    hb_r_throw("input", "`binning` must be three integers (max_bin, min_data_in_bin, bin_sample_rows).");
+  /* binning: c(max_bin, min_data_in_bin, bin_sample_rows), then optionally
+   * each input column's max_bin (0: max_bin's), checked by R */
+  if (TYPEOF(binning) != INTSXP || (XLENGTH(binning) != 3 && XLENGTH(binning) != 3 + (R_xlen_t)in.ncol))
+    hb_r_throw("input", "`binning` must be three integers (max_bin, min_data_in_bin, bin_sample_rows), then one "
+               "max_bin a column or none.");
   bp.max_bin = INTEGER(binning)[0];
   bp.min_data_in_bin = INTEGER(binning)[1];
   bp.bin_sample_rows = INTEGER(binning)[2];
+  if (XLENGTH(binning) > 3) bp.max_bin_by_col = INTEGER(binning) + 3;
   bp.nthreads = hb_r_int(nthreads, "nthreads");
   bp.seed = 0; /* binning does not depend on the training seed: one dataset serves many fits */
   bp.device = hb_r_int(device, "device");  /* 1: the rows binned on the GPU (the same bins) */

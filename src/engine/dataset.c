@@ -20,6 +20,7 @@
 
 void hb_binparams_default(hb_binparams_t *bp) {
   bp->max_bin = 255;
+  bp->max_bin_by_col = NULL;
   bp->bin_sample_rows = 200000;
   bp->min_data_in_bin = 3;
   bp->min_data_per_level = 1;
@@ -659,10 +660,21 @@ static int store_csc_feature(const hb_input_t *in, int f, const hb_binmapper_t *
   return HB_OK;
 }
 
+/* Column c's binning parameters: bp's, with its own max_bin where
+ * max_bin_by_col gives one (then copied into *tmp). */
+static const hb_binparams_t *column_binparams(const hb_binparams_t *bp, int c, hb_binparams_t *tmp) {
+  if (!bp->max_bin_by_col || bp->max_bin_by_col[c] <= 0) return bp;
+  *tmp = *bp;
+  tmp->max_bin = bp->max_bin_by_col[c];
+  return tmp;
+}
+
 /* The mappers of column c (training): one numeric mapper, or a factor's
  * one or more. Runs on a worker thread: no hb_error_set. */
-static int build_column_mappers(const hb_input_t *in, const hb_binparams_t *bp, const sample_t *smp, int c,
+static int build_column_mappers(const hb_input_t *in, const hb_binparams_t *bp_all, const sample_t *smp, int c,
                                 hb_binmapper_t **maps, int *nmaps, scratch_t *sc) {
+  hb_binparams_t cbp;
+  const hb_binparams_t *bp = column_binparams(bp_all, c, &cbp);
   const hb_column_t *col = in->cols ? &in->cols[c] : NULL;
   if (col && col->type == HB_COL_FACTOR) return build_factor_mappers(in, bp, c, maps, nmaps);
   *maps = calloc(1, sizeof **maps);
@@ -908,6 +920,10 @@ static int validate_input(const hb_input_t *in, const hb_binparams_t *bp,
     return hb_error_set(HB_ERR_INPUT, "dataset: exactly one of dense columns or a CSC matrix must be given");
   if (bp->max_bin < 2 || bp->max_bin > HB_MAX_BIN)
     return hb_error_set(HB_ERR_INPUT, "dataset: max_bin must be in 2..%d (got %d)", HB_MAX_BIN, bp->max_bin);
+  for (int c = 0; bp->max_bin_by_col && c < in->ncol; c++)
+    if (bp->max_bin_by_col[c] != 0 && (bp->max_bin_by_col[c] < 2 || bp->max_bin_by_col[c] > HB_MAX_BIN))
+      return hb_error_set(HB_ERR_INPUT, "dataset: max_bin_by_feature of column %d must be in 2..%d (got %d)", c + 1,
+                          HB_MAX_BIN, bp->max_bin_by_col[c]);
   if (in->weight) {
     for (int r = 0; r < in->nrow; r++)
       if (!(in->weight[r] >= 0.0) || isinf(in->weight[r]))
@@ -1512,7 +1528,8 @@ int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp_in, co
     st = hb_dist_sum_i64(dist, lc, nlev + 1);
     for (int k = 0; k <= nlev; k++) ic[k] = (int)lc[k];
     hb_free(lc);
-    if (st == HB_OK) st = factor_mappers_from_counts(&bp, nlev, ic, &cm[c], &cn[c]);
+    hb_binparams_t cbp;
+    if (st == HB_OK) st = factor_mappers_from_counts(column_binparams(&bp, c, &cbp), nlev, ic, &cm[c], &cn[c]);
     else free(ic);
     st = dist_agree(dist, st);  /* before the next column's sum */
   }
@@ -1544,7 +1561,9 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1) if (scs != NULL))
       cm[c] = calloc(1, sizeof **cm);
       if (!cm[c]) { first_error(&err_c, &err_code, c, HB_ERR_NOMEM); continue; }
       cn[c] = 1;
-      const int s1 = build_numeric_mapper(&sin, &bp, &all, c, cm[c], &scs[hb_threads_id()]);
+      hb_binparams_t cbp;
+      const int s1 = build_numeric_mapper(&sin, column_binparams(&bp, c, &cbp), &all, c, cm[c],
+                                          &scs[hb_threads_id()]);
       if (s1 != HB_OK) first_error(&err_c, &err_code, c, s1);
     }
     scratch_free_all(scs, nt);

@@ -80,6 +80,8 @@ typedef struct {
 
 typedef struct {
   int max_bin;          /* value bins per feature, 2..255 (default 255) */
+  const int *max_bin_by_col; /* NULL, or one per input column: that column's max_bin (2..255),
+                                0 for max_bin's (LightGBM's max_bin_by_feature; default NULL) */
   int bin_sample_rows;  /* rows sampled to place boundaries (default 200000; <= 0: all) */
   int min_data_in_bin;  /* fewest sampled rows per numeric bin (default 3) */
   int min_data_per_level; /* categorical levels rarer than this go to the missing bin (default 1) */

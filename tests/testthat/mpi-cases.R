@@ -195,8 +195,10 @@ mpi_case <- function(case) {
   if (case == "bins") {
     # the binning parameters on every process: boundaries from a sample of
     # 300 of the 800 training rows (gathered from the shards as the
-    # one-process sample takes them) and bins of at least 7 sampled rows
-    args <- c(args, list(quantized = TRUE, min_data_in_bin = 7L, bin_sample_rows = 300L))
+    # one-process sample takes them) and bins of at least 7 sampled rows;
+    # a and f with a max_bin of their own (f's 5 levels in features of 3)
+    args <- c(args, list(quantized = TRUE, min_data_in_bin = 7L, bin_sample_rows = 300L,
+                         max_bin_by_feature = c(a = 9L, f = 3L)))
   }
   if (case == "bundle") {
     # sparse columns, each off zero in about 7% of rows at random, so that

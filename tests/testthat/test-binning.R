@@ -146,3 +146,61 @@ test_that("hb_cv() bins each fold with the binning arguments", {
     expect_lte(length(unique(hb_trees(m)$threshold[!hb_trees(m)$is_leaf])), 4L)
   }
 })
+
+test_that("max_bin_by_feature gives columns their own max_bin, is checked, recorded and fixed by a dataset", {
+  skip_without_test_hooks()
+  set.seed(8)
+  x <- data.frame(a = runif(2000), b = rnorm(2000), g = factor(sample(letters[1:12], 2000, TRUE)))
+  x$b[sample(2000, 50)] <- NA
+  y <- x$a + rnorm(2000)
+  bins_of <- function(...) histboost:::.hb_dataset_bins(hb_dataset(x, y, nthreads = 2L, ...))
+  by_name <- bins_of(max_bin_by_feature = c(b = 9L, a = 5L))
+  # each column as plain R bins it at its own max_bin (b's NA bin within its 9, and a bin kept for
+  # zero between its negative and positive values: 7 for the values)
+  expect_identical(by_name[, 1], as.integer(findInterval(x$a, ref_numeric_upper(x$a, max_bin = 5L), left.open = TRUE)))
+  ok <- !is.na(x$b)
+  expect_identical(length(unique(by_name[ok, 2])), 7L)
+  expect_identical(by_name[ok, 2], as.integer(findInterval(x$b[ok], ref_numeric_upper(x$b, max_bin = 9L),
+                                                            left.open = TRUE)))
+  expect_identical(by_name[, 3], bins_of()[, 3])  # g keeps max_bin
+  # the same as the whole dataset at that max_bin, column by column; unnamed, one a column
+  expect_identical(by_name[, 1], bins_of(max_bin = 5L)[, 1])
+  expect_identical(bins_of(max_bin_by_feature = c(5, 9, 255)), by_name)
+  # a factor's levels are capped as max_bin caps them: 12 levels at 4 a feature make 3 features
+  expect_identical(ncol(bins_of(max_bin_by_feature = c(g = 4L))), ncol(bins_of(max_bin = 4L)))
+  expect_identical(bins_of(max_bin_by_feature = c(g = 4L))[, -(1:2)], bins_of(max_bin = 4L)[, -(1:2)])
+  # checks: names, length, values
+  expect_error(hb_dataset(x, y, max_bin_by_feature = c(aa = 5L)), "`max_bin_by_feature` names `aa`, not a column of `x`",
+               class = "histboost_error_input")
+  expect_error(hb_dataset(x, y, max_bin_by_feature = c(5L, 9L)), "has 2 values but `x` has 3 columns",
+               class = "histboost_error_input")
+  for (bad in list(1, 256, NA, 2.5, "5", c(a = 5, a = 6), list(a = 5))) {
+    expect_error(hb_dataset(x, y, max_bin_by_feature = bad), "`max_bin_by_feature` must be NULL or whole numbers",
+                 class = "histboost_error_input")
+  }
+  # histboost(): recorded with the model through save and load; a dataset fixes it
+  m <- histboost(x, y, nrounds = 3L, max_bin_by_feature = c(a = 5L), verbose = 0L, nthreads = 1L)
+  expect_identical(m$params$max_bin_by_feature, c(a = 5L))
+  th <- unique(hb_trees(m)$threshold[hb_trees(m)$feature %in% "a"])
+  expect_true(all(th %in% ref_numeric_upper(x$a, max_bin = 5L)))
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f))
+  hb_save(m, f)
+  expect_identical(hb_load(f)$params$max_bin_by_feature, c(a = 5L))
+  expect_null(histboost(x, y, nrounds = 1L, verbose = 0L, nthreads = 1L)$params$max_bin_by_feature)
+  d <- hb_dataset(x, y, max_bin_by_feature = c(a = 5L))
+  expect_identical(d$max_bin_by_feature, c(a = 5L))
+  expect_error(histboost(d, max_bin_by_feature = c(a = 6L), nrounds = 1L, verbose = 0L),
+               "`max_bin_by_feature` must not be given when `x` is an hb_dataset: it was binned with max_bin_by_feature = c\\(a = 5\\)",
+               class = "histboost_error_input")
+  expect_identical(predict(histboost(d, max_bin_by_feature = c(a = 5L), nrounds = 2L,
+                                     verbose = 0L, nthreads = 1L), x),
+                   predict(histboost(x, y, max_bin_by_feature = c(a = 5L), nrounds = 2L, verbose = 0L, nthreads = 1L), x))
+  expect_error(hb_dataset(x[1:10, ], y[1:10], reference = d, max_bin_by_feature = c(b = 5L)),
+               "`max_bin_by_feature` \\(c\\(b = 5\\)\\) differs from the reference dataset's \\(c\\(a = 5\\)\\)",
+               class = "histboost_error_input")
+  # params takes it under LightGBM's name
+  expect_identical(histboost(x, y, nrounds = 2L, verbose = 0L, nthreads = 1L,
+                             params = list(max_bin_by_feature = c(5L, 255L, 255L)))$params$max_bin_by_feature,
+                   c(a = 5L, b = 255L, g = 255L))
+})

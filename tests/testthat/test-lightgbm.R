@@ -101,21 +101,23 @@ bin_cases <- function() {
 # with the next, read from one fully grown tree: y rises with x, so every
 # bin boundary is a split of positive gain, and two values share a leaf
 # exactly when they share a bin.
-same_bin_by_tree <- function(x, max_bin, pkg, min_data_in_bin = 3L) {
+same_bin_by_tree <- function(x, max_bin, pkg, min_data_in_bin = 3L, by_feature = FALSE) {
   y <- rank(x, na.last = "keep"); y[is.na(y)] <- 0
+  # by_feature: max_bin 255, and the column's own max_bin as given
+  mb <- if (by_feature) 255L else max_bin
   if (pkg == "histboost") {
     m <- histboost(data.frame(x = x), y, nrounds = 1L, num_leaves = 255L, min_data_in_leaf = 1L,
-                   min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, max_bin = max_bin,
-                   min_data_in_bin = min_data_in_bin, verbose = 0L, nthreads = 1L)
+                   min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, max_bin = mb,
+                   min_data_in_bin = min_data_in_bin, verbose = 0L, nthreads = 1L,
+                   max_bin_by_feature = if (by_feature) c(x = max_bin))
     leaf <- predict(m, data.frame(x = x), type = "leaf")[, 1]
   } else {
     params <- list(objective = "regression", num_leaves = 1000L, min_data_in_leaf = 1L,
                    min_sum_hessian_in_leaf = 0, lambda_l2 = 0, learning_rate = 1, num_threads = 1L,
                    verbose = -1L)
-    b <- lightgbm::lgb.train(params, lightgbm::lgb.Dataset(matrix(x), label = y,
-                                                            params = list(max_bin = max_bin,
-                                                                          min_data_in_bin = min_data_in_bin)),
-                             nrounds = 1L)
+    dp <- c(list(max_bin = mb, min_data_in_bin = min_data_in_bin),
+            if (by_feature) list(max_bin_by_feature = max_bin))
+    b <- lightgbm::lgb.train(params, lightgbm::lgb.Dataset(matrix(x), label = y, params = dp), nrounds = 1L)
     leaf <- predict(b, matrix(x), type = "leaf")
   }
   ok <- !is.na(x)
@@ -158,6 +160,14 @@ test_that("min_data_in_bin bins numeric features as lightgbm's min_data_in_bin d
       bin <- findInterval(v, ref_numeric_upper(cs$x, max_bin = mb, min_data_in_bin = k), left.open = TRUE)
       expect_identical(bin[-1L] == bin[-length(bin)], same_lgb, label = paste(lab, "reference"))
     }
+  }
+  # max_bin_by_feature caps the column as max_bin does, in both packages (max_bin itself 255)
+  for (nm in c("cut4", "na_cut5", "neg3", "many")) {
+    cs <- bin_cases()[[nm]]
+    expect_identical(same_bin_by_tree(cs$x, cs$max_bin, "histboost", by_feature = TRUE),
+                     same_bin_by_tree(cs$x, cs$max_bin, "lightgbm", by_feature = TRUE), label = nm)
+    expect_identical(same_bin_by_tree(cs$x, cs$max_bin, "histboost", by_feature = TRUE),
+                     same_bin_by_tree(cs$x, cs$max_bin, "histboost"), label = nm)
   }
   # by hand: 1:40 in bins of 5 rows; one row a value gives 40 bins, 40 rows one bin
   expect_identical(same_bin_by_tree(as.numeric(1:40), 255L, "histboost", min_data_in_bin = 5L),

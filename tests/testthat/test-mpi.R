@@ -118,7 +118,7 @@ test_that("balanced bagging on 2 and 4 processes gives the one-process model byt
   expect_lt(abs(rows - 0.9 * npos - 0.3 * (length(d$y) - npos)), 5 * sqrt(npos * 0.09 + (length(d$y) - npos) * 0.21))
 })
 
-test_that("min_data_in_bin and bin_sample_rows on 2 and 3 processes give the one-process model byte for byte", {
+test_that("min_data_in_bin, bin_sample_rows and max_bin_by_feature on 2 and 3 processes give the one-process model byte for byte", {
   skip_without_mpi()
   for (np in 2:3) {
     r <- run_mpi("bins", np)
@@ -127,9 +127,10 @@ test_that("min_data_in_bin and bin_sample_rows on 2 and 3 processes give the one
   }
   # the parameters took effect: a of 800 rows sampled to 300 in bins of 7 rows has at most 300 / 7 bins
   ref <- mpi_reference("bins", 2L)
-  expect_identical(ref$params[c("min_data_in_bin", "bin_sample_rows")], list(min_data_in_bin = 7L, bin_sample_rows = 300L))
+  expect_identical(ref$params[c("min_data_in_bin", "bin_sample_rows", "max_bin_by_feature")],
+                   list(min_data_in_bin = 7L, bin_sample_rows = 300L, max_bin_by_feature = c(a = 9L, f = 3L)))
   tr <- hb_trees(ref)
-  expect_lte(length(unique(tr$threshold[!tr$is_leaf & tr$feature == "a"])), 300L %/% 7L)
+  expect_lte(length(unique(tr$threshold[!tr$is_leaf & tr$feature == "a"])), 7L)  # 9 bins: NA's and zero's apart
 })
 
 test_that("large shards on two threads a process give the one-process model byte for byte", {
