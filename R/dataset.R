@@ -560,7 +560,7 @@
 #' @param weights `NULL` or non-negative row weights.
 #' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
 #'   take one of them when there are any). Bins are placed as LightGBM
-#'   places them, from a sample of up to `bin_sample_rows` rows, so that the same rows
+#'   places them, from a sample of about `bin_sample_rows` rows, so that the same rows
 #'   share a bin in both: negative values, 0 (with anything within 1e-35 of
 #'   it) and positive values apart, 0 alone; on each side, values few enough
 #'   for the side's share of bins are merged in increasing order until a bin
@@ -595,8 +595,9 @@
 #'   values make fewer, fuller bins. Ordered factors binned as numbers
 #'   (`ordered_factors = "ordinal"`) follow the numeric rule. Ignored with a
 #'   `reference`.
-#' @param bin_sample_rows The rows sampled (reproducibly, the same rows for
-#'   the same data) to place numeric bin boundaries: a whole number >= 1,
+#' @param bin_sample_rows About how many rows are sampled (each row drawn
+#'   with probability `bin_sample_rows` / rows, reproducibly: the same rows
+#'   for the same data) to place numeric bin boundaries: a whole number >= 1,
 #'   200,000 by default (LightGBM's `bin_construct_sample_cnt`, also taken
 #'   by `params`, as is `subsample_for_bin`). Every row is used when there
 #'   are no more; more rows give boundaries closer to the full data's

@@ -147,6 +147,9 @@
     .hb_abort("`...` holds ", sum(nms == ""), " unnamed extra argument(s) given to ", fun,
               "(); name every argument after the data.")
   }
+  # a name refused on purpose (a LightGBM seed, xgboost's tree_method, ...) says why
+  refused <- intersect(nms, names(.HB_PARAM_REFUSED))
+  if (length(refused)) .hb_abort("`", refused[1L], "` ", .HB_PARAM_REFUSED[[refused[1L]]], ".")
   aliases <- c(.hb_aliases, .HB_PARAM_ALIASES[setdiff(names(.HB_PARAM_ALIASES), names(.hb_aliases))])
   aliases <- aliases[aliases %in% known]
   hints <- vapply(nms, .hb_did_you_mean, "", candidates = known, aliases = aliases)

@@ -63,9 +63,6 @@
     meta[["r.top_rate"]] <- .hb_num_text(r_params$top_rate)
     meta[["r.other_rate"]] <- .hb_num_text(r_params$other_rate)
   }
-  for (nm in c("pos_bagging_fraction", "neg_bagging_fraction")) {  # balanced bagging: only when set
-    if (!is.null(r_params[[nm]]) && r_params[[nm]] < 1) meta[[paste0("r.", nm)]] <- .hb_num_text(r_params[[nm]])
-  }
   # Bundling is a training detail: recorded only when not the default, so
   # that other models' text is unchanged.
   if (isFALSE(r_params$enable_bundle)) meta[["r.enable_bundle"]] <- "FALSE"
@@ -226,8 +223,7 @@
     goss = .hb_meta_value(meta, "r.goss", .hb_meta_bool) %||% FALSE,
     top_rate = .hb_meta_value(meta, "r.top_rate", as.numeric) %||% 0.2,
     other_rate = .hb_meta_value(meta, "r.other_rate", as.numeric) %||% 0.1,
-    pos_bagging_fraction = .hb_meta_value(meta, "r.pos_bagging_fraction", as.numeric) %||% 1,
-    neg_bagging_fraction = .hb_meta_value(meta, "r.neg_bagging_fraction", as.numeric) %||% 1,
+    pos_bagging_fraction = cfg$pos_bagging_fraction %||% 1, neg_bagging_fraction = cfg$neg_bagging_fraction %||% 1,
     enable_bundle = .hb_meta_value(meta, "r.enable_bundle", .hb_meta_bool) %||% TRUE,
     max_conflict_rate = .hb_meta_value(meta, "r.max_conflict_rate", as.numeric) %||% 0,
     scale_pos_weight = .hb_meta_value(meta, "r.scale_pos_weight", as.numeric) %||% 1,

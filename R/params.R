@@ -18,6 +18,8 @@
                    "`drop_rate` or lower `skip_drop`"),
   drop_seed = "is not needed: DART's drops come from `seed`, the round and the tree",
   bagging_seed = "is not needed: the bags come from `seed`, the bagging round and the row; give `seed`",
+  bagging_fraction_seed = "is not needed: the bags come from `seed`, the bagging round and the row; give `seed`",
+  data_seed = "is not needed: the rows that place the bins are drawn the same way for the same data",
   feature_fraction_seed = "is not needed: the features sampled come from `seed` and the tree; give `seed`",
   data_random_seed = "is not needed: the rows that place the bins are drawn the same way for the same data",
   extra_seed = "is not needed: extra_trees' thresholds come from `seed`, the tree, the node and the feature; give `seed`",

@@ -268,7 +268,7 @@ histboost <- function(x, ...) {
 #' @param min_gain_to_split Smallest gain for a split to be made, >= 0.
 #' @param max_bin Most bins per numeric feature, 2 to 255 (missing values
 #'   take one of them when there are any). Bins are placed as LightGBM
-#'   places them, from a sample of up to `bin_sample_rows` rows, so that the same rows
+#'   places them, from a sample of about `bin_sample_rows` rows, so that the same rows
 #'   share a bin in both: negative values, 0 (with anything within 1e-35 of
 #'   it) and positive values apart, 0 alone; on each side, values few enough
 #'   for the side's share of bins are merged in increasing order until a bin
@@ -292,7 +292,8 @@ histboost <- function(x, ...) {
 #'   [hb_dataset()]. Fixed by an hb_dataset `x`.
 #' @param min_data_in_bin,bin_sample_rows The fewest sampled rows a numeric
 #'   bin holds (and a factor's level needs to keep a bin of its own), 3 by
-#'   default; and the rows sampled to place the bins, 200,000 by default
+#'   default; and about how many rows are sampled to place the bins (each
+#'   with that share of the rows' chance), 200,000 by default
 #'   (LightGBM's `min_data_in_bin` and `bin_construct_sample_cnt`, names that
 #'   `params` takes): see [hb_dataset()]. Fixed by an hb_dataset `x`.
 #' @param max_cat_threshold Most categories on the scanned side of a
@@ -994,7 +995,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # ... and how it trains (not part of the model); the engine gets every one of them.
   train_only <- .hb_params_check(a, .hb_param_names(stored = FALSE))
   quant <- train_only[c("quantized", "grad_bits", "stochastic_rounding", "refit_leaves")]
-  sampling <- train_only[c("goss", "top_rate", "other_rate", "pos_bagging_fraction", "neg_bagging_fraction")]
+  sampling <- c(train_only[c("goss", "top_rate", "other_rate")], eng[c("pos_bagging_fraction", "neg_bagging_fraction")])
   balanced <- sampling$pos_bagging_fraction < 1 || sampling$neg_bagging_fraction < 1
   bagging <- eng$bagging_freq > 0 && (eng$bagging_fraction < 1 || balanced)
   if (sampling$top_rate + sampling$other_rate > 1) {
@@ -1007,14 +1008,16 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   if (quant$quantized) more$exact_sums <- FALSE  # integer sums: exact already
   if (boosting == "rf") {
     if (!(bagging || eng$feature_fraction < 1)) {
-      .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1 and `bagging_freq` >= 1) or ",
+      .hb_abort("`boosting` = \"rf\" needs bagging (`bagging_fraction` < 1, or `pos_bagging_fraction` or ",
+                "`neg_bagging_fraction` < 1 for a binary model, and `bagging_freq` >= 1) or ",
                 "`feature_fraction` < 1: otherwise every tree of the forest is the same.")
     }
     if (sampling$goss) .hb_abort("`boosting` = \"rf\" samples rows by bagging; `goss` must be FALSE.")
     eng$learning_rate <- 1  # a forest's trees are averaged, not shrunk
   }
   if (sampling$goss && bagging) {
-    .hb_abort("`goss` = TRUE and bagging (`bagging_fraction` < 1) both choose each tree's rows; use one of them.")
+    .hb_abort("`goss` = TRUE and bagging (", if (balanced) "`pos_bagging_fraction` or `neg_bagging_fraction`" else
+      "`bagging_fraction`", " < 1) both choose each tree's rows; use one of them.")
   }
   nthreads <- .hb_nthreads(nthreads)
   no_quant <- c(if (more$extra_trees) "extra_trees", if (more$path_smooth > 0) "path_smooth",

@@ -93,11 +93,25 @@ test_that("balanced bagging is checked, takes LightGBM's names, and is recorded 
                          nrounds = 1L, verbose = 0L),
                "`pos_bagging_fraction` and `neg_bagging_fraction` sample .* not \"multiclass\"",
                class = "histboost_error_input")
-  expect_error(fit_bag(d, neg_bagging_fraction = 0.5, goss = TRUE), "use one of them", class = "histboost_error_input")
-  # a forest may bag by class alone
+  expect_error(fit_bag(d, neg_bagging_fraction = 0.5, goss = TRUE),
+               "`goss` = TRUE and bagging \\(`pos_bagging_fraction` or `neg_bagging_fraction` < 1\\) .* use one of them",
+               class = "histboost_error_input")
+  # a forest may bag by class alone, and such a forest saves, loads and refits (the fractions are in its [config])
   rf <- histboost(d$x, d$y, boosting = "rf", nrounds = 3L, num_leaves = 2L, min_data_in_leaf = 1L, bagging_freq = 1L,
                   neg_bagging_fraction = 0.5, seed = 7, verbose = 0L, nthreads = 2L)
   expect_identical(class_counts(rf)[["s1"]], sum(d$pos))
+  expect_match(rf$model_text, "neg_bagging_fraction=0.5")
+  f0 <- tempfile(fileext = ".hbm")
+  hb_save(rf, f0)
+  back <- hb_load(f0)
+  unlink(f0)
+  expect_identical(predict(back, d$x, type = "raw"), predict(rf, d$x, type = "raw"))
+  expect_identical(back$params$neg_bagging_fraction, 0.5)
+  expect_identical(predict(unserialize(serialize(rf, NULL)), d$x, type = "raw"), predict(rf, d$x, type = "raw"))
+  expect_s3_class(hb_refit(rf, d$x, d$y), "histboost")
+  expect_error(histboost(d$x, d$y, boosting = "rf", nrounds = 2L, neg_bagging_fraction = 0.5, verbose = 0L),
+               "needs bagging .*`neg_bagging_fraction` < 1 for a binary model, and `bagging_freq` >= 1",
+               class = "histboost_error_input")
   # LightGBM's names
   m1 <- fit_bag(d, pos_bagging_fraction = 0.8, neg_bagging_fraction = 0.4)
   m2 <- histboost(d$x, d$y, nrounds = 3L, num_leaves = 2L, min_data_in_leaf = 1L, seed = 7, verbose = 0L,
@@ -111,7 +125,7 @@ test_that("balanced bagging is checked, takes LightGBM's names, and is recorded 
   hb_save(m1, f)
   expect_identical(hb_load(f)$params[c("pos_bagging_fraction", "neg_bagging_fraction")],
                    list(pos_bagging_fraction = 0.8, neg_bagging_fraction = 0.4))
-  expect_false(grepl("bagging_fraction=0.8|pos_bagging", fit_bag(d)$model_text))
+  expect_false(grepl("pos_bagging|neg_bagging", fit_bag(d)$model_text))
   # hb_cv() passes them on
   cv <- hb_cv(d$x, d$y, nfold = 2L, nrounds = 2L, num_leaves = 2L, min_data_in_leaf = 1L, bagging_freq = 1L,
               neg_bagging_fraction = 0.3, keep_models = TRUE, seed = 7, verbose = 0L, nthreads = 2L)

@@ -392,6 +392,11 @@ test_that("params takes LightGBM's and xgboost's names for these", {
     expect_input_error(f(params = stats::setNames(list(3L), nm)), paste0("`", nm, "` is not needed: .*give `seed`"))
   }
   expect_input_error(f(params = list(data_random_seed = 3L)), "`data_random_seed` is not needed")
+  expect_input_error(f(params = list(bagging_fraction_seed = 3L)), "`bagging_fraction_seed` is not needed")
+  expect_input_error(f(params = list(data_seed = 3L)), "`data_seed` is not needed")
+  # as arguments too (parsnip's set_engine() passes them so)
+  expect_input_error(f(bagging_seed = 3L), "`bagging_seed` is not needed: .*give `seed`")
+  expect_input_error(hb_dataset(d$x, d$y, data_random_seed = 3L), "`data_random_seed` is not needed")
   expect_input_error(f(params = list(normalize_type = "forest")), "normalize_type")
 })
 
