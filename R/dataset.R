@@ -654,7 +654,9 @@
 #'   when `x` had no column names: a dataset binned with it as `reference`
 #'   then matches columns by position), `feature_types`, `feature_levels`,
 #'   `label_info`, `has_label`, `init_score_ncol` (0 without `init_score`),
-#'   `max_bin`, `min_data_in_bin`, `bin_sample_rows`, `group` (the query codes, or `NULL`) and identifiers. It cannot be saved:
+#'   `max_bin`, `min_data_in_bin`, `bin_sample_rows`, `max_bin_by_feature` (the
+#'   columns given their own, named, or `NULL`), `group` (the query codes, or
+#'   `NULL`) and identifiers. It cannot be saved:
 #'   after `saveRDS()`/`readRDS()` it must be re-created.
 #' @examples
 #' df <- data.frame(a = c(1.5, 2, NA, 4, 5, 6), g = factor(c("u", "v", "u", "w", "v", "u")))
@@ -819,7 +821,8 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feature_types = feat$types, feature_levels = feat$levels, label_info = label_info,
     has_label = !is.null(lab), has_weights = !is.null(w), init_score_ncol = .hb_init_score_ncol(init_score),
     max_bin = binning$max_bin, min_data_in_bin = binning$min_data_in_bin, bin_sample_rows = binning$bin_sample_rows,
-    max_bin_by_feature = binning$max_bin_by_feature, group = grp), if (!is.null(distributed)) list(distributed = distributed), list(
+    max_bin_by_feature = binning$max_bin_by_feature, group = grp),
+    if (!is.null(distributed)) list(distributed = distributed), list(
     id = .hb_new_id(), reference_id = if (!is.null(reference)) reference$id
   )), class = "hb_dataset")
 }

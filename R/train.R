@@ -30,9 +30,11 @@
 .HB_TRAIN_ARGS <- c(
   "x", "y", "weights", "init_score", "init_model", "nrounds", "objective", "learning_rate", "num_leaves",
   "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1", "lambda_l2", "min_gain_to_split",
-  "max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature", "max_cat_threshold", "cat_smooth", "cat_l2", "min_data_per_group", "max_cat_to_onehot",
+  "max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature", "max_cat_threshold", "cat_smooth", "cat_l2",
+  "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
-  "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "tweedie_variance_power", "huber_delta", "poisson_max_delta_step",
+  "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "tweedie_variance_power",
+  "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
   "nthreads", "seed", "device", "quantized", "grad_bits", "stochastic_rounding", "refit_leaves", "enable_bundle",
@@ -749,7 +751,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               learning_rate = 0.1, num_leaves = 31L, max_depth = -1L,
                               min_data_in_leaf = 20L, min_sum_hessian_in_leaf = 1e-3,
                               lambda_l1 = 0, lambda_l2 = 0, min_gain_to_split = 0,
-                              max_bin = 255L, min_data_in_bin = 3L, bin_sample_rows = 200000L, max_bin_by_feature = NULL,
+                              max_bin = 255L, min_data_in_bin = 3L, bin_sample_rows = 200000L,
+                              max_bin_by_feature = NULL,
                               max_cat_threshold = 32L, cat_smooth = 10,
                               cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
@@ -924,7 +927,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 # parameters), rank (the ranking loss's), train_only (the engine's training
 # parameters), quant, sampling, bundle, more, imbalance, stopping,
 # keep_fitted, eval_at, metric_split (.hb_metric_split(); NULL: the task's
-# default), binning (max_bin, min_data_in_bin and bin_sample_rows as given), ordered_factors, monotone_constraints (checked
+# default), binning (.HB_BIN_ARGS as given), ordered_factors, monotone_constraints (checked
 # values, not yet per column).
 .hb_check_train_args <- function(a) {
   objective <- a$objective; nrounds <- a$nrounds
@@ -995,7 +998,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # ... and how it trains (not part of the model); the engine gets every one of them.
   train_only <- .hb_params_check(a, .hb_param_names(stored = FALSE))
   quant <- train_only[c("quantized", "grad_bits", "stochastic_rounding", "refit_leaves")]
-  sampling <- c(train_only[c("goss", "top_rate", "other_rate")], eng[c("pos_bagging_fraction", "neg_bagging_fraction")])
+  sampling <- c(train_only[c("goss", "top_rate", "other_rate")],
+                eng[c("pos_bagging_fraction", "neg_bagging_fraction")])
   balanced <- sampling$pos_bagging_fraction < 1 || sampling$neg_bagging_fraction < 1
   bagging <- eng$bagging_freq > 0 && (eng$bagging_fraction < 1 || balanced)
   if (sampling$top_rate + sampling$other_rate > 1) {
