@@ -147,8 +147,16 @@
     .hb_abort("`...` holds ", sum(nms == ""), " unnamed extra argument(s) given to ", fun,
               "(); name every argument after the data.")
   }
-  # a name refused on purpose (a LightGBM seed, xgboost's tree_method, ...) says why
-  refused <- intersect(nms, names(.HB_PARAM_REFUSED))
+  # LightGBM's and xgboost's storage hints, and their names histboost has only at their default, as `params` takes them
+  keep <- !(nms %in% .HB_PARAM_IGNORED) &
+    !vapply(seq_along(nms), function(k) {
+      nms[k] %in% names(.HB_PARAM_AT_DEFAULT) && .hb_at_default(dots[[k]], .HB_PARAM_AT_DEFAULT[[nms[k]]])
+    }, NA)
+  if (!any(keep)) return(invisible())
+  nms <- nms[keep]
+  # a name refused on purpose (a LightGBM seed, xgboost's tree_method, ...) says why; LightGBM's
+  # names of data file columns, as arguments, are misspellings of ours (`weight` for `weights`): the hint below
+  refused <- setdiff(intersect(nms, names(.HB_PARAM_REFUSED)), c("data", "label", "weight"))
   if (length(refused)) .hb_abort("`", refused[1L], "` ", .HB_PARAM_REFUSED[[refused[1L]]], ".")
   aliases <- c(.hb_aliases, .HB_PARAM_ALIASES[setdiff(names(.HB_PARAM_ALIASES), names(.hb_aliases))])
   aliases <- aliases[aliases %in% known]

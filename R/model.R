@@ -204,6 +204,7 @@
     min_data_per_group = cfg$min_data_per_group, max_cat_to_onehot = cfg$max_cat_to_onehot,
     bagging_fraction = cfg$bagging_fraction,
     bagging_freq = cfg$bagging_freq, feature_fraction = cfg$feature_fraction,
+    boost_from_average = !identical(as.integer(cfg$boost_from_average), 0L),
     boosting = if (isTRUE(cfg$rf == 1L)) "rf" else if (identical(.hb_meta_value(meta, "r.boosting"), "dart")) "dart" else "gbdt",
     monotone_constraints = if (!is.null(info$monotone_constraints)) {
       stats::setNames(info$monotone_constraints, fnames)

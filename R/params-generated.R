@@ -62,8 +62,8 @@
     store = "always", gpu = TRUE, r = "arg", aliases = c("sub_feature", "colsample_bytree"),
     doc = "share of features each tree may use"),
   boost_from_average = list(type = "FLAG", default = TRUE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
-    store = "always", gpu = TRUE, r = "none", aliases = character(0),
-    doc = "start from the label mean, log-odds or class priors (0 with init_score)"),
+    store = "always", gpu = TRUE, r = "arg", aliases = character(0),
+    doc = "start from the label mean, median, log-odds or class priors (FALSE, or per-row init_score: from 0)"),
   seed = list(type = "U64", default = NULL, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "hand", aliases = c("random_seed", "random_state"),
     doc = "seed of every random draw (bagging, features, GOSS, rounding)"),
@@ -110,7 +110,7 @@
     store = "no", gpu = TRUE, r = "arg", aliases = character(0),
     doc = "GPU: also keep the bins feature by feature (a byte a row and feature; about 4% faster): -1 while that copy is at most 1 GB, 0 never, 1 whenever it fits"),
   quantized = list(type = "FLAG", default = FALSE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
-    store = "no", gpu = TRUE, r = "arg", aliases = character(0),
+    store = "no", gpu = TRUE, r = "arg", aliases = "use_quantized_grad",
     doc = "train on quantized gradients"),
   grad_bits = list(type = "INT", default = 4L, lower = 2, lower_open = FALSE, upper = 8, upper_open = FALSE,
     store = "no", gpu = TRUE, r = "arg", aliases = character(0),
@@ -119,7 +119,7 @@
     store = "no", gpu = TRUE, r = "arg", aliases = character(0),
     doc = "quantize by unbiased random rounding (else to nearest)"),
   refit_leaves = list(type = "FLAG", default = TRUE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
-    store = "no", gpu = TRUE, r = "arg", aliases = character(0),
+    store = "no", gpu = TRUE, r = "arg", aliases = "quant_train_renew_leaf",
     doc = "leaf values from the full-precision gradients"),
   goss = list(type = "FLAG", default = FALSE, lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "no", gpu = TRUE, r = "arg", aliases = "data_sample_strategy",
@@ -182,7 +182,7 @@
   eval_metric = list(aliases = c("metric", "metrics", "metric_types"), doc = "metrics logged on the validation sets"),
   early_stopping_rounds = list(aliases = c("early_stopping_round", "early_stopping", "n_iter_no_change"), doc = "stop when the watched metric has not improved for this many rounds"),
   eval_at = list(aliases = c("ndcg_eval_at", "ndcg_at", "map_eval_at", "map_at"), doc = "cut-offs k of the ndcg and map metrics"),
-  monotone_constraints = list(aliases = c("mc", "monotone_constraint"), doc = "the direction each numeric column must move the prediction in"),
+  monotone_constraints = list(aliases = c("mc", "monotone_constraint", "monotonic_cst"), doc = "the direction each numeric column must move the prediction in"),
   verbose = list(aliases = "verbosity", doc = "0 silent, 1 every 10th round, 2 every round"),
   is_unbalance = list(aliases = c("unbalance", "unbalanced_sets"), doc = "weigh the rarer class of a binary y up")
 )
@@ -200,8 +200,9 @@ sub_feature = "feature_fraction", colsample_bytree = "feature_fraction", random_
 num_threads = "nthreads", num_thread = "nthreads", nthread = "nthreads", n_jobs = "nthreads", pos_sub_row = "pos_bagging_fraction", 
 pos_subsample = "pos_bagging_fraction", pos_bagging = "pos_bagging_fraction", neg_sub_row = "neg_bagging_fraction", 
 neg_subsample = "neg_bagging_fraction", neg_bagging = "neg_bagging_fraction", device_type = "device", 
-data_sample_strategy = "goss", is_enable_bundle = "enable_bundle", bundle = "enable_bundle", rate_drop = "drop_rate", 
-normalize_type = "xgboost_dart_mode", sample_type = "uniform_drop", extra_tree = "extra_trees", sub_feature_bynode = "feature_fraction_bynode", 
+use_quantized_grad = "quantized", quant_train_renew_leaf = "refit_leaves", data_sample_strategy = "goss", 
+is_enable_bundle = "enable_bundle", bundle = "enable_bundle", rate_drop = "drop_rate", normalize_type = "xgboost_dart_mode", 
+sample_type = "uniform_drop", extra_tree = "extra_trees", sub_feature_bynode = "feature_fraction_bynode", 
 colsample_bynode = "feature_fraction_bynode", max_tree_output = "max_delta_step", max_leaf_output = "max_delta_step", 
 num_iterations = "nrounds", num_iteration = "nrounds", n_iter = "nrounds", num_tree = "nrounds", num_trees = "nrounds", 
 num_round = "nrounds", num_rounds = "nrounds", num_boost_round = "nrounds", n_estimators = "nrounds", 
@@ -209,8 +210,8 @@ max_iter = "nrounds", max_bins = "max_bin", bin_construct_sample_cnt = "bin_samp
 boosting_type = "boosting", boost = "boosting", booster = "boosting", metric = "eval_metric", metrics = "eval_metric", 
 metric_types = "eval_metric", early_stopping_round = "early_stopping_rounds", early_stopping = "early_stopping_rounds", 
 n_iter_no_change = "early_stopping_rounds", ndcg_eval_at = "eval_at", ndcg_at = "eval_at", map_eval_at = "eval_at", 
-map_at = "eval_at", mc = "monotone_constraints", monotone_constraint = "monotone_constraints", verbosity = "verbose", 
-unbalance = "is_unbalance", unbalanced_sets = "is_unbalance")
+map_at = "eval_at", mc = "monotone_constraints", monotone_constraint = "monotone_constraints", monotonic_cst = "monotone_constraints", 
+verbosity = "verbose", unbalance = "is_unbalance", unbalanced_sets = "is_unbalance")
 
 # codes.def: the codes R hands to C (an entry's code is its position, from 0).
 .HB_OBJECTIVES <- structure(0:15, names = c("regression", "binary", "multiclass", "poisson", "gamma", "tweedie", "huber", 

@@ -7,23 +7,162 @@
 # .HB_PARAM_ALIASES, generated from the registry (src/engine/params.def) into
 # R/params-generated.R.
 
-# Names that LightGBM and xgboost use for different things, or that
-# histboost decides itself: an error that says what to do instead.
-.HB_PARAM_REFUSED <- c(
-  alpha = paste("means the Huber or quantile parameter to LightGBM and the L1 penalty to xgboost: give",
-                "`huber_delta`, `quantile_alpha` or `lambda_l1`"),
-  num_class = "is not needed: the classes are the levels of `y` (a factor)",
-  tree_method = "is not needed: histboost always grows trees from histograms",
-  one_drop = paste("(xgboost's DART: always drop a tree) is not available: DART drops as LightGBM does; raise",
-                   "`drop_rate` or lower `skip_drop`"),
-  drop_seed = "is not needed: DART's drops come from `seed`, the round and the tree",
-  bagging_seed = "is not needed: the bags come from `seed`, the bagging round and the row; give `seed`",
-  bagging_fraction_seed = "is not needed: the bags come from `seed`, the bagging round and the row; give `seed`",
-  data_seed = "is not needed: the rows that place the bins are drawn the same way for the same data",
-  feature_fraction_seed = "is not needed: the features sampled come from `seed` and the tree; give `seed`",
-  data_random_seed = "is not needed: the rows that place the bins are drawn the same way for the same data",
-  extra_seed = "is not needed: extra_trees' thresholds come from `seed`, the tree, the node and the feature; give `seed`",
-  objective_seed = "is not needed: no objective draws at random"
+# Names that LightGBM and xgboost use for different things, for what histboost
+# decides itself, or for what it does not have: an error that says what to do
+# instead. Each group is a parameter with its aliases and one reason. Every
+# name of LightGBM 4.7 (lightgbm's own list of parameters and aliases) is
+# taken (the registry's aliases), ignored (.HB_PARAM_IGNORED), accepted at its
+# default only (.HB_PARAM_AT_DEFAULT) or refused here; test-params.R checks
+# that against the installed lightgbm.
+.hb_refusals <- function(...) {
+  g <- list(...)
+  stats::setNames(rep(vapply(g, `[[`, "", 2L), lengths(lapply(g, `[[`, 1L))), unlist(lapply(g, `[[`, 1L)))
+}
+.HB_PARAM_REFUSED <- .hb_refusals(
+  list("alpha", paste("means the Huber or quantile parameter to LightGBM and the L1 penalty to xgboost: give",
+                      "`huber_delta`, `quantile_alpha` or `lambda_l1`")),
+  list(c("num_class", "num_classes"), "is not needed: the classes are the levels of `y` (a factor)"),
+  list("tree_method", "is not needed: histboost always grows trees from histograms"),
+  list("one_drop", paste("(xgboost's DART: always drop a tree) is not available: DART drops as LightGBM does; raise",
+                         "`drop_rate` or lower `skip_drop`")),
+  list("drop_seed", "is not needed: DART's drops come from `seed`, the round and the tree"),
+  list(c("bagging_seed", "bagging_fraction_seed"),
+       "is not needed: the bags come from `seed`, the bagging round and the row; give `seed`"),
+  list(c("data_seed", "data_random_seed"),
+       "is not needed: the rows that place the bins are drawn the same way for the same data"),
+  list("feature_fraction_seed", "is not needed: the features sampled come from `seed` and the tree; give `seed`"),
+  list("extra_seed",
+       "is not needed: extra_trees' thresholds come from `seed`, the tree, the node and the feature; give `seed`"),
+  list("objective_seed", "is not needed: no objective draws at random"),
+  list("seed_per_iteration", "is not needed: every draw depends on `seed` and the round already"),
+  # LightGBM's command-line program: files, tasks, outputs
+  list(c("config", "config_file", "task", "task_type", "data", "train", "train_data", "data_filename",
+         "train_data_file", "header", "has_header", "two_round", "two_round_loading", "use_two_round_loading",
+         "save_binary", "is_save_binary", "is_save_binary_file", "precise_float_parser", "parser_config_file",
+         "output_result", "name_pred", "pred_name", "predict_name", "predict_result", "prediction_name",
+         "prediction_result", "convert_model", "convert_model_file", "convert_model_language"),
+       paste("is a setting of LightGBM's command-line program (data files, tasks, output files): histboost trains",
+             "on R objects; give the data as `x` and `y`, save with hb_save() and predict with predict()")),
+  list(c("valid", "test", "test_data", "valid_data", "test_data_file", "valid_data_file", "valid_filenames"),
+       "names data files in LightGBM: give validation data as the argument `valid = list(name = list(x = , y = ))`"),
+  list(c("label_column", "label"), "names a column of a data file in LightGBM: give the labels as `y`"),
+  list(c("weight_column", "weight"), "names a column of a data file in LightGBM: give the weights as `weights`"),
+  list(c("group_column", "group", "query", "group_id", "query_id", "query_column"),
+       "names a column of a data file in LightGBM: give each row's query as the argument `group`"),
+  list(c("ignore_column", "blacklist", "ignore_feature"), "names columns of a data file in LightGBM: drop those columns from `x`"),
+  list(c("categorical_feature", "cat_column", "cat_feature", "categorical_column", "categorical_features"),
+       paste("is not needed: histboost splits a column as categories when it is a factor; make those columns",
+             "factors (in a data.frame)")),
+  list(c("input_model", "model_in", "model_input"), "names a model file in LightGBM: give the model to continue as `init_model`"),
+  list(c("output_model", "model_out", "model_output", "snapshot_freq", "save_period"),
+       "names a model file in LightGBM: save the model with hb_save() (a callback can save it during training)"),
+  # several machines, GPUs
+  list(c("tree_learner", "tree", "tree_type", "tree_learner_type", "num_machines", "num_machine", "machines",
+         "nodes", "workers", "machine_list_filename", "mlist", "machine_list", "machine_list_file",
+         "local_listen_port", "port", "local_port", "time_out", "pre_partition", "is_pre_partition"),
+       paste("sets up LightGBM's socket network: histboost trains on several machines through MPI, each process",
+             "on its own rows; give `distributed = \"mpi\"` and start the processes with mpirun or hb_mpi_run()")),
+  list(c("top_k", "topk"),
+       paste("(LightGBM's voting-parallel learner) is not available: histboost's distributed training sums every",
+             "feature's histogram and gives the one-process model")),
+  list(c("gpu_platform_id", "gpu_device_id", "gpu_device_id_list", "num_gpu", "gpu_id", "gpu_use_dp"),
+       paste("is not needed: give `device = \"cuda\"`; a process uses one GPU (CUDA_VISIBLE_DEVICES chooses it;",
+             "with `distributed = \"mpi\"`, each process its local rank's), and its sums are exact fixed point")),
+  # prediction
+  list(c("start_iteration_predict", "num_iteration_predict", "predict_raw_score", "raw_score", "predict_rawscore",
+         "is_predict_raw_score", "predict_leaf_index", "leaf_index", "is_predict_leaf_index", "predict_contrib",
+         "contrib", "is_predict_contrib", "predict_disable_shape_check", "pred_early_stop_freq",
+         "pred_early_stop_margin", "predictor"),
+       paste("is a setting of prediction: give predict() its `type` (\"raw\", \"leaf\", \"contrib\", ...),",
+             "`iteration` and `device`")),
+  # logging
+  list(c("is_provide_training_metric", "train_metric", "training_metric", "is_training_metric"),
+       paste("is not needed: without validation sets the training data's metrics are logged; with them, add the",
+             "training data to `valid` to log its metrics too")),
+  list(c("metric_freq", "output_freq", "print_every_n"),
+       "is not needed: `verbose = 1` prints every 10th round, 2 every round; fit$evaluation_log holds every round"),
+  list("maximize", "is not needed: histboost knows each metric's direction (a custom metric returns `higher_better`)"),
+  list("disable_default_eval_metric", "is not needed: give `eval_metric` to choose the metrics logged"),
+  # other places in histboost
+  list("refit_decay_rate", "belongs to refitting: give `decay_rate` to hb_refit()"),
+  list(c("updater", "refresh_leaf", "process_type"), "(xgboost's refresh) is not needed: refit leaves with hb_refit()"),
+  list("saved_feature_importance_type", "is not needed: give hb_importance() its `type` (\"gain\", \"split\" or \"cover\")"),
+  list(c("base_score", "base_margin"),
+       paste("is not available as such: give `init_score` (each row's starting raw score), or",
+             "`boost_from_average = FALSE` to start from 0")),
+  list("num_grad_quant_bins",
+       paste("is not available: histboost sets its quantized gradients' steps in bits; `grad_bits` = b gives",
+             "gradients of up to 2^(b-1) - 1 steps each way (4: 7 steps), where LightGBM's num_grad_quant_bins = n",
+             "gives n / 2")),
+  list(c("histogram_pool_size", "hist_pool_size"), "is not needed: histboost sizes its histogram pool itself"),
+  # not available
+  list(c("linear_tree", "linear_trees", "linear_lambda"),
+       "(linear models in the leaves) is not available: histboost's leaves are constants"),
+  list(c("cegb_tradeoff", "cegb_penalty_split", "cegb_penalty_feature_lazy", "cegb_penalty_feature_coupled"),
+       "(cost-efficient gradient boosting) is not available; `min_gain_to_split` charges every split alike"),
+  list(c("forcedsplits_filename", "fs", "forced_splits", "forced_splits_file", "forced_splits_filename"),
+       "(splits forced from a JSON file) is not available"),
+  list("forcedbins_filename",
+       paste("(bin bounds from a JSON file) is not available: histboost places bins from the data; `max_bin_by_feature`",
+             "sets a column's number of bins")),
+  list(c("feature_contri", "fc", "fp", "feature_contrib", "feature_penalty", "feature_weights"),
+       paste("(a weight per feature) is not available; drop columns from `x`, or limit them with",
+             "`interaction_constraints` or `feature_fraction`")),
+  list(c("monotone_penalty", "mc_penalty", "ms_penalty", "monotone_splits_penalty"),
+       "is not available: histboost's monotone constraints use LightGBM's \"basic\" method, without a penalty"),
+  list(c("monotone_constraints_method", "mc_method", "monotone_constraining_method"),
+       "other than \"basic\" is not available: histboost's monotone constraints use LightGBM's \"basic\" method"),
+  list("reg_sqrt",
+       "is not available: fit `sign(y) * sqrt(abs(y))` instead, and square the predictions back (`sign(p) * p^2`)"),
+  list("sigmoid", "other than 1 is not available: the binary, one-vs-all and lambdarank losses use sigmoid 1"),
+  list("use_missing",
+       paste("= FALSE is not available: histboost always learns where missing values go; to treat NA as 0, as",
+             "LightGBM then does, set them to 0 in `x`")),
+  list("zero_as_missing",
+       "= TRUE is not available: set those zeros to NA in `x` (a matrix or data.frame) to treat them as missing"),
+  list("bagging_by_query", "= TRUE is not available: bagging draws rows, not whole queries"),
+  list("lambdarank_position_bias_regularization", "(position-debiased ranking) is not available"),
+  list("multi_error_top_k",
+       "other than 1 is not available: multi_error counts a row right when its class scores highest"),
+  list("auc_mu_weights", "is not needed: histboost has no auc_mu metric"),
+  list(c("pred_early_stop"), "= TRUE is not available: predict() sums every tree"),
+  list(c("colsample_bylevel"),
+       paste("is not available: histboost grows trees leaf by leaf, not level by level;",
+             "`feature_fraction_bynode` samples features at every node")),
+  list("grow_policy",
+       "other than \"lossguide\" is not available: histboost grows trees leaf by leaf; `max_depth` limits their depth"),
+  list("sampling_method",
+       "other than \"uniform\" is not available: for gradient-based sampling give `data_sample_strategy = \"goss\"`"),
+  list("num_parallel_tree", "other than 1 is not available: for a random forest give `boosting = \"rf\"`"),
+  list("multi_strategy", "other than \"one_output_per_tree\" is not available: histboost grows one tree a class"),
+  list("huber_slope", "(xgboost's pseudo-Huber loss) is not available: give `objective = \"huber\"` and `huber_delta`"),
+  list(c("aft_loss_distribution", "aft_loss_distribution_scale"),
+       "(xgboost's survival:aft) is not available; `objective = \"cox\"` fits proportional hazards"),
+  list(c("lambdarank_pair_method", "lambdarank_num_pair_per_sample", "lambdarank_unbiased", "lambdarank_bias_norm",
+         "lambdarank_normalization", "ndcg_exp_gain"),
+       paste("(xgboost's ranking) is not available: histboost's lambdarank is LightGBM's (`label_gain`,",
+             "`lambdarank_truncation_level`, `lambdarank_norm`)")),
+  list("missing", "is not needed: histboost takes NA (and NaN) as missing; set other markers to NA in `x`"),
+  list("feature_selector", "(xgboost's linear booster) is not available: histboost grows trees")
+)
+
+# LightGBM's and xgboost's names that only say how to store or check things,
+# which histboost decides itself: accepted in `params` and given no effect.
+.HB_PARAM_IGNORED <- c("force_col_wise", "force_row_wise", "deterministic", "feature_pre_filter",
+                       "is_enable_sparse", "is_sparse", "enable_sparse", "sparse", "validate_parameters",
+                       "max_cached_hist_node", "extmem_single_page", "single_precision_histogram",
+                       "deterministic_histogram", "use_rmm", "sketch_eps")
+
+# Names of .HB_PARAM_REFUSED that are accepted at this value (LightGBM's or
+# xgboost's default), which is what histboost does.
+.HB_PARAM_AT_DEFAULT <- list(
+  use_missing = TRUE, zero_as_missing = FALSE, bagging_by_query = FALSE, multi_error_top_k = 1,
+  monotone_constraints_method = "basic", mc_method = "basic", monotone_constraining_method = "basic",
+  sigmoid = 1, reg_sqrt = FALSE, linear_tree = FALSE, linear_trees = FALSE, linear_lambda = 0,
+  monotone_penalty = 0, mc_penalty = 0, ms_penalty = 0, monotone_splits_penalty = 0, cegb_tradeoff = 1,
+  cegb_penalty_split = 0, lambdarank_position_bias_regularization = 0, pred_early_stop = FALSE,
+  colsample_bylevel = 1, grow_policy = "lossguide", sampling_method = "uniform", num_parallel_tree = 1,
+  multi_strategy = "one_output_per_tree", missing = NA, seed_per_iteration = FALSE
 )
 
 # Objective names of LightGBM and xgboost -> histboost's.
@@ -76,6 +215,8 @@
   for (k in seq_along(params)) {
     nm <- nms[k]
     v <- params[[k]]
+    if (nm %in% .HB_PARAM_IGNORED) next  # how LightGBM or xgboost stores things: histboost decides that itself
+    if (nm %in% names(.HB_PARAM_AT_DEFAULT) && .hb_at_default(v, .HB_PARAM_AT_DEFAULT[[nm]])) next
     if (nm %in% names(.HB_PARAM_REFUSED)) .hb_abort("`params`: `", nm, "` ", .HB_PARAM_REFUSED[[nm]], ".")
     if (nm == "first_metric_only") {  # histboost stops on one metric: TRUE is what it does
       if (isTRUE(v)) next
@@ -109,6 +250,14 @@
   out <- c(out, implied)
   attr(out, "implied") <- names(implied)
   out
+}
+
+# `v` is `d`, LightGBM's or xgboost's default of a parameter histboost has
+# only at that value (NA: any missing value).
+.hb_at_default <- function(v, d) {
+  if (length(v) != 1L || is.list(v) || is.object(v)) return(FALSE)
+  if (is.na(d)) return(is.na(v))
+  !is.na(v) && (.hb_same_value(v, d) || (is.logical(d) && is.numeric(v) && v == d))
 }
 
 .hb_same_value <- function(a, b) {

@@ -33,7 +33,8 @@
   "max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature", "max_cat_threshold", "cat_smooth", "cat_l2",
   "min_data_per_group", "max_cat_to_onehot",
   "ordered_factors", "bagging_fraction",
-  "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "tweedie_variance_power",
+  "bagging_freq", "pos_bagging_fraction", "neg_bagging_fraction", "feature_fraction", "boost_from_average",
+  "tweedie_variance_power",
   "huber_delta", "poisson_max_delta_step",
   "quantile_alpha", "fair_c", "group", "eval_at", "lambdarank_truncation_level", "lambdarank_norm", "label_gain", "goss",
   "top_rate", "other_rate", "boosting", "monotone_constraints", "valid", "early_stopping_rounds", "eval_metric",
@@ -336,6 +337,18 @@ histboost <- function(x, ...) {
 #'   a smaller sample. Both 1 (the default): bagging as `bagging_fraction`
 #'   says. Needs `bagging_freq` >= 1, as `bagging_fraction` does.
 #' @param feature_fraction Share of features each tree may use, in (0, 1].
+#' @param boost_from_average `TRUE` (LightGBM's default) starts every row
+#'   from the objective's best constant score: the weighted label mean
+#'   (`"regression"`, `"huber"`, `"fair"`), median (`"l1"`), quantile
+#'   (`"quantile"`) or weighted median (`"mape"`), the log-odds (`"binary"`,
+#'   `"cross_entropy"`), the log of the mean (`"poisson"`, `"gamma"`,
+#'   `"tweedie"`), each class's log share (`"multiclass"`) or log-odds
+#'   (`"multiclassova"`). `FALSE` starts from 0, as LightGBM's
+#'   `boost_from_average = FALSE`, and the trees learn the level too.
+#'   `"lambdarank"`, `"cox"` and a custom objective always start from 0, and
+#'   so does a model given a per-row `init_score` (the offset takes the
+#'   start's place) or continued from `init_model` (it starts from that
+#'   model's scores).
 #' @param tweedie_variance_power The Tweedie power p, in (1, 2): near 1 the
 #'   loss is Poisson-like, near 2 gamma-like.
 #' @param huber_delta Residuals up to this size count quadratically in the
@@ -649,11 +662,23 @@ histboost <- function(x, ...) {
 #'   `device = "gpu"`; for DART and friends `rate_drop`, `sample_type`,
 #'   `normalize_type = "tree"`, `colsample_bynode`, `extra_tree`,
 #'   `max_leaf_output`). xgboost's `subsample` < 1 also sets `bagging_freq =
-#'   1` (it draws rows every round) unless that is given. `alpha`, which the
-#'   two libraries use for different things, is refused, as are names that
-#'   do not apply (`num_class`: the classes come from `y`). A parameter set
-#'   twice, by two aliases or by an argument and `params`, must have the same
-#'   value both times.
+#'   1` (it draws rows every round) unless that is given. Every other name of
+#'   LightGBM's parameters, and xgboost's common ones, is an error that says
+#'   why and what to do instead: `alpha`, which the two libraries use for
+#'   different things; names that do not apply (`num_class`: the classes
+#'   come from `y`; `categorical_feature`: factors are categories; data file
+#'   columns, network and GPU ids, prediction settings, with the argument or
+#'   function to use); and what histboost does not have (`linear_tree`,
+#'   `cegb_*`, `forcedsplits_filename`, `reg_sqrt`, ...). Those it does not
+#'   have are accepted at LightGBM's or xgboost's default, which is what
+#'   histboost does (`use_missing = TRUE`, `zero_as_missing = FALSE`,
+#'   `monotone_constraints_method = "basic"`, `sigmoid = 1`,
+#'   `grow_policy = "lossguide"`, ...). Hints of how to store or check
+#'   the data, which histboost decides itself (`force_row_wise`,
+#'   `force_col_wise`, `deterministic` (histboost always is),
+#'   `feature_pre_filter`, `is_enable_sparse`, `validate_parameters`, ...),
+#'   are accepted and have no effect. A parameter set twice, by two aliases
+#'   or by an argument and `params`, must have the same value both times.
 #' @param keep_fitted `TRUE` keeps the training rows' predictions and labels
 #'   in the model (n values, n x K for K classes, and n labels), for
 #'   [fitted()][fitted.histboost] and [residuals()][fitted.histboost]; they
@@ -757,7 +782,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               cat_l2 = 10, min_data_per_group = 100L, max_cat_to_onehot = 4L,
                               ordered_factors = c("ordinal", "categorical"), bagging_fraction = 1,
                               bagging_freq = 0L, pos_bagging_fraction = 1, neg_bagging_fraction = 1,
-                              feature_fraction = 1, tweedie_variance_power = 1.5,
+                              feature_fraction = 1, boost_from_average = TRUE, tweedie_variance_power = 1.5,
                               huber_delta = 1, poisson_max_delta_step = 0.7, quantile_alpha = 0.5,
                               fair_c = 1, group = NULL, eval_at = c(1L, 3L, 5L), lambdarank_truncation_level = 30L,
                               lambdarank_norm = TRUE, label_gain = NULL, goss = FALSE, top_rate = 0.2,

@@ -423,5 +423,10 @@ test_that("DART equals lightgbm's where its drops are certain (uniform drops at 
     p <- predict(hb, X, init_score = rep(0, n))
     expect_gt(sd(p), 0.1)
     expect_equal(p, predict(lg, X), tolerance = 1e-6, label = paste("xgboost_dart_mode", mode))
+    # boost_from_average = FALSE is the same start without an offset
+    hb0 <- histboost(X, y, boosting = "dart", num_leaves = 4L, learning_rate = 0.3, min_data_in_leaf = 20L,
+                     drop_rate = 1, max_drop = 0L, skip_drop = 0, uniform_drop = TRUE, xgboost_dart_mode = mode,
+                     nrounds = 8L, verbose = 0, nthreads = 1, boost_from_average = FALSE)
+    expect_equal(predict(hb0, X), predict(lg, X), tolerance = 1e-6, label = paste("from 0, xgboost_dart_mode", mode))
   }
 })

@@ -262,3 +262,32 @@ test_that("on survival::pbc (factors, an ordered factor, NAs in 12 columns) the 
                  tolerance = 1e-6, label = sprintf("raw scores after %d rounds", k))
   }
 })
+
+test_that("boost_from_average = FALSE starts from 0 as lightgbm's does: the same raw scores", {
+  # l2 far from 0, poisson and binary: the first trees learn the level themselves
+  set.seed(11)
+  n <- 400L
+  x <- matrix(rnorm(n * 3), n, 3, dimnames = list(NULL, c("a", "b", "c")))
+  x[sample(n * 3, 60)] <- NA
+  cases <- list(regression = 30 + 2 * sin(ifelse(is.na(x[, 1]), 0, x[, 1])) + rnorm(n),
+                poisson = rpois(n, exp(1 + ifelse(is.na(x[, 2]), 0, x[, 2]))),
+                binary = rbinom(n, 1, 0.15))
+  for (obj in names(cases)) {
+    y <- cases[[obj]]
+    hb <- histboost(x, y, objective = obj, boost_from_average = FALSE, nrounds = 8L, learning_rate = 0.3,
+                    num_leaves = 7L, min_data_in_leaf = 10L, nthreads = 1L, verbose = 0L, seed = 1)
+    lg <- lightgbm::lgb.train(list(objective = obj, boost_from_average = FALSE, num_leaves = 7L, learning_rate = 0.3,
+                                   min_data_in_leaf = 10L, num_threads = 1L, verbose = -1L, deterministic = TRUE),
+                              lightgbm::lgb.Dataset(x, label = y), nrounds = 8L, verbose = -1L)
+    expect_equal(predict(hb, x, type = "raw"), predict(lg, x, type = "raw"), tolerance = 1e-6, label = obj)
+    # and the default starts elsewhere: the average's start is not 0
+    avg <- histboost(x, y, objective = obj, nrounds = 8L, learning_rate = 0.3, num_leaves = 7L,
+                     min_data_in_leaf = 10L, nthreads = 1L, verbose = 0L, seed = 1)
+    expect_false(isTRUE(all.equal(predict(avg, x, type = "raw"), predict(hb, x, type = "raw"))), label = obj)
+    expect_identical(hb$params$boost_from_average, FALSE)
+    # kept by the model file
+    f <- tempfile(); hb_save(hb, f)
+    expect_identical(predict(hb_load(f), x, type = "raw"), predict(hb, x, type = "raw"))
+  }
+  expect_input_error(histboost(x, cases$regression, boost_from_average = NA, verbose = 0L), "`boost_from_average`")
+})

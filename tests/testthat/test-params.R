@@ -132,6 +132,89 @@ test_that("params: unknown, ambiguous and conflicting entries are clear errors",
   expect_input_error(hb_quiet(d$x, d$y, params = list(eta = -1)), "`learning_rate` must be")
 })
 
+test_that("every LightGBM parameter name is taken, or refused with what to do, never unknown", {
+  skip_if_not_installed("lightgbm")
+  # lightgbm's own list of its parameters and their aliases (from its C library)
+  lgb <- lightgbm:::.PARAMETER_ALIASES()
+  expect_gt(length(lgb), 100L)
+  known <- setdiff(histboost:::.HB_TRAIN_ARGS, histboost:::.HB_DATA_ARGS)
+  outcome <- function(nm, v) {
+    tryCatch({
+      histboost:::.hb_params_resolve(stats::setNames(list(v), nm), known)
+      "taken"
+    }, histboost_error_input = function(e) conditionMessage(e))
+  }
+  for (p in names(lgb)) for (nm in unique(c(p, lgb[[p]]))) {
+    # a value no parameter takes as given: a taken name then fails on its value later, not here
+    out <- outcome(nm, "?")
+    expect_false(grepl("is not a parameter of histboost", out, fixed = TRUE), label = paste(nm, "unknown:", out))
+    if (out != "taken") expect_true(grepl(nm, out, fixed = TRUE), label = paste(nm, "named in:", out))
+    if (nm %in% names(histboost:::.HB_PARAM_REFUSED)) {
+      expect_identical(out, paste0("`params`: `", nm, "` ", histboost:::.HB_PARAM_REFUSED[[nm]], "."))
+    }
+  }
+  # xgboost's parameters (its documentation's list) likewise
+  xgb <- c("eta", "gamma", "max_depth", "min_child_weight", "max_delta_step", "subsample", "sampling_method",
+           "colsample_bytree", "colsample_bylevel", "colsample_bynode", "lambda", "alpha", "tree_method",
+           "scale_pos_weight", "updater", "refresh_leaf", "process_type", "grow_policy", "max_leaves", "max_bin",
+           "num_parallel_tree", "monotone_constraints", "interaction_constraints", "multi_strategy",
+           "max_cached_hist_node", "max_cat_to_onehot", "max_cat_threshold", "sample_type", "normalize_type",
+           "rate_drop", "one_drop", "skip_drop", "objective", "base_score", "eval_metric", "seed",
+           "seed_per_iteration", "tweedie_variance_power", "huber_slope", "quantile_alpha",
+           "aft_loss_distribution", "lambdarank_pair_method", "lambdarank_num_pair_per_sample",
+           "lambdarank_normalization", "lambdarank_unbiased", "lambdarank_bias_norm", "ndcg_exp_gain",
+           "nthread", "verbosity", "validate_parameters", "disable_default_eval_metric", "booster", "device",
+           "missing", "feature_weights", "base_margin", "reg_alpha", "reg_lambda", "n_estimators", "max_leaves")
+  for (nm in xgb) {
+    out <- outcome(nm, "?")
+    expect_false(grepl("is not a parameter of histboost", out, fixed = TRUE), label = paste(nm, "unknown:", out))
+  }
+})
+
+test_that("LightGBM's storage hints have no effect; its names histboost lacks are taken at their defaults only", {
+  d <- gen_task(406, n = 400, task = "regression")
+  base <- hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 7L, seed = 2)
+  same <- function(params) {
+    expect_identical(predict(hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 7L, seed = 2, params = params), d$x),
+                     predict(base, d$x), label = paste(names(params), collapse = ", "))
+  }
+  same(list(force_row_wise = TRUE, force_col_wise = FALSE, deterministic = TRUE, feature_pre_filter = FALSE,
+            is_enable_sparse = TRUE, validate_parameters = TRUE))
+  same(list(use_missing = TRUE, zero_as_missing = FALSE, sigmoid = 1, reg_sqrt = FALSE, linear_tree = FALSE,
+            monotone_constraints_method = "basic", monotone_penalty = 0, grow_policy = "lossguide",
+            num_parallel_tree = 1, missing = NA, bagging_by_query = FALSE, multi_error_top_k = 1L))
+  # as arguments too (parsnip's set_engine() passes them so)
+  expect_identical(predict(hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 7L, seed = 2, force_row_wise = TRUE,
+                                    zero_as_missing = FALSE), d$x), predict(base, d$x))
+  # anything else is a classed error that says what to do
+  expect_input_error(hb_quiet(d$x, d$y, params = list(zero_as_missing = TRUE)), "`zero_as_missing` = TRUE.*set those zeros to NA")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(use_missing = FALSE)), "`use_missing` = FALSE.*set them to 0")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(monotone_constraints_method = "advanced")), "\"basic\" method")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(reg_sqrt = TRUE)), "sign\\(y\\) \\* sqrt\\(abs\\(y\\)\\)")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(linear_tree = TRUE)), "leaves are constants")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(categorical_feature = 1:2)), "make those columns\\s+factors")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(weight = rep(1, 400))), "give the weights as `weights`")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(tree_learner = "data")), "distributed = \"mpi\"")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(num_grad_quant_bins = 8)), "`grad_bits`")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(grow_policy = "depthwise")), "leaf by leaf")
+  expect_input_error(hb_quiet(d$x, d$y, linear_tree = TRUE), "`linear_tree` \\(linear models")
+  # as arguments, LightGBM's data file columns stay hints at our names
+  expect_input_error(hb_quiet(d$x, d$y, weight = rep(1, 400)), "Did you mean `weights`")
+})
+
+test_that("LightGBM's names of the quantized options and monotonic_cst train the same model", {
+  d <- gen_task(407, n = 500, task = "regression")
+  q <- hb_quiet(d$x, d$y, nrounds = 5L, quantized = TRUE, refit_leaves = FALSE, seed = 4)
+  ql <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 4, params = list(use_quantized_grad = TRUE,
+                                                                  quant_train_renew_leaf = FALSE))
+  expect_identical(predict(ql, d$x), predict(q, d$x))
+  expect_false(identical(predict(hb_quiet(d$x, d$y, nrounds = 5L, quantized = TRUE, seed = 4), d$x), predict(q, d$x)))
+  num <- names(d$x)[vapply(d$x, is.numeric, NA)][1]
+  mono <- hb_quiet(d$x, d$y, nrounds = 5L, monotone_constraints = stats::setNames(1, num), seed = 4)
+  ml <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 4, params = list(monotonic_cst = stats::setNames(1, num)))
+  expect_identical(predict(ml, d$x), predict(mono, d$x))
+})
+
 test_that("hb_cv() takes params too, its own arguments among them", {
   d <- gen_task(406, n = 300, task = "regression")
   set.seed(5)
