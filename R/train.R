@@ -324,7 +324,8 @@ histboost <- function(x, ...) {
 #'   See [hb_dataset()].
 #' @param bagging_fraction Share of rows sampled every `bagging_freq` rounds,
 #'   in (0, 1].
-#' @param bagging_freq Resample rows every this many rounds; 0 disables bagging.
+#' @param bagging_freq Resample rows every this many rounds; 0 disables bagging
+#'   (a fraction below 1 then has no effect, and a warning says so).
 #' @param pos_bagging_fraction,neg_bagging_fraction Balanced bagging (LightGBM's)
 #'   for `objective = "binary"`: the share, in (0, 1], of the positive
 #'   class's rows (the second level of a factor `y`, `TRUE`, or 1) and of the
@@ -1043,6 +1044,13 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     }
     if (sampling$goss) .hb_abort("`boosting` = \"rf\" samples rows by bagging; `goss` must be FALSE.")
     eng$learning_rate <- 1  # a forest's trees are averaged, not shrunk
+  }
+  fractions <- c(bagging_fraction = eng$bagging_fraction, pos_bagging_fraction = sampling$pos_bagging_fraction,
+                 neg_bagging_fraction = sampling$neg_bagging_fraction)
+  if (eng$bagging_freq == 0L && any(fractions < 1)) {  # LightGBM ignores them silently; say so
+    first <- names(fractions)[fractions < 1][1L]
+    .hb_warn("`", first, "` = ", fractions[[first]], " has no effect: rows are drawn every `bagging_freq` rounds, ",
+             "and `bagging_freq` is 0 (LightGBM's rule); give `bagging_freq = 1` to draw them every round.")
   }
   if (sampling$goss && bagging) {
     .hb_abort("`goss` = TRUE and bagging (", if (balanced) "`pos_bagging_fraction` or `neg_bagging_fraction`" else

@@ -57,9 +57,10 @@ test_that("balanced bagging keeps each class's share, with the rows bagging_frac
   # both 1: bagging by bagging_fraction alone
   expect_identical(hb_trees(fit_bag(d, pos_bagging_fraction = 1, neg_bagging_fraction = 1, bagging_fraction = 0.3)),
                    hb_trees(plain))
-  # no bagging_freq, no bagging (as with bagging_fraction)
-  nob <- histboost(d$x, d$y, nrounds = 1L, num_leaves = 2L, min_data_in_leaf = 1L, seed = 7, verbose = 0L,
-                   nthreads = 2L, neg_bagging_fraction = 0.25)
+  # no bagging_freq, no bagging (as with bagging_fraction), and a warning that says so
+  expect_warning(nob <- histboost(d$x, d$y, nrounds = 1L, num_leaves = 2L, min_data_in_leaf = 1L, seed = 7,
+                                  verbose = 0L, nthreads = 2L, neg_bagging_fraction = 0.25),
+                 class = "histboost_warning", regexp = "no effect")
   expect_identical(unname(class_counts(nob)), c(nneg, npos))
 })
 
@@ -130,4 +131,19 @@ test_that("balanced bagging is checked, takes LightGBM's names, and is recorded 
   cv <- hb_cv(d$x, d$y, nfold = 2L, nrounds = 2L, num_leaves = 2L, min_data_in_leaf = 1L, bagging_freq = 1L,
               neg_bagging_fraction = 0.3, keep_models = TRUE, seed = 7, verbose = 0L, nthreads = 2L)
   for (m in cv$models) expect_identical(m$params$neg_bagging_fraction, 0.3)
+})
+
+test_that("a bagging fraction without bagging_freq warns that it has no effect, as it has none", {
+  d <- gen_task(611, n = 400, task = "binary")
+  plain <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3)
+  for (a in list(list(bagging_fraction = 0.5), list(pos_bagging_fraction = 0.3),
+                 list(neg_bagging_fraction = 0.4, bagging_fraction = 1))) {
+    nm <- names(a)[unlist(a) < 1][1]
+    expect_warning(m <- do.call(hb_quiet, c(list(d$x, d$y, nrounds = 5L, seed = 3), a)),
+                   class = "histboost_warning", regexp = paste0("`", nm, "` = .*has no effect.*bagging_freq = 1"))
+    expect_identical(predict(m, d$x), predict(plain, d$x))
+  }
+  # with bagging_freq it draws, silently
+  expect_no_warning(b <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, bagging_fraction = 0.5, bagging_freq = 1L))
+  expect_false(identical(predict(b, d$x), predict(plain, d$x)))
 })
