@@ -33,7 +33,12 @@
                                                    as.integer(tr$base_iter %||% 0L))),
                 assign.env = now)
   stop <- FALSE
-  for (cb in callbacks) if (isTRUE(cb(iteration, now$log, now$model))) stop <- TRUE
+  for (k in seq_along(callbacks)) {
+    asked <- tryCatch(callbacks[[k]](iteration, now$log, now$model), error = function(e) {
+      .hb_abort_from(e, "`callbacks`: function ", k, " failed after iteration ", iteration, ": ")
+    })
+    if (isTRUE(asked)) stop <- TRUE
+  }
   stop
 }
 

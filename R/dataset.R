@@ -710,6 +710,9 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     ok <- is.numeric(mbf) && !is.object(mbf) && is.null(dim(mbf)) && length(mbf) >= 1L && !anyNA(mbf) &&
       all(mbf == round(mbf)) && all(mbf >= 2 & mbf <= 255) &&
       (is.null(nm) || (!anyNA(nm) && all(nzchar(nm)) && !anyDuplicated(nm)))
+    if (!is.null(nm) && !anyNA(nm) && anyDuplicated(nm)) {
+      .hb_abort("`max_bin_by_feature` names ", .hb_and(unique(nm[duplicated(nm)])), " twice; give each column once.")
+    }
     if (!ok) {
       .hb_abort("`max_bin_by_feature` must be NULL or whole numbers from 2 to 255: one a column in the columns' ",
                 "order, or named by column (c(age = 15, income = 63); the other columns keep `max_bin`).")

@@ -119,7 +119,12 @@
 .hb_eval_fun <- function(st, i, preds, labels, weights) {
   f <- st$rows[[i]]$fun
   fa <- formals(f)
-  r <- if (length(fa) >= 3L || "..." %in% names(fa)) f(preds, labels, weights) else f(preds, labels)
+  with_w <- length(fa) >= 3L || "..." %in% names(fa)
+  r <- tryCatch(if (with_w) f(preds, labels, weights) else f(preds, labels), error = function(e) {
+    .hb_abort_from(e, "`eval_metric`, the metric function", if (!is.na(st$names[i])) paste0(" \"", st$names[i], "\""),
+                   ", failed (called as f(preds, labels", if (with_w) ", weights", ") with ", NROW(preds),
+                   " rows): ")
+  })
   # which element is wrong, and what it was: "not of type list" does not say
   bad <- function(...) {
     .hb_abort("`eval_metric`: a metric function must return list(name = \"...\", value = <a number>, ",

@@ -4,6 +4,8 @@
 #' The trees of a model as a table
 #'
 #' @param model A `"histboost"` model.
+#' @param ... Nothing (a name given here is an error that says so): every
+#'   tree comes back; select them by `tree`.
 #' @return A data.frame with one row per node: `tree` (1-based), `id`
 #'   (`"N<k>"` for internal node k, `"L<k>"` for leaf k; k is 0-based),
 #'   `is_leaf`, `depth` (root 0), `feature`, `split_type` (`"numeric"` or
@@ -19,7 +21,8 @@
 #'                  min_data_in_leaf = 5, nthreads = 1, verbose = 0)
 #' hb_trees(fit)
 #' @export
-hb_trees <- function(model) {
+hb_trees <- function(model, ...) {
+  .hb_check_dots(list(...), "model", "hb_trees")
   .hb_check_model(model, "model")
   .hb_model_truth(model, "model")  # feature names and levels as the text says
   nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))

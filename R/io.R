@@ -21,7 +21,9 @@
 #' installed with the package: open it with
 #' `file.show(system.file("model-format.md", package = "histboost"))`.
 #'
-#' `hb_save()` never leaves a half-written file: it writes to a new temporary
+#' `hb_save()` checks the model's text as `hb_load()` will (a text edited
+#' after training is an error, and nothing is written), and never leaves a
+#' half-written file: it writes to a new temporary
 #' file in the same folder, checks every write, the flush to disk and the
 #' close, and only then renames it over `file`. If anything fails (a full
 #' disk, a file-size limit, a folder without write permission) the call is an
@@ -58,7 +60,14 @@
 hb_save <- function(model, file) {
   .hb_check_model(model, "model")
   .hb_check_path(file)
-  .hb_write_file(enc2utf8(model$model_text), file)
+  text <- enc2utf8(model$model_text)
+  # the checks hb_load() makes, before writing: a text edited after training is refused here, not on loading
+  tryCatch(.hb_model_from_text(text, call = NULL), histboost_error_format = function(e) {
+    .hb_abort("`model` holds a model text that is not a valid histboost model (",
+              sub("^`model_text`: ", "", conditionMessage(e)), "); was `model$model_text` changed? Nothing was ",
+              "written.")
+  })
+  .hb_write_file(text, file)
   invisible(file)
 }
 
@@ -118,7 +127,8 @@ hb_load <- function(file) {
   if (!file.exists(file)) .hb_abort("`file` \"", file, "\" does not exist.")
   size <- file.size(file)
   raw <- readBin(file, what = "raw", n = size)
-  text <- tryCatch(rawToChar(raw), error = function(e) NULL)
+  # (rawToChar() would drop NUL bytes at the end without a word)
+  text <- if (!any(raw == as.raw(0L))) tryCatch(rawToChar(raw), error = function(e) NULL)
   if (is.null(text)) .hb_throw("format", sprintf("`file` \"%s\" is not a histboost model (it holds binary data).", file))
   Encoding(text) <- "UTF-8"
   tryCatch(.hb_model_from_text(text, call = NULL), histboost_error_format = function(e) {

@@ -218,6 +218,9 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
                 "predictors; give a proportion in (0, 1], or leave `counts = TRUE` to read it as a number of ",
                 "predictors (of ", p, ").")
     }
+    if (counts && mtry > p) {  # as parsnip's engines: the predictors there are, with a warning
+      .hb_warn("`mtry` = ", format(mtry), " is more than the ", p, " predictors; all ", p, " are used.")
+    }
     args$feature_fraction <- if (counts) min(1, mtry / p) else mtry
   }
   if (!is.null(sample_size)) {
@@ -227,8 +230,11 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
     args$bagging_fraction <- sample_size
     if (sample_size < 1 && is.null(args$bagging_freq)) args$bagging_freq <- 1L
   }
+  if (!is.numeric(validation) || length(validation) != 1L || !(validation >= 0 && validation < 1)) {
+    .hb_abort("`validation` must be a share of the rows in [0, 1) (held out for early stopping with `stop_iter`).")
+  }
   if (!is.null(stop_iter)) {
-    if (!is.numeric(validation) || length(validation) != 1L || !(validation > 0 && validation < 1)) {
+    if (!(validation > 0)) {
       .hb_abort("`validation` must be a share of the rows in (0, 1) when `stop_iter` is given.")
     }
     n <- NROW(y)

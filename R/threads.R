@@ -28,6 +28,8 @@
 #' that are fresh R processes (`parallel::makePSOCKcluster()`, `callr`,
 #' `future::plan(multisession)`) are not forked and use threads as usual.
 #'
+#' @param ... Nothing: `hb_threads()` only reports the count (an argument is
+#'   an error that says how to set it).
 #' @return An integer, the default thread count.
 #' @examples
 #' hb_threads()
@@ -35,7 +37,11 @@
 #' hb_threads()
 #' options(old)
 #' @export
-hb_threads <- function() {
+hb_threads <- function(...) {
+  if (...length()) {
+    .hb_abort("hb_threads() takes no arguments: it reports the thread count histboost uses by default. Set ",
+              "that with options(histboost.nthreads = ), or give `nthreads` to histboost() or predict().")
+  }
   opt <- getOption("histboost.nthreads")
   if (!is.null(opt)) {
     n <- .hb_thread_count(opt, "options(histboost.nthreads)",

@@ -353,12 +353,15 @@ histboost <- function(x, ...) {
 #' @param tweedie_variance_power The Tweedie power p, in (1, 2): near 1 the
 #'   loss is Poisson-like, near 2 gamma-like.
 #' @param huber_delta Residuals up to this size count quadratically in the
-#'   Huber loss, larger ones linearly; > 0.
+#'   Huber loss, larger ones linearly; > 0. LightGBM calls it `alpha` and
+#'   defaults it to 0.9 (histboost: 1): give `huber_delta = 0.9` for
+#'   LightGBM's model.
 #' @param poisson_max_delta_step The Poisson hessian is taken at
 #'   `exp(score + poisson_max_delta_step)`, which damps the first steps
 #'   (LightGBM's safeguard); >= 0.
 #' @param quantile_alpha The quantile `objective = "quantile"` fits, in
-#'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`.
+#'   (0, 1): 0.9 predicts the 90th percentile of `y` given `x`. The default
+#'   0.5 fits the median; LightGBM's `alpha` defaults to 0.9.
 #' @param fair_c The scale `c` of the Fair loss (`objective = "fair"` and
 #'   metric `"fair"`), > 0 (LightGBM's `fair_c`, default 1): residuals much
 #'   smaller than it count about quadratically, larger ones about linearly.
@@ -1017,7 +1020,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       seed >= 0 && seed <= 2^53 && seed == round(seed)
     if (!ok) {
       .hb_abort("`seed` must be NULL or a whole number between 0 and 2^53, not ",
-                if (is.atomic(seed) && length(seed) == 1L) format(seed) else "that", ".")
+                if (is.numeric(seed) && !is.object(seed) && length(seed) == 1L) format(seed) else .hb_describe(seed),
+                ".")
     }
     seed <- as.numeric(seed)
   }
@@ -1105,6 +1109,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   base_iter <- 0L
   if (!is.null(init_model)) {
     .hb_check_model(init_model, "init_model")
+    .hb_model_truth(init_model, "init_model")  # an edited model is refused under its own name
     if (inherits(x, "hb_dataset")) {
       .hb_abort("`init_model` needs `x` as a data.frame, matrix or dgCMatrix, not an hb_dataset: training ",
                 "continues from the model's predictions for `x`.")
@@ -1120,7 +1125,12 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       raw <- tryCatch(stats::predict(base, data, type = "raw", iteration = if (base_iter > 0L) base_iter,
                               nthreads = nthreads),
                       histboost_error_input = function(e) {
-                        .hb_abort("`", arg, "` does not suit `init_model`: ", conditionMessage(e))
+                        .hb_abort("`", arg, "` does not suit `init_model`: ",
+                                  gsub("`newdata`", paste0("`", arg, "`"), conditionMessage(e), fixed = TRUE),
+                                  if (!is.null(init_model$terms)) {
+                                    paste(" `init_model` was fitted with a formula: continue it through the",
+                                          "formula, histboost(formula, data = , init_model = ).")
+                                  })
                       })
       raw <- if (is.matrix(raw)) unname(raw) else as.double(raw)
       if (is.null(offset)) return(raw)
@@ -1555,9 +1565,13 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                      paste(length(s), "scores"), "): ")
   })
   n <- length(s)
-  if (!is.list(gh) || !is.numeric(gh$grad) || !is.numeric(gh$hess)) {
-    .hb_abort("`objective` must return list(grad = , hess = ) with numeric ",
-              if (is.matrix(s)) "matrices" else "vectors", ", not ", .hb_describe(gh), ".")
+  what <- paste0("`objective` must return list(grad = , hess = ) with numeric ",
+                 if (is.matrix(s)) "matrices" else "vectors")
+  if (!is.list(gh)) .hb_abort(what, ", not ", .hb_describe(gh), ".")
+  for (nm in c("grad", "hess")) {  # which element is wrong, and what it was
+    v <- gh[[nm]]
+    if (is.null(v)) .hb_abort(what, "; it has no `", nm, "`.")
+    if (!is.numeric(v)) .hb_abort(what, "; its `", nm, "` is ", .hb_shown(v), ".")
   }
   if (is.matrix(s)) {
     for (nm in c("grad", "hess")) {
@@ -1643,8 +1657,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     paste0(msg, ". With ", n, " training rows, `min_data_in_leaf` = ", mdl, " leaves no split with ", mdl,
            " rows on each side; lower it (e.g. min_data_in_leaf = ", max(1L, n %/% 10L), ").")
   } else {
-    paste0(msg, ": no split gains enough (do the features vary? are `min_gain_to_split`, ",
-           "`min_sum_hessian_in_leaf` or `lambda_l1` too large?).")
+    paste0(msg, ": no split gains enough (do the features vary? is `min_data_in_leaf` (", mdl %||% 20L, ") too ",
+           "large for the data, with a side's rows counted from its hessians as LightGBM counts them, so that ",
+           "uneven weights or offsets change the count? or `min_gain_to_split`, `min_sum_hessian_in_leaf` or ",
+           "`lambda_l1`?).")
   }
 }
 
@@ -1876,4 +1892,16 @@ formula.histboost <- function(x, ...) {
                                                                            error = function(e) NULL)
   if (length(f) == 3L) rhs <- call("~", f[[2L]], rhs[[2L]])
   stats::as.formula(rhs, env = parent.frame())
+}
+
+# update() refits from the call; a model without one (from hb_load(), which
+# keeps the model, not how it was called) says so, classed, instead of
+# stats' "need an object with call component".
+#' @exportS3Method stats::update
+update.histboost <- function(object, ...) {
+  if (is.null(object$call)) {
+    .hb_abort("`object` has no `call` (hb_load() restores the model, not how it was called), so update() cannot ",
+              "train it again: call histboost() with the data, or continue the model with `init_model`.")
+  }
+  NextMethod()
 }

@@ -7,6 +7,7 @@
 #include "engine/fileio.h"
 #include "engine/model.h"
 #include "engine/model_io.h"
+#include "engine/objective.h"
 #include "engine/predict.h"
 #include "engine/refit.h"
 #include "cuda/cuda.h"
@@ -365,13 +366,18 @@ SEXP C_hb_model_refit(SEXP ptr, SEXP leaf, SEXP label, SEXP weight, SEXP offset,
     if (copy) hb_model_free(copy);
     hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "copying the model");
   }
+  /* the labels' error names `y`; any other the refit */
+  if ((st = hb_objective_check_labels(&copy->config, (int)n, REAL(label))) != HB_OK) {
+    hb_model_free(copy);
+    hb_r_throw_status(st, "`y`");
+  }
   hb_r_interrupt_begin();
   st = hb_refit_model(copy, (int)n, INTEGER(leaf), REAL(label), weight == R_NilValue ? NULL : REAL(weight),
                       offset == R_NilValue ? NULL : REAL(offset), &p);
   if (hb_r_interrupt_end()) st = HB_ERR_INTERRUPT;
   if (st != HB_OK) {
     hb_model_free(copy);
-    hb_r_throw_status(st, "`y`");
+    hb_r_throw_status(st, "refitting");
   }
   return hb_r_model_ptr(copy);
 }

@@ -351,18 +351,6 @@ int hb_booster_sample_features(hb_booster_t *b, uint64_t tree_id) {
   return HB_OK;
 }
 
-/* The largest |v[i]| over n values (NaN counts as infinite), 0 for NULL. */
-static double max_abs(const double *v, size_t n) {
-  double m = 0;
-  if (!v) return 0;
-  for (size_t i = 0; i < n; i++) {
-    double a = fabs(v[i]);
-    if (a != a) return INFINITY;
-    if (a > m) m = a;
-  }
-  return m;
-}
-
 /* Record why training stopped (`what` went out of range in round `round`
  * (1-based) of data set `data`: 0 training, 1.. validation) and return
  * HB_ERR_INPUT. The
@@ -373,7 +361,6 @@ static double max_abs(const double *v, size_t n) {
 int hb_booster_overflow(const hb_booster_t *b, const char *what, int data, int round, int blame_rate) {
   const hb_config_t *cfg = &b->cfg;
   const hb_dataset_t *d = data == 0 ? b->train : b->valid[data - 1];
-  const double n = (double)d->nrow;
   char where[48] = "";
   if (data > 0) snprintf(where, sizeof where, " of validation set %d", data);
   if (data == 0 && cfg->objective == HB_OBJ_CUSTOM && !strcmp(what, "gradients")) {
@@ -389,27 +376,10 @@ int hb_booster_overflow(const hb_booster_t *b, const char *what, int data, int r
                         "(their sums over the rows must stay below %g)",
                         round, mg, mh, b->n, HB_GRAD_SUM_MAX);
   }
-  double mw = max_abs(d->weight, (size_t)d->nrow);
-  if (mw * n > HB_INPUT_SUM_SUSPECT)
-    return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because the weights%s are too large (largest %g); "
-                        "rescale `weights` (for example to a mean of 1): only their ratios matter",
-                        round, what, where, where, mw);
-  if (cfg->objective != HB_OBJ_BINARY && cfg->objective != HB_OBJ_MULTICLASS) {
-    double my = max_abs(d->label, (size_t)d->nrow);
-    if (my * n > HB_INPUT_SUM_SUSPECT)
-      return hb_error_set(HB_ERR_INPUT,
-                          "round %d: the %s%s overflowed because the labels (`y`)%s are too large (largest |y| "
-                          "%g); rescale them (for example divide them by %g) and scale the predictions back",
-                          round, what, where, where, my, pow(10.0, floor(log10(my))));
-  }
-  int K = HB_OBJ_NSCORE(cfg);
-  double mi = max_abs(d->init_score, d->init_score ? (size_t)d->nrow * (size_t)d->init_score_ncol : 0);
-  if (mi * n > HB_INPUT_SUM_SUSPECT || !isfinite(max_abs(b->model->init_score, (size_t)K)))
-    return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because `init_score`%s is too large (largest |value| "
-                        "%g); give raw scores of a sensible size (an offset such as log(exposure))",
-                        round, what, where, where, mi);
+  const hb_overflow_inputs_t in = {d->nrow, d->label, d->weight, d->init_score, d->init_score ? d->init_score_ncol : 0,
+                                   b->model->init_score, HB_OBJ_NSCORE(cfg)};
+  int st = hb_objective_overflow_cause(cfg, &in, what, where, round);
+  if (st != HB_OK) return st;
   if (!blame_rate) return HB_OK;
   return hb_error_set(HB_ERR_INPUT,
                       "round %d: the %s%s went out of range: the scores grew without bound%s; lower "

@@ -192,7 +192,5 @@ int hb_booster_dart_end(hb_booster_t *b, double rate);
  * A failed check names the likeliest cause (hb_booster_overflow). */
 /* HB_GRAD_SUM_MAX, HB_HESS_SUM_MAX and HB_LOG_LINK_MAX: objective_rules.h
  * (the GPU's checks use them too) */
-/* An input whose n x largest magnitude exceeds this is named as a cause. */
-#define HB_INPUT_SUM_SUSPECT 1e50
 
 #endif

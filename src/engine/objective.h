@@ -37,6 +37,27 @@ void hb_objective_gradients(const hb_config_t *cfg, int n, const double *label,
                             const double *weight, const double *score,
                             double *gh, int nthreads);
 
+/* The inputs that may make a loss's sums overflow, for naming the cause: n
+ * rows' labels, weights (NULL: none) and per-row starting raw scores
+ * (offset, n x noffset_cols values, NULL: none), and the model's own
+ * starting score of each of its K scores (NULL: none). */
+typedef struct {
+  int n;
+  const double *label, *weight, *offset;
+  int noffset_cols;
+  const double *start;
+  int K;
+} hb_overflow_inputs_t;
+
+/* HB_ERR_INPUT with a message that names which input made `what` (e.g.
+ * "gradients") of `where` (e.g. "" or " of validation set 2") go out of
+ * range in round `round`: the weights, the labels, the starting scores, or
+ * (lambdarank) label_gain, or (log links) a starting score or
+ * poisson_max_delta_step past exp()'s range; HB_OK when no input is to
+ * blame (the caller names what else it can: the learning rate). */
+int hb_objective_overflow_cause(const hb_config_t *cfg, const hb_overflow_inputs_t *in, const char *what,
+                                const char *where, int round);
+
 /* MAPE's row weight 1 / max(1, |y|) (LightGBM's: labels below 1 in size count as 1). */
 static inline double hb_objective_mape_weight(double y) {
   const double a = y < 0 ? -y : y;

@@ -35,6 +35,9 @@
 #define HB_GRAD_SUM_MAX 1e150
 #define HB_HESS_SUM_MAX 1e300
 #define HB_LOG_LINK_MAX 709.0
+/* An input whose n x largest magnitude exceeds this is named as a cause of an overflow
+ * (hb_objective_overflow_cause). */
+#define HB_INPUT_SUM_SUSPECT 1e50
 #include "config.h"
 #include "math_rules.h"
 

@@ -1,9 +1,11 @@
 /* refit.c: leaf values re-estimated on new data, the trees kept (refit.h). */
+#include <math.h>
 #include <string.h>
 #include "refit.h"
 #include "error.h"
 #include "interrupt.h"
 #include "objective.h"
+#include "objective_rules.h"
 #include "split_rules.h"
 
 /* The extra L2 of the leaves a categorical split of feature f makes, as
@@ -13,6 +15,33 @@ static double child_l2(const hb_model_t *m, const hb_tree_t *t, int node, const 
   if (node < 0 || !(t->decision[node] & HB_DECISION_CATEGORICAL)) return p->lambda_l2;
   const int f = t->split_feature[node];
   return hb_rule_child_l2(1, m->schema.nlevels[f] + 1, m->config.max_cat_to_onehot, p->lambda_l2, p->cat_l2);
+}
+
+/* 1 when a round's gradients or hessians would not sum without overflow
+ * (NaN, or n x the largest beyond training's bounds, learner.h). */
+static int grads_out_of_range(const double *gh, size_t m, double n) {
+  double mg = 0, mh = 0;
+  for (size_t i = 0; i < m; i++) {
+    const double ag = fabs(gh[2 * i]), h = gh[2 * i + 1];
+    if (ag != ag || h != h) return 1;
+    if (ag > mg) mg = ag;
+    if (fabs(h) > mh) mh = fabs(h);
+  }
+  return n * mg > HB_GRAD_SUM_MAX || n * mh > HB_HESS_SUM_MAX;
+}
+
+/* The error when `what` went out of range in iteration `it` (1-based):
+ * the input to blame, as training names it, else the refit itself. */
+static int refit_overflow(const hb_model_t *m, int n, const double *label, const double *weight,
+                          const double *offset, const char *what, int it) {
+  const hb_overflow_inputs_t in = {n, label, weight, offset, offset ? m->trees_per_iter : 0, m->init_score,
+                                   m->trees_per_iter};
+  int st = hb_objective_overflow_cause(&m->config, &in, what, "", it);
+  if (st != HB_OK) return st;
+  return hb_error_set(HB_ERR_INPUT,
+                      "iteration %d: the refitted model's %s went out of range on these rows (the scores grew "
+                      "without bound%s); give a `decay_rate` nearer 1, or a larger `lambda_l2`",
+                      it, what, HB_OBJ_LOG_LINK(m->config.objective) ? ", and the response is exp(score)" : "");
 }
 
 int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, const double *weight,
@@ -59,6 +88,10 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
       hb_objective_cox_gradients(n, label, weight, cox_order, score, gh);
     else
       hb_objective_gradients(cfg, n, label, weight, score, gh, p->nthreads);
+    if (grads_out_of_range(gh, N * (size_t)K, (double)n)) {
+      st = refit_overflow(m, n, label, weight, offset, "gradients", it + 1);
+      break;
+    }
     for (int k = 0; k < K; k++) {
       hb_tree_t *t = m->trees[it * K + k];
       const int *lf = leaf + (size_t)(it * K + k) * N;
@@ -100,6 +133,7 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
         if (L == 1 && !hb_rule_lone_root_counts(cnt[0], H[0], cfg->min_data_in_leaf, cfg->min_sum_hessian_in_leaf))
           out = 0;
         t->leaf_value[l] = decay * t->leaf_value[l] + (1 - decay) * out;
+        if (!isfinite(t->leaf_value[l]) && st == HB_OK) st = refit_overflow(m, n, label, weight, offset, "leaf values", it + 1);
         t->leaf_hess[l] = H[l];
         t->leaf_count[l] = cnt[l];
       }
@@ -131,12 +165,24 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
         }
       }
     }
-    if (!cfg->rf)  /* a forest's trees all fit the gradients at the starting score */
+    if (st != HB_OK) break;
+    if (!cfg->rf) {  /* a forest's trees all fit the gradients at the starting score */
+      int bad = 0;
+      const double top = HB_OBJ_LOG_LINK(cfg->objective) ? HB_LOG_LINK_MAX : INFINITY;
       for (int k = 0; k < K; k++) {
         const hb_tree_t *t = m->trees[it * K + k];
         const int *lf = leaf + (size_t)(it * K + k) * N;
-        for (size_t i = 0; i < N; i++) score[(size_t)k * N + i] += t->leaf_value[lf[i]];
+        for (size_t i = 0; i < N; i++) {
+          double *sc = &score[(size_t)k * N + i];
+          *sc += t->leaf_value[lf[i]];
+          bad |= !isfinite(*sc) || *sc > top;  /* (a log link's response is exp(score)) */
+        }
       }
+      if (bad) {
+        st = refit_overflow(m, n, label, weight, offset, "scores", it + 1);
+        break;
+      }
+    }
     if (it + 1 < niter) st = hb_interrupt_check();
   }
 done:

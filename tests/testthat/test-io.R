@@ -242,3 +242,23 @@ test_that("a loaded formula model keeps its predictors' formula but not the call
   expect_identical(deparse(formula(m3)), "y ~ a + b")
   expect_identical(m3$call, m$call)
 })
+
+test_that("hb_save() refuses a model text edited after training (nothing written); a NUL byte is refused on loading", {
+  d <- gen_task(633, n = 200, task = "regression")
+  fit <- hb_quiet(d$x, d$y, nrounds = 2L)
+  f <- tempfile(fileext = ".hbm")
+  bad <- fit
+  bad$model_text <- sub("leaf_value=", "leaf_valuX=", fit$model_text, fixed = TRUE)
+  expect_error(hb_save(bad, f), class = "histboost_error_input", regexp = "not a valid histboost model.*Nothing was written")
+  expect_false(file.exists(f))
+  hb_save(fit, f)
+  before <- readBin(f, "raw", file.size(f))
+  bad$model_text <- "garbage"
+  expect_error(hb_save(bad, f), class = "histboost_error_input", regexp = "model\\$model_text")
+  expect_identical(readBin(f, "raw", file.size(f)), before)  # the file that was there is untouched
+  # "nothing may follow end": a trailing NUL (which rawToChar() drops) is refused like any other byte
+  writeBin(c(before, as.raw(0L)), f)
+  expect_error(hb_load(f), class = "histboost_error_format", regexp = "binary data")
+  writeBin(before, f)
+  expect_identical(predict(hb_load(f), d$x), predict(fit, d$x))
+})

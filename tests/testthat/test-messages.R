@@ -143,3 +143,41 @@ test_that("the formula method takes weights and subset as lm() does", {
   expect_match(msg_of(fit(y ~ a + b, data = d, subset = c(TRUE, FALSE))), "`subset` has 2 values")
   expect_match(msg_of(fit(y ~ a + b, data = d, subset = a > 100)), "`subset` keeps no rows")
 })
+
+test_that("messages name the input at fault: objective elements, overflow causes, init_model, seed, names", {
+  d <- gen_task(634, n = 200, task = "regression", factors = 1)
+  X <- as.matrix(d$x[vapply(d$x, is.numeric, NA)])
+  err <- function(expr, what) expect_error(expr, class = "histboost_error_input", regexp = what)
+  err(hb_quiet(X, d$y, nrounds = 2L, objective = function(p, l) list(grad = as.character(p - l), hess = p * 0 + 1)),
+      "its `grad` is a character vector of length 200")
+  err(hb_quiet(X, d$y, nrounds = 2L, objective = function(p, l) list(grad = p - l)), "it has no `hess`")
+  b <- gen_task(635, n = 200, task = "binary")
+  err(hb_quiet(b$x, b$y, nrounds = 2L, scale_pos_weight = 1e300), "lower `scale_pos_weight`")
+  yp <- round(abs(d$y) * 1e6)
+  err(hb_quiet(X, yp, objective = "poisson", poisson_max_delta_step = 1e300, nrounds = 2L), "`poisson_max_delta_step`")
+  r <- sample(0:4, 200, TRUE)
+  err(hb_quiet(X, r, objective = "lambdarank", group = rep(1:40, each = 5), label_gain = c(0, 1, 3, 7, 1e308),
+               nrounds = 2L), "`label_gain` is too large")
+  fit <- hb_quiet(d$x, d$y, nrounds = 2L)
+  ed <- fit
+  ed$niter <- 99L
+  expect_error(hb_quiet(d$x, d$y, init_model = ed, nrounds = 1L), class = "histboost_error_format",
+               regexp = "^`init_model`: its `niter` field")
+  df <- cbind(d$x, y = d$y)
+  num <- names(d$x)[vapply(d$x, is.numeric, NA)][1:2]
+  fm <- hb_quiet(stats::as.formula(paste("y ~", num[1], "+ log(abs(", num[2], ") + 1)")), data = df, nrounds = 2L)
+  err(hb_quiet(d$x, d$y, init_model = fm, nrounds = 1L), "`x` lacks column .*fitted with a formula")
+  err(hb_quiet(d$x, d$y, nrounds = 1L, seed = "1"), "`seed` .*not of type character")
+  err(hb_quiet(d$x, d$y, nrounds = 1L, max_bin_by_feature = stats::setNames(c(10, 20), num[c(1, 1)])),
+      paste0("names `", num[1], "` twice"))
+  # functions without options say so, classed
+  err(hb_trees(fit, iteration = 1), "`iteration` is not an argument of hb_trees\\(\\)")
+  err(hb_threads(2), "options\\(histboost.nthreads")
+  f <- tempfile()
+  hb_save(fit, f)
+  err(update(hb_load(f), nrounds = 3L), "no `call`")
+  called <- histboost(d$x, d$y, nrounds = 2L, verbose = 0L)
+  expect_identical(update(called, nrounds = 3L)$niter, 3L)  # with its call, update() trains again
+  # a first round that cannot split names min_data_in_leaf among the limits
+  expect_warning(hb_quiet(data.frame(a = rep(1, 100)), rnorm(100), nrounds = 2L), "`min_data_in_leaf` \\(20\\)")
+})

@@ -250,3 +250,29 @@ test_that("scale_pos_weight, is_unbalance and class_weights equal the matching r
   expect_input_error(hb_quiet(hb_dataset(b$x, b$y), scale_pos_weight = 2), "not an hb_dataset")
   expect_input_error(hb_quiet(b$x, b$y, scale_pos_weight = 0), "`scale_pos_weight` must be")
 })
+
+test_that("a metric function or a callback that fails is a classed error naming it, the cause kept", {
+  b <- gen_task(631, n = 300, task = "binary")
+  va <- list(v = list(x = b$x[1:100, ], y = b$y[1:100]))
+  boom <- function(p, l) stop("metric boom")
+  e <- tryCatch(hb_quiet(b$x, b$y, nrounds = 3L, valid = va, eval_metric = boom), error = identity)
+  expect_s3_class(e, "histboost_error_input")
+  expect_match(conditionMessage(e), "`eval_metric`, the metric function, failed .*100 rows.*metric boom")
+  expect_identical(conditionMessage(e$parent), "metric boom")
+  expect_error(hb_cv(b$x, b$y, nfold = 2L, nrounds = 2L, verbose = 0, eval_metric = boom),
+               class = "histboost_error_input", regexp = "`eval_metric`.*metric boom")
+  # after its first answer the message names it
+  n <- 0L
+  later <- function(p, l) {
+    n <<- n + 1L
+    if (n > 1L) stop("second call")
+    list(name = "mine", value = 1, higher_better = FALSE)
+  }
+  expect_error(hb_quiet(b$x, b$y, nrounds = 3L, valid = va, eval_metric = later),
+               class = "histboost_error_input", regexp = "metric function \"mine\", failed.*second call")
+  cb <- list(function(iteration, evaluation_log, model) NULL,
+             function(iteration, evaluation_log, model) if (iteration == 2L) stop("cb boom"))
+  e <- tryCatch(hb_quiet(b$x, b$y, nrounds = 5L, callbacks = cb), error = identity)
+  expect_s3_class(e, "histboost_error_input")
+  expect_match(conditionMessage(e), "`callbacks`: function 2 failed after iteration 2: cb boom")
+})

@@ -205,7 +205,8 @@ test_that("mtry below 1 with counts = TRUE, or above 1 with counts = FALSE, is a
   expect_identical(predict(f, df)$.pred, predict(alone, d$x))
   expect_identical(fit(spec(1, counts = FALSE), y ~ ., data = df)$fit$params$feature_fraction, 1)
   expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction, 2 / 6)
-  expect_identical(fit(spec(9), y ~ ., data = df)$fit$params$feature_fraction, 1)
+  expect_warning(f9 <- fit(spec(9), y ~ ., data = df), class = "histboost_warning", regexp = "all 6 are used")
+  expect_identical(f9$fit$params$feature_fraction, 1)
 })
 
 test_that("an outcome level without training rows gets a probability column of zeros, in level order", {
@@ -224,4 +225,15 @@ test_that("an outcome level without training rows gets a probability column of z
   expect_equal(p$.pred_yes, 1 - pd)
   expect_equal(rowSums(p), rep(1, 20))
   expect_identical(levels(predict(m, d[1:20, , drop = FALSE])$.pred_class), c("yes", "maybe", "no"))
+})
+
+test_that("hb_parsnip_fit() checks validation always, and caps mtry at the predictors with a warning", {
+  d <- gen_task(636, n = 200, task = "regression")
+  p <- ncol(d$x)
+  expect_input_error(hb_parsnip_fit(d$x, d$y, validation = -0.1, nrounds = 2L, verbose = 0), "`validation`")
+  expect_input_error(hb_parsnip_fit(d$x, d$y, validation = 1, nrounds = 2L, verbose = 0), "`validation`")
+  expect_warning(big <- hb_parsnip_fit(d$x, d$y, mtry = p + 4, nrounds = 3L, seed = 1, verbose = 0),
+                 class = "histboost_warning", regexp = paste0("more than the ", p, " predictors"))
+  all <- hb_parsnip_fit(d$x, d$y, mtry = p, nrounds = 3L, seed = 1, verbose = 0)
+  expect_identical(predict(big, d$x), predict(all, d$x))
 })

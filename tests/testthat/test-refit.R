@@ -191,3 +191,23 @@ test_that("models whose leaf values DART, path_smooth or max_delta_step shaped a
                  regexp = if (names(args) == "boosting") "dart" else names(args))
   }
 })
+
+test_that("hb_refit() refuses what would overflow, as training does, naming the cause, never a NaN model", {
+  d <- gen_task(632, n = 200, task = "regression")
+  fit <- hb_quiet(d$x, d$y, nrounds = 3L)
+  err <- function(expr, what) expect_error(expr, class = "histboost_error_input", regexp = what)
+  # the same labels make training fail the same way
+  err(hb_quiet(d$x, rep(1e308, 200), nrounds = 3L), "labels \\(`y`\\) are too large")
+  err(hb_refit(fit, d$x, rep(1e308, 200)), "refitting: .*labels \\(`y`\\) are too large")
+  err(hb_refit(fit, d$x, d$y, init_score = rep(1e308, 200)), "`init_score` is too large")
+  yp <- round(abs(d$y))
+  fp <- hb_quiet(d$x, yp, objective = "poisson", nrounds = 3L)
+  # exp(800) overflows: training and refitting name init_score
+  err(hb_quiet(d$x, yp, objective = "poisson", init_score = rep(800, 200), nrounds = 2L), "`init_score` is too large")
+  err(hb_refit(fp, d$x, yp, init_score = rep(800, 200)), "`init_score` is too large")
+  # labels that do not suit the objective still name `y`
+  err(hb_refit(fp, d$x, -yp - 1), "^`y`")
+  # sizes that train refit to finite values
+  ok <- hb_refit(fp, d$x, yp, init_score = rep(2, 200))
+  expect_true(all(is.finite(predict(ok, d$x, type = "raw", init_score = rep(2, 200)))))
+})
