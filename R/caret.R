@@ -102,8 +102,13 @@ hb_caret_model <- function() {
     .hb_abort("`weights` go to caret::train() itself (caret passes them on as case weights).")
   }
   if (is.null(extra$verbose)) extra$verbose <- 0L
-  # The data as symbols in the call (do.call() would copy them into the model's `call`).
-  cl <- as.call(c(list(quote(histboost), x = quote(x), y = quote(y), weights = quote(wts),
+  # The data as symbols in the call (do.call() would copy them into the model's `call`), under names of
+  # their own, which update() refuses: caret's copies of the data are gone by then.
+  .hb_caret_x <- x
+  .hb_caret_y <- y
+  .hb_caret_weights <- wts
+  cl <- as.call(c(list(quote(histboost), x = quote(.hb_caret_x), y = quote(.hb_caret_y),
+                       weights = quote(.hb_caret_weights),
                        nrounds = as.integer(param$nrounds), num_leaves = as.integer(param$num_leaves),
                        learning_rate = param$learning_rate,
                        min_data_in_leaf = as.integer(param$min_data_in_leaf)), extra))

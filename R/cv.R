@@ -61,7 +61,9 @@
 #'   arguments are matched by their full names only.
 #' @return An object of class `"hb_cv"`: a list with `evaluation_log` (a
 #'   data.frame: `iter`, then `test_<metric>_mean` and `test_<metric>_sd`,
-#'   the mean and standard deviation over the folds, for each metric),
+#'   the mean and standard deviation over the folds, for each metric; the
+#'   deviation divides by the number of folds, as `lgb.cv()` and `xgb.cv()`
+#'   do, not by one less as `sd()` does),
 #'   `best_iteration` and `best_score` (the round with the best mean of the
 #'   first metric, and that mean), `folds` (the held-out rows of each fold),
 #'   `pred` (out-of-fold predictions, `type = "response"`, from each row's

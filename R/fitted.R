@@ -29,7 +29,11 @@
   fit
 }
 
-.hb_no_fitted <- function(what) {
+.hb_no_fitted <- function(what, object) {
+  if (is.null(object$call)) {  # from hb_load(): the model file keeps the model, not its training rows' values
+    .hb_abort(what, "(): a model read by hb_load() has no fitted values (the model file does not keep them, ",
+              "saveRDS() does); use predict(fit, x) on the training data.")
+  }
   .hb_abort(what, "(): the model kept no fitted values; train it with `keep_fitted = TRUE`, or use ",
             "predict(fit, x) on the training data.")
 }
@@ -61,7 +65,7 @@
 #' @export
 fitted.histboost <- function(object, ...) {
   .hb_check_dots(list(...), "object", "fitted")
-  if (is.null(object$fitted.values)) .hb_no_fitted("fitted")
+  if (is.null(object$fitted.values)) .hb_no_fitted("fitted", object)
   object$fitted.values
 }
 
@@ -70,7 +74,7 @@ fitted.histboost <- function(object, ...) {
 #' @export
 residuals.histboost <- function(object, ...) {
   .hb_check_dots(list(...), "object", "residuals")
-  if (is.null(object$fitted.values) || is.null(object$y)) .hb_no_fitted("residuals")
+  if (is.null(object$fitted.values) || is.null(object$y)) .hb_no_fitted("residuals", object)
   if (object$task == "ranking") {
     .hb_abort("residuals(): a ranking model's scores order the rows of a query; they have no residuals.")
   }

@@ -15,7 +15,16 @@
 #'   ordered factors: the levels at or below the threshold; joined by `"||"`), `default_left` (where missing values go), `left`, `right` (child
 #'   ids), `gain`, `value` (leaf value, or the internal node's value), `hessian`
 #'   and `count`. Trees are in iteration order; a multiclass model has one
-#'   tree per class per iteration.
+#'   tree per class per iteration (tree t is class `(t - 1) %% K + 1`'s tree
+#'   of iteration `(t - 1) %/% K + 1`, for K classes).
+#'
+#'   The attribute `init_score` holds the model's starting raw score, one per
+#'   class: what training started from (the label mean, log-odds, class
+#'   priors, ...; 0 with `boost_from_average = FALSE` or a per-row
+#'   `init_score`). A row's raw prediction is that plus its leaf's `value` in
+#'   every tree (and its own `init_score`, if any). LightGBM folds the start
+#'   into its first tree's leaves instead, so `lgb.model.dt.tree()`'s first
+#'   tree differs from this one by it.
 #' @examples
 #' fit <- histboost(mtcars[, -1], mtcars$mpg, nrounds = 3, num_leaves = 4,
 #'                  min_data_in_leaf = 5, nthreads = 1, verbose = 0)
@@ -44,7 +53,7 @@ hb_trees <- function(model, ...) {
     lv <- model$feature_levels[[nd$feature[r]]]
     categories[r] <- paste(lv[seq_along(lv) <= nd$threshold[r]], collapse = "||")
   }
-  data.frame(
+  out <- data.frame(
     tree = nd$tree,
     id = paste0(ifelse(leaf, "L", "N"), nd$index),
     is_leaf = leaf,
@@ -62,6 +71,11 @@ hb_trees <- function(model, ...) {
     count = nd$count,
     stringsAsFactors = FALSE
   )
+  # the starting score the trees add to (LightGBM folds it into its first tree's leaves)
+  start <- .Call(C_hb_model_info, .hb_model_ptr(model))$init_score
+  if (length(start) > 1L && length(model$classes) == length(start)) names(start) <- model$classes
+  attr(out, "init_score") <- start
+  out
 }
 
 #' Feature importance
@@ -73,7 +87,9 @@ hb_trees <- function(model, ...) {
 #' @param type Sort by `"gain"` (total gain of the feature's splits),
 #'   `"split"` (number of splits) or `"cover"` (the hessian sum of the
 #'   training rows that reached the feature's splits, xgboost's
-#'   `"total_cover"`; for unweighted squared error, the number of rows).
+#'   `"total_cover"`; for unweighted squared error, the number of rows.
+#'   `lgb.importance()`'s Cover counts the rows instead, so the two differ
+#'   for weighted data and for losses whose hessians are not 1).
 #' @return A data.frame with columns `feature`, `gain`, `splits`, `cover`
 #'   and `fraction` (the feature's share of the total of `type`), sorted by
 #'   `type` in decreasing order. Features never used in a split are omitted.

@@ -157,7 +157,11 @@
 #' training rows (for classification, that share of each class's rows, but
 #' never a class's last row, so that every class is trained on). Other
 #' engine arguments go to [histboost()]. The engine is registered when
-#' parsnip is loaded; you do not call this yourself.
+#' parsnip is loaded; you do not call this yourself. For data with missing
+#' values use `parsnip::fit_xy()` (or a workflow without a formula):
+#' parsnip's formula interface drops every row with an `NA` before histboost
+#' sees it, where histboost would learn where missing values go. A fit's
+#' `update()` is refused: the data it names were parsnip's copies.
 #' `parsnip::multi_predict()` on such a fit predicts for several numbers of
 #' `trees` from the one model (tune's submodels), each capped at the
 #' iterations `predict()` uses: under `stop_iter`, the best iteration (a
@@ -254,6 +258,8 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
   data <- c(list(x = x, y = y, weights = weights), args[intersect(names(args), .HB_DATA_ARGS)])
   data <- data[!vapply(data, is.null, NA)]
   args <- args[setdiff(names(args), names(data))]
-  cl <- as.call(c(list(quote(histboost)), stats::setNames(lapply(names(data), as.name), names(data)), args))
-  eval(cl, list2env(data, parent = environment()))
+  # (under names of their own, which update() refuses: parsnip's copies of the data are gone by then)
+  sym <- paste0(".hb_parsnip_", names(data))
+  cl <- as.call(c(list(quote(histboost)), stats::setNames(lapply(sym, as.name), names(data)), args))
+  eval(cl, list2env(stats::setNames(data, sym), parent = environment()))
 }

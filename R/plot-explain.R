@@ -51,13 +51,23 @@
   edges <- data.frame(
     from = rep(inner$id, 2L), to = c(inner$left, inner$right), side = rep(c("yes", "no"), each = nrow(inner)),
     missing = c(inner$default_left, !inner$default_left), stringsAsFactors = FALSE)
-  draw <- function(..., main = sprintf("Tree %d", tree), cex = NULL, col = "grey95", border = "grey40",
+  # the title says which class and iteration a tree is, and what its leaves add to
+  K <- if (identical(model$task, "multiclass")) length(model$classes) else 1L
+  start <- attr(tab, "init_score")
+  k <- (tree - 1L) %% K + 1L
+  title <- if (K > 1L) sprintf("Tree %d: class %s, iteration %d", tree, model$classes[k], (tree - 1L) %/% K + 1L)
+           else sprintf("Tree %d", tree)
+  sub0 <- if (length(start) >= k && start[k] != 0) {
+    sprintf("leaf values add to the starting score %s (and every other tree's)", formatC(start[k], digits = 4L,
+                                                                                          format = "g"))
+  }
+  draw <- function(..., main = title, sub = sub0, cex = NULL, col = "grey95", border = "grey40",
                    leaf_col = "lightyellow") {
     depth <- max(nd$depth)
     cex <- cex %||% max(0.45, min(1, 9 / max(nleaf, 1)))
     graphics::plot.new()
     graphics::plot.window(xlim = c(0.4, nleaf + 0.6), ylim = c(-depth - 0.5, 0.5))
-    graphics::title(main = main, ...)
+    graphics::title(main = main, sub = sub, ...)
     if (nrow(edges)) {  # a tree that could not split is its one leaf
       xy <- out[match(edges$from, out$id), c("x", "y")]
       to <- out[match(edges$to, out$id), c("x", "y")]
@@ -132,9 +142,11 @@
   (r - 1) / (m - 1)
 }
 
-.hb_shap_colors <- function(u, palette = c("#1E88E5", "#8E24AA", "#FF0052"), na_col = "grey60") {
+# u in [0, 1] along the palette; NA (missing) na_col; NaN (an unordered factor's level) nan_col.
+.hb_shap_colors <- function(u, palette = c("#1E88E5", "#8E24AA", "#FF0052"), na_col = "grey60", nan_col = "grey25") {
   ramp <- grDevices::colorRamp(palette)
   out <- rep(na_col, length(u))
+  out[is.nan(u)] <- nan_col
   ok <- !is.na(u)
   if (any(ok)) out[ok] <- grDevices::rgb(ramp(u[ok]), maxColorValue = 255)
   out
@@ -169,9 +181,14 @@
   feats <- colnames(s$phi)[ord]
   imp <- data.frame(feature = feats, mean_abs_shap = unname(mean_abs[ord]), stringsAsFactors = FALSE)
   n <- nrow(s$phi)
+  # an unordered factor's levels have no low or high: its points stay grey (NaN), apart from missing (NA)
+  unordered <- vapply(feats, function(f) is.factor(s$values[[f]]) && !is.ordered(s$values[[f]]), NA)
+  cv <- lapply(feats, function(f) {
+    u <- .hb_unit_rank(s$values[[f]])
+    if (unordered[[f]]) ifelse(is.na(u), NA_real_, NaN) else u
+  })
   out <- data.frame(feature = rep(feats, each = n), row = rep(seq_len(n), length(feats)),
-                    shap = as.vector(s$phi[, ord, drop = FALSE]),
-                    color_value = unlist(lapply(feats, function(f) .hb_unit_rank(s$values[[f]])), use.names = FALSE),
+                    shap = as.vector(s$phi[, ord, drop = FALSE]), color_value = unlist(cv, use.names = FALSE),
                     stringsAsFactors = FALSE)
   k <- length(feats)
   draw <- function(..., main = if (is.null(s$class)) "SHAP summary" else paste("SHAP summary, class", s$class),
@@ -191,8 +208,9 @@
       graphics::points(out$shap[i], k + 1 - j + .hb_swarm(out$shap[i]), pch = pch, cex = cex,
                        col = .hb_shap_colors(out$color_value[i]))
     }
-    graphics::legend("bottomright", legend = c("high feature value", "low feature value", "missing"),
-                     col = .hb_shap_colors(c(1, 0, NA)), pch = pch, bty = "n", cex = 0.8)
+    leg <- c("high feature value", "low feature value", "missing", if (any(unordered)) "a factor (no order)")
+    graphics::legend("bottomright", legend = leg, col = .hb_shap_colors(c(1, 0, NA, NaN)[seq_along(leg)]), pch = pch,
+                     bty = "n", cex = 0.8)
   }
   draw(...)
   attr(out, "importance") <- imp
@@ -213,10 +231,13 @@
     n <- nrow(s$phi)
     P <- length(nm) + 1
     color_by <- NA_character_
-    if (length(nm) > 1L && n * P * P * (if (model$task == "multiclass") length(model$classes) else 1) <= 2e7) {
-      it <- stats::predict(model, newdata, type = "interaction")
+    # over at most 1000 of the rows, evenly spaced: the interactions cost P times the contributions
+    rows <- if (n > 1000L) unique(round(seq(1, n, length.out = 1000L))) else seq_len(n)
+    m <- length(rows)
+    if (length(nm) > 1L && m * P * P * (if (model$task == "multiclass") length(model$classes) else 1) <= 2e7) {
+      it <- stats::predict(model, if (m < n) newdata[rows, , drop = FALSE] else newdata, type = "interaction")
       it <- if (model$task == "multiclass") it[, j, -P, match(s$class, model$classes)] else it[, j, -P]
-      it <- matrix(it, nrow = n)
+      it <- matrix(it, nrow = m)
       strength <- colMeans(abs(it))
       strength[j] <- -Inf
       if (max(strength) > 0) color_by <- nm[which.max(strength)]
@@ -230,7 +251,9 @@
   v <- s$values[[feature]]
   is_fac <- is.factor(v)
   xv <- if (is_fac) as.integer(v) else as.numeric(v)
-  cu <- if (is.na(color_by)) rep(NA_real_, length(xv)) else .hb_unit_rank(s$values[[color_by]])
+  cv <- if (!is.na(color_by)) s$values[[color_by]]
+  by_level <- is.factor(cv) && !is.ordered(cv)  # an unordered factor: a colour a level, not low to high
+  cu <- if (is.na(color_by)) rep(NA_real_, length(xv)) else if (by_level) as.integer(cv) else .hb_unit_rank(cv)
   out <- data.frame(row = seq_along(xv), value = if (is_fac) as.character(v) else xv, shap = s$phi[, j],
                     color_value = cu, stringsAsFactors = FALSE)
   attr(out, "color_by") <- color_by
@@ -242,13 +265,21 @@
   draw <- function(..., main = paste("SHAP dependence:", feature), xlab = feature,
                    ylab = paste("SHAP value of", feature), pch = 16, cex = 0.7) {
     x <- xv[shown] + if (is_fac) stats::runif(sum(shown), -0.15, 0.15) else 0
-    col <- if (is.na(color_by)) rep("grey30", sum(shown)) else .hb_shap_colors(cu[shown])
+    pal <- if (by_level) grDevices::hcl.colors(max(1L, nlevels(cv)), "Dark 3")
+    col <- if (is.na(color_by)) rep("grey30", sum(shown))
+           else if (by_level) ifelse(is.na(cu[shown]), "grey60", pal[cu[shown]])
+           else .hb_shap_colors(cu[shown])
     graphics::plot(x, out$shap[shown], xlab = xlab, ylab = ylab, main = main, pch = pch, cex = cex, col = col,
                    xaxt = if (is_fac) "n" else "s", ...)
     if (is_fac) graphics::axis(1, at = seq_along(levels(v)), labels = levels(v))
     graphics::abline(h = 0, col = "grey70")
     notes <- character()
-    if (!is.na(color_by)) notes <- c(notes, paste0("colour: ", color_by, " (blue low, red high)"))
+    if (!is.na(color_by)) {
+      notes <- c(notes, paste0("colour: ", color_by, if (by_level) " (a colour a level)" else " (blue low, red high)"))
+      if (by_level && nlevels(cv) <= 12L) {
+        graphics::legend("topright", legend = levels(cv), col = pal, pch = pch, bty = "n", cex = 0.7)
+      }
+    }
     if (any(!shown)) notes <- c(notes, paste0(sum(!shown), " rows with ", feature, " missing not shown"))
     if (length(notes)) graphics::mtext(paste(notes, collapse = "; "), side = 3, line = 0.2, cex = 0.8)
   }

@@ -20,7 +20,8 @@
 #' feature (the `top` features by mean absolute contribution, the largest on
 #' top), each point a row's contribution ([predict.histboost()] with `type =
 #' "contrib"`) coloured by the rank of the feature's value (blue low, red
-#' high, grey missing), points spread vertically where they crowd; with
+#' high, grey missing; an unordered factor's points dark grey, its levels
+#' having no order), points spread vertically where they crowd; with
 #' `feature`, a SHAP dependence plot instead: the feature's contribution
 #' against its value (missing values left out and counted in the subtitle),
 #' coloured by the value of the feature in `color_by`.
@@ -64,8 +65,10 @@
 #'   contributions to show, a class name or number (required there).
 #' @param color_by For the dependence plot: `NULL` (the feature whose SHAP
 #'   interaction values with `feature`, `type = "interaction"`, are largest
-#'   in mean absolute value; no colour when those would exceed 2e7 values),
-#'   `NA` (no colour) or a feature name.
+#'   in mean absolute value over at most 1000 of the rows, evenly spaced; no
+#'   colour when those would exceed 2e7 values), `NA` (no colour) or a
+#'   feature name. An unordered factor colours by level (with a legend of
+#'   up to 12 levels), anything else from blue (low) to red (high).
 #' @return Invisibly, the data drawn. For `"log"`, a data.frame in long form
 #'   with columns `iteration`, `data` (the data set's name), `metric` and
 #'   `value`, one row per data set and iteration (data sets in log order,
@@ -82,11 +85,13 @@
 #'   `missing`: whether missing values take it). For the SHAP summary, a
 #'   data.frame in long form with columns `feature`, `row` (of `newdata`),
 #'   `shap` (the contribution) and `color_value` (the value's rank scaled to
-#'   \[0, 1\], `NA` when missing), features in the order drawn, with
+#'   \[0, 1\], `NA` when missing, `NaN` for an unordered factor's levels),
+#'   features in the order drawn, with
 #'   attribute `importance` (`feature`, `mean_abs_shap`). For the dependence
 #'   plot, a data.frame with columns `row`, `value` (the feature's value; a
-#'   factor's as its level), `shap` and `color_value`, with attribute
-#'   `color_by` (the colouring feature, `NA` for none).
+#'   factor's as its level), `shap` and `color_value` (the `color_by`
+#'   feature's rank scaled to \[0, 1\], or an unordered factor's level code),
+#'   with attribute `color_by` (the colouring feature, `NA` for none).
 #' @seealso [hb_importance()], [hb_trees()], [predict.histboost()], [plot.hb_cv()]
 #' @examples
 #' set.seed(1)

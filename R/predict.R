@@ -33,7 +33,8 @@
 #'   whose off-diagonal entries share each pair's interaction between them
 #'   and whose rows sum to the `"contrib"` values; see Details).
 #' @param iteration `NULL` (the best iteration when early stopping chose one,
-#'   else all) or the number of first iterations to use.
+#'   else all) or the number of first iterations to use; more than the model
+#'   has uses all of them (as lightgbm's `num_iteration`).
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param init_score `NULL`, or the rows' starting raw scores (offsets), as
@@ -131,7 +132,9 @@ predict.histboost <- function(object, newdata,
   if (is.null(iteration)) {
     iteration <- object$best_iteration %||% niter
   } else {
-    iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1, upper = max(1L, niter))
+    # more than the model has: all of them, as lightgbm's num_iteration (an early-stopped model has fewer
+    # iterations than the nrounds a caller may ask for)
+    iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1)
     iteration <- min(iteration, niter)
   }
   nthreads <- .hb_nthreads(nthreads)

@@ -122,7 +122,9 @@
         watch <- .hb_watch(stopping$early_stopping_metric, log_names, st$names, sets)
         higher <- st$higher[(watch - 1L) %% nm + 1L]
       }
-      log[iter, ] <- if (folds) c(scores, if (K > 1L) apply(last, 1L, stats::sd) else rep(0, nm)) else scores
+      # the folds' deviation divides by their count, as lgb.cv() and xgb.cv() (not sd()'s count - 1)
+      spread <- function(v) sqrt(mean((v - mean(v))^2))
+      log[iter, ] <- if (folds) c(scores, if (K > 1L) apply(last, 1L, spread) else rep(0, nm)) else scores
       if (print_now) show(iter, log[iter, ])
       if (folds || !is.null(early_stopping_rounds)) {
         s <- scores[watch]

@@ -1903,5 +1903,13 @@ update.histboost <- function(object, ...) {
     .hb_abort("`object` has no `call` (hb_load() restores the model, not how it was called), so update() cannot ",
               "train it again: call histboost() with the data, or continue the model with `init_model`.")
   }
+  # hb_parsnip_fit() and caret's fit name their own copies of the data, gone once they return:
+  # update() would find whatever else is called so
+  via <- vapply(as.list(object$call)[-1L], function(a) is.name(a) && startsWith(as.character(a), ".hb_"), NA)
+  if (any(via)) {
+    .hb_abort("`object` was fitted through ", if (any(grepl("caret", as.character(object$call[-1L][via]))))
+      "caret's train()" else "parsnip's fit()", ", whose copies of the data are gone: update() cannot train it ",
+      "again. Fit the model specification again, or call histboost() with your data.")
+  }
   NextMethod()
 }

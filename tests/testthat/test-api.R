@@ -368,3 +368,33 @@ test_that("hb_importance by cover: for unweighted squared error, the rows that r
   expect_false(is.unsorted(rev(imp$cover)))
   expect_equal(imp$fraction, imp$cover / sum(imp$cover), tolerance = 1e-12)
 })
+
+test_that("hb_trees() gives the starting score the leaves add to: start + leaf values = the raw prediction", {
+  d <- gen_task(637, n = 300, task = "regression")
+  y <- d$y + 20
+  fit <- hb_quiet(d$x, y, nrounds = 4L, num_leaves = 5L)
+  tr <- hb_trees(fit)
+  start <- attr(tr, "init_score")
+  expect_equal(start, mean(y), tolerance = 1e-12)
+  lf <- predict(fit, d$x, type = "leaf")  # rows x trees, 0-based leaf numbers
+  leafsum <- function(tr, lf) {
+    rowSums(sapply(seq_len(ncol(lf)), function(t) {
+      tt <- tr[tr$tree == t & tr$is_leaf, ]
+      tt$value[match(paste0("L", lf[, t]), tt$id)]
+    }))
+  }
+  expect_equal(start + leafsum(tr, lf), predict(fit, d$x, type = "raw"), tolerance = 1e-12)
+  expect_identical(attr(hb_trees(hb_quiet(d$x, y, nrounds = 2L, boost_from_average = FALSE)), "init_score"), 0)
+  m <- gen_task(638, n = 300, task = "multiclass", K = 3)
+  fm <- hb_quiet(m$x, m$y, nrounds = 2L, num_leaves = 4L)
+  sm <- attr(hb_trees(fm), "init_score")
+  expect_identical(names(sm), levels(m$y))
+  expect_equal(unname(sm), log(as.numeric(table(m$y)) / 300), tolerance = 1e-12)
+  # predict() beyond the model's iterations uses all of them, as lightgbm's num_iteration
+  expect_identical(predict(fit, d$x, iteration = 40L), predict(fit, d$x))
+  # fitted() on a model from hb_load() says the file keeps no fitted values
+  kf <- hb_quiet(d$x, y, nrounds = 2L, keep_fitted = TRUE)
+  f <- tempfile()
+  hb_save(kf, f)
+  expect_input_error(fitted(hb_load(f)), "read by hb_load\\(\\) has no fitted values")
+})

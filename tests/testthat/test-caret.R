@@ -108,8 +108,9 @@ test_that("arguments given to train() reach histboost(): verbose among them, the
   alone <- hb_quiet(x, iris$Species, nrounds = 12L, num_leaves = 8L, learning_rate = 0.3, min_data_in_leaf = 10L,
                     seed = 3)
   expect_identical(predict(f0, x), predict(alone, x))
-  # the call names the data, not a copy of it
-  expect_identical(f0$call$x, quote(x))
+  # the call names the data, not a copy of it, under a name update() refuses (caret's copy is gone)
+  expect_identical(f0$call$x, quote(.hb_caret_x))
+  expect_input_error(update(f0, nrounds = 3L), "fitted through caret's train\\(\\)")
   expect_input_error(m$fit(x, iris$Species, wts = NULL, param = param, lev = NULL, last = TRUE, classProbs = TRUE,
                            nrounds = 5), "`nrounds` is tuned by caret")
   if (!nzchar(Sys.getenv("TZ"))) Sys.setenv(TZ = "UTC")

@@ -109,8 +109,8 @@ test_that("the engine's model keeps no data in its call: the data are symbols, t
   expect_identical(predict(f, df)$.pred, predict(alone, d$x))
   cl <- as.list(f$fit$call)
   expect_identical(cl[[1L]], quote(histboost))
-  expect_identical(cl$x, quote(x))
-  expect_identical(cl$y, quote(y))
+  expect_identical(cl$x, quote(.hb_parsnip_x))
+  expect_identical(cl$y, quote(.hb_parsnip_y))
   # every other argument a single value written out (no data, no weights = NULL)
   rest <- cl[setdiff(names(cl)[-1L], c("x", "y"))]
   expect_setequal(names(rest), c("nrounds", "learning_rate", "num_leaves", "seed", "verbose"))
@@ -128,8 +128,13 @@ test_that("the engine's model keeps no data in its call: the data are symbols, t
     set_mode("regression")
   set.seed(8)
   fe <- fit(es, y ~ ., data = df)
-  expect_identical(as.list(fe$fit$call)$valid, quote(valid))
+  expect_identical(as.list(fe$fit$call)$valid, quote(.hb_parsnip_valid))
   expect_lt(call_size(fe$fit), 1000)
+  # update() cannot find parsnip's copies of the data, and says so rather than take a
+  # workspace's x and y
+  x <- d$x[1:50, ]
+  y <- rev(d$y)[1:50]
+  expect_input_error(update(f$fit, nrounds = 5L), "fitted through parsnip's fit\\(\\)")
 })
 
 test_that("stop_iter holds out a stratified validation share: a rare class keeps training rows", {

@@ -90,8 +90,8 @@ test_that("type = 'shap' summary orders features by mean |contribution| and colo
   r <- rank(a, na.last = "keep")
   expect_equal(out$color_value[out$feature == "a"], (r - 1) / (sum(!is.na(a)) - 1))
   expect_true(anyNA(a))
-  f <- as.integer(nd$f)
-  expect_equal(out$color_value[out$feature == "f"], (rank(f) - 1) / (length(f) - 1))
+  # an unordered factor's levels have no low or high: NaN (drawn dark grey), missing values NA
+  expect_true(!is.ordered(nd$f) && all(is.nan(out$color_value[out$feature == "f"]) == !is.na(nd$f)))
   # top
   expect_identical(unique(plot(d$fit, type = "shap", newdata = nd, top = 2L)$feature), want[1:2])
   expect_input_error(plot(d$fit, type = "shap"), "`newdata`")
@@ -130,6 +130,15 @@ test_that("type = 'shap' with a feature: its contributions against its values, c
   expect_true(all(is.na(of$color_value)))
   expect_identical(plot(d$fit, type = "shap", newdata = nd, feature = "a", color_by = "b")$color_value,
                    (rank(nd$b) - 1) / (nrow(nd) - 1))
+  # coloured by an unordered factor: its level codes (a colour a level)
+  expect_identical(plot(d$fit, type = "shap", newdata = nd, feature = "a", color_by = "f")$color_value,
+                   as.integer(nd$f))
+  # beyond 1000 rows the colour feature comes from the interactions of 1000 evenly spaced rows
+  big <- d$x[rep(seq_len(nrow(d$x)), length.out = 2500L), ]
+  rows <- unique(round(seq(1, 2500, length.out = 1000L)))
+  itb <- predict(d$fit, big[rows, ], type = "interaction")
+  sb <- colMeans(abs(itb[, "a", c("b", "c", "d", "f")]))
+  expect_identical(attr(plot(d$fit, type = "shap", newdata = big, feature = "a"), "color_by"), names(which.max(sb)))
   expect_input_error(plot(d$fit, type = "shap", newdata = nd, feature = "cc"), "`feature`.*Did you mean `c`")
   expect_input_error(plot(d$fit, type = "shap", newdata = nd, feature = "c", color_by = "zz"), "`color_by`")
   expect_input_error(plot(d$fit, type = "importance", feature = "c"), "`feature`")
