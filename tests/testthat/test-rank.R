@@ -427,7 +427,8 @@ test_that("hb_cv() logs map@k of the out-of-fold scores and stops early on it", 
       ref_map(d$y[te], d$group[te], predict(fits$models[[f]], d$x[te, ], type = "raw"), k)
     }, 0)
     expect_equal(fits$evaluation_log[[sprintf("test_map@%d_mean", k)]][6], mean(per_fold), tolerance = 1e-12)
-    expect_equal(fits$evaluation_log[[sprintf("test_map@%d_sd", k)]][6], sd(per_fold), tolerance = 1e-10)
+    expect_equal(fits$evaluation_log[[sprintf("test_map@%d_sd", k)]][6], sqrt(mean((per_fold - mean(per_fold))^2)),
+                 tolerance = 1e-10)  # (over the folds' count, as lgb.cv() and xgb.cv())
   }
   es <- hb_cv(d$x, d$y, group = d$group, objective = "lambdarank", folds = folds, nrounds = 80L, verbose = 0,
               eval_metric = "map@2", learning_rate = 0.3, seed = 1, early_stopping_rounds = 3L)

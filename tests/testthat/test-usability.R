@@ -168,5 +168,5 @@ test_that("fitted() and residuals() equal predict() on the training rows and y m
   expect_null(plain$fitted.values)
   f <- tempfile()
   on.exit(unlink(f))
-  expect_input_error(fitted(hb_load(hb_save(fit, f))), "keep_fitted")
+  expect_input_error(fitted(hb_load(hb_save(fit, f))), "read by hb_load\\(\\) has no fitted values")
 })
