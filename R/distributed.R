@@ -46,12 +46,25 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     # failed), once all processes exit: one that exits while the others still
     # wait for it (its script failed) ends the job after
     # getOption("histboost.mpi_exit_wait", 300) seconds instead of a hang.
+    # A script run by mpirun that fails outside histboost (its own code, on one process) ends the
+    # job at once instead of leaving the others waiting for it: MPI_Abort from R's error option,
+    # unless the script set one. Interactive sessions keep theirs.
+    if (!interactive() && is.null(getOption("error"))) options(error = .hb_mpi_exit_on_error)
     reg.finalizer(.hb_mpi_state, function(e) {
       wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_exit_wait", 300)))
       .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 300)
     }, onexit = TRUE)
   }
   invisible(.hb_mpi_state$world)
+}
+
+# On an uncaught error of a script under mpirun: wait a few seconds
+# (getOption("histboost.mpi_error_wait", 10)) for the other processes to
+# exit as well (an error every process raised alike), then end the job
+# (MPI_Abort) if they have not: they are waiting for this one.
+.hb_mpi_exit_on_error <- function() {
+  wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_error_wait", 10)))
+  .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 10)
 }
 
 .hb_mpi_rank <- function() .hb_mpi_state$world[1L]
@@ -116,14 +129,38 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     .hb_abort("`", arg, "` of process ", r, " (MPI rank ", r, ") has zero rows; give every process at least ",
               "one row of the data.")
   }
+  # integer and double columns are numbers alike (rbind() of the shards makes them double): compared as one
+  num <- function(k) if (is.null(k)) k else replace(k, k %in% c("integer", "double"), "number")
   for (r in seq_along(all)[-1L]) {
     d <- all[[r]]
-    same <- identical(d$df, all[[1L]]$df) && identical(d$names, all[[1L]]$names) &&
-      identical(d$ncol, all[[1L]]$ncol) && identical(d$kinds, all[[1L]]$kinds) &&
-      identical(d$ordered, all[[1L]]$ordered) && identical(d$ykind, all[[1L]]$ykind)
-    if (!same) {
+    d0 <- all[[1L]]
+    why <- if (!identical(d$df, d0$df)) {
+      paste0("`", arg, "` is ", if (d$df) "a data.frame" else "a matrix", ", against ",
+             if (d0$df) "a data.frame" else "a matrix", " on process 0")
+    } else if (!identical(d$ncol, d0$ncol)) {
+      paste0("`", arg, "` has ", d$ncol, " columns, against ", d0$ncol, " on process 0")
+    } else if (!identical(d$names, d0$names)) {
+      k <- which(d$names != d0$names | is.na(d$names) != is.na(d0$names))[1L]
+      if (is.na(k)) paste0("`", arg, "`'s column names differ from process 0's") else
+        paste0("`", arg, "`'s column ", k, " is `", d$names[k], "`, against `", d0$names[k], "` on process 0")
+    } else if (!identical(num(d$kinds), num(d0$kinds))) {
+      k <- which(num(d$kinds) != num(d0$kinds))[1L]
+      paste0("`", arg, "$", d$names[k], "` is ", d$kinds[k], ", against ", d0$kinds[k], " on process 0")
+    } else if (!identical(d$ordered, d0$ordered)) {
+      k <- which(d$ordered != d0$ordered)[1L]
+      paste0("`", arg, "$", d$names[k], "` is ", if (d$ordered[k]) "an ordered" else "an unordered",
+             " factor, against ", if (d0$ordered[k]) "an ordered" else "an unordered", " one on process 0")
+    } else if (!identical(d$ykind, d0$ykind)) {
+      paste0("`", yarg, "` is ", d$ykind, ", against ", d0$ykind, " on process 0")
+    }
+    if (!is.null(why)) {
       .hb_abort("`", arg, "` and `", yarg, "` must have the same columns, column types and label type on every ",
-                "process, but process ", r - 1L, " (MPI rank ", r - 1L, ") differs from process 0.")
+                "process, but on process ", r - 1L, " (MPI rank ", r - 1L, ") ", why, ".")
+    }
+  }
+  if (isTRUE(desc$df)) {  # a column of integers where another process has doubles: doubles, as rbind() makes it
+    for (j in which(desc$kinds == "integer")) {
+      if (any(vapply(all, function(d) identical(d$kinds[[j]], "double"), NA))) x[[j]] <- as.double(x[[j]])
     }
   }
   if (isTRUE(desc$df)) {
@@ -221,15 +258,39 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # The value of rank 0 on every process (the seed when none is given).
 .hb_mpi_bcast <- function(obj) .hb_mpi_allgather(obj)[[1L]]
 
-# Every process must train with the same arguments: a digest compared.
+# Every process must train with the same arguments: `p`, a named list, compared
+# element by element; the first that differs is named.
 .hb_dist_same_params <- function(p, fun = "histboost()") {
-  all <- .hb_mpi_allgather(serialize(p, NULL, xdr = FALSE))
-  bad <- which(!vapply(all, identical, NA, all[[1L]]))
-  if (length(bad)) {
-    .hb_abort("every process must call ", fun, " with the same arguments, but process ", bad[1L] - 1L,
-              " (MPI rank ", bad[1L] - 1L, ") passed different ones than process 0.")
+  all <- .hb_mpi_allgather(lapply(p, function(v) serialize(v, NULL, xdr = FALSE)))
+  for (r in seq_along(all)[-1L]) {
+    k <- which(!mapply(identical, all[[r]], all[[1L]]))
+    if (length(k)) {
+      nm <- names(p)[k[1L]]
+      if (!startsWith(nm, "`") && !grepl(" ", nm, fixed = TRUE)) nm <- paste0("`", nm, "`")
+      .hb_abort("every process must call ", fun, " with the same arguments, but process ", r - 1L, " (MPI rank ",
+                r - 1L, ") passed another ", nm, " than process 0.")
+    }
   }
   invisible(TRUE)
+}
+
+# What of a histboost() call every process must give alike before any data
+# moves: which data arguments are given at all (each one's collective steps
+# must meet the others'; weights and group are agreed where they are used,
+# naming the processes), the validation sets' names (the log's columns),
+# and the early stopping rule. `p`: .hb_check_train_args()'s result.
+.hb_dist_call_shape <- function(a, p) {
+  v <- a$valid
+  list("`valid` (whether given, and its sets' names)" =
+         if (!is.null(v)) list(length(v), names(v), vapply(v, inherits, NA, "hb_dataset")),
+       "`init_score` (given or not)" = !is.null(a$init_score),
+       "`init_model` (given or not)" = !is.null(a$init_model),
+       "`callbacks` (how many)" = length(if (is.function(a$callbacks)) list(a$callbacks) else a$callbacks),
+       "`objective` (a function or a name)" = is.function(a$objective),
+       "`x` (an hb_dataset or data)" = inherits(a$x, "hb_dataset"),
+       "`early_stopping_rounds`" = p$early_stopping_rounds,
+       "`early_stopping_metric` or `early_stopping_min_delta`" = p$stopping,
+       "`keep_fitted`" = p$keep_fitted)
 }
 
 # What histboost(distributed = "mpi") refuses: an hb_dataset binned for one
@@ -335,11 +396,22 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   out <- file.path(dir, "result.rds")
   driver <- file.path(dir, "driver.R")
   saveRDS(list(fun = fun, args = list(...), script = if (!is.null(script)) normalizePath(script)), job)
+  # A process whose `fun` fails writes its condition for this session, then exits, ending the job
+  # (MPI_Abort) unless the others exit within seconds too: they may be waiting for it in a collective
+  # step, and would wait until the exit timeout (histboost.mpi_exit_wait) otherwise.
+  # (the processes load the histboost this session runs, wherever it was loaded from)
+  lib <- dirname(getNamespaceInfo("histboost", "path"))
   writeLines(c(
-    "suppressPackageStartupMessages(library(histboost))",
+    sprintf("suppressPackageStartupMessages(library(histboost, lib.loc = %s))", deparse(lib)),
     "w <- hb_mpi_world()",
     sprintf("job <- readRDS(%s)", deparse(job)),
-    "res <- if (is.null(job$script)) do.call(job$fun, job$args) else source(job$script)$value",
+    "res <- tryCatch(if (is.null(job$script)) do.call(job$fun, job$args) else source(job$script)$value,",
+    "  error = function(e) {",
+    sprintf("    saveRDS(e, file.path(%s, sprintf('error-%%05d.rds', w[['rank']])))", deparse(dir)),
+    "    message('process ', w[['rank']], ': ', conditionMessage(e))",
+    "    histboost:::.hb_mpi_exit_on_error()",
+    "    quit(status = 1)",
+    "  })",
     sprintf("if (w[['rank']] == 0L) saveRDS(res, %s)", deparse(out))
   ), driver)
   ver <- tryCatch(system2(launcher, "--version", stdout = TRUE, stderr = TRUE), error = function(e) "")
@@ -381,6 +453,17 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
     }
   }
   status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
+  failed <- sort(list.files(dir, pattern = "^error-[0-9]+[.]rds$", full.names = TRUE))
+  if (length(failed)) {  # the first failing process's condition, its class kept
+    e <- tryCatch(readRDS(failed[1L]), error = function(e2) NULL)
+    r <- as.integer(sub("^error-([0-9]+)[.]rds$", "\\1", basename(failed[1L])))
+    if (inherits(e, "condition")) {
+      kinds <- c("input", "format", "device", "engine")
+      kind <- kinds[vapply(paste0("histboost_error_", kinds), inherits, NA, x = e)]
+      kind <- if (length(kind)) kind[1L] else "engine"
+      .hb_throw(kind, paste0("in the MPI job, process ", r, " (MPI rank ", r, ") failed: ", conditionMessage(e)))
+    }
+  }
   if (!identical(as.integer(status), 0L) || !file.exists(out)) {
     .hb_abort("the MPI job (", mpirun, " -np ", np, ") failed with status ", status,
               if (identical(as.integer(status), 124L)) " (timed out)", "; its output above says why.",

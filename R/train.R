@@ -696,10 +696,13 @@ histboost <- function(x, ...) {
 #'   histograms, leaf sums, the starting score, gradient scales and metrics
 #'   are agreed over the processes, and random draws (bagging, feature
 #'   sampling, stochastic rounding) are keyed by the global row (the shards'
-#'   rows in rank order), so with `quantized = TRUE` the model is byte for
-#'   byte the one-process model on the concatenated shards; in full
-#'   precision it grows the same trees up to the rounding of double sums
-#'   added in another order. Ranking (`objective = "lambdarank"`) needs each
+#'   rows in rank order), so the model is byte for byte the one-process
+#'   model on the concatenated shards, with `quantized = TRUE` and in full
+#'   precision with `exact_sums = TRUE` (the CPU's default); with
+#'   `exact_sums = FALSE` the trees are the same up to the rounding of
+#'   double sums added in another order. Arguments that differ between the
+#'   processes (the thread count aside) are an error on every process,
+#'   naming the argument, as is an argument refused on one process. Ranking (`objective = "lambdarank"`) needs each
 #'   process to hold whole queries (every row of each of its queries; a query
 #'   id found on two processes is an error naming `group`): its gradients are
 #'   per query, its ndcg and map summed over the queries of every process.
@@ -909,7 +912,12 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   # I(y) and 1-d arrays as plain vectors, as lm() takes them (every step below reads them)
   a["y"] <- list(.hb_unwrap_vector(a$y))
   a["weights"] <- list(.hb_unwrap_vector(a$weights))
-  p <- .hb_check_train_args(a)
+  # over MPI the checks run on every process at once: an argument refused on one process is an
+  # error on all of them, not a wait for the one that stopped; then the call's shape is agreed
+  # on (which data arguments are given) before any data moves
+  mpi <- identical(.hb_distributed(a$distributed %||% "no"), "mpi")
+  p <- if (mpi) .hb_dist_try(.hb_check_train_args(a)) else .hb_check_train_args(a)
+  if (mpi) .hb_dist_same_params(.hb_dist_call_shape(a, p))
   cont <- if (p$distributed == "mpi") {  # each process scores its own rows; one failing fails all
     .hb_dist_try(.hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads))
   } else .hb_continue_from(a$init_model, a$x, a$init_score, a$valid, p$boosting, p$nthreads)
@@ -925,7 +933,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   valid_sets <- .hb_build_valid_sets(cont$valid, train, tk$task, p$nthreads, p$distributed, p$device)
   engine <- .hb_engine_params(p, tk, train, monotone)
   if (p$distributed == "mpi") {
-    .hb_dist_same_params(list(engine$params, engine$schema, tk$classes, ms$eval_metric, p$nrounds))
+    # (the thread count is each process's own: the model does not depend on it)
+    .hb_dist_same_params(c(engine$params[setdiff(names(engine$params), "nthreads")],
+                           list("set of columns (names, types, levels, monotone constraints)" = engine$schema,
+                                "classes of `y`" = tk$classes, eval_metric = ms$eval_metric, nrounds = p$nrounds)))
   }
   bst <- .hb_create_booster(train, valid_sets, engine, tk$classes, tk$task, p$device)
   keep_fitted <- p$keep_fitted

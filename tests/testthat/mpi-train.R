@@ -1,7 +1,8 @@
 # mpi-train.R: run by test-mpi.R under mpirun. Each process takes its shard
 # of a case's rows (mpi-cases.R) and trains with distributed = "mpi"; rank 0
 # writes the model's text to the output file.
-#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | fullprec | someweights | ...]
+#   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | fullprec | someweights |
+#                                                          novalid | badarg | threads | intcol | scripterr | ...]
 args <- commandArgs(TRUE)
 source(file.path(dirname(args[1]), "helper-surv.R"))  # what mpi-cases.R builds Cox responses with
 source(args[1])
@@ -24,6 +25,12 @@ if (identical(args[4], "droplevel")) d$y <- factor(d$y, levels = c(levels(d$y), 
 if (identical(args[4], "plainsums")) d$args$exact_sums <- FALSE  # rank-order double sums, as asked
 if (identical(args[4], "fullprec")) d$args$quantized <- FALSE    # full precision (exact_sums by default)
 if (identical(args[4], "someweights") && rank == 1L) d$weights <- rep(1, nrow(d$x))  # weights on one process only
+# arguments that differ on rank 1: no validation set; a learning rate only it refuses; its own thread count
+if (identical(args[4], "novalid") && rank == 1L) d$valid_off <- TRUE
+if (identical(args[4], "badarg") && rank == 1L) d$args$learning_rate <- -1
+if (identical(args[4], "threads") && rank == 1L) d$args$nthreads <- 2L
+if (identical(args[4], "intcol") && rank == 1L) d$x$c <- as.double(d$x$c)  # doubles where the others have integers
+if (identical(args[4], "scripterr") && rank == 1L) stop("this process's own code failed")  # uncaught, outside histboost
 # "failalloc=K": on rank 1, the K-th engine allocation of the training fails
 # (a test hook: error.h's hb_test_fail_alloc); "countalloc" prints how many
 # allocations rank 1's training made
@@ -35,6 +42,7 @@ options(hb_test_metric_name = mode == "metricname" && rank == np - 1L)  # or nam
 warned <- character()
 res <- tryCatch(withCallingHandlers({
   data <- mpi_case_data(d, mine, vmine)
+  if (isTRUE(d$valid_off)) data$valid <- NULL
   if (hooked) histboost:::.hb_hook_call("C_hb_test_fail_alloc", if (mode == "countalloc") 0L else
                                           as.integer(sub("failalloc=", "", mode, fixed = TRUE)))
   fit <- do.call(histboost, c(data, mpi_case_stop(d), list(distributed = "mpi",

@@ -344,6 +344,37 @@ test_that("weights on some processes only are a classed input error on every pro
   }
 })
 
+test_that("arguments that differ, or that one process refuses, are classed errors naming them on every process", {
+  skip_without_mpi()
+  for (mode in c("novalid", "badarg")) {
+    r <- run_mpi("binary", 2, mode, timeout = 120)
+    expect_false(identical(r$status, 124L))
+    lines <- grep("^rank", r$out, value = TRUE)
+    expect_length(lines, 2L)
+    # (without `valid`, rank 1 refuses early stopping, naming `valid`; the others say so too)
+    what <- if (mode == "novalid") "`valid`" else "`learning_rate` must be"
+    expect_true(all(grepl(paste0("histboost_error_input .*", what), lines)), info = paste(r$out, collapse = "\n"))
+    expect_null(r$model)
+  }
+  # the thread count is each process's own, and an integer column where another process has doubles is
+  # numbers as rbind() makes them: the one-process model
+  for (mode in c("threads", "intcol")) {
+    r <- run_mpi("binary", 2, mode, timeout = 120)
+    expect_identical(r$model, reference_text("binary", 2), info = paste(mode, paste(r$out, collapse = "\n")))
+  }
+})
+
+test_that("a script that fails on one process outside histboost ends the job within seconds", {
+  skip_without_mpi()
+  t0 <- Sys.time()
+  r <- run_mpi("binary", 2, "scripterr", timeout = 120)
+  expect_false(identical(r$status, 124L))
+  expect_false(identical(r$status, 0L))
+  expect_true(any(grepl("this process's own code failed", r$out)))
+  expect_null(r$model)
+  expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 60)  # the exit wait alone is 15 s, the job's abort 10
+})
+
 test_that("a process that dies ends the job instead of leaving the others waiting", {
   skip_without_mpi()
   t0 <- Sys.time()
@@ -456,7 +487,19 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
   on.exit(unlink(c(f1, f2)))
   hb_save(fit, f1); hb_save(ref, f2)
   expect_identical(readLines(f1), readLines(f2))
-  expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine")
+  expect_error(hb_mpi_run(2, function() stop("no"), timeout = 60), class = "histboost_error_engine",
+               regexp = "process [01] \\(MPI rank [01]\\) failed: no")
+  # one process's error, the others waiting for it in histboost(): its condition, class kept, within seconds
+  t0 <- Sys.time()
+  expect_error(hb_mpi_run(2, function() {
+    if (hb_mpi_world()[["rank"]] == 1L) stop("only on process 1")
+    histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", nrounds = 2L, verbose = 0L)
+  }, timeout = 100), class = "histboost_error_engine", regexp = "process 1 \\(MPI rank 1\\) failed: only on process 1")
+  expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 80)
+  expect_error(hb_mpi_run(2, function() {
+    histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", verbose = 0L,
+              nrounds = if (hb_mpi_world()[["rank"]] == 1L) -1L else 2L)
+  }, timeout = 100), class = "histboost_error_input", regexp = "`nrounds` must be")
 })
 
 test_that("hb_mpi_run() gives each process its share of the session's threads, unless told otherwise", {
