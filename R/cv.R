@@ -107,7 +107,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   known <- c(setdiff(.HB_TRAIN_ARGS, .HB_CV_OWN), "nfold", "folds", "stratified", "keep_models")
   nms <- names(dots)
   if (is.null(nms)) nms <- rep("", length(dots))
-  .hb_check_dots(dots[!nms %in% known], c(known, setdiff(names(formals(hb_cv)), "...")), "hb_cv")
+  .hb_check_dots(dots[!nms %in% known], c(known, setdiff(names(formals(hb_cv)), "...")), "hb_cv", lgb_names = TRUE)
   if (missing(x)) .hb_abort("`x` is required: give the data to cross-validate on.")
   if (inherits(x, "hb_dataset")) {
     .hb_abort("`x` must be a data.frame, matrix or dgCMatrix, not an hb_dataset: hb_cv() bins each ",
@@ -200,6 +200,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   K <- length(folds)
   runs <- vector("list", K)
   on.exit(for (r in runs) if (!is.null(r)) .Call(C_hb_booster_free, r$booster), add = TRUE)
+  warned <- character()
   for (k in seq_len(K)) {
     te <- folds[[k]]
     tr <- setdiff(seq_len(n), te)
@@ -215,12 +216,18 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                                 init_score = if (!is.null(init_score)) .hb_rows(init_score, te)))
     if (!is.null(grp)) a$valid$test$group <- grp$codes[te]
     # the data and parameters passed the check above: what fails here is the fold's own
-    runs[[k]] <- tryCatch(.hb_setup(a, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
-                                    ordered_given = "ordered_factors" %in% names(dots)),
-                          histboost_error_input = function(e) {
-                            msg <- conditionMessage(e)
-                            .hb_abort(if (K > 1L) paste0("fold ", k, ": ") else "", msg)
-                          })
+    # a warning about the arguments (the same for every fold) is given once
+    runs[[k]] <- withCallingHandlers(
+      tryCatch(.hb_setup(a, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
+                         ordered_given = "ordered_factors" %in% names(dots)),
+               histboost_error_input = function(e) {
+                 msg <- conditionMessage(e)
+                 .hb_abort(if (K > 1L) paste0("fold ", k, ": ") else "", msg)
+               }),
+      histboost_warning = function(w) {
+        if (conditionMessage(w) %in% warned) invokeRestart("muffleWarning")
+        warned <<- c(warned, conditionMessage(w))
+      })
   }
 
   # The folds a round at a time (R/rounds.R), early stopping on the mean of their metrics.

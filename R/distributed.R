@@ -49,7 +49,9 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     # A script run by mpirun that fails outside histboost (its own code, on one process) ends the
     # job at once instead of leaving the others waiting for it: MPI_Abort from R's error option,
     # unless the script set one. Interactive sessions keep theirs.
-    if (!interactive() && is.null(getOption("error"))) options(error = .hb_mpi_exit_on_error)
+    if (!interactive() && is.null(getOption("error")) && .hb_mpi_state$world[2L] > 1L) {
+      options(error = .hb_mpi_exit_on_error)
+    }
     reg.finalizer(.hb_mpi_state, function(e) {
       wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_exit_wait", 300)))
       .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 300)
@@ -62,9 +64,12 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 # (getOption("histboost.mpi_error_wait", 10)) for the other processes to
 # exit as well (an error every process raised alike), then end the job
 # (MPI_Abort) if they have not: they are waiting for this one.
-.hb_mpi_exit_on_error <- function() {
+# R's error option does not end a script by itself: it quits, status 1, as
+# Rscript does on an error without one.
+.hb_mpi_exit_on_error <- function(quit = TRUE) {
   wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_error_wait", 10)))
   .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 10)
+  if (quit) base::quit(save = "no", status = 1L, runLast = FALSE)
 }
 
 .hb_mpi_rank <- function() .hb_mpi_state$world[1L]
@@ -92,7 +97,12 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   bad <- which(nzchar(unlist(st)))
   if (length(bad)) {
     if (!res$ok) stop(res$error)
-    .hb_abort("process ", bad[1L] - 1L, " (MPI rank ", bad[1L] - 1L, ") failed: ", st[[bad[1L]]])
+    # (an input error here, classed as a relay: hb_mpi_run() reports the failing process's own)
+    cond <- structure(class = c("histboost_error_input", "histboost_error_relay", "histboost_error", "error",
+                                "condition"),
+                      list(message = paste0("process ", bad[1L] - 1L, " (MPI rank ", bad[1L] - 1L, ") failed: ",
+                                            st[[bad[1L]]]), call = NULL))
+    stop(cond)
   }
   if (all) lapply(got, `[[`, "value") else res$value
 }
@@ -286,6 +296,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
        "`init_score` (given or not)" = !is.null(a$init_score),
        "`init_model` (given or not)" = !is.null(a$init_model),
        "`callbacks` (how many)" = length(if (is.function(a$callbacks)) list(a$callbacks) else a$callbacks),
+       "`eval_metric` (how many functions)" = length(p$metric_split$funs),
        "`objective` (a function or a name)" = is.function(a$objective),
        "`x` (an hb_dataset or data)" = inherits(a$x, "hb_dataset"),
        "`early_stopping_rounds`" = p$early_stopping_rounds,
@@ -401,8 +412,9 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   # step, and would wait until the exit timeout (histboost.mpi_exit_wait) otherwise.
   # (the processes load the histboost this session runs, wherever it was loaded from)
   lib <- dirname(getNamespaceInfo("histboost", "path"))
+  from <- if (file.exists(file.path(lib, "histboost", "Meta", "package.rds"))) paste0(", lib.loc = ", deparse(lib))
   writeLines(c(
-    sprintf("suppressPackageStartupMessages(library(histboost, lib.loc = %s))", deparse(lib)),
+    sprintf("suppressPackageStartupMessages(library(histboost%s))", from %||% ""),
     "w <- hb_mpi_world()",
     sprintf("job <- readRDS(%s)", deparse(job)),
     "res <- tryCatch(if (is.null(job$script)) do.call(job$fun, job$args) else source(job$script)$value,",
@@ -410,7 +422,6 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
     sprintf("    saveRDS(e, file.path(%s, sprintf('error-%%05d.rds', w[['rank']])))", deparse(dir)),
     "    message('process ', w[['rank']], ': ', conditionMessage(e))",
     "    histboost:::.hb_mpi_exit_on_error()",
-    "    quit(status = 1)",
     "  })",
     sprintf("if (w[['rank']] == 0L) saveRDS(res, %s)", deparse(out))
   ), driver)
@@ -454,9 +465,12 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
   }
   status <- suppressWarnings(system2(launcher, args, env = env, timeout = timeout))
   failed <- sort(list.files(dir, pattern = "^error-[0-9]+[.]rds$", full.names = TRUE))
-  if (length(failed)) {  # the first failing process's condition, its class kept
-    e <- tryCatch(readRDS(failed[1L]), error = function(e2) NULL)
-    r <- as.integer(sub("^error-([0-9]+)[.]rds$", "\\1", basename(failed[1L])))
+  if (length(failed)) {  # the failing process's own condition (not another's relay of it), its class kept
+    conds <- lapply(failed, function(f) tryCatch(readRDS(f), error = function(e2) NULL))
+    own <- which(!vapply(conds, inherits, NA, "histboost_error_relay"))
+    k <- if (length(own)) own[1L] else 1L
+    e <- conds[[k]]
+    r <- as.integer(sub("^error-([0-9]+)[.]rds$", "\\1", basename(failed[k])))
     if (inherits(e, "condition")) {
       kinds <- c("input", "format", "device", "engine")
       kind <- kinds[vapply(paste0("histboost_error_", kinds), inherits, NA, x = e)]

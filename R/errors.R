@@ -139,7 +139,9 @@
 )
 
 # Error on arguments that landed in `...` but are not known.
-.hb_check_dots <- function(dots, known, fun) {
+# lgb_names: the training functions, where LightGBM's storage hints and the
+# names histboost has at their default only are taken as `params` takes them.
+.hb_check_dots <- function(dots, known, fun, lgb_names = FALSE) {
   if (!length(dots)) return(invisible())
   nms <- names(dots)
   if (is.null(nms)) nms <- rep("", length(dots))
@@ -148,10 +150,10 @@
               "(); name every argument after the data.")
   }
   # LightGBM's and xgboost's storage hints, and their names histboost has only at their default, as `params` takes them
-  keep <- !(nms %in% .HB_PARAM_IGNORED) &
+  keep <- !lgb_names | (!(nms %in% .HB_PARAM_IGNORED) &
     !vapply(seq_along(nms), function(k) {
       nms[k] %in% names(.HB_PARAM_AT_DEFAULT) && .hb_at_default(dots[[k]], .HB_PARAM_AT_DEFAULT[[nms[k]]])
-    }, NA)
+    }, NA))
   if (!any(keep)) return(invisible())
   nms <- nms[keep]
   # a name refused on purpose (a LightGBM seed, xgboost's tree_method, ...) says why; LightGBM's

@@ -674,10 +674,13 @@ histboost <- function(x, ...) {
 #'   columns, network and GPU ids, prediction settings, with the argument or
 #'   function to use); and what histboost does not have (`linear_tree`,
 #'   `cegb_*`, `forcedsplits_filename`, `reg_sqrt`, ...). Those it does not
-#'   have are accepted at LightGBM's or xgboost's default, which is what
-#'   histboost does (`use_missing = TRUE`, `zero_as_missing = FALSE`,
-#'   `monotone_constraints_method = "basic"`, `sigmoid = 1`,
-#'   `grow_policy = "lossguide"`, ...). Hints of how to store or check
+#'   have are accepted at the value that is what histboost does (mostly
+#'   LightGBM's default: `use_missing = TRUE`, `zero_as_missing = FALSE`,
+#'   `monotone_constraints_method = "basic"`, `sigmoid = 1`; xgboost's
+#'   `grow_policy = "lossguide"`, not its default "depthwise", ...).
+#'   LightGBM's `use_quantized_grad` is `quantized`, and its
+#'   `quant_train_renew_leaf` (default `FALSE`) is `refit_leaves` (default
+#'   `TRUE`). Hints of how to store or check
 #'   the data, which histboost decides itself (`force_row_wise`,
 #'   `force_col_wise`, `deterministic` (histboost always is),
 #'   `feature_pre_filter`, `is_enable_sparse`, `validate_parameters`, ...),
@@ -805,17 +808,25 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                               feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
                               exact_sums = NULL, distributed = c("no", "mpi"), gpu_column_copy = -1L) {
-  # Arguments after `...` match by their exact names only: a misspelt or
-  # shortened one lands in `...` and is an error that suggests the name.
-  .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost")
-  # LightGBM's and xgboost's objective names, as `params` takes them (before the two are compared)
-  objective <- .hb_objective_alias(objective, "`objective`")
   call <- match.call()
   call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
-  args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
-  resolved <- .hb_params_resolve(params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
-  args <- .hb_params_merge(args, resolved, names(call)[-1L])
-  args$params <- NULL
+  # Over MPI every argument check runs inside the processes' agreement: one refused on one process
+  # is an error on all of them, not a wait for the one that stopped.
+  mpi <- identical(distributed, "mpi") || (is.list(params) && identical(params[["distributed"]], "mpi"))
+  agree <- if (mpi) { .hb_distributed("mpi"); .hb_dist_try } else identity
+  resolved <- agree({
+    # Arguments after `...` match by their exact names only: a misspelt or
+    # shortened one lands in `...` and is an error that suggests the name.
+    .hb_check_dots(list(...), .HB_TRAIN_ARGS, "histboost", lgb_names = TRUE)
+    # LightGBM's and xgboost's objective names, as `params` takes them (before the two are compared)
+    objective <- .hb_objective_alias(objective, "`objective`")
+    .hb_callbacks(callbacks)
+    res <- .hb_params_resolve(params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
+    args <- mget(setdiff(names(formals(histboost.default)), "..."), environment())
+    args <- .hb_params_merge(args, res, names(call)[-1L])
+    args$params <- NULL
+    res
+  })
   bin_given <- union(.HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows),
                                     !missing(max_bin_by_feature))],
                      intersect(.HB_BIN_ARGS, names(resolved)))
@@ -1913,6 +1924,10 @@ update.histboost <- function(object, ...) {
   if (is.null(object$call)) {
     .hb_abort("`object` has no `call` (hb_load() restores the model, not how it was called), so update() cannot ",
               "train it again: call histboost() with the data, or continue the model with `init_model`.")
+  }
+  if (identical(object$call[[1L]], quote(hb_cv))) {
+    .hb_abort("`object` is a fold model of hb_cv(): update() would run the cross-validation again. Call ",
+              "hb_cv() for that, or histboost() for one model.")
   }
   # hb_parsnip_fit() and caret's fit name their own copies of the data, gone once they return:
   # update() would find whatever else is called so

@@ -378,7 +378,7 @@ int hb_booster_overflow(const hb_booster_t *b, const char *what, int data, int r
   }
   const hb_overflow_inputs_t in = {d->nrow, d->label, d->weight, d->init_score, d->init_score ? d->init_score_ncol : 0,
                                    b->model->init_score, HB_OBJ_NSCORE(cfg)};
-  int st = hb_objective_overflow_cause(cfg, &in, what, where, round);
+  int st = hb_objective_overflow_cause(cfg, &in, what, where, "round", round);
   if (st != HB_OK) return st;
   if (!blame_rate) return HB_OK;
   return hb_error_set(HB_ERR_INPUT,

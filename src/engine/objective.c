@@ -363,44 +363,44 @@ static double max_abs(const double *v, size_t n) {
 }
 
 int hb_objective_overflow_cause(const hb_config_t *cfg, const hb_overflow_inputs_t *in, const char *what,
-                                const char *where, int round) {
+                                const char *where, const char *step, int round) {
   const double n = (double)in->n;
   const size_t N = (size_t)(in->n > 0 ? in->n : 0);
   double mw = max_abs(in->weight, N);
   if (mw * n > HB_INPUT_SUM_SUSPECT)
     return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because the weights%s are too large (largest %g); "
+                        "%s %d: the %s%s overflowed because the weights%s are too large (largest %g); "
                         "rescale `weights` (for example to a mean of 1), or lower `scale_pos_weight` or "
                         "`class_weights`, which multiply them: only their ratios matter",
-                        round, what, where, where, mw);
+                        step, round, what, where, where, mw);
   if (cfg->objective != HB_OBJ_BINARY && cfg->objective != HB_OBJ_MULTICLASS) {
     double my = max_abs(in->label, N);
     if (my * n > HB_INPUT_SUM_SUSPECT)
       return hb_error_set(HB_ERR_INPUT,
-                          "round %d: the %s%s overflowed because the labels (`y`)%s are too large (largest |y| "
+                          "%s %d: the %s%s overflowed because the labels (`y`)%s are too large (largest |y| "
                           "%g); rescale them (for example divide them by %g) and scale the predictions back",
-                          round, what, where, where, my, pow(10.0, floor(log10(my))));
+                          step, round, what, where, where, my, pow(10.0, floor(log10(my))));
   }
   double mi = max_abs(in->offset, N * (size_t)in->noffset_cols), ms = max_abs(in->start, (size_t)in->K);
   if (mi * n > HB_INPUT_SUM_SUSPECT || !isfinite(ms) ||
       (HB_OBJ_LOG_LINK(cfg->objective) && mi + ms > HB_LOG_LINK_MAX))
     return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because `init_score`%s is too large (largest |value| "
+                        "%s %d: the %s%s overflowed because `init_score`%s is too large (largest |value| "
                         "%g%s); give raw scores of a sensible size (an offset such as log(exposure))",
-                        round, what, where, where, mi,
+                        step, round, what, where, where, mi,
                         HB_OBJ_LOG_LINK(cfg->objective) ? ", and the response is exp(score)" : "");
   if (cfg->objective == HB_OBJ_POISSON && cfg->poisson_max_delta_step > HB_LOG_LINK_MAX)
     return hb_error_set(HB_ERR_INPUT,
-                        "round %d: the %s%s overflowed because `poisson_max_delta_step` (%g) is too large: the "
+                        "%s %d: the %s%s overflowed because `poisson_max_delta_step` (%g) is too large: the "
                         "hessians are exp(score + poisson_max_delta_step); keep it small (the default is 0.7)",
-                        round, what, where, cfg->poisson_max_delta_step);
+                        step, round, what, where, cfg->poisson_max_delta_step);
   if (cfg->objective == HB_OBJ_LAMBDARANK) {
     double mg = max_abs(cfg->label_gain, (size_t)cfg->num_label_gain);
     if (mg * n > HB_INPUT_SUM_SUSPECT)
       return hb_error_set(HB_ERR_INPUT,
-                          "round %d: the %s%s overflowed because `label_gain` is too large (largest %g); "
+                          "%s %d: the %s%s overflowed because `label_gain` is too large (largest %g); "
                           "rescale it: only its ratios matter",
-                          round, what, where, mg);
+                          step, round, what, where, mg);
   }
   return HB_OK;
 }

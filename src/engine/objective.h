@@ -51,12 +51,12 @@ typedef struct {
 
 /* HB_ERR_INPUT with a message that names which input made `what` (e.g.
  * "gradients") of `where` (e.g. "" or " of validation set 2") go out of
- * range in round `round`: the weights, the labels, the starting scores, or
+ * range in `step` (e.g. "round" or "iteration") `round`: the weights, the labels, the starting scores, or
  * (lambdarank) label_gain, or (log links) a starting score or
  * poisson_max_delta_step past exp()'s range; HB_OK when no input is to
  * blame (the caller names what else it can: the learning rate). */
 int hb_objective_overflow_cause(const hb_config_t *cfg, const hb_overflow_inputs_t *in, const char *what,
-                                const char *where, int round);
+                                const char *where, const char *step, int round);
 
 /* MAPE's row weight 1 / max(1, |y|) (LightGBM's: labels below 1 in size count as 1). */
 static inline double hb_objective_mape_weight(double y) {

@@ -36,7 +36,7 @@ static int refit_overflow(const hb_model_t *m, int n, const double *label, const
                           const double *offset, const char *what, int it) {
   const hb_overflow_inputs_t in = {n, label, weight, offset, offset ? m->trees_per_iter : 0, m->init_score,
                                    m->trees_per_iter};
-  int st = hb_objective_overflow_cause(&m->config, &in, what, "", it);
+  int st = hb_objective_overflow_cause(&m->config, &in, what, "", "iteration", it);
   if (st != HB_OK) return st;
   return hb_error_set(HB_ERR_INPUT,
                       "iteration %d: the refitted model's %s went out of range on these rows (the scores grew "

@@ -2,7 +2,8 @@
 # of a case's rows (mpi-cases.R) and trains with distributed = "mpi"; rank 0
 # writes the model's text to the output file.
 #   Rscript mpi-train.R <cases file> <case> <output file> [empty | die | cuda | plainsums | fullprec | someweights |
-#                                                          novalid | badarg | threads | intcol | scripterr | ...]
+#                                                          novalid | badarg | threads | intcol | scripterr |
+#                                                          scripterr_all | metricfun | validname | ...]
 args <- commandArgs(TRUE)
 source(file.path(dirname(args[1]), "helper-surv.R"))  # what mpi-cases.R builds Cox responses with
 source(args[1])
@@ -31,6 +32,10 @@ if (identical(args[4], "badarg") && rank == 1L) d$args$learning_rate <- -1
 if (identical(args[4], "threads") && rank == 1L) d$args$nthreads <- 2L
 if (identical(args[4], "intcol") && rank == 1L) d$x$c <- as.double(d$x$c)  # doubles where the others have integers
 if (identical(args[4], "scripterr") && rank == 1L) stop("this process's own code failed")  # uncaught, outside histboost
+if (identical(args[4], "scripterr_all")) stop("every process's own code failed")  # the script must still stop
+if (identical(args[4], "metricfun") && rank == 0L) {  # a metric function on process 0 only
+  d$args$eval_metric <- list("logloss", function(p, l) list(name = "m", value = mean(p), higher_better = FALSE))
+}
 # "failalloc=K": on rank 1, the K-th engine allocation of the training fails
 # (a test hook: error.h's hb_test_fail_alloc); "countalloc" prints how many
 # allocations rank 1's training made
@@ -43,6 +48,7 @@ warned <- character()
 res <- tryCatch(withCallingHandlers({
   data <- mpi_case_data(d, mine, vmine)
   if (isTRUE(d$valid_off)) data$valid <- NULL
+  if (identical(mode, "validname") && rank == 1L) names(data$valid) <- "w"  # another name for the same set
   if (hooked) histboost:::.hb_hook_call("C_hb_test_fail_alloc", if (mode == "countalloc") 0L else
                                           as.integer(sub("failalloc=", "", mode, fixed = TRUE)))
   fit <- do.call(histboost, c(data, mpi_case_stop(d), list(distributed = "mpi",

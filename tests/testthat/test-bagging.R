@@ -147,3 +147,16 @@ test_that("a bagging fraction without bagging_freq warns that it has no effect, 
   expect_no_warning(b <- hb_quiet(d$x, d$y, nrounds = 5L, seed = 3, bagging_fraction = 0.5, bagging_freq = 1L))
   expect_false(identical(predict(b, d$x), predict(plain, d$x)))
 })
+
+test_that("hb_cv() gives the bagging warning once, not once a fold; update() refuses its fold models", {
+  d <- gen_task(612, n = 300, task = "binary")
+  ws <- character()
+  cv <- withCallingHandlers(hb_cv(d$x, d$y, nfold = 3L, nrounds = 3L, bagging_fraction = 0.5, verbose = 0,
+                                  keep_models = TRUE, seed = 1),
+                            histboost_warning = function(w) {
+                              ws <<- c(ws, conditionMessage(w))
+                              invokeRestart("muffleWarning")
+                            })
+  expect_length(grep("`bagging_fraction` = 0.5 has no effect", ws), 1L)
+  expect_input_error(update(cv$models[[1]], nrounds = 4L), "fold model of hb_cv\\(\\)")
+})

@@ -346,13 +346,17 @@ test_that("weights on some processes only are a classed input error on every pro
 
 test_that("arguments that differ, or that one process refuses, are classed errors naming them on every process", {
   skip_without_mpi()
-  for (mode in c("novalid", "badarg")) {
+  # (without `valid`, rank 1 refuses early stopping, naming `valid`, and the others say so; a renamed
+  # set and a metric function on one process only are caught by comparing the calls' shapes)
+  whats <- c(novalid = "`valid`", badarg = "`learning_rate` must be",
+             validname = "passed another `valid` \\(whether given, and its sets' names\\)",
+             metricfun = "passed another `eval_metric` \\(how many functions\\)")
+  for (mode in names(whats)) {
     r <- run_mpi("binary", 2, mode, timeout = 120)
     expect_false(identical(r$status, 124L))
     lines <- grep("^rank", r$out, value = TRUE)
     expect_length(lines, 2L)
-    # (without `valid`, rank 1 refuses early stopping, naming `valid`; the others say so too)
-    what <- if (mode == "novalid") "`valid`" else "`learning_rate` must be"
+    what <- whats[[mode]]
     expect_true(all(grepl(paste0("histboost_error_input .*", what), lines)), info = paste(r$out, collapse = "\n"))
     expect_null(r$model)
   }
@@ -371,8 +375,14 @@ test_that("a script that fails on one process outside histboost ends the job wit
   expect_false(identical(r$status, 124L))
   expect_false(identical(r$status, 0L))
   expect_true(any(grepl("this process's own code failed", r$out)))
+  expect_false(any(grepl("^rank 1:", r$out)))  # the failing script did not go on
   expect_null(r$model)
   expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 60)  # the exit wait alone is 15 s, the job's abort 10
+  # every process failing alike: each stops there, and the job fails
+  r <- run_mpi("binary", 2, "scripterr_all", timeout = 120)
+  expect_false(identical(r$status, 124L))
+  expect_false(identical(r$status, 0L))
+  expect_false(any(grepl("^rank [01]:", r$out)))
 })
 
 test_that("a process that dies ends the job instead of leaving the others waiting", {
@@ -499,7 +509,7 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
   expect_error(hb_mpi_run(2, function() {
     histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", verbose = 0L,
               nrounds = if (hb_mpi_world()[["rank"]] == 1L) -1L else 2L)
-  }, timeout = 100), class = "histboost_error_input", regexp = "`nrounds` must be")
+  }, timeout = 100), class = "histboost_error_input", regexp = "process 1 \\(MPI rank 1\\) failed: `nrounds` must be")
 })
 
 test_that("hb_mpi_run() gives each process its share of the session's threads, unless told otherwise", {

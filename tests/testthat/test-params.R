@@ -186,6 +186,8 @@ test_that("LightGBM's storage hints have no effect; its names histboost lacks ar
   # as arguments too (parsnip's set_engine() passes them so)
   expect_identical(predict(hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 7L, seed = 2, force_row_wise = TRUE,
                                     zero_as_missing = FALSE), d$x), predict(base, d$x))
+  # only the training functions take them: elsewhere an unknown argument is an error as ever
+  expect_input_error(predict(base, d$x, force_row_wise = TRUE), "`force_row_wise` is not an argument of predict")
   # anything else is a classed error that says what to do
   expect_input_error(hb_quiet(d$x, d$y, params = list(zero_as_missing = TRUE)), "`zero_as_missing` = TRUE.*set those zeros to NA")
   expect_input_error(hb_quiet(d$x, d$y, params = list(use_missing = FALSE)), "`use_missing` = FALSE.*set them to 0")
