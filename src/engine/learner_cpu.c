@@ -115,23 +115,6 @@ static inline double row_start(const hb_dataset_t *d, double ik, int k, int r) {
   return d->init_score ? ik + d->init_score[(size_t)k * d->nrow + r] : ik;
 }
 
-/* nsum: the rows summed (every shard's in data-parallel training). */
-static int gradients_in_range(const double *gh, int n, int K, double nsum, int nthreads) {
-  double mg = 0, mh = 0;
-  int nan = 0, nth = hb_threads_use(nthreads);
-  (void)nth;
-  const long m = (long)n * K;
-HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan)
-       if (m > 65536))
-  for (long i = 0; i < m; i++) {
-    double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
-    if (ag != ag || ah != ah) { nan = 1; continue; }
-    if (ag > mg) mg = ag;
-    if (ah > mh) mh = ah;
-  }
-  return !nan && mg * nsum <= HB_GRAD_SUM_MAX && mh * nsum <= HB_HESS_SUM_MAX;
-}
-
 /* A score that means nothing: not finite, or beyond exp()'s range under a log link. */
 static inline int score_bad(double s, double hi) { return !(s <= hi) || !isfinite(s); }
 
@@ -475,7 +458,7 @@ static int round_body(hb_booster_t *b, void *state, hb_tree_t **tr, int *single)
     if ((st = hb_booster_cox_gradients(b, from)) != HB_OK) return st;
   } else
     hb_objective_gradients(cfg, n, d->label, d->weight, from, b->gh, cfg->nthreads);
-  if (hb_dist_any(b->dist, !gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
+  if (hb_dist_any(b->dist, !hb_objective_gradients_in_range(b->gh, n, K, b->dist ? (double)d->nrow_global : (double)n,
                                                 cfg->nthreads)))
     return hb_booster_overflow(b, "gradients", 0, b->iter + 1, 1);
   /* this round's rows: a bag, GOSS's sample (after 1 / learning_rate

@@ -404,3 +404,19 @@ int hb_objective_overflow_cause(const hb_config_t *cfg, const hb_overflow_inputs
   }
   return HB_OK;
 }
+
+int hb_objective_gradients_in_range(const double *gh, int n, int K, double nsum, int nthreads) {
+  double mg = 0, mh = 0;
+  int nan = 0, nth = hb_threads_use(nthreads);
+  (void)nth;
+  const long m = (long)n * K;
+HB_OMP(parallel for num_threads(nth) schedule(static) reduction(max : mg, mh) reduction(| : nan)
+       if (m > 65536))
+  for (long i = 0; i < m; i++) {
+    double ag = fabs(gh[2 * (size_t)i]), ah = fabs(gh[2 * (size_t)i + 1]);
+    if (ag != ag || ah != ah) { nan = 1; continue; }
+    if (ag > mg) mg = ag;
+    if (ah > mh) mh = ah;
+  }
+  return !nan && mg * nsum <= HB_GRAD_SUM_MAX && mh * nsum <= HB_HESS_SUM_MAX;
+}

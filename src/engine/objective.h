@@ -58,6 +58,12 @@ typedef struct {
 int hb_objective_overflow_cause(const hb_config_t *cfg, const hb_overflow_inputs_t *in, const char *what,
                                 const char *where, const char *step, int round);
 
+/* 1 when n x K (gradient, hessian) pairs can be summed over nsum rows (every
+ * shard's in data-parallel training) without overflow: none NaN, nsum x the
+ * largest |gradient| at most HB_GRAD_SUM_MAX and x the largest |hessian| at
+ * most HB_HESS_SUM_MAX (objective_rules.h); training's and the refit's check. */
+int hb_objective_gradients_in_range(const double *gh, int n, int K, double nsum, int nthreads);
+
 /* MAPE's row weight 1 / max(1, |y|) (LightGBM's: labels below 1 in size count as 1). */
 static inline double hb_objective_mape_weight(double y) {
   const double a = y < 0 ? -y : y;

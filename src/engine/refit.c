@@ -17,19 +17,6 @@ static double child_l2(const hb_model_t *m, const hb_tree_t *t, int node, const 
   return hb_rule_child_l2(1, m->schema.nlevels[f] + 1, m->config.max_cat_to_onehot, p->lambda_l2, p->cat_l2);
 }
 
-/* 1 when a round's gradients or hessians would not sum without overflow
- * (NaN, or n x the largest beyond training's bounds, learner.h). */
-static int grads_out_of_range(const double *gh, size_t m, double n) {
-  double mg = 0, mh = 0;
-  for (size_t i = 0; i < m; i++) {
-    const double ag = fabs(gh[2 * i]), h = gh[2 * i + 1];
-    if (ag != ag || h != h) return 1;
-    if (ag > mg) mg = ag;
-    if (fabs(h) > mh) mh = fabs(h);
-  }
-  return n * mg > HB_GRAD_SUM_MAX || n * mh > HB_HESS_SUM_MAX;
-}
-
 /* The error when `what` went out of range in iteration `it` (1-based):
  * the input to blame, as training names it, else the refit itself. */
 static int refit_overflow(const hb_model_t *m, int n, const double *label, const double *weight,
@@ -88,7 +75,7 @@ int hb_refit_model(hb_model_t *m, int n, const int *leaf, const double *label, c
       hb_objective_cox_gradients(n, label, weight, cox_order, score, gh);
     else
       hb_objective_gradients(cfg, n, label, weight, score, gh, p->nthreads);
-    if (grads_out_of_range(gh, N * (size_t)K, (double)n)) {
+    if (!hb_objective_gradients_in_range(gh, n, K, (double)n, p->nthreads)) {
       st = refit_overflow(m, n, label, weight, offset, "gradients", it + 1);
       break;
     }
