@@ -470,6 +470,22 @@ const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count) {
   return ws->idx + ws->begin[leaf];
 }
 
+void hb_grow_row_leaves(const hb_grow_ws_t *ws, int L, int r0, int r1, int *leaf_of) {
+  for (int r = r0; r < r1; r++) leaf_of[r] = -1;
+  for (int l = 0; l < L; l++) {
+    const int *rows = ws->idx + ws->begin[l];
+    const int cnt = ws->count[l];
+    int lo = 0, hi = cnt;
+    while (lo < hi) {  /* the first of the leaf's rows at or after r0 */
+      const int mid = lo + (hi - lo) / 2;
+      if (rows[mid] < r0) lo = mid + 1; else hi = mid;
+    }
+    for (int i = lo; i < cnt && rows[i] < r1; i++) leaf_of[rows[i]] = l;
+  }
+}
+
+int *hb_grow_ws_scratch(hb_grow_ws_t *ws) { return ws->tmp; }
+
 /* A free histogram slot, allocating the slot's memory on first use; -1 on
  * no memory, -2 when another process had none (data-parallel: every process
  * allocates the same slot at the same split, and they agree on it before the
@@ -1052,23 +1068,20 @@ static inline long long round_ll(double y) {
  * order, each thread's sums apart and added at the end. The gradients are
  * then read once, in order, not leaf by leaf at scattered rows (twice as
  * fast here), and the integer sums are the same in any order. */
-static void refit_sums_by_row(hb_grow_ws_t *ws, int L, int all_rows, const double *gh, double pg, double ph, int nth,
+static void refit_sums_by_row(hb_grow_ws_t *ws, int L, const double *gh, double pg, double ph, int nth,
                               int64_t *sg, int64_t *sh) {
   int *leaf_of = ws->tmp;
   const int n = ws->nrow;
   if (nth > ws->nrefit) nth = ws->nrefit;
   memset(ws->rsum, 0, sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);
   (void)nth;
+  const int nblk = (n + HB_ROW_LEAF_BLOCK - 1) / HB_ROW_LEAF_BLOCK;
 HB_OMP(parallel num_threads(nth))
   {
-    if (!all_rows) {
-HB_OMP(for schedule(static))
-      for (int r = 0; r < n; r++) leaf_of[r] = -1;
-    }
 HB_OMP(for schedule(dynamic, 1))
-    for (int l = 0; l < L; l++) {
-      const int *rows = ws->idx + ws->begin[l];
-      for (int i = 0; i < ws->count[l]; i++) leaf_of[rows[i]] = l;
+    for (int q = 0; q < nblk; q++) {
+      const int r0 = q * HB_ROW_LEAF_BLOCK;
+      hb_grow_row_leaves(ws, L, r0, n - r0 > HB_ROW_LEAF_BLOCK ? r0 + HB_ROW_LEAF_BLOCK : n, leaf_of);
     }
     int64_t *a = ws->rsum + (size_t)hb_threads_id() * 2 * (size_t)L;
 #if defined(__SSE2__)
@@ -1107,12 +1120,10 @@ HB_OMP(for schedule(static))
 /* Leaf values of a finished quantized tree, as the GPU computes them
  * (src/cuda/score.cu): sums over each leaf's rows of the full-precision
  * gradients in 64-bit fixed point (exact whatever the order), or of the
- * quantized values; then the shared leaf rule. all_rows: every row of the
- * data is in some leaf (no bagging). Data-parallel: each leaf's sums over
+ * quantized values; then the shared leaf rule. Data-parallel: each leaf's sums over
  * this shard's rows, summed over the shards (the integers one process
  * sums), then the same rule on every process. */
-static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int all_rows,
-                          int nthreads) {
+static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double *gh, hb_tree_t *tree, int nthreads) {
   const hb_qtree_t *qt = ws->qt;
   /* ldexp(x, e) as x * 2^e: the same double whenever 2^e is one. */
   const int mul = qt->fg >= -1022 && qt->fg <= 1023 && qt->fh >= -1022 && qt->fh <= 1023;
@@ -1128,7 +1139,7 @@ static int refit_leaves_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const double
   const int by_row = qt->refit && mul && ws->rsum && nth > 1;
   (void)nth;
   if (by_row) {
-    refit_sums_by_row(ws, L, all_rows, gh, pg, ph, nth, sums, sums + L);
+    refit_sums_by_row(ws, L, gh, pg, ph, nth, sums, sums + L);
   } else {
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1))
     for (int l = 0; l < L; l++) {
@@ -1393,7 +1404,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
   tree->leaf_depth[0] = 0;
   if (ws->mono) { ws->lo[0] = -HUGE_VAL; ws->hi[0] = HUGE_VAL; }
   if (L < 2 || !can_split(cfg, tree, ws, 0)) {
-    if (qt) return refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
+    if (qt) return refit_leaves_q(ws, cfg, gh, tree, nth);
     return HB_OK;
   }
 
@@ -1511,7 +1522,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
     drop_unreachable(ws, tree->num_leaves, L - tree->num_leaves);
   }
   if (status == HB_ERR_NOMEM) hb_error_set(status, "out of memory for a leaf histogram");
-  if (status == HB_OK && qt) status = refit_leaves_q(ws, cfg, gh, tree, bag == NULL, nth);
+  if (status == HB_OK && qt) status = refit_leaves_q(ws, cfg, gh, tree, nth);
   return status;
 }
 

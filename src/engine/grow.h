@@ -88,4 +88,19 @@ void hb_grow_ws_get_profile(const hb_grow_ws_t *ws, double out[HB_GROW_PROFILE_N
 /* Rows that ended in leaf `leaf` of the last grown tree (increasing). */
 const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count);
 
+/* Each row's leaf in the last grown tree (of L leaves) for rows r0 .. r1 - 1,
+ * into leaf_of[r0 .. r1) (-1 for a row in no leaf: out of the bag). Each
+ * leaf's rows are entered at r0 by a binary search, so threads that fill
+ * ranges of their own write only there (scattered by leaf, every thread
+ * would write into every cache line), and a range small enough to stay in
+ * cache is then read in row order. */
+void hb_grow_row_leaves(const hb_grow_ws_t *ws, int L, int r0, int r1, int *leaf_of);
+/* Rows a range of it for a thread at a time: the range's leaf numbers
+ * (256 KB) and its rows' scores (512 KB) stay in cache. */
+#define HB_ROW_LEAF_BLOCK 65536
+
+/* nrow ints that the workspace uses only while it grows a tree: the
+ * caller's between trees (hb_grow_row_leaves' output). */
+int *hb_grow_ws_scratch(hb_grow_ws_t *ws);
+
 #endif

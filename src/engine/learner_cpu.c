@@ -164,17 +164,29 @@ static int grow_class(hb_booster_t *b, cpu_learner_t *c, hb_grow_ws_t *ws, int32
   /* a forest keeps each score the starting score plus the mean of its trees */
   const int rf = cfg->rf;
   const double ik = b->model->init_score[k], inv_t = 1.0 / (double)(b->iter + 1);
-  /* in-bag rows: from the partition (leaves in parallel: their rows are
-   * disjoint); out-of-bag rows: walk the tree */
-  int nleaf = t->num_leaves, bad = 0;
-HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (n > 65536))
-  for (int leaf = 0; leaf < nleaf; leaf++) {
-    int cnt;
-    const int *rows = hb_grow_leaf_rows(ws, leaf, &cnt);
-    double v = t->leaf_value[leaf];
-    for (int i = 0; i < cnt; i++) {
-      add_tree(&sk[rows[i]], v, rf ? row_start(d, ik, k, rows[i]) : 0.0, inv_t, rf);
-      bad |= score_bad(sk[rows[i]], score_hi);
+  /* in-bag rows: each row's leaf from the partition, in blocks of rows (each
+   * block's leaves, then its scores in row order: the scores are read and
+   * written once, in order, not leaf by leaf at scattered rows); out-of-bag
+   * rows: walk the tree */
+  const int nleaf = t->num_leaves, nsb = (n + HB_ROW_LEAF_BLOCK - 1) / HB_ROW_LEAF_BLOCK;
+  const double *lv = t->leaf_value;
+  int *leaf_of = hb_grow_ws_scratch(ws), bad = 0;
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (nsb > 1))
+  for (int q = 0; q < nsb; q++) {
+    const int r0 = q * HB_ROW_LEAF_BLOCK, r1 = n - r0 > HB_ROW_LEAF_BLOCK ? r0 + HB_ROW_LEAF_BLOCK : n;
+    hb_grow_row_leaves(ws, nleaf, r0, r1, leaf_of);
+    if (rf) {
+      for (int i = r0; i < r1; i++)
+        if (leaf_of[i] >= 0) {
+          add_tree(&sk[i], lv[leaf_of[i]], row_start(d, ik, k, i), inv_t, 1);
+          bad |= score_bad(sk[i], score_hi);
+        }
+    } else {
+      for (int i = r0; i < r1; i++)
+        if (leaf_of[i] >= 0) {
+          sk[i] += lv[leaf_of[i]];
+          bad |= score_bad(sk[i], score_hi);
+        }
     }
   }
   int nomem = 0;
