@@ -158,28 +158,35 @@ HB_OMP(parallel for num_threads(nth) schedule(static))
       gh[2 * (size_t)i + 1] = w;
     }
   } else if (cfg->objective == HB_OBJ_BINARY) {
-    /* Two rows at a time where SSE2 allows (the exp's long chain of
-     * dependent steps is most of the time): the same operations on each
+    /* Two rows at a time on SSE2's lanes, two such pairs a step (the exp's
+     * long chain of dependent steps is most of the time; two independent
+     * chains side by side run at once: 10.2 -> 8.3 ns a row on one thread
+     * here, a third chain gained nothing): the same operations on each
      * lane, so the same gradients as the one-row loop, bit for bit. */
 HB_OMP(parallel for num_threads(nth) schedule(static))
-    for (int j = 0; j < (n + 1) / 2; j++) {
-      int i = 2 * j;
+    for (int j = 0; j < (n + 3) / 4; j++) {
+      int i = 4 * j;
 #ifdef HB_HAVE_EXP_PAIR
-      if (i + 1 < n) {
-        const __m128d x = _mm_xor_pd(_mm_loadu_pd(score + i), _mm_set1_pd(-0.0));  /* -score */
-        if (hb_exp_pair_ok(x)) {
-          const __m128d one = _mm_set1_pd(1.0);
-          const __m128d w = weight ? _mm_loadu_pd(weight + i) : one;
-          const __m128d p = _mm_div_pd(one, _mm_add_pd(one, hb_exp_pair(x)));
-          const __m128d g = _mm_mul_pd(w, _mm_sub_pd(p, _mm_loadu_pd(label + i)));
-          const __m128d h = _mm_mul_pd(_mm_mul_pd(w, p), _mm_sub_pd(one, p));
-          _mm_storeu_pd(gh + 2 * (size_t)i, _mm_unpacklo_pd(g, h));
-          _mm_storeu_pd(gh + 2 * (size_t)i + 2, _mm_unpackhi_pd(g, h));
+      if (i + 3 < n) {
+        const __m128d neg = _mm_set1_pd(-0.0), one = _mm_set1_pd(1.0);
+        const __m128d x0 = _mm_xor_pd(_mm_loadu_pd(score + i), neg), x1 = _mm_xor_pd(_mm_loadu_pd(score + i + 2), neg);
+        if (hb_exp_pair_ok(x0) && hb_exp_pair_ok(x1)) {
+          const __m128d e0 = hb_exp_pair(x0), e1 = hb_exp_pair(x1);
+          const __m128d w0 = weight ? _mm_loadu_pd(weight + i) : one, w1 = weight ? _mm_loadu_pd(weight + i + 2) : one;
+          const __m128d p0 = _mm_div_pd(one, _mm_add_pd(one, e0)), p1 = _mm_div_pd(one, _mm_add_pd(one, e1));
+          const __m128d g0 = _mm_mul_pd(w0, _mm_sub_pd(p0, _mm_loadu_pd(label + i)));
+          const __m128d g1 = _mm_mul_pd(w1, _mm_sub_pd(p1, _mm_loadu_pd(label + i + 2)));
+          const __m128d h0 = _mm_mul_pd(_mm_mul_pd(w0, p0), _mm_sub_pd(one, p0));
+          const __m128d h1 = _mm_mul_pd(_mm_mul_pd(w1, p1), _mm_sub_pd(one, p1));
+          _mm_storeu_pd(gh + 2 * (size_t)i, _mm_unpacklo_pd(g0, h0));
+          _mm_storeu_pd(gh + 2 * (size_t)i + 2, _mm_unpackhi_pd(g0, h0));
+          _mm_storeu_pd(gh + 2 * (size_t)i + 4, _mm_unpacklo_pd(g1, h1));
+          _mm_storeu_pd(gh + 2 * (size_t)i + 6, _mm_unpackhi_pd(g1, h1));
           continue;
         }
       }
 #endif
-      for (int k = i; k < i + 2 && k < n; k++) {
+      for (int k = i; k < i + 4 && k < n; k++) {
         double w = weight ? weight[k] : 1.0;
         double p = 1.0 / (1.0 + hb_exp(-score[k]));
         gh[2 * (size_t)k] = w * (p - label[k]);
