@@ -89,9 +89,11 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   if ("valid" %in% names(dots)) {
     .hb_abort("`valid` is not an argument of hb_cv(): each fold is validated on its held-out rows.")
   }
+  from <- NULL  # params given under LightGBM's or xgboost's names (.hb_alias_errors)
   if (!is.null(dots$params)) {
     # LightGBM / xgboost names: hb_cv()'s own arguments among them set here, the rest go to the folds
     resolved <- .hb_params_resolve(dots$params, setdiff(.HB_TRAIN_ARGS, .HB_DATA_ARGS))
+    from <- attr(resolved, "from")
     dots$params <- NULL
     own <- intersect(names(resolved), names(formals(hb_cv)))
     mine <- .hb_params_merge(mget(own, environment()), structure(resolved[own],
@@ -149,8 +151,8 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   # binning): an error names the argument, not a fold; a level a fold lacks is still said by that fold
   all_rows <- args
   all_rows[c("x", "y", "weights", "init_score", "group")] <- list(x, y, weights, init_score, grp$codes)
-  suppressWarnings(.hb_setup(all_rows, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
-                             ordered_given = "ordered_factors" %in% names(dots), check_only = TRUE))
+  suppressWarnings(.hb_alias_errors(from, .hb_setup(all_rows, bin_given = intersect(.HB_BIN_ARGS, names(dots)),
+                             ordered_given = "ordered_factors" %in% names(dots), check_only = TRUE)))
   if (is.null(folds) && !is.null(grp)) {
     # whole queries: the queries are dealt out to the folds, then their rows follow them
     if (grp$nq < 2L) {

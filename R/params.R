@@ -249,7 +249,22 @@
   implied <- implied[setdiff(names(implied), names(out))]
   out <- c(out, implied)
   attr(out, "implied") <- names(implied)
+  from <- unlist(from)
+  attr(out, "from") <- from[from != names(from)]  # the names given otherwise than histboost's (.hb_alias_errors)
   out
+}
+
+# expr (the arguments' checks), with an error about a parameter that
+# `params` gave under another name (LightGBM's or xgboost's; `from`, from
+# .hb_params_resolve: histboost's name -> the name given) saying that name too.
+.hb_alias_errors <- function(from, expr) {
+  if (!length(from)) return(expr)
+  tryCatch(expr, histboost_error_input = function(e) {
+    msg <- conditionMessage(e)
+    hit <- names(from)[startsWith(msg, paste0("`", names(from), "`"))]
+    if (!length(hit)) stop(e)
+    .hb_abort("`params`: `", from[[hit[1L]]], "` is histboost's `", hit[1L], "`: ", msg)
+  })
 }
 
 # `v` is `d`, LightGBM's or xgboost's default of a parameter histboost has

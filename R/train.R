@@ -830,8 +830,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   bin_given <- union(.HB_BIN_ARGS[c(!missing(max_bin), !missing(min_data_in_bin), !missing(bin_sample_rows),
                                     !missing(max_bin_by_feature))],
                      intersect(.HB_BIN_ARGS, names(resolved)))
-  tr <- .hb_setup(args, bin_given = bin_given,
-                  ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved))
+  tr <- .hb_alias_errors(attr(resolved, "from"), .hb_setup(args, bin_given = bin_given,
+                  ordered_given = !missing(ordered_factors) || "ordered_factors" %in% names(resolved)))
   on.exit(.Call(C_hb_booster_free, tr$booster), add = TRUE)
   callbacks <- .hb_callbacks(args$callbacks)
   shift <- tr$base_iter %||% 0L  # messages count a continued model's iterations, as its log does

@@ -128,8 +128,20 @@ test_that("params: unknown, ambiguous and conflicting entries are clear errors",
   # the same value twice is fine
   a <- hb_quiet(d$x, d$y, nrounds = 3L, learning_rate = 0.2, seed = 1, params = list(eta = 0.2, learning_rate = 0.2))
   expect_identical(a$params$learning_rate, 0.2)
-  # range checks name our parameter
-  expect_input_error(hb_quiet(d$x, d$y, params = list(eta = -1)), "`learning_rate` must be")
+  # range checks name the name given and ours: registry parameters, R-side ones, in hb_cv() too
+  expect_input_error(hb_quiet(d$x, d$y, params = list(eta = -1)),
+                     "^`params`: `eta` is histboost's `learning_rate`: `learning_rate` must be a number > 0, not -1")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(bin_construct_sample_cnt = 0)),
+                     "`bin_construct_sample_cnt` is histboost's `bin_sample_rows`: `bin_sample_rows` must be")
+  expect_input_error(hb_quiet(d$x, d$y, params = list(min_child_weight = "a")),
+                     "`min_child_weight` is histboost's `min_sum_hessian_in_leaf`: .*not the string \"a\"")
+  expect_input_error(hb_cv(d$x, d$y, nrounds = 2L, verbose = 0, params = list(max_leaves = 1)),
+                     "`max_leaves` is histboost's `num_leaves`: `num_leaves` must be a whole number >= 2")
+  # histboost's own name, in params or as an argument: the message as before
+  expect_input_error(hb_quiet(d$x, d$y, params = list(num_leaves = 1)), "^`num_leaves` must be a whole number")
+  expect_input_error(hb_quiet(d$x, d$y, num_leaves = 1), "^`num_leaves` must be a whole number")
+  expect_input_error(hb_cv(d$x, d$y, nrounds = 2L, verbose = 0, params = list(eta = 0.1, num_leaves = 1)),
+                     "^`num_leaves` must be a whole number")
 })
 
 test_that("every LightGBM parameter name is taken, or refused with what to do, never unknown", {
