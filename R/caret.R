@@ -12,6 +12,10 @@
 #' combination of the other three, one model with the largest `nrounds` of
 #' the grid is trained and predicts for the smaller ones from its first
 #' iterations (caret's "submodels"), so a grid over `nrounds` costs one fit.
+#' The default grid (`tuneLength`) holds `min_data_in_leaf` at LightGBM's 20
+#' from 200 rows up and at a tenth of the rows (at least 2) below, so that
+#' small data can split; random search draws it from 5 to a quarter of the
+#' rows (at most 50).
 #'
 #' @return A list in caret's custom-model format: `library`, `type`,
 #'   `parameters`, `grid`, `loop`, `fit`, `predict`, `prob`, `varImp`,
@@ -61,17 +65,24 @@ hb_caret_model <- function() {
 }
 
 # len values per parameter (grid search) or len random combinations.
+# min_data_in_leaf follows the data's size: LightGBM's 20 from 200 rows
+# up, a tenth of the rows below (at least 2), so that the resamples of a
+# small set (32 rows: folds of about 25) can split at all; random search
+# draws it up to a quarter of the rows (at most 50).
 .hb_caret_grid <- function(x, y, len = NULL, search = "grid") {
   if (is.null(len)) len <- 3L
+  n <- NROW(x)
   if (search == "grid") {
     leaves <- c(7L, 15L, 31L, 63L, 127L)
     expand.grid(nrounds = 50L * seq_len(len), num_leaves = leaves[seq_len(min(len, length(leaves)))],
-                learning_rate = 0.1, min_data_in_leaf = 20L)
+                learning_rate = 0.1, min_data_in_leaf = as.integer(max(2, min(20, n %/% 10))))
   } else {
+    hi <- as.integer(max(2, min(50, n %/% 4)))
+    lo <- min(5L, hi)
     data.frame(nrounds = sample.int(1000L, len, replace = TRUE),
                num_leaves = sample(4:128, len, replace = TRUE),
                learning_rate = stats::runif(len, 0.01, 0.3),
-               min_data_in_leaf = sample(5:50, len, replace = TRUE))
+               min_data_in_leaf = lo - 1L + sample.int(hi - lo + 1L, len, replace = TRUE))
   }
 }
 

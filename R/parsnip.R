@@ -15,6 +15,11 @@
   stringsAsFactors = FALSE
 )
 
+# Tuning ranges where dials' defaults do not suit boosting (as parsnip's
+# xgboost engine sets them): learning rates 10^-3 to 10^-0.5 (not dials'
+# 10^-10 to 10^-1, whose small values barely learn), and row shares 0.5 to 1.
+.HB_PARSNIP_RANGES <- list(learn_rate = list(range = c(-3, -0.5)), sample_size = list(range = c(0.5, 1)))
+
 # parsnip loaded now or later: register the engine then.
 .onLoad <- function(libname, pkgname) {
   setHook(packageEvent("parsnip", "onLoad"), function(...) .hb_register_parsnip())
@@ -32,8 +37,9 @@
   }
   for (k in seq_len(nrow(.HB_PARSNIP_ARGS))) {
     a <- .HB_PARSNIP_ARGS[k, ]
+    func <- c(list(pkg = "dials", fun = a$dials), .HB_PARSNIP_RANGES[[a$parsnip]])
     parsnip::set_model_arg(model = "boost_tree", eng = "histboost", parsnip = a$parsnip, original = a$original,
-                           func = list(pkg = "dials", fun = a$dials), has_submodel = a$parsnip == "trees")
+                           func = func, has_submodel = a$parsnip == "trees")
   }
   for (mode in c("regression", "classification")) {
     parsnip::set_fit(model = "boost_tree", eng = "histboost", mode = mode,
@@ -83,7 +89,10 @@
     it <- min(k, last)
     p <- switch(type,
       numeric = data.frame(.pred = stats::predict(fit, new_data, iteration = it)),
-      class = data.frame(.pred_class = stats::predict(fit, new_data, type = "class", iteration = it)),
+      # the outcome's levels (parsnip's lvl, unused ones too) and its orderedness, as predict() gives them
+      class = data.frame(.pred_class = factor(as.character(stats::predict(fit, new_data, type = "class",
+                                                                           iteration = it)),
+                                              levels = object$lvl, ordered = isTRUE(object$ordered))),
       prob = {
         pr <- .hb_parsnip_prob(stats::predict(fit, new_data, iteration = it), object)
         stats::setNames(pr, paste0(".pred_", names(pr)))
@@ -152,7 +161,9 @@
 #' `histboost(nrounds, learning_rate, max_depth, min_data_in_leaf,
 #' min_gain_to_split, ...)`, with `sample_size` (a proportion) as
 #' `bagging_fraction` (resampled every round), `mtry` (a number of
-#' predictors, or a proportion with `counts = FALSE`) as `feature_fraction`,
+#' predictors, or a proportion with `counts = FALSE`) as
+#' `feature_fraction_bynode` (the share each split may choose from, as
+#' parsnip defines `mtry`), character columns as factors,
 #' and `stop_iter` as early stopping on a random `validation` share of the
 #' training rows (for classification, that share of each class's rows, but
 #' never a class's last row, so that every class is trained on). Other
@@ -188,7 +199,7 @@
 #' # What parsnip calls: mtry = 2 of 4 predictors, 80% of the rows per round
 #' fit <- hb_parsnip_fit(iris[, 1:4], iris$Species, mtry = 2, sample_size = 0.8,
 #'                       nrounds = 10, nthreads = 1, verbose = 0)
-#' fit$params$feature_fraction
+#' fit$params$feature_fraction_bynode
 #'
 #' # Through parsnip (suggested, not required)
 #' if (requireNamespace("parsnip", quietly = TRUE)) {
@@ -225,7 +236,12 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
     if (counts && mtry > p) {  # as parsnip's engines: the predictors there are, with a warning
       .hb_warn("`mtry` = ", format(mtry), " is more than the ", p, " predictors; all ", p, " are used.")
     }
-    args$feature_fraction <- if (counts) min(1, mtry / p) else mtry
+    # sampled at each split, as parsnip defines mtry (xgboost's colsample_bynode, LightGBM's feature_fraction_bynode)
+    args$feature_fraction_bynode <- if (counts) min(1, mtry / p) else mtry
+  }
+  if (is.data.frame(x)) {  # character columns as factors, as histboost()'s formula interface takes them
+    chr <- vapply(x, is.character, NA)
+    if (any(chr)) x[chr] <- lapply(x[chr], factor)
   }
   if (!is.null(sample_size)) {
     if (!is.numeric(sample_size) || length(sample_size) != 1L || !(sample_size > 0 && sample_size <= 1)) {

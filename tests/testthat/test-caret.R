@@ -17,6 +17,18 @@ test_that("the grid and the loop: one fit per setting of the others, at its larg
   r <- m$grid(iris[, 1:4], iris$Species, len = 5, search = "random")
   expect_identical(nrow(r), 5L)
   expect_true(all(r$learning_rate > 0 & r$learning_rate < 0.3 & r$num_leaves >= 4))
+  # min_data_in_leaf follows the rows: LightGBM's 20 from 200 rows, a tenth below, never above a quarter
+  # (random search); on mtcars' 32 rows the default grid's models split (they were all one constant)
+  expect_identical(unique(m$grid(matrix(0, 500, 2), 1:500)$min_data_in_leaf), 20L)
+  expect_identical(unique(g$min_data_in_leaf), 15L)
+  expect_identical(unique(m$grid(mtcars[, -1], mtcars$mpg)$min_data_in_leaf), 3L)
+  rs <- m$grid(mtcars[, -1], mtcars$mpg, len = 50, search = "random")
+  expect_true(all(rs$min_data_in_leaf >= 5L & rs$min_data_in_leaf <= 8L))
+  set.seed(1)
+  tm <- suppressWarnings(caret::train(mpg ~ ., data = mtcars, method = m,
+                                      trControl = caret::trainControl(method = "cv", number = 5), nthreads = 1))
+  expect_gt(length(unique(predict(tm, mtcars))), 5L)
+  expect_lt(min(tm$results$RMSE), stats::sd(mtcars$mpg))  # better than the mean
   lp <- m$loop(grid_small)
   expect_identical(nrow(lp$loop), 2L)
   expect_identical(lp$loop$nrounds, c(20L, 20L))

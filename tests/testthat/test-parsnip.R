@@ -29,13 +29,14 @@ test_that("classification: classes and probabilities, mtry and sample_size as fr
     set_engine("histboost", seed = 2) |>
     set_mode("classification")
   f <- fit(spec, y ~ ., data = df)
-  expect_identical(f$fit$params$feature_fraction, 0.5)
+  expect_identical(f$fit$params$feature_fraction_bynode, 0.5)  # mtry: the predictors each split chooses from
+  expect_identical(f$fit$params$feature_fraction, 1)
   expect_identical(f$fit$params$bagging_fraction, 0.8)
   expect_identical(f$fit$params$bagging_freq, 1L)
   pr <- predict(f, df, type = "prob")
   expect_identical(names(pr), paste0(".pred_", levels(d$y)))
-  alone <- hb_quiet(d$x, d$y, nrounds = 25L, feature_fraction = 0.5, bagging_fraction = 0.8, bagging_freq = 1L,
-                    seed = 2)
+  alone <- hb_quiet(d$x, d$y, nrounds = 25L, feature_fraction_bynode = 0.5, bagging_fraction = 0.8,
+                    bagging_freq = 1L, seed = 2)
   expect_equal(unname(as.matrix(pr)), unname(predict(alone, d$x)), tolerance = 1e-12)
   expect_identical(predict(f, df)$.pred_class, predict(alone, d$x, type = "class"))
   # stop_iter: early stopping on a held-out share of the training rows
@@ -74,7 +75,39 @@ test_that("multi_predict() gives each number of trees from one fit (tune's submo
   }
   cls <- multi_predict(f, df[1:5, ], trees = 40)
   expect_identical(cls$.pred[[3]]$.pred_class, predict(f, df[3, ])$.pred_class)
+  # the class factor is predict()'s: every level of the outcome (one without training rows too) and an
+  # ordered outcome's order, so that tune can bind the submodels' rows to the fit's
+  od <- iris
+  od$Species <- factor(od$Species, ordered = TRUE)
+  ospec <- boost_tree(trees = 10, min_n = 5) |> set_engine("histboost", seed = 4) |> set_mode("classification")
+  fo <- suppressWarnings(fit(ospec, Species ~ ., data = od[51:150, ]))  # setosa has no training rows
+  whole <- predict(fo, od[c(1, 60, 140), ], type = "class")$.pred_class
+  sub <- multi_predict(fo, od[c(1, 60, 140), ], trees = c(5, 10))$.pred
+  expect_true(is.ordered(whole))
+  for (r in 1:3) expect_identical(sub[[r]]$.pred_class[2], whole[r])
+  expect_identical(levels(sub[[1]]$.pred_class), levels(od$Species))
+  both <- vctrs::vec_rbind(tibble::tibble(.pred_class = whole), sub[[1]][, ".pred_class"])  # as tune binds them
+  expect_identical(both$.pred_class, c(whole, sub[[1]]$.pred_class))
   expect_error(multi_predict(f, df[1:5, ], trees = 0), class = "histboost_error_input", regexp = "`trees`")
+})
+
+test_that("character predictors train as factors; learn_rate and sample_size tune over boosting's ranges", {
+  set.seed(31)
+  df <- data.frame(s = sample(c("u", "v", "w"), 300, TRUE), x = rnorm(300))
+  df$y <- (df$s == "v") * 3 + df$x + rnorm(300, sd = 0.1)
+  spec <- boost_tree(trees = 20, min_n = 5) |> set_engine("histboost", seed = 1) |> set_mode("regression")
+  f <- fit(spec, y ~ ., data = df)
+  dff <- transform(df, s = factor(s))
+  alone <- hb_quiet(dff[c("s", "x")], df$y, nrounds = 20L, seed = 1, min_data_in_leaf = 5)
+  expect_identical(f$fit$feature_types[f$fit$feature_names == "s"], "categorical")
+  expect_identical(predict(f, df)$.pred, predict(alone, dff[c("s", "x")]))
+  expect_type(df$s, "character")  # the user's column unchanged
+  # dials' ranges as parsnip's xgboost engine sets them, not dials' defaults (learn_rate down to 1e-10)
+  args <- parsnip::get_model_env()$boost_tree_args
+  lr <- args$func[args$engine == "histboost" & args$parsnip == "learn_rate"][[1]]
+  ss <- args$func[args$engine == "histboost" & args$parsnip == "sample_size"][[1]]
+  expect_identical(lr$range, c(-3, -0.5))
+  expect_identical(ss$range, c(0.5, 1))
 })
 
 test_that("the engine is registered whichever of parsnip and histboost loads first", {
@@ -205,13 +238,20 @@ test_that("mtry below 1 with counts = TRUE, or above 1 with counts = FALSE, is a
                regexp = "`counts`")
   # the values that fit their reading: a proportion with counts = FALSE, a count (clamped to all) without
   f <- fit(spec(0.5, counts = FALSE), y ~ ., data = df)
-  expect_identical(f$fit$params$feature_fraction, 0.5)
-  alone <- hb_quiet(d$x, d$y, nrounds = 5L, feature_fraction = 0.5, seed = 8)
+  expect_identical(f$fit$params$feature_fraction_bynode, 0.5)
+  alone <- hb_quiet(d$x, d$y, nrounds = 5L, feature_fraction_bynode = 0.5, seed = 8)
   expect_identical(predict(f, df)$.pred, predict(alone, d$x))
-  expect_identical(fit(spec(1, counts = FALSE), y ~ ., data = df)$fit$params$feature_fraction, 1)
-  expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction, 2 / 6)
+  expect_identical(fit(spec(1, counts = FALSE), y ~ ., data = df)$fit$params$feature_fraction_bynode, 1)
+  expect_identical(fit(spec(2), y ~ ., data = df)$fit$params$feature_fraction_bynode, 2 / 6)
   expect_warning(f9 <- fit(spec(9), y ~ ., data = df), class = "histboost_warning", regexp = "all 6 are used")
-  expect_identical(f9$fit$params$feature_fraction, 1)
+  expect_identical(f9$fit$params$feature_fraction_bynode, 1)
+  # mtry = 1 is one predictor at each split, not one predictor for a whole tree (feature_fraction's draw):
+  # some tree splits on several features
+  f1 <- fit(boost_tree(trees = 20, mtry = 1, min_n = 5) |> set_engine("histboost", seed = 8) |>
+              set_mode("regression"), y ~ ., data = df)
+  tr <- hb_trees(f1$fit)
+  per_tree <- tapply(tr$feature, tr$tree, function(v) length(unique(stats::na.omit(v))))
+  expect_gt(max(per_tree), 1)
 })
 
 test_that("an outcome level without training rows gets a probability column of zeros, in level order", {
