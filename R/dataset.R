@@ -234,8 +234,14 @@
     cols <- vector("list", p)
     types <- integer(p)
     nlev <- integer(p)
+    unseen <- list()  # column -> its labels not seen in training (values, not NA), for one warning
     for (j in seq_len(p)) {
       col <- x[[pick[j]]]
+      if (is_cat[j] || is_ord[j]) {
+        lab <- if (is.factor(col)) levels(col)[col] else if (is.character(col)) col else NULL
+        new <- unique(lab[!is.na(lab) & !lab %in% schema$levels[[j]]])
+        if (length(new)) unseen[[fn[j]]] <- list(labels = new, n = sum(lab %in% new))
+      }
       if (is_cat[j]) {
         if (is.character(col) && is.null(oldClass(col)) && is.null(dim(col))) {
           # strings where training had a factor: read as its levels (codes
@@ -281,6 +287,7 @@
       }
     }
     spec <- list(kind = .HB_INPUT_FRAME, nrow = n, ncol = p, cols = cols, types = types, nlevels = nlev)
+    if (length(unseen)) .hb_warn_unseen(unseen, arg, as_in)
   } else if (is.matrix(x) || methods::is(x, "sparseMatrix")) {
     sparse <- !is.matrix(x)
     if (any(is_cat | is_ord)) {
@@ -316,6 +323,24 @@
   }
   if (!allow_empty && n == 0L) .hb_abort("`", arg, "` has zero rows.")
   list(spec = spec, nrow = n)
+}
+
+# A warning (class histboost_warning_unseen_levels) that factor values with
+# labels not seen in training are read as missing: a typo, another case or
+# a recoding would otherwise lose the column's information without a sign
+# (lm() refuses such levels; lightgbm maps them silently). `unseen`: column
+# -> list(labels, n).
+.hb_warn_unseen <- function(unseen, arg, as_in) {
+  what <- vapply(names(unseen), function(nm) {
+    u <- unseen[[nm]]
+    labs <- paste0(paste0("\"", utils::head(u$labels, 3L), "\"", collapse = ", "),
+                   if (length(u$labels) > 3L) sprintf(" and %d more labels", length(u$labels) - 3L) else "")
+    sprintf("`%s` (%d %s: %s)", nm, u$n, if (u$n == 1L) "value" else "values", labs)
+  }, "")
+  msg <- paste0("`", arg, "` has factor labels not seen ", as_in, ", read as missing values (the splits' ",
+                "direction for missing values): ", paste(what, collapse = "; "), ".")
+  warning(structure(class = c("histboost_warning_unseen_levels", "histboost_warning", "warning", "condition"),
+                    list(message = msg, call = NULL)))
 }
 
 # "`y` contains 3 missing or non-finite values (first at position 7); ..."

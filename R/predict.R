@@ -16,7 +16,11 @@
 #'   all `NA`, is all missing). A character column where the model had a
 #'   factor is read as that factor: each string is matched to the level of
 #'   the same label, and a string that is not a level is missing like an
-#'   unseen level. A model fitted with a formula
+#'   unseen level. Values with such labels (not `NA`s) give a warning of
+#'   class `histboost_warning_unseen_levels` naming the column, their count
+#'   and labels: a typo, another case or a recoding of a level would
+#'   otherwise lose the column's information without a sign (`lm()` refuses
+#'   them; lightgbm maps them to missing silently). A model fitted with a formula
 #'   takes the variables of the formula.
 #' @param type `"response"` (regression: the prediction; ranking: the
 #'   score that orders a query's rows, the same as `"raw"`; binary: the

@@ -376,7 +376,12 @@ test_that("newdata is matched by column name and by factor level label", {
   xn$f1[rows] <- NA
   pn <- predict(m, xn, type = "raw")
   expect_false(identical(pn, p))              # the rows do move (else the check is empty)
-  expect_identical(predict(m, xu, type = "raw"), pn)
+  w <- expect_warning(pu <- predict(m, xu, type = "raw"), class = "histboost_warning_unseen_levels")
+  expect_identical(pu, pn)
+  # the warning names the column, the count of values and the labels (NA values are not counted)
+  expect_match(conditionMessage(w), paste0("`newdata` has factor labels not seen in training, read as missing ",
+                                           ".*`f1` \\(", length(rows), " values: \"brand_new\"\\)"))
+  expect_no_warning(predict(m, xn, type = "raw"))
 
   # strings where training had a factor: matched to the levels by label, an
   # unseen string (and NA) missing, the same as the factor built in R
@@ -387,11 +392,14 @@ test_that("newdata is matched by column name and by factor level label", {
   xs$f2[c(1, 5)] <- NA
   xref <- xn
   xref$f2[c(1, 5)] <- NA
-  expect_identical(predict(m, xs, type = "raw"), predict(m, xref, type = "raw"))
+  expect_warning(ps <- predict(m, xs, type = "raw"), class = "histboost_warning_unseen_levels",
+                 regexp = "`f1` \\([0-9]+ values: \"brand_new\"\\)")
+  expect_identical(ps, predict(m, xref, type = "raw"))
   expect_identical(xs$f1[rows[1]], "brand_new")  # the caller's data untouched
   # a validation set and a dataset binned with a reference take them too
   ref <- hb_dataset(x, d$y)
-  vs <- hb_dataset(xs, d$y, reference = ref)
+  expect_warning(vs <- hb_dataset(xs, d$y, reference = ref), class = "histboost_warning_unseen_levels",
+                 regexp = "^`x` has factor labels not seen in the reference dataset")
   vf <- hb_dataset(xref, d$y, reference = ref)
   fs <- hb_quiet(ref, nrounds = 5L, num_leaves = 8L, seed = 1, valid = list(v = vs), eval_metric = "logloss")
   ff <- hb_quiet(ref, nrounds = 5L, num_leaves = 8L, seed = 1, valid = list(v = vf), eval_metric = "logloss")

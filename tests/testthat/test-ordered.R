@@ -52,7 +52,7 @@ test_that("NA and levels unseen in training follow the split's learned missing d
   inner <- tr[!tr$is_leaf, ]
   expect_false(inner$default_left)      # learned: missing goes right, with q04..q06
   nd <- data.frame(o = factor(c("q01", "q06", NA, "q99"), levels = c("q01", "q06", "q99")))
-  p <- predict(m, nd)
+  expect_warning(p <- predict(m, nd), class = "histboost_warning_unseen_levels", regexp = "`o` \\(1 value: \"q99\"\\)")
   expect_equal(p[3], p[2])
   expect_equal(p[4], p[2])              # an unseen label is missing
   expect_false(isTRUE(all.equal(p[1], p[2])))
