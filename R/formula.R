@@ -110,6 +110,42 @@
   NULL
 }
 
+# The number conversions that read a factor as its level codes: those codes
+# follow the levels the factor has, so as.integer(as.factor(s)) of one row
+# of newdata is 1 whatever s is, and as.numeric() of a factor column
+# depends on its levels' order. Refused in a model's formula, at training
+# (.hb_formula_codes_problem) and at prediction (.hb_formula_env's versions).
+.HB_FORMULA_NUMBERS <- c("as.numeric", "as.double", "as.integer")
+
+# NULL, or why the predictors' formula `tt` (terms without the response)
+# converts a factor to numbers (.HB_FORMULA_NUMBERS): each such call's
+# argument evaluated on the training `data` (the formula passed
+# .hb_terms_problem: only the allowed functions are called).
+.hb_formula_codes_problem <- function(tt, data, env) {
+  found <- NULL
+  walk <- function(e) {
+    if (!is.null(found) || !is.call(e)) return(invisible())
+    f <- e[[1L]]
+    if (is.name(f) && as.character(f) %in% .HB_FORMULA_NUMBERS && length(e) >= 2L) {
+      v <- tryCatch(eval(e[[2L]], data, env), error = function(err) NULL)
+      if (is.factor(v)) {
+        found <<- .hb_formula_codes_why(.hb_formula_deparse(e), as.character(f))
+        return(invisible())
+      }
+    }
+    for (a in as.list(e)[-1L]) walk(a)
+  }
+  for (v in as.list(attr(tt, "variables"))[-1L]) walk(v)
+  found
+}
+
+.hb_formula_codes_why <- function(shown, f) {
+  sprintf(paste0("`%s` reads a factor as its level codes, which follow the levels that `newdata` has (one row's ",
+                 "as.factor() has one level, so its code is 1 whatever its value); use the factor itself (the ",
+                 "trees split its levels), a comparison such as x == \"a\", or %s(as.character(x)) for numbers ",
+                 "stored as labels"), shown, f)
+}
+
 # A constant: a number, string or logical (Inf and NA included), possibly
 # negated, or pi.
 .hb_formula_is_constant <- function(a) {
@@ -143,6 +179,17 @@
       e <- new.env(parent = emptyenv())
       for (f in c(.HB_FORMULA_FUNS, "list")) {
         assign(f, if (f == "offset") stats::offset else get(f, envir = baseenv()), envir = e)
+      }
+      # number conversions that refuse a factor (its codes depend on newdata's levels)
+      for (f in .HB_FORMULA_NUMBERS) {
+        assign(f, local({
+          conv <- get(f, envir = baseenv())
+          name <- f
+          function(x, ...) {
+            if (is.factor(x)) stop(.hb_formula_codes_why(paste0(name, "() of a factor"), name), call. = FALSE)
+            conv(x, ...)
+          }
+        }), envir = e)
       }
       for (k in .HB_FORMULA_CONSTANTS) assign(k, get(k, envir = baseenv()), envir = e)
       lockEnvironment(e, bindings = TRUE)

@@ -38,7 +38,7 @@
 #'   and whose rows sum to the `"contrib"` values; see Details).
 #' @param iteration `NULL` (the best iteration when early stopping chose one,
 #'   else all) or the number of first iterations to use; more than the model
-#'   has uses all of them (as lightgbm's `num_iteration`).
+#'   has (`Inf` too) uses all of them (as lightgbm's `num_iteration`).
 #' @param nthreads Threads, a whole number >= 1 (capped at four per core, see
 #'   [hb_threads()]); `NULL` uses [hb_threads()].
 #' @param init_score `NULL`, or the rows' starting raw scores (offsets), as
@@ -138,10 +138,24 @@ predict.histboost <- function(object, newdata,
   } else {
     # more than the model has: all of them, as lightgbm's num_iteration (an early-stopped model has fewer
     # iterations than the nrounds a caller may ask for)
+    if (is.numeric(iteration) && length(iteration) == 1L && !is.object(iteration) && isTRUE(iteration > niter) &&
+        (is.infinite(iteration) || iteration == round(iteration))) {
+      iteration <- niter  # 1e10 or Inf too: beyond an integer, still "all of them"
+    }
     iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1)
     iteration <- min(iteration, niter)
   }
   nthreads <- .hb_nthreads(nthreads)
+  if (!is.null(terms) && is.list(newdata) && !is.data.frame(newdata) && length(newdata) &&
+      !is.null(names(newdata)) && length(unique(lengths(newdata))) == 1L) {
+    newdata <- list2DF(newdata)  # a list of columns, as predict.lm() takes it
+  }
+  if (!is.null(terms) && !is.data.frame(newdata) && !.hb_formula_plain(terms)) {
+    # a matrix cannot hold the variables the formula transforms: its columns would be taken as the terms
+    .hb_abort("`newdata` must be a data.frame (or a list of columns): the model's formula computes its ",
+              "predictors (", .hb_and(attr(terms, "term.labels")), ") from the variables ",
+              .hb_and(setdiff(all.vars(terms), .HB_FORMULA_CONSTANTS)), ".")
+  }
   if (!is.null(terms) && is.data.frame(newdata)) {
     newdata <- .hb_formula_frame(terms, newdata)
     offset <- attr(newdata, "offset")
@@ -224,6 +238,13 @@ predict.histboost <- function(object, newdata,
     return("cpu")
   }
   .hb_device(device)
+}
+
+# Whether a formula's predictors are its variables themselves (y ~ a + b),
+# so that a matrix with those columns can stand for newdata.
+.hb_formula_plain <- function(terms) {
+  labs <- attr(terms, "term.labels")
+  all(make.names(labs) == labs)  # an offset() is not a term: a matrix then needs init_score (below)
 }
 
 # The predictors of a formula model, evaluated on newdata (missing values kept).

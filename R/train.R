@@ -1816,6 +1816,15 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' model and again before `predict()` evaluates the
 #' formula, where only these functions exist; a model file whose formula
 #' breaks it is an error of class `histboost_error_format`.
+#'
+#' The predictors (and an offset) must come from the columns of `data`: a
+#' variable of the workspace (`y ~ I(a > thr)`) is refused, since `predict()`
+#' sees only `newdata`'s columns (the response may come from anywhere). So
+#' is a number conversion of a factor (`as.numeric(g)`,
+#' `as.integer(as.factor(s))`), whose level codes follow the levels that
+#' `newdata` happens to have; `predict()` refuses it too when `newdata` gives
+#' a factor there. Such a model's `newdata` is a data.frame or a list of
+#' columns (a matrix only when every term is a column itself).
 #' @param formula A model formula, `response ~ predictors`; `.` means all other
 #'   columns of `data`. Terms are used as columns as they are (no dummy coding,
 #'   no interactions); a character column becomes a factor, as in [lm()]. An `offset(...)` term is the `init_score`, and
@@ -1854,6 +1863,18 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   }
   miss <- vars[!vars %in% names(data) & !vapply(vars, exists, NA, envir = env)]
   if (length(miss)) .hb_abort("`data` lacks ", .hb_and(miss), " used in `formula`.")
+  # The predictors (and an offset) are evaluated again on newdata by predict(), where only newdata's
+  # columns exist: a variable found elsewhere (a threshold or vector in the workspace) would train a model
+  # that can never predict. The response may come from anywhere, as for lm().
+  rhs_vars <- setdiff(all.vars(formula[[length(formula)]]), c(".", .HB_FORMULA_CONSTANTS))
+  outside <- setdiff(rhs_vars, names(data))
+  if (length(outside)) {
+    .hb_abort("`formula` uses ", .hb_and(outside), ", which ", if (length(outside) > 1L) "are not columns"
+              else "is not a column", " of `data`; predict() evaluates the formula on `newdata`'s columns ",
+              "alone, so the model could never predict. Put ", if (length(outside) > 1L) "them" else "it",
+              " in `data` as a column, or write ", if (length(outside) > 1L) "their values" else "its value",
+              " into the formula (e.g. I(a > 0.5)).")
+  }
   # The predictors' formula is stored in the model and evaluated by predict():
   # only what a model file may safely carry (formula.R), checked before
   # anything is evaluated.
@@ -1874,6 +1895,8 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   }
   labels <- attr(tt, "term.labels")
   if (!length(labels)) .hb_abort("`formula` has no predictors.")
+  why <- .hb_formula_codes_problem(stats::delete.response(tt), data, env)
+  if (!is.null(why)) .hb_abort("`formula` is refused: ", why, ".")
   y <- stats::model.response(mf)
   x <- .hb_formula_columns(mf, tt)
   if (!is.null(offset)) .hb_check_offset(offset, "`formula`'s offset()", "data", rows)
@@ -1881,8 +1904,18 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   # (predict() reads such a column of newdata by the levels' labels)
   chr <- vapply(x, is.character, NA)
   x[chr] <- lapply(x[chr], factor)
-  fit <- if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
-         else histboost.default(x, y, weights = weights, init_score = offset, ...)
+  # the checks of x and y speak of the data the user gave: `data`'s columns and the formula's response
+  resp <- .hb_formula_deparse(formula[[2L]])
+  fit <- tryCatch(
+    if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
+    else histboost.default(x, y, weights = weights, init_score = offset, ...),
+    histboost_error_input = function(e) {
+      msg <- conditionMessage(e)
+      to <- if (startsWith(msg, "`x` column ")) sub("^`x` column ", "`data` column ", msg)
+            else if (startsWith(msg, "`y` ")) paste0("the response `", resp, "` ", substring(msg, 5L))
+      if (is.null(to)) stop(e)
+      .hb_abort(to)
+    })
   xt <- stats::delete.response(tt)
   fit <- .hb_model_add_meta(fit, c(r.formula = paste(deparse(stats::formula(xt), width.cutoff = 500L),
                                                      collapse = " ")))

@@ -160,6 +160,17 @@ test_that("hb_importance: gains and split counts equal those in hb_trees", {
   }
 })
 
+test_that("predict(iteration = ) past the model's iterations uses them all, whatever the number", {
+  d <- gen_task(171, n = 300, task = "regression")
+  m <- hb_quiet(d$x, d$y, nrounds = 6L)
+  p <- predict(m, d$x)
+  for (it in list(6L, 7, 1e10, Inf)) expect_identical(predict(m, d$x, iteration = it), p)
+  expect_false(identical(predict(m, d$x, iteration = 5L), p))
+  for (bad in list(0, 2.5, 7.5, -Inf, NA, "3", TRUE)) {
+    expect_input_error(predict(m, d$x, iteration = bad), "`iteration` must be a whole number >= 1")
+  }
+})
+
 test_that("evaluation log metrics equal plain-R metrics of predict(iteration = i)", {
   a <- api()
   # regression: rmse and mae on two validation sets

@@ -195,3 +195,57 @@ test_that("legitimate formulas round-trip and match columns computed in plain R"
                   num_leaves = 7L, min_data_in_leaf = 10L, seed = 1L)
   expect_identical(predict(m, nd), predict(ref, data.frame(cx = cut(nd$x, c(-Inf, 1, 2, Inf)), a = nd$a)))
 })
+
+test_that("a formula must get its predictors from data, and never read a factor as level codes", {
+  set.seed(41)
+  n <- 300
+  df <- data.frame(a = runif(n), b = rnorm(n), s = sample(c("lo", "hi"), n, TRUE),
+                   g = factor(sample(c("a", "b", "c"), n, TRUE)))
+  df$y <- (df$s == "hi") * 5 + df$b
+  fit_f <- function(f, ...) hb_quiet(f, data = df, nrounds = 5L, min_data_in_leaf = 5L, seed = 1L, ...)
+  # a variable of the workspace: predict() could never find it, so training refuses it
+  thr <- 0.5
+  expect_input_error(fit_f(y ~ I(a > thr) + b), "uses `thr`, which is not a column of `data`.*could never predict")
+  expect_input_error(fit_f(y ~ a + zz), "`data` lacks `zz`")
+  zz <- rnorm(n)
+  expect_input_error(fit_f(y ~ a + zz), "uses `zz`, which is not a column")
+  # the response may come from anywhere, as for lm()
+  yy <- df$y
+  m <- fit_f(yy ~ a + b)
+  expect_identical(predict(m, df), predict(fit_f(y ~ a + b), df))
+  # level codes depend on the levels newdata has: one row's as.factor(s) is code 1 whatever s is
+  expect_input_error(fit_f(y ~ as.integer(as.factor(s)) + b), "`as.integer\\(as.factor\\(s\\)\\)` reads a factor as its level codes")
+  expect_input_error(fit_f(y ~ as.numeric(g) + b), "`as.numeric\\(g\\)` reads a factor")
+  # numbers from numbers and logicals are row by row, and stay allowed
+  m <- fit_f(y ~ as.numeric(s == "hi") + as.numeric(a) + b)
+  p1 <- vapply(1:5, function(i) predict(m, df[i, ]), 0)
+  expect_identical(p1, predict(m, df[1:5, ]))
+  # a factor where training had numbers, under as.numeric(): refused at prediction too
+  nd <- df[1:3, ]
+  nd$a <- factor(nd$a)
+  expect_input_error(predict(m, nd), "could not be evaluated.*reads a factor as its level codes")
+})
+
+test_that("a formula model takes newdata as a data.frame or a list; a matrix only when the terms are its columns", {
+  set.seed(42)
+  df <- data.frame(a = runif(200, 1, 2), b = rnorm(200))
+  df$y <- log(df$a) * 3 + df$b
+  m <- hb_quiet(y ~ log(a) + b, data = df, nrounds = 5L, min_data_in_leaf = 5L)
+  expect_input_error(predict(m, as.matrix(df[1:3, c("a", "b")])),
+                     "`newdata` must be a data.frame.*predictors \\(`log\\(a\\)` and `b`\\) from the variables `a` and `b`")
+  mx <- as.matrix(df[1:3, c("a", "b")])
+  colnames(mx) <- c("log(a)", "b")  # named as the terms: still refused, not read untransformed
+  expect_input_error(predict(m, mx), "must be a data.frame")
+  expect_identical(predict(m, as.list(df[1:3, c("a", "b")])), predict(m, df[1:3, ]))
+  plain <- hb_quiet(y ~ a + b, data = df, nrounds = 5L, min_data_in_leaf = 5L)
+  expect_identical(predict(plain, as.matrix(df[1:3, c("a", "b")])), predict(plain, df[1:3, ]))
+})
+
+test_that("the formula interface names data's columns and the response in its messages", {
+  df <- data.frame(a = runif(50), d = Sys.Date() + 1:50)
+  df$price <- df$a
+  df$price[3] <- NA
+  expect_input_error(hb_quiet(price ~ a, data = df), "^the response `price` contains 1 missing .*position 3")
+  expect_input_error(hb_quiet(log(price) ~ a, data = df), "^the response `log\\(price\\)` contains")
+  expect_input_error(hb_quiet(a ~ d, data = df), "^`data` column `d` is of class Date")
+})
