@@ -37,8 +37,10 @@
 #' @param stratified For classification (`y` a factor or logical vector, or
 #'   `objective` `"binary"` or `"multiclass"`), deal each class's
 #'   rows out evenly between the folds, so that every fold keeps the class
-#'   shares. Folds are drawn with R's random number generator: `set.seed()`
-#'   makes them reproducible.
+#'   shares. Folds are drawn with R's random number generator: from `seed`
+#'   when it is given (the session's random numbers left as they were), so
+#'   that the same `seed` gives the same folds and the same result; else from
+#'   the session's (`set.seed()` makes them reproducible).
 #' @param nrounds Most boosting rounds.
 #' @param early_stopping_rounds `NULL`, or stop when the mean over the folds
 #'   of the first metric has not improved for this many rounds
@@ -48,7 +50,7 @@
 #'   functions, as for [histboost()]; a function is called for each fold's
 #'   held-out rows.
 #' @param nthreads,seed,verbose As for [histboost()]; `seed` (drawn once when
-#'   `NULL`) is shared by the folds. `verbose = 1` prints the mean metrics
+#'   `NULL`) is shared by the folds' models, and draws the folds. `verbose = 1` prints the mean metrics
 #'   every 10th round, 2 every round.
 #' @param keep_models `TRUE` to return the folds' models.
 #' @param ... Other training parameters of [histboost()] (`objective`,
@@ -160,7 +162,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                 "needs at least 2.")
     }
     nfold <- .hb_fold_count(nfold, grp$nq, "queries in `group` (each fold holds out whole queries)")
-    qfold <- .hb_make_folds(grp$nq, nfold)
+    qfold <- .hb_with_seed(seed, .hb_make_folds(grp$nq, nfold))
     folds <- lapply(qfold, function(q) which(grp$codes %in% (q - 1L)))
   } else if (is.null(folds)) {
     if (n < 2L) .hb_abort("`x` has ", n, " row; cross-validation needs at least 2.")
@@ -175,7 +177,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
       .hb_abort("`y` has ", sum(y[, "status"] == 1), " events but `nfold` is ", nfold, ": each fold needs an ",
                 "event for the Cox loss. Use a smaller `nfold` or give `folds`.")
     }
-    folds <- .hb_make_folds(n, nfold, strata)
+    folds <- .hb_with_seed(seed, .hb_make_folds(n, nfold, strata))
   } else {
     folds <- .hb_check_folds(folds, n)
     if (!is.null(grp)) {
@@ -188,7 +190,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
       }
     }
   }
-  .hb_check_fold_classes(folds, y, dots$objective)
+  .hb_check_fold_classes(folds, y, dots$objective, given = !is.null(call$folds))
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))  # drawn after the folds
   args["seed"] <- list(seed)
   # Messages from the early-stopping check read as hb_cv()'s own.
@@ -321,7 +323,7 @@ print.hb_cv <- function(x, ...) {
 # Classification: a class whose every row is held out by one fold leaves
 # that fold's training rows without it, and the fold cannot be validated.
 # Said here in terms of the folds, before any fold is trained.
-.hb_check_fold_classes <- function(folds, y, objective) {
+.hb_check_fold_classes <- function(folds, y, objective, given = FALSE) {
   is_class <- is.factor(y) || is.character(y) || is.logical(y) ||
     (is.character(objective) && isTRUE(objective[1L] %in% c("binary", "multiclass")))
   if (!is_class) return(invisible())
@@ -336,8 +338,12 @@ print.hb_cv <- function(x, ...) {
       .hb_abort("fold ", k, " holds out every row of class ", .hb_and(gone), " (",
                 paste0(cnt, collapse = ", "), if (all(cnt == 1L)) " row" else " rows",
                 "), so its training rows have none of ", if (length(gone) > 1L) "these classes" else "it",
-                ". Give every class at least 2 rows (stratified folds spread a class over the folds), ",
-                "drop the class from `y`, or choose `folds` that leave some of its rows for training.")
+                ". ", if (given && all(cnt >= 2L)) {
+                  "Choose `folds` that leave some of its rows for training (or let hb_cv() make stratified folds)."
+                } else {
+                  paste0("Give every class at least 2 rows (stratified folds spread a class over the folds), ",
+                         "drop the class from `y`, or choose `folds` that leave some of its rows for training.")
+                })
     }
   }
   invisible()
@@ -371,4 +377,18 @@ print.hb_cv <- function(x, ...) {
     .hb_abort("`folds` overlap: row ", all_rows[anyDuplicated(all_rows)], " is held out by two folds.")
   }
   unname(folds)
+}
+
+# expr evaluated with R's random numbers seeded from `seed` (NULL: the
+# session's, as they are), and the session's state restored afterwards.
+.hb_with_seed <- function(seed, expr) {
+  if (is.null(seed)) return(expr)
+  s <- suppressWarnings(as.numeric(seed))
+  if (length(s) != 1L || !is.finite(s)) return(expr)  # a bad seed is refused later, by the checks of histboost()
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = genv) else rm(".Random.seed", envir = genv))
+  set.seed(as.integer(s %% .Machine$integer.max))
+  expr
 }

@@ -33,6 +33,8 @@
       funs[[length(funs) + 1L]] <- m
       entries[[k]] <- list(fun = length(funs))
     } else if (is.character(m) && length(m) == 1L && !is.na(m)) {
+      # LightGBM's and xgboost's names (binary_logloss, merror, ...), as params = list(metric =) takes them
+      if (m %in% names(.HB_METRIC_ALIASES)) m <- .HB_METRIC_ALIASES[[m]]
       entries[[k]] <- list(name = m)
     } else {
       bad()

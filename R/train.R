@@ -535,7 +535,11 @@ histboost <- function(x, ...) {
 #'   `"multiclassova"` takes `"multi_logloss"` (of each class's sigmoid, as
 #'   LightGBM) and `"multi_error"`; `"cox"` takes `"cox_nloglik"`, the
 #'   negative log partial likelihood per unit of event weight (xgboost's
-#'   `cox-nloglik`). Or your own metric: a
+#'   `cox-nloglik`). LightGBM's and xgboost's names of these are taken too
+#'   (`"binary_logloss"`, `"l2_root"`, `"merror"`, `"aucpr"`, ...).
+#'   `"multi_error"` counts a row right when its class has the highest score,
+#'   the first class among tied ones (as `predict(type = "class")`);
+#'   LightGBM counts a tie as wrong. Or your own metric: a
 #'   `function(preds, labels)` (or `function(preds, labels, weights)`)
 #'   returning `list(name = , value = , higher_better = )`, called after
 #'   every round for each validation set with its predictions as

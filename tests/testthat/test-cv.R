@@ -70,6 +70,21 @@ test_that("folds partition the rows; stratified folds keep every class's share",
   again <- hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L)
   expect_identical(again$folds, f)
   expect_identical(again$evaluation_log, cv$evaluation_log)
+  # with a seed the folds come from it: the same seed, the same folds and run whatever the session's random
+  # numbers, which are left as they were
+  set.seed(99)
+  before <- .Random.seed
+  s1 <- hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L, seed = 17)
+  expect_identical(.Random.seed, before)
+  set.seed(123)
+  s2 <- hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L, seed = 17)
+  expect_identical(s2$folds, s1$folds)
+  expect_identical(s2$evaluation_log, s1$evaluation_log)
+  expect_false(identical(hb_cv(d$x, d$y, nfold = 5L, nrounds = 3L, verbose = 0L, seed = 18)$folds, s1$folds))
+  # LightGBM's and xgboost's metric names, as in params
+  lg <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 2L, verbose = 0L, seed = 1, eval_metric = c("mlogloss", "merror"))
+  hb <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 2L, verbose = 0L, seed = 1, eval_metric = c("multi_logloss", "multi_error"))
+  expect_identical(lg$evaluation_log, hb$evaluation_log)
   # unstratified, on a dgCMatrix: the folds still partition, sizes within one
   g <- gen_task(44, n = 301, p = 6, task = "regression")
   X <- Matrix::Matrix(as.matrix(g$x), sparse = TRUE)

@@ -69,6 +69,12 @@ test_that("hb_cv: a class whose rows one fold holds out is named, not a `valid` 
   folds <- list(seq(1, 150, 3), seq(2, 150, 3), seq(3, 150, 3))  # row 150, the rare one, in fold 3
   m <- msg_of(hb_cv(x, y, folds = folds, nrounds = 2L, verbose = 0))
   expect_match(m, "^fold 3 holds out every row of class `rare`")
+  # a class of several rows that the user's folds hold out at once: the advice is about the folds
+  yb <- factor(c(rep("a", 90), rep("b", 10)))
+  m <- msg_of(hb_cv(data.frame(v = seq_len(100)), yb, folds = split(1:100, rep(1:5, each = 20)), nrounds = 2L,
+                    verbose = 0))
+  expect_match(m, "^fold 5 holds out every row of class `b` \\(10 rows\\).*Choose `folds` that leave some")
+  expect_false(grepl("at least 2 rows", m, fixed = TRUE))
   # two rows of the class: stratified folds keep one for training, so cv runs
   y2 <- factor(c(as.character(iris$Species[-(1:2)]), "rare", "rare"))
   cv <- hb_cv(iris[c(3:150, 1:2), 1:4], y2, nfold = 2L, nrounds = 2L, verbose = 0, seed = 1)
