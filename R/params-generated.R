@@ -9,7 +9,7 @@
 .HB_PARAMS <- list(
   objective = list(type = "OBJ", default = "regression", lower = 0, lower_open = FALSE, upper = 0, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "hand", aliases = c("objective_type", "app", "application", "loss"),
-    doc = "the loss: regression, binary, multiclass, poisson, gamma, tweedie, huber, l1, quantile, lambdarank or a function"),
+    doc = "the loss: regression, binary, multiclass, multiclassova, poisson, gamma, tweedie, huber, l1, quantile, mape, fair, cross_entropy, lambdarank, cox or a function"),
   num_class = list(type = "INT", default = 1L, lower = -Inf, lower_open = FALSE, upper = Inf, upper_open = FALSE,
     store = "always", gpu = TRUE, r = "none", aliases = character(0),
     doc = "scores a row: the classes of y for multiclass, else 1"),

@@ -174,6 +174,7 @@
   "binary:logistic" = "binary", "multi:softprob" = "multiclass", "multi:softmax" = "multiclass",
   softmax = "multiclass", "count:poisson" = "poisson", "reg:gamma" = "gamma", "reg:tweedie" = "tweedie",
   "reg:quantileerror" = "quantile", "rank:ndcg" = "lambdarank", "rank:pairwise" = NA, "rank:map" = NA,
+  rank_xendcg = NA, xendcg = NA, xe_ndcg = NA, xe_ndcg_mart = NA, xendcg_mart = NA,
   "binary:logitraw" = NA, "binary:hinge" = NA, "reg:logistic" = NA, "reg:pseudohubererror" = NA,
   multiclass_ova = "multiclassova", ova = "multiclassova", ovr = "multiclassova", xentropy = "cross_entropy",
   mean_absolute_percentage_error = "mape", "survival:cox" = "cox"
@@ -185,7 +186,10 @@
 .hb_objective_alias <- function(v, what) {
   if (!is.character(v) || length(v) != 1L || is.na(v) || !v %in% names(.HB_OBJECTIVE_ALIASES)) return(v)
   to <- .HB_OBJECTIVE_ALIASES[[v]]
-  if (is.na(to)) .hb_abort(what, " \"", v, "\" has no histboost equivalent.")
+  if (is.na(to)) {
+    .hb_abort(what, " \"", v, "\" has no histboost equivalent",
+              if (grepl("rank|ndcg", v)) "; for ranking, histboost has objective = \"lambdarank\" (LambdaMART)", ".")
+  }
   to
 }
 

@@ -14,7 +14,15 @@
     .hb_abort("`", arg, "` must be a vector of query ids, one per row (integer, factor or character), not ",
               .hb_describe(group), ".")
   }
-  group <- .hb_vector_arg(if (is.null(dim(group))) group else group[, 1L], n, arg, nrow_arg)
+  g1 <- if (is.null(dim(group))) group else group[, 1L]
+  if (is.numeric(g1) && length(g1) != n && length(g1) > 0L && !anyNA(g1) && all(g1 >= 1 & g1 == round(g1)) &&
+      sum(g1) == n) {
+    # LightGBM's and xgboost's form: the queries' sizes, in row order
+    .hb_abort("`", arg, "` has ", length(g1), " values summing to the ", n, " rows of `", nrow_arg, "`: the ",
+              "queries' sizes, as LightGBM and xgboost take them. histboost takes one query id a row: give `",
+              arg, " = rep(seq_along(sizes), sizes)`.")
+  }
+  group <- .hb_vector_arg(g1, n, arg, nrow_arg)
   if (anyNA(group)) {
     bad <- which(is.na(group))
     .hb_abort("`", arg, "` contains ", length(bad), " missing query ids (first at position ", bad[1L],

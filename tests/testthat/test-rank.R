@@ -590,3 +590,23 @@ test_that("map@k equals lightgbm's map on the same scores (weighted queries, a q
   }
   expect_gt(histboost:::.hb_rank_metric(y, qid, s, "map", 3L), histboost:::.hb_rank_metric(y, qid, -s, "map", 3L))
 })
+
+test_that("LightGBM's forms for ranking get messages that say what histboost takes", {
+  set.seed(51)
+  x <- matrix(rnorm(200 * 3), 200)
+  y <- sample(0:3, 200, TRUE)
+  # query sizes (they sum to the rows) instead of one id a row
+  expect_input_error(histboost(x, y, objective = "lambdarank", group = rep(10, 20), verbose = 0),
+                     "`group` has 20 values summing to the 200 rows of `x`: the queries' sizes.*rep\\(seq_along\\(sizes\\), sizes\\)")
+  m1 <- hb_quiet(x, y, objective = "lambdarank", group = rep(seq_along(rep(10, 20)), rep(10, 20)), nrounds = 2L)
+  expect_identical(m1$task, "ranking")
+  # sizes that do not sum to the rows: the usual length message
+  expect_input_error(histboost(x, y, objective = "lambdarank", group = rep(10, 19), verbose = 0), "`group` has 19 values")
+  # LightGBM's other ranking objective, under any of its names and in params
+  for (o in c("rank_xendcg", "xendcg")) {
+    expect_input_error(histboost(x, y, objective = o, group = rep(1:20, each = 10), verbose = 0),
+                       paste0("\"", o, "\" has no histboost equivalent; for ranking, histboost has objective = \"lambdarank\""))
+  }
+  expect_input_error(histboost(x, y, params = list(objective = "rank_xendcg"), group = rep(1:20, each = 10), verbose = 0),
+                     "no histboost equivalent; for ranking")
+})
