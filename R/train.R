@@ -1148,8 +1148,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
     base <- init_model
     base$terms <- NULL  # the trees' raw score alone: a formula's offset comes as init_score
     base_raw <- function(data, arg, offset, oarg) {
-      raw <- tryCatch(stats::predict(base, data, type = "raw", iteration = if (base_iter > 0L) base_iter,
-                              nthreads = nthreads),
+      raw <- tryCatch(withCallingHandlers(
+                        stats::predict(base, data, type = "raw", iteration = if (base_iter > 0L) base_iter,
+                                       nthreads = nthreads),
+                        # a level the model lacks is refused after (.hb_conform_to_model), naming it
+                        histboost_warning_unseen_levels = function(w) invokeRestart("muffleWarning")),
                       histboost_error_input = function(e) {
                         .hb_abort("`", arg, "` does not suit `init_model`: ",
                                   gsub("`newdata`", paste0("`", arg, "`"), conditionMessage(e), fixed = TRUE),
@@ -1870,6 +1873,10 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   # The predictors (and an offset) are evaluated again on newdata by predict(), where only newdata's
   # columns exist: a variable found elsewhere (a threshold or vector in the workspace) would train a model
   # that can never predict. The response may come from anywhere, as for lm().
+  if (any(.HB_FORMULA_CONSTANTS %in% names(data) & .HB_FORMULA_CONSTANTS %in% all.vars(formula[[length(formula)]]))) {
+    .hb_abort("`formula` uses `pi`, which is a column of `data` here but the constant pi in a model's formula ",
+              "(a newdata without that column would silently use 3.14159...); rename the column.")
+  }
   rhs_vars <- setdiff(all.vars(formula[[length(formula)]]), c(".", .HB_FORMULA_CONSTANTS))
   outside <- setdiff(rhs_vars, names(data))
   if (length(outside)) {
@@ -1920,9 +1927,13 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
       if (is.null(to)) stop(e)
       .hb_abort(to)
     })
+  # The predictors' formula the model keeps: its terms and offsets alone, so that a variable the formula
+  # only removes (y ~ . - id) is not asked of newdata
   xt <- stats::delete.response(tt)
-  fit <- .hb_model_add_meta(fit, c(r.formula = paste(deparse(stats::formula(xt), width.cutoff = 500L),
-                                                     collapse = " ")))
+  xvars <- as.list(attr(xt, "variables"))[-1L]
+  rhs <- c(attr(xt, "term.labels"),
+           vapply(xvars[attr(xt, "offset")], function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "), ""))
+  fit <- .hb_model_add_meta(fit, c(r.formula = paste("~", paste(rhs, collapse = " + "))))
   fit$call <- call
   fit
 }

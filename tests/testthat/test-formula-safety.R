@@ -249,3 +249,23 @@ test_that("the formula interface names data's columns and the response in its me
   expect_input_error(hb_quiet(log(price) ~ a, data = df), "^the response `log\\(price\\)` contains")
   expect_input_error(hb_quiet(a ~ d, data = df), "^`data` column `d` is of class Date")
 })
+
+test_that("the kept formula asks newdata only for what the terms use; a column named pi is refused", {
+  set.seed(43)
+  df <- data.frame(a = runif(120), b = rnorm(120), id = 1:120, e = runif(120) + 1)
+  df$y <- df$a + df$b
+  m <- hb_quiet(y ~ . - id, data = df, nrounds = 3L, min_data_in_leaf = 5L)
+  expect_identical(m$feature_names, c("a", "b", "e"))
+  expect_identical(predict(m, df[c("a", "b", "e")]), predict(m, df))  # no `id` needed
+  mo <- hb_quiet(y ~ a + b + offset(log(e)) - 1, data = df, nrounds = 3L, min_data_in_leaf = 5L)
+  expect_identical(predict(mo, df[c("a", "b", "e")]), predict(mo, df))
+  f <- tempfile(fileext = ".txt")
+  hb_save(m, f)
+  expect_identical(predict(hb_load(f), df[c("a", "b", "e")]), predict(m, df))
+  unlink(f)
+  df$pi <- 1
+  expect_input_error(hb_quiet(y ~ pi + a, data = df), "uses `pi`, which is a column of `data`.*rename the column")
+  # the constant, where no column has the name, is fine
+  mp <- hb_quiet(y ~ I(a * pi) + b, data = df[c("a", "b", "y")], nrounds = 3L, min_data_in_leaf = 5L)
+  expect_identical(predict(mp, df[1:4, c("a", "b")]), predict(mp, df[1:4, c("a", "b", "y")]))
+})
