@@ -300,6 +300,8 @@
       } else v
     },
     device = if (identical(v, "gpu")) "cuda" else v,
+    # LightGBM's num_threads = 0 (its default): OpenMP's default, histboost's NULL (hb_threads())
+    nthreads = if (nm != "nthreads" && is.numeric(v) && length(v) == 1L && !is.na(v) && v == 0) NULL else v,
     # xgboost's DART spellings
     uniform_drop = if (nm == "sample_type" && is.character(v) && length(v) == 1L && !is.na(v)) {
       if (v == "uniform") TRUE else if (v == "weighted") FALSE

@@ -142,6 +142,10 @@ test_that("params: unknown, ambiguous and conflicting entries are clear errors",
   expect_input_error(hb_quiet(d$x, d$y, num_leaves = 1), "^`num_leaves` must be a whole number")
   expect_input_error(hb_cv(d$x, d$y, nrounds = 2L, verbose = 0, params = list(eta = 0.1, num_leaves = 1)),
                      "^`num_leaves` must be a whole number")
+  # LightGBM's num_threads = 0 is its default (OpenMP's): histboost's NULL; nthreads = 0 itself stays an error
+  m0 <- hb_quiet(d$x, d$y, nrounds = 2L, seed = 1, params = list(num_threads = 0))
+  expect_identical(m0$model_text, hb_quiet(d$x, d$y, nrounds = 2L, seed = 1)$model_text)
+  expect_input_error(hb_quiet(d$x, d$y, nthreads = 0), "`nthreads` must be a whole number >= 1")
 })
 
 test_that("every LightGBM parameter name is taken, or refused with what to do, never unknown", {
