@@ -239,6 +239,10 @@ test_that("a formula model takes newdata as a data.frame or a list; a matrix onl
   expect_identical(predict(m, as.list(df[1:3, c("a", "b")])), predict(m, df[1:3, ]))
   plain <- hb_quiet(y ~ a + b, data = df, nrounds = 5L, min_data_in_leaf = 5L)
   expect_identical(predict(plain, as.matrix(df[1:3, c("a", "b")])), predict(plain, df[1:3, ]))
+  # a column whose name needs backquotes is still a plain term
+  dq <- data.frame(`my col` = df$a, b = df$b, y = df$y, check.names = FALSE)
+  mq <- hb_quiet(y ~ ., data = dq, nrounds = 5L, min_data_in_leaf = 5L)
+  expect_identical(predict(mq, as.matrix(dq[1:3, 1:2])), predict(mq, dq[1:3, ]))
 })
 
 test_that("the formula interface names data's columns and the response in its messages", {
