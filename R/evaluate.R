@@ -194,6 +194,14 @@
   if (is.null(spec)) return(last + 1L)
   if (spec %in% log_names) return(match(spec, log_names))
   if (spec %in% metric_names) return(last + match(spec, metric_names))
+  # LightGBM's and xgboost's names, as eval_metric takes them ("binary_logloss", "valid_binary_logloss")
+  for (a in names(.HB_METRIC_ALIASES)) {
+    if (spec == a || endsWith(spec, paste0("_", a))) {
+      alt <- paste0(substr(spec, 1L, nchar(spec) - nchar(a)), .HB_METRIC_ALIASES[[a]])
+      if (alt %in% log_names) return(match(alt, log_names))
+      if (alt %in% metric_names) return(last + match(alt, metric_names))
+    }
+  }
   .hb_abort("`early_stopping_metric` \"", spec, "\" is neither a metric (", .hb_and(metric_names),
             ") nor a column of the evaluation log (", .hb_and(log_names), ").")
 }

@@ -110,40 +110,75 @@
   NULL
 }
 
-# The number conversions that read a factor as its level codes: those codes
-# follow the levels the factor has, so as.integer(as.factor(s)) of one row
-# of newdata is 1 whatever s is, and as.numeric() of a factor column
-# depends on its levels' order. Refused in a model's formula, at training
-# (.hb_formula_codes_problem) and at prediction (.hb_formula_env's versions).
+# The number conversions that read a factor as its level codes. Those codes
+# follow the factor's levels: as.integer(as.factor(s)) of one row of newdata
+# is 1 whatever s is, and as.numeric() of a factor column depends on the
+# levels newdata's column has. A factor whose levels the formula fixes
+# (cut() at its given breaks, factor(x, levels = ...)) has the same codes for
+# any newdata and stays allowed.
 .HB_FORMULA_NUMBERS <- c("as.numeric", "as.double", "as.integer")
 
-# NULL, or why the predictors' formula `tt` (terms without the response)
-# converts a factor to numbers (.HB_FORMULA_NUMBERS): each such call's
-# argument evaluated on the training `data` (the formula passed
-# .hb_terms_problem: only the allowed functions are called).
-.hb_formula_codes_problem <- function(tt, data, env) {
-  found <- NULL
+# Each number conversion in the terms' variables: list(call, arg).
+.hb_formula_conversions <- function(tt) {
+  out <- list()
   walk <- function(e) {
-    if (!is.null(found) || !is.call(e)) return(invisible())
+    if (!is.call(e)) return(invisible())
     f <- e[[1L]]
     if (is.name(f) && as.character(f) %in% .HB_FORMULA_NUMBERS && length(e) >= 2L) {
-      v <- tryCatch(eval(e[[2L]], data, env), error = function(err) NULL)
-      if (is.factor(v)) {
-        found <<- .hb_formula_codes_why(.hb_formula_deparse(e), as.character(f))
-        return(invisible())
-      }
+      out[[length(out) + 1L]] <<- list(call = e, arg = e[[2L]])
     }
     for (a in as.list(e)[-1L]) walk(a)
   }
   for (v in as.list(attr(tt, "variables"))[-1L]) walk(v)
-  found
+  out
+}
+
+# Whether `a` makes a factor whose levels it fixes itself.
+.hb_formula_fixed_levels <- function(a) {
+  if (!is.call(a) || !is.name(a[[1L]])) return(FALSE)
+  f <- as.character(a[[1L]])
+  if (f == "cut") return(TRUE)  # .hb_formula_walk allows only cut() at given breaks
+  if (f != "factor") return(FALSE)
+  nms <- names(a) %||% rep("", length(a))
+  "levels" %in% nms[-1L] || sum(nms[-1L] == "") >= 2L  # factor(x, levels) by name or position
+}
+
+# NULL, or why the predictors' formula `tt` (terms without the response)
+# reads a factor as its level codes: a conversion of as.factor() or of
+# factor() without levels, or of an argument that is a factor in the
+# training `data` (evaluated there: the formula passed .hb_terms_problem, so
+# only the allowed functions run).
+.hb_formula_codes_problem <- function(tt, data, env) {
+  for (cv in .hb_formula_conversions(tt)) {
+    a <- cv$arg
+    if (.hb_formula_fixed_levels(a)) next
+    made <- is.call(a) && is.name(a[[1L]]) && as.character(a[[1L]]) %in% c("as.factor", "factor")
+    if (made || is.factor(tryCatch(eval(a, data, env), error = function(err) NULL))) {
+      return(.hb_formula_codes_why(.hb_formula_deparse(cv$call), as.character(cv$call[[1L]])))
+    }
+  }
+  NULL
+}
+
+# The same at prediction: a conversion of a column that newdata gives as a
+# factor (training had numbers there, or the model was refused).
+.hb_formula_codes_newdata <- function(tt, newdata) {
+  for (cv in .hb_formula_conversions(tt)) {
+    a <- cv$arg
+    if (is.name(a) && is.factor(newdata[[as.character(a)]])) {
+      .hb_abort("`newdata` column `", as.character(a), "` is a factor, which `", .hb_formula_deparse(cv$call),
+                "` in the model's formula would read as its level codes; give the numbers the model was ",
+                "trained on (as.numeric(as.character(x)) if the factor holds them as labels).")
+    }
+  }
+  invisible()
 }
 
 .hb_formula_codes_why <- function(shown, f) {
   sprintf(paste0("`%s` reads a factor as its level codes, which follow the levels that `newdata` has (one row's ",
                  "as.factor() has one level, so its code is 1 whatever its value); use the factor itself (the ",
-                 "trees split its levels), a comparison such as x == \"a\", or %s(as.character(x)) for numbers ",
-                 "stored as labels"), shown, f)
+                 "trees split its levels), a comparison such as x == \"a\", factor(x, levels = ...) or cut() at ",
+                 "given breaks, or %s(as.character(x)) for numbers stored as labels"), shown, f)
 }
 
 # A constant: a number, string or logical (Inf and NA included), possibly
@@ -179,17 +214,6 @@
       e <- new.env(parent = emptyenv())
       for (f in c(.HB_FORMULA_FUNS, "list")) {
         assign(f, if (f == "offset") stats::offset else get(f, envir = baseenv()), envir = e)
-      }
-      # number conversions that refuse a factor (its codes depend on newdata's levels)
-      for (f in .HB_FORMULA_NUMBERS) {
-        assign(f, local({
-          conv <- get(f, envir = baseenv())
-          name <- f
-          function(x, ...) {
-            if (is.factor(x)) stop(.hb_formula_codes_why(paste0(name, "() of a factor"), name), call. = FALSE)
-            conv(x, ...)
-          }
-        }), envir = e)
       }
       for (k in .HB_FORMULA_CONSTANTS) assign(k, get(k, envir = baseenv()), envir = e)
       lockEnvironment(e, bindings = TRUE)

@@ -153,7 +153,7 @@ predict.histboost <- function(object, newdata,
   if (!is.null(terms) && !is.data.frame(newdata) && !.hb_formula_plain(terms)) {
     # a matrix cannot hold the variables the formula transforms: its columns would be taken as the terms
     .hb_abort("`newdata` must be a data.frame (or a list of columns): the model's formula computes its ",
-              "predictors (", .hb_and(attr(terms, "term.labels")), ") from the variables ",
+              "predictors (", .hb_and(sub("^`(.*)`$", "\\1", attr(terms, "term.labels"))), ") from the variables ",
               .hb_and(setdiff(all.vars(terms), .HB_FORMULA_CONSTANTS)), ".")
   }
   if (!is.null(terms) && is.data.frame(newdata)) {
@@ -261,6 +261,7 @@ predict.histboost <- function(object, newdata,
     .hb_abort("`newdata` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
               " used in the model's formula.")
   }
+  .hb_formula_codes_newdata(terms, newdata)
   mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
                  error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
                                                conditionMessage(e)))

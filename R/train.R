@@ -1829,8 +1829,11 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' sees only `newdata`'s columns (the response may come from anywhere). So
 #' is a number conversion of a factor (`as.numeric(g)`,
 #' `as.integer(as.factor(s))`), whose level codes follow the levels that
-#' `newdata` happens to have; `predict()` refuses it too when `newdata` gives
-#' a factor there. Such a model's `newdata` is a data.frame or a list of
+#' `newdata` happens to have (one of a factor whose levels the formula fixes,
+#' `cut()` at given breaks or `factor(x, levels = )`, is allowed);
+#' `predict()` refuses it too when `newdata` gives a factor there. A column
+#' named `pi` is refused where the formula uses it (it would read as the
+#' constant when `newdata` lacks it). Such a model's `newdata` is a data.frame or a list of
 #' columns (a matrix only when every term is a column itself).
 #' @param formula A model formula, `response ~ predictors`; `.` means all other
 #'   columns of `data`. Terms are used as columns as they are (no dummy coding,
@@ -1873,12 +1876,21 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   # The predictors (and an offset) are evaluated again on newdata by predict(), where only newdata's
   # columns exist: a variable found elsewhere (a threshold or vector in the workspace) would train a model
   # that can never predict. The response may come from anywhere, as for lm().
-  if (any(.HB_FORMULA_CONSTANTS %in% names(data) & .HB_FORMULA_CONSTANTS %in% all.vars(formula[[length(formula)]]))) {
+  # The variables the predictors and offsets use, `.` expanded and what the formula removes left out
+  tt <- stats::terms(formula, data = data)
+  fac <- attr(tt, "factors")
+  tvars <- as.list(attr(tt, "variables"))[-1L]
+  used <- unique(unlist(lapply(tvars[c(which(if (length(fac)) rowSums(fac != 0) > 0 else logical()),
+                                       attr(tt, "offset"))], all.vars)))
+  if (any(.HB_FORMULA_CONSTANTS %in% used & .HB_FORMULA_CONSTANTS %in% names(data))) {
     .hb_abort("`formula` uses `pi`, which is a column of `data` here but the constant pi in a model's formula ",
-              "(a newdata without that column would silently use 3.14159...); rename the column.")
+              "(a newdata without that column would silently use 3.14159...); rename the column, or leave it ",
+              "out (y ~ . - pi).")
   }
-  rhs_vars <- setdiff(all.vars(formula[[length(formula)]]), c(".", .HB_FORMULA_CONSTANTS))
-  outside <- setdiff(rhs_vars, names(data))
+  # The predictors (and an offset) are evaluated again on newdata by predict(), where only newdata's
+  # columns exist: a variable found elsewhere (a threshold or vector in the workspace) would train a model
+  # that can never predict. The response may come from anywhere, as for lm().
+  outside <- setdiff(used, c(names(data), .HB_FORMULA_CONSTANTS))
   if (length(outside)) {
     .hb_abort("`formula` uses ", .hb_and(outside), ", which ", if (length(outside) > 1L) "are not columns"
               else "is not a column", " of `data`; predict() evaluates the formula on `newdata`'s columns ",
@@ -1889,7 +1901,6 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   # The predictors' formula is stored in the model and evaluated by predict():
   # only what a model file may safely carry (formula.R), checked before
   # anything is evaluated.
-  tt <- stats::terms(formula, data = data)
   if (attr(tt, "response") == 0L) .hb_abort("`formula` needs a response on its left-hand side.")
   why <- .hb_terms_problem(stats::delete.response(tt))
   if (!is.null(why)) .hb_abort("`formula` is refused: ", why, ".")
@@ -1922,8 +1933,11 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
     else histboost.default(x, y, weights = weights, init_score = offset, ...),
     histboost_error_input = function(e) {
       msg <- conditionMessage(e)
-      to <- if (startsWith(msg, "`x` column ")) sub("^`x` column ", "`data` column ", msg)
-            else if (startsWith(msg, "`y` ")) paste0("the response `", resp, "` ", substring(msg, 5L))
+      col <- sub("^`x` column `([^`]*)`.*$", "\\1", msg)
+      to <- if (startsWith(msg, "`x` column ")) {
+        sub("^`x` column ", if (col %in% names(data)) "`data` column " else "the formula's term ", msg)
+      }
+      if (startsWith(msg, "`y` ")) to <- paste0("the response `", resp, "` ", substring(msg, 5L))
       if (is.null(to)) stop(e)
       .hb_abort(to)
     })

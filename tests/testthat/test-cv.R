@@ -85,6 +85,18 @@ test_that("folds partition the rows; stratified folds keep every class's share",
   lg <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 2L, verbose = 0L, seed = 1, eval_metric = c("mlogloss", "merror"))
   hb <- hb_cv(d$x, d$y, nfold = 3L, nrounds = 2L, verbose = 0L, seed = 1, eval_metric = c("multi_logloss", "multi_error"))
   expect_identical(lg$evaluation_log, hb$evaluation_log)
+  # early_stopping_metric takes them too, alone or as a log column
+  e1 <- hb_quiet(d$x[1:400, ], d$y[1:400], nrounds = 30L, seed = 1, eval_metric = c("merror", "mlogloss"),
+                 valid = list(v = list(x = d$x[401:503, ], y = d$y[401:503])), early_stopping_rounds = 3L,
+                 early_stopping_metric = "mlogloss")
+  e2 <- hb_quiet(d$x[1:400, ], d$y[1:400], nrounds = 30L, seed = 1, eval_metric = c("multi_error", "multi_logloss"),
+                 valid = list(v = list(x = d$x[401:503, ], y = d$y[401:503])), early_stopping_rounds = 3L,
+                 early_stopping_metric = "v_multi_logloss")
+  e3 <- hb_quiet(d$x[1:400, ], d$y[1:400], nrounds = 30L, seed = 1, eval_metric = c("multi_error", "multi_logloss"),
+                 valid = list(v = list(x = d$x[401:503, ], y = d$y[401:503])), early_stopping_rounds = 3L,
+                 early_stopping_metric = "v_mlogloss")
+  expect_identical(e1$best_iteration, e2$best_iteration)
+  expect_identical(e3$best_iteration, e2$best_iteration)
   # unstratified, on a dgCMatrix: the folds still partition, sizes within one
   g <- gen_task(44, n = 301, p = 6, task = "regression")
   X <- Matrix::Matrix(as.matrix(g$x), sparse = TRUE)

@@ -223,7 +223,14 @@ test_that("a formula must get its predictors from data, and never read a factor 
   # a factor where training had numbers, under as.numeric(): refused at prediction too
   nd <- df[1:3, ]
   nd$a <- factor(nd$a)
-  expect_input_error(predict(m, nd), "could not be evaluated.*reads a factor as its level codes")
+  expect_input_error(predict(m, nd), "`newdata` column `a` is a factor, which `as.numeric\\(a\\)`")
+  # codes of a factor whose levels the formula fixes are the same for any newdata: allowed, row by row
+  for (f in list(y ~ as.numeric(cut(a, c(-Inf, 0.3, 0.6, Inf))) + b,
+                 y ~ as.integer(factor(s, levels = c("lo", "hi"))) + b, y ~ as.integer(factor(s, c("lo", "hi"))) + b)) {
+    mf <- fit_f(f)
+    expect_identical(vapply(1:6, function(i) predict(mf, df[i, ]), 0), predict(mf, df[1:6, ]))
+  }
+  expect_input_error(fit_f(y ~ as.integer(factor(s)) + b), "reads a factor as its level codes")
 })
 
 test_that("a formula model takes newdata as a data.frame or a list; a matrix only when the terms are its columns", {
@@ -252,6 +259,7 @@ test_that("the formula interface names data's columns and the response in its me
   expect_input_error(hb_quiet(price ~ a, data = df), "^the response `price` contains 1 missing .*position 3")
   expect_input_error(hb_quiet(log(price) ~ a, data = df), "^the response `log\\(price\\)` contains")
   expect_input_error(hb_quiet(a ~ d, data = df), "^`data` column `d` is of class Date")
+  expect_input_error(hb_quiet(a ~ I(d + 1), data = df), "^the formula's term `I\\(d \\+ 1\\)` is of class")
 })
 
 test_that("the kept formula asks newdata only for what the terms use; a column named pi is refused", {
@@ -269,6 +277,9 @@ test_that("the kept formula asks newdata only for what the terms use; a column n
   unlink(f)
   df$pi <- 1
   expect_input_error(hb_quiet(y ~ pi + a, data = df), "uses `pi`, which is a column of `data`.*rename the column")
+  expect_input_error(hb_quiet(y ~ ., data = df), "uses `pi`, which is a column")  # through `.` too
+  mnp <- hb_quiet(y ~ . - pi, data = df, nrounds = 3L, min_data_in_leaf = 5L)    # left out: fine
+  expect_false("pi" %in% mnp$feature_names)
   # the constant, where no column has the name, is fine
   mp <- hb_quiet(y ~ I(a * pi) + b, data = df[c("a", "b", "y")], nrounds = 3L, min_data_in_leaf = 5L)
   expect_identical(predict(mp, df[1:4, c("a", "b")]), predict(mp, df[1:4, c("a", "b", "y")]))
