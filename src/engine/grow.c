@@ -1075,13 +1075,13 @@ static void refit_sums_by_row(hb_grow_ws_t *ws, int L, const double *gh, double 
   if (nth > ws->nrefit) nth = ws->nrefit;
   memset(ws->rsum, 0, sizeof(int64_t) * 2 * (size_t)L * (size_t)ws->nrefit);
   (void)nth;
-  const int nblk = (n + HB_ROW_LEAF_BLOCK - 1) / HB_ROW_LEAF_BLOCK;
+  const int blk = hb_row_leaf_block(L), nblk = (int)(((int64_t)n + blk - 1) / blk);
 HB_OMP(parallel num_threads(nth))
   {
 HB_OMP(for schedule(dynamic, 1))
     for (int q = 0; q < nblk; q++) {
-      const int r0 = q * HB_ROW_LEAF_BLOCK;
-      hb_grow_row_leaves(ws, L, r0, n - r0 > HB_ROW_LEAF_BLOCK ? r0 + HB_ROW_LEAF_BLOCK : n, leaf_of);
+      const int r0 = q * blk;
+      hb_grow_row_leaves(ws, L, r0, n - r0 > blk ? r0 + blk : n, leaf_of);
     }
     int64_t *a = ws->rsum + (size_t)hb_threads_id() * 2 * (size_t)L;
 #if defined(__SSE2__)

@@ -95,9 +95,12 @@ const int *hb_grow_leaf_rows(const hb_grow_ws_t *ws, int leaf, int *count);
  * would write into every cache line), and a range small enough to stay in
  * cache is then read in row order. */
 void hb_grow_row_leaves(const hb_grow_ws_t *ws, int L, int r0, int r1, int *leaf_of);
-/* Rows a range of it for a thread at a time: the range's leaf numbers
- * (256 KB) and its rows' scores (512 KB) stay in cache. */
+/* Rows a range of it for a thread at a time, for a tree of L leaves:
+ * 65,536 (the range's leaf numbers, 256 KB, and its rows' scores, 512 KB,
+ * stay in cache), or 64 a leaf for trees of more than 1024 leaves, so that
+ * the binary searches (L a range) stay a small part of the work. */
 #define HB_ROW_LEAF_BLOCK 65536
+static inline int hb_row_leaf_block(int L) { return L > HB_ROW_LEAF_BLOCK / 64 ? 64 * L : HB_ROW_LEAF_BLOCK; }
 
 /* nrow ints that the workspace uses only while it grows a tree: the
  * caller's between trees (hb_grow_row_leaves' output). */

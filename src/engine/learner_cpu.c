@@ -168,12 +168,12 @@ static int grow_class(hb_booster_t *b, cpu_learner_t *c, hb_grow_ws_t *ws, int32
    * block's leaves, then its scores in row order: the scores are read and
    * written once, in order, not leaf by leaf at scattered rows); out-of-bag
    * rows: walk the tree */
-  const int nleaf = t->num_leaves, nsb = (n + HB_ROW_LEAF_BLOCK - 1) / HB_ROW_LEAF_BLOCK;
+  const int nleaf = t->num_leaves, blk = hb_row_leaf_block(nleaf), nsb = (int)(((int64_t)n + blk - 1) / blk);
   const double *lv = t->leaf_value;
   int *leaf_of = hb_grow_ws_scratch(ws), bad = 0;
 HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if (nsb > 1))
   for (int q = 0; q < nsb; q++) {
-    const int r0 = q * HB_ROW_LEAF_BLOCK, r1 = n - r0 > HB_ROW_LEAF_BLOCK ? r0 + HB_ROW_LEAF_BLOCK : n;
+    const int r0 = q * blk, r1 = n - r0 > blk ? r0 + blk : n;
     hb_grow_row_leaves(ws, nleaf, r0, r1, leaf_of);
     if (rf) {
       for (int i = r0; i < r1; i++)
