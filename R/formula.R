@@ -110,6 +110,33 @@
   NULL
 }
 
+# Whether a formula's predictors are its variables themselves (y ~ a + b),
+# so that a matrix with those columns can stand for newdata (an offset() is
+# not a term: predict() then asks for init_score).
+.hb_formula_plain <- function(terms) {
+  labs <- sub("^`(.*)`$", "\\1", attr(terms, "term.labels"))  # `my col` is the column "my col"
+  all(labs %in% all.vars(terms))
+}
+
+# The one-sided formula, as text, of a terms object's predictors and
+# offsets (no response, no intercept, nothing the formula only removes).
+.hb_formula_rhs <- function(tt) {
+  offs <- as.list(attr(tt, "variables"))[-1L][attr(tt, "offset")]
+  parts <- c(attr(tt, "term.labels"), vapply(offs, .hb_formula_text, ""))
+  paste("~", if (length(parts)) paste(parts, collapse = " + ") else "1")
+}
+
+.hb_formula_text <- function(e) paste(deparse(e, width.cutoff = 500L), collapse = " ")
+
+# Character columns of a data.frame as factors (their sorted values the
+# levels), as lm() and model.matrix() take them; predict() reads such a
+# column of newdata by the levels' labels.
+.hb_chars_as_factors <- function(x) {
+  chr <- vapply(x, is.character, NA)
+  if (any(chr)) x[chr] <- lapply(x[chr], factor)
+  x
+}
+
 # The number conversions that read a factor as its level codes. Those codes
 # follow the factor's levels: as.integer(as.factor(s)) of one row of newdata
 # is 1 whatever s is, and as.numeric() of a factor column depends on the

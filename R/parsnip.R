@@ -239,10 +239,7 @@ hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL
     # sampled at each split, as parsnip defines mtry (xgboost's colsample_bynode, LightGBM's feature_fraction_bynode)
     args$feature_fraction_bynode <- if (counts) min(1, mtry / p) else mtry
   }
-  if (is.data.frame(x)) {  # character columns as factors, as histboost()'s formula interface takes them
-    chr <- vapply(x, is.character, NA)
-    if (any(chr)) x[chr] <- lapply(x[chr], factor)
-  }
+  if (is.data.frame(x)) x <- .hb_chars_as_factors(x)  # as histboost()'s formula interface takes them
   if (!is.null(sample_size)) {
     if (!is.numeric(sample_size) || length(sample_size) != 1L || !(sample_size > 0 && sample_size <= 1)) {
       .hb_abort("`sample_size` must be a proportion of the rows in (0, 1].")

@@ -240,13 +240,6 @@ predict.histboost <- function(object, newdata,
   .hb_device(device)
 }
 
-# Whether a formula's predictors are its variables themselves (y ~ a + b),
-# so that a matrix with those columns can stand for newdata.
-.hb_formula_plain <- function(terms) {
-  labs <- sub("^`(.*)`$", "\\1", attr(terms, "term.labels"))  # `my col` is the column "my col"
-  all(labs %in% all.vars(terms))  # an offset() is not a term: a matrix then needs init_score (below)
-}
-
 # The predictors of a formula model, evaluated on newdata (missing values kept).
 .hb_formula_frame <- function(terms, newdata) {
   # Checked again right before evaluation (the object's terms may have been

@@ -1873,15 +1873,11 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   }
   miss <- vars[!vars %in% names(data) & !vapply(vars, exists, NA, envir = env)]
   if (length(miss)) .hb_abort("`data` lacks ", .hb_and(miss), " used in `formula`.")
-  # The predictors (and an offset) are evaluated again on newdata by predict(), where only newdata's
-  # columns exist: a variable found elsewhere (a threshold or vector in the workspace) would train a model
-  # that can never predict. The response may come from anywhere, as for lm().
-  # The variables the predictors and offsets use, `.` expanded and what the formula removes left out
+  # The predictors' terms and offsets, `.` expanded and what the formula removes left out: the formula the
+  # model keeps (so that y ~ . - id does not ask newdata for id), and the variables it uses
   tt <- stats::terms(formula, data = data)
-  fac <- attr(tt, "factors")
-  tvars <- as.list(attr(tt, "variables"))[-1L]
-  used <- unique(unlist(lapply(tvars[c(which(if (length(fac)) rowSums(fac != 0) > 0 else logical()),
-                                       attr(tt, "offset"))], all.vars)))
+  rhs <- .hb_formula_rhs(tt)
+  used <- all.vars(str2lang(rhs))
   if (any(.HB_FORMULA_CONSTANTS %in% used & .HB_FORMULA_CONSTANTS %in% names(data))) {
     .hb_abort("`formula` uses `pi`, which is a column of `data` here but the constant pi in a model's formula ",
               "(a newdata without that column would silently use 3.14159...); rename the column, or leave it ",
@@ -1922,10 +1918,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   y <- stats::model.response(mf)
   x <- .hb_formula_columns(mf, tt)
   if (!is.null(offset)) .hb_check_offset(offset, "`formula`'s offset()", "data", rows)
-  # character predictors are factors, as lm() and model.matrix() take them
-  # (predict() reads such a column of newdata by the levels' labels)
-  chr <- vapply(x, is.character, NA)
-  x[chr] <- lapply(x[chr], factor)
+  x <- .hb_chars_as_factors(x)
   # the checks of x and y speak of the data the user gave: `data`'s columns and the formula's response
   resp <- .hb_formula_deparse(formula[[2L]])
   fit <- tryCatch(
@@ -1941,13 +1934,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
       if (is.null(to)) stop(e)
       .hb_abort(to)
     })
-  # The predictors' formula the model keeps: its terms and offsets alone, so that a variable the formula
-  # only removes (y ~ . - id) is not asked of newdata
-  xt <- stats::delete.response(tt)
-  xvars <- as.list(attr(xt, "variables"))[-1L]
-  rhs <- c(attr(xt, "term.labels"),
-           vapply(xvars[attr(xt, "offset")], function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "), ""))
-  fit <- .hb_model_add_meta(fit, c(r.formula = paste("~", paste(rhs, collapse = " + "))))
+  fit <- .hb_model_add_meta(fit, c(r.formula = rhs))
   fit$call <- call
   fit
 }

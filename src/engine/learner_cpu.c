@@ -175,19 +175,11 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 1) reduction(| : bad) if 
   for (int q = 0; q < nsb; q++) {
     const int r0 = q * blk, r1 = n - r0 > blk ? r0 + blk : n;
     hb_grow_row_leaves(ws, nleaf, r0, r1, leaf_of);
-    if (rf) {
-      for (int i = r0; i < r1; i++)
-        if (leaf_of[i] >= 0) {
-          add_tree(&sk[i], lv[leaf_of[i]], row_start(d, ik, k, i), inv_t, 1);
-          bad |= score_bad(sk[i], score_hi);
-        }
-    } else {
-      for (int i = r0; i < r1; i++)
-        if (leaf_of[i] >= 0) {
-          sk[i] += lv[leaf_of[i]];
-          bad |= score_bad(sk[i], score_hi);
-        }
-    }
+    for (int i = r0; i < r1; i++)
+      if (leaf_of[i] >= 0) {
+        add_tree(&sk[i], lv[leaf_of[i]], rf ? row_start(d, ik, k, i) : 0.0, inv_t, rf);
+        bad |= score_bad(sk[i], score_hi);
+      }
   }
   int nomem = 0;
   if (bag) {  /* rows out of the bag, in blocks of HB_OOB_BLOCK */
