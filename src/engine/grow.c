@@ -73,6 +73,12 @@ struct hb_grow_ws {
   hb_leafsum_t *sum;      /* per leaf */
   hb_split_t *best;       /* per leaf */
   hb_split_t *per;        /* 2 nfeat: per-feature bests of the two children being scanned */
+  uint8_t *seen;          /* 2 nfeat: whether per's feature was scanned (for the flags below) */
+  /* LightGBM's rule (SerialTreeLearner::FindBestSplits): a feature in which a
+   * leaf's scan found no valid split is not scanned in its subtree. Per leaf,
+   * okw words of flags, set where the feature may still be scanned. */
+  uint64_t *ok;
+  int okw;
   int *slot;              /* per leaf: histogram slot or -1 */
   hb_histbin_t **pool;    /* max_leaves slots, allocated on first use */
   int *free_slots;        /* stack of free slot indices */
@@ -122,14 +128,12 @@ struct hb_grow_ws {
    * its block, and the block winners are exchanged and merged in rank
    * order: feature order, the one process's winner. blk[r] is rank r's
    * first feature (size + 1 of them), blk_v the reduction's blocks in
-   * values, xbuf the exchange of winners (size x 2 records of xrec words),
-   * mask_r the root's features of this block. */
+   * values, xbuf the exchange of winners (size x 2 records of xrec words). */
   int fb0, fb1;
   int any_sparse;         /* some feature is stored sparse (bundles are made of such) */
   int *blk;
   int64_t *blk_v, *xbuf;
   int xrec;
-  uint8_t *mask_r;
   /* phase timers (hb_grow_ws_profile): on, and the sums of grow.h's order */
   int prof_on;
   double prof[HB_GROW_PROFILE_N];
@@ -163,6 +167,9 @@ static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, co
   ws->sum = hb_malloc(sizeof(hb_leafsum_t) * (size_t)L);
   ws->best = hb_malloc(sizeof(hb_split_t) * (size_t)L);
   ws->per = hb_malloc(2 * sizeof(hb_split_t) * (size_t)d->nfeat);
+  ws->seen = hb_malloc(2 * (size_t)d->nfeat + 1);
+  ws->okw = (d->nfeat + 63) / 64 > 0 ? (d->nfeat + 63) / 64 : 1;
+  ws->ok = hb_malloc(sizeof(uint64_t) * (size_t)L * (size_t)ws->okw);
   ws->slot = hb_malloc(sizeof(int) * (size_t)L);
   ws->pool = hb_calloc((size_t)L, sizeof(hb_histbin_t *));
   ws->free_slots = hb_malloc(sizeof(int) * (size_t)L);
@@ -177,7 +184,6 @@ static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, co
     ws->blk = hb_malloc(sizeof(int) * (size_t)(P + 1));
     ws->blk_v = hb_malloc(sizeof(int64_t) * (size_t)(P + 1));
     ws->xbuf = hb_malloc(sizeof(int64_t) * 2 * (size_t)ws->xrec * (size_t)P);
-    ws->mask_r = hb_malloc((size_t)d->nfeat + 1);
     if (ws->blk) {  /* rank r's first feature: the first whose bins start at or after r / P of them */
       int f = 0;
       for (int r = 0; r <= P; r++) {
@@ -208,9 +214,9 @@ static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, co
   }
   int st = HB_OK;
   if (!ws->idx || !ws->tmp || !ws->chunk_left || !ws->begin || !ws->leaf_l2 ||
-      !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->slot || !ws->pool || !ws->free_slots ||
+      !ws->count || !ws->gcount || !ws->sum || !ws->best || !ws->per || !ws->seen || !ws->ok || !ws->slot || !ws->pool || !ws->free_slots ||
       !ws->out || !ws->mask_s || !ws->mask_b ||
-      (ws->dist && (!ws->blk || !ws->blk_v || !ws->xbuf || !ws->mask_r)) ||
+      (ws->dist && (!ws->blk || !ws->blk_v || !ws->xbuf)) ||
       (cfg->quantized && (!ws->qg || !ws->qh || !ws->qlg || !ws->qlh || (ws->dist && !ws->wire))))
     st = HB_ERR_NOMEM;
   int any_sparse = 0;
@@ -261,11 +267,12 @@ void hb_grow_ws_free(hb_grow_ws_t *ws) {
   hb_free(ws->idx); hb_free(ws->tmp); hb_free(ws->pos); hb_free(ws->chunk_left);
   if (ws->gcount != ws->count) hb_free(ws->gcount);
   hb_free(ws->begin); hb_free(ws->leaf_l2); hb_free(ws->count); hb_free(ws->sum); hb_free(ws->best); hb_free(ws->per);
+  hb_free(ws->seen); hb_free(ws->ok);
   hb_free(ws->slot);
   hb_free(ws->qg); hb_free(ws->qh); hb_free(ws->qlg); hb_free(ws->qlh); hb_free(ws->rsum); hb_free(ws->wire);
   hb_free(ws->mono); hb_free(ws->lo); hb_free(ws->hi);
   hb_free(ws->out); hb_free(ws->mask_s); hb_free(ws->mask_b);
-  hb_free(ws->blk); hb_free(ws->blk_v); hb_free(ws->xbuf); hb_free(ws->mask_r);
+  hb_free(ws->blk); hb_free(ws->blk_v); hb_free(ws->xbuf);
   hb_free(ws->grp_feat); hb_free(ws->grp_col); hb_free(ws->leaf_grp);
   hb_free(ws);
 }
@@ -892,6 +899,8 @@ typedef struct {
   int q, scan_small, scan_large, f0, nfb, small, large;
   hb_histbin_t *hs, *hl;
   hb_split_t *ps, *pb;
+  uint8_t *seen;       /* 2 nfeat: the smaller child's features scanned, then the larger's */
+  const uint64_t *okp; /* the parent's flags (the left child's row until scan_finish writes it) */
   int64_t *lgs, *lhs;  /* quantized: the per-feature winners' integer left sums, 2 per feature */
   double t_start;      /* profiling: when the pass started (after the histogram) */
 } scan_job_t;
@@ -914,6 +923,8 @@ static void scan_prepare(scan_job_t *j, hb_grow_ws_t *ws, const hb_config_t *cfg
   j->nfb = ws->fb1 - ws->fb0;
   j->ps = ws->per;
   j->pb = ws->per + d->nfeat;
+  j->seen = ws->seen;
+  j->okp = ws->ok + (size_t)(small < large ? small : large) * (size_t)ws->okw;
   j->lgs = j->q ? ws->qlg + ws->max_leaves : NULL;
   j->lhs = j->q ? ws->qlh + ws->max_leaves : NULL;
   j->t_start = 0.0;
@@ -924,10 +935,13 @@ static void scan_prepare(scan_job_t *j, hb_grow_ws_t *ws, const hb_config_t *cfg
 static void scan_item(const scan_job_t *j, int w) {
   const hb_dataset_t *d = j->d;
   const int f = j->f0 + (w >> 1), q = j->q;
+  const int inherit = (int)((j->okp[f >> 6] >> (f & 63)) & 1u);  /* the parent's scan found a split in f */
   if (!(w & 1)) {  /* the smaller child: its histogram is only read */
     hb_split_t *p = &j->ps[f];
     p->feature = -1; p->gain = -INFINITY;
-    if ((!j->active || j->active[f]) && j->scan_small && (!j->ms || j->ms[f])) {
+    j->seen[f] = 0;
+    if ((!j->active || j->active[f]) && j->scan_small && (!j->ms || j->ms[f]) && inherit) {
+      j->seen[f] = 1;
       if (q) hb_qsplit_feature(&j->cs.q, d, (const hb_qbin_t *)(void *)j->hs, f, p, &j->lgs[2 * f], &j->lhs[2 * f]);
       else hb_split_feature(&j->cs.c, d, j->hs, f, p);
     }
@@ -935,13 +949,15 @@ static void scan_item(const scan_job_t *j, int w) {
   }
   hb_split_t *p = &j->pb[f];
   p->feature = -1; p->gain = -INFINITY;
+  j->seen[d->nfeat + f] = 0;
   if (j->active && !j->active[f]) return;
   if (j->hl) {
     const int off = d->hist_offset[f], nb = d->hist_offset[f + 1] - off;
     if (q) SUBTRACT_BINS(hb_qbin_t, j->hl, j->hs, off, nb);
     else SUBTRACT_BINS(hb_histbin_t, j->hl, j->hs, off, nb);
   }
-  if (j->scan_large && (!j->mb || j->mb[f])) {
+  if (j->scan_large && (!j->mb || j->mb[f]) && inherit) {
+    j->seen[d->nfeat + f] = 1;
     if (q) hb_qsplit_feature(&j->cb.q, d, (const hb_qbin_t *)(void *)j->hl, f, p, &j->lgs[2 * f + 1], &j->lhs[2 * f + 1]);
     else hb_split_feature(&j->cb.c, d, j->hl, f, p);
   }
@@ -982,6 +998,18 @@ static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
       *bb = pb[f];
       if (q) { ws->qlg[large] = j->lgs[2 * f + 1]; ws->qlh[large] = j->lhs[2 * f + 1]; }
     }
+  }
+  /* the children's flags: the parent's, less the features their own scans
+   * found no split in; the right child's row first, the left's (the
+   * parent's) in place */
+  const int nf = j->d->nfeat, left = small < large ? small : large, right = small < large ? large : small;
+  const uint8_t *seen_l = left == small ? j->seen : j->seen + nf, *seen_r = left == small ? j->seen + nf : j->seen;
+  const hb_split_t *per_l = left == small ? ps : pb, *per_r = left == small ? pb : ps;
+  uint64_t *P = ws->ok + (size_t)left * (size_t)ws->okw, *R = ws->ok + (size_t)right * (size_t)ws->okw;
+  memcpy(R, P, sizeof(uint64_t) * (size_t)ws->okw);
+  for (int f = j->f0; f < j->f0 + j->nfb; f++) {
+    if (seen_r[f] && per_r[f].feature < 0) R[f >> 6] &= ~((uint64_t)1 << (f & 63));
+    if (seen_l[f] && per_l[f].feature < 0) P[f >> 6] &= ~((uint64_t)1 << (f & 63));
   }
   return bests_agree(ws, small, large);
 }
@@ -1041,17 +1069,41 @@ static int bests_agree(hb_grow_ws_t *ws, int l0, int l1) {
 }
 
 /* The root's search over integer histograms (features in increasing order). */
-static void scan_root_q(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
-                        int slot) {
-  hb_qsplit_leaf_t c;
-  hb_qsplit_leaf_init(&c, cfg, ws->qg[0], ws->qh[0], ws->gcount[0], ws->qt->sg, ws->qt->sh);
-  c.con = leaf_con(ws, 0);
+/* The root's scan over this process's features allowed by `m` (NULL: all),
+ * full precision or quantized: each feature's best alone, merged in feature
+ * order (the sequential scan's winner, whatever the thread count), and the
+ * root's flags: every feature, less those its scan found no split in. */
+static void scan_root(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *m, int slot,
+                      int nthreads) {
+  const int q = ws->qt != NULL, f0 = ws->fb0, f1 = ws->fb1;
+  child_ctx_t cc;
+  const int can = child_ctx(ws, cfg, 0, 0, &cc);
+  hb_split_t *per = ws->per;
+  uint8_t *seen = ws->seen;
+  int64_t *lg = q ? ws->qlg + ws->max_leaves : NULL, *lh = q ? ws->qlh + ws->max_leaves : NULL;
+  const int nth = f1 - f0 < 64 ? 1 : hb_threads_use(nthreads);  /* few features: cheaper than starting threads */
+  (void)nth;  /* unused without OpenMP */
+HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4) if (nth > 1))
+  for (int f = f0; f < f1; f++) {
+    per[f].feature = -1;
+    per[f].gain = -INFINITY;
+    seen[f] = (uint8_t)(can && (!m || m[f]));
+    if (!seen[f]) continue;
+    if (q) hb_qsplit_feature(&cc.q, d, (const hb_qbin_t *)ws->pool[slot], f, &per[f], &lg[2 * f], &lh[2 * f]);
+    else hb_split_feature(&cc.c, d, ws->pool[slot], f, &per[f]);
+  }
   hb_split_t *best = &ws->best[0];
   best->feature = -1;
   best->gain = -INFINITY;
-  for (int f = ws->fb0; f < ws->fb1; f++)
-    if (!active || active[f])
-      hb_qsplit_feature(&c, d, (const hb_qbin_t *)ws->pool[slot], f, best, &ws->qlg[0], &ws->qlh[0]);
+  uint64_t *row = ws->ok;  /* leaf 0's */
+  for (int w = 0; w < ws->okw; w++) row[w] = ~(uint64_t)0;
+  for (int f = f0; f < f1; f++) {
+    if (seen[f] && per[f].feature < 0) row[f >> 6] &= ~((uint64_t)1 << (f & 63));
+    if (per[f].feature >= 0 && per[f].gain > best->gain) {
+      *best = per[f];
+      if (q) { ws->qlg[0] = lg[2 * f]; ws->qlh[0] = lh[2 * f]; }
+    }
+  }
 }
 
 /* y rounded to the nearest integer, ties to even (llrint, and the GPU's
@@ -1415,18 +1467,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
   if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
   prof_hist_rows(ws, ws->count[0], t_root);
   PROF_START(t_scan0);
-  const uint8_t *m0 = leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s);
-  if (qt) {
-    scan_root_q(ws, cfg, d, m0, s0);
-  } else {
-    if (ws->dist) {  /* this process's block of features */
-      for (int f = 0; f < d->nfeat; f++) ws->mask_r[f] = (uint8_t)(f >= ws->fb0 && f < ws->fb1 && (!m0 || m0[f]));
-      m0 = ws->mask_r;
-    }
-    hb_split_leaf_t c0;
-    leaf_ctx(ws, cfg, 0, 0, &c0);
-    hb_split_find_ctx(&c0, d, ws->pool[s0], m0, &ws->best[0], nth);
-  }
+  scan_root(ws, cfg, d, leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s), s0, nth);
   status = bests_agree(ws, 0, -1);
   PROF_ADD(PROF_SPLIT, t_scan0);
   if (status != HB_OK) return status;
