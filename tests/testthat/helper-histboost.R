@@ -423,8 +423,14 @@ ref_bin_info <- function(X, min_data_in_bin = 3L) {
 # Best split of the rows `rows` by the exact scan rules; NULL if none is taken.
 # Also returns `margin`: best gain minus the best gain of a different
 # candidate partition (ties would make the engine's choice order-dependent).
-ref_find_split <- function(X, info, g, h, rows, params) {
+ref_find_split <- function(X, info, g, h, rows, params) ref_find_split_v(X, info, g, h, rows, params)$best
+
+# ref_find_split's best, with `valid`: the features (of `allowed`, NULL: all)
+# in which some candidate passed the limits and gained more than
+# min_gain_to_split, LightGBM's is_splittable_ (its children scan no other).
+ref_find_split_v <- function(X, info, g, h, rows, params, allowed = NULL) {
   gg <- g[rows]; hh <- h[rows]
+  valid <- integer(0)
   n <- length(rows)
   G <- sum(gg); H <- sum(hh)
   l1 <- params$lambda_l1
@@ -439,6 +445,7 @@ ref_find_split <- function(X, info, g, h, rows, params) {
   }
   offer <- function(gain, split, leftmask) {
     if (is.na(gain)) return()
+    if (gain > params$min_gain_to_split && gain > 0) valid <<- union(valid, split$feature)
     canon <- if (leftmask[1]) leftmask else !leftmask
     all_gains <<- c(all_gains, gain)
     all_keys <<- c(all_keys, paste(as.integer(canon), collapse = ""))
@@ -449,6 +456,7 @@ ref_find_split <- function(X, info, g, h, rows, params) {
     }
   }
   for (j in seq_along(X)) {
+    if (!is.null(allowed) && !(j %in% allowed)) next
     x <- X[[j]][rows]
     inf <- info[[j]]
     if (inf$type == "numeric") {
@@ -534,11 +542,12 @@ ref_find_split <- function(X, info, g, h, rows, params) {
       }
     }
   }
-  if (is.null(best)) return(NULL)
-  if (!(best$gain > params$min_gain_to_split && best$gain > 0)) return(NULL)
+  valid <- sort(valid)
+  if (is.null(best)) return(list(best = NULL, valid = valid))
+  if (!(best$gain > params$min_gain_to_split && best$gain > 0)) return(list(best = NULL, valid = valid))
   other <- all_gains[all_keys != best$key]
   best$margin <- best$gain - if (length(other)) max(other) else -Inf
-  best
+  list(best = best, valid = valid)
 }
 
 # Which of the values x go left at a reference split.
@@ -561,7 +570,9 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
   leaf_l2 <- params$lambda_l2        # the L2 of each leaf's output (its split's child_l2)
   depth <- 0L
   link <- list(NULL)                 # (node, side) each leaf hangs from
-  best <- list(ref_find_split(X, info, g, h, rows, params))
+  root <- ref_find_split_v(X, info, g, h, rows, params)
+  best <- list(root$best)
+  ok <- list(root$valid)             # per leaf: the features its children may scan (LightGBM's rule)
   nodes <- list()
   margins <- numeric(0)
   depth_ok <- function(d) params$max_depth <= 0 || d < params$max_depth
@@ -589,8 +600,11 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
     depth[c(l, newleaf + 1L)] <- d
     link[[l]] <- list(node = node, side = "left")
     link[[newleaf + 1L]] <- list(node = node, side = "right")
+    parent_ok <- ok[[l]]
     for (k in c(l, newleaf + 1L)) {
-      best[k] <- list(if (depth_ok(d)) ref_find_split(X, info, g, h, leaves[[k]], params) else NULL)
+      res <- if (depth_ok(d)) ref_find_split_v(X, info, g, h, leaves[[k]], params, allowed = parent_ok)
+      best[k] <- list(res$best)
+      ok[k] <- list(if (is.null(res)) integer(0) else res$valid)
     }
   }
   values <- vapply(seq_along(leaves), function(k) {

@@ -107,15 +107,18 @@ test_that("constrained models are the same for one thread and two (the parallel 
 # -(2 G o + (H + l2) o^2) at its output o, less the parent's G^2 / (H + l2).
 # After a split on a constrained column the midpoint of the two outputs caps
 # one child and floors the other. Returns the splits in order and each row's
-# leaf value, with counts of refused candidates and clamped leaves.
+# leaf value, with counts of refused candidates and clamped leaves. A column
+# in which a leaf found no valid candidate is not tried in its subtree
+# (LightGBM's rule, SerialTreeLearner::FindBestSplits).
 ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
   vals <- lapply(X, function(v) sort(unique(v[!is.na(v)])))
   clamp <- function(o, lo, hi) min(max(o, lo), hi)
   worth <- function(G, H, o) -(2 * G * o + (H + l2) * o^2)
   refused <- 0L
-  find <- function(rows, lo, hi) {
+  find <- function(rows, lo, hi, allowed = seq_along(X)) {
     G <- sum(g[rows]); H <- sum(h[rows]); n <- length(rows)
     best <- NULL
+    valid <- integer(0)
     try_split <- function(j, left) {
       nl <- sum(left)
       if (nl < min_data || n - nl < min_data) return()
@@ -127,11 +130,12 @@ ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
         return()
       }
       gain <- worth(GL, HL, ol) + worth(G - GL, H - HL, or) - G^2 / (H + l2)
+      if (gain > 0) valid <<- union(valid, j)
       if (gain > 0 && (is.null(best) || gain > best$gain)) {
         best <<- list(feature = j, gain = gain, left = rows[left], right = rows[!left], out = c(ol, or))
       }
     }
-    for (j in seq_along(X)) {
+    for (j in allowed) {
       x <- X[[j]][rows]
       miss <- is.na(x)
       for (t in seq_len(length(vals[[j]]) - 1L)) {
@@ -141,10 +145,12 @@ ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
       }
       if (any(miss)) try_split(j, !miss)
     }
-    best
+    list(best = best, valid = sort(valid))
   }
   leaves <- list(list(rows = seq_along(g), lo = -Inf, hi = Inf, value = NA))
-  best <- list(find(seq_along(g), -Inf, Inf))
+  root <- find(seq_along(g), -Inf, Inf)
+  best <- list(root$best)
+  ok <- list(root$valid)
   splits <- list()
   clamped <- 0L
   while (length(leaves) < num_leaves) {
@@ -161,12 +167,15 @@ ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
     }
     r <- length(leaves) + 1L
     sides <- list(s$left, s$right)
+    parent_ok <- ok[[l]]
     for (k in 1:2) {
       i <- if (k == 1L) l else r
       leaves[[i]] <- list(rows = sides[[k]], lo = b[k, 1], hi = b[k, 2], value = clamp(s$out[k], b[k, 1], b[k, 2]))
       unclamped <- -sum(g[sides[[k]]]) / (sum(h[sides[[k]]]) + l2)
       if (abs(leaves[[i]]$value - unclamped) > 1e-12) clamped <- clamped + 1L
-      best[i] <- list(find(sides[[k]], b[k, 1], b[k, 2]))
+      res <- find(sides[[k]], b[k, 1], b[k, 2], parent_ok)
+      best[i] <- list(res$best)
+      ok[i] <- list(res$valid)
     }
     splits[[length(splits) + 1L]] <- s[c("feature", "gain")]
   }
