@@ -196,6 +196,7 @@ __global__ void k_root_prepare(TreeArgs a, const unsigned long long *absmax, int
   // rows and root rows over every process (data-parallel), else this one's
   const double N = glob ? (double)glob[0] : (double)n;
   const int nroot_all = glob ? (int)glob[1] : nroot;
+  for (int w = threadIdx.x; w < a.okw; w += blockDim.x) a.ok[w] = ~0u;  // the root may search every feature
   if (threadIdx.x == 0) {
     c->done = 0;
     // boost.c's gradients_in_range: NaN, or sums that could overflow

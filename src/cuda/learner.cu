@@ -53,6 +53,8 @@ struct hb_cuda_learner {
   Bin *d_hist;
   Leaf *d_leaves;
   Split *d_splits, *d_fbest;
+  uint8_t *d_seen;      // 2 x nfeat
+  uint32_t *d_ok;       // L x okw (TreeArgs::ok)
   int *d_free, *d_leaf_parent;
   Ctl *d_ctl;           // K
   NodeOut *d_nodes;     // K x (L - 1)
@@ -153,7 +155,7 @@ extern "C" void hb_cuda_learner_free(hb_cuda_learner_t *L) {
   exchange_close(L->x);
   void *dev[] = {L->d_bins, L->d_cols, L->d_label, L->d_weight, L->d_score, L->d_grad, L->d_hess, L->d_hoff, L->d_nbin,
                  L->d_iscat, L->d_usable, L->d_idx[0], L->d_idx[1], L->d_gh[0], L->d_gh[1], L->d_flags,
-                 L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_free, L->d_leaf_parent,
+                 L->d_hist, L->d_leaves, L->d_splits, L->d_fbest, L->d_seen, L->d_ok, L->d_free, L->d_leaf_parent,
                  L->d_ctl, L->d_nodes, L->d_route, L->d_leafout, L->d_rs, L->d_leaf_of_row, L->d_sums,
                  L->d_absmax, L->d_rows_seen, L->d_err, L->d_inbag, L->d_bag, L->d_nbag, L->d_bag_all, L->d_cub,
                  L->d_tree, L->d_base, L->d_inv_t, L->goss.size, L->goss.sorted, L->goss.keep, L->goss.above,
@@ -402,6 +404,8 @@ extern "C" int hb_cuda_learner_create(const hb_config_t *cfg, const hb_dataset_t
   DALLOC(L->d_leaves, NL);
   DALLOC(L->d_splits, NL);
   DALLOC(L->d_fbest, 2 * F);
+  DALLOC(L->d_seen, 2 * F);
+  DALLOC(L->d_ok, (size_t)NL * (size_t)((F + 31) / 32 > 0 ? (F + 31) / 32 : 1));
   DALLOC(L->d_free, NL);
   DALLOC(L->d_leaf_parent, NL);
   DALLOC(L->d_ctl, K);
@@ -582,6 +586,9 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.leaves = L->d_leaves;
   a.splits = L->d_splits;
   a.fbest = L->d_fbest;
+  a.seen = L->d_seen;
+  a.ok = L->d_ok;
+  a.okw = (L->nfeat + 31) / 32 > 0 ? (L->nfeat + 31) / 32 : 1;
   a.free_slots = L->d_free;
   a.flags = L->d_flags;
   a.ctl = L->d_ctl + k;

@@ -326,6 +326,9 @@ struct TreeArgs {
   Leaf *leaves;
   Split *splits;           // per leaf
   Split *fbest;            // 2 x nfeat: per child, per feature
+  uint8_t *seen;           // 2 x nfeat: whether fbest's feature was searched (for `ok`)
+  uint32_t *ok;            // max_leaves x okw words: the features a leaf's children may search (LightGBM's
+  int okw;                 // rule: not one in which the leaf's own search found no valid split); row 0 the root's
   int *free_slots;
   uint8_t *flags;          // partition: per position, 1 = goes left
   Ctl *ctl;

@@ -522,6 +522,25 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   const int nl = v.num_leaves, ch[2] = {v.small, v.large};
   const int fnd[2] = {v.find_small, v.find_large}, slot[2] = {v.small_slot, v.parent_slot};
   int nfree = v.nfree;
+  // The children's rows of `ok`: the parent's (the left child's row, the lower index), less the features
+  // each child's search found no valid split in; a word a thread, the right child's row written first.
+  {
+    const int left = ch[0] >= 0 && ch[1] >= 0 ? min(ch[0], ch[1]) : max(ch[0], ch[1]);
+    const int right = ch[0] >= 0 && ch[1] >= 0 ? max(ch[0], ch[1]) : -1;
+    const int yl = left == ch[0] ? 0 : 1;
+    for (int w = t; left >= 0 && w < a.okw; w += blockDim.x) {
+      const uint32_t p = a.ok[(size_t)left * a.okw + w];
+      uint32_t off[2] = {0u, 0u};
+      for (int bit = 0; bit < 32 && w * 32 + bit < F; bit++) {
+        const int f = w * 32 + bit;
+#pragma unroll
+        for (int y = 0; y < 2; y++)
+          if (ch[y] >= 0 && a.seen[y * F + f] && a.fbest[y * F + f].feature < 0) off[y] |= 1u << bit;
+      }
+      if (right >= 0) a.ok[(size_t)right * a.okw + w] = p & ~off[1 - yl];
+      a.ok[(size_t)left * a.okw + w] = p & ~off[yl];
+    }
+  }
   Cand b[2] = {{-1.0, INT_MAX}, {-1.0, INT_MAX}}, other = {-1.0, INT_MAX};
   // A thread's records are loaded before any is compared (feature and gain
   // alike, whether or not a child was searched): the loads go out together,
@@ -739,7 +758,12 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   } sm;
   const int child = y ? v.large : v.small;
   const int find = child >= 0 && (y ? v.find_large : v.find_small);
-  if (find && usable) {
+  // LightGBM's rule: a feature in which the parent's search found no valid split is not searched
+  // (the parent's row is the left child's, the lower index; the root's, leaf 0's, is all set)
+  const int parent = v.small >= 0 && v.large >= 0 ? min(v.small, v.large) : max(v.small, v.large);
+  const bool inherit = parent < 0 || ((a.ok[(size_t)parent * a.okw + (f >> 5)] >> (f & 31)) & 1u);
+  if (t == 0) a.seen[pair] = 0;
+  if (find && usable && inherit) {
     long long bg = 0, bh = 0;
     if (t < nb) {
       Bin *hb = a.hist + (size_t)(y ? v.parent_slot : v.small_slot) * a.total_bins + hoff;
@@ -779,6 +803,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       __syncthreads();
       if (pair == 0) HB_TL_MAX(c, 13);
       copy_split(&a.fbest[pair], &res);
+      if (t == 0) a.seen[pair] = 1;
     } else if (t == 0) {
       a.fbest[pair].feature = -1;
       a.fbest[pair].gain = -1.0;
