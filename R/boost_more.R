@@ -9,7 +9,8 @@
 # Their defaults (LightGBM's), in the order histboost() lists them.
 .HB_MORE_DEFAULTS <- list(drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                           uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
-                          feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0)
+                          feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
+                          skip_unsplittable = FALSE)
 
 # The checked values from histboost()'s arguments `a` (boosting and
 # distributed already checked): a list of the parameters above plus `dart` (TRUE / FALSE).
@@ -28,6 +29,7 @@
                                          upper = 1, lower_open = TRUE),
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
     max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
+    skip_unsplittable = .hb_flag(v("skip_unsplittable"), "skip_unsplittable"),
     # NULL: on wherever the CPU trains in full precision (.hb_setup settles
     # it once the device is known; the GPU's sums are integers, exact already)
     exact_sums = if (is.null(a$exact_sums)) device != "cuda" else .hb_flag(a$exact_sums, "exact_sums"),
@@ -145,6 +147,7 @@
   if (m$path_smooth > 0) meta[["r.path_smooth"]] <- .hb_num_text(m$path_smooth)
   if (m$max_delta_step > 0) meta[["r.max_delta_step"]] <- .hb_num_text(m$max_delta_step)
   if (isTRUE(m$exact_sums)) meta[["r.exact_sums"]] <- "TRUE"
+  if (isTRUE(m$skip_unsplittable)) meta[["r.skip_unsplittable"]] <- "TRUE"
   meta
 }
 
@@ -170,6 +173,7 @@
     feature_fraction_bynode = num("r.feature_fraction_bynode", 1),
     path_smooth = num("r.path_smooth", 0),
     max_delta_step = num("r.max_delta_step", 0),
-    exact_sums = .hb_meta_value(meta, "r.exact_sums", .hb_meta_bool) %||% FALSE
+    exact_sums = .hb_meta_value(meta, "r.exact_sums", .hb_meta_bool) %||% FALSE,
+    skip_unsplittable = .hb_meta_value(meta, "r.skip_unsplittable", .hb_meta_bool) %||% FALSE
   )
 }

@@ -589,6 +589,7 @@ static TreeArgs tree_args(hb_cuda_learner_t *L, int k) {
   a.seen = L->d_seen;
   a.ok = L->d_ok;
   a.okw = (L->nfeat + 31) / 32 > 0 ? (L->nfeat + 31) / 32 : 1;
+  a.skip_unsplit = c->skip_unsplittable;
   a.free_slots = L->d_free;
   a.flags = L->d_flags;
   a.ctl = L->d_ctl + k;

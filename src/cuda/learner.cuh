@@ -329,6 +329,7 @@ struct TreeArgs {
   uint8_t *seen;           // 2 x nfeat: whether fbest's feature was searched (for `ok`)
   uint32_t *ok;            // max_leaves x okw words: the features a leaf's children may search (LightGBM's
   int okw;                 // rule: not one in which the leaf's own search found no valid split); row 0 the root's
+  int skip_unsplit;        // skip_unsplittable: the rule is on (else every row of `ok` stays all set)
   int *free_slots;
   uint8_t *flags;          // partition: per position, 1 = goes left
   Ctl *ctl;

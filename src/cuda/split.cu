@@ -524,7 +524,7 @@ static __device__ void finish(const TreeArgs &a, const CtlView &v, Tail &tl) {
   int nfree = v.nfree;
   // The children's rows of `ok`: the parent's (the left child's row, the lower index), less the features
   // each child's search found no valid split in; a word a thread, the right child's row written first.
-  {
+  if (a.skip_unsplit) {
     const int left = ch[0] >= 0 && ch[1] >= 0 ? min(ch[0], ch[1]) : max(ch[0], ch[1]);
     const int right = ch[0] >= 0 && ch[1] >= 0 ? max(ch[0], ch[1]) : -1;
     const int yl = left == ch[0] ? 0 : 1;
@@ -758,12 +758,12 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   } sm;
   const int child = y ? v.large : v.small;
   const int find = child >= 0 && (y ? v.find_large : v.find_small);
-  // LightGBM's rule: a feature in which the parent's search found no valid split is not searched
-  // (the parent's row is the left child's, the lower index; the root's, leaf 0's, is all set)
+  // skip_unsplittable (LightGBM's rule): a feature in which the parent's search found no valid split is
+  // not searched (the parent's row is the left child's, the lower index; the root's, leaf 0's, is all set)
   const int parent = v.small >= 0 && v.large >= 0 ? min(v.small, v.large) : max(v.small, v.large);
-  const bool inherit = parent < 0 || ((a.ok[(size_t)parent * a.okw + (f >> 5)] >> (f & 31)) & 1u);
+  const bool inherit = !a.skip_unsplit || parent < 0 || ((a.ok[(size_t)parent * a.okw + (f >> 5)] >> (f & 31)) & 1u);
   if (t == 0) a.seen[pair] = 0;
-  if (find && usable && inherit) {
+  if (find && usable) {
     long long bg = 0, bh = 0;
     if (t < nb) {
       Bin *hb = a.hist + (size_t)(y ? v.parent_slot : v.small_slot) * a.total_bins + hoff;
@@ -778,13 +778,15 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       bh = hv.h;
     }
     LeafCtx bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out, false, 0};
-    bool take = true;  // (the larger child's histogram is made above whether or not the node takes f)
+    // (the larger child's histogram is made above whether or not the node takes f: a descendant that
+    // does not inherit f never reads it, but the slot stays whole)
+    bool take = inherit;
     if (DRAW) {  // draws keyed by (seed, tree, node, ...), as the CPU's
       const DrawArgs &d = *a.dr;
       const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
       if (d.bynode < 1.0) {
         __shared__ int cnt[2];
-        take = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
+        take = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt) && take;
       }
       if (d.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
         const unsigned long long *lw = d.leaf_grp + (size_t)child * d.gw;

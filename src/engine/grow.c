@@ -74,11 +74,12 @@ struct hb_grow_ws {
   hb_split_t *best;       /* per leaf */
   hb_split_t *per;        /* 2 nfeat: per-feature bests of the two children being scanned */
   uint8_t *seen;          /* 2 nfeat: whether per's feature was scanned (for the flags below) */
-  /* LightGBM's rule (SerialTreeLearner::FindBestSplits): a feature in which a
-   * leaf's scan found no valid split is not scanned in its subtree. Per leaf,
-   * okw words of flags, set where the feature may still be scanned. */
+  /* skip_unsplittable, LightGBM's rule (SerialTreeLearner::FindBestSplits):
+   * a feature in which a leaf's scan found no valid split is not scanned in
+   * its subtree. Per leaf, okw words of flags, set where the feature may
+   * still be scanned (all set while skip_unsplit is off). */
   uint64_t *ok;
-  int okw;
+  int okw, skip_unsplit;
   int *slot;              /* per leaf: histogram slot or -1 */
   hb_histbin_t **pool;    /* max_leaves slots, allocated on first use */
   int *free_slots;        /* stack of free slot indices */
@@ -170,6 +171,7 @@ static hb_grow_ws_t *ws_create(const hb_config_t *cfg, const hb_dataset_t *d, co
   ws->seen = hb_malloc(2 * (size_t)d->nfeat + 1);
   ws->okw = (d->nfeat + 63) / 64 > 0 ? (d->nfeat + 63) / 64 : 1;
   ws->ok = hb_malloc(sizeof(uint64_t) * (size_t)L * (size_t)ws->okw);
+  ws->skip_unsplit = cfg->skip_unsplittable;
   ws->slot = hb_malloc(sizeof(int) * (size_t)L);
   ws->pool = hb_calloc((size_t)L, sizeof(hb_histbin_t *));
   ws->free_slots = hb_malloc(sizeof(int) * (size_t)L);
@@ -1007,7 +1009,7 @@ static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
   const hb_split_t *per_l = left == small ? ps : pb, *per_r = left == small ? pb : ps;
   uint64_t *P = ws->ok + (size_t)left * (size_t)ws->okw, *R = ws->ok + (size_t)right * (size_t)ws->okw;
   memcpy(R, P, sizeof(uint64_t) * (size_t)ws->okw);
-  for (int f = j->f0; f < j->f0 + j->nfb; f++) {
+  for (int f = j->f0; ws->skip_unsplit && f < j->f0 + j->nfb; f++) {
     if (seen_r[f] && per_r[f].feature < 0) R[f >> 6] &= ~((uint64_t)1 << (f & 63));
     if (seen_l[f] && per_l[f].feature < 0) P[f >> 6] &= ~((uint64_t)1 << (f & 63));
   }
@@ -1098,7 +1100,7 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4) if (nth > 1))
   uint64_t *row = ws->ok;  /* leaf 0's */
   for (int w = 0; w < ws->okw; w++) row[w] = ~(uint64_t)0;
   for (int f = f0; f < f1; f++) {
-    if (seen[f] && per[f].feature < 0) row[f >> 6] &= ~((uint64_t)1 << (f & 63));
+    if (ws->skip_unsplit && seen[f] && per[f].feature < 0) row[f >> 6] &= ~((uint64_t)1 << (f & 63));
     if (per[f].feature >= 0 && per[f].gain > best->gain) {
       *best = per[f];
       if (q) { ws->qlg[0] = lg[2 * f]; ws->qlh[0] = lh[2 * f]; }

@@ -572,7 +572,7 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
   link <- list(NULL)                 # (node, side) each leaf hangs from
   root <- ref_find_split_v(X, info, g, h, rows, params)
   best <- list(root$best)
-  ok <- list(root$valid)             # per leaf: the features its children may scan (LightGBM's rule)
+  ok <- list(root$valid)             # per leaf: the features its children may scan (skip_unsplittable)
   nodes <- list()
   margins <- numeric(0)
   depth_ok <- function(d) params$max_depth <= 0 || d < params$max_depth
@@ -602,7 +602,10 @@ ref_grow_tree <- function(X, info, g, h, params, rows = seq_along(g)) {
     link[[newleaf + 1L]] <- list(node = node, side = "right")
     parent_ok <- ok[[l]]
     for (k in c(l, newleaf + 1L)) {
-      res <- if (depth_ok(d)) ref_find_split_v(X, info, g, h, leaves[[k]], params, allowed = parent_ok)
+      res <- if (depth_ok(d)) {
+        ref_find_split_v(X, info, g, h, leaves[[k]], params,
+                         allowed = if (isTRUE(params$skip_unsplittable)) parent_ok)
+      }
       best[k] <- list(res$best)
       ok[k] <- list(if (is.null(res)) integer(0) else res$valid)
     }

@@ -50,7 +50,7 @@ mpi_case <- function(case) {
   w <- NULL
   group <- NULL
   y <- switch(case,
-    regression = , regression_full = , bundle = , narrow = , bins = , threaded = eta + rnorm(n, sd = 0.3),
+    regression = , regression_full = , bundle = , narrow = , bins = , threaded = , skip = eta + rnorm(n, sd = 0.3),
     goss = round(eta),  # whole numbers: many rows share a gradient, so GOSS's threshold has ties
     ranking = as.integer(cut(eta + rnorm(n, sd = 0.5), 4L)) - 1L,
     binary = , binary_wide = , callback = , dart = , extra = factor(ifelse(eta + rnorm(n) > median(eta), "yes", "no")),
@@ -165,6 +165,8 @@ mpi_case <- function(case) {
   }
   if (case == "mape") args$objective <- "mape"
   if (case == "extra") args <- c(args, list(extra_trees = TRUE, feature_fraction_bynode = 0.6))
+  # LightGBM's rule; min_gain_to_split makes leaves without a valid split in some columns
+  if (case == "skip") args <- utils::modifyList(args, list(skip_unsplittable = TRUE, min_gain_to_split = 3, num_leaves = 15L, quantized = TRUE))
   if (case == "smooth") {
     args <- c(args, list(path_smooth = 5, max_delta_step = 0.4, interaction_constraints = list(c("a", "b"), c("c", "f"))))
   }

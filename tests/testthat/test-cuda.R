@@ -1055,6 +1055,48 @@ test_that("categorical rules on the GPU are the CPU's: one-vs-rest, cat_smooth, 
   }
 })
 
+test_that("skip_unsplittable on the GPU: the CPU's trees, full precision and quantized, and the rule binds", {
+  skip_without_gpu()
+  # LightGBM's rule: a feature with no valid split in a leaf is not searched below it. Each case
+  # trains with and without it on both devices; with it the GPU grows the CPU's trees, and the
+  # trees differ from those without it (the rule binds).
+  cat <- tiefree(17, n = 6000)
+  set.seed(17)
+  cat$x$a <- factor(sample(c("u", "v", "w"), 6000, TRUE))
+  cat$x$b <- factor(sample(paste0("B", 1:12), 6000, TRUE))
+  cat$x$b[sample.int(6000, 300)] <- NA
+  cat$y <- cat$y + c(1, -1, 0.3)[as.integer(cat$x$a)] + c(rnorm(12, sd = 0.4), 0.5)[ifelse(is.na(cat$x$b), 13L, as.integer(cat$x$b))]
+  a <- rep(c(0, 1), c(1200, 800))  # b alone says nothing at the root; within a's halves, everything
+  b <- rep(c(0, 1, 0, 1), c(600, 600, 400, 400))
+  inter <- list(x = data.frame(a = a, b = b, c = rep_len(c(0.1, 0.2, 0.7, 1.9), 2000)))
+  inter$y <- ifelse(a == 0, 2 * b, 1 + 3 * (1 - b)) + 0.3 * inter$x$c
+  barley <- list(x = lattice::barley[, c("variety", "year", "site")], y = lattice::barley$yield)
+  cases <- list(
+    list(d = cat, a = list(min_gain_to_split = 20, cat_l2 = 20, min_data_per_group = 10L, cat_smooth = 5,
+                           num_leaves = 31L)),
+    list(d = cat, a = list(min_gain_to_split = 2, cat_l2 = 20, min_data_per_group = 10L, cat_smooth = 5,
+                           num_leaves = 63L, min_data_in_leaf = 5L)),
+    list(d = cat, a = list(min_gain_to_split = 5, feature_fraction_bynode = 0.6, monotone_constraints = c(x4 = 1L),
+                           num_leaves = 31L)),
+    list(d = tiefree(18, task = "multiclass"), a = list(min_gain_to_split = 0.5, num_leaves = 31L)),
+    list(d = inter, a = list(min_gain_to_split = 1e-3, num_leaves = 4L)),
+    list(d = barley, a = list(num_leaves = 15L, learning_rate = 0.05, min_data_in_leaf = 5L,
+                              min_data_per_group = 10L, cat_smooth = 5))
+  )
+  for (cs in cases) {
+    r <- both_devices(list(d = cs$d, a = c(list(skip_unsplittable = TRUE), cs$a)))
+    expect_same_trees(r$cpu, r$gpu, tol = 1e-8, label = r$label)
+    expect_lt(max(abs(predict(r$cpu, cs$d$x, type = "raw") - predict(r$gpu, cs$d$x, type = "raw"))), 1e-6,
+              label = r$label)
+    plain <- do.call(hb_quiet, c(r$args[names(r$args) != "skip_unsplittable"], device = "cuda"))
+    expect_false(identical(hb_trees(plain)[c("feature", "threshold")], hb_trees(r$gpu)[c("feature", "threshold")]),
+                 label = paste(r$label, "binds"))
+    qc <- do.call(hb_quiet, c(r$args, device = "cpu", quantized = TRUE))
+    qg <- do.call(hb_quiet, c(r$args, device = "cuda", quantized = TRUE))
+    expect_identical(hb_trees(qg), hb_trees(qc), label = paste(r$label, "quantized"))
+  }
+})
+
 test_that("a factor wider than max_bin (several internal features) trains alike on the GPU and the CPU", {
   skip_without_gpu()
   d <- wide_factor_data()

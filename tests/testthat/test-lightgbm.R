@@ -291,3 +291,37 @@ test_that("boost_from_average = FALSE starts from 0 as lightgbm's does: the same
   }
   expect_input_error(histboost(x, cases$regression, boost_from_average = NA, verbose = 0L), "`boost_from_average`")
 })
+
+test_that("skip_unsplittable = TRUE grows lightgbm's trees where the default searches every feature", {
+  # b alone says nothing at the root (the b = 0 and b = 1 rows have one mean: below
+  # min_gain_to_split); within either half of a it decides y. lightgbm never tries b below the root.
+  a <- rep(c(0, 1), c(120, 80))
+  b <- rep(c(0, 1, 0, 1), c(60, 60, 40, 40))
+  x <- cbind(a = a, b = b, c = rep_len(c(0.1, 0.2, 0.7, 1.9), 200))
+  y <- ifelse(a == 0, 2 * b, 1 + 3 * (1 - b)) + 0.3 * x[, "c"]
+  p <- list(objective = "regression", num_leaves = 4L, learning_rate = 0.5, min_data_in_leaf = 20L,
+            min_gain_to_split = 1e-3)
+  lg <- lightgbm::lgb.train(c(p, list(num_threads = 1L, verbose = -1L, deterministic = TRUE)),
+                            lightgbm::lgb.Dataset(x, label = y), nrounds = 3L, verbose = -1L)
+  rule <- histboost(x, y, nrounds = 3L, params = p, skip_unsplittable = TRUE, nthreads = 1L, verbose = 0L)
+  plain <- histboost(x, y, nrounds = 3L, params = p, nthreads = 1L, verbose = 0L)
+  expect_equal(predict(rule, x, type = "raw"), predict(lg, x, type = "raw"), tolerance = 1e-6)
+  expect_false("b" %in% hb_trees(rule)$feature)
+  # the default finds what lightgbm's rule leaves out: a far closer fit
+  expect_true("b" %in% hb_trees(plain)$feature)
+  expect_lt(mean((predict(plain, x) - y)^2), 0.1 * mean((predict(lg, x) - y)^2))
+
+  # lattice::barley's three factors, many-vs-many splits (real-data-cv.R's barley_l2_cat): a
+  # parent's best categorical gain is often below 0 under cat_l2 where a child's is above
+  d <- lattice::barley
+  xb <- d[, c("variety", "year", "site")]
+  pb <- list(objective = "regression", num_leaves = 15L, learning_rate = 0.05, min_data_in_leaf = 5L,
+             min_data_per_group = 10L, cat_smooth = 5)
+  lgb <- lightgbm::lgb.train(c(pb, list(num_threads = 1L, verbose = -1L, deterministic = TRUE)),
+                             lightgbm::lgb.Dataset(lgb_matrix(xb), label = d$yield, categorical_feature = names(xb)),
+                             nrounds = 150L, verbose = -1L)
+  rule <- histboost(xb, d$yield, nrounds = 150L, params = pb, skip_unsplittable = TRUE, nthreads = 1L, verbose = 0L)
+  plain <- histboost(xb, d$yield, nrounds = 150L, params = pb, nthreads = 1L, verbose = 0L)
+  expect_equal(predict(rule, xb, type = "raw"), predict(lgb, lgb_matrix(xb), type = "raw"), tolerance = 1e-6)
+  expect_gt(max(abs(predict(plain, xb, type = "raw") - predict(lgb, lgb_matrix(xb), type = "raw"))), 0.1)
+})

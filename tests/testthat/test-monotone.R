@@ -107,10 +107,10 @@ test_that("constrained models are the same for one thread and two (the parallel 
 # -(2 G o + (H + l2) o^2) at its output o, less the parent's G^2 / (H + l2).
 # After a split on a constrained column the midpoint of the two outputs caps
 # one child and floors the other. Returns the splits in order and each row's
-# leaf value, with counts of refused candidates and clamped leaves. A column
-# in which a leaf found no valid candidate is not tried in its subtree
-# (LightGBM's rule, SerialTreeLearner::FindBestSplits).
-ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
+# leaf value, with counts of refused candidates and clamped leaves. With
+# skip = TRUE (skip_unsplittable, LightGBM's rule) a column in which a leaf
+# found no valid candidate is not tried in its subtree.
+ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2, skip = FALSE) {
   vals <- lapply(X, function(v) sort(unique(v[!is.na(v)])))
   clamp <- function(o, lo, hi) min(max(o, lo), hi)
   worth <- function(G, H, o) -(2 * G * o + (H + l2) * o^2)
@@ -173,7 +173,7 @@ ref_mono_tree <- function(X, g, h, mono, num_leaves, min_data, l2) {
       leaves[[i]] <- list(rows = sides[[k]], lo = b[k, 1], hi = b[k, 2], value = clamp(s$out[k], b[k, 1], b[k, 2]))
       unclamped <- -sum(g[sides[[k]]]) / (sum(h[sides[[k]]]) + l2)
       if (abs(leaves[[i]]$value - unclamped) > 1e-12) clamped <- clamped + 1L
-      res <- find(sides[[k]], b[k, 1], b[k, 2], parent_ok)
+      res <- find(sides[[k]], b[k, 1], b[k, 2], if (skip) parent_ok else seq_along(X))
       best[i] <- list(res$best)
       ok[i] <- list(res$valid)
     }
@@ -192,22 +192,27 @@ test_that("the first tree is the brute-force constrained leaf-wise tree: splits,
   X$u[sample.int(n, 8)] <- NA
   y <- 4 * sin(5 * ifelse(is.na(X$u), 0.2, X$u)) + 3 * X$v * X$w - 2 * (X$w - 0.5)^2 + rnorm(n, sd = 0.3)
   mono <- c(u = 1, v = -1, w = 0)
-  fit <- hb_quiet(X, y, nrounds = 1L, learning_rate = 1, num_leaves = 7L, min_data_in_leaf = 3L,
-                  lambda_l2 = 0.5, seed = 1, monotone_constraints = mono)
   g <- mean(y) - y   # squared error at the starting score (the mean)
   h <- rep(1, n)
-  ref <- ref_mono_tree(X, g, h, unname(mono), num_leaves = 7L, min_data = 3L, l2 = 0.5)
-  free <- ref_mono_tree(X, g, h, c(0, 0, 0), num_leaves = 7L, min_data = 3L, l2 = 0.5)
-  # the constraints matter here: candidates are refused, leaves clamped, the tree differs
-  expect_gt(ref$refused, 0L)
-  expect_gt(ref$clamped, 0L)
-  expect_gt(max(abs(ref$value - free$value)), 0.1)
-  tab <- hb_trees(fit)
-  nodes <- tab[!tab$is_leaf, ]
-  nodes <- nodes[order(as.integer(sub("N", "", nodes$id))), ]
-  expect_identical(nodes$feature, names(X)[vapply(ref$splits, `[[`, 0L, "feature")])
-  expect_equal(nodes$gain, vapply(ref$splits, `[[`, 0, "gain"), tolerance = TOL$split)
-  expect_equal(unname(predict(fit, X, type = "raw")) - mean(y), ref$value, tolerance = TOL$split)
+  for (skip in c(FALSE, TRUE)) {  # and with skip_unsplittable, LightGBM's rule
+    fit <- hb_quiet(X, y, nrounds = 1L, learning_rate = 1, num_leaves = 7L, min_data_in_leaf = 3L,
+                    lambda_l2 = 0.5, seed = 1, monotone_constraints = mono, skip_unsplittable = skip)
+    ref <- ref_mono_tree(X, g, h, unname(mono), num_leaves = 7L, min_data = 3L, l2 = 0.5, skip = skip)
+    free <- ref_mono_tree(X, g, h, c(0, 0, 0), num_leaves = 7L, min_data = 3L, l2 = 0.5, skip = skip)
+    # the constraints matter here: candidates are refused, leaves clamped, the tree differs
+    expect_gt(ref$refused, 0L)
+    expect_gt(ref$clamped, 0L)
+    expect_gt(max(abs(ref$value - free$value)), 0.1)
+    tab <- hb_trees(fit)
+    nodes <- tab[!tab$is_leaf, ]
+    nodes <- nodes[order(as.integer(sub("N", "", nodes$id))), ]
+    expect_identical(nodes$feature, names(X)[vapply(ref$splits, `[[`, 0L, "feature")], label = paste("skip", skip))
+    expect_equal(nodes$gain, vapply(ref$splits, `[[`, 0, "gain"), tolerance = TOL$split)
+    expect_equal(unname(predict(fit, X, type = "raw")) - mean(y), ref$value, tolerance = TOL$split)
+    if (skip) rule <- ref else plain <- ref
+  }
+  # the rule changes this tree: a column with no valid candidate in a leaf is not tried below it
+  expect_gt(max(abs(rule$value - plain$value)), 0.01)
 })
 
 # ---- the model keeps them ----------------------------------------------------

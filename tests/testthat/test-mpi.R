@@ -465,7 +465,7 @@ test_that("on GPUs, one a process, models of 2 to 4 processes equal the one-GPU 
   for (cc in list(c("regression", 2), c("regression", 3), c("binary", 2), c("multiclass", 4),
                   c("regression_full", 2), c("regression_full", 3), c("ranking", 2), c("l1", 3),
                   c("binary_wide", 3), c("goss", 2), c("goss", 3), c("cox", 2), c("smoothed", 2),
-                  c("extra", 2), c("smooth", 3), c("dart", 2))) {
+                  c("extra", 2), c("smooth", 3), c("dart", 2), c("skip", 2))) {
     case <- cc[1L]; np <- as.integer(cc[2L])
     r <- run_mpi(case, np, "cuda", timeout = 240)
     expect_identical(r$status, 0L, info = paste(c(case, np, r$out), collapse = "\n"))
@@ -666,6 +666,19 @@ test_that("DART on 3 processes drops the one-process trees: the model equals byt
   skip_without_mpi()
   ref <- expect_mpi_identical("dart", 3L)
   expect_true(any(lengths(ref$dart_dropped) > 0L))  # trees were dropped
+})
+
+test_that("skip_unsplittable on 2, 3 and 4 processes: the one-process model byte for byte", {
+  skip_without_mpi()
+  # each process searches its block of features and keeps their flags; the winners' exchange
+  # carries the rest: the one-process trees, which the rule shaped
+  ref <- expect_mpi_identical("skip", 2:4)
+  d <- mpi_case("skip")
+  rows <- unlist(mpi_case_shards(d, 4L))
+  vrows <- unlist(mpi_case_shards(d, 4L, valid = TRUE))
+  plain <- do.call(histboost, c(mpi_case_data(d, rows, vrows), mpi_case_stop(d),
+                                utils::modifyList(d$args, list(skip_unsplittable = FALSE))))
+  expect_false(identical(hb_trees(plain)[c("feature", "threshold")], hb_trees(ref)[c("feature", "threshold")]))
 })
 
 test_that("l1, quantile and mape refit leaves to the one-process quantiles on 2, 3 and 4 processes", {

@@ -227,3 +227,27 @@ test_that("predict walks the trees as a plain-R walk of hb_trees() does, across 
     expect_identical(predict(m, x, nthreads = 1L), predict(m, xs, nthreads = 2L))
   }
 })
+
+test_that("skip_unsplittable: a feature with no valid split in a leaf is not tried below it, as the plain-R grower", {
+  # b alone gains nothing at the root (the b = 0 and b = 1 rows have one mean; c is balanced
+  # within every (a, b) cell), so it is below min_gain_to_split there; within either half of a
+  # it decides y, by 2 in one half and 3 in the other
+  a <- rep(c(0, 1), c(120, 80))
+  b <- rep(c(0, 1, 0, 1), c(60, 60, 40, 40))
+  n <- length(a)
+  x <- data.frame(a = a, b = b, c = rep_len(c(0.1, 0.2, 0.7, 1.9), n))
+  y <- ifelse(a == 0, 2 * b, 1 + 3 * (1 - b)) + 0.3 * x$c
+  expect_equal(mean(y[b == 0]), mean(y[b == 1]))
+  set.seed(62)
+  xnew <- x[sample.int(n, 50), ]
+  xnew$c <- runif(50, 0, 2)
+  for (skip in c(FALSE, TRUE)) {
+    p <- tree_params(num_leaves = 4L, min_gain_to_split = 1e-3, skip_unsplittable = skip)
+    m <- fit_hb(x, y, p, nrounds = 2L)
+    fit <- ref_boost(x, y, "regression", p, nrounds = 2L)
+    check_against_ref(m, fit, x, xnew, paste("skip_unsplittable", skip))
+    feats <- hb_trees(m)$feature
+    # the rule keeps b out of the root's subtree; without it b makes the tree
+    if (skip) expect_false("b" %in% feats) else expect_true("b" %in% feats)
+  }
+})
