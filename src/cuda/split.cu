@@ -780,32 +780,43 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
     LeafCtx bd = {v.lo, v.hi, mono, mono != 0 || v.lo > -INFINITY || v.hi < INFINITY, v.out, false, 0};
     // (the larger child's histogram is made above whether or not the node takes f: a descendant that
     // does not inherit f never reads it, but the slot stays whole)
-    bool take = inherit;
+    bool drawn = true;  // the node's sample and interaction constraints allow f
     if (DRAW) {  // draws keyed by (seed, tree, node, ...), as the CPU's
       const DrawArgs &d = *a.dr;
       const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
       if (d.bynode < 1.0) {
         __shared__ int cnt[2];
-        take = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt) && take;
+        drawn = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
       }
       if (d.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
         const unsigned long long *lw = d.leaf_grp + (size_t)child * d.gw;
         int ok = 0;
         for (int k = t; k < d.ngroups && !ok; k += blockDim.x)
           ok = ((lw[k >> 6] >> (k & 63)) & 1ull) && d.grp_feat[(size_t)k * F + f];
-        take = __syncthreads_or(ok) && take;
+        drawn = __syncthreads_or(ok) && drawn;
       }
       if (d.extra) {
         bd.extra = true;
         bd.draw = hb_rng_key_tail(hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_EXTRA, tree), uid), (uint64_t)f);
       }
     }
-    if (take) {
+    const bool take = inherit && drawn;
+    // skip_unsplittable: a feature the node's sample left out is searched for its flag alone (the
+    // CPU's flag_only), as LightGBM searches every feature the parent allows and drops the unsampled
+    // from the winners afterwards: seen with no split clears the flag, a split keeps the parent's
+    const bool flag_only = a.skip_unsplit && inherit && !drawn;
+    if (take || flag_only) {
       search<EXT, DRAW>(a, v.sc, bd, f, nb, fl, bg, bh, v.count, res, sm.search);
       __syncthreads();
       if (pair == 0) HB_TL_MAX(c, 13);
-      copy_split(&a.fbest[pair], &res);
-      if (t == 0) a.seen[pair] = 1;
+      if (take) {
+        copy_split(&a.fbest[pair], &res);
+        if (t == 0) a.seen[pair] = 1;
+      } else if (t == 0) {
+        a.seen[pair] = res.feature < 0;
+        a.fbest[pair].feature = -1;
+        a.fbest[pair].gain = -1.0;
+      }
     } else if (t == 0) {
       a.fbest[pair].feature = -1;
       a.fbest[pair].gain = -1.0;

@@ -791,6 +791,7 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
   int *rows = ws->idx + begin, *tmp = ws->tmp;
   int nl = -1;
   int nth = hb_threads_use(nthreads);
+  nth = hb_threads_for_work(cnt, HB_PART_MIN_A_THREAD, nth);
   /* A sparse feature whose rows go where its own bins send them (not in
    * a bundle with conflicts; a wide factor's part always does, its stored
    * rows being its own bins, the other parts' rows in its default, missing
@@ -898,7 +899,7 @@ typedef struct {
   const hb_dataset_t *d;
   const uint8_t *active, *ms, *mb;
   child_ctx_t cs, cb;
-  int q, scan_small, scan_large, f0, nfb, small, large;
+  int q, scan_small, scan_large, f0, nfb, small, large, skip;
   hb_histbin_t *hs, *hl;
   hb_split_t *ps, *pb;
   uint8_t *seen;       /* 2 nfeat: the smaller child's features scanned, then the larger's */
@@ -929,7 +930,23 @@ static void scan_prepare(scan_job_t *j, hb_grow_ws_t *ws, const hb_config_t *cfg
   j->okp = ws->ok + (size_t)(small < large ? small : large) * (size_t)ws->okw;
   j->lgs = j->q ? ws->qlg + ws->max_leaves : NULL;
   j->lhs = j->q ? ws->qlh + ws->max_leaves : NULL;
+  j->skip = ws->skip_unsplit;
   j->t_start = 0.0;
+}
+
+/* skip_unsplittable: feature f, which the node's own sample (ms, mb: by node,
+ * interaction constraints) left out, scanned for its flag alone, as LightGBM
+ * scans every feature its parent allows and only then drops the unsampled
+ * from the winners (ComputeBestSplitForFeature): 1 (seen, no split: the
+ * flag clears) when no candidate is valid, else 0 (the parent's flag stays). */
+static uint8_t flag_only(const hb_dataset_t *d, int q, const child_ctx_t *c, const void *hist, int f) {
+  hb_split_t s;
+  int64_t lg = 0, lh = 0;
+  s.feature = -1;
+  s.gain = -INFINITY;
+  if (q) hb_qsplit_feature(&c->q, d, (const hb_qbin_t *)hist, f, &s, &lg, &lh);
+  else hb_split_feature(&c->c, d, (const hb_histbin_t *)hist, f, &s);
+  return (uint8_t)(s.feature < 0);
 }
 
 /* Item w of the pass: feature f0 + w / 2 of the smaller child (w even) or
@@ -942,10 +959,14 @@ static void scan_item(const scan_job_t *j, int w) {
     hb_split_t *p = &j->ps[f];
     p->feature = -1; p->gain = -INFINITY;
     j->seen[f] = 0;
-    if ((!j->active || j->active[f]) && j->scan_small && (!j->ms || j->ms[f]) && inherit) {
-      j->seen[f] = 1;
-      if (q) hb_qsplit_feature(&j->cs.q, d, (const hb_qbin_t *)(void *)j->hs, f, p, &j->lgs[2 * f], &j->lhs[2 * f]);
-      else hb_split_feature(&j->cs.c, d, j->hs, f, p);
+    if ((!j->active || j->active[f]) && j->scan_small && inherit) {
+      if (!j->ms || j->ms[f]) {
+        j->seen[f] = 1;
+        if (q) hb_qsplit_feature(&j->cs.q, d, (const hb_qbin_t *)(void *)j->hs, f, p, &j->lgs[2 * f], &j->lhs[2 * f]);
+        else hb_split_feature(&j->cs.c, d, j->hs, f, p);
+      } else if (j->skip) {
+        j->seen[f] = flag_only(d, q, &j->cs, j->hs, f);
+      }
     }
     return;
   }
@@ -958,10 +979,14 @@ static void scan_item(const scan_job_t *j, int w) {
     if (q) SUBTRACT_BINS(hb_qbin_t, j->hl, j->hs, off, nb);
     else SUBTRACT_BINS(hb_histbin_t, j->hl, j->hs, off, nb);
   }
-  if (j->scan_large && (!j->mb || j->mb[f]) && inherit) {
-    j->seen[d->nfeat + f] = 1;
-    if (q) hb_qsplit_feature(&j->cb.q, d, (const hb_qbin_t *)(void *)j->hl, f, p, &j->lgs[2 * f + 1], &j->lhs[2 * f + 1]);
-    else hb_split_feature(&j->cb.c, d, j->hl, f, p);
+  if (j->scan_large && inherit) {
+    if (!j->mb || j->mb[f]) {
+      j->seen[d->nfeat + f] = 1;
+      if (q) hb_qsplit_feature(&j->cb.q, d, (const hb_qbin_t *)(void *)j->hl, f, p, &j->lgs[2 * f + 1], &j->lhs[2 * f + 1]);
+      else hb_split_feature(&j->cb.c, d, j->hl, f, p);
+    } else if (j->skip) {
+      j->seen[d->nfeat + f] = flag_only(d, q, &j->cb, j->hl, f);
+    }
   }
 }
 
@@ -1075,8 +1100,8 @@ static int bests_agree(hb_grow_ws_t *ws, int l0, int l1) {
  * full precision or quantized: each feature's best alone, merged in feature
  * order (the sequential scan's winner, whatever the thread count), and the
  * root's flags: every feature, less those its scan found no split in. */
-static void scan_root(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *m, int slot,
-                      int nthreads) {
+static void scan_root(hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d, const uint8_t *active,
+                      const uint8_t *m, int slot, int nthreads) {
   const int q = ws->qt != NULL, f0 = ws->fb0, f1 = ws->fb1;
   child_ctx_t cc;
   const int can = child_ctx(ws, cfg, 0, 0, &cc);
@@ -1089,8 +1114,13 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4) if (nth > 1))
   for (int f = f0; f < f1; f++) {
     per[f].feature = -1;
     per[f].gain = -INFINITY;
-    seen[f] = (uint8_t)(can && (!m || m[f]));
-    if (!seen[f]) continue;
+    seen[f] = 0;
+    if (!can || (active && !active[f])) continue;
+    if (m && !m[f]) {  /* left out by the root's sample: its flag alone (flag_only) */
+      if (ws->skip_unsplit) seen[f] = flag_only(d, q, &cc, ws->pool[slot], f);
+      continue;
+    }
+    seen[f] = 1;
     if (q) hb_qsplit_feature(&cc.q, d, (const hb_qbin_t *)ws->pool[slot], f, &per[f], &lg[2 * f], &lh[2 * f]);
     else hb_split_feature(&cc.c, d, ws->pool[slot], f, &per[f]);
   }
@@ -1469,7 +1499,7 @@ HB_OMP(parallel for num_threads(nt) schedule(static) reduction(+ : qg, qh) if (n
   if ((status = build_leaf_hist(ws, d, 0, s0, active, bag == NULL, nth)) != HB_OK) return status;
   prof_hist_rows(ws, ws->count[0], t_root);
   PROF_START(t_scan0);
-  scan_root(ws, cfg, d, leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s), s0, nth);
+  scan_root(ws, cfg, d, active, leaf_mask(ws, cfg, d, active, 0, 0, ws->mask_s), s0, nth);
   status = bests_agree(ws, 0, -1);
   PROF_ADD(PROF_SPLIT, t_scan0);
   if (status != HB_OK) return status;

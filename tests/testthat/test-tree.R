@@ -251,3 +251,44 @@ test_that("skip_unsplittable: a feature with no valid split in a leaf is not tri
     if (skip) expect_false("b" %in% feats) else expect_true("b" %in% feats)
   }
 })
+
+test_that("skip_unsplittable with feature_fraction_bynode: a node's feature had a valid split at every ancestor", {
+  # LightGBM searches every feature the parent allows and only then drops those the node's sample
+  # left out, so a feature's flag comes from every ancestor's rows, sampled there or not. Checked
+  # in plain R: each split's feature has a valid candidate (ref_find_split_v) at every ancestor.
+  a <- rep(c(0, 1), c(300, 200))
+  b <- rep(c(0, 1, 0, 1), c(150, 150, 100, 100))
+  n <- length(a)
+  set.seed(71)
+  X <- data.frame(a = a, b = b, c = rep_len(c(0.1, 0.2, 0.7, 1.9), n), d = sample(rep_len(1:5, n)))
+  y <- ifelse(a == 0, 2 * b, 1 + 3 * (1 - b)) + 0.3 * X$c + 0.05 * X$d
+  info <- ref_bin_info(X)
+  rp <- ref_params(num_leaves = 8L, min_data_in_leaf = 10L, lambda_l2 = 1, min_gain_to_split = 1e-3)
+  g <- mean(y) - y
+  h <- rep(1, n)
+  unfounded <- function(skip, seed) {  # (node, ancestor) pairs where the node's feature had no valid split
+    m <- histboost(X, y, nrounds = 1L, learning_rate = 1, num_leaves = 8L, min_data_in_leaf = 10L, lambda_l2 = 1,
+                   min_gain_to_split = 1e-3, feature_fraction_bynode = 0.5, seed = seed, verbose = 0L,
+                   skip_unsplittable = skip)
+    tr <- hb_trees(m)
+    leaf <- predict(m, X, type = "leaf")[, 1]
+    parent <- setNames(rep(NA_character_, nrow(tr)), tr$id)
+    for (i in which(!tr$is_leaf)) parent[c(tr$left[i], tr$right[i])] <- tr$id[i]
+    ancestors <- function(id) { out <- character(0); while (!is.na(id <- parent[[id]])) out <- c(out, id); out }
+    leaf_ids <- tr$id[tr$is_leaf]
+    rows_of <- function(node) {
+      below <- vapply(leaf_ids, function(l) node %in% ancestors(l), NA)
+      which(leaf %in% as.integer(sub("L", "", leaf_ids[below])))
+    }
+    bad <- 0L
+    for (i in which(!tr$is_leaf)) {
+      f <- match(tr$feature[i], names(X))
+      for (an in ancestors(tr$id[i])) bad <- bad + !(f %in% ref_find_split_v(X, info, g, h, rows_of(an), rp)$valid)
+    }
+    bad
+  }
+  skip <- vapply(1:6, function(s) unfounded(TRUE, s), 0L)
+  plain <- vapply(1:6, function(s) unfounded(FALSE, s), 0L)
+  expect_identical(skip, rep(0L, 6))
+  expect_gt(sum(plain), 0L)  # without the rule b splits below a root where it had no valid split
+})
