@@ -334,7 +334,10 @@
   what <- vapply(names(unseen), function(nm) {
     u <- unseen[[nm]]
     labs <- paste0(paste0("\"", utils::head(u$labels, 3L), "\"", collapse = ", "),
-                   if (length(u$labels) > 3L) sprintf(" and %d more labels", length(u$labels) - 3L) else "")
+                   if (length(u$labels) > 3L) {
+                     k <- length(u$labels) - 3L
+                     sprintf(" and %d more label%s", k, if (k == 1L) "" else "s")
+                   } else "")
     sprintf("`%s` (%d %s: %s)", nm, u$n, if (u$n == 1L) "value" else "values", labs)
   }, "")
   msg <- paste0("`", arg, "` has factor labels not seen ", as_in, ", read as missing values (the splits' ",

@@ -382,6 +382,15 @@ test_that("newdata is matched by column name and by factor level label", {
   expect_match(conditionMessage(w), paste0("`newdata` has factor labels not seen in training, read as missing ",
                                            ".*`f1` \\(", length(rows), " values: \"brand_new\"\\)"))
   expect_no_warning(predict(m, xn, type = "raw"))
+  # past three labels, the rest counted: one more label, then more labels
+  for (k in 4:5) {
+    xk <- xu
+    new <- paste0("new", seq_len(k))
+    xk$f1 <- factor(as.character(xu$f1), levels = c(levels(x$f1), new))
+    xk$f1[rows[seq_len(k)]] <- new
+    wk <- expect_warning(predict(m, xk, type = "raw"), class = "histboost_warning_unseen_levels")
+    expect_match(conditionMessage(wk), if (k == 4L) "\"new3\" and 1 more label\\)" else "\"new3\" and 2 more labels\\)")
+  }
 
   # strings where training had a factor: matched to the levels by label, an
   # unseen string (and NA) missing, the same as the factor built in R
