@@ -762,7 +762,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
   // not searched (the parent's row is the left child's, the lower index; the root's, leaf 0's, is all set)
   const int parent = v.small >= 0 && v.large >= 0 ? min(v.small, v.large) : max(v.small, v.large);
   const bool inherit = !a.skip_unsplit || parent < 0 || ((a.ok[(size_t)parent * a.okw + (f >> 5)] >> (f & 31)) & 1u);
-  if (t == 0) a.seen[pair] = 0;
+  if (a.skip_unsplit && t == 0) a.seen[pair] = 0;  // (without the rule nothing reads seen: no store)
   if (find && usable) {
     long long bg = 0, bh = 0;
     if (t < nb) {
@@ -811,7 +811,7 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       if (pair == 0) HB_TL_MAX(c, 13);
       if (take) {
         copy_split(&a.fbest[pair], &res);
-        if (t == 0) a.seen[pair] = 1;
+        if (a.skip_unsplit && t == 0) a.seen[pair] = 1;
       } else if (t == 0) {
         a.seen[pair] = res.feature < 0;
         a.fbest[pair].feature = -1;

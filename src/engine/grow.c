@@ -791,7 +791,6 @@ static int partition(hb_grow_ws_t *ws, const hb_dataset_t *d, const hb_split_t *
   int *rows = ws->idx + begin, *tmp = ws->tmp;
   int nl = -1;
   int nth = hb_threads_use(nthreads);
-  nth = hb_threads_for_work(cnt, HB_PART_MIN_A_THREAD, nth);
   /* A sparse feature whose rows go where its own bins send them (not in
    * a bundle with conflicts; a wide factor's part always does, its stored
    * rows being its own bins, the other parts' rows in its default, missing

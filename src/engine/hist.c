@@ -1024,9 +1024,7 @@ static hist_shape_t hist_shape(const hb_dataset_t *d, const hb_rowblock_t *rb, c
 static int hist_threads(const hist_shape_t *s, const hb_rowblock_t *rb, int nrows, int nthreads) {
   int nth = hb_threads_use(nthreads);
   const long long per_row = s->n_act + s->n_col + s->sp_per_row + (rb ? rb->nwide : 0) + s->nbundle;
-  const long long work = (long long)nrows * per_row + 2 * s->nbin;
-  if (work < PAR_MIN_UPDATES) nth = 1;
-  nth = hb_threads_for_work(work, HB_HIST_MIN_A_THREAD, nth);
+  if ((long long)nrows * per_row + 2 * s->nbin < PAR_MIN_UPDATES) nth = 1;
   /* one set of accumulators per thread */
   if ((s->n_act > 0 || s->nbundle > 0) && nth > rb->nscratch) nth = rb->nscratch;
   return nth;

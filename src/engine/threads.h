@@ -29,20 +29,6 @@ int hb_threads_default(void);
 int hb_threads_max(void);
 /* A request clamped to [1, hb_threads_max()]; requested <= 0 means default. */
 int hb_threads_use(int requested);
-/* The least work a thread of a split's parallel regions takes (0: any
- * share): a smaller leaf gets fewer threads, where starting and meeting
- * more of them would cost more than their share. HB_HIST_MIN_A_THREAD in
- * a histogram's bin updates (hist.c, past its PAR_MIN_UPDATES), and
- * HB_PART_MIN_A_THREAD in a partition's rows (grow.c). The thread count
- * never changes a sum or a model. */
-#define HB_HIST_MIN_A_THREAD 0
-#define HB_PART_MIN_A_THREAD 0
-/* nth, or fewer where `work` gives each thread less than `min_a_thread`
- * (<= 0: any share): as many threads as the work pays for, at least 1. */
-static inline int hb_threads_for_work(long long work, long long min_a_thread, int nth) {
-  if (min_a_thread <= 0 || work >= (long long)nth * min_a_thread) return nth;
-  return work >= 2 * min_a_thread ? (int)(work / min_a_thread) : 1;
-}
 /* The calling thread's number within its parallel region (0 outside one). */
 int hb_threads_id(void);
 /* Seconds on a wall clock, for the profiles' phase timers (omp_get_wtime;
