@@ -1313,10 +1313,19 @@ test_that("GPU training stops on overflow with the CPU's classed error and cause
 # predict() on the GPU against the CPU: raw scores and responses equal (each
 # row adds the same trees in the same order from the same start, and the
 # link is the CPU's: the same doubles), leaf indices and classes identical.
+# pred_newdata()'s rows hold levels unseen in training on purpose (read as
+# missing values on both devices): their warning (class
+# histboost_warning_unseen_levels, which test-input.R tests) is muffled in
+# these comparisons.
+quiet_unseen <- function(expr) {
+  withCallingHandlers(expr, histboost_warning_unseen_levels = function(w) invokeRestart("muffleWarning"))
+}
+predict_unseen <- function(...) quiet_unseen(predict(...))
+
 expect_gpu_predicts_as_cpu <- function(fit, newdata, label, types = c("raw", "response", "leaf"), ...) {
   for (type in types) {
-    cpu <- predict(fit, newdata, type = type, device = "cpu", ...)
-    gpu <- predict(fit, newdata, type = type, device = "cuda", ...)
+    cpu <- predict_unseen(fit, newdata, type = type, device = "cpu", ...)
+    gpu <- predict_unseen(fit, newdata, type = type, device = "cuda", ...)
     lab <- paste(label, type)
     if (type %in% c("leaf", "class")) {
       expect_identical(gpu, cpu, label = lab)
@@ -1387,7 +1396,9 @@ test_that("GPU predictions equal the CPU's for every objective, with NAs, infini
   }
   # the response is the link of the raw score, on the GPU too
   fit <- hb_quiet(d$x, cases$poisson$y, objective = "poisson", nrounds = 10L, seed = 1)
-  expect_equal(predict(fit, newx, device = "cuda"), exp(predict(fit, newx, type = "raw", device = "cuda")),
+  # the GPU's prediction warns of the unseen level, as the CPU's does
+  expect_warning(predict(fit, newx, device = "cuda"), class = "histboost_warning_unseen_levels")
+  expect_equal(predict_unseen(fit, newx, device = "cuda"), exp(predict_unseen(fit, newx, type = "raw", device = "cuda")),
                tolerance = 1e-12)
 })
 
@@ -1433,12 +1444,12 @@ test_that("GPU predictions of forests, DART models, offsets and iteration window
     expect_gpu_predicts_as_cpu(gb, newx, paste(label, "offsets"), c("raw", "response"), init_score = off)
     # a window of iterations [s, s + m) (the engine's start_iter): its leaves
     # are those columns of all the leaves; its raw scores the CPU's
-    spec <- histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
-                                                      levels = gb$feature_levels), "newdata")$spec
+    spec <- quiet_unseen(histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
+                                                                   levels = gb$feature_levels), "newdata"))$spec
     window <- function(s, m, code, device) {
       .Call(histboost:::C_hb_model_predict, histboost:::.hb_model_ptr(gb), spec, s, m, code, 2L, NULL, device)
     }
-    all_leaves <- predict(gb, newx, type = "leaf", device = "cpu")
+    all_leaves <- predict_unseen(gb, newx, type = "leaf", device = "cpu")
     for (w in list(c(3L, 5L), c(10L, 10L), c(19L, 1L))) {
       lab <- paste(label, "window", w[1], "+", w[2])
       cols <- (w[1] * K + 1L):((w[1] + w[2]) * K)
@@ -1480,10 +1491,10 @@ test_that("GPU predictions on sparse dgCMatrix rows (explicit NaN, one-hot colum
 # averaging as the CPU does. And, independently of the CPU, each row's
 # contributions sum to its raw score (SHAP's local accuracy).
 expect_gpu_contrib_as_cpu <- function(fit, newdata, label, ...) {
-  cpu <- predict(fit, newdata, type = "contrib", device = "cpu", ...)
-  gpu <- predict(fit, newdata, type = "contrib", device = "cuda", ...)
+  cpu <- predict_unseen(fit, newdata, type = "contrib", device = "cpu", ...)
+  gpu <- predict_unseen(fit, newdata, type = "contrib", device = "cuda", ...)
   expect_identical(gpu, cpu, label = paste(label, "contributions"))
-  raw <- predict(fit, newdata, type = "raw", device = "cpu", ...)
+  raw <- predict_unseen(fit, newdata, type = "raw", device = "cpu", ...)
   sums <- if (length(dim(gpu)) == 3L) apply(gpu, c(1, 3), sum) else rowSums(gpu)
   if (is.matrix(sums)) dimnames(sums) <- dimnames(raw)
   expect_equal(sums, raw, tolerance = 1e-10, label = paste(label, "contributions' row sums"))
@@ -1507,8 +1518,8 @@ test_that("GPU contributions are the CPU's for regression, binary and multiclass
   }
   # "auto" takes the GPU here: the same values
   fit <- hb_quiet(d$x, cls3, nrounds = 5L, num_leaves = 7L, seed = 1)
-  expect_identical(predict(fit, newx, type = "contrib", device = "auto"),
-                   predict(fit, newx, type = "contrib", device = "cpu"))
+  expect_identical(predict_unseen(fit, newx, type = "contrib", device = "auto"),
+                   predict_unseen(fit, newx, type = "contrib", device = "cpu"))
 })
 
 test_that("GPU contributions are the CPU's for forests, offsets, iteration windows and deep trees", {
@@ -1532,8 +1543,8 @@ test_that("GPU contributions are the CPU's for forests, offsets, iteration windo
     for (it in c(1L, 7L, 20L)) expect_gpu_contrib_as_cpu(gb, newx, paste(label, "iteration", it), iteration = it)
     expect_gpu_contrib_as_cpu(gb, newx, paste(label, "offsets"), init_score = off)
     # a window of iterations [s, s + m) (the engine's start_iter)
-    spec <- histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
-                                                      levels = gb$feature_levels), "newdata")$spec
+    spec <- quiet_unseen(histboost:::.hb_features_like(newx, list(names = gb$feature_names, types = gb$feature_types,
+                                                                   levels = gb$feature_levels), "newdata"))$spec
     window <- function(s, m, device) {
       .Call(histboost:::C_hb_model_predict, histboost:::.hb_model_ptr(gb), spec, s, m, 3L, 2L, NULL, device)
     }
@@ -1764,8 +1775,9 @@ test_that("hb_dataset(device = \"cuda\") places the CPU's boundaries and gives e
   v$wide[1:50] <- v$wide[1:50] * 100
   levels(v$fac)[1] <- "new"
   ref <- hb_dataset(x, y)
-  expect_same_bins(hb_dataset(v, reference = ref, device = "cpu"), hb_dataset(v, reference = ref, device = "cuda"),
-                   "validation set")
+  unseen <- function(expr) expect_warning(expr, class = "histboost_warning_unseen_levels")  # the "new" level
+  expect_same_bins(unseen(hb_dataset(v, reference = ref, device = "cpu")),
+                   unseen(hb_dataset(v, reference = ref, device = "cuda")), "validation set")
 })
 
 test_that("device binning of a dgCMatrix (explicit zeros and NaN) and of chunks of millions of rows is the CPU's", {
