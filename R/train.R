@@ -467,7 +467,7 @@ histboost <- function(x, ...) {
 #'   every feature in every leaf, so a feature that says nothing on its own
 #'   but matters after another split (an interaction, `y ~ xor(a, b)`) is
 #'   still found. On 39 real tables (`inst/bench/real-data-cv.R`) the two
-#'   were even: 8 cases better with it, 9 worse, by at most 1.7\%.
+#'   were even: 8 cases better with it, 9 worse, by at most 1.7%.
 #' @param exact_sums `TRUE` puts each tree's gradients and hessians (full
 #'   precision) on a fixed grid before the tree grows: each is rounded to a
 #'   multiple of \eqn{2^{-e}}, with \eqn{e} chosen from the largest value and
@@ -492,7 +492,7 @@ histboost <- function(x, ...) {
 #'   as 0. On the grid the CPU also sums a leaf's histogram in more parts of
 #'   its rows from 8 threads on (each row then read by fewer threads), which
 #'   the exact sums allow without giving up one model for every thread
-#'   count: 7\% less training time at 16 threads on 2M Higgs-shaped rows
+#'   count: 7% less training time at 16 threads on 2M Higgs-shaped rows
 #'   (`inst/bench/results/exact-default-2026-12-02.md`). `NULL` (the
 #'   default) is `TRUE` wherever the CPU trains in full precision and
 #'   `FALSE` on the GPU (continuing an `init_model` does not inherit its

@@ -48,4 +48,16 @@ if [ "${rc}" -ne 0 ]; then
   echo "  Run: Rscript -e 'roxygen2::roxygenise(load_code = \"source\")' and commit man/ and NAMESPACE." >&2
   exit 1
 fi
-echo "check-docs.sh: man/ and NAMESPACE match roxygen2's output"
+# Every Rd file parses cleanly: a stray `\\%` (roxygen's markdown turns
+# `\%` into it) starts an Rd comment that hides the rest of the line, its
+# closing brace too, and R CMD check fails minutes later.
+Rscript -e '
+  bad <- 0L
+  for (f in list.files("man", "[.]Rd$", full.names = TRUE)) {
+    msg <- tryCatch(utils::capture.output(tools::checkRd(f)), warning = function(w) conditionMessage(w),
+                    error = function(e) conditionMessage(e))
+    if (length(msg)) { cat(f, ": ", paste(msg, collapse = "\n"), "\n", sep = ""); bad <- bad + 1L }
+  }
+  quit(status = bad > 0L)
+' || { echo "check-docs.sh: man/ has Rd problems (above); in roxygen markdown write a plain %" >&2; exit 1; }
+echo "check-docs.sh: man/ and NAMESPACE match roxygen2's output, and every Rd file parses cleanly"
