@@ -77,7 +77,7 @@ struct hb_grow_ws {
   /* skip_unsplittable, LightGBM's rule (SerialTreeLearner::FindBestSplits):
    * a feature in which a leaf's scan found no valid split is not scanned in
    * its subtree. Per leaf, okw words of flags, set where the feature may
-   * still be scanned (all set while skip_unsplit is off). */
+   * still be scanned (kept, and read, only while skip_unsplit is on). */
   uint64_t *ok;
   int okw, skip_unsplit;
   int *slot;              /* per leaf: histogram slot or -1 */
@@ -953,7 +953,8 @@ static uint8_t flag_only(const hb_dataset_t *d, int q, const child_ctx_t *c, con
 static void scan_item(const scan_job_t *j, int w) {
   const hb_dataset_t *d = j->d;
   const int f = j->f0 + (w >> 1), q = j->q;
-  const int inherit = (int)((j->okp[f >> 6] >> (f & 63)) & 1u);  /* the parent's scan found a split in f */
+  /* with the rule, only where the parent's scan found a split in f */
+  const int inherit = !j->skip || (int)((j->okp[f >> 6] >> (f & 63)) & 1u);
   if (!(w & 1)) {  /* the smaller child: its histogram is only read */
     hb_split_t *p = &j->ps[f];
     p->feature = -1; p->gain = -INFINITY;
@@ -1025,6 +1026,7 @@ static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
       if (q) { ws->qlg[large] = j->lgs[2 * f + 1]; ws->qlh[large] = j->lhs[2 * f + 1]; }
     }
   }
+  if (!ws->skip_unsplit) return bests_agree(ws, small, large);
   /* the children's flags: the parent's, less the features their own scans
    * found no split in; the right child's row first, the left's (the
    * parent's) in place */
@@ -1033,7 +1035,7 @@ static int scan_finish(hb_grow_ws_t *ws, const scan_job_t *j) {
   const hb_split_t *per_l = left == small ? ps : pb, *per_r = left == small ? pb : ps;
   uint64_t *P = ws->ok + (size_t)left * (size_t)ws->okw, *R = ws->ok + (size_t)right * (size_t)ws->okw;
   memcpy(R, P, sizeof(uint64_t) * (size_t)ws->okw);
-  for (int f = j->f0; ws->skip_unsplit && f < j->f0 + j->nfb; f++) {
+  for (int f = j->f0; f < j->f0 + j->nfb; f++) {
     if (seen_r[f] && per_r[f].feature < 0) R[f >> 6] &= ~((uint64_t)1 << (f & 63));
     if (seen_l[f] && per_l[f].feature < 0) P[f >> 6] &= ~((uint64_t)1 << (f & 63));
   }
@@ -1094,7 +1096,6 @@ static int bests_agree(hb_grow_ws_t *ws, int l0, int l1) {
   return HB_OK;
 }
 
-/* The root's search over integer histograms (features in increasing order). */
 /* The root's scan over this process's features allowed by `m` (NULL: all),
  * full precision or quantized: each feature's best alone, merged in feature
  * order (the sequential scan's winner, whatever the thread count), and the
@@ -1126,8 +1127,8 @@ HB_OMP(parallel for num_threads(nth) schedule(dynamic, 4) if (nth > 1))
   hb_split_t *best = &ws->best[0];
   best->feature = -1;
   best->gain = -INFINITY;
-  uint64_t *row = ws->ok;  /* leaf 0's */
-  for (int w = 0; w < ws->okw; w++) row[w] = ~(uint64_t)0;
+  uint64_t *row = ws->ok;  /* leaf 0's flags, with the rule */
+  for (int w = 0; ws->skip_unsplit && w < ws->okw; w++) row[w] = ~(uint64_t)0;
   for (int f = f0; f < f1; f++) {
     if (ws->skip_unsplit && seen[f] && per[f].feature < 0) row[f >> 6] &= ~((uint64_t)1 << (f & 63));
     if (per[f].feature >= 0 && per[f].gain > best->gain) {

@@ -218,11 +218,10 @@ static int rowblock_sparse(const hb_dataset_t *d, const uint8_t *use, hb_rowbloc
  * cache line it touches, so rows are padded to a power of two when that
  * takes at most a quarter more memory (a 28-byte row straddles two lines
  * 42% of the time, a 32-byte one never), and long rows to whole lines.
- * With with_gh (bins of at most ROW_GH_MAX_BYTES), 16 bytes for the row's
+ * With with_gh (bins of at most 16 bytes), 16 bytes for the row's
  * (gradient, hessian) pair after the bins (8-byte aligned) at *goff, in a
- * 32-byte row (bins of at most 16 bytes: one line, where 24 bytes for 8
- * bins would straddle two a quarter of the time) or a 64-byte one. */
-#define ROW_GH_MAX_BYTES 16
+ * 32-byte row: one line, where 24 bytes for 8 bins would straddle two a
+ * quarter of the time. */
 static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
   *qoff = -1;
   *goff = -1;
@@ -233,7 +232,7 @@ static int row_stride(int ncol, int with_q, int with_gh, int *qoff, int *goff) {
     s = *qoff + 4;
   } else if (with_gh) {
     *goff = (ncol + 7) & ~7;
-    return *goff + 16 <= 32 ? 32 : 64;
+    return 32;
   }
   while (p < s) p *= 2;
   if (p <= 64 && 4 * p <= 5 * s) return p;
@@ -334,7 +333,7 @@ int hb_rowblock_create_bundled(const hb_dataset_t *d, const uint8_t *use, int wi
    * bytes carry the pair too, padded to 32 bytes, so that a row is one
    * line. (Wider rows would grow past 32 bytes, and straddle lines or
    * double their size; not measured.) */
-  rb->stride = row_stride(row_bytes, with_q, !with_q && row_bytes <= ROW_GH_MAX_BYTES, &rb->qoff, &rb->goff);
+  rb->stride = row_stride(row_bytes, with_q, !with_q && row_bytes <= 16, &rb->qoff, &rb->goff);
   rb->feat = hb_malloc(sizeof(int) * (size_t)(ncol > 0 ? ncol : 1));
   rb->col_of = hb_malloc(sizeof(int) * (size_t)(d->nfeat > 0 ? d->nfeat : 1));
   if (ncol > 0) {
@@ -922,29 +921,22 @@ static void tile_wide_init(const hb_dataset_t *d, const hb_rowblock_t *rb, const
 }
 
 /* Rows rows[lo..hi) copied to the row block's gathered rows (hist.h):
- * their bins and their pairs, from the rows' own lines where they carry
- * gh's pairs, else from gh. */
+ * their bins and their pairs from gh. */
 static void gather_rows(const hb_rowblock_t *rb, const int *rows, int lo, int hi, int nrows, const double *gh) {
   const size_t stride = (size_t)rb->stride;
   const uint8_t *src = rb->bins;
   uint8_t *dst = rb->gbins + (size_t)lo * stride;
   double *g = rb->ggh + 2 * (size_t)lo;
-  const int in_row = rb->goff >= 0 && rb->gh_src == gh;
-  const size_t goff = in_row ? (size_t)rb->goff : 0;
   for (int i = lo; i < hi; i++, dst += stride, g += 2) {
     if (i + PREFETCH_AHEAD < nrows) {
       const size_t ra = (size_t)rows[i + PREFETCH_AHEAD];
       hb_prefetch_row(src + ra * stride, stride - 1);
-      if (!in_row) HB_PREFETCH(gh + 2 * ra);
+      HB_PREFETCH(gh + 2 * ra);
     }
     const size_t r = (size_t)rows[i];
     memcpy(dst, src + r * stride, stride);
-    if (in_row) {
-      memcpy(g, src + r * stride + goff, 2 * sizeof(double));
-    } else {
-      g[0] = gh[2 * r];
-      g[1] = gh[2 * r + 1];
-    }
+    g[0] = gh[2 * r];
+    g[1] = gh[2 * r + 1];
   }
 }
 

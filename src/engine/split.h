@@ -72,16 +72,12 @@ void hb_split_leaf_init(hb_split_leaf_t *c, const hb_config_t *cfg, hb_leafsum_t
 /* With cfg's max_delta_step or path_smooth > 0: the leaf's output (unshrunk)
  * is leaf_out, and gains are taken from capped, smoothed outputs. */
 void hb_split_leaf_ext(hb_split_leaf_t *c, double leaf_out);
-/* The best split of the leaf over the active features, as hb_split_find,
- * from a context set up by the caller. */
-void hb_split_find_ctx(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
-                       const uint8_t *active, hb_split_t *best, int nthreads);
-
 /* Best split of the leaf on feature f alone (f's bins at hist +
  * hist_offset[f]) into *best, which the caller set to feature = -1, gain =
  * -INFINITY or to the best of the features before f: *best changes only
  * when f's best gain is strictly larger, so calling this for every feature
- * in increasing order gives hb_split_find's result. */
+ * in increasing order gives the leaf's best split (grow.c's scans merge each
+ * feature's best alone in feature order, the same winner). */
 void hb_split_feature(const hb_split_leaf_t *c, const hb_dataset_t *d, const hb_histbin_t *hist,
                       int f, hb_split_t *best);
 
@@ -101,12 +97,6 @@ void hb_cat_sort(hb_cat_key_t *keys, int n);
  * would in the sorted array (each in order); the middle in some order. */
 void hb_cat_sort_ends(hb_cat_key_t *keys, int n, int k);
 
-/* Best split over the active features of a leaf with sums `tot` and
- * histogram `hist`, under constraints con (NULL: none). best->feature = -1
- * when nothing passes the constraints. */
-void hb_split_find(const hb_config_t *cfg, const hb_dataset_t *d, const hb_histbin_t *hist,
-                   const uint8_t *active, hb_leafsum_t tot, const hb_split_con_t *con, hb_split_t *best,
-                   int nthreads);
 
 /* out[i] = hb_rule_split_gain(gl[i], hl[i], nl[i], g, h, n, ...) for
  * i < m (split_rules.h, with cfg's l1, min_data_in_leaf and
