@@ -25,6 +25,14 @@
   switch(typeof(col), double = "double", integer = "integer", logical = "logical", NA_character_)
 }
 
+# A one-column matrix (such as scale(x) gives) or a one-dimensional array,
+# as lm() takes either: its values; any other column as it is.
+.hb_flat_column <- function(col) {
+  d <- dim(col)
+  if (is.null(d) || !is.atomic(col) || !(is.null(oldClass(col)) || identical(oldClass(col), "AsIs"))) return(col)
+  if (length(d) == 1L || (length(d) == 2L && d[2L] == 1L)) as.vector(col) else col
+}
+
 .hb_describe <- function(col) {
   if (!is.null(dim(col)) && !is.data.frame(col)) return("a matrix column")
   if (is.object(col)) return(paste0("of class ", paste(class(col), collapse = "/")))
@@ -40,6 +48,25 @@
   "convert it to a numeric, integer, logical or factor column"
 }
 
+# Strings the model keeps (column names, factor levels, class labels) must
+# be text: bytes that are not valid in their encoding (a latin1 file read in
+# a UTF-8 session without `fileEncoding`) would be stored escaped, "caf<e9>",
+# and never match the data they came from again.
+.hb_check_text <- function(s, what) {
+  if (!is.character(s) || !length(s)) return(invisible())
+  enc <- Encoding(s)  # "latin1" and "UTF-8" strings convert; native ones must be valid in the session's
+  bad <- which(!is.na(s) & (enc == "bytes" | (enc == "unknown" & is.na(iconv(s, from = "", to = "UTF-8")))))
+  if (!length(bad)) return(invisible())
+  shown <- iconv(s[bad[1L]], from = "", to = "ASCII", sub = "byte")
+  if (is.na(shown)) shown <- paste(as.character(charToRaw(s[bad[1L]])), collapse = " ")
+  .hb_abort(what, " ", if (length(bad) > 1L) paste0(length(bad), " strings") else "a string",
+            " that ", if (length(bad) > 1L) "are" else "is", " not valid text in ",
+            if (length(bad) > 1L) "their" else "its", " encoding (\"", shown, "\"): bytes of another ",
+            "encoding, as when a latin1 file is read without `fileEncoding`. Read the file again with ",
+            "fileEncoding = \"latin1\" (or its encoding), or convert the strings, e.g. ",
+            "iconv(s, from = \"latin1\", to = \"UTF-8\").")
+}
+
 .hb_check_names <- function(nms, arg) {
   empty <- which(is.na(nms) | nms == "")
   if (length(empty)) {
@@ -51,6 +78,7 @@
     .hb_abort("`", arg, "` has duplicated column names: ", .hb_and(dup),
               "; make them unique, e.g. with make.unique().")
   }
+  .hb_check_text(nms, paste0("`", arg, "` has column names with"))
 }
 
 # New data's column names `nms` against the columns `fn` it must hold: each
@@ -81,7 +109,9 @@
 
 .hb_not_data <- function(x, arg) {
   .hb_abort("`", arg, "` must be a data.frame, a numeric matrix or a dgCMatrix, not ",
-            if (is.object(x)) paste0("an object of class ", class(x)[1L]) else if (is.list(x)) "a list"
+            if (is.object(x)) paste0("an object of class ", class(x)[1L]) else if (is.null(x)) "NULL"
+            else if (is.function(x)) "a function" else if (is.environment(x)) "an environment"
+            else if (is.list(x)) "a list"
             else paste0("a ", typeof(x), if (is.null(dim(x))) " vector" else " array"), ".")
 }
 
@@ -109,7 +139,7 @@
     ftypes <- rep("numeric", p)
     flev <- vector("list", p)
     for (j in seq_len(p)) {
-      col <- x[[j]]
+      col <- .hb_flat_column(x[[j]])
       kind <- .hb_column_kind(col)
       if (is.na(kind)) {
         .hb_abort("`", arg, "` column `", nms[j], "` is ", .hb_describe(col), "; ",
@@ -126,7 +156,8 @@
         types[j] <- .HB_COL_INT
       } else {
         # An NA level (factor(exclude = NULL)) cannot be stored by label: its rows are missing.
-        if (anyNA(levels(col))) col <- factor(col, exclude = NA)
+        # (its other levels are kept, used or not, in their order)
+        if (anyNA(levels(col))) col <- factor(col, levels = levels(col)[!is.na(levels(col))])
         if (nlevels(col) == 0L) {
           # Nothing to learn from, and the engine needs at least one level.
           .hb_abort("`", arg, "` column `", nms[j], "` is a factor with no levels (all ", n,
@@ -144,6 +175,7 @@
           nlev[j] <- nlevels(col)
           ftypes[j] <- "categorical"
         }
+        .hb_check_text(levels(col), paste0("`", arg, "` column `", nms[j], "` has levels with"))
         flev[[j]] <- levels(col)
       }
     }
@@ -169,7 +201,7 @@
     nms <- colnames(x)
     generated <- is.null(nms)
     if (generated) nms <- paste0("V", seq_len(p)) else .hb_check_names(nms, arg)
-    spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+    spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x, arg = arg)
     ftypes <- rep("numeric", p)
     flev <- vector("list", p)
   } else {
@@ -236,7 +268,7 @@
     nlev <- integer(p)
     unseen <- list()  # column -> its labels not seen in training (values, not NA), for one warning
     for (j in seq_len(p)) {
-      col <- x[[pick[j]]]
+      col <- .hb_flat_column(x[[pick[j]]])
       if (is_cat[j] || is_ord[j]) {
         lab <- if (is.factor(col)) levels(col)[col] else if (is.character(col)) col else NULL
         new <- unique(lab[!is.na(lab) & !lab %in% schema$levels[[j]]])
@@ -313,7 +345,7 @@
     }
     n <- nrow(x)
     if (sparse) {
-      spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x)
+      spec <- list(kind = .HB_INPUT_SPARSE, nrow = n, ncol = p, p = x@p, i = x@i, x = x@x, arg = arg)
     } else {
       if (is.logical(x)) storage.mode(x) <- "integer"
       spec <- list(kind = .HB_INPUT_MATRIX, nrow = n, ncol = p, mat = x)
@@ -411,6 +443,7 @@
               "as.numeric(", arg, ") for regression.")
   }
   if (is.factor(y)) {
+    .hb_check_text(levels(y), paste0("`", arg, "` has levels with"))
     codes <- y  # a factor is its integer codes: the checks below read them without a copy
     .hb_check_finite(codes, arg, "missing values")
     return(.hb_factor_label(y, codes, tabulate(codes, nlevels(y)), arg))

@@ -94,16 +94,17 @@ SEXP hb_r_get(SEXP x, const char *name) {
   return R_NilValue;
 }
 
-static void check_csc(const int *p, const int *i, R_xlen_t nnz, int nrow, int ncol) {
+/* arg: the R argument the matrix was given as (the spec's "arg"), for messages. */
+static void check_csc(const int *p, const int *i, R_xlen_t nnz, int nrow, int ncol, const char *arg) {
   if (p[0] != 0 || (R_xlen_t)p[ncol] != nnz)
-    hb_r_throw("input", "`x`: malformed sparse matrix (column pointers do not match the entries).");
+    hb_r_throw("input", "`%s`: malformed sparse matrix (column pointers do not match the entries).", arg);
   for (int j = 0; j < ncol; j++) {
     if (p[j + 1] < p[j])
-      hb_r_throw("input", "`x`: malformed sparse matrix (decreasing column pointers).");
+      hb_r_throw("input", "`%s`: malformed sparse matrix (decreasing column pointers).", arg);
     for (int k = p[j]; k < p[j + 1]; k++) {
       if (i[k] < 0 || i[k] >= nrow || (k > p[j] && i[k] <= i[k - 1]))
-        hb_r_throw("input", "`x`: malformed sparse matrix (row indices out of range or not "
-                   "increasing within column %d).", j + 1);
+        hb_r_throw("input", "`%s`: malformed sparse matrix (row indices out of range or not "
+                   "increasing within column %d).", arg, j + 1);
     }
   }
 }
@@ -162,11 +163,12 @@ void hb_r_input(SEXP spec, hb_input_t *in) {
     }
     in->cols = cols;
   } else if (kind == HB_INPUT_SPARSE) {
-    SEXP p = hb_r_get(spec, "p"), i = hb_r_get(spec, "i"), x = hb_r_get(spec, "x");
+    SEXP p = hb_r_get(spec, "p"), i = hb_r_get(spec, "i"), x = hb_r_get(spec, "x"), a = hb_r_get(spec, "arg");
+    const char *arg = TYPEOF(a) == STRSXP && XLENGTH(a) == 1 && STRING_ELT(a, 0) != NA_STRING ? CHAR(STRING_ELT(a, 0)) : "x";
     if (TYPEOF(p) != INTSXP || XLENGTH(p) != (R_xlen_t)ncol + 1 || TYPEOF(i) != INTSXP ||
         TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))
-      hb_r_throw("input", "`x`: malformed sparse matrix slots (need integer p, i and double x).");
-    check_csc(INTEGER(p), INTEGER(i), XLENGTH(i), nrow, ncol);
+      hb_r_throw("input", "`%s`: malformed sparse matrix slots (need integer p, i and double x).", arg);
+    check_csc(INTEGER(p), INTEGER(i), XLENGTH(i), nrow, ncol, arg);
     hb_csc_t *csc = (hb_csc_t *)R_alloc(1, sizeof(hb_csc_t));
     csc->p = INTEGER(p);
     csc->i = INTEGER(i);

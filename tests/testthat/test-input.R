@@ -631,3 +631,76 @@ test_that("the one-pass label scan counts what plain R's tests count", {
   expect_identical(lab$label, as.double(match(as.character(f), c("p", "r", "s")) - 1L))
   expect_identical(.Call(histboost:::C_hb_map_codes, c(2L, NA, 0L, 1L, 4L), c(10, 20, 30)), c(20, NA, NA, 10, NA))
 })
+
+test_that("strings that are not valid text in their encoding are refused; latin1-marked ones are read", {
+  set.seed(71)
+  n <- 400
+  cafe <- rawToChar(as.raw(c(0x63, 0x61, 0x66, 0xe9)))  # "caf\xe9": latin1 bytes, declared native
+  skip_if_not(Encoding(cafe) == "unknown" && is.na(iconv(cafe, from = "", to = "UTF-8")),
+              "the session's encoding reads these bytes as valid text (a latin1 locale)")
+  g <- sample(c(cafe, "tea", "milk"), n, TRUE)
+  d <- data.frame(a = rnorm(n), g = factor(g))
+  y <- ifelse(d$g == cafe, 10, 0) + d$a
+  expect_input_error(hb_quiet(d, y, nrounds = 3L), "`x` column `g` has levels with a string that is not valid text.*caf<e9>.*fileEncoding")
+  d2 <- d["a"]
+  names(d2) <- cafe
+  expect_input_error(hb_quiet(d2, y, nrounds = 3L), "`x` has column names with a string that is not valid text")
+  expect_input_error(hb_quiet(d["a"], factor(ifelse(d$a > 0, cafe, "tea")), nrounds = 3L),
+                     "`y` has levels with a string that is not valid text")
+  # the same bytes declared latin1 are text: the model keeps "café" and predicts its rows as the UTF-8 data's model
+  lat <- cafe
+  Encoding(lat) <- "latin1"
+  dl <- data.frame(a = d$a, g = factor(ifelse(g == cafe, lat, g)))
+  du <- data.frame(a = d$a, g = factor(ifelse(g == cafe, "caf\u00e9", g)))
+  ml <- hb_quiet(dl, y, nrounds = 10L, min_data_in_leaf = 5L, seed = 1L)
+  mu <- hb_quiet(du, y, nrounds = 10L, min_data_in_leaf = 5L, seed = 1L)
+  expect_identical(ml$model_text, mu$model_text)
+  expect_identical(predict(ml, dl), predict(mu, du))
+  expect_gt(mean(predict(ml, dl)[g == cafe]) - mean(predict(ml, dl)[g != cafe]), 5)  # learned (10 rounds: 6.5), not read as missing
+})
+
+test_that("a factor with an NA level keeps its unused levels; a one-column matrix column is its values", {
+  set.seed(72)
+  n <- 300
+  o <- factor(sample(c("lo", "hi"), n, TRUE), levels = c("lo", "mid", "hi"), ordered = TRUE)
+  y <- (o == "hi") * 10 + rnorm(n, sd = 0.1)
+  m0 <- hb_quiet(data.frame(o = o), y, nrounds = 10L, min_data_in_leaf = 5L, seed = 1L)
+  ma <- hb_quiet(data.frame(o = addNA(o)), y, nrounds = 10L, min_data_in_leaf = 5L, seed = 1L)
+  expect_identical(ma$feature_levels$o, c("lo", "mid", "hi"))
+  nd <- data.frame(o = factor(c("lo", "mid", "hi"), levels = c("lo", "mid", "hi"), ordered = TRUE))
+  expect_silent(pa <- predict(ma, nd))  # "mid" is a level the model knows: no unseen-label warning
+  expect_identical(pa, predict(m0, nd))
+  # scale() gives a one-column matrix, and a 1-d array is a vector with dim: both read as their values, as lm() does
+  a <- rnorm(n)
+  dm <- data.frame(b = y)
+  dm$a <- scale(a)
+  dv <- data.frame(b = y, a = as.vector(scale(a)))
+  yy <- a + rnorm(n)
+  mm <- hb_quiet(dm, yy, nrounds = 5L, min_data_in_leaf = 5L, seed = 1L)
+  mv <- hb_quiet(dv, yy, nrounds = 5L, min_data_in_leaf = 5L, seed = 1L)
+  expect_identical(mm$model_text, mv$model_text)
+  expect_identical(predict(mv, dm), predict(mv, dv))
+  d1 <- data.frame(b = y)
+  d1$a <- array(as.vector(scale(a)), dim = n)
+  expect_identical(predict(mv, d1), predict(mv, dv))
+  d2 <- dm
+  d2$a <- cbind(a, a)
+  expect_input_error(predict(mv, d2), "`newdata` column `a` is a matrix column")
+})
+
+test_that("messages name the argument a user gave: newdata's sparse slots, a validation set, NULL data", {
+  S <- Matrix::sparseMatrix(i = 1:3, j = c(1, 1, 2), x = c(1, 2, 3), dims = c(4, 2))
+  fs <- hb_quiet(S, as.numeric(1:4), nrounds = 1L, min_data_in_leaf = 1L)
+  S@i <- c(0L, 5L, 1L)
+  expect_input_error(predict(fs, S), "^`newdata`: malformed sparse matrix")
+  expect_input_error(hb_quiet(NULL, 1:3), "not NULL\\.$")
+  expect_input_error(hb_quiet(mean, 1:3), "not (a function|an object of class)")
+  set.seed(73)
+  d <- data.frame(a = rnorm(200), g = factor(sample(c("p", "q"), 200, TRUE)))
+  dn <- d
+  dn$g <- factor(ifelse(seq_len(200) <= 20, "NEW", as.character(d$g)))
+  y <- d$a + as.integer(d$g)
+  expect_warning(hb_quiet(d, y, nrounds = 2L, valid = list(holdout = list(x = dn, y = y))),
+                 "^`valid` set \"holdout\": `x` has factor labels not seen.*20 values: \"NEW\"",
+                 class = "histboost_warning_unseen_levels")
+})

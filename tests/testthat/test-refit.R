@@ -211,3 +211,14 @@ test_that("hb_refit() refuses what would overflow, as training does, naming the 
   ok <- hb_refit(fp, d$x, yp, init_score = rep(2, 200))
   expect_true(all(is.finite(predict(ok, d$x, type = "raw", init_score = rep(2, 200)))))
 })
+
+test_that("hb_refit's warning of unseen labels names its own argument `x`", {
+  set.seed(74)
+  d <- data.frame(a = rnorm(200), g = factor(sample(c("p", "q"), 200, TRUE)))
+  y <- d$a + as.integer(d$g)
+  m <- hb_quiet(d, y, nrounds = 3L, min_data_in_leaf = 5L)
+  dn <- d
+  dn$g <- factor(ifelse(seq_len(200) <= 7, "NEW", as.character(d$g)))
+  expect_warning(hb_refit(m, dn, y), "^`x` has factor labels not seen in training.*7 values",
+                 class = "histboost_warning_unseen_levels")
+})
