@@ -154,6 +154,13 @@
     if (is.name(f) && as.character(f) %in% .HB_FORMULA_NUMBERS && length(e) >= 2L) {
       out[[length(out) + 1L]] <<- list(call = e, arg = e[[2L]])
     }
+    # ifelse() puts a factor's level codes where `yes` or `no` is a factor
+    if (identical(f, as.name("ifelse"))) {
+      m <- tryCatch(match.call(base::ifelse, e), error = function(err) NULL)
+      for (a in if (!is.null(m)) list(m$yes, m$no)) {
+        if (!is.null(a)) out[[length(out) + 1L]] <<- list(call = e, arg = a)
+      }
+    }
     for (a in as.list(e)[-1L]) walk(a)
   }
   for (v in as.list(attr(tt, "variables"))[-1L]) walk(v)
@@ -189,11 +196,11 @@
 
 # The same at prediction: a conversion of a column that newdata gives as a
 # factor (training had numbers there, or the model was refused).
-.hb_formula_codes_newdata <- function(tt, newdata) {
+.hb_formula_codes_newdata <- function(tt, newdata, arg = "newdata") {
   for (cv in .hb_formula_conversions(tt)) {
     a <- cv$arg
     if (is.name(a) && is.factor(newdata[[as.character(a)]])) {
-      .hb_abort("`newdata` column `", as.character(a), "` is a factor, which `", .hb_formula_deparse(cv$call),
+      .hb_abort("`", arg, "` column `", as.character(a), "` is a factor, which `", .hb_formula_deparse(cv$call),
                 "` in the model's formula would read as its level codes; give the numbers the model was ",
                 "trained on (as.numeric(as.character(x)) if the factor holds them as labels).")
     }
@@ -202,6 +209,11 @@
 }
 
 .hb_formula_codes_why <- function(shown, f) {
+  if (f == "ifelse") {
+    return(sprintf(paste0("`%s` reads a factor as its level codes (ifelse() returns a factor's codes, not its ",
+                          "labels), which follow the levels that `newdata` has; give ifelse() ",
+                          "as.character(x) for the factor x (the result then becomes a factor of labels)"), shown))
+  }
   sprintf(paste0("`%s` reads a factor as its level codes, which follow the levels that `newdata` has (one row's ",
                  "as.factor() has one level, so its code is 1 whatever its value); use the factor itself (the ",
                  "trees split its levels), a comparison such as x == \"a\", factor(x, levels = ...) or cut() at ",
@@ -271,6 +283,12 @@
 # column "my col" does not have). The frame's columns follow the terms'
 # variables, and each term (main effects only) marks its variable in the
 # "factors" matrix.
+# The names of the columns .hb_formula_columns() gives (such as "log(a)").
+.hb_formula_term_names <- function(tt) {
+  fac <- attr(tt, "factors")
+  rownames(fac)[apply(fac, 2L, function(col) which(col > 0)[1L])]
+}
+
 .hb_formula_columns <- function(mf, tt) {
   fac <- attr(tt, "factors")
   vi <- apply(fac, 2L, function(col) which(col > 0)[1L])
@@ -309,4 +327,52 @@
   }
   if (!length(rows)) .hb_abort("`subset` keeps no rows of `data`.")
   rows
+}
+
+# The validation sets of a formula fit, each made what histboost.default()
+# takes: a data.frame holding the formula's variables, the response among
+# them, becomes list(x = its predictors, y = its response, init_score = its
+# offset()), evaluated as predict() evaluates newdata; so does the `x` of
+# list(x = <data.frame>, y = , weights = , init_score = , group = ), whose
+# response (when `y` is not given) and offset (when `init_score` is not) come
+# from it too. hb_datasets and other sets are left as they are. tt: the
+# training terms, the response included; env: the formula's environment.
+.hb_formula_valid <- function(valid, tt, env) {
+  if (!is.list(valid) || is.data.frame(valid) || inherits(valid, "hb_dataset")) return(valid)  # (refused later)
+  pt <- stats::delete.response(tt)
+  resp <- attr(tt, "variables")[[attr(tt, "response") + 1L]]
+  nms <- names(valid) %||% rep("", length(valid))
+  for (k in seq_along(valid)) {
+    v <- valid[[k]]
+    if (inherits(v, "hb_dataset")) next
+    whole <- is.data.frame(v)
+    if (!whole && !(is.list(v) && is.data.frame(v$x))) next
+    # (an x that holds the terms already, as columns named like them, is taken as it is)
+    if (!whole && !all(setdiff(all.vars(pt), .HB_FORMULA_CONSTANTS) %in% names(v$x)) &&
+        all(.hb_formula_term_names(pt) %in% names(v$x))) next
+    arg <- if (nzchar(nms[k])) paste0("valid$", nms[k]) else paste0("valid[[", k, "]]")
+    df <- if (whole) v else v$x
+    set <- if (whole) list() else v
+    set$x <- .hb_formula_frame(pt, df, if (whole) arg else paste0(arg, "$x"))
+    off <- attr(set$x, "offset")
+    attr(set$x, "offset") <- NULL
+    if (is.null(set$y)) {
+      miss <- setdiff(all.vars(resp), names(df))
+      if (length(miss)) {
+        .hb_abort("`", arg, if (!whole) "$x", "` lacks ", .hb_and(miss), ", which the formula's response `",
+                  .hb_formula_deparse(resp), "` uses: give ", if (whole) "it as a column" else "`y`", ".")
+      }
+      set$y <- eval(resp, df, env)  # (its variables are df's; env: where the formula's functions are)
+    }
+    if (!is.null(off)) {
+      if (!is.null(set$init_score)) {
+        .hb_abort("`", arg, "$init_score` must not be given: the formula has an offset(), taken from `", arg,
+                  if (!whole) "$x", "`.")
+      }
+      .hb_check_offset(off, "the formula's offset()", if (whole) arg else paste0(arg, "$x"))
+      set$init_score <- off
+    }
+    valid[[k]] <- set
+  }
+  valid
 }

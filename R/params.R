@@ -328,7 +328,10 @@
     if (p %in% given) {
       if (p %in% implied) next
       if (!.hb_same_value(args[[p]], v)) {
-        .hb_abort("`", p, "` is given both as an argument and in `params`, with different values; give it once.")
+        from <- attr(resolved, "from")
+        from <- if (p %in% names(from)) from[[p]] else NA
+        .hb_abort("`", p, "` is given both as an argument and in `params`",
+                  if (!is.na(from)) paste0(" (as `", from, "`)"), ", with different values; give it once.")
       }
     }
     args[p] <- list(v)

@@ -133,18 +133,7 @@ predict.histboost <- function(object, newdata,
     .hb_abort("`type` = \"class\" needs a classification model; this one is a ", object$task, ".")
   }
   niter <- object$niter
-  if (is.null(iteration)) {
-    iteration <- object$best_iteration %||% niter
-  } else {
-    # more than the model has: all of them, as lightgbm's num_iteration (an early-stopped model has fewer
-    # iterations than the nrounds a caller may ask for)
-    if (is.numeric(iteration) && length(iteration) == 1L && !is.object(iteration) && isTRUE(iteration > niter) &&
-        (is.infinite(iteration) || iteration == round(iteration))) {
-      iteration <- niter  # 1e10 or Inf too: beyond an integer, still "all of them"
-    }
-    iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1)
-    iteration <- min(iteration, niter)
-  }
+  iteration <- .hb_iteration(object, iteration)
   nthreads <- .hb_nthreads(nthreads)
   if (!is.null(terms) && is.list(newdata) && !is.data.frame(newdata) && length(newdata) &&
       !is.null(names(newdata)) && length(unique(lengths(newdata))) == 1L) {
@@ -241,7 +230,7 @@ predict.histboost <- function(object, newdata,
 }
 
 # The predictors of a formula model, evaluated on newdata (missing values kept).
-.hb_formula_frame <- function(terms, newdata) {
+.hb_formula_frame <- function(terms, newdata, arg = "newdata") {
   # Checked again right before evaluation (the object's terms may have been
   # edited since the model text was read), and evaluated where only the
   # allowed functions exist.
@@ -251,14 +240,29 @@ predict.histboost <- function(object, newdata,
   vars <- setdiff(all.vars(terms), .HB_FORMULA_CONSTANTS)
   miss <- setdiff(vars, names(newdata))
   if (length(miss)) {
-    .hb_abort("`newdata` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
+    .hb_abort("`", arg, "` lacks ", if (length(miss) > 1L) "columns " else "column ", .hb_and(miss),
               " used in the model's formula.")
   }
-  .hb_formula_codes_newdata(terms, newdata)
+  .hb_formula_codes_newdata(terms, newdata, arg)
   mf <- tryCatch(stats::model.frame(terms, newdata, na.action = stats::na.pass),
-                 error = function(e) .hb_abort("`newdata`: the model's formula could not be evaluated: ",
+                 error = function(e) .hb_abort("`", arg, "`: the model's formula could not be evaluated: ",
                                                conditionMessage(e)))
   out <- .hb_formula_columns(mf, terms)
   attr(out, "offset") <- stats::model.offset(mf)
   out
+}
+
+# The iterations a model's use takes (predict(), hb_importance()): NULL is
+# the best iteration when early stopping found one, else all; more than the
+# model has is all of them, as lightgbm's num_iteration (an early-stopped
+# model has fewer iterations than the nrounds a caller may ask for).
+.hb_iteration <- function(object, iteration) {
+  niter <- object$niter
+  if (is.null(iteration)) return(object$best_iteration %||% niter)
+  if (is.numeric(iteration) && length(iteration) == 1L && !is.object(iteration) && isTRUE(iteration > niter) &&
+      (is.infinite(iteration) || iteration == round(iteration))) {
+    return(niter)  # 1e10 or Inf too: beyond an integer, still "all of them"
+  }
+  iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1)
+  min(iteration, niter)
 }

@@ -204,8 +204,14 @@ histboost <- function(x, ...) {
 #'   (squared error for residuals within `huber_delta`, absolute beyond),
 #'   `"l1"` (absolute error: the conditional median) or `"quantile"` (the
 #'   pinball loss: the conditional `quantile_alpha` quantile). `"l1"` and
-#'   `"quantile"` refit each leaf to the quantile of its rows' residuals
-#'   (as LightGBM does; on the GPU the host refits the device's trees).
+#'   `"quantile"` refit each leaf to the quantile of its rows' residuals,
+#'   as LightGBM does (on the GPU the host refits the device's trees). The
+#'   quantile is the one that minimises the leaf's loss exactly: the
+#'   `ceiling(alpha * n)`-th smallest residual (the mean of it and the next
+#'   where `alpha * n` is whole), by weight for weighted rows. LightGBM
+#'   interpolates between two neighbouring residuals instead, so for
+#'   `quantile_alpha` other than 0.5, for weighted rows and for `"mape"`
+#'   the two packages' leaf values differ, and the later trees with them.
 #'   `"lambdarank"` learns to
 #'   rank the rows of each query given by `group` (LambdaRank with NDCG,
 #'   as LightGBM's): `y` holds relevance grades 0, 1, 2, ... (higher is more
@@ -513,7 +519,7 @@ histboost <- function(x, ...) {
 #'   column with the others held fixed; a missing value goes wherever the
 #'   tree sent missing values and is not ordered against the numbers.
 #'   Numeric columns only (not factors); the CPU and the GPU grow the same
-#'   trees; not with `objective` `"l1"` or `"quantile"`, whose refit leaves
+#'   trees; not with `objective` `"l1"`, `"quantile"` or `"mape"`, whose refit leaves
 #'   would break the constraints. Works with quantized training, bagging,
 #'   GOSS and `boosting = "rf"`. The model keeps them
 #'   (`fit$params$monotone_constraints`).
@@ -521,6 +527,11 @@ histboost <- function(x, ...) {
 #'   made with `reference` = the training dataset, or `list(x = , y = ,
 #'   weights = NULL, init_score = NULL, group = NULL)` (`group`: for
 #'   ranking, where it is needed). Unnamed sets are called `"valid_1"`, `"valid_2"`, ...
+#'   For the formula method a set may also be a data.frame holding the
+#'   formula's variables, the response among them, or `list(x = <such a
+#'   data.frame>, ...)`: its predictors, response (unless `y` is given) and
+#'   `offset()` (as `init_score`) are computed from it as `predict()` does
+#'   from `newdata` (`valid = list(test = df_test)`).
 #' @param early_stopping_rounds `NULL`, or stop when the first metric on the
 #'   last validation set (or the one `early_stopping_metric` names) has not
 #'   improved (by more than `early_stopping_min_delta`) for this many rounds;
@@ -1472,7 +1483,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                 "`monotone_constraints` NULL to take the model's).")
     }
   }
-  if (!is.null(monotone) && obj %in% c("l1", "quantile")) {
+  if (!is.null(monotone) && obj %in% c("l1", "quantile", "mape")) {
     .hb_abort("`monotone_constraints` do not combine with `objective` = \"", obj, "\": its leaves are refit to ",
               "quantiles of their residuals, which would undo the constraints. Use another objective, or no ",
               "constraints.")
@@ -1740,9 +1751,15 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
       if (is.null(v$x) || is.null(v$y)) .hb_abort(set, " needs both `x` and `y`.")
       # Messages name the set, then the element as the user wrote it: "`valid` set "test": `y` ...".
       out[[k]] <- tryCatch(
-        .hb_dataset_build(v$x, v$y, v$weights, binning = NULL, reference = train,
-                          nthreads = nthreads, source = "training", init_score = v$init_score,
-                          group = v$group, distributed = distributed, device = device),
+        withCallingHandlers(
+          .hb_dataset_build(v$x, v$y, v$weights, binning = NULL, reference = train,
+                            nthreads = nthreads, source = "training", init_score = v$init_score,
+                            group = v$group, distributed = distributed, device = device),
+          histboost_warning_unseen_levels = function(w) {  # the same warning, naming the set
+            w$message <- paste0(set, ": ", w$message)
+            warning(w)
+            invokeRestart("muffleWarning")
+          }),
         histboost_error_input = function(e) {
           .hb_abort(set, ": ", conditionMessage(e))
         })
@@ -1859,8 +1876,14 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #'   first (`weights = w` takes the column `w`), then where the formula was
 #'   made.
 #' @export
-histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL) {
+histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL, valid = NULL) {
   call <- match.call()
+  if (missing(formula) && "x" %in% names(call)) {
+    # histboost(x = y ~ ., data = df), the generic's name for the formula: called again with it as `formula`
+    k <- which(names(call) == "x")[1L]
+    again <- as.call(c(list(quote(histboost), formula = call[[k]]), as.list(call)[-c(1L, k)]))
+    return(eval(again, parent.frame()))
+  }
   call[[1L]] <- quote(histboost)
   if (missing(data) || !is.data.frame(data)) {
     .hb_abort("`data` must be a data.frame holding the variables of `formula`.")
@@ -1888,6 +1911,10 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   # The predictors' terms and offsets, `.` expanded and what the formula removes left out: the formula the
   # model keeps (so that y ~ . - id does not ask newdata for id), and the variables it uses
   tt <- stats::terms(formula, data = data)
+  if (any(attr(tt, "order") > 1L)) {  # (a:b, a*b, (a + b)^2), before the check of the functions, `:` among them
+    .hb_abort("`formula` has interaction terms; trees find interactions themselves, so list the ",
+              "variables alone.")
+  }
   rhs <- .hb_formula_rhs(tt)
   used <- all.vars(str2lang(rhs))
   if (any(.HB_FORMULA_CONSTANTS %in% used & .HB_FORMULA_CONSTANTS %in% names(data))) {
@@ -1915,10 +1942,6 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
                            drop.unused.levels = FALSE)
   tt <- attr(mf, "terms")
-  if (any(attr(tt, "order") > 1L)) {
-    .hb_abort("`formula` has interaction terms; trees find interactions themselves, so list the ",
-              "variables alone.")
-  }
   offset <- stats::model.offset(mf)
   if (!is.null(offset) && "init_score" %in% names(list(...))) {
     .hb_abort("`formula` has an offset() and `init_score` is given too: give the offset one way.")
@@ -1933,17 +1956,29 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL)
   x <- .hb_chars_as_factors(x)
   # the checks of x and y speak of the data the user gave: `data`'s columns and the formula's response
   resp <- .hb_formula_deparse(formula[[2L]])
+  valid <- .hb_formula_valid(valid, tt, env)
   fit <- tryCatch(
-    if (is.null(offset)) histboost.default(x, y, weights = weights, ...)
-    else histboost.default(x, y, weights = weights, init_score = offset, ...),
+    if (is.null(offset)) histboost.default(x, y, weights = weights, valid = valid, ...)
+    else histboost.default(x, y, weights = weights, init_score = offset, valid = valid, ...),
     histboost_error_input = function(e) {
       msg <- conditionMessage(e)
       col <- sub("^`x` column `([^`]*)`.*$", "\\1", msg)
       to <- if (startsWith(msg, "`x` column ")) {
         sub("^`x` column ", if (col %in% names(data)) "`data` column " else "the formula's term ", msg)
       }
-      if (startsWith(msg, "`y` ")) to <- paste0("the response `", resp, "` ", substring(msg, 5L))
+      if (startsWith(msg, "`y` ")) {
+        to <- paste0("the response `", resp, "` ", substring(msg, 5L))
+        to <- gsub("(y)", paste0("(", resp, ")"), to, fixed = TRUE)  # the hints' factor(y), as.numeric(y)
+      }
+      if (startsWith(msg, "`weights` ")) to <- sub("but `x` has", "but `data` has", msg, fixed = TRUE)
       if (is.null(to)) stop(e)
+      # a position among the rows trained on is a row of `data` (subset: the rows it kept)
+      at <- regmatches(to, regexec("first at position ([0-9]+)", to))[[1L]]
+      if (length(at) == 2L) {
+        k <- as.integer(at[2L])
+        to <- sub(at[1L], paste0("first at row ", if (is.null(rows)) k else rows[k], " of `data`"), to,
+                  fixed = TRUE)
+      }
       .hb_abort(to)
     })
   fit <- .hb_model_add_meta(fit, c(r.formula = rhs))
@@ -1974,7 +2009,9 @@ formula.histboost <- function(x, ...) {
   f <- if (is.call(f) && identical(f[[1L]], as.name("~"))) f else tryCatch(eval(f, parent.frame()),
                                                                            error = function(e) NULL)
   if (length(f) == 3L) rhs <- call("~", f[[2L]], rhs[[2L]])
-  stats::as.formula(rhs, env = parent.frame())
+  rhs <- stats::as.formula(rhs)
+  environment(rhs) <- parent.frame()  # (not the terms' own, where only the formula's functions exist)
+  rhs
 }
 
 # update() refits from the call; a model without one (from hb_load(), which

@@ -231,6 +231,58 @@ test_that("a formula must get its predictors from data, and never read a factor 
     expect_identical(vapply(1:6, function(i) predict(mf, df[i, ]), 0), predict(mf, df[1:6, ]))
   }
   expect_input_error(fit_f(y ~ as.integer(factor(s)) + b), "reads a factor as its level codes")
+  # ifelse() returns a factor's codes where `yes` or `no` is one
+  expect_input_error(fit_f(y ~ ifelse(is.na(a), 0, g) + b), "`ifelse\\(is.na\\(a\\), 0, g\\)` reads a factor as its level codes.*as.character")
+  expect_input_error(fit_f(y ~ ifelse(is.na(g), "none", g) + b), "ifelse\\(\\) returns a factor's codes")
+  expect_input_error(fit_f(y ~ ifelse(b > 0, no = as.factor(s), yes = "x") + b), "reads a factor as its level codes")
+  # its labels through as.character(): the same prediction whatever levels newdata's factor has
+  m <- fit_f(y ~ ifelse(is.na(g), "none", as.character(g)) + b)
+  nd <- droplevels(df[df$g != "a", ][1:6, ])
+  expect_identical(predict(m, nd), predict(m, df[df$g != "a", ][1:6, ]))
+})
+
+test_that("a formula fit's validation sets are evaluated with its formula, as predict() evaluates newdata", {
+  set.seed(43)
+  df <- data.frame(a = runif(300, 0.1, 5), b = rnorm(300), g = factor(sample(c("u", "v", "w"), 300, TRUE)))
+  df$y <- log(df$a) + df$b^2 + (df$g == "v") + rnorm(300, sd = 0.1)
+  trn <- df[1:200, ]
+  tv <- df[201:300, ]
+  fit <- function(f, valid) hb_quiet(f, data = trn, nrounds = 8L, min_data_in_leaf = 5L, seed = 1L, valid = valid)
+  m <- fit(y ~ log(a) + I(b^2) + g, list(t = tv))
+  rm_t <- function(m, nd) sqrt(mean((predict(m, nd) - nd$y)^2))
+  expect_equal(m$evaluation_log$t_rmse[8], rm_t(m, tv), tolerance = 1e-12)
+  # list(x = data.frame, y =) is evaluated the same way; so is an x that has the terms as columns already
+  m2 <- fit(y ~ log(a) + I(b^2) + g, list(t = list(x = tv, y = tv$y)))
+  expect_identical(m2$evaluation_log, m$evaluation_log)
+  vx <- data.frame(`log(a)` = log(tv$a), `I(b^2)` = tv$b^2, g = tv$g, check.names = FALSE)
+  m3 <- fit(y ~ log(a) + I(b^2) + g, list(t = list(x = vx, y = tv$y)))
+  expect_identical(m3$evaluation_log, m$evaluation_log)
+  # an offset() becomes the set's init_score
+  mo <- fit(y ~ a + b + offset(log(a)), list(t = tv))
+  expect_equal(mo$evaluation_log$t_rmse[8], rm_t(mo, tv), tolerance = 1e-12)
+  expect_input_error(fit(y ~ a + b + offset(log(a)), list(t = list(x = tv, init_score = 1))),
+                     "`valid\\$t\\$init_score` must not be given: the formula has an offset\\(\\)")
+  expect_input_error(fit(y ~ a + b, list(t = tv[c("a", "b")])), "`valid\\$t` lacks `y`, which the formula's response")
+  expect_input_error(fit(y ~ a + b, list(tv[c("a", "y")])), "`valid\\[\\[1\\]\\]` lacks column `b`")
+})
+
+test_that("x = a formula is the formula method; a:b is an interaction; a loaded model's formula is usable", {
+  set.seed(44)
+  df <- data.frame(a = rnorm(100), b = rnorm(100))
+  df$y <- df$a + rnorm(100)
+  m1 <- hb_quiet(y ~ a + b, data = df, nrounds = 3L, seed = 1L)
+  m2 <- hb_quiet(x = y ~ a + b, data = df, nrounds = 3L, seed = 1L)
+  m3 <- hb_quiet(data = df, x = y ~ a + b, nrounds = 3L, seed = 1L)
+  expect_identical(m2$model_text, m1$model_text)
+  expect_identical(m3$model_text, m1$model_text)
+  expect_input_error(hb_quiet(y ~ a:b, data = df), "`formula` has interaction terms")
+  f <- tempfile(fileext = ".txt")
+  on.exit(unlink(f), add = TRUE)
+  hb_save(hb_quiet(y ~ a + log(abs(b)), data = df, nrounds = 2L), f)
+  fo <- formula(hb_load(f))
+  expect_identical(environment(fo), environment())
+  mf <- model.frame(fo, df)
+  expect_identical(mf[["log(abs(b))"]], log(abs(df$b)))
 })
 
 test_that("a formula model takes newdata as a data.frame or a list; a matrix only when the terms are its columns", {
@@ -256,7 +308,12 @@ test_that("the formula interface names data's columns and the response in its me
   df <- data.frame(a = runif(50), d = Sys.Date() + 1:50)
   df$price <- df$a
   df$price[3] <- NA
-  expect_input_error(hb_quiet(price ~ a, data = df), "^the response `price` contains 1 missing .*position 3")
+  expect_input_error(hb_quiet(price ~ a, data = df), "^the response `price` contains 1 missing .*row 3 of `data`")
+  # with subset, the row of `data` (not the position among the subset's rows)
+  expect_input_error(hb_quiet(price ~ a, data = df, subset = 2:50), "first at row 3 of `data`")
+  expect_input_error(hb_quiet(price ~ a, data = df, subset = a > -1, weights = rep(1, 10)), "`weights` has 10 values but `data` has 50 rows")
+  df$cc <- ifelse(df$a > 0.5, "hi", "lo")
+  expect_input_error(hb_quiet(cc ~ a, data = df), "use factor\\(cc\\) for classification or as.numeric\\(cc\\)")
   expect_input_error(hb_quiet(log(price) ~ a, data = df), "^the response `log\\(price\\)` contains")
   expect_input_error(hb_quiet(a ~ d, data = df), "^`data` column `d` is of class Date")
   expect_input_error(hb_quiet(a ~ I(d + 1), data = df), "^the formula's term `I\\(d \\+ 1\\)` is of class")

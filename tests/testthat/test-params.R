@@ -119,7 +119,9 @@ test_that("params: unknown, ambiguous and conflicting entries are clear errors",
   expect_input_error(hb_quiet(d$x, d$y, params = list(eta = 0.1, learning_rate = 0.2)),
                      "gives `learning_rate` twice with different values \\(as `eta` and as `learning_rate`\\)")
   expect_input_error(hb_quiet(d$x, d$y, learning_rate = 0.2, params = list(eta = 0.1)),
-                     "`learning_rate` is given both as an argument and in `params`")
+                     "`learning_rate` is given both as an argument and in `params` \\(as `eta`\\), with different")
+  expect_input_error(hb_quiet(d$x, d$y, learning_rate = 0.2, params = list(learning_rate = 0.1)),
+                     "`learning_rate` is given both as an argument and in `params`, with different")
   expect_input_error(hb_quiet(d$x, d$y, params = list(x = d$x)), "`x` is not a parameter")
   expect_input_error(hb_quiet(d$x, d$y, params = list(0.1)), "name every element")
   expect_input_error(hb_quiet(d$x, d$y, params = c(eta = 0.1)), "named list")
