@@ -80,10 +80,13 @@ hb_trees <- function(model, ...) {
 
 #' Feature importance
 #'
-#' Total split gain, number of splits and cover of each feature over all
-#' trees.
+#' Total split gain, number of splits and cover of each feature over the
+#' trees that `predict()` sums: those of the best iteration when early
+#' stopping found one (as `lgb.importance()` does), else all of them.
 #'
 #' @param model A `"histboost"` model.
+#' @param iteration `NULL` (the model's best iteration, else all), or how
+#'   many boosting rounds' trees to count, as `predict()`'s `iteration`.
 #' @param type Sort by `"gain"` (total gain of the feature's splits),
 #'   `"split"` (number of splits) or `"cover"` (the hessian sum of the
 #'   training rows that reached the feature's splits, xgboost's
@@ -100,12 +103,15 @@ hb_trees <- function(model, ...) {
 #' hb_importance(fit, type = "split")
 #' hb_importance(fit, type = "cover")
 #' @export
-hb_importance <- function(model, type = c("gain", "split", "cover")) {
+hb_importance <- function(model, type = c("gain", "split", "cover"), iteration = NULL) {
   .hb_check_model(model, "model")
   .hb_model_truth(model, "model")
   type <- .hb_choice(type, c("gain", "split", "cover"), "type")
   nd <- .Call(C_hb_model_trees, .hb_model_ptr(model))
-  internal <- !nd$is_leaf
+  # the trees of the first `iteration` rounds (those predict() sums), a round's trees in a row
+  per <- if (model$niter > 0L) length(unique(nd$tree)) %/% model$niter else 1L
+  if (model$niter > 0L) iteration <- .hb_iteration(model, iteration)
+  internal <- !nd$is_leaf & (model$niter == 0L | nd$tree <= iteration * per)
   f <- nd$feature[internal]
   nf <- length(model$feature_names)
   gain <- vapply(split(nd$gain[internal], factor(f, levels = seq_len(nf))), sum, 0)

@@ -181,7 +181,7 @@
   max_bin_by_feature = list(aliases = character(0), doc = "columns' own max_bin, named by column or one a column (NULL: max_bin for all)"),
   min_data_in_bin = list(aliases = character(0), doc = "fewest sampled rows a numeric bin holds, and a factor level needs for a bin of its own"),
   bin_sample_rows = list(aliases = c("bin_construct_sample_cnt", "subsample_for_bin"), doc = "rows sampled to place numeric bin boundaries"),
-  boosting = list(aliases = c("boosting_type", "boost", "booster"), doc = "gbdt or rf"),
+  boosting = list(aliases = c("boosting_type", "boost", "booster"), doc = "gbdt, rf (a random forest) or dart (trees dropped out)"),
   eval_metric = list(aliases = c("metric", "metrics", "metric_types"), doc = "metrics logged on the validation sets"),
   early_stopping_rounds = list(aliases = c("early_stopping_round", "early_stopping", "n_iter_no_change"), doc = "stop when the watched metric has not improved for this many rounds"),
   eval_at = list(aliases = c("ndcg_eval_at", "ndcg_at", "map_eval_at", "map_at"), doc = "cut-offs k of the ndcg and map metrics"),

@@ -148,7 +148,7 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
   if (monotone && HB_OBJ_RENEWS(cfg->objective))
     return hb_error_set(HB_ERR_INPUT, "monotone constraints do not combine with the %s objective: its leaves are "
                         "refit to quantiles of their residuals, which would undo them",
-                        cfg->objective == HB_OBJ_L1 ? "l1" : "quantile");
+                        cfg->objective == HB_OBJ_L1 ? "l1" : cfg->objective == HB_OBJ_MAPE ? "mape" : "quantile");
   const hb_dist_t *dist = train->dist && train->dist->size > 1 ? train->dist : NULL;
   if (dist) {  /* what the data-parallel learner does not do yet: refused on every process alike */
     const char *no = learner->no_distributed;

@@ -160,6 +160,32 @@ test_that("hb_importance: gains and split counts equal those in hb_trees", {
   }
 })
 
+test_that("hb_importance counts the trees predict() sums: the best iteration's after early stopping", {
+  set.seed(145)
+  n <- 400
+  x <- data.frame(a = rnorm(n), b = rnorm(n), g = factor(sample(letters[1:4], n, TRUE)))
+  y <- x$a + (x$g == "b") + rnorm(n)
+  yk <- factor(sample(c("u", "v", "w"), n, TRUE))
+  for (k in 1:2) {
+    yy <- if (k == 1L) y else yk
+    m <- hb_quiet(x[1:300, ], yy[1:300], nrounds = 60L, learning_rate = 0.3, min_data_in_leaf = 5L,
+                  valid = list(v = list(x = x[301:400, ], y = yy[301:400])), early_stopping_rounds = 3L)
+    expect_lt(m$best_iteration, m$niter)
+    tr <- hb_trees(m)
+    per <- if (k == 1L) 1L else 3L
+    inner <- tr[!tr$is_leaf & tr$tree <= m$best_iteration * per, ]  # a round's trees in a row
+    g <- tapply(inner$gain, as.character(inner$feature), sum)
+    imp <- hb_importance(m)
+    expect_setequal(imp$feature, names(g))
+    expect_equal(imp$gain, as.vector(g[imp$feature]), tolerance = 1e-12)
+    all <- hb_importance(m, iteration = m$niter)
+    inner_all <- tr[!tr$is_leaf, ]
+    expect_identical(sum(all$splits), nrow(inner_all))
+    expect_identical(hb_importance(m, iteration = Inf), all)
+    expect_identical(sum(hb_importance(m, iteration = 1L)$splits), sum(!tr$is_leaf & tr$tree <= per))
+  }
+})
+
 test_that("predict(iteration = ) past the model's iterations uses them all, whatever the number", {
   d <- gen_task(171, n = 300, task = "regression")
   m <- hb_quiet(d$x, d$y, nrounds = 6L)

@@ -279,6 +279,7 @@ test_that("bad constraints are refused by name", {
   err(c(0, 0, -1, 0), "applies to numeric columns only; `f` is a factor")
   err(MONO, "do not combine with `objective` = \"l1\"", objective = "l1")
   err(MONO, "do not combine with `objective` = \"quantile\"", objective = "quantile")
+  err(MONO, "do not combine with `objective` = \"mape\"", objective = "mape")
   expect_error(hb_quiet(d$x, d$y, nrounds = 2L, monotone_constraints = MONO, monotone = 1),
                class = "histboost_error_input", regexp = "not an argument")
   # "auto" trains them where it trains anything: the GPU when there is one

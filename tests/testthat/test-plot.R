@@ -27,7 +27,9 @@ plot_data <- local({
 ref_importance <- function(model, by = c("gain", "split")) {
   by <- match.arg(by)
   nd <- hb_trees(model)
-  nd <- nd[!nd$is_leaf, ]
+  # the trees predict() sums (one a round here): those of the best iteration
+  last <- if (is.null(model$best_iteration)) model$niter else model$best_iteration
+  nd <- nd[!nd$is_leaf & nd$tree <= last, ]
   feats <- unique(nd$feature)
   gain <- vapply(feats, function(f) sum(nd$gain[nd$feature == f]), 0)
   splits <- vapply(feats, function(f) sum(nd$feature == f), 0L)
