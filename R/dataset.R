@@ -598,7 +598,7 @@
   if (!inherits(d, "hb_dataset")) .hb_abort("`", arg, "` must be an hb_dataset made by hb_dataset().")
   if (!isTRUE(.Call(C_hb_ptr_valid, d$ptr))) {
     .hb_abort("`", arg, "` is an hb_dataset whose binned data no longer exists (it was saved and ",
-              "reloaded); re-create it with hb_dataset().")
+              "reloaded, or histboost was unloaded since); re-create it with hb_dataset().")
   }
   invisible(d)
 }

@@ -57,3 +57,14 @@
   }
   do.call(".Call", list(get(name, envir = ns, inherits = FALSE), ...))
 }
+
+# The namespace unloaded (unloadNamespace(), pkgload's unload and
+# devtools::load_all()'s reload): the live models', datasets' and boosters'
+# native objects are freed now, while the library that frees them is still
+# loaded. Left to the garbage collector, their finalizers would run after the
+# library is unloaded and call into unmapped code. Those R objects then say
+# that their native object no longer exists (a model is rebuilt from its
+# text by a newly loaded histboost).
+.onUnload <- function(libpath) {
+  .Call(C_hb_finalize_all)
+}

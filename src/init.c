@@ -64,6 +64,14 @@ SEXP C_hb_dataset_create_mpi(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 /* Through void (*)(void), the one function type that converts to any other
  * without a -Wcast-function-type warning. */
+/* .onUnload(): the live models', datasets' and boosters' finalizers run
+ * while their code is still mapped (R does not look up R_unload_histboost
+ * in a library registered without dynamic symbols). */
+static SEXP C_hb_finalize_all(void) {
+  hb_r_finalize_all();
+  return R_NilValue;
+}
+
 #define ENTRY(name, n) {#name, (DL_FUNC)(void (*)(void))&name, n}
 static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_dataset_create, 8),
@@ -109,6 +117,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_registry, 0),
   ENTRY(C_hb_test_fail_alloc, 1),
 #endif
+  ENTRY(C_hb_finalize_all, 0),
   ENTRY(C_hb_has_mpi, 0),
   ENTRY(C_hb_mpi_init, 0),
   ENTRY(C_hb_mpi_finalize, 1),

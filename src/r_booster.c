@@ -153,8 +153,7 @@ SEXP C_hb_booster_create(SEXP train, SEXP params, SEXP schema, SEXP label_levels
   }
   int nprot = 0;
   SEXP keep = PROTECT(Rf_cons(train, R_NilValue)); nprot++;
-  SEXP ptr = PROTECT(R_MakeExternalPtr(b, hb_r_tag_booster, keep)); nprot++;
-  R_RegisterCFinalizerEx(ptr, booster_finalize, TRUE);
+  SEXP ptr = PROTECT(hb_r_make_ptr(b, hb_r_tag_booster, keep, booster_finalize)); nprot++;
   if (nlab > 0) {
     st = hb_model_set_label_levels(hb_booster_model(b), nlab, labs);
     if (st != HB_OK) hb_r_throw_status(st, "training"); /* the finalizer frees b */

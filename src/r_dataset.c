@@ -85,10 +85,7 @@ SEXP hb_r_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP 
     hb_r_throw_status(st != HB_OK ? st : HB_ERR_INTERNAL, "`x`");
   }
   /* Wrap at once so the finalizer owns d from here on. */
-  SEXP ptr = PROTECT(R_MakeExternalPtr(d, hb_r_tag_dataset, Rf_isNull(reference) ? R_NilValue : reference));
-  R_RegisterCFinalizerEx(ptr, dataset_finalize, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return hb_r_make_ptr(d, hb_r_tag_dataset, Rf_isNull(reference) ? R_NilValue : reference, dataset_finalize);
 }
 
 SEXP C_hb_dataset_create(SEXP spec, SEXP label, SEXP weight, SEXP binning, SEXP nthreads,

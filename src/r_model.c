@@ -51,10 +51,7 @@ SEXP C_hb_model_load(SEXP text) {
 }
 
 SEXP hb_r_model_ptr(hb_model_t *m) {
-  SEXP ptr = PROTECT(R_MakeExternalPtr(m, hb_r_tag_model, R_NilValue));
-  R_RegisterCFinalizerEx(ptr, model_finalize, TRUE);
-  UNPROTECT(1);
-  return ptr;
+  return hb_r_make_ptr(m, hb_r_tag_model, R_NilValue, model_finalize);
 }
 
 /* A model's text form as character(1). */

@@ -84,6 +84,52 @@ void *hb_r_ptr(SEXP x, SEXP tag, const char *what) {
   return p;
 }
 
+/* The weak references (key: an external pointer, C finalizer: its free) of
+ * hb_r_make_ptr, newest first, in CDR(registry): R keeps them until its
+ * exit or until their key is collected; the package keeps them to run the
+ * live ones' finalizers before its library is unloaded (a finalizer left
+ * registered would then call into unmapped code at the next gc). Entries
+ * whose key is gone are pruned as the list grows. */
+static SEXP registry = NULL;
+static long reg_n = 0, reg_live = 0;
+
+static void registry_prune(void) {
+  SEXP prev = registry;
+  reg_live = 0;
+  for (SEXP c = CDR(registry); c != R_NilValue; c = CDR(c)) {
+    if (R_WeakRefKey(CAR(c)) == R_NilValue) {
+      SETCDR(prev, CDR(c));
+    } else {
+      prev = c;
+      reg_live++;
+    }
+  }
+  reg_n = reg_live;
+}
+
+SEXP hb_r_make_ptr(void *p, SEXP tag, SEXP prot, R_CFinalizer_t fin) {
+  SEXP ptr = PROTECT(R_MakeExternalPtr(p, tag, prot));
+  SEXP w = PROTECT(R_MakeWeakRefC(ptr, R_NilValue, fin, TRUE));
+  if (!registry) {
+    registry = Rf_cons(R_NilValue, R_NilValue);
+    R_PreserveObject(registry);
+  }
+  if (reg_n >= 2 * reg_live + 64) registry_prune();
+  SETCDR(registry, Rf_cons(w, CDR(registry)));
+  reg_n++;
+  UNPROTECT(2);
+  return ptr;
+}
+
+void hb_r_finalize_all(void) {
+  if (!registry) return;
+  /* newest first: a booster before the dataset it trains on */
+  for (SEXP c = CDR(registry); c != R_NilValue; c = CDR(c)) R_RunWeakRefFinalizer(CAR(c));
+  R_ReleaseObject(registry);
+  registry = NULL;
+  reg_n = reg_live = 0;
+}
+
 SEXP hb_r_get(SEXP x, const char *name) {
   if (TYPEOF(x) != VECSXP) return R_NilValue;
   SEXP nms = Rf_getAttrib(x, R_NamesSymbol);

@@ -50,6 +50,15 @@ double hb_r_dbl(SEXP x, const char *what);
  * naming `what` when x is not such a pointer or it is dead (e.g. after
  * saveRDS/readRDS). */
 void *hb_r_ptr(SEXP x, SEXP tag, const char *what);
+/* A new external pointer to p (tag, prot as R_MakeExternalPtr's) whose
+ * finalizer `fin` frees it: at garbage collection, at R's exit, or when the
+ * package's library is unloaded (hb_r_finalize_all), whichever comes first,
+ * so that no finalizer is left pointing into an unloaded library. */
+SEXP hb_r_make_ptr(void *p, SEXP tag, SEXP prot, R_CFinalizer_t fin);
+/* Runs the finalizer of every external pointer hb_r_make_ptr made that is
+ * still alive (R_unload_histboost): their objects are freed and the
+ * pointers cleared, so R's objects holding them say so when used. */
+void hb_r_finalize_all(void);
 /* Element `name` of the list x, or R_NilValue. */
 SEXP hb_r_get(SEXP x, const char *name);
 
