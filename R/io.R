@@ -29,6 +29,10 @@
 #' disk, a file-size limit, a folder without write permission) the call is an
 #' error of class `histboost_error_input` that says why, the temporary file is
 #' removed, and a file that was already at `file` is left exactly as it was.
+#' (A file-size limit set with `ulimit -f` also sends the process the signal
+#' SIGXFSZ, whose default action stops R before any error can be raised; the
+#' error above needs that signal ignored, as `trap '' XFSZ` does in the shell
+#' that starts R.)
 #' Writing needs permission to create files in the folder of `file`, not only
 #' to write `file` itself.
 #'
@@ -62,10 +66,11 @@ hb_save <- function(model, file) {
   .hb_check_path(file)
   text <- enc2utf8(model$model_text)
   # the checks hb_load() makes, before writing: a text edited after training is refused here, not on loading
+  # (a format error, as predict() and hb_trees() give for the same text)
   tryCatch(.hb_model_from_text(text, call = NULL), histboost_error_format = function(e) {
-    .hb_abort("`model` holds a model text that is not a valid histboost model (",
-              sub("^`model_text`: ", "", conditionMessage(e)), "); was `model$model_text` changed? Nothing was ",
-              "written.")
+    .hb_throw("format", paste0("`model` holds a model text that is not a valid histboost model (",
+                               sub("^`model_text`: ", "", conditionMessage(e)), "); was `model$model_text` ",
+                               "changed? Nothing was written."))
   })
   .hb_write_file(text, file)
   invisible(file)

@@ -276,11 +276,12 @@
   invisible(object)
 }
 
-# A model text's identity, cheap to take: its checksum line and its size.
-.hb_text_key <- function(text) {
-  head <- substr(text, 1L, 64L)
-  paste(regmatches(head, regexpr("checksum=[0-9a-f]+", head)), nchar(text, type = "bytes"))
-}
+# A model text's identity: the text itself. R keeps one copy of each string,
+# so the cached key and an unchanged model_text are the same string, and
+# identical() compares them in one step, however long; a text edited in R
+# is another string, whatever its length and checksum line (those alone
+# let an edit that kept both predict with the model before it).
+.hb_text_key <- function(text) text
 
 # The native model, reloaded from model_text when the cached pointer is
 # missing or dead (after readRDS(), or in a forked worker), or was made from

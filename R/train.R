@@ -422,7 +422,9 @@ histboost <- function(x, ...) {
 #'   (xgboost's `normalize_type = "tree"`). The trees keep their final
 #'   weights in their leaf values, so `predict()`, [hb_save()] and
 #'   [hb_load()] need nothing more; `fit$dart_dropped` lists, per iteration,
-#'   the iterations it dropped. A model continued from `init_model` numbers
+#'   the iterations it dropped (a record of the training kept in the R object:
+#'   [saveRDS()] keeps it, the model file of [hb_save()] does not, so a model
+#'   continued from a loaded file records no drops for its base). A model continued from `init_model` numbers
 #'   them as its own iterations; the base model's trees are its starting
 #'   score and are never dropped (its entries are the base's, or empty when
 #'   the base was not DART). The draws depend on `seed`, the round and the

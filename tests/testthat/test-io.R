@@ -249,12 +249,13 @@ test_that("hb_save() refuses a model text edited after training (nothing written
   f <- tempfile(fileext = ".hbm")
   bad <- fit
   bad$model_text <- sub("leaf_value=", "leaf_valuX=", fit$model_text, fixed = TRUE)
-  expect_error(hb_save(bad, f), class = "histboost_error_input", regexp = "not a valid histboost model.*Nothing was written")
+  expect_error(hb_save(bad, f), class = "histboost_error_format", regexp = "not a valid histboost model.*Nothing was written")
+  expect_error(predict(bad, d$x), class = "histboost_error_format")  # the same damage, the same class
   expect_false(file.exists(f))
   hb_save(fit, f)
   before <- readBin(f, "raw", file.size(f))
   bad$model_text <- "garbage"
-  expect_error(hb_save(bad, f), class = "histboost_error_input", regexp = "model\\$model_text")
+  expect_error(hb_save(bad, f), class = "histboost_error_format", regexp = "model\\$model_text")
   expect_identical(readBin(f, "raw", file.size(f)), before)  # the file that was there is untouched
   # "nothing may follow end": a trailing NUL (which rawToChar() drops) is refused like any other byte
   writeBin(c(before, as.raw(0L)), f)
