@@ -478,7 +478,18 @@
   }
   label <- .Call(C_hb_map_codes, codes, as.double(cumsum(counts > 0L) - 1L))  # 0 .. classes - 1
   list(label = label, task_hint = if (length(present) == 2L) "binary" else "multiclass",
-       classes = present, binary_ok = length(present) == 2L)
+       classes = present, binary_ok = length(present) == 2L,
+       # for predict(type = "class"): the factor's levels (unused ones too) and whether it is ordered
+       class_levels = if (length(dropped)) levels(y), class_ordered = is.ordered(y))
+}
+
+# What a dataset keeps of its labels (.hb_label()'s result): the task they
+# suggest, the classes, and the factor's own levels and order for
+# predict(type = "class") (NULL and FALSE when they add nothing).
+.hb_label_info <- function(lab) {
+  if (is.null(lab)) return(NULL)
+  list(task_hint = lab$task_hint, classes = lab$classes, binary_ok = lab$binary_ok,
+       class_levels = lab$class_levels, class_ordered = isTRUE(lab$class_ordered))
 }
 
 # A right-censored survival::Surv response as labels in xgboost's coding
@@ -863,7 +874,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feat <- .hb_features(x, arg, ordered = ordered)
     binning$max_bin_by_feature <- .hb_bin_by_col(binning$max_bin_by_feature, feat$names, arg)
     lab <- .hb_label(y, feat$nrow, yarg)
-    label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
+    label_info <- .hb_label_info(lab)
   }
   w <- .hb_weights(weights, feat$nrow, warg)
   init_score <- .hb_init_score(init_score, feat$nrow, iarg, arg)
@@ -921,7 +932,7 @@ hb_dataset <- function(x, y = NULL, weights = NULL, max_bin = 255L, reference = 
     feat <- local$feat
     binning$max_bin_by_feature <- local$mbf
     lab <- .hb_label_dist(y, feat$nrow, yarg)
-    label_info <- if (!is.null(lab)) lab[c("task_hint", "classes", "binary_ok")]
+    label_info <- .hb_label_info(lab)
     nlev <- .hb_mpi_allgather(feat$levels)
     if (!all(vapply(nlev, identical, NA, feat$levels))) {
       .hb_abort("`", arg, "`: the processes' factor levels differ after uniting them (internal error).", kind = "engine")

@@ -74,6 +74,9 @@
     meta[["r.scale_pos_weight"]] <- .hb_num_text(r_params$scale_pos_weight)
   }
   if (isTRUE(r_params$is_unbalance)) meta[["r.is_unbalance"]] <- "TRUE"
+  # predict(type = "class")'s labels, only when they are more than the classes (.hb_class_labels())
+  if (length(r_params$class_levels)) meta[["r.class_levels"]] <- paste(.hb_csv_quote(r_params$class_levels), collapse = ",")
+  if (isTRUE(r_params$class_ordered)) meta[["r.class_ordered"]] <- "TRUE"
   if (!is.null(r_params$class_weights)) {
     cw <- r_params$class_weights
     meta[["r.class_weights"]] <- paste(paste(.hb_csv_quote(names(cw)), collapse = ","),
@@ -264,7 +267,15 @@
     }),
     evaluation_log = .hb_meta_value(meta, "r.evaluation_log", .hb_meta_log),
     call = call,
-    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = "histboost_error_format")
+    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = "histboost_error_format"),
+    # predict(type = "class")'s factor: the training factor's levels (unused ones too) and order
+    class_levels = if (!is.null(classes)) .hb_meta_value(meta, "r.class_levels", function(v) {
+      lv <- scan(text = v, what = "", sep = ",", quote = "\"", na.strings = character(0), quiet = TRUE,
+                 strip.white = FALSE, allowEscapes = FALSE, blank.lines.skip = FALSE, encoding = "UTF-8")
+      if (!all(classes %in% lv) || anyDuplicated(lv)) stop("bad")
+      lv
+    }) %||% classes,
+    class_ordered = if (!is.null(classes)) .hb_meta_value(meta, "r.class_ordered", .hb_meta_bool) %||% FALSE
   ), class = "histboost")
 }
 
@@ -307,7 +318,7 @@
 # columns. Returns the object as rebuilt from its text (cached beside the
 # native model); a field that disagrees is a format error naming it.
 .HB_CHECKED_FIELDS <- c("task", "classes", "feature_names", "feature_types", "feature_levels",
-                        "niter", "best_iteration")
+                        "niter", "best_iteration", "class_levels", "class_ordered")
 .hb_model_truth <- function(object, arg = "object") {
   ptr <- .hb_model_ptr(object)
   env <- object$.ptr
@@ -326,7 +337,9 @@
       env$truth_key <- key
     }
   }
-  bad <- .HB_CHECKED_FIELDS[!vapply(.HB_CHECKED_FIELDS, function(f) identical(object[[f]], truth[[f]]), NA)]
+  # (an object made before a field existed lacks it: it then follows the text)
+  bad <- .HB_CHECKED_FIELDS[!vapply(.HB_CHECKED_FIELDS, function(f) identical(object[[f]], truth[[f]]) ||
+                                      !f %in% names(object), NA)]
   # terms set to NULL ask for the trees alone (continued training does that);
   # other terms must be the text's, in every part model.frame() would use
   if (!is.null(object$terms) && !.hb_same_terms(object$terms, truth$terms)) bad <- c(bad, "terms")

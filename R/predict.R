@@ -27,7 +27,8 @@
 #'   probability of the second class, `object$classes[2]`; multiclass: an
 #'   n x K matrix of probabilities, for `"multiclassova"` each class's own
 #'   sigmoid; `"cross_entropy"`: the probability; `"cox"`: the relative
-#'   risk `exp(score)`; a custom objective: the raw score), `"class"` (a factor; classification
+#'   risk `exp(score)`; a custom objective: the raw score), `"class"` (a factor with the
+#'   levels of the training `y`, unused ones too, ordered when it was; classification
 #'   only), `"raw"` (scores before the link function), `"leaf"` (an integer
 #'   matrix of 0-based leaf indices, one column per tree) or `"contrib"`
 #'   (each feature's contribution to the raw score: SHAP values computed
@@ -204,13 +205,13 @@ predict.histboost <- function(object, newdata,
   classes <- object$classes
   if (object$task == "multiclass") {
     if (type == "class") {
-      return(factor(classes[max.col(out, ties.method = "first")], levels = classes))
+      return(.hb_class_factor(object, classes[max.col(out, ties.method = "first")]))
     }
     colnames(out) <- classes
     return(out)
   }
   out <- out[, 1L]
-  if (type == "class") return(factor(classes[(out > 0.5) + 1L], levels = classes))
+  if (type == "class") return(.hb_class_factor(object, classes[(out > 0.5) + 1L]))
   out
 }
 
@@ -265,4 +266,11 @@ predict.histboost <- function(object, newdata,
   }
   iteration <- .hb_number(iteration, "iteration", integer = TRUE, lower = 1)
   min(iteration, niter)
+}
+
+# Predicted classes as the training labels' factor: its levels, unused ones
+# too, and its order (an ordered y gives ordered predictions), so that
+# predictions compare with y (pred == y) and tabulate against it.
+.hb_class_factor <- function(object, lab) {
+  factor(lab, levels = object$class_levels %||% object$classes, ordered = isTRUE(object$class_ordered))
 }

@@ -983,6 +983,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   list(booster = bst$booster, valid_sets = valid_sets, eval_metric = ms$eval_metric, nrounds = p$nrounds,
        nrow = train$nrow, min_data_in_leaf = p$eng$min_data_in_leaf,
        metrics = ms$metrics, classes = tk$classes, stopping = p$stopping, imbalance = p$imbalance,
+       class_labels = .hb_class_labels(train$label_info, tk),
        more = engine$more,
        set_labels = if (length(p$metric_split$funs)) .hb_set_labels(train, valid_sets, p$distributed),
        distributed = p$distributed,
@@ -1665,6 +1666,20 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   else if (obj == "multiclassova") "multiclass" else if (obj == "cox") "survival" else obj
 }
 
+# How predict(type = "class") labels a classifier's classes beyond the
+# classes themselves: the training factor's levels, unused ones too
+# (class_levels, when it had such), and its order (class_ordered, when
+# ordered); an empty list when neither applies (the model text is then as
+# before), or for other tasks.
+.hb_class_labels <- function(label_info, tk) {
+  if (is.null(label_info) || !tk$task %in% c("binary", "multiclass") ||
+      !identical(label_info$classes, tk$classes)) {
+    return(list())
+  }
+  c(if (!is.null(label_info$class_levels)) list(class_levels = label_info$class_levels),
+    if (isTRUE(label_info$class_ordered)) list(class_ordered = TRUE))
+}
+
 # The model of a trained setup (.hb_setup()), best_iter its best iteration
 # (0: none), the booster freed.
 .hb_finish <- function(tr, evaluation_log, best_iter, best_score, call) {
@@ -1674,7 +1689,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                      early_stopping_rounds = tr$early_stopping_rounds, eval_metric = tr$eval_metric,
                      metrics = tr$metrics$names,
                      device = tr$device, feature_names_generated = tr$feature_names_generated),
-                quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping)
+                quant, tr$sampling, tr$bundle, tr$imbalance, tr$stopping, tr$class_labels)
   # a continued model counts the iterations of the model it continued
   base_iter <- tr$base_iter %||% 0L
   if (best_iter > 0L) best_iter <- best_iter + base_iter

@@ -704,3 +704,34 @@ test_that("messages name the argument a user gave: newdata's sparse slots, a val
                  "^`valid` set \"holdout\": `x` has factor labels not seen.*20 values: \"NEW\"",
                  class = "histboost_warning_unseen_levels")
 })
+
+test_that("predict(type = \"class\") gives y's factor: its unused levels and its order kept, through the model file", {
+  set.seed(75)
+  n <- 300
+  d <- data.frame(a = rnorm(n), b = rnorm(n))
+  y <- factor(ifelse(d$a > 0, "pos", "neg"), levels = c("neg", "pos", "unknown"))
+  m <- suppressWarnings(hb_quiet(d, y, nrounds = 5L, min_data_in_leaf = 5L))
+  pc <- predict(m, d, type = "class")
+  expect_identical(levels(pc), levels(y))
+  p <- predict(m, d)  # P(second class, "pos")
+  expect_identical(as.character(pc), ifelse(p > 0.5, "pos", "neg"))
+  expect_identical(mean(pc == y), mean(ifelse(p > 0.5, "pos", "neg") == as.character(y)))
+  yo <- factor(c("lo", "mid", "hi")[1L + (d$a > -0.5) + (d$a > 0.5)], levels = c("lo", "mid", "hi"), ordered = TRUE)
+  mo <- hb_quiet(d, yo, nrounds = 5L, min_data_in_leaf = 5L)
+  po <- predict(mo, d, type = "class")
+  expect_true(is.ordered(po))
+  expect_identical(levels(po), levels(yo))
+  P <- predict(mo, d)
+  expect_identical(as.character(po), colnames(P)[max.col(P, ties.method = "first")])
+  expect_identical(po <= "mid", as.character(po) %in% c("lo", "mid"))  # an ordered comparison
+  f <- tempfile(fileext = ".hbm")
+  on.exit(unlink(f), add = TRUE)
+  for (fit in list(m, mo)) {
+    hb_save(fit, f)
+    expect_identical(predict(hb_load(f), d, type = "class"), predict(fit, d, type = "class"))
+  }
+  # a plain factor's model text says nothing more than before
+  mp <- hb_quiet(d, factor(ifelse(d$a > 0, "pos", "neg")), nrounds = 2L, min_data_in_leaf = 5L)
+  expect_false(grepl("r.class_levels|r.class_ordered", mp$model_text))
+  expect_identical(levels(predict(mp, d, type = "class")), c("neg", "pos"))
+})
