@@ -201,8 +201,9 @@
     a <- cv$arg
     if (is.name(a) && is.factor(newdata[[as.character(a)]])) {
       .hb_abort("`", arg, "` column `", as.character(a), "` is a factor, which `", .hb_formula_deparse(cv$call),
-                "` in the model's formula would read as its level codes; give the numbers the model was ",
-                "trained on (as.numeric(as.character(x)) if the factor holds them as labels).")
+                "` in the model's formula would read as its level codes; give ",
+                if (identical(cv$call[[1L]], as.name("ifelse"))) "the values the model was trained on (as.character(x) for a factor's labels)."
+                else "the numbers the model was trained on (as.numeric(as.character(x)) if the factor holds them as labels).")
     }
   }
   invisible()
@@ -364,11 +365,7 @@
       }
       set$y <- eval(resp, df, env)  # (its variables are df's; env: where the formula's functions are)
     }
-    if (!is.null(off)) {
-      if (!is.null(set$init_score)) {
-        .hb_abort("`", arg, "$init_score` must not be given: the formula has an offset(), taken from `", arg,
-                  if (!whole) "$x", "`.")
-      }
+    if (!is.null(off) && is.null(set$init_score)) {  # (an init_score given is taken as it is)
       .hb_check_offset(off, "the formula's offset()", if (whole) arg else paste0(arg, "$x"))
       set$init_score <- off
     }

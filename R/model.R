@@ -287,12 +287,17 @@
   invisible(object)
 }
 
-# A model text's identity: the text itself. R keeps one copy of each string,
-# so the cached key and an unchanged model_text are the same string, and
-# identical() compares them in one step, however long; a text edited in R
-# is another string, whatever its length and checksum line (those alone
-# let an edit that kept both predict with the model before it).
-.hb_text_key <- function(text) text
+# A model text's identity, cheap to take and small to save with the object:
+# its checksum line, its size, and the address of its string in this
+# session (R keeps one copy of each string: an unchanged model_text is the
+# same string; a text edited in R is another, even one that kept its size
+# and checksum line, which alone let such an edit predict with the model
+# before it).
+.hb_text_key <- function(text) {
+  head <- substr(text, 1L, 64L)
+  paste(regmatches(head, regexpr("checksum=[0-9a-f]+", head)), nchar(text, type = "bytes"),
+        .Call(C_hb_text_id, text))
+}
 
 # The native model, reloaded from model_text when the cached pointer is
 # missing or dead (after readRDS(), or in a forked worker), or was made from
@@ -304,7 +309,7 @@
   p <- if (is.environment(env) && identical(env$key, key)) env$ptr
   if (is.null(p) || !isTRUE(.Call(C_hb_ptr_valid, p))) {
     p <- .Call(C_hb_model_load, object$model_text)
-    if (is.environment(env) && (is.null(env$key) || identical(env$key, key))) {
+    if (is.environment(env)) {  # (a key of another text, or of an older histboost, is replaced too)
       env$ptr <- p
       env$key <- key
     }

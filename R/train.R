@@ -532,8 +532,8 @@ histboost <- function(x, ...) {
 #'   For the formula method a set may also be a data.frame holding the
 #'   formula's variables, the response among them, or `list(x = <such a
 #'   data.frame>, ...)`: its predictors, response (unless `y` is given) and
-#'   `offset()` (as `init_score`) are computed from it as `predict()` does
-#'   from `newdata` (`valid = list(test = df_test)`).
+#'   `offset()` (as `init_score`, unless `init_score` is given) are computed
+#'   from it as `predict()` does from `newdata` (`valid = list(test = df_test)`).
 #' @param early_stopping_rounds `NULL`, or stop when the first metric on the
 #'   last validation set (or the one `early_stopping_metric` names) has not
 #'   improved (by more than `early_stopping_min_delta`) for this many rounds;
@@ -1895,8 +1895,10 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #' @export
 histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL, valid = NULL) {
   call <- match.call()
-  if (missing(formula) && "x" %in% names(call)) {
-    # histboost(x = y ~ ., data = df), the generic's name for the formula: called again with it as `formula`
+  if ("x" %in% names(call) && (missing(formula) || !inherits(formula, "formula"))) {
+    # histboost(x = y ~ ., data = df), the generic's name for the formula: called again with it as
+    # `formula` (and histboost(x = y ~ ., df): the data given by position, which R matched to `formula`)
+    if ("formula" %in% names(call) && !"data" %in% names(call)) names(call)[names(call) == "formula"] <- "data"
     k <- which(names(call) == "x")[1L]
     again <- as.call(c(list(quote(histboost), formula = call[[k]]), as.list(call)[-c(1L, k)]))
     return(eval(again, parent.frame()))

@@ -11,6 +11,7 @@ SEXP C_hb_dataset_labels(SEXP);
 SEXP C_hb_scan_values(SEXP);
 SEXP C_hb_map_codes(SEXP, SEXP);
 SEXP C_hb_ptr_valid(SEXP);
+SEXP C_hb_text_id(SEXP);
 SEXP C_hb_booster_create(SEXP, SEXP, SEXP, SEXP);
 SEXP C_hb_booster_add_valid(SEXP, SEXP);
 SEXP C_hb_booster_train_scores(SEXP);
@@ -79,6 +80,7 @@ static const R_CallMethodDef call_methods[] = {
   ENTRY(C_hb_scan_values, 1),
   ENTRY(C_hb_map_codes, 2),
   ENTRY(C_hb_ptr_valid, 1),
+  ENTRY(C_hb_text_id, 1),
   ENTRY(C_hb_booster_create, 4),
   ENTRY(C_hb_booster_add_valid, 2),
   ENTRY(C_hb_booster_train_scores, 1),

@@ -50,6 +50,17 @@ SEXP C_hb_model_load(SEXP text) {
   return hb_r_model_ptr(m);
 }
 
+/* The identity of a model text in this session: the address of its string.
+ * R keeps one copy of each string, so an unchanged model_text (copied
+ * objects too) is the same string, and a text edited in R is another one
+ * (R/model.R's .hb_text_key adds the checksum line and size). */
+SEXP C_hb_text_id(SEXP text) {
+  if (TYPEOF(text) != STRSXP || XLENGTH(text) != 1) return Rf_mkString("");
+  char buf[32];
+  snprintf(buf, sizeof buf, "%p", (void *)STRING_ELT(text, 0));
+  return Rf_mkString(buf);
+}
+
 SEXP hb_r_model_ptr(hb_model_t *m) {
   return hb_r_make_ptr(m, hb_r_tag_model, R_NilValue, model_finalize);
 }

@@ -180,9 +180,12 @@ r_formals <- as.list(def_fun[[1L]][[3L]][[2L]])
 r_arg_default <- function(nm) {
   v <- r_formals[[nm]]
   if (is.null(v) && !nm %in% names(r_formals)) stop("histboost.default() has no argument ", nm)
-  if (is.call(v) && identical(v[[1L]], as.name("c"))) v <- v[[2L]]
+  # a choice (match.arg()'s c("a", "b")): its first; a vector of numbers (eval_at's c(1L, 3L, 5L)): as it is
+  if (is.call(v) && identical(v[[1L]], as.name("c")) && length(v) > 1L && all(vapply(as.list(v)[-1L], is.character, NA))) {
+    v <- v[[2L]]
+  }
   if (is.name(v) && !nzchar(as.character(v))) return("")
-  sub("^(-?[0-9]+)L$", "\\1", paste(deparse(v, width.cutoff = 500L), collapse = " "))
+  gsub("\\b([0-9]+)L\\b", "\\1", paste(deparse(v, width.cutoff = 500L), collapse = " "))
 }
 rows_r <- vapply(rparams, function(p) {
   paste(c(sprintf("\\code{%s}", p[1L]), rd_esc(r_arg_default(p[1L])), "", "", "",

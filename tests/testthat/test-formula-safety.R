@@ -260,8 +260,9 @@ test_that("a formula fit's validation sets are evaluated with its formula, as pr
   # an offset() becomes the set's init_score
   mo <- fit(y ~ a + b + offset(log(a)), list(t = tv))
   expect_equal(mo$evaluation_log$t_rmse[8], rm_t(mo, tv), tolerance = 1e-12)
-  expect_input_error(fit(y ~ a + b + offset(log(a)), list(t = list(x = tv, init_score = 1))),
-                     "`valid\\$t\\$init_score` must not be given: the formula has an offset\\(\\)")
+  # an init_score given is taken as it is, in place of the offset
+  mi <- fit(y ~ a + b + offset(log(a)), list(t = list(x = tv, init_score = rep(1, 100))))
+  expect_equal(mi$evaluation_log$t_rmse[8], sqrt(mean((predict(mi, tv) - log(tv$a) + 1 - tv$y)^2)), tolerance = 1e-12)
   expect_input_error(fit(y ~ a + b, list(t = tv[c("a", "b")])), "`valid\\$t` lacks `y`, which the formula's response")
   expect_input_error(fit(y ~ a + b, list(tv[c("a", "y")])), "`valid\\[\\[1\\]\\]` lacks column `b`")
 })
@@ -273,8 +274,10 @@ test_that("x = a formula is the formula method; a:b is an interaction; a loaded 
   m1 <- hb_quiet(y ~ a + b, data = df, nrounds = 3L, seed = 1L)
   m2 <- hb_quiet(x = y ~ a + b, data = df, nrounds = 3L, seed = 1L)
   m3 <- hb_quiet(data = df, x = y ~ a + b, nrounds = 3L, seed = 1L)
+  m4 <- hb_quiet(x = y ~ a + b, df, nrounds = 3L, seed = 1L)  # the data by position
   expect_identical(m2$model_text, m1$model_text)
   expect_identical(m3$model_text, m1$model_text)
+  expect_identical(m4$model_text, m1$model_text)
   expect_input_error(hb_quiet(y ~ a:b, data = df), "`formula` has interaction terms")
   f <- tempfile(fileext = ".txt")
   on.exit(unlink(f), add = TRUE)

@@ -81,3 +81,26 @@ test_that("a native-model cache copied from another model is not used", {
   expect_identical(predict(a, ms$xr), ref_a)
   expect_identical(predict(b, ms$xr), ref_b)
 })
+
+test_that("the native model cache: an edited text is not served from it, it is refilled after readRDS, and it stays small", {
+  d <- gen_task(151, n = 300, task = "regression")
+  m <- hb_quiet(d$x, d$y, nrounds = 30L, min_data_in_leaf = 5L)
+  p <- predict(m, d$x)
+  # an edit that keeps the text's size and checksum line: the text no longer matches its checksum, whatever the cache holds
+  bad <- m
+  bad$model_text <- sub("leaf_value=", "leaf_valuX=", m$model_text, fixed = TRUE)
+  expect_identical(nchar(bad$model_text), nchar(m$model_text))
+  expect_error(predict(bad, d$x), class = "histboost_error_format")
+  expect_identical(predict(m, d$x), p)  # the original still predicts
+  # saved with its cache, a model weighs about its text once (the cache keeps a short key, not the text)
+  n_text <- nchar(m$model_text, type = "bytes")
+  expect_lt(length(serialize(m, NULL)), 1.5 * n_text)
+  # read back (the pointer dead) with a key of another form, as an older histboost wrote it: one reload refills the cache
+  r <- unserialize(serialize(m, NULL))
+  r$.ptr$key <- "checksum=0123 99"
+  expect_identical(predict(r, d$x), p)
+  expect_identical(r$.ptr$key, histboost:::.hb_text_key(r$model_text))
+  ptr <- r$.ptr$ptr
+  expect_identical(predict(r, d$x), p)
+  expect_identical(r$.ptr$ptr, ptr)  # served from the cache now
+})
