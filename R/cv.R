@@ -108,6 +108,11 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   if (!is.null(dots$callbacks)) {
     .hb_abort("`callbacks` are called by histboost() for one model; hb_cv() does not take them.")
   }
+  if (!is.null(dots$distributed) && !identical(dots$distributed, "no")) {
+    # each process would draw folds from its own rows: not the one-process folds, and not documented
+    .hb_abort("`distributed` is not an argument of hb_cv(): cross-validate on one process, or train each fold ",
+              "with histboost(distributed = \"mpi\") on folds you make the same on every process.")
+  }
   known <- c(setdiff(.HB_TRAIN_ARGS, .HB_CV_OWN), "nfold", "folds", "stratified", "keep_models")
   nms <- names(dots)
   if (is.null(nms)) nms <- rep("", length(dots))
@@ -226,7 +231,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
                          ordered_given = "ordered_factors" %in% names(dots)),
                histboost_error_input = function(e) {
                  msg <- conditionMessage(e)
-                 .hb_abort(if (K > 1L) paste0("fold ", k, ": ") else "", msg)
+                 .hb_reraise(e, if (K > 1L) paste0("fold ", k, ": ") else "", msg)
                }),
       histboost_warning = function(w) {
         if (conditionMessage(w) %in% warned) invokeRestart("muffleWarning")

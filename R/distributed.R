@@ -56,6 +56,12 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
       wait <- suppressWarnings(as.numeric(getOption("histboost.mpi_exit_wait", 300)))
       .Call(C_hb_mpi_finalize, if (length(wait) == 1L && !is.na(wait) && wait >= 0) wait else 300)
     }, onexit = TRUE)
+    # a script run without mpirun is a job of this process alone: said once, since it trains on its own rows only
+    if (.hb_mpi_state$world[2L] == 1L && !nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE")) &&
+        !nzchar(Sys.getenv("PMI_SIZE"))) {
+      message("histboost: `distributed` = \"mpi\" in an MPI job of one process (this R was not started by ",
+              "mpirun): training uses this process's rows alone.")
+    }
   }
   invisible(.hb_mpi_state$world)
 }
@@ -125,7 +131,13 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
   n <- NROW(x)
   desc <- list(n = n, df = is.data.frame(x), names = if (is.data.frame(x)) names(x) else colnames(x),
                ncol = NCOL(x),
-               kinds = if (is.data.frame(x)) vapply(x, function(col) .hb_column_kind(col) %|na|% "?", "") else NULL,
+               # a column histboost cannot read: described, with what to do (as one process says it)
+               kinds = if (is.data.frame(x)) {
+                 vapply(x, function(col) .hb_column_kind(.hb_flat_column(col)) %|na|% .hb_describe(col), "")
+               },
+               hints = if (is.data.frame(x)) {
+                 vapply(x, function(col) if (is.na(.hb_column_kind(.hb_flat_column(col)))) .hb_column_hint(col) else "", "")
+               },
                ordered = if (is.data.frame(x)) vapply(x, is.ordered, NA) else NULL,
                levels = if (is.data.frame(x)) lapply(x, function(col) if (is.factor(col)) levels(col)) else NULL,
                ykind = if (is.null(y)) "none" else if (is.factor(y)) "factor" else if (is.logical(y)) "logical"
@@ -155,7 +167,10 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
         paste0("`", arg, "`'s column ", k, " is `", d$names[k], "`, against `", d0$names[k], "` on process 0")
     } else if (!identical(num(d$kinds), num(d0$kinds))) {
       k <- which(num(d$kinds) != num(d0$kinds))[1L]
-      paste0("`", arg, "$", d$names[k], "` is ", d$kinds[k], ", against ", d0$kinds[k], " on process 0")
+      paste0("`", arg, "$", d$names[k], "` is ", d$kinds[k], ", against ", d0$kinds[k], " on process 0",
+             if (nzchar(d$hints[k])) paste0(" (", d$hints[k], ")") else if (nzchar(d0$hints[k])) {
+               paste0(" (on process 0, ", d0$hints[k], ")")
+             })
     } else if (!identical(d$ordered, d0$ordered)) {
       k <- which(d$ordered != d0$ordered)[1L]
       paste0("`", arg, "$", d$names[k], "` is ", if (d$ordered[k]) "an ordered" else "an unordered",
@@ -349,7 +364,14 @@ hb_mpi_world <- function() {
 #' @param script Instead of `fun`, the path of an R script run on every
 #'   process; the value of its last expression on process 0 is returned.
 #' @param hostfile `NULL` (this machine), or the path of an MPI host file
-#'   (Open MPI: lines such as `node1 slots=8`), passed as `--hostfile`.
+#'   (Open MPI: lines such as `node1 slots=8`), passed as `--hostfile`. The
+#'   job's files (the function and its arguments, each process's error, the
+#'   result) are exchanged through `workdir`, which every node must then
+#'   see at the same path: a shared file system.
+#' @param workdir The folder the job's files are written to (in a folder of
+#'   their own, removed after): [tempdir()] by default, which is enough on
+#'   this machine; with a `hostfile`, a folder on a file system every node
+#'   shares (a home or project folder).
 #' @param mpirun The launcher, `"mpirun"` by default (or `mpiexec`, `srun`
 #'   wrappers that take the same arguments).
 #' @param mpirun_args Further arguments to `mpirun`, such as
@@ -383,7 +405,7 @@ hb_mpi_world <- function() {
 #' }
 #' @export
 hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpirun = "mpirun",
-                       mpirun_args = character(), timeout = 0) {
+                       mpirun_args = character(), timeout = 0, workdir = tempdir()) {
   np <- .hb_number(np, "np", integer = TRUE, lower = 1)
   timeout <- .hb_number(timeout, "timeout", lower = 0)
   if (!hb_has_mpi()) .hb_mpi_start()  # the classed error that says how to get MPI
@@ -400,7 +422,11 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
     .hb_abort("`mpirun` (\"", mpirun, "\") is not on the PATH; install Open MPI or MPICH (Debian/Ubuntu: ",
               "apt-get install openmpi-bin), or give its full path.")
   }
-  dir <- tempfile("hb_mpi_")
+  if (!is.character(workdir) || length(workdir) != 1L || is.na(workdir) || !dir.exists(workdir)) {
+    .hb_abort("`workdir` must be the path of an existing folder (with a host file, one that every node sees ",
+              "at the same path).")
+  }
+  dir <- tempfile("hb_mpi_", tmpdir = normalizePath(workdir))
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   job <- file.path(dir, "job.rds")
@@ -475,7 +501,12 @@ hb_mpi_run <- function(np, fun = NULL, ..., script = NULL, hostfile = NULL, mpir
       kinds <- c("input", "format", "device", "engine")
       kind <- kinds[vapply(paste0("histboost_error_", kinds), inherits, NA, x = e)]
       kind <- if (length(kind)) kind[1L] else "engine"
-      .hb_throw(kind, paste0("in the MPI job, process ", r, " (MPI rank ", r, ") failed: ", conditionMessage(e)))
+      # the process's own classes first (a handler for the script's own condition class fires), then histboost's
+      own <- setdiff(class(e), c("histboost_error_relay", "histboost_error", "error", "condition",
+                                 paste0("histboost_error_", kinds)))
+      stop(structure(class = c(own, paste0("histboost_error_", kind), "histboost_error", "error", "condition"),
+                     list(message = paste0("in the MPI job, process ", r, " (MPI rank ", r, ") failed: ",
+                                           conditionMessage(e)), call = NULL)))
     }
   }
   if (!identical(as.integer(status), 0L) || !file.exists(out)) {

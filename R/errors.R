@@ -24,6 +24,15 @@
   stop(cond)
 }
 
+# `e` raised again with the message the pasted pieces make, its classes
+# kept: a relay of another process's failure (.hb_dist_try) stays one, so
+# that hb_mpi_run() reports the failing process's own error.
+.hb_reraise <- function(e, ...) {
+  e$message <- paste0(..., collapse = "")
+  e$call <- NULL
+  stop(e)
+}
+
 # Input error whose message is the pasted pieces (most errors are this kind).
 .hb_abort <- function(..., kind = "input") {
   .hb_throw(kind, paste0(..., collapse = ""))

@@ -267,7 +267,7 @@
     msg <- conditionMessage(e)
     hit <- names(from)[startsWith(msg, paste0("`", names(from), "`"))]
     if (!length(hit)) stop(e)
-    .hb_abort("`params`: `", from[[hit[1L]]], "` is histboost's `", hit[1L], "`: ", msg)
+    .hb_reraise(e, "`params`: `", from[[hit[1L]]], "` is histboost's `", hit[1L], "`: ", msg)
   })
 }
 

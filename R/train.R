@@ -1179,7 +1179,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                         # a level the model lacks is refused after (.hb_conform_to_model), naming it
                         histboost_warning_unseen_levels = function(w) invokeRestart("muffleWarning")),
                       histboost_error_input = function(e) {
-                        .hb_abort("`", arg, "` does not suit `init_model`: ",
+                        .hb_reraise(e, "`", arg, "` does not suit `init_model`: ",
                                   gsub("`newdata`", paste0("`", arg, "`"), conditionMessage(e), fixed = TRUE),
                                   if (!is.null(init_model$terms)) {
                                     paste(" `init_model` was fitted with a formula: continue it through the",
@@ -1559,6 +1559,15 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   seed <- p$seed; distributed <- p$distributed; obj <- tk$objective; num_class <- tk$num_class
   eng <- p$eng; nthreads <- p$nthreads; device <- p$device; train_only <- p$train_only
   boosting <- p$boosting; more <- p$more; task <- tk$task; rank <- p$rank
+  if (distributed == "mpi") {
+    # a seed given is given alike on every process (as every other argument); none given: rank 0's draw
+    seeds <- unlist(.hb_mpi_allgather(if (is.null(seed)) NA_real_ else as.numeric(seed)))
+    if (!all(is.na(seeds)) && (anyNA(seeds) || length(unique(seeds)) > 1L)) {
+      .hb_abort("`seed` differs between processes (", paste0("process ", seq_along(seeds) - 1L, ": ",
+                ifelse(is.na(seeds), "none", format(seeds)), collapse = ", "), "); give every process the same ",
+                "seed, or none (process 0's draw is then used).")
+    }
+  }
   if (is.null(seed)) seed <- as.numeric(sample.int(.Machine$integer.max, 1L))
   if (distributed == "mpi") seed <- .hb_mpi_bcast(seed)  # one seed: rank 0's
 
@@ -1778,7 +1787,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
             invokeRestart("muffleWarning")
           }),
         histboost_error_input = function(e) {
-          .hb_abort(set, ": ", conditionMessage(e))
+          .hb_reraise(e, set, ": ", conditionMessage(e))
         })
     } else {
       .hb_abort(set, " must be an hb_dataset (with reference = the training set) or ",
@@ -1998,7 +2007,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
         to <- sub(at[1L], paste0("first at row ", if (is.null(rows)) k else rows[k], " of `data`"), to,
                   fixed = TRUE)
       }
-      .hb_abort(to)
+      .hb_reraise(e, to)
     })
   fit <- .hb_model_add_meta(fit, c(r.formula = rhs))
   fit$call <- call

@@ -31,6 +31,8 @@ if (identical(args[4], "novalid") && rank == 1L) d$valid_off <- TRUE
 if (identical(args[4], "badarg") && rank == 1L) d$args$learning_rate <- -1
 if (identical(args[4], "threads") && rank == 1L) d$args$nthreads <- 2L
 if (identical(args[4], "intcol") && rank == 1L) d$x$c <- as.double(d$x$c)  # doubles where the others have integers
+if (identical(args[4], "seed") && rank == 1L) d$args$seed <- d$args$seed + 1  # another seed on one process
+if (identical(args[4], "charcol") && rank == 1L) d$x$f <- as.character(d$x$f)  # strings where the others have a factor
 if (identical(args[4], "scripterr") && rank == 1L) stop("this process's own code failed")  # uncaught, outside histboost
 if (identical(args[4], "scripterr_all")) stop("every process's own code failed")  # the script must still stop
 if (identical(args[4], "metricfun") && rank == 0L) {  # a metric function on process 0 only

@@ -122,6 +122,7 @@ test_that("hb_cv() leaves its inputs alone and checks its arguments", {
   err(hb_cv(d$x, d$y, folds = list(c(1, 250))), "`folds`: fold 1")
   err(hb_cv(d$x, d$y, folds = list(1:200)), "fold 1 holds out every row")
   err(hb_cv(d$x, d$y, valid = list()), "`valid` is not an argument of hb_cv")
+  err(hb_cv(d$x, d$y, distributed = "mpi"), "`distributed` is not an argument of hb_cv\\(\\): cross-validate on one process")
   err(hb_cv(d$x, d$y, num_leaf = 4), "`num_leaf` is not an argument of hb_cv\\(\\).*num_leaves")
   err(hb_cv(d$x, d$y, nfold = 2L, learning_rate = -1), "^`learning_rate` must be")  # no fold's problem
   err(hb_cv(d$x, d$y, early_stopping_rounds = 0), "`early_stopping_rounds`")

@@ -350,7 +350,9 @@ test_that("arguments that differ, or that one process refuses, are classed error
   # set and a metric function on one process only are caught by comparing the calls' shapes)
   whats <- c(novalid = "`valid`", badarg = "`learning_rate` must be",
              validname = "passed another `valid` \\(whether given, and its sets' names\\)",
-             metricfun = "passed another `eval_metric` \\(how many functions\\)")
+             metricfun = "passed another `eval_metric` \\(how many functions\\)",
+             seed = "`seed` differs between processes \\(process 0: 11, process 1: 12\\)",
+             charcol = "`x\\$f` is of type character, against factor on process 0 \\(convert it with factor\\(\\)")
   for (mode in names(whats)) {
     r <- run_mpi("binary", 2, mode, timeout = 120)
     expect_false(identical(r$status, 124L))
@@ -510,6 +512,29 @@ test_that("hb_mpi_run() launches the processes and brings back the model of one 
     histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", verbose = 0L,
               nrounds = if (hb_mpi_world()[["rank"]] == 1L) -1L else 2L)
   }, timeout = 100), class = "histboost_error_input", regexp = "process 1 \\(MPI rank 1\\) failed: `nrounds` must be")
+  # the script's own condition class is kept (a handler for it fires), and an error inside a validation set
+  # is the failing process's, not process 0's relay of it
+  err <- tryCatch(hb_mpi_run(2, function() {
+    if (hb_mpi_world()[["rank"]] == 1L) stop(structure(class = c("my_shard_error", "error", "condition"),
+                                                         list(message = "bad shard", call = NULL)))
+    histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", nrounds = 2L, verbose = 0L)
+  }, timeout = 100), my_shard_error = function(e) e)
+  expect_s3_class(err, c("my_shard_error", "histboost_error_engine"))
+  # the job's files go to `workdir` (a folder every node sees, with a host file), and nothing is left there
+  wd <- tempfile("hbwork")
+  dir.create(wd)
+  on.exit(unlink(wd, recursive = TRUE), add = TRUE)
+  expect_identical(hb_mpi_run(2, function() hb_mpi_world()[["size"]], timeout = 100, workdir = wd), 2L)
+  expect_length(list.files(wd), 0L)
+  expect_input_error(hb_mpi_run(2, function() 1, workdir = file.path(wd, "none")), "`workdir` must be the path of an existing folder")
+  expect_match(conditionMessage(err), "process 1 \\(MPI rank 1\\) failed: bad shard")
+  expect_error(hb_mpi_run(2, function() {
+    r <- hb_mpi_world()[["rank"]]
+    vx <- if (r == 0L) data.frame(a = 1:10) else data.frame(a = integer(0))
+    histboost(data.frame(a = 1:50), rnorm(50), distributed = "mpi", nrounds = 2L, verbose = 0L,
+              valid = list(v = list(x = vx, y = rnorm(nrow(vx)))))
+  }, timeout = 100), class = "histboost_error_input",
+  regexp = "process 1 \\(MPI rank 1\\) failed: `valid` set \"v\": .*zero rows")
 })
 
 test_that("hb_mpi_run() gives each process its share of the session's threads, unless told otherwise", {
