@@ -129,15 +129,14 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
 .hb_dist_align <- function(x, y, arg = "x", yarg = "y") {
   x <- .hb_unwrap_matrix(x)
   n <- NROW(x)
+  # each column's kind, and for one histboost cannot read its description and what to do (as one process says it)
+  col_kinds <- if (is.data.frame(x)) vapply(x, function(col) {
+    kind <- .hb_column_kind(.hb_flat_column(col))
+    if (is.na(kind)) c(.hb_describe(col), .hb_column_hint(col)) else c(kind, "")
+  }, c("", ""))
   desc <- list(n = n, df = is.data.frame(x), names = if (is.data.frame(x)) names(x) else colnames(x),
                ncol = NCOL(x),
-               # a column histboost cannot read: described, with what to do (as one process says it)
-               kinds = if (is.data.frame(x)) {
-                 vapply(x, function(col) .hb_column_kind(.hb_flat_column(col)) %|na|% .hb_describe(col), "")
-               },
-               hints = if (is.data.frame(x)) {
-                 vapply(x, function(col) if (is.na(.hb_column_kind(.hb_flat_column(col)))) .hb_column_hint(col) else "", "")
-               },
+               kinds = if (is.data.frame(x)) col_kinds[1L, ], hints = if (is.data.frame(x)) col_kinds[2L, ],
                ordered = if (is.data.frame(x)) vapply(x, is.ordered, NA) else NULL,
                levels = if (is.data.frame(x)) lapply(x, function(col) if (is.factor(col)) levels(col)) else NULL,
                ykind = if (is.null(y)) "none" else if (is.factor(y)) "factor" else if (is.logical(y)) "logical"

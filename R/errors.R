@@ -33,6 +33,14 @@
   stop(e)
 }
 
+# A warning `w` given again with another message, its classes kept (from a
+# calling handler: the original is muffled).
+.hb_rewarn <- function(w, message) {
+  w$message <- message
+  warning(w)
+  invokeRestart("muffleWarning")
+}
+
 # Input error whose message is the pasted pieces (most errors are this kind).
 .hb_abort <- function(..., kind = "input") {
   .hb_throw(kind, paste0(..., collapse = ""))

@@ -126,11 +126,8 @@ hb_refit <- function(model, x, y, ..., weights = NULL, init_score = NULL, decay_
   leaf <- tryCatch(
     withCallingHandlers(
       stats::predict(model, x, type = "leaf", iteration = max(1L, model$niter), nthreads = nthreads),
-      histboost_warning_unseen_levels = function(w) {  # (predict's argument is hb_refit()'s `x`)
-        w$message <- sub("`newdata`", "`x`", w$message, fixed = TRUE)
-        warning(w)
-        invokeRestart("muffleWarning")
-      }),
+      # (predict's argument is hb_refit()'s `x`)
+      histboost_warning_unseen_levels = function(w) .hb_rewarn(w, sub("`newdata`", "`x`", w$message, fixed = TRUE))),
     histboost_error_input = function(e) .hb_abort(sub("`newdata`", "`x`", conditionMessage(e), fixed = TRUE)))
   storage.mode(leaf) <- "integer"
   ptr <- .Call(C_hb_model_refit, .hb_model_ptr(model), leaf, label, w, init_score, decay_rate, l1, l2,

@@ -1781,11 +1781,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
           .hb_dataset_build(v$x, v$y, v$weights, binning = NULL, reference = train,
                             nthreads = nthreads, source = "training", init_score = v$init_score,
                             group = v$group, distributed = distributed, device = device),
-          histboost_warning_unseen_levels = function(w) {  # the same warning, naming the set
-            w$message <- paste0(set, ": ", w$message)
-            warning(w)
-            invokeRestart("muffleWarning")
-          }),
+          # the same warning, naming the set
+          histboost_warning_unseen_levels = function(w) .hb_rewarn(w, paste0(set, ": ", w$message))),
         histboost_error_input = function(e) {
           .hb_reraise(e, set, ": ", conditionMessage(e))
         })
