@@ -270,7 +270,10 @@
     for (j in seq_len(p)) {
       col <- .hb_flat_column(x[[pick[j]]])
       if (is_cat[j] || is_ord[j]) {
-        lab <- if (is.factor(col)) levels(col)[col] else if (is.character(col)) col else NULL
+        # (a factor's labels are read only when it has a level training lacked)
+        lab <- if (is.factor(col)) {
+          if (!all(levels(col) %in% schema$levels[[j]])) levels(col)[col]
+        } else if (is.character(col)) col
         new <- unique(lab[!is.na(lab) & !lab %in% schema$levels[[j]]])
         if (length(new)) unseen[[fn[j]]] <- list(labels = new, n = sum(lab %in% new))
       }

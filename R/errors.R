@@ -71,6 +71,17 @@
     if (null_ok) return(NULL)
     .hb_abort("`", name, "` must not be NULL.")
   }
+  # The usual case first: the message below is built only for a refused value
+  # (building it cost a fifth of a 200-row fit, at 48 calls a fit).
+  # TRUE is not a count: nrounds = TRUE or iteration = TRUE would act as 1.
+  if (is.numeric(value) && !is.object(value) && length(value) == 1L) {
+    v <- as.numeric(value)
+    if (!is.na(v) && is.finite(v) &&
+        (!integer || (v == round(v) && abs(v) <= .Machine$integer.max)) &&
+        !(v < lower || (lower_open && v == lower) || v > upper || (upper_open && v == upper))) {
+      return(if (integer) as.integer(v) else v)
+    }
+  }
   what <- if (integer) "a whole number" else "a number"
   range <- character()
   if (is.finite(lower)) range <- c(range, sprintf("%s %s", if (lower_open) ">" else ">=", format(lower)))
@@ -90,14 +101,7 @@
     shown <- paste0(shown, " (write the number without quotes: ",
                     if (opt != name) sprintf("options(%s = %s)", opt, value) else paste0(name, " = ", value), ")")
   }
-  bad <- function() .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
-  # TRUE is not a count: nrounds = TRUE or iteration = TRUE would act as 1.
-  if (!is.numeric(value) || is.object(value) || length(value) != 1L) bad()
-  v <- as.numeric(value)
-  if (is.na(v) || !is.finite(v)) bad()
-  if (integer && (v != round(v) || abs(v) > .Machine$integer.max)) bad()
-  if (v < lower || (lower_open && v == lower) || v > upper || (upper_open && v == upper)) bad()
-  if (integer) as.integer(v) else v
+  .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
 }
 
 # TRUE or FALSE (a logical of length one, not NA).

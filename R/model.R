@@ -41,7 +41,7 @@
     r.grad_bits = as.character(r_params$grad_bits %||% 4L),
     r.stochastic_rounding = as.character(!isFALSE(r_params$stochastic_rounding)),
     r.refit_leaves = as.character(!isFALSE(r_params$refit_leaves)),
-    r.package_version = as.character(utils::packageVersion("histboost"))
+    r.package_version = unname(getNamespaceVersion("histboost"))  # (packageVersion() reads the DESCRIPTION file)
   )
   # the other binning parameters: only when not the default, so that other models' text is unchanged
   if (!is.null(r_params$min_data_in_bin) && r_params$min_data_in_bin != 3L) {
@@ -295,17 +295,18 @@
 # before it).
 .hb_text_key <- function(text) {
   head <- substr(text, 1L, 64L)
-  paste(regmatches(head, regexpr("checksum=[0-9a-f]+", head)), nchar(text, type = "bytes"),
+  m <- regexpr("checksum=[0-9a-f]+", head)
+  paste(if (m > 0L) substr(head, m, m + attr(m, "match.length") - 1L), nchar(text, type = "bytes"),
         .Call(C_hb_text_id, text))
 }
 
 # The native model, reloaded from model_text when the cached pointer is
 # missing or dead (after readRDS(), or in a forked worker), or was made from
 # another text (a `.ptr` copied between objects).
-.hb_model_ptr <- function(object) {
+.hb_model_ptr <- function(object, key = NULL) {
   .hb_check_model(object)
   env <- object$.ptr
-  key <- .hb_text_key(object$model_text)
+  if (is.null(key)) key <- .hb_text_key(object$model_text)
   p <- if (is.environment(env) && identical(env$key, key)) env$ptr
   if (is.null(p) || !isTRUE(.Call(C_hb_ptr_valid, p))) {
     p <- .Call(C_hb_model_load, object$model_text)
@@ -325,9 +326,10 @@
 .HB_CHECKED_FIELDS <- c("task", "classes", "feature_names", "feature_types", "feature_levels",
                         "niter", "best_iteration", "class_levels", "class_ordered")
 .hb_model_truth <- function(object, arg = "object") {
-  ptr <- .hb_model_ptr(object)
-  env <- object$.ptr
+  .hb_check_model(object, arg)
   key <- .hb_text_key(object$model_text)
+  ptr <- .hb_model_ptr(object, key)
+  env <- object$.ptr
   truth <- if (is.environment(env) && identical(env$truth_key, key)) env$truth
   if (is.null(truth)) {
     truth <- tryCatch(.hb_model_from_text(object$model_text, ptr = ptr),

@@ -64,6 +64,10 @@ hb_threads <- function(...) {
 # A thread count from `name` (an argument or the option): a whole number >= 1
 # that fits an int; `hint` is appended to the error.
 .hb_thread_count <- function(value, name, hint = "") {
+  if (is.numeric(value) && !is.object(value) && length(value) == 1L && !is.na(value) &&
+      value >= 1 && value <= .Machine$integer.max && value == round(value)) {
+    return(as.integer(value))
+  }
   tryCatch(
     .hb_number(value, name, integer = TRUE, lower = 1, upper = .Machine$integer.max),
     histboost_error_input = function(e) .hb_abort(conditionMessage(e), hint))
