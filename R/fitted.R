@@ -50,7 +50,9 @@
 #' the second), and for a multiclass model the matrix of class indicators
 #' minus the probabilities. A model trained without it (or loaded with
 #' [hb_load()], whose text does not hold them) has none: these functions
-#' then say so.
+#' then say so. For a formula fit with `na.action = na.exclude`, both give
+#' `NA` for the rows of `data` that it dropped, so that they line up with
+#' `data` (with `na.omit`, they cover the rows trained on), as for [lm()].
 #'
 #' @param object A `"histboost"` model.
 #' @param ... Not used.
@@ -66,7 +68,7 @@
 fitted.histboost <- function(object, ...) {
   .hb_check_dots(list(...), "object", "fitted")
   if (is.null(object$fitted.values)) .hb_no_fitted("fitted", object)
-  object$fitted.values
+  stats::napredict(object$na.action, object$fitted.values)  # (na.exclude: NA for the rows it dropped)
 }
 
 #' @rdname fitted.histboost
@@ -86,7 +88,7 @@ residuals.histboost <- function(object, ...) {
   if (is.matrix(f)) {
     ind <- matrix(0, nrow(f), ncol(f), dimnames = dimnames(f))
     ind[cbind(seq_len(nrow(f)), object$y + 1L)] <- 1
-    return(ind - f)
+    return(stats::naresid(object$na.action, ind - f))
   }
-  object$y - f
+  stats::naresid(object$na.action, object$y - f)
 }

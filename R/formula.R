@@ -338,7 +338,54 @@
 # response (when `y` is not given) and offset (when `init_score` is not) come
 # from it too. hb_datasets and other sets are left as they are. tt: the
 # training terms, the response included; env: the formula's environment.
-.hb_formula_valid <- function(valid, tt, env) {
+# The formula method's `na.action`: NULL (keep rows with NAs), else a
+# function, or the name of one, as lm() takes it.
+.hb_na_action <- function(na.action) {
+  if (is.null(na.action) || is.function(na.action)) return(na.action)
+  if (is.character(na.action) && length(na.action) == 1L && !is.na(na.action)) {
+    f <- tryCatch(match.fun(na.action), error = function(e) NULL)
+    if (is.function(f)) return(f)
+    .hb_abort("`na.action` names no function: \"", na.action, "\". Give na.omit, na.exclude or na.fail ",
+              "(or NULL, the default, to keep rows with NAs).")
+  }
+  .hb_abort("`na.action` must be a function such as na.omit or na.exclude, or its name, but it is ",
+            .hb_describe(na.action), ".")
+}
+
+# The rows of model frame `mf` (with `weights`, when given) that `na_action`
+# keeps: list(rows = their numbers in `mf`, omitted = the action's record of
+# the others, as lm() keeps it in its na.action field; NULL when none went).
+# `arg` names the data in messages.
+.hb_na_rows <- function(na_action, mf, weights, arg) {
+  fr <- mf
+  if (!is.null(weights)) fr[["(weights)"]] <- weights
+  res <- tryCatch(na_action(fr), error = function(e) {
+    .hb_abort("`na.action` stopped at `", arg, "`: ", conditionMessage(e),
+              if (anyNA(fr)) paste0(" (", sum(!stats::complete.cases(fr)), " of its ", nrow(fr),
+                                    " rows hold NAs in the formula's variables)"), ".")
+  })
+  rows <- if (is.data.frame(res)) match(row.names(res), row.names(fr))
+  if (is.null(rows) || anyNA(rows) || anyDuplicated(rows)) {
+    .hb_abort("`na.action` must return the data frame it is given, less the rows it drops (as na.omit ",
+              "does); it returned ", .hb_describe(res), ".")
+  }
+  if (!length(rows)) {
+    .hb_abort("`na.action` dropped every row of `", arg, "`: each holds an NA in the formula's variables",
+              if (!is.null(weights)) " or `weights`", ". Leave `na.action` out to keep rows with missing ",
+              "predictors (trees route them), or impute.")
+  }
+  omitted <- NULL
+  if (length(rows) < nrow(fr)) {
+    omitted <- attr(res, "na.action")
+    if (is.null(omitted)) {
+      gone <- setdiff(seq_len(nrow(fr)), rows)
+      omitted <- structure(gone, names = row.names(fr)[gone], class = "omit")
+    }
+  }
+  list(rows = rows, omitted = omitted)
+}
+
+.hb_formula_valid <- function(valid, tt, env, na_action = NULL) {
   if (!is.list(valid) || is.data.frame(valid) || inherits(valid, "hb_dataset")) return(valid)  # (refused later)
   pt <- stats::delete.response(tt)
   resp <- attr(tt, "variables")[[attr(tt, "response") + 1L]]
@@ -352,6 +399,14 @@
     if (!whole && !all(setdiff(all.vars(pt), .HB_FORMULA_CONSTANTS) %in% names(v$x)) &&
         all(.hb_formula_term_names(pt) %in% names(v$x))) next
     arg <- if (nzchar(nms[k])) paste0("valid$", nms[k]) else paste0("valid[[", k, "]]")
+    if (whole && !is.null(na_action)) {  # the rows na.action keeps, as for `data`
+      vf <- tryCatch(stats::model.frame(tt, data = v, na.action = stats::na.pass,
+                                        drop.unused.levels = FALSE), error = function(e) NULL)
+      if (!is.null(vf)) {
+        keep <- .hb_na_rows(na_action, vf, NULL, arg)$rows
+        if (length(keep) < nrow(v)) v <- v[keep, , drop = FALSE]
+      }
+    }
     df <- if (whole) v else v$x
     set <- if (whole) list() else v
     set$x <- .hb_formula_frame(pt, df, if (whole) arg else paste0(arg, "$x"))

@@ -420,6 +420,9 @@ print.histboost <- function(x, ...) {
     cat("  last eval:  ", paste(sprintf("%s = %.6g", names(last), unlist(last)), collapse = ", "),
         "\n", sep = "")
   }
+  if (length(x$na.action)) {  # as print.summary.lm() says it
+    cat("  (", stats::naprint(x$na.action), ")\n", sep = "")
+  }
   invisible(x)
 }
 

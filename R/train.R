@@ -1899,8 +1899,22 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #'   [lm()], `subset` and `weights` are evaluated among the columns of `data`
 #'   first (`weights = w` takes the column `w`), then where the formula was
 #'   made.
+#' @param na.action For the formula method, what to do with rows that hold
+#'   `NA`s: `NULL` (the default) keeps them, since trees route a missing
+#'   predictor to the side learned for it (as [rpart::rpart()] keeps such
+#'   rows), and a missing response is an error naming its first row, never
+#'   a silent drop. Give [na.omit()] or [na.exclude()] (a function or its
+#'   name, as for [lm()]) to train on the complete rows alone: a row with an
+#'   `NA` in the response, a predictor, an offset or `weights` is dropped,
+#'   the model's `na.action` field records which, and with `na.exclude`
+#'   [fitted()] and [residuals()] give `NA` for them, so that they line up
+#'   with `data`. [na.fail()] makes any `NA` an error. The same action is
+#'   applied to validation sets given as data.frames. `getOption("na.action")`
+#'   is not consulted: its default, `na.omit`, would drop every row with a
+#'   missing predictor.
 #' @export
-histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL, valid = NULL) {
+histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL, na.action = NULL,
+                              valid = NULL) {
   call <- match.call()
   if ("x" %in% names(call) && (missing(formula) || !inherits(formula, "formula"))) {
     # histboost(x = y ~ ., data = df), the generic's name for the formula: called again with it as
@@ -1968,6 +1982,25 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass,
                            drop.unused.levels = FALSE)
   tt <- attr(mf, "terms")
+  na_action <- .hb_na_action(na.action)
+  omitted <- NULL
+  if (!is.null(na_action)) {
+    if (!is.null(weights) && length(weights) != nrow(data)) {
+      .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
+    }
+    if ("init_score" %in% names(list(...))) {
+      .hb_abort("`na.action` and `init_score` together are ambiguous: give the offset in the formula as ",
+                "offset(...), or remove the rows from `data` and `init_score` yourself.")
+    }
+    kept <- .hb_na_rows(na_action, mf, weights, "data")
+    omitted <- kept$omitted
+    if (length(kept$rows) < nrow(mf)) {
+      mf <- mf[kept$rows, , drop = FALSE]
+      attr(mf, "terms") <- tt  # (model.response() and model.offset() read it)
+      if (!is.null(weights)) weights <- weights[kept$rows]
+      rows <- if (is.null(rows)) kept$rows else rows[kept$rows]
+    }
+  }
   offset <- stats::model.offset(mf)
   if (!is.null(offset) && "init_score" %in% names(list(...))) {
     .hb_abort("`formula` has an offset() and `init_score` is given too: give the offset one way.")
@@ -1982,7 +2015,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   x <- .hb_chars_as_factors(x)
   # the checks of x and y speak of the data the user gave: `data`'s columns and the formula's response
   resp <- .hb_formula_deparse(formula[[2L]])
-  valid <- .hb_formula_valid(valid, tt, env)
+  valid <- .hb_formula_valid(valid, tt, env, na_action)
   fit <- tryCatch(
     if (is.null(offset)) histboost.default(x, y, weights = weights, valid = valid, ...)
     else histboost.default(x, y, weights = weights, init_score = offset, valid = valid, ...),
@@ -2009,6 +2042,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
     })
   fit <- .hb_model_add_meta(fit, c(r.formula = rhs))
   fit$call <- call
+  if (!is.null(omitted)) fit$na.action <- omitted
   fit
 }
 

@@ -150,6 +150,68 @@ test_that("the formula method takes weights and subset as lm() does", {
   expect_match(msg_of(fit(y ~ a + b, data = d, subset = a > 100)), "`subset` keeps no rows")
 })
 
+test_that("the formula method's na.action drops the rows lm()'s would, and only when asked", {
+  set.seed(81)
+  n <- 240
+  d <- data.frame(a = rnorm(n), b = runif(n), g = factor(sample(c("p", "q", "r"), n, TRUE)), w = runif(n, 0.5, 2))
+  d$y <- d$a + 2 * d$b + (d$g == "q") + rnorm(n, sd = 0.2)
+  d$y[c(4, 50)] <- NA
+  d$a[c(7, 50, 90)] <- NA
+  d$g[11] <- NA
+  d$w[20] <- NA
+  orig <- d
+  fit <- function(...) hb_quiet(..., nrounds = 6L, num_leaves = 7L, min_data_in_leaf = 10L, seed = 2L,
+                                keep_fitted = TRUE)
+  # the rows lm() keeps with na.omit (response, predictors and weights): the reference's training rows
+  keep <- setdiff(seq_len(n), stats::na.action(stats::model.frame(y ~ a + b + g, d, weights = w,
+                                                                   na.action = na.omit)))
+  expect_identical(sort(setdiff(seq_len(n), keep)), c(4L, 7L, 11L, 20L, 50L, 90L))
+  ref <- fit(d[keep, c("a", "b", "g")], d$y[keep], weights = d$w[keep])
+  m <- fit(y ~ a + b + g, data = d, weights = w, na.action = na.omit)
+  expect_identical(predict(m, d), predict(ref, d))
+  expect_identical(as.integer(m$na.action), c(4L, 7L, 11L, 20L, 50L, 90L))
+  expect_s3_class(m$na.action, "omit")
+  expect_length(fitted(m), length(keep))
+  expect_match(paste(capture.output(print(m)), collapse = "\n"), "6 observations deleted due to missingness")
+  # the name of the function works as in lm(); na.exclude pads fitted() and residuals() to data's rows
+  mx <- fit(y ~ a + b + g, data = d, weights = w, na.action = "na.exclude")
+  expect_identical(predict(mx, d), predict(ref, d))
+  f <- fitted(mx)
+  expect_length(f, n)
+  expect_identical(which(is.na(f)), c(4L, 7L, 11L, 20L, 50L, 90L))
+  expect_equal(f[keep], predict(ref, d[keep, ]))
+  expect_equal(residuals(mx)[keep], d$y[keep] - predict(ref, d[keep, ]))
+  expect_true(all(is.na(residuals(mx)[-keep])))
+  # with subset: the action sees the subset's rows; records and messages speak of data's rows
+  ms <- fit(y ~ a + b + g, data = d, weights = w, subset = b > 0.3, na.action = na.omit)
+  rows <- intersect(which(d$b > 0.3), keep)
+  expect_identical(predict(ms, d), predict(fit(d[rows, c("a", "b", "g")], d$y[rows], weights = d$w[rows]), d))
+  expect_identical(names(ms$na.action), as.character(setdiff(which(d$b > 0.3), keep)))
+  # a validation data.frame: the same rows dropped as from data
+  mv <- fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit, valid = list(te = d[161:n, ]))
+  te <- stats::na.omit(d[161:n, c("y", "a", "b", "g")])
+  mr <- fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit, valid = list(te = te))
+  expect_identical(mv$evaluation_log, mr$evaluation_log)
+  expect_equal(mr$evaluation_log$te_rmse[6], sqrt(mean((te$y - predict(mr, te))^2)), tolerance = 1e-6)
+  # the default keeps NA predictors (trees route them) and refuses a missing response, naming its row
+  expect_match(msg_of(fit(y ~ a + b + g, data = d)), "the response `y` contains 2 missing .*first at row 4 of `data`")
+  d0 <- d[!is.na(d$y), ]
+  expect_identical(predict(fit(y ~ a + b + g, data = d0, na.action = na.pass), d),
+                   predict(fit(y ~ a + b + g, data = d0), d))
+  # na.fail and bad values: classed errors naming the argument
+  err <- expect_error(fit(y ~ a + b + g, data = d0, na.action = na.fail), class = "histboost_error_input")
+  expect_match(conditionMessage(err), "^`na.action` stopped at `data`: missing values in object \\(3 of its 238 rows")
+  expect_match(msg_of(fit(y ~ a + b, data = d, na.action = "no_such_fun")), "`na.action` names no function")
+  expect_match(msg_of(fit(y ~ a + b, data = d, na.action = 3)), "`na.action` must be a function")
+  expect_match(msg_of(fit(y ~ a + b, data = d, na.action = function(df) 1)), "must return the data frame")
+  dd <- d
+  dd$a <- NA_real_
+  expect_match(msg_of(fit(y ~ a + b, data = dd, na.action = na.omit)), "`na.action` dropped every row of `data`")
+  expect_match(msg_of(fit(y ~ a + b, data = d, na.action = na.omit, init_score = rep(0, n))),
+               "`na.action` and `init_score` together")
+  expect_identical(d, orig)  # the user's data untouched
+})
+
 test_that("messages name the input at fault: objective elements, overflow causes, init_model, seed, names", {
   d <- gen_task(634, n = 200, task = "regression", factors = 1)
   X <- as.matrix(d$x[vapply(d$x, is.numeric, NA)])
