@@ -41,6 +41,7 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     # the launcher's variables before MPI starts: a singleton start adds its
     # own, which a later hb_mpi_run() must not hand to mpirun
     .hb_mpi_state$env_before <- grep("^(OMPI_|PMIX_|PMI_)", names(Sys.getenv()), value = TRUE)
+    if (!any(nzchar(Sys.getenv(c("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"))))) .hb_mpi_probe()
     .hb_mpi_state$world <- .Call(C_hb_mpi_init)
     # MPI_Finalize at exit (mpirun reports a process that ends without it as
     # failed), once all processes exit: one that exits while the others still
@@ -64,6 +65,34 @@ hb_has_mpi <- function() isTRUE(.Call(C_hb_has_mpi))
     }
   }
   invisible(.hb_mpi_state$world)
+}
+
+# MPI started without a launcher (a singleton: an R session, a script run
+# without mpirun) is first started in a child R process. MPI_Init that fails
+# (an MPI installation that cannot start a singleton, a bad OMPI_MCA_
+# setting) ends its process at once, before any error handler exists: here
+# that is the child, and the user's session gets a classed error with what
+# MPI said, instead of losing R. A child that cannot load histboost (a
+# development load) proves nothing either way: MPI is then started as is.
+.hb_mpi_probe <- function() {
+  lib <- dirname(getNamespaceInfo("histboost", "path"))
+  code <- paste0(".libPaths(c(", deparse(lib), ", .libPaths())); ",
+                 "if (requireNamespace('histboost', quietly = TRUE)) { cat('histboost-loaded\\n'); ",
+                 "invisible(.Call(histboost:::C_hb_mpi_init)); cat('histboost-mpi-ok\\n'); ",
+                 "invisible(.Call(histboost:::C_hb_mpi_finalize, 0)) }")
+  out <- suppressWarnings(tryCatch(
+    system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", shQuote(code)), stdout = TRUE,
+            stderr = TRUE, timeout = 120),
+    error = function(e) c("histboost-loaded", conditionMessage(e))))
+  if (any(out == "histboost-mpi-ok") || !any(out == "histboost-loaded")) return(invisible())
+  said <- trimws(out[nzchar(trimws(out)) & out != "histboost-loaded"])
+  said <- utils::tail(said, 8L)
+  .hb_throw("engine", paste0(
+    "could not start MPI: a test start in a child R process failed", if (!is.null(attr(out, "status")))
+      paste0(" (exit status ", attr(out, "status"), ")"), ", and MPI_Init would have ended this R session ",
+    "the same way. MPI said:\n", paste0("  ", said, collapse = "\n"), "\n",
+    "Check that MPI starts outside R (mpirun -n 1 hostname), and any OMPI_MCA_ settings; or run the ",
+    "script under mpirun, or with hb_mpi_run()."))
 }
 
 # On an uncaught error of a script under mpirun: wait a few seconds

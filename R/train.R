@@ -756,7 +756,11 @@ histboost <- function(x, ...) {
 #'   MPI via host memory, and the model is the one-GPU model of the
 #'   concatenated rows (GOSS included). `device = "auto"` means the
 #'   CPU here.
-#'   Run it with [hb_mpi_run()] from a console.
+#'   Run it with [hb_mpi_run()] from a console. In a session not started by
+#'   mpirun (a job of one process), MPI is first started in a child R
+#'   process: an MPI that cannot start there (where `MPI_Init` would end the
+#'   session) is an error of class `histboost_error_engine` with what MPI
+#'   said.
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters

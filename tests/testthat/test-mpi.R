@@ -765,6 +765,36 @@ test_that("hb_mpi_run() works after MPI started alone in the session", {
   expect_match(grep("^run:", out, value = TRUE), "^run: 2 $", info = paste(out, collapse = "\n"))
 })
 
+test_that("MPI that cannot start is a classed error in the session, which MPI_Init would have ended", {
+  skip_without_mpi()
+  # a PML that does not exist makes Open MPI's MPI_Init fail, which ends the process at once
+  # (MPI_ERRORS_ARE_FATAL applies before a communicator exists): first without histboost, the cause
+  probe <- c("suppressPackageStartupMessages(library(histboost))",
+             "invisible(.Call(histboost:::C_hb_mpi_init))", "cat('after init\\n')")
+  bad_env <- function(code) {
+    f <- tempfile(fileext = ".R")
+    writeLines(code, f)
+    env <- c("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=no_such_pml",
+             paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+    suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), f, stdout = TRUE, stderr = TRUE, env = env,
+                             timeout = 120))
+  }
+  skip_if(!nzchar(Sys.which("ompi_info")), "the failure is provoked with an Open MPI setting (OMPI_MCA_pml)")
+  raw <- bad_env(probe)
+  expect_false("after init" %in% raw)
+  expect_false(is.null(attr(raw, "status")))  # the process ended, not R's error
+  # then histboost() there: a classed error, and the session goes on
+  out <- bad_env(c(
+    "suppressPackageStartupMessages(library(histboost))",
+    "r <- tryCatch(histboost(mtcars[-1], mtcars$mpg, nrounds = 2, verbose = 0, distributed = 'mpi'),",
+    "              error = function(e) e)",
+    "cat('class:', class(r)[1], '\\n'); cat('message:', conditionMessage(r), '\\n'); cat('alive\\n')"))
+  expect_true("alive" %in% out, info = paste(out, collapse = "\n"))
+  expect_null(attr(out, "status"))
+  expect_match(grep("^class:", out, value = TRUE), "histboost_error_engine", fixed = TRUE)
+  expect_match(paste(out, collapse = "\n"), "could not start MPI: a test start in a child R process failed")
+})
+
 test_that("cox on 2 and 3 processes: risk sets over every shard give the one-process model and log", {
   skip_without_mpi()
   # tied times and censored rows, sharded unevenly: a row's risk set holds
