@@ -12,6 +12,12 @@
 #' combination of the other three, one model with the largest `nrounds` of
 #' the grid is trained and predicts for the smaller ones from its first
 #' iterations (caret's "submodels"), so a grid over `nrounds` costs one fit.
+#' With early stopping (`valid` and `early_stopping_rounds` given to
+#' `train()`), a submodel predicts with at most the fit's best iteration,
+#' as a fit for that many rounds would. Class probabilities have a column
+#' for each level of `y`, in its order: a class that a resample has no
+#' training rows of gets probability 0. Character columns are taken as
+#' factors, as by the formula method.
 #' The default grid (`tuneLength`) holds `min_data_in_leaf` at LightGBM's 20
 #' from 200 rows up and at a tenth of the rows (at least 2) below, so that
 #' small data can split; random search draws it from 5 to a quarter of the
@@ -57,7 +63,7 @@ hb_caret_model <- function() {
       out
     },
     predictors = function(x, ...) unique(hb_importance(x)$feature),
-    levels = function(x) x$classes,
+    levels = function(x) x$class_levels %||% x$classes,  # (y's levels: a class no row had too)
     tags = c("Tree-Based Model", "Boosting", "Ensemble Model", "Implicit Feature Selection",
              "Handle Missing Predictor Data", "Accepts Case Weights"),
     sort = function(x) x[order(x$nrounds, x$num_leaves, -x$learning_rate, -x$min_data_in_leaf), , drop = FALSE]
@@ -113,6 +119,7 @@ hb_caret_model <- function() {
     .hb_abort("`weights` go to caret::train() itself (caret passes them on as case weights).")
   }
   if (is.null(extra$verbose)) extra$verbose <- 0L
+  if (is.data.frame(x)) x <- .hb_chars_as_factors(x)  # as the formula method and parsnip's engine take them
   # The data as symbols in the call (do.call() would copy them into the model's `call`), under names of
   # their own, which update() refuses: caret's copies of the data are gone by then.
   .hb_caret_x <- x
@@ -126,13 +133,17 @@ hb_caret_model <- function() {
   eval(cl)
 }
 
-# Predictions at the model's own nrounds, then at each submodel's.
-# A model that stopped early (no tree could split) has fewer iterations: a
-# model trained for k rounds would have stopped there too.
+# Predictions at the model's own nrounds, then at each submodel's, at most
+# at the iterations predict() uses: the best one under early stopping (a
+# model trained for more rounds than that predicts with it too), else the
+# model's (one that stopped early, no tree able to split, has fewer: a model
+# trained for k rounds would have stopped there too). As parsnip's
+# multi_predict().
 .hb_caret_each <- function(modelFit, submodels, one) {
   out <- one(NULL)
   if (is.null(submodels)) return(out)
-  c(list(out), lapply(submodels$nrounds, function(k) one(min(as.integer(k), modelFit$niter))))
+  last <- modelFit$best_iteration %||% modelFit$niter
+  c(list(out), lapply(submodels$nrounds, function(k) one(min(as.integer(k), last))))
 }
 
 .hb_caret_predict <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
@@ -149,6 +160,13 @@ hb_caret_model <- function() {
     cls <- modelFit$classes
     out <- if (is.matrix(p)) as.data.frame(p) else data.frame(1 - p, p)
     names(out) <- cls
+    # a column for each level of y (caret's `lev`), in its order: a class a resample had no rows of has
+    # probability 0 (caret's summaries, mnLogLoss among them, need every level's column)
+    lev <- modelFit$class_levels %||% cls
+    if (!identical(lev, cls)) {
+      out[setdiff(lev, cls)] <- 0
+      out <- out[lev]
+    }
     out
   })
 }

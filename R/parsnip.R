@@ -81,8 +81,11 @@
   trees <- sort(unique(as.integer(trees)))
   if (!length(trees) || anyNA(trees) || any(trees < 1L)) .hb_abort("`trees` must be whole numbers >= 1.")
   if (is.null(type)) type <- if (object$spec$mode == "classification") "class" else "numeric"
-  if (!type %in% c("numeric", "class", "prob")) {
-    .hb_abort("`type` must be \"numeric\", \"class\" or \"prob\" for multi_predict(), not \"", type, "\".")
+  ok <- if (object$spec$mode == "classification") c("class", "prob") else "numeric"
+  if (!is.character(type) || length(type) != 1L || !type %in% ok) {
+    .hb_abort("`type` must be ", paste0("\"", ok, "\"", collapse = " or "), " for multi_predict() of a ",
+              object$spec$mode, " fit, not ", if (is.character(type) && length(type) == 1L)
+                paste0("\"", type, "\"") else .hb_describe(type), ".")
   }
   n <- nrow(new_data)
   long <- do.call(rbind, lapply(trees, function(k) {
@@ -167,7 +170,10 @@
 #' and `stop_iter` as early stopping on a random `validation` share of the
 #' training rows (for classification, that share of each class's rows, but
 #' never a class's last row, so that every class is trained on). Other
-#' engine arguments go to [histboost()]. The engine is registered when
+#' engine arguments go to [histboost()]; one that a main argument sets too
+#' (`feature_fraction_bynode` with `mtry`, `bagging_fraction` with
+#' `sample_size`, `early_stopping_rounds` or `valid` with `stop_iter`) is
+#' an error, rather than one of the two lost. The engine is registered when
 #' parsnip is loaded; you do not call this yourself. For data with missing
 #' values use `parsnip::fit_xy()` (or a workflow without a formula):
 #' parsnip's formula interface drops every row with an `NA` before histboost
@@ -210,9 +216,21 @@
 #'   predict(pfit, iris[c(1, 51, 101), ], type = "prob")
 #' }
 #' @export
-hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL, stop_iter = NULL,
-                            counts = TRUE, validation = 0.1, ...) {
+hb_parsnip_fit <- function(x, y, weights = NULL, mtry = NULL, sample_size = NULL, stop_iter = NULL, ...,
+                           counts = TRUE, validation = 0.1) {
   args <- list(...)
+  # (`counts` and `validation` after `...`: an engine argument `valid` is histboost()'s, not a partial
+  # match of `validation`.) A main argument and the engine argument it becomes, both given: one would be
+  # lost, so the two are refused, as histboost() refuses an argument given again in `params`.
+  both <- c(mtry = "feature_fraction_bynode", sample_size = "bagging_fraction", stop_iter = "early_stopping_rounds",
+            stop_iter = "valid")
+  given <- c(mtry = !is.null(mtry), sample_size = !is.null(sample_size), stop_iter = !is.null(stop_iter))
+  clash <- both[given[names(both)] & both %in% names(args)]
+  if (length(clash)) {
+    .hb_abort("`", names(clash)[1L], "` (parsnip's main argument) sets `", clash[[1L]], "`, which ",
+              "set_engine() gives too; give one of them.", if (names(clash)[1L] == "stop_iter")
+                " (`stop_iter` holds out a `validation` share of the rows for early stopping.)")
+  }
   if (!is.null(weights)) weights <- as.numeric(weights)  # parsnip's case weights are a vctrs class
   p <- ncol(x)
   counts <- .hb_flag(counts, "counts")

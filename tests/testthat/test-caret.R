@@ -133,3 +133,64 @@ test_that("arguments given to train() reach histboost(): verbose among them, the
                      tuneGrid = param, seed = 3, verbose = 0, nthreads = 2L)
   expect_identical(predict(tr, x), predict(alone, x, type = "class"))
 })
+
+test_that("submodels under early stopping predict with at most the best iteration, as fits of that many rounds", {
+  m <- hb_caret_model()
+  set.seed(1)
+  n <- 600
+  df <- data.frame(x1 = rnorm(n), x2 = rnorm(n))
+  df$y <- df$x1 + rnorm(n)
+  valid <- list(v = list(x = df[1:150, 1:2], y = df$y[1:150]))
+  tr <- 151:600
+  param <- data.frame(nrounds = 1000L, num_leaves = 31L, learning_rate = 0.3, min_data_in_leaf = 5L)
+  big <- m$fit(df[tr, 1:2], df$y[tr], wts = NULL, lev = NULL, last = FALSE, classProbs = FALSE, param = param,
+               valid = valid, early_stopping_rounds = 5L, nthreads = 1L, seed = 1)
+  expect_lt(big$best_iteration, big$niter)  # the case: trees past the best one exist
+  ks <- c(2L, big$best_iteration + 2L, 100L)
+  p <- m$predict(big, df[1:50, 1:2], submodels = data.frame(nrounds = ks))
+  for (j in seq_along(ks)) {
+    alone <- hb_quiet(df[tr, 1:2], df$y[tr], nrounds = ks[j], num_leaves = 31L, learning_rate = 0.3,
+                      min_data_in_leaf = 5L, valid = valid, early_stopping_rounds = 5L, nthreads = 1L, seed = 1)
+    expect_equal(p[[j + 1L]], predict(alone, df[1:50, 1:2]), tolerance = 1e-12, info = ks[j])
+  }
+})
+
+test_that("a class a resample has no rows of: every level's probability column, that one 0; characters as factors", {
+  m <- hb_caret_model()
+  set.seed(1)
+  n <- 300
+  x <- data.frame(x1 = rnorm(n), x2 = rnorm(n))
+  y <- ifelse(x$x1 > 0, "A", "B")
+  y[order(-x$x2)[1:2]] <- "C"
+  y <- factor(y)
+  tr <- which(y != "C")  # the resample: no row of C
+  param <- data.frame(nrounds = 10L, num_leaves = 4L, learning_rate = 0.2, min_data_in_leaf = 5L)
+  fit <- suppressWarnings(m$fit(x[tr, ], y[tr], wts = NULL, param = param, lev = levels(y), last = FALSE,
+                                classProbs = TRUE, nthreads = 1L, seed = 1))
+  expect_identical(m$levels(fit), c("A", "B", "C"))
+  pr <- m$prob(fit, x, submodels = data.frame(nrounds = 5L))
+  direct <- suppressWarnings(hb_quiet(x[tr, ], droplevels(y[tr]), nrounds = 10L, num_leaves = 4L, learning_rate = 0.2,
+                                      min_data_in_leaf = 5L, nthreads = 1L, seed = 1))
+  for (q in pr) {
+    expect_identical(names(q), c("A", "B", "C"))
+    expect_identical(q$C, rep(0, n))
+  }
+  expect_equal(pr[[1]]$B, predict(direct, x), tolerance = 1e-15)
+  expect_equal(pr[[1]]$A, 1 - predict(direct, x), tolerance = 1e-15)
+  # caret's log loss, which needs every level's column, by hand
+  if (requireNamespace("caret", quietly = TRUE)) {
+    te <- setdiff(seq_len(n), tr)
+    d <- data.frame(obs = y, pred = factor(m$predict(fit, x), levels = levels(y)), pr[[1]])
+    ll <- caret::mnLogLoss(d[tr, ], lev = levels(y))
+    pt <- pmin(pmax(as.matrix(pr[[1]])[cbind(tr, as.integer(y[tr]))], 1e-15), 1 - 1e-15)
+    expect_equal(unname(ll), -mean(log(pt)), tolerance = 1e-12)
+  }
+  # a character column trains as the factor it stands for
+  xc <- x
+  xc$g <- rep(c("u", "v", "w"), length.out = n)
+  xf <- xc
+  xf$g <- factor(xf$g)
+  fc <- m$fit(xc, y, wts = NULL, param = param, lev = levels(y), last = FALSE, classProbs = TRUE, nthreads = 1L, seed = 1)
+  ff <- m$fit(xf, y, wts = NULL, param = param, lev = levels(y), last = FALSE, classProbs = TRUE, nthreads = 1L, seed = 1)
+  expect_identical(predict(fc, xf), predict(ff, xf))
+})

@@ -282,3 +282,37 @@ test_that("hb_parsnip_fit() checks validation always, and caps mtry at the predi
   all <- hb_parsnip_fit(d$x, d$y, mtry = p, nrounds = 3L, seed = 1, verbose = 0)
   expect_identical(predict(big, d$x), predict(all, d$x))
 })
+
+test_that("engine argument valid reaches histboost(); a main argument and the engine argument it sets are refused together", {
+  vd <- list(mine = list(x = mtcars[1:10, -1], y = mtcars$mpg[1:10]))
+  s <- set_mode(set_engine(boost_tree(trees = 60, min_n = 3, learn_rate = 0.3), "histboost", nthreads = 1,
+                           valid = vd, early_stopping_rounds = 5, seed = 1), "regression")
+  pf <- fit(s, mpg ~ ., data = mtcars)
+  direct <- histboost(mtcars[-1], mtcars$mpg, nrounds = 60L, min_data_in_leaf = 3L, learning_rate = 0.3, nthreads = 1L,
+                      valid = vd, early_stopping_rounds = 5L, seed = 1, verbose = 0L)
+  expect_identical(pf$fit$best_iteration, direct$best_iteration)
+  expect_identical(names(pf$fit$evaluation_log), c("iter", "mine_rmse"))
+  expect_identical(predict(pf, mtcars)$.pred, predict(direct, mtcars[-1]))
+  d <- gen_task(637, n = 200, p = 10, task = "regression")
+  expect_input_error(hb_parsnip_fit(d$x, d$y, mtry = 5, feature_fraction_bynode = 0.2, nrounds = 2L, verbose = 0),
+                     "`mtry` \\(parsnip's main argument\\) sets `feature_fraction_bynode`")
+  expect_input_error(hb_parsnip_fit(d$x, d$y, sample_size = 0.8, bagging_fraction = 0.5, nrounds = 2L, verbose = 0),
+                     "`sample_size` .* sets `bagging_fraction`")
+  expect_input_error(hb_parsnip_fit(d$x, d$y, stop_iter = 3, early_stopping_rounds = 5, nrounds = 2L, verbose = 0),
+                     "`stop_iter` .* sets `early_stopping_rounds`")
+  expect_input_error(hb_parsnip_fit(d$x, d$y, stop_iter = 3, valid = vd, nrounds = 2L, verbose = 0),
+                     "`stop_iter` .* sets `valid`")
+})
+
+test_that("multi_predict() types follow the mode: class or prob for classification, numeric for regression", {
+  sc <- set_mode(set_engine(boost_tree(trees = 5), "histboost", nthreads = 1, seed = 1), "classification")
+  fc <- fit(sc, Species ~ ., data = iris)
+  expect_input_error(multi_predict(fc, iris[1:3, ], type = "numeric", trees = 2:3),
+                     "`type` must be \"class\" or \"prob\" for multi_predict\\(\\) of a classification fit")
+  sr <- set_mode(set_engine(boost_tree(trees = 5, min_n = 3), "histboost", nthreads = 1, seed = 1), "regression")
+  fr <- fit(sr, mpg ~ ., data = mtcars)
+  expect_input_error(multi_predict(fr, mtcars[1:3, ], type = "prob", trees = 2:3), "must be \"numeric\"")
+  mp <- multi_predict(fr, mtcars[1:3, ], type = "numeric", trees = 2:3)
+  expect_equal(mp$.pred[[1]]$.pred, c(predict(fr$fit, mtcars[1, -1], iteration = 2L),
+                                      predict(fr$fit, mtcars[1, -1], iteration = 3L)))
+})
