@@ -692,11 +692,14 @@ __device__ __forceinline__ uint64_t node_uid(const CtlView &v, int leaf) {
 
 // feature_fraction_bynode: whether the node whose draws start at `head`
 // takes feature f: of the columns with a feature usable in this tree (m of
-// them), the round(m x fraction) (at least 1) with the smallest draws
-// (seed, tree, node, column), ties to the lower column (grow.c's
-// leaf_mask), here as f's column's rank among them. The whole block; cnt:
-// two ints of shared memory.
-static __device__ bool node_samples(const TreeArgs &a, const DrawArgs &d, uint64_t head, int f, int *cnt) {
+// them) that the leaf's interaction constraints allow (lw: its group words,
+// NULL without constraints), the round(m x fraction) (at least 1, at most
+// all) with the smallest draws (seed, tree, node, column), ties to the
+// lower column (grow.c's leaf_mask, LightGBM's ColSampler::GetByNode), here
+// as f's column's rank among them. The whole block; cnt: two ints of
+// shared memory.
+static __device__ bool node_samples(const TreeArgs &a, const DrawArgs &d, const unsigned long long *lw, uint64_t head,
+                                    int f, int *cnt) {
   const int cf = d.fcol[f];
   const double uf = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)cf));
   int m = 0, below = 0;
@@ -704,8 +707,13 @@ static __device__ bool node_samples(const TreeArgs &a, const DrawArgs &d, uint64
     int any = 0;
     for (int g = d.cfirst[c]; g < d.cfirst[c + 1] && !any; g++) any = a.usable[g];
     if (!any) continue;
-    const double u = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)c));
     m++;
+    if (lw) {  // drawn only among the columns a group the leaf still allows holds
+      int ok = 0;
+      for (int k = 0; k < d.ngroups && !ok; k++) ok = ((lw[k >> 6] >> (k & 63)) & 1ull) && d.grp_col[(size_t)k * d.ncol + c];
+      if (!ok) continue;
+    }
+    const double u = hb_rng_bits_unif(hb_rng_key_tail(head, (uint64_t)c));
     below += u < uf || (u == uf && c < cf);
   }
   if (threadIdx.x == 0) cnt[0] = cnt[1] = 0;
@@ -786,7 +794,8 @@ __global__ void __launch_bounds__(kThreads) k_split(TreeArgs a) {
       const uint64_t uid = node_uid(v, child), tree = (uint64_t)a.rs->tree;
       if (d.bynode < 1.0) {
         __shared__ int cnt[2];
-        drawn = node_samples(a, d, hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
+        drawn = node_samples(a, d, d.ngroups > 0 ? d.leaf_grp + (size_t)child * d.gw : NULL,
+                             hb_rng_key_tail(hb_rng_key_head(d.seed, HB_RNG_BYNODE, tree), uid), f, cnt);
       }
       if (d.ngroups > 0) {  // interaction constraints: a group the leaf still allows holds f
         const unsigned long long *lw = d.leaf_grp + (size_t)child * d.gw;

@@ -377,14 +377,37 @@ static int per_node(const hb_grow_ws_t *ws, const hb_config_t *cfg) {
  * mask: the tree's active ones, those of the groups its branch still allows
  * (interaction constraints: LightGBM's rule, a group containing every
  * feature used above it), and with feature_fraction_bynode < 1 a sample of
- * round(fraction x the tree's columns) columns, at least one, those with
- * the smallest draws for (seed, tree, node, column), whatever the thread
- * count. Returns mask, or `active` when nothing is chosen per node. */
+ * round(fraction x the tree's columns) of those columns (at least one, at
+ * most all), those with the smallest draws for (seed, tree, node, column),
+ * whatever the thread count. Returns mask, or `active` when nothing is
+ * chosen per node. */
 static const uint8_t *leaf_mask(const hb_grow_ws_t *ws, const hb_config_t *cfg, const hb_dataset_t *d,
                                 const uint8_t *active, int l, uint64_t uid, uint8_t *mask) {
   if (!per_node(ws, cfg)) return active;
   const int nf = d->nfeat, nc = d->ncol;
   for (int f = 0; f < nf; f++) mask[f] = (uint8_t)((!active || active[f]) && !d->mappers[f].trivial);
+  /* The sample's size counts the tree's columns (m_tree); it is drawn from the columns the leaf's
+   * interaction constraints allow (at most all of them), as LightGBM's ColSampler::GetByNode does.
+   * Drawing from every column, then removing the forbidden ones, left most nodes below the root of
+   * a constrained tree with nothing to split on. */
+  int m_tree = 0;
+  if (cfg->feature_fraction_bynode < 1.0) {
+    for (int c = 0; c < nc; c++) {
+      int any = 0;
+      for (int f = d->col_first[c]; f < d->col_first[c + 1] && !any; f++) any = mask[f];
+      m_tree += any;
+    }
+  }
+  if (ws->ngroups > 0) {
+    const uint64_t *g = ws->leaf_grp + (size_t)l * ws->gw;
+    for (int f = 0; f < nf; f++) {
+      if (!mask[f]) continue;
+      int ok = 0;
+      for (int k = 0; k < ws->ngroups && !ok; k++)
+        ok = ((g[k >> 6] >> (k & 63)) & 1u) && ws->grp_feat[(size_t)k * nf + f];
+      mask[f] = (uint8_t)ok;
+    }
+  }
   if (cfg->feature_fraction_bynode < 1.0) {
     node_draw *dr = hb_malloc(sizeof(node_draw) * (size_t)(nc > 0 ? nc : 1));
     if (dr) {
@@ -398,7 +421,7 @@ static const uint8_t *leaf_mask(const hb_grow_ws_t *ws, const hb_config_t *cfg, 
         dr[m].c = c;
         m++;
       }
-      int keep = (int)floor(m * cfg->feature_fraction_bynode + 0.5);
+      int keep = (int)floor(m_tree * cfg->feature_fraction_bynode + 0.5);
       if (keep < 1) keep = 1;
       if (keep < m) {
         qsort(dr, (size_t)m, sizeof(node_draw), node_draw_cmp);
@@ -406,17 +429,7 @@ static const uint8_t *leaf_mask(const hb_grow_ws_t *ws, const hb_config_t *cfg, 
           for (int f = d->col_first[dr[k].c]; f < d->col_first[dr[k].c + 1]; f++) mask[f] = 0;
       }
       hb_free(dr);
-    }  /* without memory for the draws, the node takes every feature of the tree */
-  }
-  if (ws->ngroups > 0) {
-    const uint64_t *g = ws->leaf_grp + (size_t)l * ws->gw;
-    for (int f = 0; f < nf; f++) {
-      if (!mask[f]) continue;
-      int ok = 0;
-      for (int k = 0; k < ws->ngroups && !ok; k++)
-        ok = ((g[k >> 6] >> (k & 63)) & 1u) && ws->grp_feat[(size_t)k * nf + f];
-      mask[f] = (uint8_t)ok;
-    }
+    }  /* without memory for the draws, the node takes every feature the leaf allows */
   }
   return mask;
 }

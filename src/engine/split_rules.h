@@ -225,11 +225,15 @@ HB_RULE double hb_rule_leaf_output_ext(double g, double h, int n, double l1, dou
 }
 
 /* The worth a split under max_delta_step / path_smooth must beat (LightGBM's
- * gain shift): the leaf's at its output leaf_out when smoothing (alpha >
- * 0), else at its own output capped (and never smoothed, as the root's). */
+ * gain shift, FeatureHistogram::BeforeNumercal): the leaf's at its own
+ * output capped and, when smoothing (alpha > 0), smoothed by its n rows
+ * towards leaf_out, the output the leaf was given (the root's: its own
+ * capped, which the smoothing leaves as it is, up to rounding). Not the
+ * leaf's worth at leaf_out itself: that is another number below the root,
+ * which made other leaves win the growth order than LightGBM's. */
 HB_RULE double hb_rule_parent_gain_ext(double g, double h, int n, double l1, double l2, double mds, double alpha,
                                        double leaf_out) {
-  const double o = alpha > 0 ? leaf_out : hb_rule_leaf_output_ext(g, h, n, l1, l2, mds, 0.0, 0.0);
+  const double o = hb_rule_leaf_output_ext(g, h, n, l1, l2, mds, alpha > 0 ? alpha : 0.0, leaf_out);
   return hb_rule_leaf_gain_given_output(g, h, l1, l2, o);
 }
 

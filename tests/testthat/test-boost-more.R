@@ -267,12 +267,27 @@ test_that("path_smooth: leaf outputs and gains follow LightGBM's formula, checke
   leaves <- tr[tr$is_leaf, ]
   expect_equal(leaves$value, unname(lr * unlist(out[leaves$id])), tolerance = 1e-10)
   expect_true(any(abs(leaves$value - lr * vapply(rows[leaves$id], function(r) mean(res[r]), 0)) > 1e-3))
-  # a split's gain: each child at its smoothed output, less the node at its own
+  # a split's gain: each child at its smoothed output, less the node at its own mean smoothed towards
+  # the output it was given (LightGBM's gain shift; the root's is its own)
   worth <- function(r, o) -(2 * sum(-res[r]) * o + length(r) * o^2)
   for (id in tr$id[!tr$is_leaf]) {
     nd <- tr[tr$id == id, ]
     expect_equal(nd$gain, worth(rows[[nd$left]], out[[nd$left]]) + worth(rows[[nd$right]], out[[nd$right]]) -
-                   worth(rows[[id]], out[[id]]), tolerance = 1e-8)
+                   worth(rows[[id]], smooth(rows[[id]], out[[id]])), tolerance = 1e-8)
+  }
+  # the growth order that follows: lightgbm's trees, where the two gain shifts differ in which leaf splits next
+  skip_if_not_installed("lightgbm")
+  set.seed(1)
+  n <- 2000
+  X <- cbind(a = rnorm(n), b = runif(n), c = rnorm(n), d = rnorm(n))
+  y <- X[, "a"] * X[, "b"] + X[, "c"] * X[, "d"] + rnorm(n, sd = 0.3)
+  for (ps in c(10, 50)) {
+    lg <- lightgbm::lgb.train(list(objective = "regression", num_leaves = 8L, min_data_in_leaf = 5L, path_smooth = ps,
+                                   num_threads = 1L, verbose = -1L, deterministic = TRUE, force_col_wise = TRUE),
+                              lightgbm::lgb.Dataset(X, label = y), nrounds = 5L)
+    hb <- hb_quiet(X, y, nrounds = 5L, num_leaves = 8L, min_data_in_leaf = 5L, path_smooth = ps,
+                   skip_unsplittable = TRUE, nthreads = 1L, seed = 1)
+    expect_lt(max(abs(predict(lg, X) - predict(hb, X))), 1e-6)
   }
 })
 
@@ -429,4 +444,28 @@ test_that("DART equals lightgbm's where its drops are certain (uniform drops at 
                      nrounds = 8L, verbose = 0, nthreads = 1, boost_from_average = FALSE)
     expect_equal(predict(hb0, X), predict(lg, X), tolerance = 1e-6, label = paste("from 0, xgboost_dart_mode", mode))
   }
+})
+
+test_that("interaction constraints with feature_fraction_bynode: the sample is drawn from the columns a node allows", {
+  set.seed(1)
+  n <- 3000
+  X <- matrix(rnorm(n * 10), n, 10, dimnames = list(NULL, paste0("x", 1:10)))
+  y <- X[, 1] * X[, 2] + X[, 3] * X[, 4] + X[, 5] * X[, 6] + X[, 7] * X[, 8] + X[, 9] * X[, 10] + rnorm(n, sd = 0.5)
+  ic <- list(c("x1", "x2"), c("x3", "x4"), c("x5", "x6"), c("x7", "x8"), c("x9", "x10"))
+  m <- hb_quiet(X, y, nrounds = 20L, nthreads = 1L, seed = 1, interaction_constraints = ic,
+                feature_fraction_bynode = 0.2)
+  tr <- hb_trees(m)
+  # round(0.2 x 10 columns) = 2 a node, drawn from the two its branch allows below the root: every tree
+  # grows its 31 leaves (drawn from all ten, then filtered, most nodes kept none: about 3 leaves a tree)
+  expect_identical(as.vector(tapply(tr$is_leaf, tr$tree, sum)), rep(31L, 20))
+  # and every split below the root is in the root's pair
+  grp <- setNames(rep(seq_along(ic), lengths(ic)), unlist(ic))
+  paths <- path_features(tr)
+  expect_true(all(vapply(paths, function(p) length(unique(grp[p])) == 1L, NA)))
+  skip_if_not_installed("lightgbm")
+  lg <- lightgbm::lgb.train(list(objective = "regression", num_threads = 1L, verbose = -1L, interaction_constraints = ic,
+                                 feature_fraction_bynode = 0.2), lightgbm::lgb.Dataset(X, label = y), nrounds = 20L)
+  dt <- as.data.frame(lightgbm::lgb.model.dt.tree(lg))
+  expect_identical(as.vector(tapply(!is.na(dt$leaf_index), dt$tree_index, sum)), rep(31L, 20))
+  expect_lt(rmse(y, predict(m, X)) / rmse(y, predict(lg, X)), 1.1)
 })
