@@ -10,7 +10,7 @@
 .HB_MORE_DEFAULTS <- list(drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                           uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                           feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
-                          skip_unsplittable = FALSE)
+                          skip_unsplittable = FALSE, feature_pre_filter = TRUE)
 
 # The checked values from histboost()'s arguments `a` (boosting and
 # distributed already checked): a list of the parameters above plus `dart` (TRUE / FALSE).
@@ -30,6 +30,7 @@
     path_smooth = .hb_number(v("path_smooth"), "path_smooth", lower = 0),
     max_delta_step = .hb_number(v("max_delta_step"), "max_delta_step", lower = 0),
     skip_unsplittable = .hb_flag(v("skip_unsplittable"), "skip_unsplittable"),
+    feature_pre_filter = .hb_flag(v("feature_pre_filter"), "feature_pre_filter"),
     # NULL: on wherever the CPU trains in full precision (.hb_setup settles
     # it once the device is known; the GPU's sums are integers, exact already)
     exact_sums = if (is.null(a$exact_sums)) device != "cuda" else .hb_flag(a$exact_sums, "exact_sums"),
@@ -148,6 +149,7 @@
   if (m$max_delta_step > 0) meta[["r.max_delta_step"]] <- .hb_num_text(m$max_delta_step)
   if (isTRUE(m$exact_sums)) meta[["r.exact_sums"]] <- "TRUE"
   if (isTRUE(m$skip_unsplittable)) meta[["r.skip_unsplittable"]] <- "TRUE"
+  if (isFALSE(m$feature_pre_filter)) meta[["r.feature_pre_filter"]] <- "FALSE"
   meta
 }
 
@@ -174,6 +176,7 @@
     path_smooth = num("r.path_smooth", 0),
     max_delta_step = num("r.max_delta_step", 0),
     exact_sums = .hb_meta_value(meta, "r.exact_sums", .hb_meta_bool) %||% FALSE,
-    skip_unsplittable = .hb_meta_value(meta, "r.skip_unsplittable", .hb_meta_bool) %||% FALSE
+    skip_unsplittable = .hb_meta_value(meta, "r.skip_unsplittable", .hb_meta_bool) %||% FALSE,
+    feature_pre_filter = .hb_meta_value(meta, "r.feature_pre_filter", .hb_meta_bool) %||% TRUE
   )
 }

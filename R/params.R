@@ -148,7 +148,7 @@
 
 # LightGBM's and xgboost's names that only say how to store or check things,
 # which histboost decides itself: accepted in `params` and given no effect.
-.HB_PARAM_IGNORED <- c("force_col_wise", "force_row_wise", "deterministic", "feature_pre_filter",
+.HB_PARAM_IGNORED <- c("force_col_wise", "force_row_wise", "deterministic",
                        "is_enable_sparse", "is_sparse", "enable_sparse", "sparse", "validate_parameters",
                        "max_cached_hist_node", "extmem_single_page", "single_precision_histogram",
                        "deterministic_histogram", "use_rmm", "sketch_eps")

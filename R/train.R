@@ -43,7 +43,7 @@
   "early_stopping_metric", "callbacks", "params", "keep_fitted", "verbose",
   "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop", "extra_trees",
   "interaction_constraints", "feature_fraction_bynode", "path_smooth", "max_delta_step", "exact_sums",
-  "skip_unsplittable", "distributed", "gpu_column_copy"
+  "skip_unsplittable", "feature_pre_filter", "distributed", "gpu_column_copy"
 )
 # The binning parameters (hb_dataset()'s too; an hb_dataset fixes them).
 .HB_BIN_ARGS <- c("max_bin", "min_data_in_bin", "bin_sample_rows", "max_bin_by_feature")
@@ -476,6 +476,14 @@ histboost <- function(x, ...) {
 #'   but matters after another split (an interaction, `y ~ xor(a, b)`) is
 #'   still found. On 39 real tables (`inst/bench/real-data-cv.R`) the two
 #'   were even: 8 cases better with it, 9 worse, by at most 1.7%.
+#' @param feature_pre_filter `TRUE` (the default, as LightGBM's) never splits
+#'   on a feature where no split could leave `min_data_in_leaf` training rows
+#'   on each side (a sparse indicator set in fewer rows, a number whose
+#'   values but a few are one), counted over all the training rows. Without
+#'   it such a split can still be taken where the search's row counts,
+#'   estimated from the hessians as LightGBM's are, pass `min_data_in_leaf`.
+#'   LightGBM counts on its binning sample (at most `bin_construct_sample_cnt`
+#'   rows), histboost on every row, so past 200,000 rows the two can differ.
 #' @param exact_sums `TRUE` puts each tree's gradients and hessians (full
 #'   precision) on a fixed grid before the tree grows: each is rounded to a
 #'   multiple of \eqn{2^{-e}}, with \eqn{e} chosen from the largest value and
@@ -710,7 +718,7 @@ histboost <- function(x, ...) {
 #'   `TRUE`). Hints of how to store or check
 #'   the data, which histboost decides itself (`force_row_wise`,
 #'   `force_col_wise`, `deterministic` (histboost always is),
-#'   `feature_pre_filter`, `is_enable_sparse`, `validate_parameters`, ...),
+#'   `is_enable_sparse`, `validate_parameters`, ...),
 #'   are accepted and have no effect. A parameter set twice, by two aliases
 #'   or by an argument and `params`, must have the same value both times.
 #' @param keep_fitted `TRUE` keeps the training rows' predictions and labels
@@ -838,7 +846,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                               drop_rate = 0.1, max_drop = 50L, skip_drop = 0.5, xgboost_dart_mode = FALSE,
                               uniform_drop = FALSE, extra_trees = FALSE, interaction_constraints = NULL,
                               feature_fraction_bynode = 1, path_smooth = 0, max_delta_step = 0,
-                              exact_sums = NULL, skip_unsplittable = FALSE, distributed = c("no", "mpi"),
+                              exact_sums = NULL, skip_unsplittable = FALSE, feature_pre_filter = TRUE,
+                              distributed = c("no", "mpi"),
                               gpu_column_copy = -1L) {
   call <- match.call()
   call[[1L]] <- quote(histboost)  # the generic, so that update() can call it again
@@ -1586,7 +1595,8 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
                        uniform_drop = as.integer(more$uniform_drop), extra_trees = as.integer(more$extra_trees),
                        feature_fraction_bynode = more$feature_fraction_bynode, path_smooth = more$path_smooth,
                        max_delta_step = more$max_delta_step, exact_sums = as.integer(more$exact_sums),
-                       skip_unsplittable = as.integer(more$skip_unsplittable)))
+                       skip_unsplittable = as.integer(more$skip_unsplittable),
+                       feature_pre_filter = as.integer(more$feature_pre_filter)))
   interactions <- .hb_interaction_columns(more$interaction_constraints, train$feature_names)
   more$interaction_groups <- interactions$by_name
   schema <- list(names = train$feature_names,

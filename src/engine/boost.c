@@ -36,6 +36,7 @@ void hb_booster_free(hb_booster_t *b) {
   if (b->learner) b->learner->free(b->lstate);
   hb_free(b->base);
   hb_free(b->active);
+  hb_free(b->filtered);
   if (b->query)
     for (int v = 0; v <= b->cap_valid; v++) hb_rank_query_free(b->query[v]);
   hb_free(b->query);
@@ -197,6 +198,18 @@ int hb_booster_create(const hb_config_t *cfg, const hb_dataset_t *train,
     hb_booster_free(b);
     return st;
   }
+  /* feature_pre_filter: the features no split can give min_data_in_leaf rows a side, left out of every
+   * tree (and of feature_fraction's count) as LightGBM's trivial ones */
+  if (cfg->feature_pre_filter && cfg->min_data_in_leaf > 1) {
+    b->filtered = hb_malloc((size_t)(train->nfeat > 0 ? train->nfeat : 1));
+    st = hb_dist_agree(dist, b->filtered ? HB_OK : hb_error_set(HB_ERR_NOMEM, "out of memory creating the booster"),
+                       "to create the booster");
+    if (st == HB_OK) st = hb_dataset_prefilter(train, dist, cfg->min_data_in_leaf, cfg->nthreads, b->filtered);
+    if (st != HB_OK) {
+      hb_booster_free(b);
+      return st;
+    }
+  }
   /* With per-row starting scores (an offset) the model's own starting score
    * is 0, as in LightGBM: the offset takes the place of the average. */
   if (!train->init_score && dist) {
@@ -329,7 +342,7 @@ static int column_active(const hb_dataset_t *d, const uint8_t *active, int c) {
 int hb_booster_sample_features(hb_booster_t *b, uint64_t tree_id) {
   const hb_dataset_t *d = b->train;
   int nf = d->nfeat, nc = d->ncol, usable = 0;
-  for (int f = 0; f < nf; f++) b->active[f] = (uint8_t)!d->mappers[f].trivial;
+  for (int f = 0; f < nf; f++) b->active[f] = (uint8_t)(!d->mappers[f].trivial && !(b->filtered && b->filtered[f]));
   for (int c = 0; c < nc; c++) usable += column_active(d, b->active, c);
   if (b->cfg.feature_fraction >= 1.0 || usable <= 1) return HB_OK;
   int keep = (int)floor(usable * b->cfg.feature_fraction + 0.5);

@@ -1305,9 +1305,13 @@ static int dist_agree(const hb_dist_t *dist, int st) {
 /* Features that take one bin on every shard are trivial, and numeric ones
  * with a missing row on some shard have missing values (store_feature), as
  * on the concatenated rows: bin counts summed over the shards. */
-static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d, int nthreads) {
+/* The rows in each bin of every feature (cnt: total_bins entries, at
+ * hist_offset[f]), summed over the shards: every process calls it. *cnt is
+ * NULL on an error (agreed). */
+static int dist_bin_counts(const hb_dist_t *dist, const hb_dataset_t *d, int nthreads, int64_t **out) {
   int64_t *cnt = hb_calloc((size_t)d->total_bins + 1, sizeof(int64_t));
-  int s = dist_agree(dist, cnt ? HB_OK : HB_ERR_NOMEM);
+  *out = NULL;
+  int s = dist_agree(dist, cnt ? HB_OK : hb_error_set(HB_ERR_NOMEM, "out of memory counting bins"));
   if (s != HB_OK) { hb_free(cnt); return s; }
   const int nt = hb_threads_use(nthreads);
   (void)nt;
@@ -1323,6 +1327,44 @@ HB_OMP(parallel for num_threads(nt) schedule(dynamic, 1))
     }
   }
   s = hb_dist_sum_i64(dist, cnt, d->total_bins);
+  if (s != HB_OK) { hb_free(cnt); return s; }
+  *out = cnt;
+  return HB_OK;
+}
+
+int hb_dataset_prefilter(const hb_dataset_t *d, const hb_dist_t *dist, int min_data, int nthreads, uint8_t *out) {
+  int64_t *cnt;
+  int s = dist_bin_counts(dist, d, nthreads, &cnt);
+  if (s != HB_OK) return s;
+  for (int f = 0; f < d->nfeat; f++) {
+    const int64_t *c = cnt + d->hist_offset[f];
+    const int nb = d->hist_offset[f + 1] - d->hist_offset[f];
+    int64_t total = 0;
+    int nonempty = 0;
+    for (int b = 0; b < nb; b++) { total += c[b]; nonempty += c[b] > 0; }
+    int keep = 0;
+    if (d->mappers[f].type == HB_FEAT_CATEGORICAL) {
+      /* LightGBM's categorical bins are its categories and one for missing values: a feature of two
+       * categories or more is never filtered; of one, when it or the missing rows are too few */
+      int nv = nonempty - (c[nb - 1] > 0);
+      keep = nv >= 2;
+      for (int b = 0; b < nb && !keep; b++) keep = c[b] > 0 && c[b] >= min_data && total - c[b] >= min_data;
+    } else {
+      int64_t left = 0;  /* thresholds in bin order, the missing bin last */
+      for (int b = 0; b + 1 < nb && !keep; b++) {
+        left += c[b];
+        keep = left >= min_data && total - left >= min_data;
+      }
+    }
+    out[f] = (uint8_t)!keep;
+  }
+  hb_free(cnt);
+  return HB_OK;
+}
+
+static int dist_trivial(const hb_dist_t *dist, hb_dataset_t *d, int nthreads) {
+  int64_t *cnt;
+  int s = dist_bin_counts(dist, d, nthreads, &cnt);
   if (s == HB_OK)
     for (int f = 0; f < d->nfeat; f++) {
       int nonempty = 0;

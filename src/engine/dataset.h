@@ -178,6 +178,18 @@ void hb_dataset_free(hb_dataset_t *d);
 int hb_dataset_create_dist(const hb_input_t *in, const hb_binparams_t *bp, const hb_dataset_t *reference,
                            const struct hb_dist *dist, hb_dataset_t **out);
 
+/* feature_pre_filter (LightGBM's BinMapper::NeedFilter): out[f] = 1 for a
+ * feature on which no split can leave min_data rows on each side, counted
+ * over every training row (every shard's; all processes call it): a numeric
+ * one with no threshold in bin order (the missing bin last) that does, a
+ * categorical one of one level (and missing values) where it or the
+ * missing rows are too few (LightGBM never filters a factor of two levels
+ * or more). The split search's own row counts
+ * (estimated from hessians, as LightGBM's) could otherwise pass such a
+ * split. HB_OK, or an agreed error. */
+int hb_dataset_prefilter(const hb_dataset_t *d, const struct hb_dist *dist, int min_data, int nthreads,
+                         uint8_t *out);
+
 /* Bins of feature f for rows row0 .. row0+n-1 into out[0..n), whatever the
  * storage (for uploads to the GPU and other bulk readers). */
 void hb_dataset_feature_bins(const hb_dataset_t *d, int f, int row0, int n, uint8_t *out);

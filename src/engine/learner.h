@@ -95,6 +95,7 @@ struct hb_booster {
   const hb_dataset_t **valid;
   double **vscore;                 /* per validation set: nrow x K */
   uint8_t *active;                 /* nfeat flags: the features of the current tree (sample_features) */
+  uint8_t *filtered;               /* nfeat flags: 1 for a feature feature_pre_filter leaves out (NULL: none) */
   int broken;                      /* interrupted after a round had changed scores: no further use */
   const hb_dist_t *dist;           /* data-parallel training (dist.h), or NULL: one process */
   /* objectives and boosting modes */

@@ -325,3 +325,33 @@ test_that("skip_unsplittable = TRUE grows lightgbm's trees where the default sea
   expect_equal(predict(rule, xb, type = "raw"), predict(lgb, lgb_matrix(xb), type = "raw"), tolerance = 1e-6)
   expect_gt(max(abs(predict(plain, xb, type = "raw") - predict(lgb, lgb_matrix(xb), type = "raw"))), 0.1)
 })
+
+test_that("feature_pre_filter: the features lightgbm's pre-filter drops, and its trees either way", {
+  # agaricus (lightgbm's own demo): 0/1 columns, some set in fewer rows than min_data_in_leaf, which the
+  # binary loss's hessian-estimated row counts can still split
+  e <- new.env()
+  utils::data("agaricus.train", package = "lightgbm", envir = e)
+  utils::data("agaricus.test", package = "lightgbm", envir = e)
+  X <- e$agaricus.train$data
+  y <- e$agaricus.train$label
+  Xte <- e$agaricus.test$data
+  # the rule in plain R: no split of a 0/1 column leaves 20 rows a side
+  nnz <- Matrix::colSums(X != 0)
+  dropped <- colnames(X)[pmin(nnz, nrow(X) - nnz) < 20 & nnz > 0]
+  expect_gt(length(dropped), 0L)
+  fit <- function(pf) hb_quiet(X, y, objective = "binary", nrounds = 10L, num_leaves = 15L, nthreads = 1L, seed = 1,
+                               skip_unsplittable = TRUE, feature_pre_filter = pf)
+  on <- fit(TRUE)
+  off <- fit(FALSE)
+  expect_false(any(hb_trees(on)$feature %in% dropped))
+  expect_true(any(hb_trees(off)$feature %in% dropped))  # (the case: without it one is split on)
+  expect_identical(hb_trees(hb_quiet(X, y, objective = "binary", nrounds = 10L, num_leaves = 15L, nthreads = 1L,
+                                     seed = 1, skip_unsplittable = TRUE)), hb_trees(on))  # the default
+  for (pf in c(TRUE, FALSE)) {
+    lg <- lightgbm::lgb.train(list(objective = "binary", num_leaves = 15L, num_threads = 1L, verbose = -1L,
+                                   deterministic = TRUE, force_col_wise = TRUE),
+                              lightgbm::lgb.Dataset(X, label = y, params = list(verbose = -1L, feature_pre_filter = pf)),
+                              nrounds = 10L)
+    expect_lt(max(abs(predict(lg, Xte) - predict(if (pf) on else off, Xte))), 1e-6)
+  }
+})

@@ -196,7 +196,7 @@ test_that("LightGBM's storage hints have no effect; its names histboost lacks ar
     expect_identical(predict(hb_quiet(d$x, d$y, nrounds = 6L, num_leaves = 7L, seed = 2, params = params), d$x),
                      predict(base, d$x), label = paste(names(params), collapse = ", "))
   }
-  same(list(force_row_wise = TRUE, force_col_wise = FALSE, deterministic = TRUE, feature_pre_filter = FALSE,
+  same(list(force_row_wise = TRUE, force_col_wise = FALSE, deterministic = TRUE,
             is_enable_sparse = TRUE, validate_parameters = TRUE))
   same(list(use_missing = TRUE, zero_as_missing = FALSE, sigmoid = 1, reg_sqrt = FALSE, linear_tree = FALSE,
             monotone_constraints_method = "basic", monotone_penalty = 0, grow_policy = "lossguide",
