@@ -140,7 +140,17 @@
 .hb_meta_formula <- function(v) {
   # Parsed, checked (only column names, constants and the functions of
   # formula.R), never evaluated: the formula object is built by hand.
-  expr <- str2lang(v)
+  expr <- tryCatch(str2lang(v), error = function(e) {
+    # R parses names of characters beyond ASCII only in a locale that has them (a model trained in a
+    # UTF-8 session, read in the C locale of a cron job): the file is sound, the session cannot read it
+    if (!isTRUE(l10n_info()[["UTF-8"]]) && grepl("[^ -~]", enc2utf8(v), useBytes = TRUE)) {
+      .hb_throw("input", paste0(
+        "the model's formula names columns with characters beyond ASCII, which R can parse only in a UTF-8 ",
+        "locale, and this session's is ", Sys.getlocale("LC_CTYPE"), ". Start R in a UTF-8 locale (e.g. ",
+        "LANG=C.UTF-8 or en_US.UTF-8) to read it; the model file is not damaged."))
+    }
+    stop(e)
+  })
   if (!is.call(expr) || !identical(expr[[1L]], as.name("~")) || length(expr) != 2L) {
     .hb_format_error("`model_text`: the value of \"r.formula\" is not a one-sided formula.")
   }
@@ -267,7 +277,7 @@
     }),
     evaluation_log = .hb_meta_value(meta, "r.evaluation_log", .hb_meta_log),
     call = call,
-    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = "histboost_error_format"),
+    terms = .hb_meta_value(meta, "r.formula", .hb_meta_formula, keep = c("histboost_error_format", "histboost_error_input")),
     # predict(type = "class")'s factor: the training factor's levels (unused ones too) and order
     class_levels = if (!is.null(classes)) .hb_meta_value(meta, "r.class_levels", function(v) {
       lv <- scan(text = v, what = "", sep = ",", quote = "\"", na.strings = character(0), quiet = TRUE,
@@ -325,6 +335,7 @@
 # native model); a field that disagrees is a format error naming it.
 .HB_CHECKED_FIELDS <- c("task", "classes", "feature_names", "feature_types", "feature_levels",
                         "niter", "best_iteration", "class_levels", "class_ordered")
+.HB_LATER_FIELDS <- c("class_levels", "class_ordered")
 .hb_model_truth <- function(object, arg = "object") {
   .hb_check_model(object, arg)
   key <- .hb_text_key(object$model_text)
@@ -344,9 +355,11 @@
       env$truth_key <- key
     }
   }
-  # (an object made before a field existed lacks it: it then follows the text)
+  # A field removed (object$classes <- NULL) is an edit too: predict() would read it as empty, and `$`
+  # would find feature_names_generated for feature_names. Only the fields added since histboost's first
+  # snapshots may be missing (an object saved before them); they then follow the text.
   bad <- .HB_CHECKED_FIELDS[!vapply(.HB_CHECKED_FIELDS, function(f) identical(object[[f]], truth[[f]]) ||
-                                      !f %in% names(object), NA)]
+                                      (f %in% .HB_LATER_FIELDS && !f %in% names(object)), NA)]
   # terms set to NULL ask for the trees alone (continued training does that);
   # other terms must be the text's, in every part model.frame() would use
   if (!is.null(object$terms) && !.hb_same_terms(object$terms, truth$terms)) bad <- c(bad, "terms")

@@ -35,7 +35,9 @@
 #' the model was trained with are applied to the new rows too; `is_unbalance`
 #' weighs them by the new rows' own class counts, as it weighed the training
 #' rows by theirs (so a new set with the other class in the majority
-#' weighs that class down).
+#' weighs that class down). Every row of `x` is used: a formula model's
+#' `na.action` (see [histboost()]) is not applied again, so remove the rows
+#' it dropped (`na.omit(data)`) to refit on the rows it was trained on.
 #'
 #' @param model A `"histboost"` model.
 #' @param x New data with the model's features (as for [predict.histboost()];

@@ -52,6 +52,46 @@ test_that("edited fields are refused by predict, hb_trees and hb_importance", {
   expect_match(conditionMessage(err), "`terms` field does not agree", fixed = TRUE)
 })
 
+test_that("a field removed is an edit too, refused by name (feature_names is not read from feature_names_generated)", {
+  ms <- fields_models()
+  for (f in c("task", "classes", "feature_names", "feature_types", "feature_levels", "niter")) {
+    m <- ms$bin
+    m[[f]] <- NULL
+    expect_false(f %in% names(m))
+    expect_field_refused(m, f, ms$xb)
+  }
+  # early stopping's best iteration removed would predict with every tree
+  d <- gen_task(93, n = 600, task = "regression")
+  es <- hb_quiet(d$x[1:400, ], d$y[1:400], nrounds = 200L, learning_rate = 0.5, early_stopping_rounds = 3L,
+                 valid = list(v = list(x = d$x[401:600, ], y = d$y[401:600])), seed = 1L)
+  expect_lt(es$best_iteration, es$niter)
+  es$best_iteration <- NULL
+  expect_field_refused(es, "best_iteration", d$x)
+  # the fields added since the first snapshots may be missing (an object saved before them): the text's
+  m <- ms$bin
+  m$class_levels <- NULL
+  m$class_ordered <- NULL
+  expect_identical(predict(m, ms$xb, type = "class"), predict(ms$bin, ms$xb, type = "class"))
+})
+
+test_that("a formula model with names beyond ASCII, read in the C locale: the locale is named, not the file", {
+  skip_if_not(isTRUE(l10n_info()[["UTF-8"]]), "the model is made in a UTF-8 session")
+  d <- data.frame(y = rnorm(200), o = runif(200), check.names = FALSE)
+  d[[enc2utf8("\u00e9t\u00e9")]] <- runif(200)
+  m <- hb_quiet(y ~ ., d, nrounds = 3L, min_data_in_leaf = 5L, nthreads = 1L)
+  f <- tempfile(fileext = ".txt")
+  hb_save(m, f)
+  code <- c(sprintf("m <- tryCatch(histboost::hb_load(%s), error = function(e) e)", deparse(f)),
+            "cat('class:', class(m)[1], '\\n'); cat(conditionMessage(m), '\\n')")
+  g <- tempfile(fileext = ".R")
+  writeLines(code, g)
+  out <- suppressWarnings(system2(rscript_path(), g, stdout = TRUE, stderr = TRUE,
+                                  env = c("LC_ALL=C", paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))))
+  expect_match(grep("^class:", out, value = TRUE), "histboost_error_input", info = paste(out, collapse = "\n"))
+  expect_match(paste(out, collapse = " "), "only in a UTF-8 locale")
+  expect_false(any(grepl("malformed", out)))
+})
+
 test_that("untouched models pass: copies, saveRDS/readRDS, and hb_save/hb_load restore edited ones", {
   ms <- fields_models()
   ref <- predict(ms$reg, ms$xr)
