@@ -201,8 +201,7 @@ hb_cv <- function(x, y, ..., weights = NULL, nfold = 5L, folds = NULL, stratifie
   # Messages from the early-stopping check read as hb_cv()'s own.
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
                                       lower = 1, null_ok = TRUE)
-  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
-  verbose <- .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+  verbose <- .hb_verbose(verbose)
   # the folds train quietly: the choice of device = "auto" is said once, here
   if (identical(dots$device, "auto") && verbose >= 1L) .hb_device_say(.hb_device("auto"))
 

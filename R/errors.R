@@ -104,6 +104,15 @@
   .hb_abort("`", name, "` must be ", expect, ", not ", shown, ".")
 }
 
+# `verbose`: 0, 1 or 2; FALSE / TRUE as 0 / 1, and a negative whole number
+# (LightGBM's -1, silent) as 0, as `params = list(verbose = -1)` takes it.
+.hb_verbose <- function(verbose) {
+  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
+  if (is.numeric(verbose) && !is.object(verbose) && length(verbose) == 1L && !is.na(verbose) &&
+      verbose < 0 && verbose == round(verbose)) verbose <- 0L
+  .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+}
+
 # TRUE or FALSE (a logical of length one, not NA).
 .hb_flag <- function(value, name) {
   if (!is.logical(value) || length(value) != 1L || is.na(value) || is.object(value)) {

@@ -772,7 +772,8 @@ histboost <- function(x, ...) {
 #' @param verbose 0 silent; 1 prints the validation metrics (without
 #'   validation sets, the training data's) every 10th round and the last; 2
 #'   every round. `FALSE` and `TRUE` mean 0 and 1 (numeric parameters
-#'   otherwise refuse logical values). With `verbose >= 1` an interactive
+#'   otherwise refuse logical values), and a negative whole number
+#'   (LightGBM's `verbose = -1`) means 0. With `verbose >= 1` an interactive
 #'   session shows a progress bar (rounds done, time spent, an estimate of
 #'   the time left) once a training has run for 3 seconds; the option
 #'   `histboost.progress` changes that: `FALSE` never, `TRUE` as in
@@ -1077,8 +1078,7 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
   early_stopping_rounds <- .hb_number(early_stopping_rounds, "early_stopping_rounds", integer = TRUE,
                                       lower = 1, null_ok = TRUE)
   # verbose is a level but reads as a flag: FALSE / TRUE are 0 / 1 on purpose.
-  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
-  verbose <- .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+  verbose <- .hb_verbose(verbose)
   if (!is.null(seed)) {
     ok <- is.numeric(seed) && !is.object(seed) && length(seed) == 1L && is.finite(seed) &&
       seed >= 0 && seed <= 2^53 && seed == round(seed)
