@@ -228,9 +228,9 @@ tweedie = "regression", huber = "regression", l1 = "regression", quantile = "reg
 custom = "regression", multiclassova = "multiclass", cross_entropy = "regression", mape = "regression", 
 fair = "regression", cox = "survival")
 .HB_REGRESSION_FAMILY <- names(.HB_OBJECTIVE_TASKS)[.HB_OBJECTIVE_TASKS == "regression"]
-.HB_METRICS <- structure(0:18, names = c("rmse", "mae", "logloss", "auc", "error", "multi_logloss", "multi_error", "poisson", 
+.HB_METRICS <- structure(0:19, names = c("rmse", "mae", "logloss", "auc", "error", "multi_logloss", "multi_error", "poisson", 
 "gamma", "tweedie", "huber", "quantile", "ndcg", "map", "cross_entropy", "mape", "fair", "average_precision", 
-"cox_nloglik"))
+"cox_nloglik", "l2"))
 # Metrics where a larger value is better (early stopping's direction).
 .HB_HIGHER_BETTER <- c("auc", "ndcg", "map", "average_precision")
 # Feature types of a schema (codes 0, 1, 2, ...).

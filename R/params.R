@@ -196,6 +196,7 @@
 # Metric names of LightGBM and xgboost -> histboost's.
 .HB_METRIC_ALIASES <- c(
   l2_root = "rmse", root_mean_squared_error = "rmse", l1 = "mae", mean_absolute_error = "mae",
+  mse = "l2", mean_squared_error = "l2", square_loss = "l2", regression_l2 = "l2",
   binary_logloss = "logloss", binary_error = "error", mlogloss = "multi_logloss", merror = "multi_error",
   "poisson-nloglik" = "poisson", "gamma-nloglik" = "gamma", xentropy = "cross_entropy",
   mean_absolute_percentage_error = "mape", aucpr = "average_precision", "cox-nloglik" = "cox_nloglik"

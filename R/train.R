@@ -6,15 +6,15 @@
 # a numeric y, one score a row), .HB_METRICS and .HB_HIGHER_BETTER come from
 # src/engine/codes.def (R/params-generated.R), as the engine's codes do.
 # Metrics each objective may use; the first is its default.
-.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber", "mape", "fair"),
+.HB_TASK_METRICS <- list(regression = c("rmse", "mae", "huber", "mape", "fair", "l2"),
                          binary = c("logloss", "auc", "error", "average_precision"),
-                         multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae"),
-                         gamma = c("gamma", "rmse", "mae"), tweedie = c("tweedie", "rmse", "mae"),
-                         huber = c("huber", "rmse", "mae"), l1 = c("mae", "rmse", "mape"),
-                         quantile = c("quantile", "mae", "rmse"), lambdarank = c("ndcg", "map"),
-                         custom = c("rmse", "mae", "auc", "average_precision"),
+                         multiclass = c("multi_logloss", "multi_error"), poisson = c("poisson", "rmse", "mae", "l2"),
+                         gamma = c("gamma", "rmse", "mae", "l2"), tweedie = c("tweedie", "rmse", "mae", "l2"),
+                         huber = c("huber", "rmse", "mae", "l2"), l1 = c("mae", "rmse", "mape", "l2"),
+                         quantile = c("quantile", "mae", "rmse", "l2"), lambdarank = c("ndcg", "map"),
+                         custom = c("rmse", "mae", "auc", "average_precision", "l2"),
                          multiclassova = c("multi_logloss", "multi_error"), cross_entropy = c("cross_entropy"),
-                         mape = c("mape", "mae", "rmse"), fair = c("fair", "rmse", "mae"),
+                         mape = c("mape", "mae", "rmse", "l2"), fair = c("fair", "rmse", "mae", "l2"),
                          cox = c("cox_nloglik"))
 # Metrics with a cut-off k ("ndcg@5"): given bare, one for each of `eval_at`.
 .HB_AT_METRICS <- c("ndcg", "map")
@@ -560,7 +560,8 @@ histboost <- function(x, ...) {
 #'   LightGBM computes it (`aucpr` in xgboost's words): the positives'
 #'   weight at each distinct score, highest first, times the precision there,
 #'   over all positives' weight; higher is better and it can steer early
-#'   stopping. `"mape"` and `"fair"` (at `fair_c`) are also metrics of
+#'   stopping. `"l2"` (the mean squared error, LightGBM's name; `"mse"` is
+#'   an alias) goes wherever `"rmse"` does. `"mape"` and `"fair"` (at `fair_c`) are also metrics of
 #'   `"regression"` (and `"mape"` of `"l1"`); `"cross_entropy"`,
 #'   `"mape"` and `"fair"` are the defaults of their objectives;
 #'   `"multiclassova"` takes `"multi_logloss"` (of each class's sigmoid, as

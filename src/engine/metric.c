@@ -23,7 +23,8 @@ int hb_metric_higher_better(int metric) {
 static inline double row_loss(int metric, const hb_config_t *c, int loglink, int n, int K, const double *s,
                               const double *y, int i) {
   switch (metric) {
-    case HB_METRIC_RMSE: {
+    case HB_METRIC_RMSE:
+    case HB_METRIC_L2: {
       double d = (loglink ? exp(s[i]) : s[i]) - y[i];
       return d * d;
     }

@@ -276,3 +276,31 @@ test_that("a metric function or a callback that fails is a classed error naming 
   expect_s3_class(e, "histboost_error_input")
   expect_match(conditionMessage(e), "`callbacks`: function 2 failed after iteration 2: cb boom")
 })
+
+test_that("l2 (LightGBM's mean squared error, alias mse) is the weighted mean squared error, on the response scale", {
+  d <- gen_task(511, n = 800, task = "regression")
+  w <- runif(200, 0.5, 2)
+  va <- list(v = list(x = d$x[601:800, ], y = d$y[601:800], weights = w))
+  fit <- hb_quiet(d$x[1:600, ], d$y[1:600], nrounds = 12L, valid = va, eval_metric = c("l2", "rmse"),
+                  early_stopping_rounds = 3L)
+  expect_identical(names(fit$evaluation_log), c("iter", "v_l2", "v_rmse"))
+  p <- predict(fit, d$x[601:800, ], iteration = 12L)
+  expect_equal(fit$evaluation_log$v_l2[12], sum(w * (d$y[601:800] - p)^2) / sum(w), tolerance = 1e-12)
+  expect_equal(fit$evaluation_log$v_l2, fit$evaluation_log$v_rmse^2, tolerance = 1e-12)
+  # LightGBM's names in params, and poisson's l2 of the response exp(score)
+  same <- hb_quiet(d$x[1:600, ], d$y[1:600], nrounds = 12L, valid = va, params = list(metric = "mse"))
+  expect_identical(same$evaluation_log$v_l2, hb_quiet(d$x[1:600, ], d$y[1:600], nrounds = 12L, valid = va,
+                                                      eval_metric = "l2")$evaluation_log$v_l2)
+  yc <- rpois(800, exp(0.3 * d$x[[1]]))
+  fp <- hb_quiet(d$x[1:600, ], yc[1:600], objective = "poisson", nrounds = 5L, eval_metric = "l2",
+                 valid = list(v = list(x = d$x[601:800, ], y = yc[601:800])))
+  expect_equal(fp$evaluation_log$v_l2[5], mean((yc[601:800] - predict(fp, d$x[601:800, ]))^2), tolerance = 1e-12)
+  skip_if_not_installed("lightgbm")
+  X <- as.matrix(d$x[vapply(d$x, is.numeric, NA)])
+  rec <- list()
+  lg <- lightgbm::lgb.train(list(objective = "regression", metric = "l2", num_threads = 1L, verbose = -1L),
+                            lightgbm::lgb.Dataset(X[1:600, ], label = d$y[1:600]), nrounds = 5L,
+                            valids = list(v = lightgbm::lgb.Dataset(X[601:800, ], label = d$y[601:800])))
+  expect_equal(unlist(lg$record_evals$v$l2$eval)[5], mean((d$y[601:800] - predict(lg, X[601:800, ]))^2),
+               tolerance = 1e-6)
+})
