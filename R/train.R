@@ -1950,13 +1950,7 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
   rows <- NULL  # the rows of `data` kept by `subset`, for messages
   if (!is.null(subset)) {
-    if (!is.null(weights) && length(weights) != nrow(data)) {
-      .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
-    }
-    if ("init_score" %in% names(list(...))) {
-      .hb_abort("`subset` and `init_score` together are ambiguous: give the offset in the formula as ",
-                "offset(...), or subset `data` and `init_score` yourself.")
-    }
+    .hb_check_row_drop("subset", weights, nrow(data), "init_score" %in% names(list(...)), "subset `data`")
     rows <- .hb_subset_rows(subset, nrow(data))
     data <- data[rows, , drop = FALSE]
     if (!is.null(weights)) weights <- weights[rows]
@@ -2000,13 +1994,8 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   na_action <- .hb_na_action(na.action)
   omitted <- NULL
   if (!is.null(na_action)) {
-    if (!is.null(weights) && length(weights) != nrow(data)) {
-      .hb_abort("`weights` has ", length(weights), " values but `data` has ", nrow(data), " rows.")
-    }
-    if ("init_score" %in% names(list(...))) {
-      .hb_abort("`na.action` and `init_score` together are ambiguous: give the offset in the formula as ",
-                "offset(...), or remove the rows from `data` and `init_score` yourself.")
-    }
+    .hb_check_row_drop("na.action", weights, nrow(data), "init_score" %in% names(list(...)),
+                       "remove the rows from `data`")
     kept <- .hb_na_rows(na_action, mf, weights, "data")
     omitted <- kept$omitted
     if (length(kept$rows) < nrow(mf)) {
@@ -2059,6 +2048,20 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   fit$call <- call
   if (!is.null(omitted)) fit$na.action <- omitted
   fit
+}
+
+# `subset` or `na.action` (`what`) drops rows of `data` (n rows): `weights`
+# must have one value a row of `data`, and an `init_score` given (init_given)
+# is refused, since it would have to lose the same rows (`hint`: how the user
+# drops them himself).
+.hb_check_row_drop <- function(what, weights, n, init_given, hint) {
+  if (!is.null(weights) && length(weights) != n) {
+    .hb_abort("`weights` has ", length(weights), " values but `data` has ", n, " rows.")
+  }
+  if (init_given) {
+    .hb_abort("`", what, "` and `init_score` together are ambiguous: give the offset in the formula as ",
+              "offset(...), or ", hint, " and `init_score` yourself.")
+  }
 }
 
 # A formula's offset() as computed from `arg` (data or newdata): every value
