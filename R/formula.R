@@ -399,12 +399,25 @@
     if (!whole && !all(setdiff(all.vars(pt), .HB_FORMULA_CONSTANTS) %in% names(v$x)) &&
         all(.hb_formula_term_names(pt) %in% names(v$x))) next
     arg <- if (nzchar(nms[k])) paste0("valid$", nms[k]) else paste0("valid[[", k, "]]")
-    if (whole && !is.null(na_action)) {  # the rows na.action keeps, as for `data`
-      vf <- tryCatch(stats::model.frame(tt, data = v, na.action = stats::na.pass,
-                                        drop.unused.levels = FALSE), error = function(e) NULL)
+    if (!is.null(na_action)) {  # the rows na.action keeps, as for `data`: of x and of the y, weights
+      # and init_score given beside it (a frame that cannot be made is left to the errors below)
+      own_y <- !whole && !is.null(v$y)
+      vf <- tryCatch(stats::model.frame(if (own_y) pt else tt, data = if (whole) v else v$x,
+                                        na.action = stats::na.pass, drop.unused.levels = FALSE),
+                     error = function(e) NULL)
       if (!is.null(vf)) {
+        given <- if (!whole) intersect(c("y", "weights", "init_score"), names(v)[!vapply(v, is.null, NA)])
+        for (nm in given) if (NROW(v[[nm]]) == nrow(vf)) vf[[paste0("(", nm, ")")]] <- v[[nm]]
         keep <- .hb_na_rows(na_action, vf, NULL, arg)$rows
-        if (length(keep) < nrow(v)) v <- v[keep, , drop = FALSE]
+        if (length(keep) < nrow(vf)) {
+          if (whole) {
+            v <- v[keep, , drop = FALSE]
+          } else {
+            for (nm in intersect(c("x", "y", "weights", "init_score", "group"), names(v))) {
+              if (!is.null(v[[nm]])) v[[nm]] <- .hb_rows(v[[nm]], keep)
+            }
+          }
+        }
       }
     }
     df <- if (whole) v else v$x

@@ -89,8 +89,8 @@
 #' class: ask for few rows of wide data.
 #' @return A numeric vector, a matrix, an array or a factor, as described
 #'   under `type`. `type = "contrib"` gives an n x (p + 1) matrix, columns
-#'   the p features and `"(Intercept)"`; for a multiclass model an n x (p +
-#'   1) x K array, the third dimension the classes. `type = "interaction"`
+#'   the p features and `"(Intercept)"`; for a multiclass model an
+#'   n x (p + 1) x K array, the third dimension the classes. `type = "interaction"`
 #'   gives an n x (p + 1) x (p + 1) array, both feature dimensions named
 #'   like the `"contrib"` columns; for a multiclass model an n x (p + 1) x
 #'   (p + 1) x K array, the fourth dimension the classes (XGBoost's R package

@@ -37,7 +37,8 @@
 #' rows by theirs (so a new set with the other class in the majority
 #' weighs that class down). Every row of `x` is used: a formula model's
 #' `na.action` (see [histboost()]) is not applied again, so remove the rows
-#' it dropped (`na.omit(data)`) to refit on the rows it was trained on.
+#' it dropped, which `model$na.action` names (`data[-model$na.action, ]`
+#' when no `subset` was given), to refit on the rows it was trained on.
 #'
 #' @param model A `"histboost"` model.
 #' @param x New data with the model's features (as for [predict.histboost()];

@@ -1924,7 +1924,9 @@ histboost.default <- function(x, y = NULL, ..., weights = NULL, init_score = NUL
 #'   the model's `na.action` field records which, and with `na.exclude`
 #'   [fitted()] and [residuals()] give `NA` for them, so that they line up
 #'   with `data`. [na.fail()] makes any `NA` an error. The same action is
-#'   applied to validation sets given as data.frames. `getOption("na.action")`
+#'   applied to validation sets given as data.frames (`valid = list(v =
+#'   df)`, or `list(v = list(x = df, y = ...))`, where the `y`, `weights`
+#'   and `init_score` given beside `df` count too). `getOption("na.action")`
 #'   is not consulted: its default, `na.omit`, would drop every row with a
 #'   missing predictor.
 #' @export

@@ -193,6 +193,21 @@ test_that("the formula method's na.action drops the rows lm()'s would, and only 
   mr <- fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit, valid = list(te = te))
   expect_identical(mv$evaluation_log, mr$evaluation_log)
   expect_equal(mr$evaluation_log$te_rmse[6], sqrt(mean((te$y - predict(mr, te))^2)), tolerance = 1e-6)
+  # and as list(x = df) with y, weights beside it: the rows with an NA in any of them
+  vx <- d[161:n, c("a", "b", "g")]
+  vy <- d$y[161:n]
+  vw <- d$w[161:n]
+  vx$a[3] <- NA
+  vy[5] <- NA
+  vw[8] <- NA
+  ml <- fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit, valid = list(te = list(x = vx, y = vy, weights = vw)))
+  ok <- stats::complete.cases(vx) & !is.na(vy) & !is.na(vw)
+  expect_lt(sum(ok), length(ok))
+  mk <- fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit,
+            valid = list(te = list(x = vx[ok, ], y = vy[ok], weights = vw[ok])))
+  expect_identical(ml$evaluation_log, mk$evaluation_log)
+  expect_identical(fit(y ~ a + b + g, data = d[1:160, ], na.action = na.omit,
+                       valid = list(te = list(x = d[161:n, ])))$evaluation_log, mv$evaluation_log)
   # the default keeps NA predictors (trees route them) and refuses a missing response, naming its row
   expect_match(msg_of(fit(y ~ a + b + g, data = d)), "the response `y` contains 2 missing .*first at row 4 of `data`")
   d0 <- d[!is.na(d$y), ]
