@@ -107,10 +107,19 @@
 # `verbose`: 0, 1 or 2; FALSE / TRUE as 0 / 1, and a negative whole number
 # (LightGBM's -1, silent) as 0, as `params = list(verbose = -1)` takes it.
 .hb_verbose <- function(verbose) {
-  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) verbose <- as.integer(verbose)
-  if (is.numeric(verbose) && !is.object(verbose) && length(verbose) == 1L && !is.na(verbose) &&
-      verbose < 0 && verbose == round(verbose)) verbose <- 0L
+  verbose <- .hb_verbose_norm(verbose)
+  if (is.numeric(verbose) && length(verbose) == 1L && !is.na(verbose) && verbose < 0) {
+    .hb_abort("`verbose` must be 0, 1 or 2 (a negative whole number, LightGBM's -1, means 0), not ",
+              format(verbose), ".")
+  }
   .hb_number(verbose, "verbose", integer = TRUE, lower = 0, upper = 2)
+}
+# The value `verbose` stands for, unchecked (also for comparing an argument with `params`' value).
+.hb_verbose_norm <- function(verbose) {
+  if (is.logical(verbose) && length(verbose) == 1L && !is.na(verbose)) return(as.integer(verbose))
+  if (is.numeric(verbose) && !is.object(verbose) && length(verbose) == 1L && !is.na(verbose) &&
+      verbose < 0 && verbose == round(verbose)) return(0L)
+  verbose
 }
 
 # TRUE or FALSE (a logical of length one, not NA).

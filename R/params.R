@@ -313,7 +313,7 @@
       else .hb_abort("`params`: normalize_type \"", v, "\" has no histboost equivalent; \"tree\" (xgboost's ",
                      "default) is `xgboost_dart_mode` = TRUE, LightGBM's normalisation is the default.")
     } else v,
-    verbose = if (is.numeric(v) && length(v) == 1L && !is.na(v)) as.integer(min(max(v, 0), 2)) else v,
+    verbose = .hb_verbose_norm(v),
     v
   )
 }
@@ -328,7 +328,8 @@
     v <- resolved[[p]]
     if (p %in% given) {
       if (p %in% implied) next
-      if (!.hb_same_value(args[[p]], v)) {
+      same <- if (p == "verbose") .hb_same_value(.hb_verbose_norm(args[[p]]), v) else .hb_same_value(args[[p]], v)
+      if (!same) {
         from <- attr(resolved, "from")
         from <- if (p %in% names(from)) from[[p]] else NA
         .hb_abort("`", p, "` is given both as an argument and in `params`",

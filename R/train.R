@@ -1948,12 +1948,15 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   vars <- setdiff(all.vars(formula), ".")
   env <- environment(formula)
   if (is.null(env)) env <- parent.frame()
+  n_data <- nrow(data)
   weights <- .hb_formula_arg(substitute(weights), data, env, parent.frame(), "weights")
   subset <- .hb_formula_arg(substitute(subset), data, env, parent.frame(), "subset")
   rows <- NULL  # the rows of `data` kept by `subset`, for messages
   if (!is.null(subset)) {
     .hb_check_row_drop("subset", weights, nrow(data), "init_score" %in% names(list(...)), "subset `data`")
     rows <- .hb_subset_rows(subset, nrow(data))
+    # (a tibble's rows would be renumbered: as a data.frame they keep data's row names, as in lm())
+    if (inherits(data, "tbl_df")) data <- as.data.frame(data)
     data <- data[rows, , drop = FALSE]
     if (!is.null(weights)) weights <- weights[rows]
   }
@@ -2022,9 +2025,20 @@ histboost.formula <- function(formula, data, ..., weights = NULL, subset = NULL,
   # the checks of x and y speak of the data the user gave: `data`'s columns and the formula's response
   resp <- .hb_formula_deparse(formula[[2L]])
   valid <- .hb_formula_valid(valid, tt, env, na_action)
-  fit <- tryCatch(
+  # a ranking `group` given for data's rows loses the rows subset and na.action dropped
+  fit_default <- function(...) {
     if (is.null(offset)) histboost.default(x, y, weights = weights, valid = valid, ...)
-    else histboost.default(x, y, weights = weights, init_score = offset, valid = valid, ...),
+    else histboost.default(x, y, weights = weights, init_score = offset, valid = valid, ...)
+  }
+  group <- if (!is.null(rows)) list(...)[["group"]]
+  if (!is.null(group) && NROW(group) == n_data) {
+    dots <- list(...)
+    dots$group <- .hb_rows(group, rows)
+  } else {
+    dots <- NULL
+  }
+  fit <- tryCatch(
+    if (!is.null(dots)) do.call(fit_default, dots) else fit_default(...),
     histboost_error_input = function(e) {
       msg <- conditionMessage(e)
       col <- sub("^`x` column `([^`]*)`.*$", "\\1", msg)

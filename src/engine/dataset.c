@@ -1344,8 +1344,8 @@ int hb_dataset_prefilter(const hb_dataset_t *d, const hb_dist_t *dist, int min_d
     for (int b = 0; b < nb; b++) { total += c[b]; nonempty += c[b] > 0; }
     int keep = 0;
     if (d->mappers[f].type == HB_FEAT_CATEGORICAL) {
-      /* LightGBM's categorical bins are its categories and one for missing values: a feature of two
-       * categories or more is never filtered; of one, when it or the missing rows are too few */
+      /* a factor of two levels or more is not filtered (as lightgbm 4.7.0 did not, run beside it: see
+       * dataset.h); of one level, when it or the missing rows are too few */
       int nv = nonempty - (c[nb - 1] > 0);
       keep = nv >= 2;
       for (int b = 0; b < nb && !keep; b++) keep = c[b] > 0 && c[b] >= min_data && total - c[b] >= min_data;

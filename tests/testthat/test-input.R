@@ -207,7 +207,10 @@ test_that("logical values are refused for numeric parameters (TRUE is not 1)", {
   # LightGBM's verbose = -1 (silent) is 0, as an argument as in params; a fraction is still refused
   expect_silent(histboost(d$x, d$y, nrounds = 2L, min_data_in_leaf = 5L, valid = v, verbose = -1))
   expect_silent(hb_cv(d$x, d$y, nrounds = 2L, nfold = 2L, min_data_in_leaf = 5L, verbose = -1L))
-  expect_input_error(histboost(d$x, d$y, nrounds = 2L, verbose = -0.5), "`verbose` must be a whole number")
+  expect_input_error(histboost(d$x, d$y, nrounds = 2L, verbose = -0.5), "`verbose` must be 0, 1 or 2")
+  expect_silent(histboost(d$x, d$y, nrounds = 2L, min_data_in_leaf = 5L, verbose = -1, params = list(verbose = -1)))
+  expect_silent(histboost(d$x, d$y, nrounds = 2L, min_data_in_leaf = 5L, verbose = 0, params = list(verbose = -1)))
+  expect_input_error(histboost(d$x, d$y, nrounds = 2L, params = list(verbose = 7)), "`verbose` must be")
   expect_input_error(histboost(d$x, d$y, nrounds = 2L, verbose = 3), "`verbose` must be a whole number")
 })
 

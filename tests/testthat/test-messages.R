@@ -225,6 +225,23 @@ test_that("the formula method's na.action drops the rows lm()'s would, and only 
   expect_match(msg_of(fit(y ~ a + b, data = d, na.action = na.omit, init_score = rep(0, n))),
                "`na.action` and `init_score` together")
   expect_identical(d, orig)  # the user's data untouched
+  # a ranking group given for data's rows loses the same rows (subset, then na.action)
+  set.seed(82)
+  r <- data.frame(a = runif(200), b = runif(200))
+  r$y <- pmin(4L, as.integer(r$a * 5))
+  r$a[c(3, 150)] <- NA
+  g <- rep(1:20, each = 10)
+  rk <- function(...) hb_quiet(..., objective = "lambdarank", nrounds = 3L, min_data_in_leaf = 5L, nthreads = 1L,
+                                seed = 1)
+  keep <- which(!is.na(r$a) & r$b > 0.1)
+  expect_identical(predict(rk(y ~ a + b, data = r, group = g, subset = b > 0.1, na.action = na.omit), r),
+                   predict(rk(r[keep, c("a", "b")], r$y[keep], group = g[keep]), r))
+  # a tibble's rows keep their numbers in the record, as lm() keeps them
+  skip_if_not_installed("tibble")
+  tb <- tibble::as_tibble(d)
+  mt <- fit(y ~ a + b + g, data = tb, subset = b > 0.2, na.action = na.exclude)
+  ref <- stats::na.action(stats::model.frame(y ~ a + b + g, data = tb, subset = b > 0.2, na.action = na.exclude))
+  expect_identical(names(mt$na.action), names(ref))
 })
 
 test_that("messages name the input at fault: objective elements, overflow causes, init_model, seed, names", {
