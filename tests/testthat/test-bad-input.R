@@ -38,7 +38,7 @@ num_params <- list(
   bagging_fraction = list(low = 0, high = 1.5), bagging_freq = list(low = -1),
   feature_fraction = list(low = 0, high = 2), tweedie_variance_power = list(low = 1, high = 2),
   huber_delta = list(low = 0), poisson_max_delta_step = list(low = -1), quantile_alpha = list(low = 0, high = 1),
-  nrounds = list(low = 0), verbose = list(low = -1, high = 3), grad_bits = list(low = 1, high = 9),
+  nrounds = list(low = 0), verbose = list(low = -0.5, high = 3), grad_bits = list(low = 1, high = 9),
   top_rate = list(low = 0, high = 1), other_rate = list(low = 0, high = 1.5), max_conflict_rate = list(low = -1, high = 1),
   drop_rate = list(low = -0.1, high = 1.5), skip_drop = list(low = -0.1, high = 1.5), max_drop = list(),
   feature_fraction_bynode = list(low = 0, high = 2), path_smooth = list(low = -1), max_delta_step = list(low = -1)
@@ -46,7 +46,7 @@ num_params <- list(
 param_cases <- list()
 for (p in names(num_params)) {
   bad <- list(string = "a", na = NA_real_, two = c(1, 2), logical = TRUE)
-  if (p == "verbose") bad$logical <- NULL  # TRUE and FALSE mean 1 and 0 there (documented)
+  if (p == "verbose") bad$logical <- NULL  # TRUE and FALSE mean 1 and 0 there, and a negative whole number 0 (documented)
   if (!is.null(num_params[[p]]$low)) bad$low <- num_params[[p]]$low
   if (!is.null(num_params[[p]]$high)) bad$high <- num_params[[p]]$high
   for (k in names(bad)) {
